@@ -1,0 +1,42 @@
+package policy
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// StudioConfigPath is where the project state lives, always read from the default branch.
+const StudioConfigPath = ".codex/studio.json"
+
+// StudioConfig is the part of `.codex/studio.json` (seed §1.2) the action acts on. Other keys are
+// kept by the file but not needed here.
+type StudioConfig struct {
+	SchemaVersion int          `json:"schemaVersion"`
+	Name          string       `json:"name"`
+	Engine        string       `json:"engine"`
+	Mode          ProjectStage `json:"mode"`
+	StudioMode    StudioMode   `json:"studioMode"`
+	Status        string       `json:"status"`
+	Roles         []string     `json:"roles"`
+	ActiveRoles   []string     `json:"activeRoles"`
+}
+
+// ErrNoStudioConfig is the answer when the default branch has no `.codex/studio.json`.
+var ErrNoStudioConfig = errors.New("this repository has no .codex/studio.json on its default branch; create it with `studio init --name <name> --engine godot|unity|unreal --mode design|prototype|development --studio-mode fast-prototype|guided-studio|strict-studio` and commit it")
+
+// ParseStudioConfig validates studio.json the way the seed does (mode and studioMode, with the
+// seed's exact messages), and additionally refuses a file that is not a JSON object.
+func ParseStudioConfig(data []byte) (StudioConfig, error) {
+	var cfg StudioConfig
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return cfg, fmt.Errorf("studio.json is not valid JSON: %w", err)
+	}
+	if !ValidStage(cfg.Mode) {
+		return cfg, errors.New("studio.json mode must be design, prototype, or development")
+	}
+	if !ValidMode(cfg.StudioMode) {
+		return cfg, errors.New("studio.json studioMode must be fast-prototype, guided-studio, or strict-studio")
+	}
+	return cfg, nil
+}

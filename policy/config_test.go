@@ -1,0 +1,33 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseStudioConfig(t *testing.T) {
+	tests := []struct {
+		name, in, wantErr string
+	}{
+		{"valid", `{"mode":"prototype","studioMode":"fast-prototype","engine":"godot"}`, ""},
+		{"bad mode", `{"mode":"alpha","studioMode":"fast-prototype"}`, "studio.json mode must be design, prototype, or development"},
+		{"missing mode", `{"studioMode":"fast-prototype"}`, "studio.json mode must be design, prototype, or development"},
+		{"bad studio mode", `{"mode":"design","studioMode":"strict"}`, "studio.json studioMode must be fast-prototype, guided-studio, or strict-studio"},
+		{"not json", `{mode:`, "studio.json is not valid JSON"},
+		{"array", `[]`, "studio.json is not valid JSON"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := ParseStudioConfig([]byte(tt.in))
+			if tt.wantErr == "" {
+				if err != nil || cfg.StudioMode != ModeFastPrototype {
+					t.Fatalf("cfg = %+v, err = %v", cfg, err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}

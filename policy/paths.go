@@ -1,0 +1,87 @@
+package policy
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// PathError explains why a declared path was refused.
+type PathError struct {
+	Path   string
+	Reason string
+}
+
+func (e *PathError) Error() string { return fmt.Sprintf("%q: %s", e.Path, e.Reason) }
+
+var (
+	controlChars  = regexp.MustCompile(`[\x00-\x1f\x7f]`)
+	windowsVolume = regexp.MustCompile(`^[A-Za-z]:`)
+	// gitDirNames matches `.git` and the spellings that reach the same directory on case-insensitive
+	// or 8.3-name file systems (`.GIT`, `git~1`, `.git.` with Windows' trailing-dot stripping).
+	gitDirNames = regexp.MustCompile(`(?i)^(\.git\.*|git~\d+)$`)
+)
+
+// CleanWritePath validates one `writeFiles` entry (a literal path or a glob) and returns its
+// normalized form. Paths are repository-relative, slash-separated; anything that could reach
+// outside the working tree or into git's own files is refused.
+func CleanWritePath(p string) (string, error) {
+	raw := p
+	p = strings.TrimSpace(strings.ReplaceAll(p, `\`, "/"))
+	switch {
+	case p == "":
+		return "", &PathError{raw, "path is empty"}
+	case controlChars.MatchString(p):
+		return "", &PathError{raw, "path contains control characters"}
+	case strings.HasPrefix(p, "/") || windowsVolume.MatchString(p):
+		return "", &PathError{raw, "path is absolute; use a path relative to the repository root"}
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == ".." {
+			return "", &PathError{raw, "path uses parent traversal (..)"}
+		}
+		if gitDirNames.MatchString(seg) {
+			return "", &PathError{raw, "path reaches into .git, which is never writable"}
+		}
+	}
+	clean := path.Clean(p)
+	if clean == "." {
+		return "", &PathError{raw, "path names the repository root; list files or a glob such as src/**"}
+	}
+	if !doublestar.ValidatePattern(clean) {
+		return "", &PathError{raw, "path is not a valid glob pattern"}
+	}
+	return clean, nil
+}
+
+// IsGlob reports whether a cleaned writeFiles entry is a pattern rather than a literal path.
+func IsGlob(p string) bool { return strings.ContainsAny(p, "*?[{") }
+
+// Scope is a task's write scope: the cleaned writeFiles entries.
+type Scope []string
+
+// Allows reports whether a repository-relative path may be committed under this scope. Literal
+// entries match exactly; glob entries match with doublestar semantics (`**` crosses directories).
+func (s Scope) Allows(p string) bool {
+	p = strings.TrimPrefix(path.Clean(strings.ReplaceAll(p, `\`, "/")), "./")
+	for _, seg := range strings.Split(p, "/") {
+		if seg == ".." || gitDirNames.MatchString(seg) {
+			return false
+		}
+	}
+	for _, entry := range s {
+		if !IsGlob(entry) {
+			if entry == p {
+				return true
+			}
+			continue
+		}
+		if ok, _ := doublestar.Match(entry, p); ok {
+			return true
+		}
+	}
+	return false
+}

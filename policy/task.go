@@ -1,0 +1,215 @@
+package policy
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Verification is a command run without a shell after Codex changes files.
+type Verification struct {
+	Command string   `yaml:"command" json:"command"`
+	Args    []string `yaml:"args" json:"args"`
+}
+
+// RunPolicy tunes the review/fix loop for one task.
+type RunPolicy struct {
+	Review       *bool  `yaml:"review" json:"review,omitempty"`
+	MaxFixPasses *int   `yaml:"maxFixPasses" json:"maxFixPasses,omitempty"`
+	ModelTier    string `yaml:"modelTier" json:"modelTier,omitempty"`
+}
+
+// Task is the studio task block of an issue (DESIGN §3): the seed's task fields in YAML.
+type Task struct {
+	Role          string        `yaml:"role" json:"role,omitempty"`
+	WriteFiles    []string      `yaml:"writeFiles" json:"writeFiles"`
+	Files         []string      `yaml:"files" json:"files,omitempty"`
+	DependsOn     []string      `yaml:"dependsOn" json:"dependsOn,omitempty"`
+	Priority      int           `yaml:"priority" json:"priority,omitempty"`
+	Verify        *Verification `yaml:"verify" json:"verify,omitempty"`
+	RunPolicy     RunPolicy     `yaml:"runPolicy" json:"runPolicy"`
+	ApprovalScope []string      `yaml:"approvalScope" json:"approvalScope,omitempty"`
+	WorkflowID    string        `yaml:"workflowId" json:"workflowId,omitempty"`
+	GroupID       string        `yaml:"groupId" json:"groupId,omitempty"`
+
+	// Description is the issue text outside the block: untrusted, quoted input for Codex.
+	Description string `yaml:"-" json:"-"`
+	// Line is the body line on which the block's fence opens (1-based), for error messages.
+	Line int `yaml:"-" json:"-"`
+}
+
+// TaskError is a task-block problem the reply explains: which field, which line, what to do.
+type TaskError struct {
+	Line    int    // 1-based line in the issue body; 0 when the problem is not tied to a line
+	Field   string // the offending key, when there is one
+	Message string
+}
+
+func (e *TaskError) Error() string {
+	var b strings.Builder
+	if e.Line > 0 {
+		fmt.Fprintf(&b, "line %d: ", e.Line)
+	}
+	if e.Field != "" {
+		fmt.Fprintf(&b, "`%s`: ", e.Field)
+	}
+	b.WriteString(e.Message)
+	return b.String()
+}
+
+// ErrNoTaskBlock means the issue body holds no ```studio block.
+var ErrNoTaskBlock = errors.New("the issue body has no ```studio task block; add one with at least `writeFiles: [path, ...]` (see the README's task block section)")
+
+var fenceOpen = regexp.MustCompile("^ {0,3}(`{3,}|~{3,})[ \t]*studio[ \t]*$")
+
+// ParseTask finds the single ```studio block in an issue body and decodes it. Unknown keys, wrong
+// types, unsafe writeFiles and a missing writeFiles are errors naming the field and body line.
+func ParseTask(body string) (Task, error) {
+	body = strings.ReplaceAll(body, "\r\n", "\n")
+	lines := strings.Split(body, "\n")
+	start, end := -1, -1
+	var fence string
+	var outside []string
+	for i := 0; i < len(lines); i++ {
+		m := fenceOpen.FindStringSubmatch(lines[i])
+		if m == nil {
+			outside = append(outside, lines[i])
+			continue
+		}
+		if start >= 0 {
+			return Task{}, &TaskError{Line: i + 1, Message: fmt.Sprintf("a second ```studio block; an issue holds exactly one task (the first opens on line %d)", start+1)}
+		}
+		start, fence = i, m[1]
+		end = -1
+		for j := i + 1; j < len(lines); j++ {
+			if closesFence(lines[j], fence) {
+				end = j
+				break
+			}
+		}
+		if end < 0 {
+			return Task{}, &TaskError{Line: i + 1, Message: "the ```studio block is never closed; end it with " + fence}
+		}
+		i = end
+	}
+	if start < 0 {
+		return Task{}, ErrNoTaskBlock
+	}
+	src := strings.Join(lines[start+1:end], "\n")
+	task, err := decodeTask(src, start+1)
+	if err != nil {
+		return Task{}, err
+	}
+	task.Line = start + 1
+	task.Description = strings.TrimSpace(strings.Join(outside, "\n"))
+	return task, nil
+}
+
+func decodeTask(src string, fenceLine int) (Task, error) {
+	var task Task
+	if strings.TrimSpace(src) == "" {
+		return task, &TaskError{Line: fenceLine, Message: "the ```studio block is empty; it needs at least `writeFiles: [path, ...]`"}
+	}
+	var root yaml.Node
+	if err := yaml.Unmarshal([]byte(src), &root); err != nil {
+		return task, yamlError(err, fenceLine)
+	}
+	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return task, &TaskError{Line: fenceLine + 1, Message: "the ```studio block must be a YAML mapping of keys such as role, writeFiles, files"}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader([]byte(src)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&task); err != nil {
+		return task, yamlError(err, fenceLine)
+	}
+	lineOf := func(key string) int {
+		m := root.Content[0]
+		for i := 0; i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == key {
+				return fenceLine + m.Content[i].Line
+			}
+		}
+		return fenceLine
+	}
+	task.Role = strings.TrimSpace(task.Role)
+	if len(task.WriteFiles) == 0 {
+		return task, &TaskError{Line: lineOf("writeFiles"), Field: "writeFiles", Message: "is required and must list at least one repository path or glob Codex may change"}
+	}
+	seen := map[string]bool{}
+	var cleaned []string
+	for _, p := range task.WriteFiles {
+		c, err := CleanWritePath(p)
+		if err != nil {
+			return task, &TaskError{Line: lineOf("writeFiles"), Field: "writeFiles", Message: err.Error()}
+		}
+		if !seen[c] {
+			seen[c] = true
+			cleaned = append(cleaned, c)
+		}
+	}
+	task.WriteFiles = cleaned
+	for i, p := range task.Files {
+		c, err := CleanWritePath(p)
+		if err != nil {
+			return task, &TaskError{Line: lineOf("files"), Field: "files", Message: err.Error()}
+		}
+		task.Files[i] = c
+	}
+	if task.Verify != nil && strings.TrimSpace(task.Verify.Command) == "" {
+		return task, &TaskError{Line: lineOf("verify"), Field: "verify.command", Message: "verification command is required"}
+	}
+	if mp := task.RunPolicy.MaxFixPasses; mp != nil && *mp < 0 {
+		return task, &TaskError{Line: lineOf("runPolicy"), Field: "runPolicy.maxFixPasses", Message: "must be 0 or more"}
+	}
+	if tier := task.RunPolicy.ModelTier; tier != "" && tier != "sol" && tier != "terra" && tier != "luna" {
+		return task, &TaskError{Line: lineOf("runPolicy"), Field: "runPolicy.modelTier", Message: "must be sol, terra or luna"}
+	}
+	for _, d := range task.DependsOn {
+		if !issueRefShape.MatchString(strings.TrimSpace(d)) {
+			return task, &TaskError{Line: lineOf("dependsOn"), Field: "dependsOn", Message: fmt.Sprintf("%q is not an issue reference; write \"#12\"", d)}
+		}
+	}
+	return task, nil
+}
+
+// closesFence follows CommonMark: the same fence character, at least as many, nothing else.
+func closesFence(line, fence string) bool {
+	t := strings.TrimSpace(line)
+	return len(t) >= len(fence) && strings.Trim(t, fence[:1]) == ""
+}
+
+var (
+	yamlLine      = regexp.MustCompile(`line (\d+): (.*)`)
+	unknownField  = regexp.MustCompile(`field (\S+) not found`)
+	issueRefShape = regexp.MustCompile(`^#?\d+$`)
+)
+
+// yamlError turns a yaml.v3 error into a TaskError on the issue body's line numbers.
+func yamlError(err error, fenceLine int) error {
+	var te *yaml.TypeError
+	msg := err.Error()
+	isType := errors.As(err, &te) && len(te.Errors) > 0
+	if isType {
+		msg = te.Errors[0]
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		var n int
+		fmt.Sscanf(m[1], "%d", &n)
+		detail := m[2]
+		field := ""
+		if f := unknownField.FindStringSubmatch(detail); f != nil {
+			field = f[1]
+			detail = "is not a task field; known fields are role, writeFiles, files, dependsOn, priority, verify, runPolicy, approvalScope, workflowId, groupId"
+		}
+		if !isType {
+			detail = "invalid YAML: " + detail
+		}
+		return &TaskError{Line: fenceLine + n, Field: field, Message: detail}
+	}
+	return &TaskError{Line: fenceLine, Message: "the ```studio block is not valid YAML: " + msg}
+}
