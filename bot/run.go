@@ -1,0 +1,586 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/gitops"
+	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/prompts"
+)
+
+// Settings are the GitHub-side settings (action inputs plus the runner's environment).
+type Settings struct {
+	TriggerPhrase string   // default /studio
+	LabelPrefix   string   // default studio:
+	BranchPrefix  string   // default studio/
+	AllowedBots   []string // bot logins allowed to trigger runs
+	BotLogin      string   // the login the token writes as, default github-actions[bot]
+	RunID         string
+	RunURL        string
+	WorkDir       string // GITHUB_WORKSPACE: where Codex runs
+	RunsDir       string // where run evidence goes; default <workspace>/.codex/runs
+	CodexTimeout  time.Duration
+}
+
+func (s *Settings) defaults() {
+	if s.TriggerPhrase == "" {
+		s.TriggerPhrase = "/studio"
+	}
+	if s.LabelPrefix == "" {
+		s.LabelPrefix = "studio:"
+	}
+	if s.BranchPrefix == "" {
+		s.BranchPrefix = "studio/"
+	}
+	if s.BotLogin == "" {
+		s.BotLogin = "github-actions[bot]"
+	}
+	if s.RunsDir == "" {
+		s.RunsDir = filepath.Join(s.WorkDir, ".codex", "runs")
+	}
+}
+
+// Workspace is the git working tree the run edits (gitops.Repo in production).
+type Workspace interface {
+	PrepareBranch(ctx context.Context, branch, base string) (bool, error)
+	Changes(ctx context.Context) ([]gitops.Change, error)
+	Commit(ctx context.Context, req gitops.CommitRequest) (string, error)
+	Push(ctx context.Context, branch string) error
+	StripCredentialHelpers(ctx context.Context) ([]string, error)
+}
+
+// Deps is everything a run needs from the outside, built once in cmd and inline in tests.
+type Deps struct {
+	GitHub    GitHub
+	Workspace Workspace
+	Codex     codex.Runner
+	Now       func() time.Time
+	Log       io.Writer
+}
+
+// Outcome is what a handled event produced; cmd turns it into step outputs and the job summary.
+type Outcome struct {
+	Status      string // done | blocked | skipped | refused
+	Branch      string
+	PullRequest int
+	PullURL     string
+	RunID       string
+	Summary     string // markdown verdict for the job summary
+	Skip        string // why nothing ran, when Status is skipped
+}
+
+// Bot handles one event.
+type Bot struct {
+	Deps
+	Settings
+}
+
+// New returns a Bot with defaults filled in.
+func New(deps Deps, settings Settings) *Bot {
+	settings.defaults()
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	if deps.Log == nil {
+		deps.Log = io.Discard
+	}
+	return &Bot{Deps: deps, Settings: settings}
+}
+
+func (b *Bot) logf(format string, args ...any) { fmt.Fprintf(b.Log, format+"\n", args...) }
+
+// Handle runs the whole flow for one decoded trigger. A returned error means the bot itself
+// failed (GitHub or git unreachable); refusals and blocked verdicts are Outcomes.
+func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
+	issue := tr.Snapshot
+	out := Outcome{RunID: b.RunID}
+	skip := func(reason string) (Outcome, error) {
+		b.logf("skip: %s", reason)
+		out.Status, out.Skip = "skipped", reason
+		return out, nil
+	}
+	if strings.EqualFold(tr.Actor.Login, b.BotLogin) {
+		return skip("the event was caused by the bot itself")
+	}
+	isAllowedBot := false
+	if tr.Actor.Type == "Bot" {
+		for _, allowed := range b.AllowedBots {
+			if strings.EqualFold(strings.TrimSpace(allowed), tr.Actor.Login) {
+				isAllowedBot = true
+			}
+		}
+		if !isAllowedBot {
+			return skip(fmt.Sprintf("%s is a bot and is not listed in allowed-bots", tr.Actor.Login))
+		}
+	}
+
+	var cmd Command
+	switch tr.Kind {
+	case TriggerComment:
+		var ok bool
+		if cmd, ok = ParseCommand(tr.CommentBody, b.TriggerPhrase); !ok {
+			return skip(fmt.Sprintf("comment %d has no line starting with %s", tr.CommentID, b.TriggerPhrase))
+		}
+	case TriggerLabel:
+		if !b.isTriggerLabel(tr.Label) {
+			return skip(fmt.Sprintf("label %q does not start a run", tr.Label))
+		}
+		cmd = Command{Verb: "run", Line: "label " + tr.Label}
+	}
+	if tr.IsPull || issue.IsPull {
+		return skip("tasks are issues; commands on pull requests arrive with the approvals feature")
+	}
+
+	comments, err := b.GitHub.Comments(ctx, tr.Issue)
+	if err != nil {
+		return out, err
+	}
+	statusComment, hasStatus := findStatusComment(comments, tr.Issue, b.BotLogin)
+	handled := parseHandled(statusComment.Body)
+	if tr.Kind == TriggerComment && containsID(handled, tr.CommentID) {
+		return skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", tr.CommentID))
+	}
+
+	// Authorize before any visible side effect: a refused actor gets one reply and nothing else.
+	if !isAllowedBot {
+		perm, err := b.GitHub.Permission(ctx, tr.Actor.Login)
+		if err != nil {
+			return out, fmt.Errorf("authorize %s: %w", tr.Actor.Login, err)
+		}
+		if perm != "admin" && perm != "maintain" && perm != "write" {
+			reply := fmt.Sprintf("> %s\n\n@%s, this command needs write, maintain or admin permission on %s/%s; you have %s. Ask a maintainer to run it.",
+				quoteLine(cmd.Line), tr.Actor.Login, tr.Owner, tr.Repo, perm)
+			if _, err := b.GitHub.CreateComment(ctx, tr.Issue, reply); err != nil {
+				return out, err
+			}
+			out.Status = "refused"
+			b.logf("refused: %s has %s permission", tr.Actor.Login, perm)
+			return out, nil
+		}
+	}
+	if tr.Kind == TriggerComment {
+		if err := b.GitHub.AddCommentReaction(ctx, tr.CommentID, "eyes"); err != nil {
+			return out, err
+		}
+		handled = append(handled, tr.CommentID)
+	}
+
+	st := newStatus(tr.Issue, b.RunURL, handled)
+	r := &run{Bot: b, tr: tr, issue: issue, cmd: cmd, st: st, out: &out}
+	if hasStatus {
+		r.statusID = statusComment.ID
+	}
+	st.set(stepAuthorized, StepDone, "@"+tr.Actor.Login)
+	if err := r.publish(ctx); err != nil {
+		return out, err
+	}
+	return r.execute(ctx)
+}
+
+func (b *Bot) isTriggerLabel(label string) bool {
+	return label == b.LabelPrefix+"run" || strings.HasPrefix(label, b.LabelPrefix+"role/")
+}
+
+// run is the state of one authorized run.
+type run struct {
+	*Bot
+	tr       Trigger
+	issue    Issue
+	cmd      Command
+	st       *Status
+	out      *Outcome
+	statusID int64
+}
+
+func (r *run) publish(ctx context.Context) error {
+	body := r.st.Render()
+	if r.statusID == 0 {
+		c, err := r.GitHub.CreateComment(ctx, r.tr.Issue, body)
+		if err != nil {
+			return err
+		}
+		r.statusID = c.ID
+		return nil
+	}
+	return r.GitHub.EditComment(ctx, r.statusID, body)
+}
+
+// block ends the run with a blocked verdict whose reason the user can act on.
+func (r *run) block(ctx context.Context, step, reason string) (Outcome, error) {
+	r.st.set(step, StepFailed, "")
+	r.st.set(stepVerdict, StepDone, "**blocked**")
+	r.st.Verdict = "blocked"
+	if r.st.Summary == "" {
+		r.st.Summary = "**Blocked:** " + reason
+	} else {
+		r.st.Summary += "\n\n**Blocked:** " + reason
+	}
+	r.out.Status = "blocked"
+	r.out.Summary = r.st.Summary
+	if err := r.setStatusLabel(ctx, "blocked"); err != nil {
+		return *r.out, err
+	}
+	return *r.out, r.publish(ctx)
+}
+
+func (r *run) setStatusLabel(ctx context.Context, status string) error {
+	want := r.LabelPrefix + "status/" + status
+	for _, l := range r.issue.Labels {
+		if strings.HasPrefix(l, r.LabelPrefix+"status/") && l != want {
+			if err := r.GitHub.RemoveLabel(ctx, r.tr.Issue, l); err != nil {
+				return err
+			}
+		}
+	}
+	if err := r.GitHub.AddLabels(ctx, r.tr.Issue, want); err != nil {
+		return err
+	}
+	kept := []string{want}
+	for _, l := range r.issue.Labels {
+		if !strings.HasPrefix(l, r.LabelPrefix+"status/") {
+			kept = append(kept, l)
+		}
+	}
+	r.issue.Labels = kept
+	return nil
+}
+
+func (r *run) execute(ctx context.Context) (Outcome, error) {
+	if r.cmd.Verb != "run" {
+		return r.block(ctx, stepTaskParsed, fmt.Sprintf("`%s` is not a command this version knows; use `%s run` (flags: `--approved-by-user`, `--dry-run`).", quoteLine(r.cmd.Line), r.TriggerPhrase))
+	}
+	if len(r.cmd.Unknown) > 0 {
+		return r.block(ctx, stepTaskParsed, fmt.Sprintf("`%s run` does not know %s; it takes `--approved-by-user` and `--dry-run`.", r.TriggerPhrase, strings.Join(quoteAll(r.cmd.Unknown), ", ")))
+	}
+	if r.tr.Kind == TriggerLabel && r.tr.Label == r.LabelPrefix+"run" {
+		// The trigger label is a button: take it off so adding it again re-runs.
+		if err := r.GitHub.RemoveLabel(ctx, r.tr.Issue, r.tr.Label); err != nil {
+			return *r.out, err
+		}
+	}
+
+	base, err := r.GitHub.DefaultBranch(ctx)
+	if err != nil {
+		return *r.out, err
+	}
+	cfgBytes, err := r.GitHub.FileAtRef(ctx, policy.StudioConfigPath, base)
+	if errors.Is(err, ErrNotFound) {
+		return r.block(ctx, stepTaskParsed, policy.ErrNoStudioConfig.Error()+".")
+	}
+	if err != nil {
+		return *r.out, err
+	}
+	cfg, err := policy.ParseStudioConfig(cfgBytes)
+	if err != nil {
+		return r.block(ctx, stepTaskParsed, fmt.Sprintf("`.codex/studio.json` on `%s`: %v", base, err))
+	}
+
+	task, err := policy.ParseTask(r.issue.Body)
+	if err != nil {
+		return r.block(ctx, stepTaskParsed, "the task block cannot be used: "+err.Error())
+	}
+	role, err := r.resolveRole(task)
+	if err != nil {
+		return r.block(ctx, stepTaskParsed, err.Error())
+	}
+	task.Role = role
+	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("role `%s`, writeFiles %s", role, strings.Join(quoteAll(task.WriteFiles), ", ")))
+
+	phase := policy.PhaseForRole(role)
+	elig := policy.Evaluate(policy.EligibilityInput{
+		ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: phase,
+		ApprovedByUser: r.cmd.ApprovedByUser,
+	})
+	if !elig.Allowed {
+		return r.block(ctx, stepCodex, elig.Reason+" Approvals arrive as pull-request reviews in a later version; in guided-studio a writer can run `"+r.TriggerPhrase+" run --approved-by-user`.")
+	}
+	if r.cmd.DryRun {
+		r.st.Summary = fmt.Sprintf("Dry run: eligibility allowed, write policy `%s`, provenance `%s`, sandbox `%s`. Nothing was changed.", elig.WritePolicy, elig.Provenance, elig.CodexSandbox)
+		r.st.set(stepCodex, StepSkipped, "dry run")
+		r.out.Status = "done"
+		r.out.Summary = r.st.Summary
+		return *r.out, r.publish(ctx)
+	}
+	return r.implement(ctx, cfg, task, elig, base)
+}
+
+func (r *run) resolveRole(task policy.Task) (string, error) {
+	var labelRoles []string
+	for _, l := range r.issue.Labels {
+		if strings.HasPrefix(l, r.LabelPrefix+"role/") {
+			labelRoles = append(labelRoles, strings.TrimPrefix(l, r.LabelPrefix+"role/"))
+		}
+	}
+	if r.tr.Kind == TriggerLabel && strings.HasPrefix(r.tr.Label, r.LabelPrefix+"role/") && !contains(labelRoles, strings.TrimPrefix(r.tr.Label, r.LabelPrefix+"role/")) {
+		labelRoles = append(labelRoles, strings.TrimPrefix(r.tr.Label, r.LabelPrefix+"role/"))
+	}
+	sort.Strings(labelRoles)
+	role := task.Role
+	switch {
+	case len(labelRoles) > 1:
+		return "", fmt.Errorf("the issue has several role labels (%s); keep one", strings.Join(quoteAll(labelRoles), ", "))
+	case role != "" && len(labelRoles) == 1 && labelRoles[0] != role:
+		return "", fmt.Errorf("the task block says role `%s` but the label says `%s%s`; make them agree or remove one", role, r.LabelPrefix+"role/", labelRoles[0])
+	case role == "" && len(labelRoles) == 1:
+		role = labelRoles[0]
+	case role == "":
+		return "", fmt.Errorf("no role: add `role: <role-id>` to the task block or the label `%srole/<role-id>`", r.LabelPrefix)
+	}
+	if !prompts.IsBuiltinRole(role) {
+		return "", errors.New(prompts.UnknownRoleMessage(role))
+	}
+	return role, nil
+}
+
+func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task policy.Task, elig policy.Eligibility, base string) (Outcome, error) {
+	if msg := prompts.WrongEngineMessage(task.Role, cfg.Engine); msg != "" && cfg.Engine != "" {
+		return r.block(ctx, stepTaskParsed, msg)
+	}
+	branch := r.BranchPrefix + fmt.Sprintf("task-%d", r.tr.Issue)
+	r.out.Branch = branch
+
+	surface := prompts.ModelChoice{}
+	toml, err := r.GitHub.FileAtRef(ctx, ".codex/agents/"+task.Role+".toml", base)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		surface, _ = prompts.ParseRoleSurface(task.Role, nil)
+	case err != nil:
+		return *r.out, err
+	default:
+		if surface, err = prompts.ParseRoleSurface(task.Role, toml); err != nil {
+			return r.block(ctx, stepCodex, err.Error())
+		}
+	}
+	route, err := prompts.ResolveRoute(surface, task.RunPolicy.ModelTier)
+	if err != nil {
+		return r.block(ctx, stepCodex, err.Error())
+	}
+
+	if removed, err := r.Workspace.StripCredentialHelpers(ctx); err != nil {
+		return *r.out, err
+	} else if len(removed) > 0 {
+		r.logf("removed persisted credentials from the workspace git config (%s) so the agent cannot read them; set persist-credentials: false on actions/checkout", strings.Join(removed, ", "))
+	}
+	if _, err := r.Workspace.PrepareBranch(ctx, branch, base); err != nil {
+		return *r.out, err
+	}
+
+	r.st.set(stepCodex, StepPending, fmt.Sprintf("`%s` (%s), sandbox `%s`", route.Primary.Model, route.Primary.Effort, elig.CodexSandbox))
+	if err := r.publish(ctx); err != nil {
+		return *r.out, err
+	}
+	runDir := filepath.Join(r.RunsDir, r.RunID+"-"+task.Role)
+	prompt := renderPrompt(r.tr.Issue, r.issue.Title, task, elig)
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		return *r.out, fmt.Errorf("create run folder: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(runDir, "prompt.md"), []byte(prompt), 0o644); err != nil {
+		return *r.out, fmt.Errorf("write prompt evidence: %w", err)
+	}
+	res := r.Codex.Run(ctx, codex.Request{
+		Phase: string(policy.PhaseImplement), Prompt: prompt, Workdir: r.WorkDir, Sandbox: string(elig.CodexSandbox),
+		Model: route.Primary, RunDir: runDir, Timeout: r.CodexTimeout,
+	})
+	if res.Failed() {
+		r.st.set(stepCodex, StepFailed, fmt.Sprintf("exit %d", res.ExitCode))
+		r.st.Summary = codexFailureSummary(res)
+	} else {
+		r.st.set(stepCodex, StepDone, fmt.Sprintf("`%s` (%s)", route.Primary.Model, route.Primary.Effort))
+	}
+
+	// Whatever Codex managed, keep in-scope work: a failed or timed-out run still leaves its
+	// partial changes on the branch for a human to inspect.
+	changes, err := r.Workspace.Changes(ctx)
+	if err != nil {
+		return *r.out, err
+	}
+	scope := policy.Scope(task.WriteFiles)
+	var inScope []string
+	var outOfScope []gitops.Change
+	for _, c := range changes {
+		if scope.Allows(c.Path) {
+			inScope = append(inScope, c.Path)
+		} else {
+			outOfScope = append(outOfScope, c)
+		}
+	}
+	var blockers []string
+	for _, c := range outOfScope {
+		blockers = append(blockers, fmt.Sprintf("`%s` (%s): outside writeFiles (%s); not committed", c.Path, c.Kind, strings.Join(task.WriteFiles, ", ")))
+	}
+	if res.Failed() {
+		blockers = append([]string{codexFailureLine(res)}, blockers...)
+	}
+
+	var sha string
+	if len(inScope) > 0 {
+		msg := commitMessage(task.Role, r.issue.Title, r.tr.Issue, r.RunID, elig)
+		sha, err = r.Workspace.Commit(ctx, gitops.CommitRequest{Paths: inScope, Message: msg, Author: gitops.BotSignature, Allow: scope.Allows})
+		if err != nil {
+			return *r.out, fmt.Errorf("commit scoped changes: %w", err)
+		}
+		if err := r.Workspace.Push(ctx, branch); err != nil {
+			return *r.out, err
+		}
+		r.st.set(stepCommitted, StepDone, fmt.Sprintf("`%s` on `%s` (%d %s)", shortSHA(sha), branch, len(inScope), plural(len(inScope), "file", "files")))
+	} else {
+		r.st.set(stepCommitted, StepSkipped, "no changes inside writeFiles")
+		if !res.Failed() {
+			blockers = append(blockers, "Codex changed nothing inside writeFiles")
+		}
+	}
+
+	verdict := "done"
+	if len(blockers) > 0 {
+		verdict = "blocked"
+	}
+	summary := verdictSummary(verdict, inScope, blockers, sha)
+	r.st.Summary = summary
+	r.out.Summary = summary
+
+	if sha != "" {
+		pr, err := r.upsertPull(ctx, task, branch, base, summary)
+		if err != nil {
+			return *r.out, err
+		}
+		r.out.PullRequest, r.out.PullURL = pr.Number, pr.URL
+		r.st.set(stepPull, StepDone, fmt.Sprintf("#%d", pr.Number))
+	} else {
+		r.st.set(stepPull, StepSkipped, "nothing was committed")
+	}
+
+	r.st.set(stepVerdict, StepDone, "**"+verdict+"**")
+	r.st.Verdict = verdict
+	r.out.Status = verdict
+	if err := r.setStatusLabel(ctx, verdict); err != nil {
+		return *r.out, err
+	}
+	return *r.out, r.publish(ctx)
+}
+
+func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, summary string) (PullRequest, error) {
+	title := fmt.Sprintf("%s: %s", task.Role, oneLine(r.issue.Title, 200))
+	body := fmt.Sprintf("<!-- studio:pr issue=%d -->\nCloses #%d\n\nCodex Studio ran `%s` for #%d (run `%s`).\n\n%s\n",
+		r.tr.Issue, r.tr.Issue, task.Role, r.tr.Issue, r.RunID, summary)
+	if r.RunURL != "" {
+		body += fmt.Sprintf("\n[Workflow run](%s)\n", r.RunURL)
+	}
+	if n := len([]rune(body)); n > maxCommentChars {
+		body = string([]rune(body)[:maxCommentChars-200]) + "\n\n_(cut to fit GitHub's body limit; see the workflow run.)_"
+	}
+	pr, err := r.GitHub.FindPull(ctx, branch, base)
+	if errors.Is(err, ErrNotFound) {
+		return r.GitHub.CreatePull(ctx, NewPull{Title: title, Head: branch, Base: base, Body: body})
+	}
+	if err != nil {
+		return PullRequest{}, err
+	}
+	return r.GitHub.EditPull(ctx, pr.Number, title, body)
+}
+
+func commitMessage(role, title string, issue int, runID string, elig policy.Eligibility) string {
+	return fmt.Sprintf("%s: %s\n\nStudio-Task: #%d\nStudio-Run: %s\nStudio-Policy: %s/%s\n",
+		role, oneLine(title, 200), issue, runID, elig.WritePolicy, elig.Provenance)
+}
+
+func verdictSummary(verdict string, inScope, blockers []string, sha string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Verdict: %s**\n", verdict)
+	if len(inScope) > 0 {
+		fmt.Fprintf(&b, "\nCommitted in `%s`:\n", shortSHA(sha))
+		for _, p := range inScope {
+			fmt.Fprintf(&b, "- `%s`\n", p)
+		}
+	}
+	if len(blockers) > 0 {
+		b.WriteString("\nBlockers:\n")
+		for _, bl := range blockers {
+			fmt.Fprintf(&b, "- %s\n", bl)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+func codexFailureLine(res codex.Result) string {
+	switch {
+	case res.TimedOut:
+		return "Codex timed out; the work it finished inside writeFiles is kept on the branch"
+	case res.Err != nil:
+		return "Codex could not run: " + res.Err.Error()
+	}
+	return fmt.Sprintf("Codex exited with status %d", res.ExitCode)
+}
+
+func codexFailureSummary(res codex.Result) string {
+	s := codexFailureLine(res)
+	if tail := lastLines(res.Stderr, 20); tail != "" {
+		s += "\n\n<details><summary>Codex stderr (tail)</summary>\n\n```\n" + strings.ReplaceAll(tail, "```", "`\u200b``") + "\n```\n</details>"
+	}
+	return s
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.TrimSpace(strings.Join(lines, "\n"))
+}
+
+func shortSHA(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// oneLine makes untrusted text safe for a commit subject or title: one line, no control
+// characters, bounded.
+func oneLine(s string, limit int) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > limit {
+		s = string(r[:limit]) + "…"
+	}
+	return s
+}
+
+func quoteLine(s string) string { return oneLine(s, 200) }
+
+func quoteAll(xs []string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = "`" + oneLine(x, 100) + "`"
+	}
+	return out
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

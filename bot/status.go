@@ -1,0 +1,145 @@
+package bot
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// GitHub refuses comment bodies over this many characters (422 "body is too long").
+const maxCommentChars = 65536
+
+// statusMarker identifies the one status comment per issue, so every step edits it in place.
+func statusMarker(issue int) string { return fmt.Sprintf("<!-- studio:status issue=%d -->", issue) }
+
+var handledMarker = regexp.MustCompile(`<!-- studio:handled ([0-9,]*) -->`)
+
+// Step is one line of the status checklist.
+type Step struct {
+	Name   string
+	State  StepState
+	Detail string
+}
+
+type StepState int
+
+const (
+	StepPending StepState = iota
+	StepDone
+	StepFailed
+	StepSkipped
+)
+
+// Status is the content of the status comment.
+type Status struct {
+	Issue   int
+	Steps   []Step
+	Verdict string // done | blocked | "" while running
+	Summary string // markdown under the checklist
+	RunURL  string
+	Handled []int64 // comment ids this bot has already acted on
+}
+
+// Step names, in the order the checklist shows them.
+const (
+	stepAuthorized = "Authorized"
+	stepTaskParsed = "Task parsed"
+	stepCodex      = "Codex running"
+	stepCommitted  = "Changes committed"
+	stepPull       = "Pull request opened"
+	stepVerdict    = "Verdict"
+)
+
+func newStatus(issue int, runURL string, handled []int64) *Status {
+	s := &Status{Issue: issue, RunURL: runURL, Handled: handled}
+	for _, n := range []string{stepAuthorized, stepTaskParsed, stepCodex, stepCommitted, stepPull, stepVerdict} {
+		s.Steps = append(s.Steps, Step{Name: n})
+	}
+	return s
+}
+
+func (s *Status) set(name string, state StepState, detail string) {
+	for i := range s.Steps {
+		if s.Steps[i].Name == name {
+			s.Steps[i].State, s.Steps[i].Detail = state, detail
+		}
+	}
+}
+
+// Render produces the comment body. It never exceeds GitHub's limit: an over-long summary is cut
+// with a visible note pointing at the workflow run.
+func (s *Status) Render() string {
+	var b strings.Builder
+	b.WriteString(statusMarker(s.Issue) + "\n")
+	fmt.Fprintf(&b, "### Codex Studio: task #%d\n\n", s.Issue)
+	for _, st := range s.Steps {
+		box := map[StepState]string{StepPending: "[ ]", StepDone: "[x]", StepFailed: "[ ] :x:", StepSkipped: "[ ] (skipped)"}[st.State]
+		line := fmt.Sprintf("- %s %s", box, st.Name)
+		if st.Detail != "" {
+			line += ": " + st.Detail
+		}
+		b.WriteString(line + "\n")
+	}
+	if s.RunURL != "" {
+		fmt.Fprintf(&b, "\n[Workflow run](%s)\n", s.RunURL)
+	}
+	tail := "\n" + handledLine(s.Handled) + "\n"
+	if s.Summary != "" {
+		room := maxCommentChars - len([]rune(b.String())) - len([]rune(tail)) - 200
+		summary := s.Summary
+		if r := []rune(summary); len(r) > room {
+			summary = string(r[:max(room, 0)]) + "\n\n_(cut to fit GitHub's 65,536-character comment limit; the full text is in the workflow run's summary.)_"
+		}
+		b.WriteString("\n" + summary + "\n")
+	}
+	b.WriteString(tail)
+	return b.String()
+}
+
+func handledLine(ids []int64) string {
+	sorted := append([]int64(nil), ids...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+	parts := make([]string, len(sorted))
+	for i, id := range sorted {
+		parts[i] = strconv.FormatInt(id, 10)
+	}
+	return "<!-- studio:handled " + strings.Join(parts, ",") + " -->"
+}
+
+// parseHandled reads the comment ids a status comment says were handled.
+func parseHandled(body string) []int64 {
+	m := handledMarker.FindStringSubmatch(body)
+	if m == nil {
+		return nil
+	}
+	var ids []int64
+	for _, f := range strings.Split(m[1], ",") {
+		if id, err := strconv.ParseInt(f, 10, 64); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// findStatusComment returns the bot's status comment for issue. Only comments written by the bot
+// count: anyone can paste a marker into their own comment to fake "already handled".
+func findStatusComment(comments []Comment, issue int, botLogin string) (Comment, bool) {
+	marker := statusMarker(issue)
+	for _, c := range comments {
+		if strings.EqualFold(c.Author, botLogin) && strings.HasPrefix(c.Body, marker) {
+			return c, true
+		}
+	}
+	return Comment{}, false
+}
+
+func containsID(ids []int64, id int64) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
