@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/codex-studio/studio-action/bot"
+	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/gitops"
+	"github.com/google/go-github/v60/github"
+	"github.com/sethvargo/go-githubactions"
+)
+
+// actionEnv is the standard Actions environment the action reads.
+type actionEnv struct {
+	eventName, eventPath, repository, apiURL, serverURL, workspace, runID, runnerTemp string
+}
+
+func readActionEnv(getenv func(string) string) (actionEnv, error) {
+	e := actionEnv{
+		eventName: getenv("GITHUB_EVENT_NAME"), eventPath: getenv("GITHUB_EVENT_PATH"),
+		repository: getenv("GITHUB_REPOSITORY"), apiURL: getenv("GITHUB_API_URL"),
+		serverURL: getenv("GITHUB_SERVER_URL"), workspace: getenv("GITHUB_WORKSPACE"),
+		runID: getenv("GITHUB_RUN_ID"), runnerTemp: getenv("RUNNER_TEMP"),
+	}
+	if e.apiURL == "" {
+		e.apiURL = "https://api.github.com"
+	}
+	if e.serverURL == "" {
+		e.serverURL = "https://github.com"
+	}
+	var missing []string
+	for name, v := range map[string]string{"GITHUB_EVENT_NAME": e.eventName, "GITHUB_EVENT_PATH": e.eventPath, "GITHUB_REPOSITORY": e.repository, "GITHUB_WORKSPACE": e.workspace, "RUNNER_TEMP": e.runnerTemp} {
+		if v == "" {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		return e, fmt.Errorf("not running inside GitHub Actions: %s unset", strings.Join(slices.Sorted(slices.Values(missing)), ", "))
+	}
+	if !strings.Contains(e.repository, "/") {
+		return e, fmt.Errorf("GITHUB_REPOSITORY %q is not owner/name", e.repository)
+	}
+	if e.runID == "" {
+		e.runID = strconv.FormatInt(time.Now().Unix(), 10)
+	}
+	return e, nil
+}
+
+func runAction(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) int {
+	act := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(stdout))
+	token := act.GetInput("github-token")
+	openAIKey := act.GetInput("openai-api-key")
+	for _, secret := range []string{token, openAIKey} {
+		if secret != "" {
+			act.AddMask(secret)
+		}
+	}
+	env, err := readActionEnv(getenv)
+	if err != nil {
+		act.Errorf("%v", err)
+		return exitError
+	}
+	if token == "" {
+		act.Errorf("the github-token input is empty; pass `github-token: ${{ secrets.GITHUB_TOKEN }}` (or a GitHub App token)")
+		return exitError
+	}
+	payload, err := os.ReadFile(env.eventPath)
+	if err != nil {
+		act.Errorf("read event payload: %v", err)
+		return exitError
+	}
+	tr, err := bot.DecodeEvent(env.eventName, payload)
+	var skip *bot.Skip
+	if errors.As(err, &skip) {
+		act.Infof("nothing to do: %s", skip.Reason)
+		act.SetOutput("status", "skipped")
+		return exitOK
+	}
+	owner, repo, _ := strings.Cut(env.repository, "/")
+	client, err := bot.NewClient(http.DefaultClient, env.apiURL, token, owner, repo)
+	if err != nil {
+		act.Errorf("%v", err)
+		return exitError
+	}
+	timeout := 30 * time.Minute
+	if v := act.GetInput("timeout-minutes"); v != "" {
+		m, err := strconv.Atoi(v)
+		if err != nil || m <= 0 {
+			act.Errorf("timeout-minutes %q must be a whole number of minutes above 0", v)
+			return exitError
+		}
+		timeout = time.Duration(m) * time.Minute
+	}
+	codexHome := filepath.Join(env.runnerTemp, "codex-home")
+	b := bot.New(bot.Deps{
+		GitHub:    client,
+		Workspace: &gitops.Repo{Dir: env.workspace, Token: token},
+		Codex: codex.CLI{
+			Bin:       orDefault(act.GetInput("codex-path"), "codex"),
+			CodexHome: codexHome,
+			Env:       codex.AgentEnv(getenv, codexHome, openAIKey),
+		},
+		Log: stderr,
+	}, bot.Settings{
+		TriggerPhrase: orDefault(act.GetInput("trigger-phrase"), "/studio"),
+		LabelPrefix:   orDefault(act.GetInput("label-prefix"), "studio:"),
+		BranchPrefix:  orDefault(act.GetInput("branch-prefix"), "studio/"),
+		AllowedBots:   splitList(act.GetInput("allowed-bots")),
+		RunID:         env.runID,
+		RunURL:        fmt.Sprintf("%s/%s/actions/runs/%s", strings.TrimRight(env.serverURL, "/"), env.repository, env.runID),
+		WorkDir:       env.workspace,
+		CodexTimeout:  timeout,
+	})
+	out, err := b.Handle(ctx, tr)
+	if err != nil {
+		act.Errorf("%s", describeError(err))
+		act.SetOutput("status", "error")
+		return exitError
+	}
+	act.SetOutput("status", out.Status)
+	act.SetOutput("run-id", out.RunID)
+	act.SetOutput("branch", out.Branch)
+	if out.PullRequest > 0 {
+		act.SetOutput("pull-request", strconv.Itoa(out.PullRequest))
+	}
+	if out.Summary != "" {
+		act.AddStepSummary(fmt.Sprintf("## Codex Studio: %s\n\n%s\n", out.Status, out.Summary))
+	}
+	if out.Skip != "" {
+		act.Infof("nothing to do: %s", out.Skip)
+	}
+	return exitOK
+}
+
+// describeError turns GitHub failures into something a user can act on.
+func describeError(err error) string {
+	var rle *github.RateLimitError
+	if errors.As(err, &rle) {
+		return fmt.Sprintf("GitHub API rate limit reached; retry after %s (%v)", rle.Rate.Reset.Time.Format(time.RFC3339), err)
+	}
+	var ghErr *github.ErrorResponse
+	if errors.As(err, &ghErr) && ghErr.Response != nil && ghErr.Response.StatusCode == http.StatusForbidden {
+		return fmt.Sprintf("%v: the token lacks a permission; grant the workflow `contents: write`, `issues: write` and `pull-requests: write`", err)
+	}
+	return err.Error()
+}
+
+func orDefault(v, d string) string {
+	if strings.TrimSpace(v) == "" {
+		return d
+	}
+	return strings.TrimSpace(v)
+}
+
+func splitList(v string) []string {
+	return strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '\n' || r == ' ' })
+}

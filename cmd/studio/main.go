@@ -1,0 +1,61 @@
+// Command studio is Codex Studio Action: the GitHub Action entry point (`studio action`, the default
+// inside GitHub Actions) and the local CLI (`studio demo`, ...). main only maps run's exit code.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitError = 1
+	exitUsage = 2
+)
+
+const usage = `studio: Codex Studio Action
+
+Usage:
+  studio action            handle the GitHub Actions event (the default when GITHUB_ACTIONS=true)
+  studio demo              run the whole /studio run story offline and print the result
+  studio version           print the version
+`
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		if getenv("GITHUB_ACTIONS") == "true" {
+			return runAction(ctx, getenv, stdout, stderr)
+		}
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "action":
+		return runAction(ctx, getenv, stdout, stderr)
+	case "demo":
+		return runDemo(ctx, args[1:], getenv, stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintln(stdout, "studio", version)
+		return exitOK
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "studio: unknown command %q\n\n%s", args[0], usage)
+	return exitUsage
+}

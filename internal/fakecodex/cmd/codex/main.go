@@ -1,0 +1,90 @@
+// Command codex is the executable stand-in for the Codex CLI: it accepts `codex exec` flags as
+// the studio passes them, reads the prompt from stdin, applies the scripted call found in
+// $CODEX_HOME, prints JSONL events and writes --output-last-message.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/codex-studio/studio-action/internal/fakecodex"
+)
+
+func main() { os.Exit(run(os.Args[1:])) }
+
+func run(args []string) int {
+	if len(args) == 1 && args[0] == "--version" {
+		fmt.Println("codex-cli 0.0.0-fake")
+		return 0
+	}
+	if len(args) == 0 || args[0] != "exec" {
+		fmt.Fprintln(os.Stderr, "fake codex: only `exec` is supported")
+		return 2
+	}
+	var workdir, lastMessage string
+	for i := 1; i < len(args); i++ {
+		switch args[i] {
+		case "--cd", "-C":
+			i++
+			workdir = args[i]
+		case "--output-last-message", "-o":
+			i++
+			lastMessage = args[i]
+		case "--model", "-m", "-c", "--sandbox", "-s", "--output-schema":
+			i++
+		}
+	}
+	home := os.Getenv("CODEX_HOME")
+	prompt, _ := io.ReadAll(os.Stdin)
+	logInvocation(home, fakecodex.Invocation{Args: args, Prompt: string(prompt), Env: os.Environ()})
+
+	var script fakecodex.Script
+	if data, err := os.ReadFile(filepath.Join(home, fakecodex.ScriptFile)); err == nil {
+		if err := json.Unmarshal(data, &script); err != nil {
+			fmt.Fprintf(os.Stderr, "fake codex: bad script: %v\n", err)
+			return 2
+		}
+	}
+	call := fakecodex.Call{}
+	if n := nextCall(home); len(script.Calls) > 0 {
+		call = script.Calls[min(n, len(script.Calls)-1)]
+	}
+	if call.Sleep > 0 {
+		time.Sleep(call.Sleep) // the parent's timeout is what a test exercises here
+	}
+	if err := fakecodex.Apply(workdir, call); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ev, _ := json.Marshal(map[string]any{"type": "item.completed", "item": map[string]string{"type": "agent_message", "text": call.FinalMessage}})
+	fmt.Println(string(ev))
+	fmt.Fprint(os.Stderr, call.Stderr)
+	if lastMessage != "" {
+		_ = os.WriteFile(lastMessage, []byte(call.FinalMessage), 0o644)
+	}
+	return call.ExitCode
+}
+
+func logInvocation(home string, inv fakecodex.Invocation) {
+	f, err := os.OpenFile(filepath.Join(home, fakecodex.LogFile), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	line, _ := json.Marshal(inv)
+	f.Write(append(line, '\n'))
+}
+
+// nextCall counts invocations in a file beside the script, so successive calls follow the script.
+func nextCall(home string) int {
+	p := filepath.Join(home, "fake-codex-counter")
+	data, _ := os.ReadFile(p)
+	n, _ := strconv.Atoi(string(data))
+	_ = os.WriteFile(p, []byte(strconv.Itoa(n+1)), 0o644)
+	return n
+}
