@@ -135,6 +135,13 @@ func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
 			return skip(fmt.Sprintf("label %q does not start a run", tr.Label))
 		}
 		cmd = Command{Verb: "run", Line: "label " + tr.Label}
+		// A role label starts a run only for a task block that names no role; the block's own
+		// role wins, and a different label is reported as a conflict by the run itself.
+		if labelRole, ok := strings.CutPrefix(tr.Label, b.LabelPrefix+"role/"); ok {
+			if task, err := policy.ParseTask(issue.Body); err == nil && task.Role == labelRole {
+				return skip(fmt.Sprintf("the task block already names role %s; add the label %srun to start a run", labelRole, b.LabelPrefix))
+			}
+		}
 	}
 	if tr.IsPull || issue.IsPull {
 		return skip("tasks are issues; commands on pull requests arrive with the approvals feature")
