@@ -191,3 +191,14 @@ func TestParseIdentityMarkerRefusesMalformed(t *testing.T) {
 		t.Error("Render accepted a marker it cannot parse")
 	}
 }
+
+// Only the role keeps inner whitespace (the seed trims and lower-cases it, nothing more), so it is
+// where JSON's short escapes show up.
+func TestCanonicalIdentityShortEscapes(t *testing.T) {
+	id := seedIdentity()
+	id.Role = "Game\tplay\nprog\rrammer\b\x1f"
+	got, err := CanonicalIdentity(id)
+	if want := `"role":"game\tplay\nprog\rrammer\b\u001f"`; err != nil || !strings.Contains(got, want) {
+		t.Fatalf("got %s, %v; want it to contain %s", got, err, want)
+	}
+}
