@@ -1,0 +1,236 @@
+package policy
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// GateCheckName is the check run branch protection requires.
+const GateCheckName = "studio/gate"
+
+// maxGateItems caps the lines listed under one condition, so a huge diff cannot push the summary
+// past the check-run output limit (65,535 characters); the rest is counted, not listed.
+const maxGateItems = 50
+
+// StudioVerdict is the studio review verdict the bot recorded for one commit.
+type StudioVerdict struct {
+	CommitSHA string
+	Passed    bool
+}
+
+// GateFacts is everything the gate decides on, fetched by the bot for the pull request's head.
+type GateFacts struct {
+	HeadSHA string
+	// Verdict is the latest studio review verdict on the pull request, nil when none was recorded.
+	Verdict *StudioVerdict
+	// ChangedPaths are all paths the pull request's diff touches, both sides of renames included,
+	// so moving a file out of scope is caught too.
+	ChangedPaths []string
+	// ChangedPathsTruncated is set when the API listed fewer files than the diff has (it stops at
+	// 3,000); the scope cannot be verified then.
+	ChangedPathsTruncated bool
+	WriteScope            Scope
+	// RequiredApprovals is the `required-approvals` input; anything below 1 means 1, because a
+	// human approval of the exact commit is what the gate exists for.
+	RequiredApprovals int
+	// Approvals is MatchApprovals for this head.
+	Approvals ApprovalMatch
+}
+
+// GateConclusion is how the check run ends.
+type GateConclusion string
+
+const (
+	GateSuccess GateConclusion = "success"
+	// GateFailure: something in the pull request must change (a failed review, an out-of-scope
+	// path, facts that cannot be verified).
+	GateFailure GateConclusion = "failure"
+	// GateActionRequired: nothing is wrong yet, the gate is waiting for someone (a review run on
+	// this head, more approvals). It is not `neutral`, because GitHub counts a neutral required
+	// check as passing and the pull request could be merged.
+	GateActionRequired GateConclusion = "action_required"
+)
+
+// ConditionState is one gate condition's standing.
+type ConditionState string
+
+const (
+	ConditionMet     ConditionState = "met"
+	ConditionWaiting ConditionState = "waiting"
+	ConditionFailed  ConditionState = "failed"
+)
+
+// GateCondition is one line of the gate summary with its specifics.
+type GateCondition struct {
+	Name   string
+	State  ConditionState
+	Detail string
+	// Short is the fragment the check title uses when the condition is unmet.
+	Short string
+	Items []string
+}
+
+// GateResult is the check run to write: conclusion, title and markdown summary.
+type GateResult struct {
+	Conclusion GateConclusion
+	Title      string
+	Summary    string
+	Conditions []GateCondition
+}
+
+// EvaluateGate decides studio/gate for a pull request's head: the studio review passed on exactly
+// this commit, every changed path is inside writeFiles, and enough approvals match this commit.
+// Any failed condition fails the check; otherwise any waiting one makes it action_required.
+func EvaluateGate(f GateFacts) GateResult {
+	conditions := []GateCondition{
+		reviewCondition(f),
+		scopeCondition(f),
+		approvalCondition(f),
+	}
+	conclusion := GateSuccess
+	var shorts []string
+	for _, c := range conditions {
+		switch c.State {
+		case ConditionFailed:
+			conclusion = GateFailure
+		case ConditionWaiting:
+			if conclusion == GateSuccess {
+				conclusion = GateActionRequired
+			}
+		}
+		if c.State != ConditionMet {
+			shorts = append(shorts, c.Short)
+		}
+	}
+	var title string
+	switch conclusion {
+	case GateSuccess:
+		title = "Ready: review passed, scope respected, approved"
+	case GateFailure:
+		title = "Blocked: " + strings.Join(shorts, "; ")
+	default:
+		title = "Waiting: " + strings.Join(shorts, "; ")
+	}
+	return GateResult{Conclusion: conclusion, Title: title, Summary: renderGateSummary(f.HeadSHA, conclusion, conditions), Conditions: conditions}
+}
+
+func reviewCondition(f GateFacts) GateCondition {
+	c := GateCondition{Name: "Studio review passed on this commit"}
+	v := f.Verdict
+	switch {
+	case f.HeadSHA == "":
+		c.State, c.Short, c.Detail = ConditionFailed, "head commit unknown", "the head commit is unknown, so no verdict can be tied to it"
+	case v == nil:
+		c.State, c.Short, c.Detail = ConditionWaiting, "no studio review yet", "no studio review verdict yet: run /studio review"
+	case !strings.EqualFold(v.CommitSHA, f.HeadSHA):
+		// A push after the verdict (by anyone) leaves the gate waiting until the review re-runs.
+		c.State, c.Short = ConditionWaiting, "review is for an older commit"
+		c.Detail = fmt.Sprintf("review verdict is for %s, head is %s: run /studio review", ShortSHA(v.CommitSHA), ShortSHA(f.HeadSHA))
+	case !v.Passed:
+		c.State, c.Short = ConditionFailed, "studio review failed"
+		c.Detail = fmt.Sprintf("studio review of %s found blockers: fix them, then run /studio review", ShortSHA(v.CommitSHA))
+	default:
+		c.State, c.Detail = ConditionMet, fmt.Sprintf("studio review of %s passed", ShortSHA(v.CommitSHA))
+	}
+	return c
+}
+
+func scopeCondition(f GateFacts) GateCondition {
+	c := GateCondition{Name: "Every changed path is inside writeFiles"}
+	var outside []string
+	for _, p := range f.ChangedPaths {
+		if !f.WriteScope.Allows(p) {
+			outside = append(outside, p)
+		}
+	}
+	switch {
+	case len(outside) > 0:
+		c.State = ConditionFailed
+		c.Short = plural(len(outside), "path outside writeFiles", "paths outside writeFiles")
+		c.Detail = c.Short + ": keep the change inside the task's writeFiles or widen writeFiles on the issue (which needs a new approval)"
+		for _, p := range outside {
+			c.Items = append(c.Items, codeSpan(p)+" is outside writeFiles")
+		}
+	case f.ChangedPathsTruncated:
+		c.State, c.Short = ConditionFailed, "too many changed files to verify"
+		c.Detail = "the pull request changes more files than the API lists, so the scope cannot be verified; split the change"
+	case len(f.ChangedPaths) == 0:
+		c.State, c.Detail = ConditionMet, "no changed paths"
+	default:
+		c.State, c.Detail = ConditionMet, plural(len(f.ChangedPaths), "changed path, inside writeFiles", "changed paths, all inside writeFiles")
+	}
+	return c
+}
+
+func approvalCondition(f GateFacts) GateCondition {
+	required := max(f.RequiredApprovals, 1)
+	approvals := f.Approvals.Approvals()
+	c := GateCondition{Name: "Approved on this commit"}
+	summary := fmt.Sprintf("%d of %d required %s", len(approvals), required, choose(required == 1, "approval", "approvals"))
+	if len(approvals) >= required {
+		c.State, c.Detail = ConditionMet, summary
+	} else {
+		c.State, c.Short = ConditionWaiting, summary
+		c.Detail = summary + ": needs an APPROVED review of this commit by a human writer"
+		if len(f.Approvals.Discarded()) > 0 {
+			c.Detail += "; the reviews below say why they do not count"
+		}
+	}
+	for _, d := range f.Approvals.Decisions {
+		line := fmt.Sprintf("review-%d by %s: ", d.Review.ID, orUnknown(d.Review.Author))
+		if d.Authorizing {
+			line += "authorizing"
+		} else {
+			line += "non-authorizing (" + strings.Join(d.Reasons, ", ") + ")"
+		}
+		c.Items = append(c.Items, line)
+	}
+	return c
+}
+
+func renderGateSummary(head string, conclusion GateConclusion, conditions []GateCondition) string {
+	var b strings.Builder
+	verdict := map[GateConclusion]string{
+		GateSuccess:        "All conditions are met",
+		GateFailure:        "Blocked",
+		GateActionRequired: "Waiting",
+	}[conclusion]
+	fmt.Fprintf(&b, "**%s** for head `%s`.\n\n", verdict, ShortSHA(head))
+	for _, c := range conditions {
+		mark := map[ConditionState]string{ConditionMet: "✅", ConditionWaiting: "⏳", ConditionFailed: "❌"}[c.State]
+		fmt.Fprintf(&b, "- %s **%s**: %s\n", mark, c.Name, c.Detail)
+		for i, item := range c.Items {
+			if i == maxGateItems {
+				fmt.Fprintf(&b, "  - ... and %d more\n", len(c.Items)-maxGateItems)
+				break
+			}
+			fmt.Fprintf(&b, "  - %s\n", item)
+		}
+	}
+	b.WriteString("\nThe gate is recomputed on every push and review. A push after the studio review leaves it waiting until `/studio review` runs again.\n")
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+// codeSpan puts a path in a markdown code span that its own backticks cannot close; control
+// characters are shown quoted so a path cannot break the summary's lines.
+func codeSpan(s string) string {
+	if controlChars.MatchString(s) {
+		s = strconv.Quote(s)
+	}
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
+}
