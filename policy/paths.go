@@ -66,12 +66,14 @@ type Scope []string
 // Allows reports whether a repository-relative path may be committed under this scope. Literal
 // entries match exactly; glob entries match with doublestar semantics (`**` crosses directories).
 func (s Scope) Allows(p string) bool {
-	p = strings.TrimPrefix(path.Clean(strings.ReplaceAll(p, `\`, "/")), "./")
+	// Refuse traversal in the path as given, before cleaning could fold it away.
+	p = strings.ReplaceAll(p, `\`, "/")
 	for _, seg := range strings.Split(p, "/") {
 		if seg == ".." || gitDirNames.MatchString(seg) {
 			return false
 		}
 	}
+	p = strings.TrimPrefix(path.Clean(p), "./")
 	for _, entry := range s {
 		if !IsGlob(entry) {
 			if entry == p {

@@ -71,6 +71,7 @@ func TestScopeAllows(t *testing.T) {
 		{"docs/sub/readme.md", false},
 		{"src/player/jump.gd.bak", false},
 		{"tests/../src/main.gd", false},
+		{"src/../tests/x.gd", false},
 		{"tests/.git/config", false},
 		{"README.md", false},
 	}
