@@ -122,7 +122,7 @@ func (s *Server) repoJSON(r *repo, viewer *user) obj {
 		"open_issues": open, "open_issues_count": open, "size": 0,
 		"has_issues": true, "has_projects": true, "has_wiki": true, "has_pages": false, "has_downloads": true,
 		"has_discussions": false, "archived": false, "disabled": false, "is_template": false,
-		"allow_forking": true, "web_commit_signoff_required": false, "topics": []any{},
+		"allow_forking": true, "custom_properties": obj{}, "web_commit_signoff_required": false, "topics": []any{},
 		"license": nil, "pushed_at": ts(r.created), "created_at": ts(r.created), "updated_at": ts(r.created),
 	}
 	if viewer != nil {
