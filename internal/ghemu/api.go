@@ -92,10 +92,10 @@ func (s *Server) routes() []route {
 	add("POST", "/repos/{owner}/{repo}/check-runs", createCheckRun)
 	add("GET", "/repos/{owner}/{repo}/check-runs/{id}", getCheckRun)
 	add("PATCH", "/repos/{owner}/{repo}/check-runs/{id}", updateCheckRun)
-	add("GET", "/repos/{owner}/{repo}/commits/{ref}/check-runs", listCheckRunsForRef)
+	add("GET", "/repos/{owner}/{repo}/commits/{ref...}/check-runs", listCheckRunsForRef)
 	add("POST", "/repos/{owner}/{repo}/statuses/{sha}", createStatus)
-	add("GET", "/repos/{owner}/{repo}/commits/{ref}/statuses", listStatuses)
-	add("GET", "/repos/{owner}/{repo}/commits/{ref}/status", combinedStatus)
+	add("GET", "/repos/{owner}/{repo}/commits/{ref...}/statuses", listStatuses)
+	add("GET", "/repos/{owner}/{repo}/commits/{ref...}/status", combinedStatus)
 
 	add("GET", "/repos/{owner}/{repo}/git/ref/{ref...}", getGitRef)
 	add("GET", "/repos/{owner}/{repo}/git/matching-refs/{ref...}", matchingRefs)
@@ -109,7 +109,7 @@ func (s *Server) routes() []route {
 	return rt
 }
 
-// match matches escaped path segments against a route; "{x...}" takes the rest of the path.
+// match matches escaped path segments against a route; "{x...}" takes one or more segments.
 func (rt route) match(method string, segs []string) (map[string]string, bool) {
 	if rt.method != method {
 		return nil, false
@@ -117,11 +117,20 @@ func (rt route) match(method string, segs []string) (map[string]string, bool) {
 	params := map[string]string{}
 	for i, p := range rt.segs {
 		if strings.HasPrefix(p, "{") && strings.HasSuffix(p, "...}") {
-			if i >= len(segs) {
+			// A multi-segment wildcard may be followed by literal segments, as in
+			// commits/{ref...}/check-runs, where branch names contain slashes.
+			tail := rt.segs[i+1:]
+			end := len(segs) - len(tail)
+			if end <= i {
 				return nil, false
 			}
-			rest := make([]string, 0, len(segs)-i)
-			for _, sg := range segs[i:] {
+			for j, lit := range tail {
+				if segs[end+j] != lit {
+					return nil, false
+				}
+			}
+			rest := make([]string, 0, end-i)
+			for _, sg := range segs[i:end] {
 				u, err := url.PathUnescape(sg)
 				if err != nil {
 					return nil, false
@@ -406,7 +415,9 @@ func getRateLimit(c *call) (int, any, error) {
 		rem = 0
 	}
 	core := obj{"limit": s.opts.RateLimit, "remaining": rem, "used": s.rateUsed, "reset": s.now().Add(time.Hour).Truncate(time.Hour).Unix()}
-	return 200, obj{"resources": obj{"core": core}, "rate": core}, nil
+	// Only the core budget is emulated; search is reported unused for the schema's sake.
+	search := obj{"limit": 30, "remaining": 30, "used": 0, "reset": s.now().Add(time.Minute).Truncate(time.Minute).Unix()}
+	return 200, obj{"resources": obj{"core": core, "search": search}, "rate": core}, nil
 }
 
 func getRepo(c *call) (int, any, error) {

@@ -130,8 +130,13 @@ func (s *Server) commit(gitDir, branch, from, msg string, files map[string]strin
 			return "", err
 		}
 	}
-	for _, p := range deletes {
-		if _, err := s.runGit(gitDir, idx, nil, "update-index", "--force-remove", "--", p); err != nil {
+	if len(deletes) > 0 {
+		// Mode 0 removes an index entry; --force-remove would need a work tree.
+		var info strings.Builder
+		for _, p := range deletes {
+			fmt.Fprintf(&info, "0 %s\t%s\n", zeroOID, p)
+		}
+		if _, err := s.runGit(gitDir, idx, []byte(info.String()), "update-index", "--index-info"); err != nil {
 			return "", err
 		}
 	}
