@@ -296,7 +296,13 @@ type httpError struct {
 	body   apiError
 }
 
-func (e *httpError) Error() string { return fmt.Sprintf("%d %s", e.status, e.body.Message) }
+func (e *httpError) Error() string {
+	if e.body.Errors != nil {
+		b, _ := json.Marshal(e.body.Errors)
+		return fmt.Sprintf("%d %s: %s", e.status, e.body.Message, b)
+	}
+	return fmt.Sprintf("%d %s", e.status, e.body.Message)
+}
 
 func errNotFound() *httpError {
 	return &httpError{status: http.StatusNotFound, body: apiError{Message: "Not Found", DocumentationURL: docsURL, Status: "404"}}
