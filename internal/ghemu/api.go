@@ -178,7 +178,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) string {
 	if u != nil {
 		login = u.Login
 	}
-	s.setRateHeaders(w, false)
+	s.setRateHeaders(w)
 	if hasAuth && u == nil {
 		writeError(w, errStatus(http.StatusUnauthorized, "Bad credentials"))
 		return login
@@ -196,7 +196,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) string {
 	}
 	if path != "/rate_limit" {
 		s.rateUsed++
-		s.setRateHeaders(w, true)
+		s.setRateHeaders(w)
 	}
 	if f, ok := s.takeFailure(r.Method, path); ok {
 		body := f.body
@@ -234,7 +234,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) string {
 }
 
 // setRateHeaders writes GitHub's rate-limit headers; callers hold s.mu.
-func (s *Server) setRateHeaders(w http.ResponseWriter, _ bool) {
+func (s *Server) setRateHeaders(w http.ResponseWriter) {
 	remaining := s.opts.RateLimit - s.rateUsed
 	if remaining < 0 {
 		remaining = 0
