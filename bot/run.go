@@ -56,6 +56,7 @@ type Workspace interface {
 	Commit(ctx context.Context, req gitops.CommitRequest) (string, error)
 	Push(ctx context.Context, branch string) error
 	StripCredentialHelpers(ctx context.Context) ([]string, error)
+	Exclude(ctx context.Context, pattern string) error
 }
 
 // Deps is everything a run needs from the outside, built once in cmd and inline in tests.
@@ -376,6 +377,13 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 		return *r.out, err
 	} else if len(removed) > 0 {
 		r.logf("removed persisted credentials from the workspace git config (%s) so the agent cannot read them; set persist-credentials: false on actions/checkout", strings.Join(removed, ", "))
+	}
+	// Evidence lives in the workspace (so the workflow can upload it) but must never count as a
+	// change: exclude the runs folder locally.
+	if rel, err := filepath.Rel(r.WorkDir, r.RunsDir); err == nil && !strings.HasPrefix(rel, "..") {
+		if err := r.Workspace.Exclude(ctx, "/"+filepath.ToSlash(rel)+"/"); err != nil {
+			return *r.out, err
+		}
 	}
 	if _, err := r.Workspace.PrepareBranch(ctx, branch, base); err != nil {
 		return *r.out, err

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 )
 
@@ -282,4 +283,40 @@ func splitZ(b []byte) []string {
 		}
 	}
 	return out
+}
+
+// Exclude adds a pattern to the repository's local exclude file (.git/info/exclude), so files
+// the studio itself writes in the workspace, such as run evidence, never show up as changes.
+func (r *Repo) Exclude(ctx context.Context, pattern string) error {
+	out, err := r.run(ctx, false, "rev-parse", "--git-path", "info/exclude")
+	if err != nil {
+		return fmt.Errorf("locate exclude file: %w", err)
+	}
+	p := strings.TrimSpace(string(out))
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(r.Dir, p)
+	}
+	existing, err := os.ReadFile(p)
+	if err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("read %s: %w", p, err)
+	}
+	for _, line := range strings.Split(string(existing), "\n") {
+		if line == pattern {
+			return nil
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	prefix := ""
+	if len(existing) > 0 && !strings.HasSuffix(string(existing), "\n") {
+		prefix = "\n"
+	}
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", p, err)
+	}
+	defer f.Close()
+	_, err = f.WriteString(prefix + pattern + "\n")
+	return err
 }

@@ -56,7 +56,16 @@ func readActionEnv(getenv func(string) string) (actionEnv, error) {
 	return e, nil
 }
 
+// actionOverrides swaps boundaries for the demo; production passes the zero value.
+type actionOverrides struct {
+	codex codex.Runner // nil: the Codex CLI named by the codex-path input
+}
+
 func runAction(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) int {
+	return runActionWith(ctx, getenv, stdout, stderr, actionOverrides{})
+}
+
+func runActionWith(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer, over actionOverrides) int {
 	act := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(stdout))
 	token := act.GetInput("github-token")
 	openAIKey := act.GetInput("openai-api-key")
@@ -102,15 +111,19 @@ func runAction(ctx context.Context, getenv func(string) string, stdout, stderr i
 		timeout = time.Duration(m) * time.Minute
 	}
 	codexHome := filepath.Join(env.runnerTemp, "codex-home")
+	var runner codex.Runner = codex.CLI{
+		Bin:       orDefault(act.GetInput("codex-path"), "codex"),
+		CodexHome: codexHome,
+		Env:       codex.AgentEnv(getenv, codexHome, openAIKey),
+	}
+	if over.codex != nil {
+		runner = over.codex
+	}
 	b := bot.New(bot.Deps{
 		GitHub:    client,
 		Workspace: &gitops.Repo{Dir: env.workspace, Token: token},
-		Codex: codex.CLI{
-			Bin:       orDefault(act.GetInput("codex-path"), "codex"),
-			CodexHome: codexHome,
-			Env:       codex.AgentEnv(getenv, codexHome, openAIKey),
-		},
-		Log: stderr,
+		Codex:     runner,
+		Log:       stderr,
 	}, bot.Settings{
 		TriggerPhrase: orDefault(act.GetInput("trigger-phrase"), "/studio"),
 		LabelPrefix:   orDefault(act.GetInput("label-prefix"), "studio:"),

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/codex-studio/studio-action/internal/fakecodex"
+	"github.com/codex-studio/studio-action/internal/ghemu"
+	"github.com/codex-studio/studio-action/internal/sandbox"
+)
+
+// fakeCodexBin is the scripted stand-in for the Codex CLI, built once for the whole test binary so
+// the end-to-end tests cross the same process boundary (argv, stdin, environment) as production.
+var fakeCodexBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "studio-fake-codex-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fakeCodexBin = filepath.Join(dir, "codex")
+	if out, err := exec.Command("go", "build", "-o", fakeCodexBin, "github.com/codex-studio/studio-action/internal/fakecodex/cmd/codex").CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "build fake codex: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const taskBody = "Make the jump feel snappier.\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [src/player/jump.gd, tests/test_jump.gd]\nfiles: [design/gdd.md]\n```\n"
+
+type world struct {
+	*sandbox.World
+	t *testing.T
+}
+
+func newWorld(t *testing.T, files map[string]string) *world {
+	t.Helper()
+	w, err := sandbox.New(sandbox.Options{Files: files, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	return &world{World: w, t: t}
+}
+
+func (w *world) issue(title, body string, labels ...string) int {
+	w.t.Helper()
+	is, err := w.Emu.CreateIssue(sandbox.Owner, sandbox.Repo, sandbox.Writer, ghemu.IssueSpec{Title: title, Body: body, Labels: labels})
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return is.Number
+}
+
+// comment posts body as author and returns the issue_comment.created payload GitHub would send.
+func (w *world) comment(number int, author, body string) (int64, []byte) {
+	w.t.Helper()
+	id, err := w.Emu.AddComment(sandbox.Owner, sandbox.Repo, number, author, body)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	payload, err := w.Emu.IssueCommentEvent(sandbox.Owner, sandbox.Repo, number, id, author)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return id, payload
+}
+
+func (w *world) script(calls ...fakecodex.Call) {
+	w.t.Helper()
+	home := filepath.Join(w.RunnerTemp, "codex-home")
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		w.t.Fatal(err)
+	}
+	data, _ := json.Marshal(fakecodex.Script{Calls: calls})
+	if err := os.WriteFile(filepath.Join(home, fakecodex.ScriptFile), data, 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+type result struct {
+	code           int
+	stdout, stderr string
+	outputs        map[string]string
+}
+
+func (w *world) run(event string, payload []byte, extra map[string]string) result {
+	w.t.Helper()
+	if extra == nil {
+		extra = map[string]string{}
+	}
+	if _, ok := extra["INPUT_CODEX-PATH"]; !ok {
+		extra["INPUT_CODEX-PATH"] = fakeCodexBin
+	}
+	env, err := w.Env(event, payload, extra)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"action"}, func(k string) string { return env[k] }, &stdout, &stderr)
+	outputs, err := w.Outputs()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String(), outputs: outputs}
+}
+
+func (w *world) invocations() []fakecodex.Invocation {
+	w.t.Helper()
+	data, err := os.ReadFile(filepath.Join(w.RunnerTemp, "codex-home", fakecodex.LogFile))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var out []fakecodex.Invocation
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var inv fakecodex.Invocation
+		if err := json.Unmarshal([]byte(line), &inv); err != nil {
+			w.t.Fatal(err)
+		}
+		out = append(out, inv)
+	}
+	return out
+}
+
+func (w *world) botComments(number int) []ghemu.Comment {
+	var out []ghemu.Comment
+	for _, c := range w.Emu.Comments(sandbox.Owner, sandbox.Repo, number) {
+		if c.Author == sandbox.BotLogin {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// remote clones the emulator's repository at branch, to inspect what was really pushed.
+func (w *world) remote(branch string) string {
+	w.t.Helper()
+	dir := filepath.Join(w.t.TempDir(), "inspect")
+	if out, err := exec.Command("git", "clone", "--quiet", "--branch", branch, w.Emu.GitURL(sandbox.Owner, sandbox.Repo), dir).CombinedOutput(); err != nil {
+		w.t.Fatalf("clone %s: %v\n%s", branch, err, out)
+	}
+	return dir
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func (w *world) branchExists(branch string) bool {
+	refs, err := w.Emu.Refs(sandbox.Owner, sandbox.Repo, "refs/heads/")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	_, ok := refs["refs/heads/"+branch]
+	return ok
+}

@@ -1,0 +1,349 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/codex-studio/studio-action/internal/fakecodex"
+	"github.com/codex-studio/studio-action/internal/ghemu"
+	"github.com/codex-studio/studio-action/internal/sandbox"
+)
+
+func TestRunHappyPath(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Make the jump snappier", taskBody)
+	commentID, payload := w.comment(n, sandbox.Writer, "/studio run")
+	w.script(fakecodex.Call{
+		Edits: []fakecodex.Edit{
+			{Write: "src/player/jump.gd", Content: "extends Node\n\nconst JUMP_VELOCITY = -420.0\n"},
+			{Write: "tests/test_jump.gd", Content: "extends Node\n# jump test\n"},
+		},
+		FinalMessage: "Raised the jump velocity and added a test.",
+	})
+
+	res := w.run("issue_comment", payload, nil)
+	if res.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+
+	// Acknowledged with eyes, by the bot.
+	reactions := w.Emu.CommentReactions(sandbox.Owner, sandbox.Repo, commentID)
+	if len(reactions) != 1 || reactions[0].Content != "eyes" || reactions[0].User != sandbox.BotLogin {
+		t.Errorf("reactions = %+v, want one eyes by the bot", reactions)
+	}
+	// One status comment, every step checked, linking the run.
+	status := w.botComments(n)
+	if len(status) != 1 {
+		t.Fatalf("bot comments = %d, want exactly one status comment", len(status))
+	}
+	for _, want := range []string{"[x] Authorized: @octocat", "[x] Task parsed", "[x] Codex running", "[x] Changes committed", "[x] Pull request opened: #", "[x] Verdict: **done**", "/acme/hop/actions/runs/4242", "<!-- studio:handled "} {
+		if !strings.Contains(status[0].Body, want) {
+			t.Errorf("status comment lacks %q:\n%s", want, status[0].Body)
+		}
+	}
+
+	// The commit really is on the remote, by the bot, with the trailers, touching only scope.
+	dir := w.remote("studio/task-1")
+	if got := git(t, dir, "log", "-1", "--format=%an <%ae>"); got != "github-actions[bot] <41898282+github-actions[bot]@users.noreply.github.com>" {
+		t.Errorf("author = %q", got)
+	}
+	msg := git(t, dir, "log", "-1", "--format=%B")
+	for _, want := range []string{"gameplay-programmer: Make the jump snappier", "Studio-Task: #1", "Studio-Run: 4242", "Studio-Policy: advisory-write/advisory"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("commit message lacks %q:\n%s", want, msg)
+		}
+	}
+	if got := git(t, dir, "show", "--name-status", "--format=", "HEAD"); got != "M\tsrc/player/jump.gd\nA\ttests/test_jump.gd" {
+		t.Errorf("committed changes = %q", got)
+	}
+
+	// The pull request.
+	pulls := w.Emu.Pulls(sandbox.Owner, sandbox.Repo)
+	if len(pulls) != 1 {
+		t.Fatalf("pulls = %+v", pulls)
+	}
+	pr := pulls[0]
+	if pr.Head != "studio/task-1" || pr.Base != "main" || pr.Author != sandbox.BotLogin || !strings.Contains(pr.Body, "Closes #1") || pr.Title != "gameplay-programmer: Make the jump snappier" {
+		t.Errorf("pull = %+v", pr)
+	}
+
+	// Labels, outputs, summary.
+	labels := w.Emu.IssueLabels(sandbox.Owner, sandbox.Repo, n)
+	if !slices.Contains(labels, "studio:status/done") || slices.Contains(labels, "studio:status/blocked") {
+		t.Errorf("labels = %v", labels)
+	}
+	want := map[string]string{"status": "done", "branch": "studio/task-1", "run-id": "4242"}
+	for k, v := range want {
+		if res.outputs[k] != v {
+			t.Errorf("output %s = %q, want %q", k, res.outputs[k], v)
+		}
+	}
+	if res.outputs["pull-request"] != "2" {
+		t.Errorf("output pull-request = %q, want 2 (issues and pulls share numbers)", res.outputs["pull-request"])
+	}
+	if summary, _ := w.Summary(); !strings.Contains(summary, "Verdict: done") {
+		t.Errorf("job summary = %q", summary)
+	}
+
+	// Codex ran once, in the workspace, with the seed's argv plus --json and the last message.
+	invs := w.invocations()
+	if len(invs) != 1 {
+		t.Fatalf("codex invocations = %d", len(invs))
+	}
+	args := strings.Join(invs[0].Args, " ")
+	for _, want := range []string{"exec --model gpt-5.6-terra -c model_reasoning_effort=\"medium\" --cd " + w.Workspace + " --sandbox danger-full-access --json --output-last-message "} {
+		if !strings.Contains(args, want) {
+			t.Errorf("codex args = %q, want %q", args, want)
+		}
+	}
+	if invs[0].Args[len(invs[0].Args)-1] != "-" || !strings.Contains(invs[0].Prompt, "Make the jump feel snappier.") {
+		t.Errorf("prompt must come on stdin; args %v prompt %q", invs[0].Args, invs[0].Prompt)
+	}
+	// Evidence exists and is not committed.
+	if _, err := os.Stat(filepath.Join(w.Workspace, ".codex", "runs", "4242-gameplay-programmer", "prompt.md")); err != nil {
+		t.Errorf("run evidence: %v", err)
+	}
+	if strings.Contains(git(t, dir, "ls-files"), ".codex/runs") {
+		t.Error("run evidence was committed")
+	}
+	// actions/checkout's persisted credentials were removed before Codex ran.
+	if strings.Contains(strings.ToLower(git(t, w.Workspace, "config", "--local", "--list")), "extraheader") {
+		t.Error("workspace git config still holds the persisted Authorization header")
+	}
+}
+
+func TestRunKeepsOutOfScopeChangesOffTheRemote(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Jump", taskBody)
+	_, payload := w.comment(n, sandbox.Writer, "/studio run")
+	w.script(fakecodex.Call{Edits: []fakecodex.Edit{
+		{Write: "src/player/jump.gd", Content: "in scope\n"},
+		{Write: "README.md", Content: "rewritten by the agent\n"},
+		{Write: ".github/workflows/evil.yml", Content: "on: push\n"},
+	}})
+
+	res := w.run("issue_comment", payload, nil)
+	if res.code != 0 || res.outputs["status"] != "blocked" {
+		t.Fatalf("exit %d, status %q\n%s", res.code, res.outputs["status"], res.stderr)
+	}
+	dir := w.remote("studio/task-1")
+	if got := git(t, dir, "show", "--name-only", "--format=", "HEAD"); got != "src/player/jump.gd" {
+		t.Errorf("committed = %q, want only the in-scope file", got)
+	}
+	if readme, _ := os.ReadFile(filepath.Join(dir, "README.md")); strings.Contains(string(readme), "agent") {
+		t.Error("out-of-scope README change reached the remote")
+	}
+	status := w.botComments(n)[0].Body
+	for _, want := range []string{"`README.md` (modified): outside writeFiles", "`.github/workflows/evil.yml` (added): outside writeFiles", "Verdict: **blocked**"} {
+		if !strings.Contains(status, want) {
+			t.Errorf("status lacks %q:\n%s", want, status)
+		}
+	}
+	if pr := w.Emu.Pulls(sandbox.Owner, sandbox.Repo); len(pr) != 1 || !strings.Contains(pr[0].Body, "README.md") {
+		t.Errorf("the pull request should exist and list the blockers: %+v", pr)
+	}
+	labels := w.Emu.IssueLabels(sandbox.Owner, sandbox.Repo, n)
+	if !slices.Contains(labels, "studio:status/blocked") || slices.Contains(labels, "studio:status/done") {
+		t.Errorf("labels = %v", labels)
+	}
+}
+
+func TestRunCommitsDeletionAndNewFileInScope(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Replace the old player", "```studio\nrole: gameplay-programmer\nwriteFiles: [src/player/old.gd, 'src/player/dash/**']\n```")
+	_, payload := w.comment(n, sandbox.Writer, "/studio run")
+	w.script(fakecodex.Call{Edits: []fakecodex.Edit{
+		{Delete: "src/player/old.gd"},
+		{Write: "src/player/dash/dash.gd", Content: "extends Node\n"},
+	}})
+	if res := w.run("issue_comment", payload, nil); res.outputs["status"] != "done" {
+		t.Fatalf("status %q\n%s", res.outputs["status"], res.stderr)
+	}
+	dir := w.remote("studio/task-1")
+	if got := git(t, dir, "show", "--name-status", "--format=", "HEAD"); got != "D\tsrc/player/old.gd\nA\tsrc/player/dash/dash.gd" && got != "A\tsrc/player/dash/dash.gd\nD\tsrc/player/old.gd" {
+		t.Errorf("committed = %q", got)
+	}
+}
+
+func TestRunRefusesNonWriterWithOneReply(t *testing.T) {
+	for _, login := range []string{"stranger", "helper[bot]"} { // a [bot] suffix on a human login proves nothing
+		t.Run(login, func(t *testing.T) {
+			w := newWorld(t, nil)
+			w.Emu.AddUser(login)
+			if err := w.Emu.SetRole(sandbox.Owner, sandbox.Repo, login, ghemu.RoleRead); err != nil {
+				t.Fatal(err)
+			}
+			n := w.issue("Jump", taskBody)
+			commentID, payload := w.comment(n, login, "/studio run")
+			w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x"}}})
+			res := w.run("issue_comment", payload, nil)
+			if res.code != 0 || res.outputs["status"] != "refused" {
+				t.Fatalf("exit %d status %q", res.code, res.outputs["status"])
+			}
+			replies := w.botComments(n)
+			if len(replies) != 1 || !strings.HasPrefix(replies[0].Body, "> /studio run") || !strings.Contains(replies[0].Body, "needs write, maintain or admin permission") || !strings.Contains(replies[0].Body, "you have read") {
+				t.Fatalf("replies = %+v", replies)
+			}
+			if len(w.Emu.CommentReactions(sandbox.Owner, sandbox.Repo, commentID)) != 0 || len(w.Emu.IssueLabels(sandbox.Owner, sandbox.Repo, n)) != 0 || w.branchExists("studio/task-1") || len(w.invocations()) != 0 {
+				t.Error("a refused command must have no side effect beyond the reply")
+			}
+		})
+	}
+}
+
+func TestRunIgnoresBotsUnlessAllowed(t *testing.T) {
+	w := newWorld(t, nil)
+	w.Emu.AddBot("renovate[bot]")
+	n := w.issue("Jump", taskBody)
+	_, payload := w.comment(n, "renovate[bot]", "/studio run")
+	w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x"}}})
+
+	res := w.run("issue_comment", payload, nil)
+	if res.code != 0 || res.outputs["status"] != "skipped" || len(w.Emu.Comments(sandbox.Owner, sandbox.Repo, n)) != 1 || len(w.invocations()) != 0 {
+		t.Fatalf("a bot must be ignored: status %q, comments %d", res.outputs["status"], len(w.Emu.Comments(sandbox.Owner, sandbox.Repo, n)))
+	}
+	if !strings.Contains(res.stdout, "renovate[bot] is a bot and is not listed in allowed-bots") {
+		t.Errorf("the skip must be explained in the log:\n%s", res.stdout)
+	}
+
+	res = w.run("issue_comment", payload, map[string]string{"INPUT_ALLOWED-BOTS": "renovate[bot]"})
+	if res.outputs["status"] != "done" {
+		t.Fatalf("an allowed bot runs: status %q\n%s", res.outputs["status"], res.stderr)
+	}
+}
+
+func TestRunIgnoresEditedComments(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Jump", taskBody)
+	id, _ := w.comment(n, sandbox.Writer, "hello")
+	if err := w.Emu.EditComment(sandbox.Owner, sandbox.Repo, id, sandbox.Writer, "/studio run"); err != nil {
+		t.Fatal(err)
+	}
+	payload, err := w.Emu.WebhookPayload("issue_comment", "edited", ghemu.EventSpec{Owner: sandbox.Owner, Repo: sandbox.Repo, Number: n, CommentID: id, Sender: sandbox.Writer, PreviousBody: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := w.run("issue_comment", payload, nil)
+	if res.code != 0 || res.outputs["status"] != "skipped" || len(w.botComments(n)) != 0 || len(w.invocations()) != 0 {
+		t.Fatalf("edited comment triggered something: %+v", res)
+	}
+}
+
+func TestRunRedeliveredCommentRunsOnce(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Jump", taskBody)
+	_, payload := w.comment(n, sandbox.Writer, "/studio run")
+	w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "once\n"}}})
+	first := w.run("issue_comment", payload, nil)
+	second := w.run("issue_comment", payload, nil)
+	if first.outputs["status"] != "done" || second.outputs["status"] != "skipped" {
+		t.Fatalf("statuses %q then %q", first.outputs["status"], second.outputs["status"])
+	}
+	if len(w.invocations()) != 1 || len(w.botComments(n)) != 1 {
+		t.Fatalf("codex ran %d times, %d bot comments", len(w.invocations()), len(w.botComments(n)))
+	}
+}
+
+func TestRunAnswersBadInputWithoutSideEffects(t *testing.T) {
+	noConfig := sandbox.DefaultFiles("fast-prototype")
+	delete(noConfig, ".codex/studio.json")
+	badConfig := sandbox.DefaultFiles("yolo")
+	tests := []struct {
+		name  string
+		files map[string]string
+		body  string
+		want  string
+	}{
+		{"missing studio.json", noConfig, taskBody, "has no .codex/studio.json on its default branch; create it with `studio init"},
+		{"invalid studio.json", badConfig, taskBody, "studio.json studioMode must be fast-prototype, guided-studio, or strict-studio"},
+		{"no task block", nil, "Just make it better", "no ```studio task block"},
+		{"malformed task block", nil, "Intro\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [src/a.gd]\nwritefile: [b]\n```", "line 6: `writefile`: is not a task field"},
+		{"unknown role", nil, "```studio\nrole: wizard\nwriteFiles: [src/a.gd]\n```", `Unknown studio role "wizard". Use Codex-native hyphenated role IDs`},
+		{"unsafe writeFiles", nil, "```studio\nrole: gameplay-programmer\nwriteFiles: [../../etc/passwd]\n```", "parent traversal"},
+		{"wrong engine", nil, "```studio\nrole: unity-specialist\nwriteFiles: [src/a.gd]\n```", "unity-specialist is not available for godot projects"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t, tt.files)
+			n := w.issue("Jump", tt.body)
+			_, payload := w.comment(n, sandbox.Writer, "/studio run")
+			w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/a.gd", Content: "x"}}})
+			res := w.run("issue_comment", payload, nil)
+			if res.code != 0 || res.outputs["status"] != "blocked" {
+				t.Fatalf("exit %d status %q\n%s", res.code, res.outputs["status"], res.stderr)
+			}
+			status := w.botComments(n)
+			if len(status) != 1 || !strings.Contains(status[0].Body, tt.want) {
+				t.Fatalf("status comment should say %q:\n%+v", tt.want, status)
+			}
+			if w.branchExists("studio/task-1") || len(w.invocations()) != 0 || len(w.Emu.Pulls(sandbox.Owner, sandbox.Repo)) != 0 {
+				t.Error("bad input must not run Codex, push or open a pull request")
+			}
+		})
+	}
+}
+
+func TestRunNeverGivesTheGitHubTokenToCodex(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Jump", taskBody)
+	_, payload := w.comment(n, sandbox.Writer, "/studio run")
+	w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x\n"}}})
+	res := w.run("issue_comment", payload, map[string]string{"GITHUB_TOKEN": sandbox.BotToken, "AWS_SECRET_ACCESS_KEY": "canary"})
+	if res.outputs["status"] != "done" {
+		t.Fatalf("status %q\n%s", res.outputs["status"], res.stderr)
+	}
+	invs := w.invocations()
+	if len(invs) != 1 {
+		t.Fatalf("invocations = %d", len(invs))
+	}
+	env := strings.Join(invs[0].Env, "\n")
+	for _, secret := range []string{sandbox.BotToken, "canary", "INPUT_GITHUB-TOKEN", "GITHUB_TOKEN"} {
+		if strings.Contains(env, secret) {
+			t.Errorf("codex environment contains %q", secret)
+		}
+	}
+	if !strings.Contains(env, "CODEX_HOME="+filepath.Join(w.RunnerTemp, "codex-home")) {
+		t.Errorf("CODEX_HOME must be under RUNNER_TEMP:\n%s", env)
+	}
+	logWithoutMask := strings.ReplaceAll(res.stdout+res.stderr, "::add-mask::"+sandbox.BotToken, "")
+	if strings.Contains(invs[0].Prompt, sandbox.BotToken) || strings.Contains(logWithoutMask, sandbox.BotToken) {
+		t.Error("token leaked into the prompt or the log")
+	}
+	if !strings.Contains(res.stdout, "::add-mask::"+sandbox.BotToken) {
+		t.Error("the token must be masked in the Actions log")
+	}
+}
+
+func TestLabelStartsRunForTheWriterWhoAddedIt(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Jump", "```studio\nwriteFiles: [src/player/jump.gd]\n```", "studio:role/gameplay-programmer", "studio:run")
+	payload, err := w.Emu.WebhookPayload("issues", "labeled", ghemu.EventSpec{Owner: sandbox.Owner, Repo: sandbox.Repo, Number: n, Label: "studio:run", Sender: sandbox.Writer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x\n"}}})
+	res := w.run("issues", payload, nil)
+	if res.outputs["status"] != "done" {
+		t.Fatalf("status %q\n%s", res.outputs["status"], res.stderr)
+	}
+	labels := w.Emu.IssueLabels(sandbox.Owner, sandbox.Repo, n)
+	if slices.Contains(labels, "studio:run") || !slices.Contains(labels, "studio:status/done") {
+		t.Errorf("labels = %v: the run label is a button and comes off; the status label goes on", labels)
+	}
+	if msg := git(t, w.remote("studio/task-1"), "log", "-1", "--format=%s"); msg != "gameplay-programmer: Jump" {
+		t.Errorf("role from the label: commit subject %q", msg)
+	}
+}
+
+func TestRoleConflictIsNamed(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Jump", taskBody, "studio:role/ui-programmer")
+	_, payload := w.comment(n, sandbox.Writer, "/studio run")
+	res := w.run("issue_comment", payload, nil)
+	if res.outputs["status"] != "blocked" || !strings.Contains(w.botComments(n)[0].Body, "the task block says role `gameplay-programmer` but the label says `studio:role/ui-programmer`") {
+		t.Fatalf("status %q: %s", res.outputs["status"], w.botComments(n)[0].Body)
+	}
+}

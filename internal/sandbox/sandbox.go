@@ -1,0 +1,205 @@
+// Package sandbox builds a complete offline world for one studio run: the GitHub emulator with a
+// repository, a writer and the bot account, a runner workspace cloned from the emulator's git
+// remote (as actions/checkout leaves it), and the Actions environment pointing at all of it. The
+// demo and the end-to-end tests share it so both exercise the same path a real runner takes.
+package sandbox
+
+import (
+	"encoding/base64"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/codex-studio/studio-action/internal/ghemu"
+)
+
+// Fixed names of the world.
+const (
+	Owner     = "acme"
+	Repo      = "hop"
+	Writer    = "octocat"
+	BotLogin  = "github-actions[bot]"
+	BotToken  = "ghs_sandboxBotToken0123456789abcdef"
+	OpenAIKey = "sk-sandbox-openai-key-0123456789"
+	RunID     = "4242"
+)
+
+// DefaultFiles is the repository's initial content: a fast-prototype studio project.
+func DefaultFiles(studioMode string) map[string]string {
+	return map[string]string{
+		".codex/studio.json": fmt.Sprintf(`{
+  "schemaVersion": 1,
+  "product": "codex-game-studio",
+  "name": "Hop",
+  "slug": "hop",
+  "engine": "godot",
+  "mode": "prototype",
+  "studioMode": %q,
+  "status": "active"
+}
+`, studioMode),
+		"README.md":          "# Hop\n\nA tiny platformer.\n",
+		"src/player/jump.gd": "extends Node\n\nconst JUMP_VELOCITY = -300.0\n",
+		"src/player/old.gd":  "extends Node\n# superseded by jump.gd\n",
+		"design/gdd.md":      "# Hop design\n\nJumps should feel snappy.\n",
+	}
+}
+
+// Options shape the world.
+type Options struct {
+	Files map[string]string // initial repository content; DefaultFiles("fast-prototype") when nil
+	Now   func() time.Time
+	// Dir holds the workspace and runner temp; a new temporary directory when empty.
+	Dir string
+}
+
+// World is one running sandbox.
+type World struct {
+	Emu        *ghemu.Server
+	Dir        string
+	Workspace  string
+	RunnerTemp string
+	ownsDir    bool
+}
+
+// New starts the emulator, seeds the repository and clones the workspace.
+func New(opts Options) (*World, error) {
+	w := &World{Dir: opts.Dir}
+	if w.Dir == "" {
+		d, err := os.MkdirTemp("", "studio-sandbox-")
+		if err != nil {
+			return nil, err
+		}
+		w.Dir, w.ownsDir = d, true
+	}
+	emu, err := ghemu.New(ghemu.Options{Now: opts.Now, Dir: filepath.Join(w.Dir, "remote")})
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("start GitHub emulator: %w", err)
+	}
+	w.Emu = emu
+	files := opts.Files
+	if files == nil {
+		files = DefaultFiles("fast-prototype")
+	}
+	if err := emu.CreateRepo(ghemu.RepoSpec{Owner: Owner, Name: Repo, Files: files, Message: "Start Hop"}); err != nil {
+		w.Close()
+		return nil, err
+	}
+	emu.AddUser(Writer)
+	emu.AddBot(BotLogin)
+	for login, role := range map[string]ghemu.Role{Writer: ghemu.RoleWrite, BotLogin: ghemu.RoleWrite} {
+		if err := emu.SetRole(Owner, Repo, login, role); err != nil {
+			w.Close()
+			return nil, err
+		}
+	}
+	if err := emu.AddToken(BotToken, BotLogin); err != nil {
+		w.Close()
+		return nil, err
+	}
+	w.Workspace = filepath.Join(w.Dir, "workspace")
+	w.RunnerTemp = filepath.Join(w.Dir, "runner-temp")
+	if err := os.MkdirAll(w.RunnerTemp, 0o755); err != nil {
+		w.Close()
+		return nil, err
+	}
+	if err := w.checkout(); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+// checkout clones the default branch the way actions/checkout does with its defaults, including
+// the persisted Authorization extraheader the action must strip before the agent runs.
+func (w *World) checkout() error {
+	url := w.Emu.GitURL(Owner, Repo)
+	if out, err := exec.Command("git", "clone", "--quiet", url, w.Workspace).CombinedOutput(); err != nil {
+		return fmt.Errorf("clone workspace: %v: %s", err, out)
+	}
+	header := "AUTHORIZATION: basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+BotToken))
+	key := fmt.Sprintf("http.%s/.extraheader", w.Emu.URL())
+	if out, err := exec.Command("git", "-C", w.Workspace, "config", "--local", key, header).CombinedOutput(); err != nil {
+		return fmt.Errorf("persist checkout credentials: %v: %s", err, out)
+	}
+	return nil
+}
+
+// Env writes the event payload and returns the Actions environment for one step of the action.
+// extra adds or overrides variables (e.g. INPUT_ALLOWED-BOTS).
+func (w *World) Env(eventName string, payload []byte, extra map[string]string) (map[string]string, error) {
+	eventPath := filepath.Join(w.RunnerTemp, "event.json")
+	if err := os.WriteFile(eventPath, payload, 0o644); err != nil {
+		return nil, err
+	}
+	output := filepath.Join(w.RunnerTemp, "output.txt")
+	summary := filepath.Join(w.RunnerTemp, "summary.md")
+	for _, f := range []string{output, summary} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			return nil, err
+		}
+	}
+	env := map[string]string{
+		"GITHUB_ACTIONS":       "true",
+		"GITHUB_EVENT_NAME":    eventName,
+		"GITHUB_EVENT_PATH":    eventPath,
+		"GITHUB_REPOSITORY":    Owner + "/" + Repo,
+		"GITHUB_API_URL":       strings.TrimSuffix(w.Emu.APIURL(), "/"),
+		"GITHUB_SERVER_URL":    w.Emu.URL(),
+		"GITHUB_WORKSPACE":     w.Workspace,
+		"GITHUB_RUN_ID":        RunID,
+		"GITHUB_OUTPUT":        output,
+		"GITHUB_STEP_SUMMARY":  summary,
+		"RUNNER_TEMP":          w.RunnerTemp,
+		"PATH":                 os.Getenv("PATH"),
+		"HOME":                 os.Getenv("HOME"),
+		"INPUT_GITHUB-TOKEN":   BotToken,
+		"INPUT_OPENAI-API-KEY": OpenAIKey,
+	}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return env, nil
+}
+
+// Outputs reads the step outputs the action wrote (GITHUB_OUTPUT's heredoc format).
+func (w *World) Outputs() (map[string]string, error) {
+	data, err := os.ReadFile(filepath.Join(w.RunnerTemp, "output.txt"))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	lines := strings.Split(string(data), "\n")
+	for i := 0; i < len(lines); i++ {
+		name, delim, ok := strings.Cut(lines[i], "<<")
+		if !ok {
+			continue
+		}
+		var val []string
+		for i++; i < len(lines) && lines[i] != delim; i++ {
+			val = append(val, lines[i])
+		}
+		out[name] = strings.Join(val, "\n")
+	}
+	return out, nil
+}
+
+// Summary reads the job summary the action wrote.
+func (w *World) Summary() (string, error) {
+	data, err := os.ReadFile(filepath.Join(w.RunnerTemp, "summary.md"))
+	return string(data), err
+}
+
+// Close stops the emulator and removes what the world created.
+func (w *World) Close() {
+	if w.Emu != nil {
+		w.Emu.Close()
+	}
+	if w.ownsDir {
+		os.RemoveAll(w.Dir)
+	}
+}
