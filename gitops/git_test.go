@@ -1,0 +1,195 @@
+package gitops
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/codex-studio/studio-action/internal/ghemu"
+)
+
+const token = "ghs_gitopsTestToken"
+
+// remote starts the emulator with a repository served by the real git http-backend and returns
+// a fresh clone of it.
+func remote(t *testing.T) (*ghemu.Server, *Repo) {
+	t.Helper()
+	emu, err := ghemu.New(ghemu.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { emu.Close() })
+	if err := emu.CreateRepo(ghemu.RepoSpec{Owner: "o", Name: "r", Files: map[string]string{"a.txt": "a\n", "keep/b.txt": "b\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	emu.AddBot("github-actions[bot]")
+	if err := emu.SetRole("o", "r", "github-actions[bot]", ghemu.RoleWrite); err != nil {
+		t.Fatal(err)
+	}
+	if err := emu.AddToken(token, "github-actions[bot]"); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "ws")
+	if out, err := exec.Command("git", "clone", "-q", emu.GitURL("o", "r"), dir).CombinedOutput(); err != nil {
+		t.Fatalf("clone: %v\n%s", err, out)
+	}
+	return emu, &Repo{Dir: dir, Token: token}
+}
+
+func write(t *testing.T, dir, rel, content string) {
+	t.Helper()
+	p := filepath.Join(dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestChangesListsAddsEditsAndDeletes(t *testing.T) {
+	_, repo := remote(t)
+	ctx := context.Background()
+	write(t, repo.Dir, "a.txt", "changed\n")
+	write(t, repo.Dir, "new dir/with space.txt", "n\n")
+	if err := os.Remove(filepath.Join(repo.Dir, "keep/b.txt")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := repo.Changes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(got, func(i, j int) bool { return got[i].Path < got[j].Path })
+	want := []Change{{"a.txt", Modified}, {"keep/b.txt", Deleted}, {"new dir/with space.txt", Added}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("changes = %+v, want %+v", got, want)
+	}
+}
+
+func TestCommitStagesOnlyGivenPathsAndPushes(t *testing.T) {
+	emu, repo := remote(t)
+	ctx := context.Background()
+	if _, err := repo.PrepareBranch(ctx, "studio/task-1", "main"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, repo.Dir, "a.txt", "in scope\n")
+	write(t, repo.Dir, "secret.txt", "out of scope\n")
+	write(t, repo.Dir, "[x].txt", "glob-looking name\n")
+	sha, err := repo.Commit(ctx, CommitRequest{Paths: []string{"a.txt", "[x].txt"}, Message: "m\n", Allow: func(p string) bool { return p != "secret.txt" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Push(ctx, "studio/task-1"); err != nil {
+		t.Fatal(err)
+	}
+	files, err := emu.ChangedFiles("o", "r", sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(files)
+	if !reflect.DeepEqual(files, []string{"[x].txt", "a.txt"}) {
+		t.Fatalf("pushed commit changes %v", files)
+	}
+	if got, _ := emu.ResolveRef("o", "r", "refs/heads/studio/task-1"); got != sha {
+		t.Fatalf("remote branch at %s, want %s", got, sha)
+	}
+	// The token travelled in the environment only: never in .git/config.
+	cfg, _ := os.ReadFile(filepath.Join(repo.Dir, ".git", "config"))
+	if strings.Contains(string(cfg), token) {
+		t.Fatal("token written to .git/config")
+	}
+}
+
+func TestCommitFailsClosedOnOutOfScopePath(t *testing.T) {
+	_, repo := remote(t)
+	ctx := context.Background()
+	write(t, repo.Dir, "a.txt", "x\n")
+	_, err := repo.Commit(ctx, CommitRequest{Paths: []string{"a.txt"}, Message: "m", Allow: func(string) bool { return false }})
+	if !errors.Is(err, ErrOutOfScope) {
+		t.Fatalf("err = %v, want ErrOutOfScope", err)
+	}
+	out, _ := exec.Command("git", "-C", repo.Dir, "diff", "--cached", "--name-only").Output()
+	if len(strings.TrimSpace(string(out))) != 0 {
+		t.Fatalf("index not reset after refusal: %q", out)
+	}
+	if _, err := repo.Commit(ctx, CommitRequest{Paths: []string{"unchanged.txt"}, Message: "m"}); err == nil {
+		t.Fatal("committing a path with no change must fail")
+	}
+}
+
+func TestPushNeedsTheToken(t *testing.T) {
+	_, repo := remote(t)
+	ctx := context.Background()
+	write(t, repo.Dir, "a.txt", "x\n")
+	if _, err := repo.Commit(ctx, CommitRequest{Paths: []string{"a.txt"}, Message: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	anon := &Repo{Dir: repo.Dir}
+	if err := anon.Push(ctx, "x"); err == nil {
+		t.Fatal("push without a token succeeded")
+	}
+	wrong := &Repo{Dir: repo.Dir, Token: "ghs_wrong"}
+	err := wrong.Push(ctx, "x")
+	if err == nil || strings.Contains(err.Error(), "ghs_wrong") {
+		t.Fatalf("push with a wrong token: err = %v (must fail and not echo the token)", err)
+	}
+}
+
+func TestPrepareBranchContinuesAnExistingTaskBranch(t *testing.T) {
+	emu, repo := remote(t)
+	ctx := context.Background()
+	sha, err := emu.CommitFiles("o", "r", "studio/task-9", ghemu.CommitSpec{Message: "earlier run", Files: map[string]string{"a.txt": "earlier\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, repo.Dir, "stray.txt", "left over\n")
+	existed, err := repo.PrepareBranch(ctx, "studio/task-9", "main")
+	if err != nil || !existed {
+		t.Fatalf("existed = %v, err = %v", existed, err)
+	}
+	if head, _ := repo.HeadSHA(ctx); head != sha {
+		t.Fatalf("HEAD = %s, want the remote branch %s", head, sha)
+	}
+	if _, err := os.Stat(filepath.Join(repo.Dir, "stray.txt")); !os.IsNotExist(err) {
+		t.Fatal("untracked leftovers must be cleaned before a run")
+	}
+	existed, err = repo.PrepareBranch(ctx, "studio/task-10", "main")
+	if err != nil || existed {
+		t.Fatalf("new branch: existed = %v, err = %v", existed, err)
+	}
+}
+
+func TestExcludeAndStripCredentials(t *testing.T) {
+	_, repo := remote(t)
+	ctx := context.Background()
+	if err := repo.Exclude(ctx, "/.codex/runs/"); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Exclude(ctx, "/.codex/runs/"); err != nil { // idempotent
+		t.Fatal(err)
+	}
+	write(t, repo.Dir, ".codex/runs/1-role/prompt.md", "p")
+	if ch, _ := repo.Changes(ctx); len(ch) != 0 {
+		t.Fatalf("excluded evidence shows as changes: %+v", ch)
+	}
+	if removed, err := repo.StripCredentialHelpers(ctx); err != nil || len(removed) != 0 {
+		t.Fatalf("nothing to strip: %v %v", removed, err)
+	}
+	if out, err := exec.Command("git", "-C", repo.Dir, "config", "--local", "http.https://github.com/.extraheader", "AUTHORIZATION: basic xyz").CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	removed, err := repo.StripCredentialHelpers(ctx)
+	if err != nil || len(removed) != 1 {
+		t.Fatalf("removed = %v, err = %v", removed, err)
+	}
+	cfg, _ := os.ReadFile(filepath.Join(repo.Dir, ".git", "config"))
+	if strings.Contains(string(cfg), "xyz") {
+		t.Fatal("persisted credential still in .git/config")
+	}
+}
