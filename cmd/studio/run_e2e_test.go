@@ -347,3 +347,43 @@ func TestRoleConflictIsNamed(t *testing.T) {
 		t.Fatalf("status %q: %s", res.outputs["status"], w.botComments(n)[0].Body)
 	}
 }
+
+func TestRoleLabelStartsRunOnlyForRolelessTasks(t *testing.T) {
+	w := newWorld(t, nil)
+	roleless := w.issue("Jump", "```studio\nwriteFiles: [src/player/jump.gd]\n```", "studio:role/gameplay-programmer")
+	payload, err := w.Emu.WebhookPayload("issues", "labeled", ghemu.EventSpec{Owner: sandbox.Owner, Repo: sandbox.Repo, Number: roleless, Label: "studio:role/gameplay-programmer", Sender: sandbox.Writer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x\n"}}})
+	if res := w.run("issues", payload, nil); res.outputs["status"] != "done" {
+		t.Fatalf("role label on a role-less task: status %q\n%s", res.outputs["status"], res.stderr)
+	}
+
+	withRole := w.issue("Jump again", taskBody, "studio:role/gameplay-programmer")
+	payload, err = w.Emu.WebhookPayload("issues", "labeled", ghemu.EventSpec{Owner: sandbox.Owner, Repo: sandbox.Repo, Number: withRole, Label: "studio:role/gameplay-programmer", Sender: sandbox.Writer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := w.run("issues", payload, nil); res.outputs["status"] != "skipped" || len(w.botComments(withRole)) != 0 {
+		t.Fatalf("a role label on a task that names its role must not start a run: %q", res.outputs["status"])
+	}
+}
+
+func TestLabelByNonWriterIsRefused(t *testing.T) {
+	w := newWorld(t, nil)
+	w.Emu.AddUser("triager")
+	if err := w.Emu.SetRole(sandbox.Owner, sandbox.Repo, "triager", ghemu.RoleTriage); err != nil {
+		t.Fatal(err)
+	}
+	n := w.issue("Jump", taskBody, "studio:run")
+	payload, err := w.Emu.WebhookPayload("issues", "labeled", ghemu.EventSpec{Owner: sandbox.Owner, Repo: sandbox.Repo, Number: n, Label: "studio:run", Sender: "triager"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := w.run("issues", payload, nil)
+	replies := w.botComments(n)
+	if res.outputs["status"] != "refused" || len(replies) != 1 || !strings.Contains(replies[0].Body, "you have triage") || w.branchExists("studio/task-1") {
+		t.Fatalf("status %q replies %+v", res.outputs["status"], replies)
+	}
+}
