@@ -194,16 +194,16 @@ func TestSelectorHostilePaths(t *testing.T) {
 	base := t.TempDir()
 	root := filepath.Join(base, "game")
 	writeTree(t, root, map[string]string{
-		"docs/ok.md":          "fine",
-		"docs/image.png":      "PNG\x00\x01",
-		"docs/dir/.keep":      "",
-		".git/config":         "[core]",
-		"docs/to-env.md":      "->../.env.production",
-		".env.production":     "SECRET=1",
-		"docs/to-git.md":      "->../.git/config",
-		"author.md":           "the author",
-		"notes/tokens.md":     "design tokens",
-		"linked/inner.md":     "inner",
+		"docs/ok.md":      "fine",
+		"docs/image.png":  "PNG\x00\x01",
+		"docs/dir/.keep":  "",
+		".git/config":     "[core]",
+		"docs/to-env.md":  "->../.env.production",
+		".env.production": "SECRET=1",
+		"docs/to-git.md":  "->../.git/config",
+		"author.md":       "the author",
+		"notes/tokens.md": "design tokens",
+		"linked/inner.md": "inner",
 	})
 	outsideDir := filepath.Join(base, "elsewhere")
 	writeTree(t, outsideDir, map[string]string{"leak.md": "leak"})
