@@ -86,7 +86,11 @@ func TestCustomizationValidationFailures(t *testing.T) {
 		diag   string
 		want   string
 	}{
-		{"override built-in role", func(c *Customization) { c.Roles[0].ID = "producer"; c.Workflows[0].Role = "producer"; c.Templates[0].Roles = []string{"producer"} },
+		{"override built-in role", func(c *Customization) {
+			c.Roles[0].ID = "producer"
+			c.Workflows[0].Role = "producer"
+			c.Templates[0].Roles = []string{"producer"}
+		},
 			"codex.customization.role.producer", "cannot override built-ins"},
 		{"override built-in workflow", func(c *Customization) { c.Workflows[0].ID = "bugfix" }, "codex.customization.workflow.bugfix", "cannot override built-ins"},
 		{"bad id shape", func(c *Customization) { c.Templates[0].ID = "boss-brief"; c.Workflows[0].TemplateIDs = nil }, "codex.customization.template.boss-brief", "must match"},
@@ -99,7 +103,9 @@ func TestCustomizationValidationFailures(t *testing.T) {
 		{"unknown template id", func(c *Customization) { c.Workflows[0].TemplateIDs = []string{"custom-nope"} }, "codex.customization.workflow.custom-boss-review", `template "custom-nope"`},
 		{"unknown template workflow", func(c *Customization) { c.Templates[0].Workflows = []string{"custom-nope"} }, "codex.customization.template.custom-boss-brief", `workflow "custom-nope"`},
 		{"duplicate role", func(c *Customization) { c.Roles = append(c.Roles, c.Roles[0]) }, "codex.customization.role.custom-boss-designer", "defined 2 times"},
-		{"empty required section", func(c *Customization) { c.Templates[0].RequiredSections = append(c.Templates[0].RequiredSections, "# Notes") }, "codex.customization.template.custom-boss-brief", `"# Notes" is missing`},
+		{"empty required section", func(c *Customization) {
+			c.Templates[0].RequiredSections = append(c.Templates[0].RequiredSections, "# Notes")
+		}, "codex.customization.template.custom-boss-brief", `"# Notes" is missing`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
