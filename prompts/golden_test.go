@@ -2,17 +2,15 @@ package prompts
 
 import (
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
 
 // UPDATE_GOLDEN=1 rewrites the files under testdata/golden; review them in the diff.
 var updateGolden = os.Getenv("UPDATE_GOLDEN") == "1"
-
-var _ = flag.Bool // golden files are driven by the environment, as the project's style asks
 
 // checkGolden compares got with testdata/golden/<name>.
 func checkGolden(t *testing.T, name, got string) {
@@ -47,7 +45,7 @@ func firstDiff(want, got string) string {
 			g = gl[i]
 		}
 		if w != g {
-			return "line " + itoa(i+1) + "\nwant: " + w + "\ngot:  " + g
+			return "line " + strconv.Itoa(i+1) + "\nwant: " + w + "\ngot:  " + g
 		}
 	}
 	return ""

@@ -178,6 +178,9 @@ func renderTask(f RunFacts, limit int) (string, StripReport) {
 	if f.IssueNumber > 0 {
 		fmt.Fprintf(&b, "Issue: #%d\n", f.IssueNumber)
 	}
+	if f.Provenance != "" && f.Provenance != "read-only" {
+		fmt.Fprintf(&b, "Write Provenance: %s\n", f.Provenance)
+	}
 	b.WriteString("Write Files (the only paths that will be committed):\n")
 	if len(f.WriteFiles) == 0 {
 		b.WriteString("- None\n")
@@ -258,7 +261,7 @@ func prepareBuiltin(ctx context.Context, root, shown string, f RunFacts, objecti
 		return err
 	}
 	p.Templates = templates
-	artifactText, err := includedArtifacts(root, sel)
+	artifactText, err := includedArtifacts(ctx, root, sel)
 	if err != nil {
 		return err
 	}
@@ -293,6 +296,13 @@ func prepareBuiltin(ctx context.Context, root, shown string, f RunFacts, objecti
 	return nil
 }
 
+func orDefaultInt(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
 func fixBlockers(known []string) []string {
 	if len(known) == 0 {
 		return []string{FixBlockerPlaceholder}
@@ -323,6 +333,10 @@ func prepareReview(ctx context.Context, root, shown string, f RunFacts, objectiv
 	}
 	p.ReviewSelection = sel
 	reviewObjective := ReviewObjective(objective)
+	// The reviewer writes nothing, so its task section omits the implementation's write provenance.
+	rf := f
+	rf.Provenance = ""
+	task, _ = renderTask(rf, orDefaultInt(f.DescriptionLimit, DefaultUntrustedLimit))
 	templates, err := selectTemplates(ctx, root, custom, ReviewRole, reviewObjective)
 	if err != nil {
 		return err
@@ -367,14 +381,14 @@ func prepareCustom(ctx context.Context, root, shown string, f RunFacts, objectiv
 	}
 	var templates []SelectedTemplate
 	for _, t := range SelectCustomTemplates(custom, role.ID, objective) {
-		st, err := readProjectTemplate(root, t)
+		st, err := readProjectTemplate(ctx, root, t)
 		if err != nil {
 			return err
 		}
 		templates = append(templates, st)
 	}
 	p.Templates = templates
-	artifactText, err := includedArtifacts(root, sel)
+	artifactText, err := includedArtifacts(ctx, root, sel)
 	if err != nil {
 		return err
 	}
@@ -431,7 +445,7 @@ func selectTemplates(ctx context.Context, root string, custom Customization, rol
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		st, err := readProjectTemplate(root, t)
+		st, err := readProjectTemplate(ctx, root, t)
 		if err != nil {
 			return nil, err
 		}
@@ -442,8 +456,8 @@ func selectTemplates(ctx context.Context, root string, custom Customization, rol
 
 // readProjectTemplate reads a custom template through the same path rules as context, so a pack
 // cannot inline a secret or a file outside the root by naming it as a template.
-func readProjectTemplate(root string, t CustomTemplate) (SelectedTemplate, error) {
-	sel, err := SelectContext(context.Background(), root, []ContextRequest{{SourcePath: t.Path, Reason: "template", Required: true}},
+func readProjectTemplate(ctx context.Context, root string, t CustomTemplate) (SelectedTemplate, error) {
+	sel, err := SelectContext(ctx, root, []ContextRequest{{SourcePath: t.Path, Reason: "template", Required: true}},
 		Budget{MaxFiles: 1, MaxChars: DefaultBudget().MaxEntryChars, MaxEntryChars: DefaultBudget().MaxEntryChars})
 	if err != nil {
 		return SelectedTemplate{}, err
@@ -461,11 +475,14 @@ func readProjectTemplate(root string, t CustomTemplate) (SelectedTemplate, error
 
 // includedArtifacts renders the bodies of selected artifacts; rejected or omitted ones appear
 // only in the contract's omissions.
-func includedArtifacts(root string, sel Selection) (string, error) {
+func includedArtifacts(ctx context.Context, root string, sel Selection) (string, error) {
 	var b strings.Builder
 	for _, e := range sel.Entries {
 		if e.Status != StatusSelected || e.Reason != "included artifact" {
 			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return "", err
 		}
 		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(e.SourcePath)))
 		if err != nil {
