@@ -30,6 +30,10 @@ const usage = `studio: Codex Studio Action
 Usage:
   studio action            handle the GitHub Actions event (the default when GITHUB_ACTIONS=true)
   studio demo              run the whole /studio run story offline and print the result
+  studio run <role> [--task T] --print-prompt|--dry-run
+                           print what the action would send Codex, from a local checkout
+  studio guidance compile --profile <file> --out <dir>
+                           compile a multi-agent profile into per-role guidance
   studio version           print the version
 `
 
@@ -49,6 +53,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runAction(ctx, getenv, stdout, stderr)
 	case "demo":
 		return runDemo(ctx, args[1:], getenv, stdout, stderr)
+	case "run":
+		return runLocal(ctx, args[1:], getenv, stdout, stderr)
+	case "guidance":
+		return runGuidance(ctx, args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintln(stdout, "studio", version)
 		return exitOK

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/codex-studio/studio-action/prompts"
+)
+
+const runUsage = "usage: studio run <role> [--task <issue-number-or-text>] [--project <dir>] (--print-prompt | --dry-run) [--review] [--fix] [--allow-broad-context] [--include-artifact <path>]... [--write-file <path>]... [--approved-by-user]"
+
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+// runLocal implements `studio run` in a local checkout: it renders exactly what the action would
+// send to Codex, without GitHub and without running Codex. Exit codes: 0 printed, 1 the run is
+// refused (unknown role, wrong engine, bad project state), 2 usage.
+func runLocal(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("studio run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	task := fs.String("task", "", "issue number (#12) or task text")
+	project := fs.String("project", "", "project root (default $GITHUB_WORKSPACE, else the current directory)")
+	printPrompt := fs.Bool("print-prompt", false, "print the implementation prompt only")
+	dryRun := fs.Bool("dry-run", false, "print the decisions, context and review/fix prompts")
+	review := fs.Bool("review", false, "also render the read-only review prompt")
+	fix := fs.Bool("fix", false, "also render the fix prompt")
+	broad := fs.Bool("allow-broad-context", false, "add the broad reference documents")
+	approved := fs.Bool("approved-by-user", false, "guided-studio override (provenance override)")
+	maxFix := fs.Int("max-fix-passes", 1, "fix passes shown in the dry run")
+	var artifacts, writeFiles stringList
+	fs.Var(&artifacts, "include-artifact", "project file to embed (repeatable)")
+	fs.Var(&writeFiles, "write-file", "path the run may commit (repeatable)")
+
+	// The role may come before or after the flags.
+	var role string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		role, args = args[0], args[1:]
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if role == "" && fs.NArg() > 0 {
+		role = fs.Arg(0)
+	} else if fs.NArg() > 0 {
+		fmt.Fprintln(stderr, runUsage)
+		return 2
+	}
+	if role == "" || *printPrompt == *dryRun {
+		fmt.Fprintln(stderr, runUsage)
+		if role != "" {
+			fmt.Fprintln(stderr, "studio run: choose exactly one of --print-prompt or --dry-run; only the action executes Codex")
+		}
+		return 2
+	}
+	root := *project
+	if root == "" {
+		root = getenv("GITHUB_WORKSPACE")
+	}
+	if root == "" {
+		root = "."
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		fmt.Fprintf(stderr, "studio run: %v\n", err)
+		return 1
+	}
+	facts, elig, err := localFacts(ctx, abs, role, *task, *approved)
+	if err != nil {
+		fmt.Fprintf(stderr, "studio run: %v\n", err)
+		return 1
+	}
+	facts.Artifacts, facts.WriteFiles = artifacts, writeFiles
+	facts.AllowBroadContext, facts.Review, facts.Fix = *broad, *review, *fix && *maxFix > 0
+	p, err := prompts.Prepare(ctx, abs, facts)
+	if err != nil {
+		fmt.Fprintf(stderr, "studio run: %v\n", err)
+		return 1
+	}
+	if *printPrompt {
+		fmt.Fprintln(stdout, p.Prompt)
+		return 0
+	}
+	fmt.Fprint(stdout, prompts.FormatDryRun(p, facts, elig, *maxFix))
+	return 0
+}
+
+// localFacts gathers the run facts from the checkout. Phase, eligibility and model routes are
+// decided by the policy and routing code in the action; until the lead wires those in, this
+// uses the seed's tables directly (phase §3.3, write policy §3.1 without approvals, routes
+// §10.1), which is enough to show what a local run would render.
+func localFacts(ctx context.Context, root, role, task string, approvedByUser bool) (prompts.RunFacts, prompts.Eligibility, error) {
+	project, err := prompts.LoadProject(ctx, root)
+	if err != nil {
+		return prompts.RunFacts{}, prompts.Eligibility{}, err
+	}
+	custom, err := prompts.ReadCustomization(ctx, root)
+	if err != nil {
+		return prompts.RunFacts{}, prompts.Eligibility{}, err
+	}
+	builtin, customRole, err := prompts.ResolveRoleID(custom, role)
+	if err != nil {
+		return prompts.RunFacts{}, prompts.Eligibility{}, err
+	}
+	phase := "implement"
+	switch {
+	case !builtin:
+		phase = customRole.Phase
+	case role == "producer":
+		phase = "plan"
+	case role == "qa-playtester":
+		phase = "review"
+	}
+	issue, text := prompts.ParseTaskArg(task)
+	if issue > 0 {
+		text = fmt.Sprintf("Issue #%d (issue text is not fetched in a local run)", issue)
+	}
+	elig := localEligibility(project.StudioMode, phase, approvedByUser)
+	route := localRoute(root, role, builtin, customRole)
+	facts := prompts.RunFacts{
+		Role: role, Phase: phase, WritePolicy: elig.WritePolicy, Sandbox: elig.Sandbox, AllowFileEdits: elig.AllowFileEdits,
+		Provenance: elig.Provenance, Objective: text, IssueNumber: issue, Project: project,
+		Routes: prompts.Routes{Implementation: route, Review: reviewRoute(route), Fix: fixRoute(route)},
+	}
+	return facts, elig, nil
+}
+
+func localEligibility(mode, phase string, approvedByUser bool) prompts.Eligibility {
+	readOnly := prompts.Eligibility{Allowed: true, WritePolicy: "read-only", Sandbox: "read-only", Reason: "This studio phase is read-only.", Provenance: "read-only", ApprovedByUser: approvedByUser}
+	if phase != "implement" && phase != "fix" {
+		return readOnly
+	}
+	write := func(policy, prov string) prompts.Eligibility {
+		return prompts.Eligibility{Allowed: true, WritePolicy: policy, Sandbox: "danger-full-access", AllowFileEdits: true,
+			Reason: "Allowed with " + prov + " write policy.", Provenance: prov, ApprovedByUser: approvedByUser}
+	}
+	switch {
+	case mode == "fast-prototype":
+		return write("advisory-write", "advisory")
+	case mode == "guided-studio" && approvedByUser:
+		return write("override-write", "override")
+	}
+	blocked := readOnly
+	blocked.Allowed = false
+	policy := "approval-required"
+	blocked.Reason = "Strict studio implementation and fix phases require a matching approval."
+	if mode == "guided-studio" {
+		policy = "approval-or-override"
+		blocked.Reason = "Guided studio implementation and fix phases require a matching approval or explicit override."
+	}
+	blocked.RequiredApproval = []string{"studio mode: " + mode, "phase: " + phase, "approval policy: " + policy}
+	return blocked
+}
+
+var (
+	tomlModel  = regexp.MustCompile(`(?m)^model = "([^"]+)"`)
+	tomlEffort = regexp.MustCompile(`(?m)^model_reasoning_effort = "([^"]+)"`)
+	tiers      = map[string][2]prompts.ModelRoute{
+		"sol":   {{Tier: "sol", Model: "gpt-5.6-sol", Effort: "high"}, {Model: "gpt-5.5"}},
+		"terra": {{Tier: "terra", Model: "gpt-5.6-terra", Effort: "medium"}, {Model: "gpt-5.4"}},
+		"luna":  {{Tier: "luna", Model: "gpt-5.6-luna", Effort: "low"}, {Model: "gpt-5.4-mini"}},
+	}
+)
+
+func localRoute(root, role string, builtin bool, custom *prompts.CustomRole) prompts.ModelRoute {
+	tier, model, effort := "terra", "gpt-5.6-terra", "medium"
+	if !builtin {
+		tier = custom.ModelTier
+		model, effort = tiers[tier][0].Model, tiers[tier][0].Effort
+	} else if b, err := os.ReadFile(filepath.Join(root, ".codex", "agents", role+".toml")); err == nil {
+		if m := tomlModel.FindSubmatch(b); m != nil {
+			model = string(m[1])
+		}
+		if e := tomlEffort.FindSubmatch(b); e != nil {
+			effort = string(e[1])
+		}
+		for t, pair := range tiers {
+			if pair[0].Model == model || pair[1].Model == model {
+				tier = t
+			}
+		}
+	}
+	return prompts.ModelRoute{Tier: tier, Model: model, Effort: effort, FallbackModel: tiers[tier][1].Model, FallbackEffort: effort, Source: "surface"}
+}
+
+func raiseEffort(e string) string {
+	if e == "low" || e == "minimal" {
+		return "medium"
+	}
+	return e
+}
+
+func reviewRoute(r prompts.ModelRoute) prompts.ModelRoute {
+	tier := "terra"
+	if r.Tier == "sol" {
+		tier = "sol"
+	}
+	e := raiseEffort(r.Effort)
+	return prompts.ModelRoute{Tier: tier, Model: tiers[tier][0].Model, Effort: e, FallbackModel: tiers[tier][1].Model, FallbackEffort: e, Source: "surface"}
+}
+
+func fixRoute(r prompts.ModelRoute) prompts.ModelRoute {
+	if r.Tier != "luna" {
+		return r
+	}
+	e := raiseEffort(r.Effort)
+	return prompts.ModelRoute{Tier: "terra", Model: "gpt-5.6-terra", Effort: e, FallbackModel: "gpt-5.4", FallbackEffort: e, Source: "verification-escalation"}
+}

@@ -1,0 +1,237 @@
+package guidance
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var updateGolden = os.Getenv("UPDATE_GOLDEN") == "1"
+
+func readProfile(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if updateGolden {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden (run with UPDATE_GOLDEN=1 to create): %v", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from golden; run with UPDATE_GOLDEN=1 and review the diff", path)
+	}
+}
+
+func TestCompileGolden(t *testing.T) {
+	tests := []struct {
+		profile string
+		paths   []string
+	}{
+		{"hybrid.json", []string{"guidance/agents/builder.md", "guidance/agents/lead.md", "guidance/agents/scout.md", "guidance/agents/warden.md", SkillPath}},
+		{"native.json", []string{"guidance/agents/helper.md", "guidance/agents/lead.md", SkillPath}},
+		{"flat.json", []string{"guidance/agents/only.md"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.profile, func(t *testing.T) {
+			p, err := ParseProfile(readProfile(t, tt.profile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files := Compile(p)
+			var paths []string
+			for _, f := range files {
+				paths = append(paths, f.Path)
+				checkGolden(t, strings.TrimSuffix(tt.profile, ".json")+"/"+f.Path, f.Text)
+			}
+			if strings.Join(paths, ",") != strings.Join(tt.paths, ",") {
+				t.Fatalf("paths = %v, want %v", paths, tt.paths)
+			}
+		})
+	}
+}
+
+// TestCompileIsDeterministic re-encodes the profile with different key order and compiles
+// several times: the bytes must not change.
+func TestCompileIsDeterministic(t *testing.T) {
+	raw := readProfile(t, "hybrid.json")
+	var generic map[string]any
+	if err := json.Unmarshal(raw, &generic); err != nil {
+		t.Fatal(err)
+	}
+	reencoded, err := json.Marshal(generic) // sorted keys, different from the file's order
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first []File
+	for i, data := range [][]byte{raw, reencoded, raw} {
+		p, err := ParseProfile(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := Compile(p)
+		if i == 0 {
+			first = got
+			continue
+		}
+		if len(got) != len(first) {
+			t.Fatalf("run %d: %d files, want %d", i, len(got), len(first))
+		}
+		for j := range got {
+			if got[j] != first[j] {
+				t.Fatalf("run %d: %s differs", i, got[j].Path)
+			}
+		}
+	}
+}
+
+func TestCompileFacts(t *testing.T) {
+	p, err := ParseProfile(readProfile(t, "hybrid.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := map[string]string{}
+	for _, f := range Compile(p) {
+		texts[f.Path] = f.Text
+	}
+	tests := []struct {
+		path, want string
+		present    bool
+	}{
+		{"guidance/agents/lead.md", "the root integration authority", true},
+		{"guidance/agents/lead.md", "logical hash `0123456789abcdef`", true},
+		{"guidance/agents/lead.md", "starts at 200000", true},
+		{"guidance/agents/lead.md", "## Delegation checkpoint", true},
+		{"guidance/agents/lead.md", "## Native subagents", true},
+		{"guidance/agents/lead.md", "## Child tasks on GitHub", true},
+		{"guidance/agents/lead.md", "- `builder` via mcp: Writes code | tests", true},
+		{"guidance/agents/lead.md", "- `scout` via native: profile participant", true},
+		{"guidance/agents/lead.md", "## Profile instructions for this role\n\nKeep the release branch green.\n", true},
+		{"guidance/agents/lead.md", "Stay inside the delegated objective", false},
+		{"guidance/agents/builder.md", "a delegated participant", true},
+		{"guidance/agents/builder.md", "true leaf participant", true},
+		{"guidance/agents/builder.md", "adversarial input for the root", true},
+		{"guidance/agents/builder.md", "one durable Codex turn", true},
+		{"guidance/agents/scout.md", "## Low-trust boundary", true},
+		{"guidance/agents/warden.md", "You may control work but not create it", true},
+		{"guidance/agents/warden.md", "## Child tasks on GitHub", true},
+		{"guidance/agents/warden.md", "## Delegation checkpoint", false},
+		{SkillPath, "name: mmo-profile-orchestration", true},
+		{SkillPath, "## Child-task lifecycle", true},
+		{SkillPath, "- `warden` -> `builder`: `steer`, `pause`, `stop`", true},
+		{SkillPath, "| `builder` | mcp | implement, fix | workspace-write | medium/root_adjudication | none |", true},
+		{SkillPath, "| `lead` | root | root-owned | workspace-write | high/self | builder, scout |", true},
+		{SkillPath, "- Maximum Codex native subagent threads at once, not counting the root: 3.", true},
+		{SkillPath, "at most 4 runs at once, the root run included", true},
+		{SkillPath, "- Contradictions are settled by `root_adjudication`.", true},
+	}
+	for _, tt := range tests {
+		if got := strings.Contains(texts[tt.path], tt.want); got != tt.present {
+			t.Errorf("%s contains %q = %v, want %v", tt.path, tt.want, got, tt.present)
+		}
+	}
+}
+
+func TestInvalidProfileNamesTheKey(t *testing.T) {
+	base := readProfile(t, "hybrid.json")
+	tests := []struct {
+		name   string
+		mutate func(m map[string]any)
+		key    string
+	}{
+		{"missing profile", func(m map[string]any) { delete(m, "profile") }, "profile: is missing"},
+		{"missing root", func(m map[string]any) { delete(m["profile"].(map[string]any), "root") }, "profile.root"},
+		{"unknown root", func(m map[string]any) { m["profile"].(map[string]any)["root"] = "ghost" }, "profile.root: names unknown agent"},
+		{"missing hash", func(m map[string]any) { delete(m, "logical_hash") }, "logical_hash"},
+		{"unknown model", func(m map[string]any) { agent(m, "scout")["model"] = "gpt-9" }, "agents.scout.model: names unknown model"},
+		{"unknown route", func(m map[string]any) { m["models"].(map[string]any)["luna"].(map[string]any)["route"] = "nowhere" }, "models.luna.route"},
+		{"unknown child", func(m map[string]any) { agent(m, "lead")["can_spawn"] = []any{"ghost"} }, "agents.lead.can_spawn[0]"},
+		{"unknown control target", func(m map[string]any) {
+			agent(m, "warden")["controls"] = map[string]any{"ghost": map[string]any{"actions": []any{}}}
+		}, "agents.warden.controls.ghost"},
+		{"control without actions", func(m map[string]any) { agent(m, "warden")["controls"] = map[string]any{"builder": map[string]any{}} }, "agents.warden.controls.builder.actions"},
+		{"cycle", func(m map[string]any) { agent(m, "builder")["can_spawn"] = []any{"lead"} }, "forms a cycle"},
+		{"goal budget", func(m map[string]any) { delete(agent(m, "lead"), "goal_token_budget") }, "agents.lead.goal_token_budget"},
+		{"execution mode", func(m map[string]any) { agent(m, "lead")["execution_mode"] = "forever" }, "agents.lead.execution_mode"},
+		{"orchestration", func(m map[string]any) { m["coordination"].(map[string]any)["orchestration"] = "carrier-pigeon" }, "coordination.orchestration"},
+		{"native threads", func(m map[string]any) { delete(m["coordination"].(map[string]any), "native_max_concurrent_threads") }, "coordination.native_max_concurrent_threads"},
+		{"trust type", func(m map[string]any) { agent(m, "scout")["trust"] = 3 }, "agents.scout.trust: must be a string"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var m map[string]any
+			if err := json.Unmarshal(base, &m); err != nil {
+				t.Fatal(err)
+			}
+			tt.mutate(m)
+			data, _ := json.Marshal(m)
+			_, err := ParseProfile(data)
+			if err == nil || !strings.Contains(err.Error(), tt.key) {
+				t.Fatalf("err = %v, want key %q", err, tt.key)
+			}
+		})
+	}
+	if _, err := ParseProfile([]byte("[]")); err == nil {
+		t.Error("non-object accepted")
+	}
+}
+
+func agent(m map[string]any, id string) map[string]any {
+	return m["agents"].(map[string]any)[id].(map[string]any)
+}
+
+func TestCompileFileAndInstallForRole(t *testing.T) {
+	out := t.TempDir()
+	stale := filepath.Join(out, "guidance", "agents", "removed.md")
+	if err := os.MkdirAll(filepath.Dir(stale), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stale, []byte("old"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	written, err := CompileFile(context.Background(), filepath.Join("testdata", "hybrid.json"), out)
+	if err != nil || len(written) != 5 {
+		t.Fatalf("written = %v, err = %v", written, err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale guidance file kept")
+	}
+
+	dir := t.TempDir()
+	inst, ok, err := InstallForRole(context.Background(), readProfile(t, "hybrid.json"), "lead", dir)
+	if err != nil || !ok || inst.SkillFile == "" {
+		t.Fatalf("lead: %+v %v %v", inst, ok, err)
+	}
+	leaf, ok, err := InstallForRole(context.Background(), readProfile(t, "hybrid.json"), "builder", t.TempDir())
+	if err != nil || !ok || leaf.SkillFile != "" {
+		t.Fatalf("builder: %+v %v %v", leaf, ok, err)
+	}
+	if _, ok, err := InstallForRole(context.Background(), readProfile(t, "hybrid.json"), "producer", t.TempDir()); ok || err != nil {
+		t.Fatalf("absent role: ok=%v err=%v", ok, err)
+	}
+	if _, _, err := InstallForRole(context.Background(), []byte(`{}`), "lead", t.TempDir()); err == nil {
+		t.Fatal("invalid profile accepted")
+	}
+	bad := []byte(strings.Replace(string(readProfile(t, "flat.json")), `"only"`, `"../escape"`, 2))
+	if _, _, err := InstallForRole(context.Background(), bad, "../escape", t.TempDir()); err == nil {
+		t.Fatal("path escape accepted")
+	}
+}
