@@ -318,7 +318,7 @@ func (r *run) execute(ctx context.Context) (Outcome, error) {
 		r.out.Summary = r.st.Summary
 		return *r.out, r.publish(ctx)
 	}
-	return r.implement(ctx, cfg, task, elig, base)
+	return r.implement(ctx, cfg, cfgBytes, task, elig, base)
 }
 
 func (r *run) resolveRole(task policy.Task) (string, error) {
@@ -349,10 +349,7 @@ func (r *run) resolveRole(task policy.Task) (string, error) {
 	return role, nil
 }
 
-func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task policy.Task, elig policy.Eligibility, base string) (Outcome, error) {
-	if msg := prompts.WrongEngineMessage(task.Role, cfg.Engine); msg != "" && cfg.Engine != "" {
-		return r.block(ctx, stepTaskParsed, msg)
-	}
+func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, cfgBytes []byte, task policy.Task, elig policy.Eligibility, base string) (Outcome, error) {
 	branch := r.BranchPrefix + fmt.Sprintf("task-%d", r.tr.Issue)
 	r.out.Branch = branch
 
@@ -371,6 +368,26 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	route, err := prompts.ResolveRoute(surface, task.RunPolicy.ModelTier)
 	if err != nil {
 		return r.block(ctx, stepCodex, err.Error())
+	}
+
+	// Render before touching the branch: the workspace is still the default branch's checkout,
+	// which is where role packs and context must come from.
+	project, err := ProjectFacts(cfgBytes)
+	if err != nil {
+		return r.block(ctx, stepTaskParsed, err.Error())
+	}
+	pe := PromptEligibility(elig)
+	prepared, err := prompts.Prepare(ctx, r.WorkDir, prompts.RunFacts{
+		Role: task.Role, Phase: string(policy.PhaseForRole(task.Role)), WritePolicy: pe.WritePolicy, Sandbox: pe.Sandbox,
+		AllowFileEdits: pe.AllowFileEdits, Provenance: pe.Provenance, WriteFiles: task.WriteFiles,
+		Objective: r.issue.Title, Description: task.Description, IssueNumber: r.tr.Issue, Artifacts: task.Files,
+		Routes: prompts.Routes{Implementation: PromptRoute(route)}, Project: project,
+	})
+	if err != nil {
+		return r.block(ctx, stepTaskParsed, err.Error())
+	}
+	if note := prepared.Stripped.Summary(); note != "" {
+		r.st.set(stepTaskParsed, StepDone, r.st.detail(stepTaskParsed)+"; "+note)
 	}
 
 	if removed, err := r.Workspace.StripCredentialHelpers(ctx); err != nil {
@@ -394,7 +411,7 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 		return *r.out, err
 	}
 	runDir := filepath.Join(r.RunsDir, r.RunID+"-"+task.Role)
-	prompt := renderPrompt(r.tr.Issue, r.issue.Title, task, elig)
+	prompt := prepared.Prompt
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return *r.out, fmt.Errorf("create run folder: %w", err)
 	}

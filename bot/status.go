@@ -60,6 +60,15 @@ func newStatus(issue int, runURL string, handled []int64) *Status {
 	return s
 }
 
+func (s *Status) detail(name string) string {
+	for _, st := range s.Steps {
+		if st.Name == name {
+			return st.Detail
+		}
+	}
+	return ""
+}
+
 func (s *Status) set(name string, state StepState, detail string) {
 	for i := range s.Steps {
 		if s.Steps[i].Name == name {

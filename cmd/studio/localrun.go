@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/codex-studio/studio-action/bot"
+	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 )
 
@@ -96,10 +98,8 @@ func runLocal(ctx context.Context, args []string, getenv func(string) string, st
 	return 0
 }
 
-// localFacts gathers the run facts from the checkout. Phase, eligibility and model routes are
-// decided by the policy and routing code in the action; until the lead wires those in, this
-// uses the seed's tables directly (phase §3.3, write policy §3.1 without approvals, routes
-// §10.1), which is enough to show what a local run would render.
+// localFacts gathers the run facts from the checkout with the same policy decisions the action
+// makes (a local run has no approvals, so only --approved-by-user can lift a guided block).
 func localFacts(ctx context.Context, root, role, task string, approvedByUser bool) (prompts.RunFacts, prompts.Eligibility, error) {
 	project, err := prompts.LoadProject(ctx, root)
 	if err != nil {
@@ -113,54 +113,25 @@ func localFacts(ctx context.Context, root, role, task string, approvedByUser boo
 	if err != nil {
 		return prompts.RunFacts{}, prompts.Eligibility{}, err
 	}
-	phase := "implement"
-	switch {
-	case !builtin:
-		phase = customRole.Phase
-	case role == "producer":
-		phase = "plan"
-	case role == "qa-playtester":
-		phase = "review"
+	phase := policy.PhaseForRole(role)
+	if !builtin {
+		phase = policy.Phase(customRole.Phase)
 	}
 	issue, text := prompts.ParseTaskArg(task)
 	if issue > 0 {
 		text = fmt.Sprintf("Issue #%d (issue text is not fetched in a local run)", issue)
 	}
-	elig := localEligibility(project.StudioMode, phase, approvedByUser)
+	elig := bot.PromptEligibility(policy.Evaluate(policy.EligibilityInput{
+		ProjectStage: policy.ProjectStage(project.Stage), StudioMode: policy.StudioMode(project.StudioMode),
+		Phase: phase, ApprovedByUser: approvedByUser,
+	}))
 	route := localRoute(root, role, builtin, customRole)
 	facts := prompts.RunFacts{
-		Role: role, Phase: phase, WritePolicy: elig.WritePolicy, Sandbox: elig.Sandbox, AllowFileEdits: elig.AllowFileEdits,
+		Role: role, Phase: string(phase), WritePolicy: elig.WritePolicy, Sandbox: elig.Sandbox, AllowFileEdits: elig.AllowFileEdits,
 		Provenance: elig.Provenance, Objective: text, IssueNumber: issue, Project: project,
 		Routes: prompts.Routes{Implementation: route, Review: reviewRoute(route), Fix: fixRoute(route)},
 	}
 	return facts, elig, nil
-}
-
-func localEligibility(mode, phase string, approvedByUser bool) prompts.Eligibility {
-	readOnly := prompts.Eligibility{Allowed: true, WritePolicy: "read-only", Sandbox: "read-only", Reason: "This studio phase is read-only.", Provenance: "read-only", ApprovedByUser: approvedByUser}
-	if phase != "implement" && phase != "fix" {
-		return readOnly
-	}
-	write := func(policy, prov string) prompts.Eligibility {
-		return prompts.Eligibility{Allowed: true, WritePolicy: policy, Sandbox: "danger-full-access", AllowFileEdits: true,
-			Reason: "Allowed with " + prov + " write policy.", Provenance: prov, ApprovedByUser: approvedByUser}
-	}
-	switch {
-	case mode == "fast-prototype":
-		return write("advisory-write", "advisory")
-	case mode == "guided-studio" && approvedByUser:
-		return write("override-write", "override")
-	}
-	blocked := readOnly
-	blocked.Allowed = false
-	policy := "approval-required"
-	blocked.Reason = "Strict studio implementation and fix phases require a matching approval."
-	if mode == "guided-studio" {
-		policy = "approval-or-override"
-		blocked.Reason = "Guided studio implementation and fix phases require a matching approval or explicit override."
-	}
-	blocked.RequiredApproval = []string{"studio mode: " + mode, "phase: " + phase, "approval policy: " + policy}
-	return blocked
 }
 
 var (

@@ -1,0 +1,47 @@
+package bot
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/prompts"
+)
+
+// The prompts package renders from plain facts and knows nothing of policy; these adapters are
+// the one place where policy decisions become prompt facts.
+
+// ProjectFacts reads the prompt-relevant fields of studio.json (already validated by policy).
+func ProjectFacts(studioJSON []byte) (prompts.ProjectFacts, error) {
+	var p prompts.ProjectFacts
+	if err := json.Unmarshal(studioJSON, &p); err != nil {
+		return p, fmt.Errorf("studio.json: %w", err)
+	}
+	return p, nil
+}
+
+// PromptEligibility converts a policy decision for the prompt and dry-run renderers.
+func PromptEligibility(e policy.Eligibility) prompts.Eligibility {
+	out := prompts.Eligibility{
+		Allowed: e.Allowed, WritePolicy: string(e.WritePolicy), Sandbox: string(e.CodexSandbox),
+		AllowFileEdits: e.AllowFileEdits, Reason: e.Reason, Provenance: string(e.Provenance),
+		ApprovedByUser: e.Input.ApprovedByUser, MatchingApproval: e.Input.HasMatchingApproval,
+	}
+	if ra := e.RequiredApproval; ra != nil {
+		out.RequiredApproval = []string{
+			"project stage: " + string(ra.ProjectStage),
+			"studio mode: " + string(ra.StudioMode),
+			"phase: " + string(ra.Phase),
+			"approval policy: " + string(ra.ApprovalPolicy),
+		}
+	}
+	return out
+}
+
+// PromptRoute converts a resolved model route for the renderers.
+func PromptRoute(r prompts.Route) prompts.ModelRoute {
+	return prompts.ModelRoute{
+		Tier: r.Tier, Model: r.Primary.Model, Effort: r.Primary.Effort,
+		FallbackModel: r.Fallback.Model, FallbackEffort: r.Fallback.Effort, Source: r.Source,
+	}
+}
