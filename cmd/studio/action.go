@@ -95,6 +95,15 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		act.SetOutput("status", "skipped")
 		return exitOK
 	}
+	var allowedBots []string
+	for _, login := range splitList(act.GetInput("allowed-bots")) {
+		if strings.Contains(login, "*") {
+			// A wildcard would let any app that can comment drive writes; name each bot instead.
+			act.Warningf("allowed-bots does not accept * (or any pattern); list each bot login, e.g. renovate[bot]")
+			continue
+		}
+		allowedBots = append(allowedBots, login)
+	}
 	owner, repo, _ := strings.Cut(env.repository, "/")
 	client, err := bot.NewClient(http.DefaultClient, env.apiURL, token, owner, repo)
 	if err != nil {
@@ -128,7 +137,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		TriggerPhrase: orDefault(act.GetInput("trigger-phrase"), "/studio"),
 		LabelPrefix:   orDefault(act.GetInput("label-prefix"), "studio:"),
 		BranchPrefix:  orDefault(act.GetInput("branch-prefix"), "studio/"),
-		AllowedBots:   splitList(act.GetInput("allowed-bots")),
+		AllowedBots:   allowedBots,
 		RunID:         env.runID,
 		RunURL:        fmt.Sprintf("%s/%s/actions/runs/%s", strings.TrimRight(env.serverURL, "/"), env.repository, env.runID),
 		WorkDir:       env.workspace,

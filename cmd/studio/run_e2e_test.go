@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -403,5 +404,61 @@ func TestHiddenIssueTextNeverReachesCodex(t *testing.T) {
 	}
 	if status := w.botComments(n)[0].Body; !strings.Contains(status, "HTML comment") {
 		t.Errorf("the status comment must say what was stripped:\n%s", status)
+	}
+}
+
+func TestSecondRunUpdatesTheSameBranchAndPullRequest(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Jump", taskBody)
+	_, first := w.comment(n, sandbox.Writer, "/studio run")
+	w.script(
+		fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "first\n"}}},
+		fakecodex.Call{Edits: []fakecodex.Edit{{Write: "tests/test_jump.gd", Content: "second\n"}}},
+	)
+	if res := w.run("issue_comment", first, nil); res.outputs["status"] != "done" {
+		t.Fatalf("first run: %q\n%s", res.outputs["status"], res.stderr)
+	}
+	_, second := w.comment(n, sandbox.Writer, "/studio run")
+	res := w.run("issue_comment", second, nil)
+	if res.outputs["status"] != "done" || res.outputs["pull-request"] != "2" {
+		t.Fatalf("second run: status %q pr %q\n%s", res.outputs["status"], res.outputs["pull-request"], res.stderr)
+	}
+	if pulls := w.Emu.Pulls(sandbox.Owner, sandbox.Repo); len(pulls) != 1 {
+		t.Fatalf("pull requests = %d, want the one from the first run, updated", len(pulls))
+	}
+	dir := w.remote("studio/task-1")
+	if got := git(t, dir, "log", "--format=%s", "origin/main..HEAD"); got != "gameplay-programmer: Jump\ngameplay-programmer: Jump" {
+		t.Errorf("branch history = %q, want both runs' commits", got)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "src/player/jump.gd")); string(got) != "first\n" {
+		t.Errorf("the second run must start from the branch, keeping the first run's work: %q", got)
+	}
+	status := w.botComments(n)
+	if len(status) != 1 || !regexp.MustCompile(`<!-- studio:handled \d+,\d+ -->`).MatchString(status[0].Body) {
+		t.Fatalf("one status comment recording both handled comments, got %d:\n%v", len(status), status)
+	}
+}
+
+func TestGuidedStudioNeedsAnOverrideUntilApprovalsLand(t *testing.T) {
+	w := newWorld(t, sandbox.DefaultFiles("guided-studio"))
+	n := w.issue("Jump", taskBody)
+	_, payload := w.comment(n, sandbox.Writer, "/studio run --approved-by-user")
+	w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x\n"}}})
+	if res := w.run("issue_comment", payload, nil); res.outputs["status"] != "done" {
+		t.Fatalf("override run: %q\n%s", res.outputs["status"], res.stderr)
+	}
+	if msg := git(t, w.remote("studio/task-1"), "log", "-1", "--format=%B"); !strings.Contains(msg, "Studio-Policy: override-write/override") {
+		t.Errorf("commit trailer must record the override:\n%s", msg)
+	}
+}
+
+func TestAllowedBotsRefusesWildcard(t *testing.T) {
+	w := newWorld(t, nil)
+	w.Emu.AddBot("renovate[bot]")
+	n := w.issue("Jump", taskBody)
+	_, payload := w.comment(n, "renovate[bot]", "/studio run")
+	res := w.run("issue_comment", payload, map[string]string{"INPUT_ALLOWED-BOTS": "*"})
+	if res.outputs["status"] != "skipped" || !strings.Contains(res.stdout, "allowed-bots does not accept *") {
+		t.Fatalf("status %q\n%s", res.outputs["status"], res.stdout)
 	}
 }
