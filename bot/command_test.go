@@ -39,7 +39,7 @@ func TestStatusRenderAndHandledRoundTrip(t *testing.T) {
 	st.set(stepCodex, StepFailed, "exit 1")
 	st.Summary = "**Verdict: blocked**"
 	body := st.Render()
-	golden(t, "status_comment.md", body)
+	checkGolden(t, "status_comment.md", body)
 	if got := parseHandled(body); !reflect.DeepEqual(got, []int64{7, 42}) {
 		t.Fatalf("handled = %v", got)
 	}

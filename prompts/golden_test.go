@@ -2,67 +2,13 @@ package prompts
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/codex-studio/studio-action/internal/golden"
 )
 
-// UPDATE_GOLDEN=1 rewrites the files under testdata/golden; review them in the diff.
-var updateGolden = os.Getenv("UPDATE_GOLDEN") == "1"
-
-// checkGolden compares got with testdata/golden/<name>.
-func checkGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if updateGolden {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden %s (run with UPDATE_GOLDEN=1 to create): %v", path, err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from golden; run with UPDATE_GOLDEN=1 and review the diff.\n--- got ---\n%s", path, firstDiff(string(want), got))
-	}
-}
-
-func firstDiff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return "line " + strconv.Itoa(i+1) + "\nwant: " + w + "\ngot:  " + g
-		}
-	}
-	return ""
-}
-
-func itoa(i int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + fmtInt(i)) }
-
-func fmtInt(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; i > 0; i /= 10 {
-		b = append([]byte{byte('0' + i%10)}, b...)
-	}
-	return string(b)
-}
+func checkGolden(t *testing.T, name, got string) { t.Helper(); golden.Check(t, name, got) }
 
 var (
 	terraRoute = ModelRoute{Tier: "terra", Model: "gpt-5.6-terra", Effort: "medium", FallbackModel: "gpt-5.4", FallbackEffort: "medium", Source: "surface"}

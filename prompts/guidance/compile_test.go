@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var updateGolden = os.Getenv("UPDATE_GOLDEN") == "1"
+	"github.com/codex-studio/studio-action/internal/golden"
+)
 
 func readProfile(t *testing.T, name string) []byte {
 	t.Helper()
@@ -20,26 +20,7 @@ func readProfile(t *testing.T, name string) []byte {
 	return b
 }
 
-func checkGolden(t *testing.T, name, got string) {
-	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if updateGolden {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("read golden (run with UPDATE_GOLDEN=1 to create): %v", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs from golden; run with UPDATE_GOLDEN=1 and review the diff", path)
-	}
-}
+func checkGolden(t *testing.T, name, got string) { t.Helper(); golden.Check(t, name, got) }
 
 func TestCompileGolden(t *testing.T) {
 	tests := []struct {
