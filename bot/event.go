@@ -13,6 +13,9 @@ type TriggerKind string
 const (
 	TriggerComment TriggerKind = "comment"
 	TriggerLabel   TriggerKind = "label"
+	// TriggerPullRequest and TriggerReview drive the approval flow and the gate (pull_event.go).
+	TriggerPullRequest TriggerKind = "pull_request"
+	TriggerReview      TriggerKind = "review"
 )
 
 // Actor is who caused the event.
@@ -36,6 +39,8 @@ type Trigger struct {
 	CommentBody string
 	// Label fields (TriggerLabel).
 	Label string
+	// Pull fields (TriggerPullRequest, TriggerReview).
+	Pull PullEvent
 }
 
 // Skip explains why an event needs no work; the bot logs it so every skipped event has a line.
@@ -74,6 +79,10 @@ func DecodeEvent(eventName string, payload []byte) (Trigger, error) {
 			Actor: Actor{Login: e.GetSender().GetLogin(), Type: e.GetSender().GetType()},
 			Label: e.GetLabel().GetName(), Snapshot: snapshot(e.GetIssue()),
 		}, nil
+	case *github.PullRequestEvent:
+		return decodePullRequestEvent(e)
+	case *github.PullRequestReviewEvent:
+		return decodeReviewEvent(e)
 	}
 	return Trigger{}, &Skip{Reason: fmt.Sprintf("event %q is not handled by this version", eventName)}
 }

@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -44,4 +45,23 @@ func PromptRoute(r prompts.Route) prompts.ModelRoute {
 		Tier: r.Tier, Model: r.Primary.Model, Effort: r.Primary.Effort,
 		FallbackModel: r.Fallback.Model, FallbackEffort: r.Fallback.Effort, Source: r.Source,
 	}
+}
+
+// prepareFor renders the prompts of one Codex call for this run's task from the workspace (the
+// default branch's checkout): the same facts for the implementation, the plan phase and the dry
+// run, so what a dry run shows is what Codex gets.
+func (r *run) prepareFor(ctx context.Context, cfg policy.StudioConfig, task policy.Task, phase policy.Phase, elig policy.Eligibility, route prompts.Route) (*prompts.Prepared, prompts.RunFacts, error) {
+	project, err := ProjectFacts(cfg.Raw)
+	if err != nil {
+		return nil, prompts.RunFacts{}, err
+	}
+	pe := PromptEligibility(elig)
+	facts := prompts.RunFacts{
+		Role: task.Role, Phase: string(phase), WritePolicy: pe.WritePolicy, Sandbox: pe.Sandbox,
+		AllowFileEdits: pe.AllowFileEdits, Provenance: pe.Provenance, WriteFiles: task.WriteFiles,
+		Objective: r.issue.Title, Description: task.Description, IssueNumber: r.tr.Issue, Artifacts: task.Files,
+		Routes: prompts.Routes{Implementation: PromptRoute(route)}, Project: project,
+	}
+	p, err := prompts.Prepare(ctx, r.WorkDir, facts)
+	return p, facts, err
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/google/go-github/v60/github"
@@ -16,6 +17,10 @@ type Comment struct {
 	Body      string
 	Author    string
 	UpdatedAt time.Time
+	// AuthorType and CreatedAt let `/studio revoke` be judged: a bot's revoke never counts, and a
+	// comment edited after it was written never counts.
+	AuthorType string
+	CreatedAt  time.Time
 }
 
 // Issue is the task issue.
@@ -35,6 +40,12 @@ type PullRequest struct {
 	Draft   bool
 	Body    string
 	Author  string
+	HeadRef string
+	BaseRef string
+	State   string
+	// ChangedFiles is GitHub's count of changed files; only a single-pull GET reports it (0 in
+	// lists), and the gate compares it with the listed files to detect a truncated list.
+	ChangedFiles int
 }
 
 // NewPull describes a pull request to open.
@@ -65,6 +76,25 @@ type GitHub interface {
 	FindPull(ctx context.Context, head, base string) (PullRequest, error)
 	CreatePull(ctx context.Context, p NewPull) (PullRequest, error)
 	EditPull(ctx context.Context, number int, title, body string) (PullRequest, error)
+
+	// The approval flow and the studio/gate check (issue 3).
+
+	// Pull gets one pull request, with its changed-file count.
+	Pull(ctx context.Context, number int) (PullRequest, error)
+	// Reviews lists every review of a pull request, oldest first.
+	Reviews(ctx context.Context, number int) ([]Review, error)
+	// PullFiles lists every path a pull request changes, both names of a rename.
+	PullFiles(ctx context.Context, number int) ([]string, error)
+	// CheckRuns lists the check runs named name on commit sha, newest first.
+	CheckRuns(ctx context.Context, sha, name string) ([]CheckRun, error)
+	// CreateCheckRun and UpdateCheckRun answer ErrForbidden when the token lacks `checks: write`.
+	CreateCheckRun(ctx context.Context, cr CheckRun) (CheckRun, error)
+	UpdateCheckRun(ctx context.Context, cr CheckRun) error
+	// CreateStatus sets a commit status (state success, failure, pending or error).
+	CreateStatus(ctx context.Context, sha string, st CommitStatus) error
+	// PullCommitMessage returns the message of commit sha among a pull request's commits, or
+	// ErrNotFound.
+	PullCommitMessage(ctx context.Context, number int, sha string) (string, error)
 }
 
 // Client adapts go-github to GitHub for one repository. It memoizes what cannot change during a
@@ -187,7 +217,8 @@ func (c *Client) Comments(ctx context.Context, issue int) ([]Comment, error) {
 			return nil, fmt.Errorf("list comments of #%d: %w", issue, err)
 		}
 		for _, cm := range page {
-			out = append(out, Comment{ID: cm.GetID(), Body: cm.GetBody(), Author: cm.GetUser().GetLogin(), UpdatedAt: cm.GetUpdatedAt().Time})
+			out = append(out, Comment{ID: cm.GetID(), Body: cm.GetBody(), Author: cm.GetUser().GetLogin(), UpdatedAt: cm.GetUpdatedAt().Time,
+				AuthorType: cm.GetUser().GetType(), CreatedAt: cm.GetCreatedAt().Time})
 		}
 		if resp.NextPage == 0 {
 			return out, nil
@@ -228,7 +259,8 @@ func (c *Client) RemoveLabel(ctx context.Context, issue int, label string) error
 }
 
 func toPull(p *github.PullRequest) PullRequest {
-	return PullRequest{Number: p.GetNumber(), URL: p.GetHTMLURL(), HeadSHA: p.GetHead().GetSHA(), Draft: p.GetDraft(), Body: p.GetBody(), Author: p.GetUser().GetLogin()}
+	return PullRequest{Number: p.GetNumber(), URL: p.GetHTMLURL(), HeadSHA: p.GetHead().GetSHA(), Draft: p.GetDraft(), Body: p.GetBody(), Author: p.GetUser().GetLogin(),
+		HeadRef: p.GetHead().GetRef(), BaseRef: p.GetBase().GetRef(), State: p.GetState(), ChangedFiles: p.GetChangedFiles()}
 }
 
 func (c *Client) FindPull(ctx context.Context, head, base string) (PullRequest, error) {
@@ -261,4 +293,189 @@ func (c *Client) EditPull(ctx context.Context, number int, title, body string) (
 		return PullRequest{}, fmt.Errorf("update pull request #%d: %w", number, err)
 	}
 	return toPull(pr), nil
+}
+
+// ---- the approval flow and the studio/gate check (issue 3) ----
+
+// Review is a pull-request review as the approval flow needs it.
+type Review struct {
+	ID          int64
+	Author      string
+	AuthorType  string // "User" or "Bot"
+	State       string // APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED, PENDING
+	CommitID    string
+	SubmittedAt time.Time
+}
+
+// CheckRun is a check run to write, or one read back. AppSlug is the GitHub App that created it:
+// the Actions token writes as the app `github-actions`, so that is how the bot's own runs are told
+// from anyone else's with the same name.
+type CheckRun struct {
+	ID         int64
+	Name       string
+	HeadSHA    string
+	Status     string
+	Conclusion string
+	Title      string
+	Summary    string
+	DetailsURL string
+	AppSlug    string
+}
+
+// CommitStatus is a commit status, the fallback when a token cannot write check runs.
+type CommitStatus struct {
+	State       string // success, failure, pending or error
+	Context     string
+	Description string
+	TargetURL   string
+}
+
+// maxStatusDescription is GitHub's limit for a commit status description.
+const maxStatusDescription = 140
+
+// ErrForbidden is a 403 that is not a rate limit: the token lacks a permission.
+var ErrForbidden = errors.New("forbidden: the token lacks a permission")
+
+func forbidden(resp *github.Response, err error) error {
+	var rle *github.RateLimitError
+	if resp != nil && resp.StatusCode == http.StatusForbidden && !errors.As(err, &rle) {
+		return fmt.Errorf("%w: %v", ErrForbidden, err)
+	}
+	return err
+}
+
+func (c *Client) Pull(ctx context.Context, number int) (PullRequest, error) {
+	pr, resp, err := c.gh.PullRequests.Get(ctx, c.owner, c.repo, number)
+	if err != nil {
+		return PullRequest{}, fmt.Errorf("get pull request #%d: %w", number, notFound(resp, err))
+	}
+	return toPull(pr), nil
+}
+
+func (c *Client) Reviews(ctx context.Context, number int) ([]Review, error) {
+	opts := &github.ListOptions{PerPage: 100}
+	var out []Review
+	for {
+		page, resp, err := c.gh.PullRequests.ListReviews(ctx, c.owner, c.repo, number, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list reviews of #%d: %w", number, err)
+		}
+		for _, rv := range page {
+			out = append(out, Review{ID: rv.GetID(), Author: rv.GetUser().GetLogin(), AuthorType: rv.GetUser().GetType(),
+				State: rv.GetState(), CommitID: rv.GetCommitID(), SubmittedAt: rv.GetSubmittedAt().Time})
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+func (c *Client) PullFiles(ctx context.Context, number int) ([]string, error) {
+	opts := &github.ListOptions{PerPage: 100}
+	var out []string
+	for {
+		page, resp, err := c.gh.PullRequests.ListFiles(ctx, c.owner, c.repo, number, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list files of #%d: %w", number, err)
+		}
+		for _, f := range page {
+			out = append(out, f.GetFilename())
+			// Moving a file out of scope must be caught too: both names are checked.
+			if prev := f.GetPreviousFilename(); prev != "" {
+				out = append(out, prev)
+			}
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+func toCheckRun(cr *github.CheckRun) CheckRun {
+	return CheckRun{ID: cr.GetID(), Name: cr.GetName(), HeadSHA: cr.GetHeadSHA(), Status: cr.GetStatus(),
+		Conclusion: cr.GetConclusion(), Title: cr.GetOutput().GetTitle(), Summary: cr.GetOutput().GetSummary(),
+		DetailsURL: cr.GetDetailsURL(), AppSlug: cr.GetApp().GetSlug()}
+}
+
+func (c *Client) CheckRuns(ctx context.Context, sha, name string) ([]CheckRun, error) {
+	opts := &github.ListCheckRunsOptions{CheckName: github.String(name), Filter: github.String("all"), ListOptions: github.ListOptions{PerPage: 100}}
+	var out []CheckRun
+	for {
+		res, resp, err := c.gh.Checks.ListCheckRunsForRef(ctx, c.owner, c.repo, sha, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list check runs %s on %s: %w", name, shortSHA(sha), forbidden(resp, err))
+		}
+		for _, cr := range res.CheckRuns {
+			out = append(out, toCheckRun(cr))
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+func checkOutput(cr CheckRun) *github.CheckRunOutput {
+	return &github.CheckRunOutput{Title: github.String(cr.Title), Summary: github.String(cr.Summary)}
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return github.String(s)
+}
+
+func (c *Client) CreateCheckRun(ctx context.Context, cr CheckRun) (CheckRun, error) {
+	created, resp, err := c.gh.Checks.CreateCheckRun(ctx, c.owner, c.repo, github.CreateCheckRunOptions{
+		Name: cr.Name, HeadSHA: cr.HeadSHA, DetailsURL: optional(cr.DetailsURL), Status: optional(cr.Status),
+		Conclusion: optional(cr.Conclusion), Output: checkOutput(cr),
+	})
+	if err != nil {
+		return CheckRun{}, fmt.Errorf("create check run %s on %s: %w", cr.Name, shortSHA(cr.HeadSHA), forbidden(resp, err))
+	}
+	return toCheckRun(created), nil
+}
+
+func (c *Client) UpdateCheckRun(ctx context.Context, cr CheckRun) error {
+	_, resp, err := c.gh.Checks.UpdateCheckRun(ctx, c.owner, c.repo, cr.ID, github.UpdateCheckRunOptions{
+		Name: cr.Name, DetailsURL: optional(cr.DetailsURL), Status: optional(cr.Status),
+		Conclusion: optional(cr.Conclusion), Output: checkOutput(cr),
+	})
+	if err != nil {
+		return fmt.Errorf("update check run %d (%s): %w", cr.ID, cr.Name, forbidden(resp, err))
+	}
+	return nil
+}
+
+func (c *Client) CreateStatus(ctx context.Context, sha string, st CommitStatus) error {
+	desc := oneLine(st.Description, maxStatusDescription-1)
+	_, resp, err := c.gh.Repositories.CreateStatus(ctx, c.owner, c.repo, sha, &github.RepoStatus{
+		State: github.String(st.State), Context: github.String(st.Context), Description: github.String(desc), TargetURL: optional(st.TargetURL),
+	})
+	if err != nil {
+		return fmt.Errorf("set commit status %s on %s: %w", st.Context, shortSHA(sha), forbidden(resp, err))
+	}
+	return nil
+}
+
+func (c *Client) PullCommitMessage(ctx context.Context, number int, sha string) (string, error) {
+	opts := &github.ListOptions{PerPage: 100}
+	for {
+		page, resp, err := c.gh.PullRequests.ListCommits(ctx, c.owner, c.repo, number, opts)
+		if err != nil {
+			return "", fmt.Errorf("list commits of #%d: %w", number, err)
+		}
+		for _, cm := range page {
+			if strings.EqualFold(cm.GetSHA(), sha) {
+				return cm.GetCommit().GetMessage(), nil
+			}
+		}
+		if resp.NextPage == 0 {
+			return "", fmt.Errorf("commit %s of #%d: %w", shortSHA(sha), number, ErrNotFound)
+		}
+		opts.Page = resp.NextPage
+	}
 }

@@ -29,6 +29,10 @@ type Settings struct {
 	WorkDir       string // GITHUB_WORKSPACE: where Codex runs
 	RunsDir       string // where run evidence goes; default <workspace>/.codex/runs
 	CodexTimeout  time.Duration
+	// RequiredApprovals is the `required-approvals` input (the gate asks at least 1).
+	RequiredApprovals int
+	// ApprovalTTL is the `approval-ttl` input: approvals expire that long after submission; 0 never.
+	ApprovalTTL time.Duration
 }
 
 func (s *Settings) defaults() {
@@ -112,6 +116,9 @@ func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
 	if strings.EqualFold(tr.Actor.Login, b.BotLogin) {
 		return skip("the event was caused by the bot itself")
 	}
+	if tr.Kind == TriggerPullRequest || tr.Kind == TriggerReview {
+		return b.handlePullEvent(ctx, tr)
+	}
 	isAllowedBot := false
 	if tr.Actor.Type == "Bot" {
 		for _, allowed := range b.AllowedBots {
@@ -145,7 +152,7 @@ func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
 		}
 	}
 	if tr.IsPull || issue.IsPull {
-		return skip("tasks are issues; commands on pull requests arrive with the approvals feature")
+		return b.handlePullComment(ctx, tr, cmd)
 	}
 
 	comments, err := b.GitHub.Comments(ctx, tr.Issue)
@@ -207,6 +214,8 @@ type run struct {
 	st       *Status
 	out      *Outcome
 	statusID int64
+	// marker is the identity marker line a studio pull request body starts with (approvals.go).
+	marker string
 }
 
 func (r *run) publish(ctx context.Context) error {
@@ -263,8 +272,11 @@ func (r *run) setStatusLabel(ctx context.Context, status string) error {
 }
 
 func (r *run) execute(ctx context.Context) (Outcome, error) {
+	if r.cmd.Verb == "revoke" {
+		return r.revoke(ctx)
+	}
 	if r.cmd.Verb != "run" {
-		return r.block(ctx, stepTaskParsed, fmt.Sprintf("`%s` is not a command this version knows; use `%s run` (flags: `--approved-by-user`, `--dry-run`).", quoteLine(r.cmd.Line), r.TriggerPhrase))
+		return r.block(ctx, stepTaskParsed, fmt.Sprintf("`%s` is not a command this version knows; use `%s run` (flags: `--approved-by-user`, `--dry-run`) or `%s revoke`.", quoteLine(r.cmd.Line), r.TriggerPhrase, r.TriggerPhrase))
 	}
 	if len(r.cmd.Unknown) > 0 {
 		return r.block(ctx, stepTaskParsed, fmt.Sprintf("`%s run` does not know %s; it takes `--approved-by-user` and `--dry-run`.", r.TriggerPhrase, strings.Join(quoteAll(r.cmd.Unknown), ", ")))
@@ -303,22 +315,8 @@ func (r *run) execute(ctx context.Context) (Outcome, error) {
 	task.Role = role
 	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("role `%s`, writeFiles %s", role, strings.Join(quoteAll(task.WriteFiles), ", ")))
 
-	phase := policy.PhaseForRole(role)
-	elig := policy.Evaluate(policy.EligibilityInput{
-		ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: phase,
-		ApprovedByUser: r.cmd.ApprovedByUser,
-	})
-	if !elig.Allowed {
-		return r.block(ctx, stepCodex, elig.Reason+" Approvals arrive as pull-request reviews in a later version; in guided-studio a writer can run `"+r.TriggerPhrase+" run --approved-by-user`.")
-	}
-	if r.cmd.DryRun {
-		r.st.Summary = fmt.Sprintf("Dry run: eligibility allowed, write policy `%s`, provenance `%s`, sandbox `%s`. Nothing was changed.", elig.WritePolicy, elig.Provenance, elig.CodexSandbox)
-		r.st.set(stepCodex, StepSkipped, "dry run")
-		r.out.Status = "done"
-		r.out.Summary = r.st.Summary
-		return *r.out, r.publish(ctx)
-	}
-	return r.implement(ctx, cfg, cfgBytes, task, elig, base)
+	// Eligibility, dry run, plan phase or implementation: approvals.go decides which.
+	return r.authorizeAndRun(ctx, cfg, task, base)
 }
 
 func (r *run) resolveRole(task policy.Task) (string, error) {
@@ -349,60 +347,27 @@ func (r *run) resolveRole(task policy.Task) (string, error) {
 	return role, nil
 }
 
-func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, cfgBytes []byte, task policy.Task, elig policy.Eligibility, base string) (Outcome, error) {
+func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task policy.Task, elig policy.Eligibility, base string) (Outcome, error) {
 	branch := r.BranchPrefix + fmt.Sprintf("task-%d", r.tr.Issue)
 	r.out.Branch = branch
-
-	surface := prompts.ModelChoice{}
-	toml, err := r.GitHub.FileAtRef(ctx, ".codex/agents/"+task.Role+".toml", base)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		surface, _ = prompts.ParseRoleSurface(task.Role, nil)
-	case err != nil:
-		return *r.out, err
-	default:
-		if surface, err = prompts.ParseRoleSurface(task.Role, toml); err != nil {
-			return r.block(ctx, stepCodex, err.Error())
-		}
-	}
-	route, err := prompts.ResolveRoute(surface, task.RunPolicy.ModelTier)
+	route, err := r.modelRoute(ctx, task, base)
 	if err != nil {
-		return r.block(ctx, stepCodex, err.Error())
+		var refusal *routeRefusal
+		if errors.As(err, &refusal) {
+			return r.block(ctx, stepCodex, refusal.msg)
+		}
+		return *r.out, err
 	}
-
 	// Render before touching the branch: the workspace is still the default branch's checkout,
 	// which is where role packs and context must come from.
-	project, err := ProjectFacts(cfgBytes)
-	if err != nil {
-		return r.block(ctx, stepTaskParsed, err.Error())
-	}
-	pe := PromptEligibility(elig)
-	prepared, err := prompts.Prepare(ctx, r.WorkDir, prompts.RunFacts{
-		Role: task.Role, Phase: string(policy.PhaseForRole(task.Role)), WritePolicy: pe.WritePolicy, Sandbox: pe.Sandbox,
-		AllowFileEdits: pe.AllowFileEdits, Provenance: pe.Provenance, WriteFiles: task.WriteFiles,
-		Objective: r.issue.Title, Description: task.Description, IssueNumber: r.tr.Issue, Artifacts: task.Files,
-		Routes: prompts.Routes{Implementation: PromptRoute(route)}, Project: project,
-	})
+	prepared, _, err := r.prepareFor(ctx, cfg, task, policy.PhaseForRole(task.Role), elig, route)
 	if err != nil {
 		return r.block(ctx, stepTaskParsed, err.Error())
 	}
 	if note := prepared.Stripped.Summary(); note != "" {
 		r.st.set(stepTaskParsed, StepDone, r.st.detail(stepTaskParsed)+"; "+note)
 	}
-
-	if removed, err := r.Workspace.StripCredentialHelpers(ctx); err != nil {
-		return *r.out, err
-	} else if len(removed) > 0 {
-		r.logf("removed persisted credentials from the workspace git config (%s) so the agent cannot read them; set persist-credentials: false on actions/checkout", strings.Join(removed, ", "))
-	}
-	// Evidence lives in the workspace (so the workflow can upload it) but must never count as a
-	// change: exclude the runs folder locally.
-	if rel, err := filepath.Rel(r.WorkDir, r.RunsDir); err == nil && !strings.HasPrefix(rel, "..") {
-		if err := r.Workspace.Exclude(ctx, "/"+filepath.ToSlash(rel)+"/"); err != nil {
-			return *r.out, err
-		}
-	}
-	if _, err := r.Workspace.PrepareBranch(ctx, branch, base); err != nil {
+	if err := r.prepareWorkspace(ctx, branch, base); err != nil {
 		return *r.out, err
 	}
 
@@ -501,8 +466,8 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, cfgBytes [
 
 func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, summary string) (PullRequest, error) {
 	title := fmt.Sprintf("%s: %s", task.Role, oneLine(r.issue.Title, 200))
-	body := fmt.Sprintf("<!-- studio:pr issue=%d -->\nCloses #%d\n\nCodex Studio ran `%s` for #%d (run `%s`).\n\n%s\n",
-		r.tr.Issue, r.tr.Issue, task.Role, r.tr.Issue, r.RunID, summary)
+	body := fmt.Sprintf("%s<!-- studio:pr issue=%d -->\nCloses #%d\n\nCodex Studio ran `%s` for #%d (run `%s`).\n\n%s\n",
+		markerPrefix(r.marker), r.tr.Issue, r.tr.Issue, task.Role, r.tr.Issue, r.RunID, summary)
 	if r.RunURL != "" {
 		body += fmt.Sprintf("\n[Workflow run](%s)\n", r.RunURL)
 	}

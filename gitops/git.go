@@ -178,10 +178,17 @@ type CommitRequest struct {
 	// Allow re-checks every staged path just before the commit is written; a path it refuses
 	// aborts the commit and unstages everything (fail closed, whatever the caller passed in Paths).
 	Allow func(path string) bool
+	// AllowEmpty writes a commit that changes nothing when Paths is empty (the plan pull request
+	// needs a commit over its base before GitHub will open it). The index is reset to HEAD first,
+	// so whatever the working tree holds is never part of it.
+	AllowEmpty bool
 }
 
 // Commit stages exactly req.Paths and commits them. It never stages anything else.
 func (r *Repo) Commit(ctx context.Context, req CommitRequest) (string, error) {
+	if len(req.Paths) == 0 && req.AllowEmpty {
+		return r.commitEmpty(ctx, req)
+	}
 	if len(req.Paths) == 0 {
 		return "", ErrNothingToCommit
 	}
@@ -207,14 +214,27 @@ func (r *Repo) Commit(ctx context.Context, req CommitRequest) (string, error) {
 			return "", fmt.Errorf("%w: %s", ErrOutOfScope, p)
 		}
 	}
+	return r.writeCommit(ctx, req)
+}
+
+// commitEmpty writes a commit with HEAD's tree: nothing in the working tree rides along.
+func (r *Repo) commitEmpty(ctx context.Context, req CommitRequest) (string, error) {
+	if _, err := r.run(ctx, false, "reset", "-q"); err != nil {
+		return "", fmt.Errorf("reset index: %w", err)
+	}
+	return r.writeCommit(ctx, req, "--allow-empty")
+}
+
+func (r *Repo) writeCommit(ctx context.Context, req CommitRequest, extra ...string) (string, error) {
 	author := req.Author
 	if author.Name == "" {
 		author = BotSignature
 	}
 	cmd := []string{
 		"-c", "user.name=" + author.Name, "-c", "user.email=" + author.Email,
-		"-c", "commit.gpgsign=false", "commit", "--quiet", "--no-verify", "-F", "-",
+		"-c", "commit.gpgsign=false", "commit", "--quiet", "--no-verify",
 	}
+	cmd = append(append(cmd, extra...), "-F", "-")
 	if err := r.runWithStdin(ctx, req.Message, cmd...); err != nil {
 		return "", fmt.Errorf("commit: %w", err)
 	}

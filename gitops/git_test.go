@@ -193,3 +193,37 @@ func TestExcludeAndStripCredentials(t *testing.T) {
 		t.Fatal("persisted credential still in .git/config")
 	}
 }
+
+func TestCommitAllowEmptyLeavesTheWorkingTreeOut(t *testing.T) {
+	emu, repo := remote(t)
+	ctx := context.Background()
+	if _, err := repo.PrepareBranch(ctx, "studio/task-1", "main"); err != nil {
+		t.Fatal(err)
+	}
+	// A staged and an unstaged edit: neither may ride along in the empty plan commit.
+	write(t, repo.Dir, "a.txt", "dirty\n")
+	if out, err := exec.Command("git", "-C", repo.Dir, "add", "a.txt").CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	write(t, repo.Dir, "keep/b.txt", "dirty too\n")
+	if _, err := repo.Commit(ctx, CommitRequest{Message: "plan\n"}); !errors.Is(err, ErrNothingToCommit) {
+		t.Fatalf("without AllowEmpty: err = %v, want ErrNothingToCommit", err)
+	}
+	sha, err := repo.Commit(ctx, CommitRequest{Message: "plan: x\n", AllowEmpty: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Push(ctx, "studio/task-1"); err != nil {
+		t.Fatal(err)
+	}
+	files, err := emu.ChangedFiles("o", "r", sha)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 0 {
+		t.Fatalf("empty plan commit changes %v", files)
+	}
+	if data, _ := os.ReadFile(filepath.Join(repo.Dir, "a.txt")); string(data) != "dirty\n" {
+		t.Fatalf("the working tree must be left alone, a.txt = %q", data)
+	}
+}

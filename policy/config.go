@@ -20,6 +20,9 @@ type StudioConfig struct {
 	Status        string       `json:"status"`
 	Roles         []string     `json:"roles"`
 	ActiveRoles   []string     `json:"activeRoles"`
+
+	// Raw is the file as read, for renderers that show more of the project than policy needs.
+	Raw []byte `json:"-"`
 }
 
 // ErrNoStudioConfig is the answer when the default branch has no `.codex/studio.json`.
@@ -28,7 +31,7 @@ var ErrNoStudioConfig = errors.New("this repository has no .codex/studio.json on
 // ParseStudioConfig validates studio.json the way the seed does (mode and studioMode, with the
 // seed's exact messages), and additionally refuses a file that is not a JSON object.
 func ParseStudioConfig(data []byte) (StudioConfig, error) {
-	var cfg StudioConfig
+	cfg := StudioConfig{Raw: data}
 	if err := json.Unmarshal(data, &cfg); err != nil {
 		return cfg, fmt.Errorf("studio.json is not valid JSON: %w", err)
 	}

@@ -119,6 +119,11 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		}
 		timeout = time.Duration(m) * time.Minute
 	}
+	approvals, err := approvalInputs(act.GetInput)
+	if err != nil {
+		act.Errorf("%v", err)
+		return exitError
+	}
 	codexHome := filepath.Join(env.runnerTemp, "codex-home")
 	var runner codex.Runner = codex.CLI{
 		Bin:       orDefault(act.GetInput("codex-path"), "codex"),
@@ -142,6 +147,9 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		RunURL:        fmt.Sprintf("%s/%s/actions/runs/%s", strings.TrimRight(env.serverURL, "/"), env.repository, env.runID),
 		WorkDir:       env.workspace,
 		CodexTimeout:  timeout,
+
+		RequiredApprovals: approvals.required,
+		ApprovalTTL:       approvals.ttl,
 	})
 	out, err := b.Handle(ctx, tr)
 	if err != nil {
@@ -172,7 +180,7 @@ func describeError(err error) string {
 	}
 	var ghErr *github.ErrorResponse
 	if errors.As(err, &ghErr) && ghErr.Response != nil && ghErr.Response.StatusCode == http.StatusForbidden {
-		return fmt.Sprintf("%v: the token lacks a permission; grant the workflow `contents: write`, `issues: write` and `pull-requests: write`", err)
+		return fmt.Sprintf("%v: the token lacks a permission; grant the workflow `contents: write`, `issues: write`, `pull-requests: write` and `checks: write`", err)
 	}
 	return err.Error()
 }
@@ -186,4 +194,31 @@ func orDefault(v, d string) string {
 
 func splitList(v string) []string {
 	return strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '\n' || r == ' ' })
+}
+
+// approvalSettings are the approval inputs, validated.
+type approvalSettings struct {
+	required int
+	ttl      time.Duration
+}
+
+// approvalInputs reads `required-approvals` (a whole number, at least 1: the gate exists to
+// require a human approval) and `approval-ttl` (a Go duration such as 72h; empty never expires).
+func approvalInputs(input func(string) string) (approvalSettings, error) {
+	s := approvalSettings{required: 1}
+	if v := strings.TrimSpace(input("required-approvals")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return s, fmt.Errorf("required-approvals %q must be a whole number of at least 1", v)
+		}
+		s.required = n
+	}
+	if v := strings.TrimSpace(input("approval-ttl")); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return s, fmt.Errorf("approval-ttl %q must be a positive duration such as 72h or 90m", v)
+		}
+		s.ttl = d
+	}
+	return s, nil
 }

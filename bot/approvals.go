@@ -1,0 +1,518 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/gitops"
+	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/prompts"
+)
+
+// The approval flow (DESIGN §4): in strict and guided studio modes a mutating run needs an
+// APPROVED review of the task's plan pull request; without one, `/studio run` runs the plan phase
+// and opens that pull request. Every decision is policy's; this file gathers the facts.
+
+// maxPlanChars bounds Codex's plan in the pull request body, so the body stays far below GitHub's
+// 65,536-character limit together with the diagnostics.
+const maxPlanChars = 20_000
+
+// planPhaseTrailer marks the empty commit the plan phase pushes. A pull request whose head is
+// such a commit is waiting for its implementation; any other head means the implementation ran
+// (or someone pushed), so an approval does not start another one.
+const planPhaseTrailer = "Studio-Phase: plan"
+
+// Outcome statuses of the approval flow, beside done, blocked, skipped and refused.
+const statusAwaitingApproval = "awaiting-approval"
+
+func markerPrefix(line string) string {
+	if line == "" {
+		return ""
+	}
+	return line + "\n"
+}
+
+// taskOfBranch returns the task issue a studio branch (`<branch-prefix>task-<N>`) belongs to, or 0.
+func (b *Bot) taskOfBranch(ref string) int {
+	rest, ok := strings.CutPrefix(ref, b.BranchPrefix+"task-")
+	if !ok || rest == "" || strings.TrimLeft(rest, "0123456789") != "" || rest[0] == '0' {
+		return 0
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+// botApp is the GitHub App the bot's check runs are attributed to: `github-actions` for the
+// Actions token (login github-actions[bot]), the app's slug for an App token.
+func (b *Bot) botApp() string {
+	return strings.TrimSuffix(strings.ToLower(b.BotLogin), "[bot]")
+}
+
+// taskNow is a task issue as it stands now, with the configuration of the default branch. The
+// identity hash an approval must still match is computed from it.
+type taskNow struct {
+	issue Issue
+	base  string
+	cfg   policy.StudioConfig
+	task  policy.Task
+	hash  string
+	// problem says why the task cannot be used now ("" when it can): no approval can match then.
+	problem string
+}
+
+// loadTaskNow reads the issue and the configuration again. Configuration and roles come from the
+// default branch, never from a pull request's head.
+func (b *Bot) loadTaskNow(ctx context.Context, number int) (taskNow, error) {
+	issue, err := b.GitHub.Issue(ctx, number)
+	if err != nil {
+		return taskNow{}, fmt.Errorf("read task issue #%d: %w", number, err)
+	}
+	tn := taskNow{issue: issue}
+	if tn.base, err = b.GitHub.DefaultBranch(ctx); err != nil {
+		return tn, err
+	}
+	data, err := b.GitHub.FileAtRef(ctx, policy.StudioConfigPath, tn.base)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		tn.problem = policy.ErrNoStudioConfig.Error()
+		return tn, nil
+	case err != nil:
+		return tn, err
+	}
+	if tn.cfg, err = policy.ParseStudioConfig(data); err != nil {
+		tn.problem = fmt.Sprintf("`.codex/studio.json` on `%s`: %v", tn.base, err)
+		return tn, nil
+	}
+	if tn.task, err = policy.ParseTask(issue.Body); err != nil {
+		tn.problem = "the task block cannot be used: " + err.Error()
+		return tn, nil
+	}
+	role, err := (&run{Bot: b, issue: issue, tr: Trigger{Kind: TriggerComment, Issue: number}}).resolveRole(tn.task)
+	if err != nil {
+		tn.problem = err.Error()
+		return tn, nil
+	}
+	tn.task.Role = role
+	if tn.hash, err = policy.ObjectiveHash(policy.TaskIdentity(role, issue.Title, tn.task, tn.cfg)); err != nil {
+		tn.problem = err.Error()
+	}
+	return tn, nil
+}
+
+// pullApprovals is what the bot knows about one studio pull request's approvals.
+type pullApprovals struct {
+	pr     PullRequest
+	marker policy.IdentityMarker
+	// markerLine is the trusted marker re-rendered, "" when the body has none we can trust.
+	markerLine string
+	match      policy.ApprovalMatch
+}
+
+// trustedMarker reads the identity marker of a studio pull request. It is trusted only in a pull
+// request the bot opened, and only when it names the task the branch belongs to.
+func (b *Bot) trustedMarker(pr PullRequest, issue int) (policy.IdentityMarker, string) {
+	if !strings.EqualFold(pr.Author, b.BotLogin) {
+		b.logf("pull request #%d was opened by %s, not the bot: its identity marker is not trusted", pr.Number, pr.Author)
+		return policy.IdentityMarker{}, ""
+	}
+	m, err := policy.ParseIdentityMarker(pr.Body)
+	if err != nil {
+		b.logf("pull request #%d: %v", pr.Number, err)
+		return policy.IdentityMarker{}, ""
+	}
+	if m.Issue != issue {
+		b.logf("pull request #%d: its identity marker names issue #%d, its branch task #%d; not trusted", pr.Number, m.Issue, issue)
+		return policy.IdentityMarker{}, ""
+	}
+	line, err := m.Render()
+	if err != nil {
+		return policy.IdentityMarker{}, ""
+	}
+	return m, line
+}
+
+// approvalsOf gathers the facts of MatchApprovals from GitHub: every review with its commit and
+// its author's permission, the `/studio revoke` comments on the issue and the pull request, the
+// trusted marker, and the hash recomputed from the task now.
+func (b *Bot) approvalsOf(ctx context.Context, pr PullRequest, tn taskNow, issue int) (pullApprovals, error) {
+	pa := pullApprovals{pr: pr}
+	pa.marker, pa.markerLine = b.trustedMarker(pr, issue)
+	reviews, err := b.GitHub.Reviews(ctx, pr.Number)
+	if err != nil {
+		return pa, err
+	}
+	revokes, err := b.revocations(ctx, issue, pr.Number)
+	if err != nil {
+		return pa, err
+	}
+	facts := policy.ApprovalFacts{
+		PullRequest: policy.PullRequest{Number: pr.Number, HeadSHA: pr.HeadSHA, Author: pr.Author, Draft: pr.Draft},
+		StoredHash:  pa.marker.ObjectiveSHA256,
+		CurrentHash: tn.hash,
+		StudioMode:  tn.cfg.StudioMode,
+		RequestedBy: pa.marker.RequestedBy,
+		BotLogin:    b.BotLogin,
+		ApprovalTTL: b.ApprovalTTL,
+		Now:         b.Now(),
+		Revocations: revokes,
+	}
+	if tn.problem != "" {
+		facts.CurrentHash = ""
+	}
+	for _, rv := range reviews {
+		if policy.ReviewState(rv.State) == policy.ReviewPending {
+			continue // a pending review is its author's draft, not a decision
+		}
+		facts.Reviews = append(facts.Reviews, policy.Review{
+			ID: rv.ID, Author: rv.Author, AuthorType: policy.AccountType(rv.AuthorType),
+			AuthorPermission: b.permissionOf(ctx, rv.Author, rv.AuthorType),
+			State:            policy.ReviewState(rv.State), CommitID: rv.CommitID, SubmittedAt: rv.SubmittedAt,
+		})
+	}
+	pa.match = policy.MatchApprovals(facts)
+	return pa, nil
+}
+
+// permissionOf asks the collaborator-permission API (memoized by the adapter). Only human
+// accounts other than the bot are asked: nothing else can authorize, and bots answer 404. A
+// failed lookup is an unknown permission, which never authorizes.
+func (b *Bot) permissionOf(ctx context.Context, login, accountType string) policy.Permission {
+	if login == "" || accountType != string(policy.AccountUser) || strings.EqualFold(login, b.BotLogin) {
+		return policy.PermissionUnknown
+	}
+	role, err := b.GitHub.Permission(ctx, login)
+	if err != nil {
+		b.logf("permission of %s could not be checked (%v); it counts as no permission", login, err)
+		return policy.PermissionUnknown
+	}
+	return policy.ParsePermission(role)
+}
+
+// revocations collects the `/studio revoke` commands on the given issues (the task and its pull
+// request). An edited comment never counts: what it said when it was written cannot be known.
+func (b *Bot) revocations(ctx context.Context, numbers ...int) ([]policy.Revocation, error) {
+	var out []policy.Revocation
+	for _, n := range numbers {
+		comments, err := b.GitHub.Comments(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range comments {
+			cmd, ok := ParseCommand(c.Body, b.TriggerPhrase)
+			if !ok || cmd.Verb != "revoke" {
+				continue
+			}
+			if !c.CreatedAt.IsZero() && c.UpdatedAt.After(c.CreatedAt) {
+				b.logf("skip: revoke comment %d by %s was edited after it was written; edited comments never count", c.ID, c.Author)
+				continue
+			}
+			out = append(out, policy.Revocation{
+				CommentID: c.ID, Author: c.Author, AuthorType: policy.AccountType(c.AuthorType),
+				AuthorPermission: b.permissionOf(ctx, c.Author, c.AuthorType), At: c.CreatedAt,
+			})
+		}
+	}
+	return out, nil
+}
+
+// ---- the comment flow: /studio run ----
+
+// authorizeAndRun decides what `/studio run` does once the task is parsed: a dry run, the plan
+// phase (no matching approval in strict or guided mode), or the implementation with the
+// provenance policy grants (advisory, approval or override).
+func (r *run) authorizeAndRun(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string) (Outcome, error) {
+	branch := r.BranchPrefix + fmt.Sprintf("task-%d", r.tr.Issue)
+	hash, hashErr := policy.ObjectiveHash(policy.TaskIdentity(task.Role, r.issue.Title, task, cfg))
+	tn := taskNow{issue: r.issue, base: base, cfg: cfg, task: task, hash: hash}
+	if hashErr != nil {
+		tn.problem = hashErr.Error()
+	}
+
+	match := policy.ApprovalMatch{CurrentHash: hash}
+	var pa pullApprovals
+	if cfg.StudioMode != policy.ModeFastPrototype {
+		pr, err := r.GitHub.FindPull(ctx, branch, base)
+		switch {
+		case errors.Is(err, ErrNotFound):
+		case err != nil:
+			return *r.out, err
+		default:
+			if pa, err = r.approvalsOf(ctx, pr, tn, r.tr.Issue); err != nil {
+				return *r.out, err
+			}
+			match = pa.match
+		}
+	}
+	elig := policy.Evaluate(policy.EligibilityInput{
+		ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: policy.PhaseForRole(task.Role),
+		HasMatchingApproval: match.HasMatchingApproval(), ApprovedByUser: r.cmd.ApprovedByUser,
+	})
+	diag := policy.ApprovalDiagnostic{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, ApprovalScopes: task.ApprovalScope, Match: match}
+	if r.cmd.DryRun {
+		return r.dryRun(ctx, cfg, task, base, elig, diag)
+	}
+	if !elig.Allowed {
+		if hashErr != nil {
+			return r.block(ctx, stepTaskParsed, "the task's approval identity cannot be computed, so nothing can be approved: "+hashErr.Error())
+		}
+		marker := policy.IdentityMarker{ObjectiveSHA256: hash, Issue: r.tr.Issue, RequestedBy: r.tr.Actor.Login}
+		return r.plan(ctx, cfg, task, base, elig, diag, marker)
+	}
+
+	// The pull request body keeps the identity the implementation was authorized for: the approved
+	// marker (with its original requester) for an approval, a fresh one otherwise, so the gate can
+	// match approvals of every studio pull request, fast-prototype ones included.
+	switch {
+	case elig.Provenance == policy.ProvenanceApproval:
+		r.marker = pa.markerLine
+	case hashErr == nil:
+		r.marker, _ = policy.IdentityMarker{ObjectiveSHA256: hash, Issue: r.tr.Issue, RequestedBy: r.tr.Actor.Login}.Render()
+	default:
+		r.logf("no identity marker for #%d: %v; the gate cannot count approvals until the task block is fixed", r.tr.Issue, hashErr)
+	}
+	out, err := r.implement(ctx, cfg, task, elig, base)
+	if err == nil && out.PullRequest > 0 {
+		r.refreshGate(ctx, out.PullRequest, r.tr.Issue)
+	}
+	return out, err
+}
+
+// dryRun answers with the seed's dry-run diagnostics and changes nothing: no branch, no pull
+// request, no label, no Codex.
+func (r *run) dryRun(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string, elig policy.Eligibility, diag policy.ApprovalDiagnostic) (Outcome, error) {
+	var b strings.Builder
+	b.WriteString("**Dry run**: nothing was changed (no branch, pull request, label or Codex run).\n\n")
+	b.WriteString(fenced(policy.RenderDryRun(elig, diag), "text"))
+	if extra, why := r.promptDryRun(ctx, cfg, task, base, elig); extra != "" {
+		b.WriteString("\n\n<details><summary>Prompt and context</summary>\n\n" + fenced(extra, "text") + "\n</details>")
+	} else if why != "" {
+		b.WriteString("\n\n_Prompt preview unavailable: " + oneLine(why, 300) + "_")
+	}
+	r.st.Summary = b.String()
+	r.st.set(stepCodex, StepSkipped, "dry run")
+	r.out.Status = "done"
+	r.out.Summary = r.st.Summary
+	return *r.out, r.publish(ctx)
+}
+
+// promptDryRun renders prompts.FormatDryRun from the workspace (a checkout of the default branch
+// in an issue_comment job). It is best effort: the eligibility above is the decision.
+func (r *run) promptDryRun(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string, elig policy.Eligibility) (string, string) {
+	if r.WorkDir == "" {
+		return "", ""
+	}
+	route, err := r.modelRoute(ctx, task, base)
+	if err != nil {
+		return "", err.Error()
+	}
+	p, facts, err := r.prepareFor(ctx, cfg, task, policy.PhaseForRole(task.Role), elig, route)
+	if err != nil {
+		return "", err.Error()
+	}
+	return prompts.FormatDryRun(p, facts, PromptEligibility(elig), 0), ""
+}
+
+// ---- the plan phase ----
+
+// plan runs Codex read-only in the plan phase, pushes an empty plan commit on the task branch and
+// opens (or updates) the draft plan pull request whose approval authorizes the implementation.
+func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string, blocked policy.Eligibility, diag policy.ApprovalDiagnostic, marker policy.IdentityMarker) (Outcome, error) {
+	markerLine, err := marker.Render()
+	if err != nil {
+		return r.block(ctx, stepTaskParsed, "the plan's identity marker cannot be written: "+err.Error())
+	}
+	branch := r.BranchPrefix + fmt.Sprintf("task-%d", r.tr.Issue)
+	r.out.Branch = branch
+	route, err := r.modelRoute(ctx, task, base)
+	if err != nil {
+		var refusal *routeRefusal
+		if errors.As(err, &refusal) {
+			return r.block(ctx, stepCodex, refusal.msg)
+		}
+		return *r.out, err
+	}
+	planElig := policy.Evaluate(policy.EligibilityInput{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: policy.PhasePlan})
+	prepared, _, err := r.prepareFor(ctx, cfg, task, policy.PhasePlan, planElig, route)
+	if err != nil {
+		return r.block(ctx, stepTaskParsed, err.Error())
+	}
+	if err := r.prepareWorkspace(ctx, branch, base); err != nil {
+		return *r.out, err
+	}
+
+	r.st.set(stepCodex, StepPending, fmt.Sprintf("plan phase: `%s` (%s), sandbox `%s`", route.Primary.Model, route.Primary.Effort, planElig.CodexSandbox))
+	if err := r.publish(ctx); err != nil {
+		return *r.out, err
+	}
+	runDir := filepath.Join(r.RunsDir, r.RunID+"-"+task.Role+"-plan")
+	prompt := prepared.Prompt + planInstruction
+	if err := os.MkdirAll(runDir, 0o755); err != nil {
+		return *r.out, fmt.Errorf("create run folder: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(runDir, "prompt.md"), []byte(prompt), 0o644); err != nil {
+		return *r.out, fmt.Errorf("write prompt evidence: %w", err)
+	}
+	res := r.Codex.Run(ctx, codex.Request{
+		Phase: string(policy.PhasePlan), Prompt: prompt, Workdir: r.WorkDir, Sandbox: string(planElig.CodexSandbox),
+		Model: route.Primary, RunDir: runDir, Timeout: r.CodexTimeout,
+	})
+	if res.Failed() {
+		r.st.set(stepCodex, StepFailed, fmt.Sprintf("plan phase, exit %d", res.ExitCode))
+		r.st.Summary = codexFailureSummary(res)
+		return r.block(ctx, stepCodex, "the plan phase failed, so there is no plan to approve; fix the cause and run `"+r.TriggerPhrase+" run` again.")
+	}
+	r.st.set(stepCodex, StepDone, fmt.Sprintf("plan phase: `%s` (%s), sandbox `%s`", route.Primary.Model, route.Primary.Effort, planElig.CodexSandbox))
+	if changes, err := r.Workspace.Changes(ctx); err == nil && len(changes) > 0 {
+		// The read-only sandbox should make this impossible; the empty commit leaves them out anyway.
+		r.logf("::warning::the plan phase changed %d path(s); they are not committed", len(changes))
+	}
+
+	sha, err := r.Workspace.Commit(ctx, gitops.CommitRequest{Message: planCommitMessage(task.Role, r.issue.Title, r.tr.Issue, r.RunID), Author: gitops.BotSignature, AllowEmpty: true})
+	if err != nil {
+		return *r.out, fmt.Errorf("commit the plan: %w", err)
+	}
+	if err := r.Workspace.Push(ctx, branch); err != nil {
+		return *r.out, err
+	}
+	r.st.set(stepCommitted, StepSkipped, fmt.Sprintf("plan phase: empty plan commit `%s` on `%s`", shortSHA(sha), branch))
+
+	body := planBody(markerLine, r.tr.Issue, r.issue.Title, task, res.FinalMessage, policy.RenderDryRun(blocked, diag), marker.RequestedBy, cfg.StudioMode)
+	title := fmt.Sprintf("%s: %s", task.Role, oneLine(r.issue.Title, 200))
+	var pr PullRequest
+	existing, err := r.GitHub.FindPull(ctx, branch, base)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		pr, err = r.GitHub.CreatePull(ctx, NewPull{Title: title, Head: branch, Base: base, Body: body, Draft: true})
+	case err == nil:
+		pr, err = r.GitHub.EditPull(ctx, existing.Number, title, body)
+	}
+	if err != nil {
+		return *r.out, err
+	}
+	r.out.PullRequest, r.out.PullURL = pr.Number, pr.URL
+	r.st.set(stepPull, StepDone, fmt.Sprintf("#%d (draft plan)", pr.Number))
+	r.st.set(stepVerdict, StepPending, "**awaiting approval**")
+	r.st.Summary = awaitingSummary(pr.Number, marker.RequestedBy, cfg.StudioMode, policy.RenderDryRun(blocked, diag))
+	r.out.Status = statusAwaitingApproval
+	r.out.Summary = r.st.Summary
+	if err := r.setStatusLabel(ctx, statusAwaitingApproval); err != nil {
+		return *r.out, err
+	}
+	if err := r.publish(ctx); err != nil {
+		return *r.out, err
+	}
+	r.refreshGate(ctx, pr.Number, r.tr.Issue)
+	return *r.out, nil
+}
+
+// routeRefusal is a model-route problem the user must fix (a bad agent file), not a bot failure.
+type routeRefusal struct{ msg string }
+
+func (e *routeRefusal) Error() string { return e.msg }
+
+// modelRoute resolves the role's model from `.codex/agents/<role>.toml` on the default branch, as
+// the implementation does.
+func (r *run) modelRoute(ctx context.Context, task policy.Task, base string) (prompts.Route, error) {
+	toml, err := r.GitHub.FileAtRef(ctx, ".codex/agents/"+task.Role+".toml", base)
+	var surface prompts.ModelChoice
+	switch {
+	case errors.Is(err, ErrNotFound):
+		surface, _ = prompts.ParseRoleSurface(task.Role, nil)
+	case err != nil:
+		return prompts.Route{}, err
+	default:
+		if surface, err = prompts.ParseRoleSurface(task.Role, toml); err != nil {
+			return prompts.Route{}, &routeRefusal{err.Error()}
+		}
+	}
+	route, err := prompts.ResolveRoute(surface, task.RunPolicy.ModelTier)
+	if err != nil {
+		return prompts.Route{}, &routeRefusal{err.Error()}
+	}
+	return route, nil
+}
+
+// prepareWorkspace removes persisted credentials, keeps run evidence out of the changes and
+// checks out the task branch, as the implementation does before Codex runs.
+func (r *run) prepareWorkspace(ctx context.Context, branch, base string) error {
+	if removed, err := r.Workspace.StripCredentialHelpers(ctx); err != nil {
+		return err
+	} else if len(removed) > 0 {
+		r.logf("removed persisted credentials from the workspace git config (%s) so the agent cannot read them; set persist-credentials: false on actions/checkout", strings.Join(removed, ", "))
+	}
+	if rel, err := filepath.Rel(r.WorkDir, r.RunsDir); err == nil && !strings.HasPrefix(rel, "..") {
+		if err := r.Workspace.Exclude(ctx, "/"+filepath.ToSlash(rel)+"/"); err != nil {
+			return err
+		}
+	}
+	_, err := r.Workspace.PrepareBranch(ctx, branch, base)
+	return err
+}
+
+// planInstruction closes the plan phase's prompt: the task as the implementation would see it,
+// asked for a plan a reviewer can approve instead of changes.
+const planInstruction = "\n\n## Plan phase\nThis is the plan phase: change no file. Reply with a short plan a reviewer can approve: what you will change in each writeFiles path, how you will verify it, and the risks.\n"
+
+func planCommitMessage(role, title string, issue int, runID string) string {
+	return fmt.Sprintf("plan: %s\n\nStudio-Task: #%d\nStudio-Run: %s\nStudio-Policy: %s/%s\n%s\n",
+		oneLine(title, 200), issue, runID, policy.WriteReadOnly, policy.ProvenanceReadOnly, planPhaseTrailer)
+}
+
+// approver says who may approve: strict-studio forbids the requester to approve their own run.
+func approver(requestedBy string, mode policy.StudioMode) string {
+	if mode == policy.ModeStrictStudio {
+		return fmt.Sprintf("a writer other than @%s (strict-studio forbids self-approval)", requestedBy)
+	}
+	return "a writer"
+}
+
+func approveSentence(requestedBy string, mode policy.StudioMode) string {
+	return fmt.Sprintf("**Approve this pull request to authorize the implementation.** The approval must come from %s, on the pull request's current head commit. Editing the issue's title, `writeFiles`, `approvalScope` or role afterwards, or changing the stage or studio mode, makes it stale.", approver(requestedBy, mode))
+}
+
+func awaitingSummary(pull int, requestedBy string, mode policy.StudioMode, diagnostics string) string {
+	return fmt.Sprintf("**Awaiting approval.** Approve pull request #%d to authorize the implementation; the approval must come from %s, on its current head commit.\n\n%s",
+		pull, approver(requestedBy, mode), fenced(diagnostics, "text"))
+}
+
+func planBody(markerLine string, issue int, title string, task policy.Task, plan, diagnostics, requestedBy string, mode policy.StudioMode) string {
+	plan = strings.TrimSpace(plan)
+	if plan == "" {
+		plan = "(Codex returned no plan text.)"
+	}
+	if r := []rune(plan); len(r) > maxPlanChars {
+		plan = string(r[:maxPlanChars]) + "\n[plan cut to fit the pull request body]"
+	}
+	scopes := "none"
+	if len(task.ApprovalScope) > 0 {
+		scopes = strings.Join(quoteAll(task.ApprovalScope), ", ")
+	}
+	var b strings.Builder
+	b.WriteString(markerLine + "\n")
+	fmt.Fprintf(&b, "<!-- studio:pr issue=%d -->\n", issue)
+	fmt.Fprintf(&b, "## Plan for #%d: %s\n\n", issue, oneLine(title, 200))
+	b.WriteString(approveSentence(requestedBy, mode) + "\n\n")
+	fmt.Fprintf(&b, "### Codex's plan (`%s`, plan phase, read-only sandbox)\n\nModel output, quoted as untrusted text:\n\n%s\n\n", task.Role, fenced(plan, "text"))
+	b.WriteString("### Scope\n\n")
+	fmt.Fprintf(&b, "- writeFiles: %s\n- approval scopes: %s\n\n", strings.Join(quoteAll(task.WriteFiles), ", "), scopes)
+	b.WriteString("### Eligibility and approvals\n\n" + fenced(diagnostics, "text") + "\n")
+	return b.String()
+}
+
+// fenced puts text in a code fence its own backticks cannot close.
+func fenced(text, info string) string {
+	fence := "```"
+	for strings.Contains(text, fence) {
+		fence += "`"
+	}
+	return fence + info + "\n" + strings.TrimRight(text, "\n") + "\n" + fence
+}

@@ -1,0 +1,245 @@
+package bot
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codex-studio/studio-action/policy"
+)
+
+// fakeGitHub answers only what a test sets; any other call panics through the nil embedded
+// interface, which proves the code under test did not need it.
+type fakeGitHub struct {
+	GitHub
+	comments    map[int][]Comment
+	perms       map[string]string
+	permErr     error
+	asked       []string
+	reviews     []Review
+	checkRuns   map[string][]CheckRun // by check name
+	checkErr    error
+	created     []CheckRun
+	updated     []CheckRun
+	statuses    []CommitStatus
+	createErr   error
+	listedFiles []string
+}
+
+func (f *fakeGitHub) Comments(_ context.Context, n int) ([]Comment, error) { return f.comments[n], nil }
+func (f *fakeGitHub) Permission(_ context.Context, login string) (string, error) {
+	f.asked = append(f.asked, login)
+	if f.permErr != nil {
+		return "", f.permErr
+	}
+	return f.perms[login], nil
+}
+func (f *fakeGitHub) Reviews(context.Context, int) ([]Review, error) { return f.reviews, nil }
+func (f *fakeGitHub) CheckRuns(_ context.Context, _, name string) ([]CheckRun, error) {
+	return f.checkRuns[name], f.checkErr
+}
+func (f *fakeGitHub) CreateCheckRun(_ context.Context, cr CheckRun) (CheckRun, error) {
+	if f.createErr != nil {
+		return CheckRun{}, f.createErr
+	}
+	f.created = append(f.created, cr)
+	return cr, nil
+}
+func (f *fakeGitHub) UpdateCheckRun(_ context.Context, cr CheckRun) error {
+	f.updated = append(f.updated, cr)
+	return nil
+}
+func (f *fakeGitHub) CreateStatus(_ context.Context, _ string, st CommitStatus) error {
+	f.statuses = append(f.statuses, st)
+	return nil
+}
+func (f *fakeGitHub) PullFiles(context.Context, int) ([]string, error) { return f.listedFiles, nil }
+
+func testBot(gh GitHub, log *bytes.Buffer) *Bot {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	return New(Deps{GitHub: gh, Log: log, Now: func() time.Time { return now }}, Settings{})
+}
+
+func TestTaskOfBranch(t *testing.T) {
+	b := testBot(nil, &bytes.Buffer{})
+	for ref, want := range map[string]int{
+		"studio/task-7": 7, "studio/task-123": 123, "studio/task-": 0, "studio/task-07": 0,
+		"studio/task-7x": 0, "studio/task--7": 0, "feature/task-7": 0, "studio/task-7/x": 0,
+	} {
+		if got := b.taskOfBranch(ref); got != want {
+			t.Errorf("taskOfBranch(%q) = %d, want %d", ref, got, want)
+		}
+	}
+}
+
+func TestRevocationsGathering(t *testing.T) {
+	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name     string
+		comments []Comment
+		want     []policy.Revocation
+		asked    []string
+		logs     string
+	}{
+		{
+			name:     "a writer's revoke on the issue counts with its creation time",
+			comments: []Comment{{ID: 1, Body: "/studio revoke", Author: "alice", AuthorType: "User", CreatedAt: at, UpdatedAt: at}},
+			want:     []policy.Revocation{{CommentID: 1, Author: "alice", AuthorType: policy.AccountUser, AuthorPermission: policy.PermissionWrite, At: at}},
+			asked:    []string{"alice"},
+		},
+		{
+			name:     "an edited revoke never counts",
+			comments: []Comment{{ID: 2, Body: "/studio revoke", Author: "alice", AuthorType: "User", CreatedAt: at, UpdatedAt: at.Add(time.Minute)}},
+			logs:     "edited comments never count",
+		},
+		{
+			name:     "other commands and prose are not revokes",
+			comments: []Comment{{ID: 3, Body: "/studio run", Author: "alice", AuthorType: "User"}, {ID: 4, Body: "please /studio revoke", Author: "alice", AuthorType: "User"}},
+		},
+		{
+			name:     "a bot's revoke is passed on for policy to refuse, without asking its permission",
+			comments: []Comment{{ID: 5, Body: "/studio revoke", Author: "renovate[bot]", AuthorType: "Bot", CreatedAt: at, UpdatedAt: at}},
+			want:     []policy.Revocation{{CommentID: 5, Author: "renovate[bot]", AuthorType: policy.AccountBot, AuthorPermission: policy.PermissionUnknown, At: at}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gh := &fakeGitHub{comments: map[int][]Comment{1: tt.comments}, perms: map[string]string{"alice": "write"}}
+			var log bytes.Buffer
+			got, err := testBot(gh, &log).revocations(context.Background(), 1, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tt.want) || !reflect.DeepEqual(gh.asked, tt.asked) {
+				t.Fatalf("revocations = %+v (asked %v), want %+v (asked %v)", got, gh.asked, tt.want, tt.asked)
+			}
+			if !strings.Contains(log.String(), tt.logs) {
+				t.Errorf("log %q lacks %q", log.String(), tt.logs)
+			}
+		})
+	}
+}
+
+func TestApprovalsOfGathersFacts(t *testing.T) {
+	submitted := time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC)
+	marker := policy.IdentityMarker{ObjectiveSHA256: strings.Repeat("a", 64), Issue: 7, RequestedBy: "alice"}
+	line, err := marker.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := PullRequest{Number: 8, HeadSHA: "head", Author: "github-actions[bot]", Body: line + "\nplan"}
+	tn := taskNow{hash: marker.ObjectiveSHA256, cfg: policy.StudioConfig{StudioMode: policy.ModeStrictStudio}}
+	tests := []struct {
+		name    string
+		pr      PullRequest
+		tn      taskNow
+		reviews []Review
+		permErr error
+		want    string // the first decision's reasons, "" for authorizing
+	}{
+		{"another writer on the head authorizes", pr, tn, []Review{{ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "head", SubmittedAt: submitted}}, nil, ""},
+		{"pending reviews are drafts and are left out", pr, tn, []Review{{ID: 9, Author: "bob", AuthorType: "User", State: "PENDING"}, {ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "head", SubmittedAt: submitted}}, nil, ""},
+		{"a failed permission lookup fails closed", pr, tn, []Review{{ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "head", SubmittedAt: submitted}}, errors.New("boom"), "reviewer bob permission could not be checked; write, maintain or admin is required"},
+		{"a marker in someone else's pull request is not trusted", PullRequest{Number: 8, HeadSHA: "head", Author: "mallory", Body: pr.Body}, tn, []Review{{ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "head", SubmittedAt: submitted}}, nil, "pull request author mallory is not the studio bot, pull request has no trusted identity marker, requester unknown, so self-approval cannot be ruled out in strict-studio"},
+		{"a task that cannot be used now matches nothing", pr, taskNow{hash: marker.ObjectiveSHA256, problem: "no task block", cfg: tn.cfg}, []Review{{ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "head", SubmittedAt: submitted}}, nil, "current objective hash unavailable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gh := &fakeGitHub{reviews: tt.reviews, perms: map[string]string{"bob": "write"}, permErr: tt.permErr, comments: map[int][]Comment{}}
+			pa, err := testBot(gh, &bytes.Buffer{}).approvalsOf(context.Background(), tt.pr, tt.tn, 7)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(pa.match.Decisions) != 1 {
+				t.Fatalf("decisions = %+v", pa.match.Decisions)
+			}
+			if got := strings.Join(pa.match.Decisions[0].Reasons, ", "); got != tt.want {
+				t.Errorf("reasons = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestPublishGate(t *testing.T) {
+	res := policy.GateResult{Conclusion: policy.GateActionRequired, Title: "Waiting: no studio review yet", Summary: "s"}
+	mine := CheckRun{ID: 5, Name: policy.GateCheckName, Conclusion: "failure", Title: "Blocked", Summary: "old", AppSlug: "github-actions"}
+	tests := []struct {
+		name                       string
+		existing                   []CheckRun
+		listErr, createErr         error
+		created, updated, statuses int
+		logs                       string
+	}{
+		{name: "first evaluation creates the check run", created: 1},
+		{name: "a later one updates the bot's run in place", existing: []CheckRun{mine}, updated: 1},
+		{name: "an unchanged result writes nothing", existing: []CheckRun{{ID: 5, Conclusion: "action_required", Title: res.Title, Summary: res.Summary, AppSlug: "github-actions"}}},
+		{name: "another app's run of the same name is left alone", existing: []CheckRun{{ID: 6, AppSlug: "mallory-app"}}, created: 1},
+		{name: "without checks: write, a commit status says the same", createErr: ErrForbidden, statuses: 1, logs: "grant the workflow `checks: write`"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gh := &fakeGitHub{checkRuns: map[string][]CheckRun{policy.GateCheckName: tt.existing}, checkErr: tt.listErr, createErr: tt.createErr}
+			var log bytes.Buffer
+			if err := testBot(gh, &log).publishGate(context.Background(), "abc", res); err != nil {
+				t.Fatal(err)
+			}
+			if len(gh.created) != tt.created || len(gh.updated) != tt.updated || len(gh.statuses) != tt.statuses {
+				t.Fatalf("created %d updated %d statuses %d", len(gh.created), len(gh.updated), len(gh.statuses))
+			}
+			if tt.updated == 1 && gh.updated[0].ID != mine.ID {
+				t.Errorf("updated run %d, want %d", gh.updated[0].ID, mine.ID)
+			}
+			if tt.statuses == 1 && (gh.statuses[0].State != "pending" || gh.statuses[0].Context != policy.GateCheckName) {
+				t.Errorf("status = %+v: waiting must be pending, which never lets a required status merge", gh.statuses[0])
+			}
+			if !strings.Contains(log.String(), tt.logs) {
+				t.Errorf("log %q lacks %q", log.String(), tt.logs)
+			}
+		})
+	}
+}
+
+func TestStudioVerdictReadsOnlyTheBotsReviewRun(t *testing.T) {
+	tests := []struct {
+		name string
+		runs []CheckRun
+		want *policy.StudioVerdict
+	}{
+		{"none", nil, nil},
+		{"passed", []CheckRun{{Conclusion: "success", AppSlug: "github-actions"}}, &policy.StudioVerdict{CommitSHA: "abc", Passed: true}},
+		{"failed", []CheckRun{{Conclusion: "failure", AppSlug: "github-actions"}}, &policy.StudioVerdict{CommitSHA: "abc"}},
+		{"still running", []CheckRun{{Status: "in_progress", AppSlug: "github-actions"}}, nil},
+		{"forged by another app", []CheckRun{{Conclusion: "success", AppSlug: "mallory-app"}}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gh := &fakeGitHub{checkRuns: map[string][]CheckRun{ReviewCheckName: tt.runs}}
+			got, err := testBot(gh, &bytes.Buffer{}).studioVerdict(context.Background(), "abc")
+			if err != nil || !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("verdict = %+v, %v; want %+v", got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestPlanBodyGolden(t *testing.T) {
+	marker := policy.IdentityMarker{ObjectiveSHA256: strings.Repeat("ab", 32), Issue: 7, RequestedBy: "octocat"}
+	line, err := marker.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	task := policy.Task{Role: "gameplay-programmer", WriteFiles: []string{"src/player/jump.gd"}, ApprovalScope: []string{"src/**"}}
+	elig := policy.Evaluate(policy.EligibilityInput{ProjectStage: policy.StagePrototype, StudioMode: policy.ModeStrictStudio, Phase: policy.PhaseImplement})
+	diag := policy.ApprovalDiagnostic{ProjectStage: policy.StagePrototype, StudioMode: policy.ModeStrictStudio, ApprovalScopes: task.ApprovalScope,
+		Match: policy.ApprovalMatch{CurrentHash: marker.ObjectiveSHA256}}
+	// The plan is model output: a fence inside it must not close ours.
+	body := planBody(line, 7, "Make the jump snappier", task, "1. Edit jump.gd\n```\nnot a fence end\n```", policy.RenderDryRun(elig, diag), "octocat", policy.ModeStrictStudio)
+	checkGolden(t, "plan_body.md", body)
+	if m, err := policy.ParseIdentityMarker(body); err != nil || m != marker {
+		t.Fatalf("the body's marker parses to %+v, %v", m, err)
+	}
+}

@@ -1,0 +1,294 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/codex-studio/studio-action/policy"
+)
+
+// studioPullOf fetches a pull request and says whether it is a studio pull request: on a
+// `<branch-prefix>task-<N>` branch and opened by the bot. It returns the task number, or a skip
+// reason. (Whether its identity marker is trusted is decided per use, in trustedMarker.)
+func (b *Bot) studioPullOf(ctx context.Context, number int) (PullRequest, int, string, error) {
+	pr, err := b.GitHub.Pull(ctx, number)
+	if err != nil {
+		return pr, 0, "", err
+	}
+	issue := b.taskOfBranch(pr.HeadRef)
+	switch {
+	case issue == 0:
+		return pr, 0, fmt.Sprintf("pull request #%d is on %q, not a studio task branch (%stask-<N>)", number, pr.HeadRef, b.BranchPrefix), nil
+	case !strings.EqualFold(pr.Author, b.BotLogin):
+		return pr, 0, fmt.Sprintf("pull request #%d was opened by %s, not by the bot", number, pr.Author), nil
+	case pr.State != "" && pr.State != "open":
+		return pr, 0, fmt.Sprintf("pull request #%d is %s", number, pr.State), nil
+	}
+	return pr, issue, "", nil
+}
+
+// handlePullEvent handles pull_request and pull_request_review events: an approval of a plan pull
+// request starts the implementation; every event recomputes studio/gate from GitHub.
+func (b *Bot) handlePullEvent(ctx context.Context, tr Trigger) (Outcome, error) {
+	out := Outcome{RunID: b.RunID}
+	skip := func(reason string) (Outcome, error) {
+		b.logf("skip: %s", reason)
+		out.Status, out.Skip = "skipped", reason
+		return out, nil
+	}
+	// Cheap checks on the payload first, so unrelated pull requests cost no API call.
+	if b.taskOfBranch(tr.Pull.HeadRef) == 0 {
+		return skip(fmt.Sprintf("pull request #%d is on %q, not a studio task branch", tr.Pull.Number, tr.Pull.HeadRef))
+	}
+	pr, issue, reason, err := b.studioPullOf(ctx, tr.Pull.Number)
+	if err != nil {
+		return out, err
+	}
+	if reason != "" {
+		return skip(reason)
+	}
+	out.PullRequest, out.PullURL, out.Branch = pr.Number, pr.URL, pr.HeadRef
+	tn, err := b.loadTaskNow(ctx, issue)
+	if err != nil {
+		return out, err
+	}
+	pa, err := b.approvalsOf(ctx, pr, tn, issue)
+	if err != nil {
+		return out, err
+	}
+	planStage, err := b.isPlanHead(ctx, pr)
+	if err != nil {
+		return out, err
+	}
+
+	if tr.Kind == TriggerReview && tr.Pull.Action == "submitted" && tr.Pull.ReviewState == "approved" && planStage {
+		if o, started, err := b.implementApproved(ctx, tr, issue, tn, pa); started || err != nil {
+			return o, err
+		}
+	}
+	res, err := b.writeGate(ctx, pr, tn, pa.match)
+	if err != nil {
+		return out, err
+	}
+	if tr.Kind == TriggerReview && planStage {
+		// The plan is still waiting: say on the issue why each review does (not) authorize it.
+		if err := b.showApprovalStatus(ctx, issue, pr, tn, pa); err != nil {
+			return out, err
+		}
+	}
+	out.Status = "done"
+	out.Summary = fmt.Sprintf("**%s: %s** (%s)\n\n%s", policy.GateCheckName, res.Conclusion, res.Title, res.Summary)
+	return out, nil
+}
+
+// isPlanHead reports whether the pull request's head is the plan phase's empty commit, i.e. the
+// implementation has not run on it yet. A re-delivered approval, or an approval of the
+// implementation's own commit (for the gate), therefore never starts a second implementation.
+func (b *Bot) isPlanHead(ctx context.Context, pr PullRequest) (bool, error) {
+	msg, err := b.GitHub.PullCommitMessage(ctx, pr.Number, pr.HeadSHA)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, line := range strings.Split(msg, "\n") {
+		if strings.TrimSpace(line) == planPhaseTrailer {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// implementApproved runs the implementation authorized by a matching approval, on the plan pull
+// request's branch, through the same path as `/studio run` (run.implement) with provenance
+// `approval`. started is false when no approval matches; the caller then shows why.
+func (b *Bot) implementApproved(ctx context.Context, tr Trigger, issue int, tn taskNow, pa pullApprovals) (Outcome, bool, error) {
+	out := Outcome{RunID: b.RunID}
+	first, ok := pa.match.First()
+	if !ok || tn.problem != "" || pa.markerLine == "" {
+		return out, false, nil
+	}
+	elig := policy.Evaluate(policy.EligibilityInput{
+		ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, Phase: policy.PhaseForRole(tn.task.Role),
+		HasMatchingApproval: true,
+	})
+	if !elig.Allowed {
+		return out, false, nil
+	}
+	r, err := b.runForIssue(ctx, tr, tn.issue, Command{Verb: "run", Line: fmt.Sprintf("approval review-%d by @%s", first.ID, first.Author)})
+	if err != nil {
+		return out, true, err
+	}
+	r.marker = pa.markerLine
+	r.st.set(stepAuthorized, StepDone, fmt.Sprintf("approved by @%s (review-%d on `%s`), requested by @%s", first.Author, first.ID, shortSHA(first.CommitID), pa.marker.RequestedBy))
+	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("role `%s`, writeFiles %s", tn.task.Role, strings.Join(quoteAll(tn.task.WriteFiles), ", ")))
+	if err := r.publish(ctx); err != nil {
+		return out, true, err
+	}
+	b.logf("review-%d by %s authorizes the implementation of #%d (provenance %s)", first.ID, first.Author, issue, elig.Provenance)
+	out, err = r.implement(ctx, tn.cfg, tn.task, elig, tn.base)
+	if err == nil && out.PullRequest > 0 {
+		b.refreshGate(ctx, out.PullRequest, issue)
+	}
+	return out, true, err
+}
+
+// runForIssue builds a run on the task issue's status comment, for flows that do not start from
+// a comment on the issue (an approval, a command on the pull request).
+func (b *Bot) runForIssue(ctx context.Context, tr Trigger, issue Issue, cmd Command) (*run, error) {
+	comments, err := b.GitHub.Comments(ctx, issue.Number)
+	if err != nil {
+		return nil, err
+	}
+	sc, has := findStatusComment(comments, issue.Number, b.BotLogin)
+	out := &Outcome{RunID: b.RunID}
+	t := tr
+	t.Issue, t.IsPull, t.Snapshot = issue.Number, false, issue
+	r := &run{Bot: b, tr: t, issue: issue, cmd: cmd, st: newStatus(issue.Number, b.RunURL, parseHandled(sc.Body)), out: out}
+	if has {
+		r.statusID = sc.ID
+	}
+	return r, nil
+}
+
+// showApprovalStatus rewrites the issue's status comment while the plan waits: every review with
+// its reasons, in the seed's diagnostic wording.
+func (b *Bot) showApprovalStatus(ctx context.Context, issue int, pr PullRequest, tn taskNow, pa pullApprovals) error {
+	r, err := b.runForIssue(ctx, Trigger{Kind: TriggerReview}, tn.issue, Command{Verb: "run"})
+	if err != nil {
+		return err
+	}
+	diag := policy.ApprovalDiagnostic{ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, ApprovalScopes: tn.task.ApprovalScope, Match: pa.match}
+	r.st.set(stepPull, StepDone, fmt.Sprintf("#%d (draft plan)", pr.Number))
+	r.st.set(stepVerdict, StepPending, "**awaiting approval**")
+	var b2 strings.Builder
+	if pa.match.HasMatchingApproval() {
+		fmt.Fprintf(&b2, "An approval matches pull request #%d, but the implementation did not start", pr.Number)
+		if tn.problem != "" {
+			fmt.Fprintf(&b2, ": %s", tn.problem)
+		}
+		b2.WriteString(".\n\n")
+	} else {
+		fmt.Fprintf(&b2, "**No approval authorizes the implementation yet.** Approve pull request #%d; the approval must come from %s, on its current head commit.\n\n",
+			pr.Number, approver(pa.marker.RequestedBy, tn.cfg.StudioMode))
+	}
+	if tn.problem != "" && !pa.match.HasMatchingApproval() {
+		fmt.Fprintf(&b2, "The task cannot be used now: %s\n\n", tn.problem)
+	}
+	b2.WriteString(fenced(diag.Render(), "text"))
+	r.st.Summary = b2.String()
+	return r.publish(ctx)
+}
+
+// handlePullComment handles a command on a studio pull request: `/studio revoke` and
+// `/studio review`. The task's status comment (on the issue) records it as handled.
+func (b *Bot) handlePullComment(ctx context.Context, tr Trigger, cmd Command) (Outcome, error) {
+	out := Outcome{RunID: b.RunID}
+	skip := func(reason string) (Outcome, error) {
+		b.logf("skip: %s", reason)
+		out.Status, out.Skip = "skipped", reason
+		return out, nil
+	}
+	if tr.Kind != TriggerComment {
+		return skip(fmt.Sprintf("a label on pull request #%d starts nothing; label the task issue", tr.Issue))
+	}
+	pr, issue, reason, err := b.studioPullOf(ctx, tr.Issue)
+	if err != nil {
+		return out, err
+	}
+	if reason != "" {
+		return skip(reason + "; commands on pull requests act only on studio pull requests")
+	}
+	task, err := b.GitHub.Issue(ctx, issue)
+	if err != nil {
+		return out, fmt.Errorf("read task issue #%d: %w", issue, err)
+	}
+	r, err := b.runForIssue(ctx, tr, task, cmd)
+	if err != nil {
+		return out, err
+	}
+	if containsID(r.st.Handled, tr.CommentID) {
+		return skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", tr.CommentID))
+	}
+	perm, err := b.GitHub.Permission(ctx, tr.Actor.Login)
+	if err != nil {
+		return out, fmt.Errorf("authorize %s: %w", tr.Actor.Login, err)
+	}
+	if !policy.ParsePermission(perm).CanWrite() {
+		reply := fmt.Sprintf("> %s\n\n@%s, this command needs write, maintain or admin permission on %s/%s; you have %s. Ask a maintainer to run it.",
+			quoteLine(cmd.Line), tr.Actor.Login, tr.Owner, tr.Repo, perm)
+		if _, err := b.GitHub.CreateComment(ctx, pr.Number, reply); err != nil {
+			return out, err
+		}
+		out.Status = "refused"
+		b.logf("refused: %s has %s permission", tr.Actor.Login, perm)
+		return out, nil
+	}
+	if err := b.GitHub.AddCommentReaction(ctx, tr.CommentID, "eyes"); err != nil {
+		return out, err
+	}
+	switch cmd.Verb {
+	case "revoke":
+		r.st.Handled = append(r.st.Handled, tr.CommentID)
+		r.st.set(stepAuthorized, StepDone, "@"+tr.Actor.Login)
+		return r.revoke(ctx)
+	case "review":
+		return b.reviewPull(ctx, pr, issue, tr, cmd)
+	}
+	reply := fmt.Sprintf("> %s\n\n@%s, on a studio pull request the commands are `%s review` and `%s revoke`; run `%s run` on the task issue #%d.",
+		quoteLine(cmd.Line), tr.Actor.Login, b.TriggerPhrase, b.TriggerPhrase, b.TriggerPhrase, issue)
+	if _, err := b.GitHub.CreateComment(ctx, pr.Number, reply); err != nil {
+		return out, err
+	}
+	out.Status = "refused"
+	return out, nil
+}
+
+// revoke answers `/studio revoke` (on the issue or its pull request). The withdrawal itself is
+// stateless: the command stays in the thread, and approval matching reads it every time. This
+// shows the result and recomputes the gate.
+func (r *run) revoke(ctx context.Context) (Outcome, error) {
+	base, err := r.GitHub.DefaultBranch(ctx)
+	if err != nil {
+		return *r.out, err
+	}
+	branch := r.BranchPrefix + fmt.Sprintf("task-%d", r.tr.Issue)
+	r.out.Branch = branch
+	pr, err := r.GitHub.FindPull(ctx, branch, base)
+	if errors.Is(err, ErrNotFound) {
+		r.st.Summary = fmt.Sprintf("`%s revoke`: there is no open studio pull request for #%d, so there is no approval to withdraw.", r.TriggerPhrase, r.tr.Issue)
+		r.out.Status, r.out.Summary = "done", r.st.Summary
+		return *r.out, r.publish(ctx)
+	}
+	if err != nil {
+		return *r.out, err
+	}
+	tn, err := r.loadTaskNow(ctx, r.tr.Issue)
+	if err != nil {
+		return *r.out, err
+	}
+	full, err := r.GitHub.Pull(ctx, pr.Number)
+	if err != nil {
+		return *r.out, err
+	}
+	pa, err := r.approvalsOf(ctx, full, tn, r.tr.Issue)
+	if err != nil {
+		return *r.out, err
+	}
+	diag := policy.ApprovalDiagnostic{ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, ApprovalScopes: tn.task.ApprovalScope, Match: pa.match}
+	r.out.PullRequest, r.out.PullURL = full.Number, full.URL
+	r.st.set(stepPull, StepDone, fmt.Sprintf("#%d", full.Number))
+	r.st.Summary = fmt.Sprintf("**Approvals withdrawn** by @%s: no approval of pull request #%d submitted before this command counts any more. Approve again to authorize.\n\n%s",
+		r.tr.Actor.Login, full.Number, fenced(diag.Render(), "text"))
+	r.out.Status, r.out.Summary = "done", r.st.Summary
+	if err := r.publish(ctx); err != nil {
+		return *r.out, err
+	}
+	if _, err := r.writeGate(ctx, full, tn, pa.match); err != nil {
+		return *r.out, err
+	}
+	return *r.out, nil
+}
