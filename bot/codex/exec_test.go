@@ -153,4 +153,3 @@ func TestCLIRunJudgesEventStream(t *testing.T) {
 		})
 	}
 }
-

@@ -53,15 +53,15 @@ func TestVerify(t *testing.T) {
 			},
 		},
 		{
-			name: "a hang is stopped with SIGTERM",
-			cmd:  VerifyCommand{Command: script(t, dir, "hang.sh", "exec sleep 60")},
-			opts: VerifyOptions{Timeout: 100 * time.Millisecond, KillGrace: 5 * time.Second},
+			name:       "a hang is stopped with SIGTERM",
+			cmd:        VerifyCommand{Command: script(t, dir, "hang.sh", "exec sleep 60")},
+			opts:       VerifyOptions{Timeout: 100 * time.Millisecond, KillGrace: 5 * time.Second},
 			wantSignal: "SIGTERM", timedOut: true, failed: true,
 		},
 		{
-			name: "a child that ignores SIGTERM gets SIGKILL after the grace",
-			cmd:  VerifyCommand{Command: script(t, dir, "stubborn.sh", "trap '' TERM; echo started; while :; do sleep 0.05; done")},
-			opts: VerifyOptions{Timeout: 200 * time.Millisecond, KillGrace: 50 * time.Millisecond},
+			name:       "a child that ignores SIGTERM gets SIGKILL after the grace",
+			cmd:        VerifyCommand{Command: script(t, dir, "stubborn.sh", "trap '' TERM; echo started; while :; do sleep 0.05; done")},
+			opts:       VerifyOptions{Timeout: 200 * time.Millisecond, KillGrace: 50 * time.Millisecond},
 			wantSignal: "SIGKILL", timedOut: true, failed: true,
 			check: func(t *testing.T, v VerificationResult) {
 				if v.Stdout != "started\n" {
