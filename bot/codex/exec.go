@@ -33,7 +33,8 @@ type Request struct {
 }
 
 // Writing reports whether the call may change files: only then is a rejected patch a failure.
-func (r Request) Writing() bool { return r.Sandbox != "read-only" }
+// An empty sandbox means read-only, as in Args: an unset sandbox must not grant writes.
+func (r Request) Writing() bool { return r.Sandbox != "" && r.Sandbox != "read-only" }
 
 // Result is what a Codex call left behind.
 type Result struct {

@@ -299,6 +299,24 @@ func TestLifecycleHookErrorBlocks(t *testing.T) {
 	}
 }
 
+func TestLifecycleAfterChangeSeesFailedCalls(t *testing.T) {
+	// A failed or timed-out call may still have edited files; the bot must get the chance to
+	// commit them before the fix pass.
+	runner := &scripted{t: t, answers: []func(Request) Result{failWith(1, "crashed"), answer("fixed")}}
+	var seen []string
+	lc := &Lifecycle{Runner: runner, Hooks: Hooks{AfterChange: func(_ context.Context, pass int, exe Execution) error {
+		seen = append(seen, fmt.Sprintf("%d failed=%v", pass, exe.Failed()))
+		return nil
+	}}}
+	out, err := lc.Run(context.Background(), Plan{Workdir: t.TempDir(), Routes: testRoutes(t), Prompt: "p", FixPrompt: fixPrompt(t, new([]FixInput)), MaxFixPasses: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(seen, []string{"0 failed=true", "1 failed=false"}) || out.FinalStatus != StatusDone {
+		t.Errorf("AfterChange saw %q, status %s", seen, out.FinalStatus)
+	}
+}
+
 func TestLifecycleBoundsFixBlockers(t *testing.T) {
 	var blockers []string
 	for i := 1; i <= 12; i++ {

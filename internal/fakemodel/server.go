@@ -207,7 +207,13 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, idx int, turn Tu
 	}
 	if turn.Hang {
 		send(map[string]any{"type": "response.created", "response": map[string]any{"id": respID}})
-		s.hanging <- struct{}{}
+		select {
+		case s.hanging <- struct{}{}:
+		case <-r.Context().Done():
+			return
+		case <-s.closed:
+			return
+		}
 		select {
 		case <-r.Context().Done():
 		case <-s.closed:
