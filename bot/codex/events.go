@@ -21,6 +21,7 @@ type EventSummary struct {
 	Commands         int      `json:"commands"`
 	FailedCommands   []string `json:"failedCommands,omitempty"`
 	FileChanges      int      `json:"fileChanges"`
+	AppliedChanges   int      `json:"appliedChanges"` // file_change items that completed
 	FailedChanges    []string `json:"failedChanges,omitempty"`
 	ToolErrors       []string `json:"toolErrors,omitempty"` // from stderr: rejected patches and commands
 	LastAgentMessage string   `json:"-"`
@@ -108,6 +109,9 @@ func (s *EventSummary) addItem(ev execEvent) {
 		}
 	case "file_change":
 		s.FileChanges++
+		if it.Status == "completed" {
+			s.AppliedChanges++
+		}
 		if it.Status == "failed" {
 			var paths []string
 			for _, c := range it.Changes {
@@ -131,8 +135,11 @@ func (s *EventSummary) AddStderr(stderr string) {
 
 // Problem explains why a call that exited 0 still failed, or returns "" when the stream shows a
 // completed turn with an answer. Failed shell commands are normal while an agent explores (tests
-// fail before they pass), so they are reported but do not fail the call; rejected file changes
-// do in writing phases, because the edits the agent reports never landed.
+// fail before they pass), so they are reported but do not fail the call. In writing phases a
+// call whose every patch failed does fail: the edits its answer reports never landed. A failed
+// patch followed by a successful one is an agent recovering (a stale context line, retried), which
+// verification and review judge; stderr lines carry no order against the events, so "every
+// patch failed" is the rule that cannot misread a recovery.
 func (s EventSummary) Problem(writing bool, finalMessage string) string {
 	switch {
 	case s.TurnFailed != "":
@@ -146,12 +153,12 @@ func (s EventSummary) Problem(writing bool, finalMessage string) string {
 		var rejected []string
 		rejected = append(rejected, s.FailedChanges...)
 		for _, e := range s.ToolErrors {
-			if strings.Contains(e, "patch rejected") {
+			if strings.Contains(e, "patch") {
 				rejected = append(rejected, e)
 			}
 		}
-		if len(rejected) > 0 {
-			return fmt.Sprintf("%d file change(s) failed: %s", len(rejected), rejected[0])
+		if len(rejected) > 0 && s.AppliedChanges == 0 {
+			return fmt.Sprintf("%d file change(s) failed and none applied: %s", len(rejected), rejected[0])
 		}
 	}
 	if strings.TrimSpace(finalMessage) == "" {

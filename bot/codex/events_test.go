@@ -38,7 +38,22 @@ func TestParseEventsAndProblem(t *testing.T) {
 			stream:      started + `{"type":"item.completed","item":{"type":"file_change","changes":[{"path":"/ws/a.go","kind":"add"}],"status":"failed"}}` + "\n" + done,
 			writing:     true,
 			final:       "done",
-			wantProblem: "1 file change(s) failed: /ws/a.go",
+			wantProblem: "1 file change(s) failed and none applied: /ws/a.go",
+		},
+		{
+			name: "a failed patch the agent recovered from",
+			stream: started + `{"type":"item.completed","item":{"type":"file_change","changes":[{"path":"/ws/a.go","kind":"update"}],"status":"completed"}}` + "\n" +
+				`{"type":"item.completed","item":{"type":"agent_message","text":"done"}}` + "\n" + done,
+			stderr:  "ERROR codex_core::tools::router: error=apply_patch verification failed: Failed to find expected lines in /ws/a.go",
+			writing: true, final: "done",
+		},
+		{
+			name:        "patch verification failure and nothing applied",
+			stream:      started + done,
+			stderr:      "x ERROR codex_core::tools::router: error=apply_patch verification failed: Failed to read file to update /ws/m.gd\n",
+			writing:     true,
+			final:       "DONE",
+			wantProblem: "1 file change(s) failed and none applied: apply_patch verification failed: Failed to read file to update /ws/m.gd",
 		},
 		{
 			name:        "turn failed after an error event",

@@ -116,7 +116,7 @@ func TestCLIRunJudgesEventStream(t *testing.T) {
 		{name: "exit 0 but turn failed", events: `{"type":"turn.started"}` + "\n" + `{"type":"turn.failed","error":{"message":"stream disconnected"}}`, wantErr: "turn failed: stream disconnected"},
 		{name: "exit 0 but no answer", events: `{"type":"turn.started"}` + "\n" + `{"type":"turn.completed","usage":{}}`, wantErr: "empty final message"},
 		{name: "exit 0 but a patch was rejected while writing", events: ok, lastMsg: "done", sandbox: "workspace-write",
-			stderr: "2026-11-29T19:09:19Z ERROR codex_core::tools::router: error=patch rejected: writing outside of the project", wantErr: "1 file change(s) failed: patch rejected: writing outside of the project"},
+			stderr: "2026-11-29T19:09:19Z ERROR codex_core::tools::router: error=patch rejected: writing outside of the project", wantErr: "1 file change(s) failed and none applied: patch rejected: writing outside of the project"},
 		{name: "a rejected patch does not fail a read-only review", events: ok, lastMsg: "done", sandbox: "read-only",
 			stderr: "ERROR codex_core::tools::router: error=patch rejected: writing is blocked by read-only sandbox"},
 		{name: "non-zero exit", events: ok, exit: 1, wantExit: 1},

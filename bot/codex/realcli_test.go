@@ -424,3 +424,18 @@ func TestRealCodexHangTimesOut(t *testing.T) {
 		t.Errorf("a timed-out run must not start fix passes")
 	}
 }
+
+func TestRealExitZeroWithRejectedPatchFails(t *testing.T) {
+	rig := newRealRig(t, fakemodel.Script{Turns: []fakemodel.Turn{
+		fakemodel.Reply(fakemodel.Patch("p1", "*** Begin Patch\n*** Update File: missing.gd\n@@\n-a\n+b\n*** End Patch\n")),
+		fakemodel.Reply(fakemodel.Message("DONE: updated missing.gd")),
+	}})
+	out := rig.run(Plan{Prompt: "Edit missing.gd."}, Hooks{})
+	res := out.Implementation.Result
+	if res.ExitCode != 0 {
+		t.Fatalf("codex exit = %d; this test is about exit 0 hiding a failure\n%s", res.ExitCode, out.Output())
+	}
+	if out.FinalStatus != StatusBlocked || res.Err == nil || !strings.Contains(res.Err.Error(), "1 file change(s) failed and none applied: apply_patch verification failed") {
+		t.Errorf("status %s err %v\n%s", out.FinalStatus, res.Err, out.Output())
+	}
+}
