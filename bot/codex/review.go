@@ -206,3 +206,17 @@ func (r ReviewOutcome) Lines() []string {
 	}
 	return lines
 }
+
+// SplitBlockers separates blockers the bot can post as inline pull-request comments (they name a
+// file and line that inDiff accepts) from those that belong in the review body. The diff test is
+// the caller's: only it knows the pull request's hunks.
+func (v Verdict) SplitBlockers(inDiff func(file string, line int) bool) (inline, body []Blocker) {
+	for _, b := range v.Blockers {
+		if b.File != "" && b.Line > 0 && inDiff != nil && inDiff(b.File, b.Line) {
+			inline = append(inline, b)
+		} else {
+			body = append(body, b)
+		}
+	}
+	return inline, body
+}

@@ -153,3 +153,23 @@ func TestReviewOutcome(t *testing.T) {
 		})
 	}
 }
+
+func TestSplitBlockers(t *testing.T) {
+	v := Verdict{Blockers: []Blocker{
+		{Message: "in the diff", File: "src/jump.gd", Line: 7},
+		{Message: "outside the hunks", File: "src/jump.gd", Line: 300},
+		{Message: "file only", File: "src/jump.gd"},
+		{Message: "no location"},
+	}}
+	inDiff := func(file string, line int) bool { return file == "src/jump.gd" && line >= 1 && line <= 20 }
+	inline, body := v.SplitBlockers(inDiff)
+	if len(inline) != 1 || inline[0].Message != "in the diff" {
+		t.Errorf("inline = %+v", inline)
+	}
+	if len(body) != 3 || body[0].Message != "outside the hunks" || body[2].Message != "no location" {
+		t.Errorf("body = %+v", body)
+	}
+	if inline, body := v.SplitBlockers(nil); len(inline) != 0 || len(body) != 4 {
+		t.Errorf("without a diff everything goes to the body: %d inline, %d body", len(inline), len(body))
+	}
+}
