@@ -314,11 +314,11 @@ func (r *run) promptDryRun(ctx context.Context, cfg policy.StudioConfig, task po
 	if err != nil {
 		return "", err.Error()
 	}
-	p, facts, err := r.prepareFor(ctx, cfg, task, policy.PhaseForRole(task.Role), elig, route)
+	p, facts, err := r.prepareFor(ctx, cfg, task, policy.PhaseForRole(task.Role), elig, route, reviewEnabled(task), r.maxFixPasses(task) > 0)
 	if err != nil {
 		return "", err.Error()
 	}
-	return prompts.FormatDryRun(p, facts, PromptEligibility(elig), 0), ""
+	return prompts.FormatDryRun(p, facts, PromptEligibility(elig), r.maxFixPasses(task)), ""
 }
 
 // ---- the plan phase ----
@@ -341,7 +341,7 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 		return *r.out, err
 	}
 	planElig := policy.Evaluate(policy.EligibilityInput{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: policy.PhasePlan})
-	prepared, _, err := r.prepareFor(ctx, cfg, task, policy.PhasePlan, planElig, route)
+	prepared, _, err := r.prepareFor(ctx, cfg, task, policy.PhasePlan, planElig, route, false, false)
 	if err != nil {
 		return r.block(ctx, stepTaskParsed, err.Error())
 	}
@@ -349,7 +349,7 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 		return *r.out, err
 	}
 
-	r.st.set(stepCodex, StepPending, fmt.Sprintf("plan phase: `%s` (%s), sandbox `%s`", route.Primary.Model, route.Primary.Effort, planElig.CodexSandbox))
+	r.st.set(stepCodex, StepPending, fmt.Sprintf("plan phase: `%s` (%s), sandbox `%s`", route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox))
 	if err := r.publish(ctx); err != nil {
 		return *r.out, err
 	}
@@ -358,19 +358,20 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return *r.out, fmt.Errorf("create run folder: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(runDir, "prompt.md"), []byte(prompt), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(runDir, "prompt.md"), r.Redactor.RedactBytes([]byte(prompt)), 0o644); err != nil {
 		return *r.out, fmt.Errorf("write prompt evidence: %w", err)
 	}
-	res := r.Codex.Run(ctx, codex.Request{
+	exe := codex.RunWithFallback(ctx, r.Codex, codex.Request{
 		Phase: string(policy.PhasePlan), Prompt: prompt, Workdir: r.WorkDir, Sandbox: string(planElig.CodexSandbox),
-		Model: route.Primary, RunDir: runDir, Timeout: r.CodexTimeout,
-	})
+		RunDir: runDir, Timeout: r.CodexTimeout,
+	}, route.Implementation)
+	res := exe.Result
 	if res.Failed() {
 		r.st.set(stepCodex, StepFailed, fmt.Sprintf("plan phase, exit %d", res.ExitCode))
 		r.st.Summary = codexFailureSummary(res)
 		return r.block(ctx, stepCodex, "the plan phase failed, so there is no plan to approve; fix the cause and run `"+r.TriggerPhrase+" run` again.")
 	}
-	r.st.set(stepCodex, StepDone, fmt.Sprintf("plan phase: `%s` (%s), sandbox `%s`", route.Primary.Model, route.Primary.Effort, planElig.CodexSandbox))
+	r.st.set(stepCodex, StepDone, fmt.Sprintf("plan phase: `%s` (%s), sandbox `%s`", route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox))
 	if changes, err := r.Workspace.Changes(ctx); err == nil && len(changes) > 0 {
 		// The read-only sandbox should make this impossible; the empty commit leaves them out anyway.
 		r.logf("::warning::the plan phase changed %d path(s); they are not committed", len(changes))
@@ -421,24 +422,24 @@ func (e *routeRefusal) Error() string { return e.msg }
 
 // modelRoute resolves the role's model from `.codex/agents/<role>.toml` on the default branch, as
 // the implementation does.
-func (r *run) modelRoute(ctx context.Context, task policy.Task, base string) (prompts.Route, error) {
+func (r *run) modelRoute(ctx context.Context, task policy.Task, base string) (prompts.RoutePlan, error) {
 	toml, err := r.GitHub.FileAtRef(ctx, ".codex/agents/"+task.Role+".toml", base)
 	var surface prompts.ModelChoice
 	switch {
 	case errors.Is(err, ErrNotFound):
 		surface, _ = prompts.ParseRoleSurface(task.Role, nil)
 	case err != nil:
-		return prompts.Route{}, err
+		return prompts.RoutePlan{}, err
 	default:
 		if surface, err = prompts.ParseRoleSurface(task.Role, toml); err != nil {
-			return prompts.Route{}, &routeRefusal{err.Error()}
+			return prompts.RoutePlan{}, &routeRefusal{err.Error()}
 		}
 	}
-	route, err := prompts.ResolveRoute(surface, task.RunPolicy.ModelTier)
+	routes, err := prompts.ResolveRoutes(surface, prompts.RequestedTier(r.ModelTier, task.RunPolicy.ModelTier))
 	if err != nil {
-		return prompts.Route{}, &routeRefusal{err.Error()}
+		return prompts.RoutePlan{}, &routeRefusal{err.Error()}
 	}
-	return route, nil
+	return routes, nil
 }
 
 // prepareWorkspace removes persisted credentials, keeps run evidence out of the changes and

@@ -39,18 +39,10 @@ func PromptEligibility(e policy.Eligibility) prompts.Eligibility {
 	return out
 }
 
-// PromptRoute converts a resolved model route for the renderers.
-func PromptRoute(r prompts.Route) prompts.ModelRoute {
-	return prompts.ModelRoute{
-		Tier: r.Tier, Model: r.Primary.Model, Effort: r.Primary.Effort,
-		FallbackModel: r.Fallback.Model, FallbackEffort: r.Fallback.Effort, Source: r.Source,
-	}
-}
-
 // prepareFor renders the prompts of one Codex call for this run's task from the workspace (the
 // default branch's checkout): the same facts for the implementation, the plan phase and the dry
 // run, so what a dry run shows is what Codex gets.
-func (r *run) prepareFor(ctx context.Context, cfg policy.StudioConfig, task policy.Task, phase policy.Phase, elig policy.Eligibility, route prompts.Route) (*prompts.Prepared, prompts.RunFacts, error) {
+func (r *run) prepareFor(ctx context.Context, cfg policy.StudioConfig, task policy.Task, phase policy.Phase, elig policy.Eligibility, routes prompts.RoutePlan, review, fix bool) (*prompts.Prepared, prompts.RunFacts, error) {
 	project, err := ProjectFacts(cfg.Raw)
 	if err != nil {
 		return nil, prompts.RunFacts{}, err
@@ -60,7 +52,10 @@ func (r *run) prepareFor(ctx context.Context, cfg policy.StudioConfig, task poli
 		Role: task.Role, Phase: string(phase), WritePolicy: pe.WritePolicy, Sandbox: pe.Sandbox,
 		AllowFileEdits: pe.AllowFileEdits, Provenance: pe.Provenance, WriteFiles: task.WriteFiles,
 		Objective: r.issue.Title, Description: task.Description, IssueNumber: r.tr.Issue, Artifacts: task.Files,
-		Routes: prompts.Routes{Implementation: PromptRoute(route)}, Project: project,
+		Routes: routes.Display(), Project: project, Review: review, Fix: fix,
+	}
+	if v := r.verification(task); v != nil {
+		facts.Verification = append([]string{v.Command}, v.Args...)
 	}
 	p, err := prompts.Prepare(ctx, r.WorkDir, facts)
 	return p, facts, err

@@ -95,6 +95,10 @@ type GitHub interface {
 	// PullCommitMessage returns the message of commit sha among a pull request's commits, or
 	// ErrNotFound.
 	PullCommitMessage(ctx context.Context, number int, sha string) (string, error)
+
+	// CreateReview posts a review; ErrUnprocessable when GitHub refuses its event or an inline
+	// comment (the caller retries in a plainer form).
+	CreateReview(ctx context.Context, number int, r NewReview) (int64, error)
 }
 
 // Client adapts go-github to GitHub for one repository. It memoizes what cannot change during a
@@ -478,4 +482,41 @@ func (c *Client) PullCommitMessage(ctx context.Context, number int, sha string) 
 		}
 		opts.Page = resp.NextPage
 	}
+}
+
+// The studio review (issue 4).
+
+// NewReview is a pull-request review to post. Event is COMMENT or REQUEST_CHANGES: the bot never
+// approves, and GitHub refuses REQUEST_CHANGES on a pull request its author opened.
+type NewReview struct {
+	CommitID string
+	Event    string
+	Body     string
+	Comments []InlineComment
+}
+
+// InlineComment is a review comment on one line of the diff's new side.
+type InlineComment struct {
+	Path string
+	Line int
+	Body string
+}
+
+// ErrUnprocessable is a 422: GitHub understood the request and refused it (for a review: an inline
+// comment outside the diff, or changes requested on the author's own pull request).
+var ErrUnprocessable = errors.New("unprocessable")
+
+func (c *Client) CreateReview(ctx context.Context, number int, r NewReview) (int64, error) {
+	req := &github.PullRequestReviewRequest{CommitID: github.String(r.CommitID), Body: github.String(r.Body), Event: github.String(r.Event)}
+	for _, ic := range r.Comments {
+		req.Comments = append(req.Comments, &github.DraftReviewComment{Path: github.String(ic.Path), Line: github.Int(ic.Line), Side: github.String("RIGHT"), Body: github.String(ic.Body)})
+	}
+	rv, resp, err := c.gh.PullRequests.CreateReview(ctx, c.owner, c.repo, number, req)
+	if err != nil {
+		if resp != nil && resp.StatusCode == http.StatusUnprocessableEntity {
+			err = fmt.Errorf("%w: %v", ErrUnprocessable, err)
+		}
+		return 0, fmt.Errorf("post review on #%d: %w", number, err)
+	}
+	return rv.GetID(), nil
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -29,6 +28,12 @@ type Settings struct {
 	WorkDir       string // GITHUB_WORKSPACE: where Codex runs
 	RunsDir       string // where run evidence goes; default <workspace>/.codex/runs
 	CodexTimeout  time.Duration
+	// MaxFixPasses is the `max-fix-passes` input; nil defers to the task's runPolicy (default 1).
+	MaxFixPasses *int
+	// VerifyCommand is the `verify-command` input as argv, used when the task has no `verify`.
+	VerifyCommand []string
+	// ModelTier is the `model-tier` input; it wins over the task's runPolicy.modelTier.
+	ModelTier string
 	// RequiredApprovals is the `required-approvals` input (the gate asks at least 1).
 	RequiredApprovals int
 	// ApprovalTTL is the `approval-ttl` input: approvals expire that long after submission; 0 never.
@@ -68,8 +73,10 @@ type Deps struct {
 	GitHub    GitHub
 	Workspace Workspace
 	Codex     codex.Runner
-	Now       func() time.Time
-	Log       io.Writer
+	// Redactor masks the tokens and keys in everything the bot writes; nil masks nothing.
+	Redactor *codex.Redactor
+	Now      func() time.Time
+	Log      io.Writer
 }
 
 // Outcome is what a handled event produced; cmd turns it into step outputs and the job summary.
@@ -350,7 +357,7 @@ func (r *run) resolveRole(task policy.Task) (string, error) {
 func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task policy.Task, elig policy.Eligibility, base string) (Outcome, error) {
 	branch := r.BranchPrefix + fmt.Sprintf("task-%d", r.tr.Issue)
 	r.out.Branch = branch
-	route, err := r.modelRoute(ctx, task, base)
+	routes, err := r.modelRoute(ctx, task, base)
 	if err != nil {
 		var refusal *routeRefusal
 		if errors.As(err, &refusal) {
@@ -360,7 +367,7 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	}
 	// Render before touching the branch: the workspace is still the default branch's checkout,
 	// which is where role packs and context must come from.
-	prepared, _, err := r.prepareFor(ctx, cfg, task, policy.PhaseForRole(task.Role), elig, route)
+	prepared, facts, err := r.prepareFor(ctx, cfg, task, policy.PhaseForRole(task.Role), elig, routes, reviewEnabled(task), r.maxFixPasses(task) > 0)
 	if err != nil {
 		return r.block(ctx, stepTaskParsed, err.Error())
 	}
@@ -371,88 +378,40 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 		return *r.out, err
 	}
 
-	r.st.set(stepCodex, StepPending, fmt.Sprintf("`%s` (%s), sandbox `%s`", route.Primary.Model, route.Primary.Effort, elig.CodexSandbox))
+	impl := routes.Implementation.Primary
+	r.st.set(stepCodex, StepPending, fmt.Sprintf("`%s` (%s), sandbox `%s`", impl.Model, impl.Effort, elig.CodexSandbox))
 	if err := r.publish(ctx); err != nil {
 		return *r.out, err
 	}
-	runDir := filepath.Join(r.RunsDir, r.RunID+"-"+task.Role)
-	prompt := prepared.Prompt
-	if err := os.MkdirAll(runDir, 0o755); err != nil {
-		return *r.out, fmt.Errorf("create run folder: %w", err)
+	st := &implState{task: task, elig: elig, branch: branch, base: base, scope: policy.Scope(task.WriteFiles), outOfScope: map[string]string{}}
+	out, runErr := r.runLifecycle(ctx, st, routes, prepared, facts)
+	if runErr != nil && ctx.Err() != nil {
+		return *r.out, runErr
 	}
-	if err := os.WriteFile(filepath.Join(runDir, "prompt.md"), []byte(prompt), 0o644); err != nil {
-		return *r.out, fmt.Errorf("write prompt evidence: %w", err)
-	}
-	res := r.Codex.Run(ctx, codex.Request{
-		Phase: string(policy.PhaseImplement), Prompt: prompt, Workdir: r.WorkDir, Sandbox: string(elig.CodexSandbox),
-		Model: route.Primary, RunDir: runDir, Timeout: r.CodexTimeout,
-	})
-	if res.Failed() {
-		r.st.set(stepCodex, StepFailed, fmt.Sprintf("exit %d", res.ExitCode))
-		r.st.Summary = codexFailureSummary(res)
+	if out.FinalStatus == codex.StatusDone {
+		r.st.set(stepCodex, StepDone, fmt.Sprintf("`%s` (%s)%s", impl.Model, impl.Effort, passesNote(out)))
 	} else {
-		r.st.set(stepCodex, StepDone, fmt.Sprintf("`%s` (%s)", route.Primary.Model, route.Primary.Effort))
+		r.st.set(stepCodex, StepFailed, oneLine(out.Reason, 300))
 	}
-
-	// Whatever Codex managed, keep in-scope work: a failed or timed-out run still leaves its
-	// partial changes on the branch for a human to inspect.
-	changes, err := r.Workspace.Changes(ctx)
-	if err != nil {
-		return *r.out, err
-	}
-	scope := policy.Scope(task.WriteFiles)
-	var inScope []string
-	var outOfScope []gitops.Change
-	for _, c := range changes {
-		if scope.Allows(c.Path) {
-			inScope = append(inScope, c.Path)
-		} else {
-			outOfScope = append(outOfScope, c)
-		}
-	}
-	var blockers []string
-	for _, c := range outOfScope {
-		blockers = append(blockers, fmt.Sprintf("`%s` (%s): outside writeFiles (%s); not committed", c.Path, c.Kind, strings.Join(task.WriteFiles, ", ")))
-	}
-	if res.Failed() {
-		blockers = append([]string{codexFailureLine(res)}, blockers...)
-	}
-
-	var sha string
-	if len(inScope) > 0 {
-		msg := commitMessage(task.Role, r.issue.Title, r.tr.Issue, r.RunID, elig)
-		sha, err = r.Workspace.Commit(ctx, gitops.CommitRequest{Paths: inScope, Message: msg, Author: gitops.BotSignature, Allow: scope.Allows})
-		if err != nil {
-			return *r.out, fmt.Errorf("commit scoped changes: %w", err)
-		}
-		if err := r.Workspace.Push(ctx, branch); err != nil {
-			return *r.out, err
-		}
-		r.st.set(stepCommitted, StepDone, fmt.Sprintf("`%s` on `%s` (%d %s)", shortSHA(sha), branch, len(inScope), plural(len(inScope), "file", "files")))
-	} else {
+	if len(st.committed) == 0 {
 		r.st.set(stepCommitted, StepSkipped, "no changes inside writeFiles")
-		if !res.Failed() {
-			blockers = append(blockers, "Codex changed nothing inside writeFiles")
-		}
+		r.st.set(stepPull, StepSkipped, "nothing was committed")
 	}
 
-	verdict := "done"
-	if len(blockers) > 0 {
-		verdict = "blocked"
+	verdict, blockers := verdictFrom(out, st)
+	summary := verdictSummary(verdict, st.committed, blockers, st.headSHA)
+	if tail := lastLines(r.Redactor.Redact(out.Output()), 40); tail != "" {
+		summary += "\n\n<details><summary>Lifecycle</summary>\n\n```text\n" + strings.ReplaceAll(tail, "```", "`\u200b``") + "\n```\n</details>"
 	}
-	summary := verdictSummary(verdict, inScope, blockers, sha)
+	summary += fmt.Sprintf("\n\nRun evidence: `%s` (uploaded as a workflow artifact by the example workflow).", r.evidencePath(task.Role))
 	r.st.Summary = summary
 	r.out.Summary = summary
-
-	if sha != "" {
+	if st.pr.Number != 0 {
 		pr, err := r.upsertPull(ctx, task, branch, base, summary)
 		if err != nil {
 			return *r.out, err
 		}
 		r.out.PullRequest, r.out.PullURL = pr.Number, pr.URL
-		r.st.set(stepPull, StepDone, fmt.Sprintf("#%d", pr.Number))
-	} else {
-		r.st.set(stepPull, StepSkipped, "nothing was committed")
 	}
 
 	r.st.set(stepVerdict, StepDone, "**"+verdict+"**")
@@ -462,6 +421,13 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 		return *r.out, err
 	}
 	return *r.out, r.publish(ctx)
+}
+
+func passesNote(out codex.Outcome) string {
+	if n := len(out.FixPasses); n > 0 {
+		return fmt.Sprintf(", %d fix %s", n, plural(n, "pass", "passes"))
+	}
+	return ""
 }
 
 func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, summary string) (PullRequest, error) {

@@ -98,3 +98,89 @@ func ResolveRoute(surface ModelChoice, requestedTier string) (Route, error) {
 		Source:   "explicit-tier",
 	}, nil
 }
+
+// RoutePlan holds the three routes one run uses: seed §9.2 derives review and fix from the
+// implementation route so that a run's calls stay in one model family unless the seed escalates.
+type RoutePlan struct {
+	Implementation Route `json:"implementation"`
+	Review         Route `json:"review"`
+	Fix            Route `json:"fix"`
+}
+
+// ResolveRoutes resolves the implementation route and derives the review and fix routes from it.
+func ResolveRoutes(surface ModelChoice, requestedTier string) (RoutePlan, error) {
+	impl, err := ResolveRoute(surface, requestedTier)
+	if err != nil {
+		return RoutePlan{}, err
+	}
+	return RoutePlan{Implementation: impl, Review: ReviewRoute(impl), Fix: FixRoute(impl)}, nil
+}
+
+// Display flattens a route into the strings the prompts show.
+func (r Route) Display() ModelRoute {
+	return ModelRoute{
+		Tier: r.Tier, Model: r.Primary.Model, Effort: r.Primary.Effort,
+		FallbackModel: r.Fallback.Model, FallbackEffort: r.Fallback.Effort, Source: r.Source,
+	}
+}
+
+// Display flattens the plan for the prompt renderers.
+func (p RoutePlan) Display() Routes {
+	return Routes{Implementation: p.Implementation.Display(), Review: p.Review.Display(), Fix: p.Fix.Display()}
+}
+
+// RequestedTier applies the seed's precedence for the tier override: the first non-empty value
+// wins, so callers pass the action/CLI input before the task's runPolicy.modelTier.
+func RequestedTier(candidates ...string) string {
+	for _, c := range candidates {
+		if c != "" {
+			return c
+		}
+	}
+	return ""
+}
+
+// raiseEffort lifts low and minimal to medium: reviews and escalated fixes must reason harder than
+// a cheap implementation pass did (seed §10.1 reviewRouteFor / fixRouteFor).
+func raiseEffort(effort string) string {
+	if effort == "low" || effort == "minimal" {
+		return "medium"
+	}
+	return effort
+}
+
+// ReviewRoute is seed §10.1 reviewRouteFor: sol stays sol, everything else reviews on terra, with
+// the implementation effort raised to at least medium.
+func ReviewRoute(impl Route) Route {
+	tier := "terra"
+	if impl.Tier == "sol" {
+		tier = "sol"
+	}
+	return tierRoute(tier, raiseEffort(impl.Primary.Effort), "surface")
+}
+
+// FixRoute is seed §10.1 fixRouteFor: the implementation route, except that a luna implementation
+// escalates its fixes to terra because the cheap tier already failed once.
+func FixRoute(impl Route) Route {
+	if impl.Tier != "luna" {
+		return impl
+	}
+	return tierRoute("terra", raiseEffort(impl.Primary.Effort), "verification-escalation")
+}
+
+func tierRoute(tier, effort, source string) Route {
+	pair := tierModels[tier]
+	return Route{
+		Tier:     tier,
+		Primary:  ModelChoice{pair[0].Model, effort},
+		Fallback: ModelChoice{pair[1].Model, effort},
+		Source:   source,
+	}
+}
+
+// TierPrimary is a tier's primary model and effort (the surface of custom roles, which declare a
+// tier instead of a model).
+func TierPrimary(tier string) (ModelChoice, bool) {
+	pair, ok := tierModels[tier]
+	return pair[0], ok
+}

@@ -1,16 +1,14 @@
 package codex
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/codex-studio/studio-action/prompts"
@@ -18,25 +16,38 @@ import (
 
 // Request is one Codex call.
 type Request struct {
-	Phase     string // plan | implement | review | fix
-	Prompt    string
-	Workdir   string
-	Sandbox   string
-	Model     prompts.ModelChoice
-	RunDir    string        // evidence folder: events.jsonl and last-message.txt are written here
-	Timeout   time.Duration // 0 means no limit beyond ctx
-	ExtraArgs []string
+	Phase   string // plan | implement | review | fix
+	Prompt  string
+	Workdir string
+	Sandbox string
+	Model   prompts.ModelChoice
+	RunDir  string        // evidence folder for this call: events.jsonl, last-message.txt, stderr.txt
+	Timeout time.Duration // 0 means no limit beyond ctx
+	// OutputSchema is the path of a JSON Schema file for the final message (--output-schema).
+	// Codex forwards it to the model but does not validate the answer: the caller must.
+	OutputSchema string
+	// SkipGitRepoCheck adds --skip-git-repo-check. CLI.Run sets it itself when Workdir is not
+	// inside a git repository; in a checkout the flag is left out so Codex's own check still holds.
+	SkipGitRepoCheck bool
+	ExtraArgs        []string
 }
+
+// Writing reports whether the call may change files: only then is a rejected patch a failure.
+// An empty sandbox means read-only, as in Args: an unset sandbox must not grant writes.
+func (r Request) Writing() bool { return r.Sandbox != "" && r.Sandbox != "read-only" }
 
 // Result is what a Codex call left behind.
 type Result struct {
 	Args         []string
-	ExitCode     int // -1 when the process did not exit normally
+	Model        string // the model this call asked for
+	ExitCode     int    // -1 when the process did not exit normally
+	Signal       string
 	TimedOut     bool
-	Err          error
+	Err          error // could not run, timed out, or the event stream shows a failure despite exit 0
 	FinalMessage string
-	Stderr       string
+	Stderr       string // tail, redacted
 	EventsPath   string
+	Events       EventSummary
 }
 
 // Failed reports whether the call should count as a failure.
@@ -45,6 +56,124 @@ func (r Result) Failed() bool { return r.Err != nil || r.ExitCode != 0 || r.Time
 // Runner runs Codex. The bot depends on this interface; tests plug in the real CLI or a stand-in.
 type Runner interface {
 	Run(ctx context.Context, req Request) Result
+}
+
+// RunnerFunc adapts a function to Runner (scripted stand-ins, demos).
+type RunnerFunc func(ctx context.Context, req Request) Result
+
+// Run calls f.
+func (f RunnerFunc) Run(ctx context.Context, req Request) Result { return f(ctx, req) }
+
+// Provider is the custom model provider Codex is pointed at: the key-holding Proxy.
+type Provider struct {
+	BaseURL string // Proxy.BaseURL()
+	// Bounded retries: Codex's defaults are 4 request and 5 stream retries, and with the default
+	// unbounded connection retries a dead endpoint spins forever (codex-cli.md gotcha 3).
+	RequestMaxRetries int
+	StreamMaxRetries  int
+	StreamIdleTimeout time.Duration
+}
+
+// NewProvider returns a Provider for baseURL with the bounds the action uses.
+func NewProvider(baseURL string) *Provider {
+	return &Provider{BaseURL: baseURL, RequestMaxRetries: 2, StreamMaxRetries: 2, StreamIdleTimeout: 5 * time.Minute}
+}
+
+// providerID is the model_providers table key; it names the proxy, not OpenAI, so Codex never
+// applies its built-in OpenAI auth (auth.json, OPENAI_API_KEY) to it.
+const providerID = "studio"
+
+// ArgOptions are the per-call files and the provider Args needs besides the Request.
+type ArgOptions struct {
+	LastMessagePath string
+	Provider        *Provider
+}
+
+// secretEnvPatterns keeps credentials out of commands the agent runs even if one slipped into the
+// Codex environment; Codex matches them case-insensitively as globs.
+var secretEnvPatterns = `["*KEY*","*TOKEN*","*SECRET*","*PASSWORD*","*CREDENTIAL*"]`
+
+// Args builds the argv after the binary: seed §9.1 plus --json, --output-last-message,
+// --output-schema, the proxy provider and the hardening flags of codex-cli.md §8-9.
+func Args(req Request, o ArgOptions) []string {
+	args := []string{"exec"}
+	if req.Model.Model != "" {
+		args = append(args, "--model", req.Model.Model)
+	}
+	if req.Model.Effort != "" {
+		args = append(args, "-c", "model_reasoning_effort="+strconv.Quote(req.Model.Effort))
+	}
+	sandbox := req.Sandbox
+	if sandbox == "" {
+		sandbox = "read-only"
+	}
+	args = append(args, "--cd", req.Workdir, "--sandbox", sandbox, "--json")
+	if o.LastMessagePath != "" {
+		args = append(args, "--output-last-message", o.LastMessagePath)
+	}
+	if req.OutputSchema != "" {
+		args = append(args, "--output-schema", req.OutputSchema)
+	}
+	if req.SkipGitRepoCheck {
+		args = append(args, "--skip-git-repo-check")
+	}
+	// --ephemeral: no session files to leak between runs; --ignore-user-config: a runner's
+	// ~/.codex/config.toml must not change providers, tools or approvals behind our back.
+	args = append(args, "--ephemeral", "--ignore-user-config")
+	if p := o.Provider; p != nil {
+		args = append(args,
+			"-c", "model_provider="+providerID,
+			"-c", fmt.Sprintf("model_providers.%s={name=%s,base_url=%s,env_key=%s,wire_api=\"responses\",request_max_retries=%d,stream_max_retries=%d,stream_idle_timeout_ms=%d}",
+				providerID, strconv.Quote("Codex Studio proxy"), strconv.Quote(p.BaseURL), strconv.Quote(ProxyKeyEnv),
+				p.RequestMaxRetries, p.StreamMaxRetries, p.StreamIdleTimeout.Milliseconds()),
+		)
+	}
+	args = append(args,
+		// No telemetry, no plugin or update lookups: the action should only talk to the model.
+		"-c", "analytics.enabled=false",
+		"--disable", "plugins",
+		"--disable", "unbounded_connection_retries",
+		"-c", "check_for_update_on_startup=false",
+		// Commands the agent runs get only the core variables, minus anything secret-looking.
+		"-c", `shell_environment_policy.inherit="core"`,
+		"-c", "shell_environment_policy.exclude="+secretEnvPatterns,
+	)
+	args = append(args, req.ExtraArgs...)
+	return append(args, "-")
+}
+
+// Display renders a command for logs and dry runs the way the seed does: each argument JSON-quoted.
+func Display(bin string, args []string) string {
+	parts := []string{bin}
+	for _, a := range args {
+		parts = append(parts, strconv.Quote(a))
+	}
+	return strings.Join(parts, " ")
+}
+
+// agentEnvAllowed lists the variables the agent may inherit. Everything else (tokens, cloud
+// credentials, the runner's own secrets) is dropped: an allow-list fails closed.
+var agentEnvAllowed = []string{"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM", "USER", "SHELL"}
+
+// SafeEnv returns the allow-listed variables from getenv.
+func SafeEnv(getenv func(string) string) []string {
+	env := []string{}
+	for _, k := range agentEnvAllowed {
+		if v := getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// AgentEnv builds the Codex process environment: SafeEnv plus CODEX_HOME and, when set, the
+// proxy's client key (never the real OpenAI key: that stays in the Proxy).
+func AgentEnv(getenv func(string) string, codexHome, proxyKey string) []string {
+	env := append(SafeEnv(getenv), "CODEX_HOME="+codexHome)
+	if proxyKey != "" {
+		env = append(env, ProxyKeyEnv+"="+proxyKey)
+	}
+	return env
 }
 
 // CLI runs the `codex` binary.
@@ -56,106 +185,80 @@ type CLI struct {
 	Env []string
 	// KillGrace is how long a timed-out Codex gets between SIGTERM and SIGKILL.
 	KillGrace time.Duration
-}
-
-// Args builds the argv after the binary, as seed §9.1 plus --json and --output-last-message.
-func Args(req Request, lastMessagePath string) []string {
-	args := []string{"exec"}
-	if req.Model.Model != "" {
-		args = append(args, "--model", req.Model.Model)
-	}
-	if req.Model.Effort != "" {
-		args = append(args, "-c", fmt.Sprintf("model_reasoning_effort=%q", req.Model.Effort))
-	}
-	sandbox := req.Sandbox
-	if sandbox == "" {
-		sandbox = "read-only"
-	}
-	args = append(args, "--cd", req.Workdir, "--sandbox", sandbox, "--json")
-	if lastMessagePath != "" {
-		args = append(args, "--output-last-message", lastMessagePath)
-	}
-	args = append(args, req.ExtraArgs...)
-	return append(args, "-")
-}
-
-// agentEnvAllowed lists the variables the agent may inherit. Everything else (tokens, cloud
-// credentials, the runner's own secrets) is dropped: an allow-list fails closed.
-var agentEnvAllowed = []string{"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TERM", "USER", "SHELL"}
-
-// AgentEnv builds the Codex process environment from getenv, keeping only allow-listed variables
-// and adding CODEX_HOME and, when set, the OpenAI key.
-func AgentEnv(getenv func(string) string, codexHome, openAIKey string) []string {
-	var env []string
-	for _, k := range agentEnvAllowed {
-		if v := getenv(k); v != "" {
-			env = append(env, k+"="+v)
-		}
-	}
-	env = append(env, "CODEX_HOME="+codexHome)
-	if openAIKey != "" {
-		env = append(env, "OPENAI_API_KEY="+openAIKey)
-	}
-	return env
+	// Provider points Codex at the proxy; nil leaves Codex's own provider configuration.
+	Provider *Provider
+	// Redactor masks secrets in everything this runner writes to the run folder.
+	Redactor *Redactor
 }
 
 // Run executes one Codex call. Errors are reported in the Result, never as a panic or exit.
 func (c CLI) Run(ctx context.Context, req Request) Result {
+	res := Result{Model: req.Model.Model, ExitCode: -1}
 	if err := os.MkdirAll(req.RunDir, 0o755); err != nil {
-		return Result{ExitCode: -1, Err: fmt.Errorf("create run folder: %w", err)}
+		res.Err = fmt.Errorf("create run folder: %w", err)
+		return res
 	}
 	if c.CodexHome != "" {
 		if err := os.MkdirAll(c.CodexHome, 0o700); err != nil {
-			return Result{ExitCode: -1, Err: fmt.Errorf("create CODEX_HOME: %w", err)}
+			res.Err = fmt.Errorf("create CODEX_HOME: %w", err)
+			return res
 		}
 	}
+	if !req.SkipGitRepoCheck && !insideGitRepo(req.Workdir) {
+		req.SkipGitRepoCheck = true
+	}
 	lastMessage := filepath.Join(req.RunDir, "last-message.txt")
-	eventsPath := filepath.Join(req.RunDir, "events.jsonl")
-	args := Args(req, lastMessage)
-	res := Result{Args: args, EventsPath: eventsPath}
+	res.EventsPath = filepath.Join(req.RunDir, "events.jsonl")
+	res.Args = Args(req, ArgOptions{LastMessagePath: lastMessage, Provider: c.Provider})
 
-	events, err := os.Create(eventsPath)
+	events, err := os.Create(res.EventsPath)
 	if err != nil {
-		res.ExitCode, res.Err = -1, fmt.Errorf("create events file: %w", err)
+		res.Err = fmt.Errorf("create events file: %w", err)
 		return res
 	}
-	defer events.Close()
+	eventsW := c.Redactor.LineWriter(events)
+	stderr := newTail(DefaultMaxOutputBytes)
 
-	runCtx := ctx
-	if req.Timeout > 0 {
-		var cancel context.CancelFunc
-		runCtx, cancel = context.WithTimeout(ctx, req.Timeout)
-		defer cancel()
-	}
-	cmd := exec.CommandContext(runCtx, c.bin(), args...)
+	cmd := exec.Command(c.bin(), res.Args...)
 	cmd.Dir = req.Workdir
 	cmd.Env = c.Env
 	cmd.Stdin = strings.NewReader(req.Prompt)
-	cmd.Stdout = events
-	var stderr tailBuffer
-	cmd.Stderr = &stderr
-	// Own process group, so a timeout stops whatever Codex started too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
-	cmd.WaitDelay = c.killGrace()
-	err = cmd.Run()
-	if cmd.Process != nil {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // reap stragglers in the group
-	}
-	res.Stderr = stderr.String()
+	cmd.Stdout, cmd.Stderr = eventsW, stderr
+	out := runGroup(ctx, cmd, req.Timeout, c.killGrace())
+	closeErr := errors.Join(eventsW.Close(), events.Close())
+
+	res.Stderr = c.Redactor.Redact(stderr.String())
+	_ = os.WriteFile(filepath.Join(req.RunDir, "stderr.txt"), []byte(res.Stderr), 0o644)
 	if msg, rerr := os.ReadFile(lastMessage); rerr == nil {
+		msg = c.Redactor.RedactBytes(msg)
+		_ = os.WriteFile(lastMessage, msg, 0o644)
 		res.FinalMessage = strings.TrimSpace(string(msg))
 	}
+	if f, oerr := os.Open(res.EventsPath); oerr == nil {
+		res.Events, err = ParseEvents(f)
+		f.Close()
+		closeErr = errors.Join(closeErr, err)
+	}
+	res.Events.AddStderr(res.Stderr)
+	if res.FinalMessage == "" {
+		res.FinalMessage = strings.TrimSpace(res.Events.LastAgentMessage)
+	}
+	res.Signal, res.TimedOut = out.Signal, out.TimedOut
+	if out.ExitCode != nil {
+		res.ExitCode = *out.ExitCode
+	}
 	switch {
-	case runCtx.Err() != nil && errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
-		res.TimedOut, res.ExitCode = true, -1
+	case out.StartErr != nil:
+		res.Err = fmt.Errorf("run codex: %w", out.StartErr)
+	case out.TimedOut:
 		res.Err = fmt.Errorf("codex timed out after %s", req.Timeout)
-	case err != nil:
-		var exitErr *exec.ExitError
-		if errors.As(err, &exitErr) {
-			res.ExitCode = exitErr.ExitCode()
-		} else {
-			res.ExitCode, res.Err = -1, fmt.Errorf("run codex: %w", err)
+	case out.Canceled:
+		res.Err = fmt.Errorf("codex canceled: %w", ctx.Err())
+	case closeErr != nil:
+		res.Err = fmt.Errorf("record codex events: %w", closeErr)
+	case res.ExitCode == 0:
+		if p := res.Events.Problem(req.Writing(), res.FinalMessage); p != "" {
+			res.Err = errors.New(p)
 		}
 	}
 	return res
@@ -175,20 +278,21 @@ func (c CLI) killGrace() time.Duration {
 	return c.KillGrace
 }
 
-// tailBuffer keeps the last maxTail bytes written: Codex stderr can be large and only its end
-// explains a failure.
-type tailBuffer struct{ buf bytes.Buffer }
-
-const maxTail = 64_000
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	t.buf.Write(p)
-	if over := t.buf.Len() - maxTail; over > 0 {
-		t.buf.Next(over)
+// insideGitRepo walks up from dir looking for .git (a directory, or a file in worktrees), the
+// way Codex decides whether a directory is trusted.
+func insideGitRepo(dir string) bool {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false
 	}
-	return len(p), nil
+	for {
+		if _, err := os.Stat(filepath.Join(abs, ".git")); err == nil {
+			return true
+		}
+		parent := filepath.Dir(abs)
+		if parent == abs {
+			return false
+		}
+		abs = parent
+	}
 }
-
-func (t *tailBuffer) String() string { return t.buf.String() }
-
-var _ io.Writer = (*tailBuffer)(nil)

@@ -124,20 +124,45 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		act.Errorf("%v", err)
 		return exitError
 	}
-	codexHome := filepath.Join(env.runnerTemp, "codex-home")
-	var runner codex.Runner = codex.CLI{
-		Bin:       orDefault(act.GetInput("codex-path"), "codex"),
-		CodexHome: codexHome,
-		Env:       codex.AgentEnv(getenv, codexHome, openAIKey),
+	var maxFix *int
+	if v := act.GetInput("max-fix-passes"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			act.Errorf("max-fix-passes %q must be a whole number from 0 to %d", v, bot.MaxFixPassesCap)
+			return exitError
+		}
+		maxFix = &n
 	}
+	tier := act.GetInput("model-tier")
+	if tier != "" && tier != "sol" && tier != "terra" && tier != "luna" {
+		act.Errorf("model-tier %q must be sol, terra or luna", tier)
+		return exitError
+	}
+
+	// The key-holding proxy and the runner whose environment holds no secret; the demo swaps in
+	// a scripted agent but keeps the same redaction.
+	var runner codex.Runner
+	redactor := codex.NewRedactor(token, openAIKey)
 	if over.codex != nil {
 		runner = over.codex
+	} else {
+		rt, err := codex.Start(ctx, codex.Config{
+			Bin: act.GetInput("codex-path"), OpenAIKey: openAIKey, Upstream: act.GetInput("openai-base-url"),
+			Secrets: []string{token}, CodexHome: filepath.Join(env.runnerTemp, "codex-home"), Getenv: getenv,
+		})
+		if err != nil {
+			act.Errorf("%v", err)
+			return exitError
+		}
+		defer rt.Close()
+		runner, redactor = rt.CLI, rt.Redactor
 	}
 	b := bot.New(bot.Deps{
 		GitHub:    client,
 		Workspace: &gitops.Repo{Dir: env.workspace, Token: token},
 		Codex:     runner,
-		Log:       stderr,
+		Redactor:  redactor,
+		Log:       redactor.LineWriter(stderr),
 	}, bot.Settings{
 		TriggerPhrase: orDefault(act.GetInput("trigger-phrase"), "/studio"),
 		LabelPrefix:   orDefault(act.GetInput("label-prefix"), "studio:"),
@@ -147,6 +172,9 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		RunURL:        fmt.Sprintf("%s/%s/actions/runs/%s", strings.TrimRight(env.serverURL, "/"), env.repository, env.runID),
 		WorkDir:       env.workspace,
 		CodexTimeout:  timeout,
+		MaxFixPasses:  maxFix,
+		VerifyCommand: strings.Fields(act.GetInput("verify-command")),
+		ModelTier:     tier,
 
 		RequiredApprovals: approvals.required,
 		ApprovalTTL:       approvals.ttl,

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -131,6 +132,21 @@ func (w *world) invocations() []fakecodex.Invocation {
 			w.t.Fatal(err)
 		}
 		out = append(out, inv)
+	}
+	return out
+}
+
+// writes are the invocations that may change files (implementation, fix, plan); reviews are the
+// read-only calls given an output schema.
+func (w *world) writes() []fakecodex.Invocation  { return w.split(false) }
+func (w *world) reviews() []fakecodex.Invocation { return w.split(true) }
+
+func (w *world) split(review bool) []fakecodex.Invocation {
+	var out []fakecodex.Invocation
+	for _, inv := range w.invocations() {
+		if slices.Contains(inv.Args, "--output-schema") == review {
+			out = append(out, inv)
+		}
 	}
 	return out
 }

@@ -6,9 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot"
@@ -125,66 +123,21 @@ func localFacts(ctx context.Context, root, role, task string, approvedByUser boo
 		ProjectStage: policy.ProjectStage(project.Stage), StudioMode: policy.StudioMode(project.StudioMode),
 		Phase: phase, ApprovedByUser: approvedByUser,
 	}))
-	route := localRoute(root, role, builtin, customRole)
+	surface, err := prompts.RoleSurface(root, role)
+	if !builtin {
+		surface, _ = prompts.TierPrimary(customRole.ModelTier)
+	}
+	if err != nil && builtin {
+		return prompts.RunFacts{}, prompts.Eligibility{}, err
+	}
+	routes, err := prompts.ResolveRoutes(surface, "")
+	if err != nil {
+		return prompts.RunFacts{}, prompts.Eligibility{}, err
+	}
 	facts := prompts.RunFacts{
 		Role: role, Phase: string(phase), WritePolicy: elig.WritePolicy, Sandbox: elig.Sandbox, AllowFileEdits: elig.AllowFileEdits,
 		Provenance: elig.Provenance, Objective: text, IssueNumber: issue, Project: project,
-		Routes: prompts.Routes{Implementation: route, Review: reviewRoute(route), Fix: fixRoute(route)},
+		Routes: routes.Display(),
 	}
 	return facts, elig, nil
-}
-
-var (
-	tomlModel  = regexp.MustCompile(`(?m)^model = "([^"]+)"`)
-	tomlEffort = regexp.MustCompile(`(?m)^model_reasoning_effort = "([^"]+)"`)
-	tiers      = map[string][2]prompts.ModelRoute{
-		"sol":   {{Tier: "sol", Model: "gpt-5.6-sol", Effort: "high"}, {Model: "gpt-5.5"}},
-		"terra": {{Tier: "terra", Model: "gpt-5.6-terra", Effort: "medium"}, {Model: "gpt-5.4"}},
-		"luna":  {{Tier: "luna", Model: "gpt-5.6-luna", Effort: "low"}, {Model: "gpt-5.4-mini"}},
-	}
-)
-
-func localRoute(root, role string, builtin bool, custom *prompts.CustomRole) prompts.ModelRoute {
-	tier, model, effort := "terra", "gpt-5.6-terra", "medium"
-	if !builtin {
-		tier = custom.ModelTier
-		model, effort = tiers[tier][0].Model, tiers[tier][0].Effort
-	} else if b, err := os.ReadFile(filepath.Join(root, ".codex", "agents", role+".toml")); err == nil {
-		if m := tomlModel.FindSubmatch(b); m != nil {
-			model = string(m[1])
-		}
-		if e := tomlEffort.FindSubmatch(b); e != nil {
-			effort = string(e[1])
-		}
-		for t, pair := range tiers {
-			if pair[0].Model == model || pair[1].Model == model {
-				tier = t
-			}
-		}
-	}
-	return prompts.ModelRoute{Tier: tier, Model: model, Effort: effort, FallbackModel: tiers[tier][1].Model, FallbackEffort: effort, Source: "surface"}
-}
-
-func raiseEffort(e string) string {
-	if e == "low" || e == "minimal" {
-		return "medium"
-	}
-	return e
-}
-
-func reviewRoute(r prompts.ModelRoute) prompts.ModelRoute {
-	tier := "terra"
-	if r.Tier == "sol" {
-		tier = "sol"
-	}
-	e := raiseEffort(r.Effort)
-	return prompts.ModelRoute{Tier: tier, Model: tiers[tier][0].Model, Effort: e, FallbackModel: tiers[tier][1].Model, FallbackEffort: e, Source: "surface"}
-}
-
-func fixRoute(r prompts.ModelRoute) prompts.ModelRoute {
-	if r.Tier != "luna" {
-		return r
-	}
-	e := raiseEffort(r.Effort)
-	return prompts.ModelRoute{Tier: "terra", Model: "gpt-5.6-terra", Effort: e, FallbackModel: "gpt-5.4", FallbackEffort: e, Source: "verification-escalation"}
 }

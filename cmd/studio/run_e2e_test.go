@@ -89,10 +89,28 @@ func TestRunHappyPath(t *testing.T) {
 		t.Errorf("job summary = %q", summary)
 	}
 
-	// Codex ran once, in the workspace, with the seed's argv plus --json and the last message.
-	invs := w.invocations()
+	// Codex ran once to implement, in the workspace, with the seed's argv plus --json and the
+	// last message, then once to review, read-only, with the verdict schema.
+	invs := w.writes()
 	if len(invs) != 1 {
-		t.Fatalf("codex invocations = %d", len(invs))
+		t.Fatalf("codex implementation calls = %d", len(invs))
+	}
+	reviews := w.reviews()
+	if len(reviews) != 1 || !strings.Contains(strings.Join(reviews[0].Args, " "), "--sandbox read-only") {
+		t.Fatalf("review calls = %+v", reviews)
+	}
+	prReviews := w.Emu.Reviews(sandbox.Owner, sandbox.Repo, pr.Number)
+	if len(prReviews) != 1 || prReviews[0].User != sandbox.BotLogin || prReviews[0].State != "COMMENTED" || prReviews[0].CommitID != pr.HeadSHA || !strings.Contains(prReviews[0].Body, "Studio review: passed") {
+		t.Errorf("pull-request reviews = %+v, want the bot's passing review on the head", prReviews)
+	}
+	checks := map[string]string{}
+	for _, cr := range w.Emu.CheckRuns(sandbox.Owner, sandbox.Repo) {
+		if cr.HeadSHA == pr.HeadSHA {
+			checks[cr.Name] = cr.Conclusion
+		}
+	}
+	if checks["studio/review"] != "success" || checks["studio/gate"] == "" || checks["studio/gate"] == "success" {
+		t.Errorf("check runs on the head = %v: the review passed, and the gate waits for a human approval", checks)
 	}
 	args := strings.Join(invs[0].Args, " ")
 	for _, want := range []string{"exec --model gpt-5.6-terra -c model_reasoning_effort=\"medium\" --cd " + w.Workspace + " --sandbox danger-full-access --json --output-last-message "} {
@@ -243,8 +261,8 @@ func TestRunRedeliveredCommentRunsOnce(t *testing.T) {
 	if first.outputs["status"] != "done" || second.outputs["status"] != "skipped" {
 		t.Fatalf("statuses %q then %q", first.outputs["status"], second.outputs["status"])
 	}
-	if len(w.invocations()) != 1 || len(w.botComments(n)) != 1 {
-		t.Fatalf("codex ran %d times, %d bot comments", len(w.invocations()), len(w.botComments(n)))
+	if len(w.writes()) != 1 || len(w.botComments(n)) != 1 {
+		t.Fatalf("codex implemented %d times, %d bot comments", len(w.writes()), len(w.botComments(n)))
 	}
 }
 
@@ -297,11 +315,11 @@ func TestRunNeverGivesTheGitHubTokenToCodex(t *testing.T) {
 		t.Fatalf("status %q\n%s", res.outputs["status"], res.stderr)
 	}
 	invs := w.invocations()
-	if len(invs) != 1 {
-		t.Fatalf("invocations = %d", len(invs))
+	if len(invs) != 2 {
+		t.Fatalf("invocations = %d, want the implementation and the review", len(invs))
 	}
-	env := strings.Join(invs[0].Env, "\n")
-	for _, secret := range []string{sandbox.BotToken, "canary", "INPUT_GITHUB-TOKEN", "GITHUB_TOKEN"} {
+	env := strings.Join(append(invs[0].Env, invs[1].Env...), "\n")
+	for _, secret := range []string{sandbox.BotToken, sandbox.OpenAIKey, "canary", "INPUT_GITHUB-TOKEN", "GITHUB_TOKEN"} {
 		if strings.Contains(env, secret) {
 			t.Errorf("codex environment contains %q", secret)
 		}

@@ -33,10 +33,50 @@ type Call struct {
 	Sleep        time.Duration `json:"sleep,omitempty"` // to exercise timeouts
 }
 
-// Script is the sequence of calls; call N uses Calls[N], the last one repeating.
+// Script is the sequence of calls. Writing and plan calls take Calls in order and review calls
+// (those given an --output-schema) take Reviews in order; in each list the last entry repeats.
+// With no Reviews, every review passes.
 type Script struct {
-	Calls []Call `json:"calls"`
+	Calls   []Call `json:"calls"`
+	Reviews []Call `json:"reviews,omitempty"`
 }
+
+// PassingReview is the verdict a review call returns when the script has none.
+const PassingReview = `{"blockers":[],"warnings":[],"summary":"Looks good.","needsFix":false}`
+
+// Pick returns the scripted call for the n-th call of its kind.
+func (s Script) Pick(review bool, n int) Call {
+	list := s.Calls
+	if review {
+		if len(s.Reviews) == 0 {
+			return Call{FinalMessage: PassingReview}
+		}
+		list = s.Reviews
+	}
+	if len(list) == 0 {
+		return Call{}
+	}
+	return list[min(n, len(list)-1)]
+}
+
+// Events renders the JSONL event stream the real CLI prints with --json for a completed turn.
+func Events(finalMessage string) []byte {
+	var b []byte
+	for _, ev := range []any{
+		map[string]any{"type": "thread.started", "thread_id": "fake-thread"},
+		map[string]any{"type": "turn.started"},
+		map[string]any{"type": "item.completed", "item": map[string]any{"id": "item_0", "type": "agent_message", "text": finalMessage}},
+		map[string]any{"type": "turn.completed", "usage": map[string]int{"input_tokens": 1, "output_tokens": 1}},
+	} {
+		line, _ := json.Marshal(ev)
+		b = append(append(b, line...), '\n')
+	}
+	return b
+}
+
+// DefaultFinalMessage is what a scripted call answers when the script gives no message: the real
+// CLI always ends a completed turn with one, and the runtime treats an empty one as a failure.
+const DefaultFinalMessage = "Done."
 
 // ScriptFile is where the executable stand-in looks for its script, inside CODEX_HOME (the one
 // variable the studio always passes to Codex).
@@ -83,39 +123,40 @@ func Apply(dir string, call Call) error {
 type Runner struct {
 	Script Script
 
-	mu       sync.Mutex
-	Requests []codex.Request
+	mu              sync.Mutex
+	Requests        []codex.Request
+	writes, reviews int
 }
 
 func (r *Runner) Run(ctx context.Context, req codex.Request) codex.Result {
+	review := req.OutputSchema != ""
 	r.mu.Lock()
-	n := len(r.Requests)
 	r.Requests = append(r.Requests, req)
-	r.mu.Unlock()
-	if len(r.Script.Calls) == 0 {
-		return codex.Result{ExitCode: 0}
+	n := r.writes
+	if review {
+		n = r.reviews
+		r.reviews++
+	} else {
+		r.writes++
 	}
-	call := r.Script.Calls[min(n, len(r.Script.Calls)-1)]
-	res := codex.Result{Args: codex.Args(req, ""), ExitCode: call.ExitCode, Stderr: call.Stderr, FinalMessage: call.FinalMessage}
-	if call.Sleep > 0 {
-		timeout := req.Timeout
-		if timeout > 0 && timeout < call.Sleep {
-			select {
-			case <-time.After(timeout):
-			case <-ctx.Done():
-			}
-			res.TimedOut, res.ExitCode = true, -1
-			res.Err = fmt.Errorf("codex timed out after %s", timeout)
-			return res
+	r.mu.Unlock()
+	call := r.Script.Pick(review, n)
+	msg := call.FinalMessage
+	if msg == "" {
+		msg = DefaultFinalMessage
+	}
+	res := codex.Result{Args: codex.Args(req, codex.ArgOptions{}), ExitCode: call.ExitCode, Stderr: call.Stderr, FinalMessage: msg}
+	if call.Sleep > 0 && req.Timeout > 0 && req.Timeout < call.Sleep {
+		select {
+		case <-time.After(req.Timeout):
+		case <-ctx.Done():
 		}
+		res.TimedOut, res.ExitCode = true, -1
+		res.Err = fmt.Errorf("codex timed out after %s", req.Timeout)
+		return res
 	}
 	if err := Apply(req.Workdir, call); err != nil {
 		res.ExitCode, res.Err = 1, err
-	}
-	if req.RunDir != "" {
-		_ = os.MkdirAll(req.RunDir, 0o755)
-		ev, _ := json.Marshal(map[string]any{"type": "item.completed", "item": map[string]string{"type": "agent_message", "text": call.FinalMessage}})
-		_ = os.WriteFile(filepath.Join(req.RunDir, "events.jsonl"), append(ev, '\n'), 0o644)
 	}
 	return res
 }

@@ -27,6 +27,7 @@ func run(args []string) int {
 		return 2
 	}
 	var workdir, lastMessage string
+	review := false
 	for i := 1; i < len(args); i++ {
 		switch args[i] {
 		case "--cd", "-C":
@@ -35,7 +36,10 @@ func run(args []string) int {
 		case "--output-last-message", "-o":
 			i++
 			lastMessage = args[i]
-		case "--model", "-m", "-c", "--sandbox", "-s", "--output-schema":
+		case "--output-schema":
+			review = true
+			i++
+		case "--model", "-m", "-c", "--config", "--sandbox", "-s", "--profile", "-p", "--add-dir", "--enable", "--disable":
 			i++
 		}
 	}
@@ -50,9 +54,9 @@ func run(args []string) int {
 			return 2
 		}
 	}
-	call := fakecodex.Call{}
-	if n := nextCall(home); len(script.Calls) > 0 {
-		call = script.Calls[min(n, len(script.Calls)-1)]
+	call := script.Pick(review, nextCall(home, review))
+	if call.FinalMessage == "" {
+		call.FinalMessage = fakecodex.DefaultFinalMessage
 	}
 	if call.Sleep > 0 {
 		time.Sleep(call.Sleep) // the parent's timeout is what a test exercises here
@@ -61,8 +65,7 @@ func run(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	ev, _ := json.Marshal(map[string]any{"type": "item.completed", "item": map[string]string{"type": "agent_message", "text": call.FinalMessage}})
-	fmt.Println(string(ev))
+	os.Stdout.Write(fakecodex.Events(call.FinalMessage))
 	fmt.Fprint(os.Stderr, call.Stderr)
 	if lastMessage != "" {
 		_ = os.WriteFile(lastMessage, []byte(call.FinalMessage), 0o644)
@@ -80,9 +83,14 @@ func logInvocation(home string, inv fakecodex.Invocation) {
 	f.Write(append(line, '\n'))
 }
 
-// nextCall counts invocations in a file beside the script, so successive calls follow the script.
-func nextCall(home string) int {
-	p := filepath.Join(home, "fake-codex-counter")
+// nextCall counts invocations of each kind in a file beside the script, so successive calls
+// follow the script.
+func nextCall(home string, review bool) int {
+	name := "fake-codex-counter"
+	if review {
+		name += "-review"
+	}
+	p := filepath.Join(home, name)
 	data, _ := os.ReadFile(p)
 	n, _ := strconv.Atoi(string(data))
 	_ = os.WriteFile(p, []byte(strconv.Itoa(n+1)), 0o644)

@@ -1,0 +1,149 @@
+package codex
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// RunIDs hands out seed §9.2 run ids: YYYYMMDDHHmmssSSS (UTC) - pid - a process-local sequence.
+// The clock is injected so tests get stable ids.
+type RunIDs struct {
+	Now func() time.Time
+	PID int
+	seq atomic.Int64
+}
+
+// Next returns a new run id.
+func (g *RunIDs) Next() string {
+	return RunID(g.Now(), g.PID, g.seq.Add(1))
+}
+
+// RunID formats one run id.
+func RunID(now time.Time, pid int, seq int64) string {
+	t := now.UTC()
+	return fmt.Sprintf("%s%03d-%d-%d", t.Format("20060102150405"), t.Nanosecond()/int(time.Millisecond), pid, seq)
+}
+
+// Product names the action in metadata.json.
+const Product = "codex-studio-action"
+
+// Metadata is metadata.json: the seed §9.2 fields plus runId.
+type Metadata struct {
+	RunID                   string `json:"runId"`
+	Timestamp               string `json:"timestamp"`
+	Product                 string `json:"product"`
+	Project                 string `json:"project"`
+	Role                    string `json:"role"`
+	Task                    string `json:"task"`
+	CustomRole              bool   `json:"customRole,omitempty"`
+	PromptChars             int    `json:"prompt_chars"`
+	PromptCachePath         string `json:"prompt_cache_path"`
+	SelectedModelTier       string `json:"selectedModelTier"`
+	SelectedModel           string `json:"selectedModel"`
+	ModelReasoningEffort    string `json:"modelReasoningEffort"`
+	FallbackModel           string `json:"fallbackModel"`
+	FallbackReasoningEffort string `json:"fallbackReasoningEffort"`
+	ModelSelectionSource    string `json:"modelSelectionSource"`
+	Review                  bool   `json:"review"`
+	Fix                     bool   `json:"fix"`
+	MaxFixPasses            int    `json:"max_fix_passes"`
+	WritePolicy             string `json:"writePolicy"`
+	AllowFileEdits          bool   `json:"allowFileEdits"`
+	CodexSandbox            string `json:"codexSandbox"`
+	Eligibility             any    `json:"eligibility"`
+}
+
+// Evidence is one run folder, <runs>/<run-id>-<role>/. Every file goes through the redactor.
+//
+//	prompt.md           the implementation prompt
+//	metadata.json       Metadata
+//	events.jsonl        every Codex call's events, each call introduced by a studio.call line
+//	output.txt          the lifecycle lines, joined by blank lines as the seed prints them
+//	review-schema.json  the --output-schema file
+//	result.json         the structured Outcome
+//	steps/NN-<step>/    per step: prompt.md, events.jsonl, last-message.txt, stderr.txt
+//	                    (Codex calls), result.json/stdout.txt/stderr.txt (verification),
+//	                    verdict.json (review)
+type Evidence struct {
+	Dir      string
+	Redactor *Redactor
+
+	mu   sync.Mutex
+	step int
+}
+
+// NewEvidence creates <runsDir>/<runID>-<role>/.
+func NewEvidence(runsDir, runID, role string, r *Redactor) (*Evidence, error) {
+	dir := filepath.Join(runsDir, runID+"-"+role)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create run folder: %w", err)
+	}
+	return &Evidence{Dir: dir, Redactor: r}, nil
+}
+
+// StepDir reserves the next numbered step folder (not yet created).
+func (e *Evidence) StepDir(name string) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.step++
+	return filepath.Join(e.Dir, "steps", fmt.Sprintf("%02d-%s", e.step, name))
+}
+
+// Write stores data at rel (relative to the run folder), redacted.
+func (e *Evidence) Write(rel string, data []byte) error {
+	path := filepath.Join(e.Dir, rel)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("evidence %s: %w", rel, err)
+	}
+	if err := os.WriteFile(path, e.Redactor.RedactBytes(data), 0o644); err != nil {
+		return fmt.Errorf("evidence %s: %w", rel, err)
+	}
+	return nil
+}
+
+// WriteJSON stores v as indented JSON, redacted.
+func (e *Evidence) WriteJSON(rel string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("evidence %s: %w", rel, err)
+	}
+	return e.Write(rel, append(data, '\n'))
+}
+
+// AppendEvents adds one call's events to the run's events.jsonl, after a marker line naming the
+// step, so one file tells the whole run in order.
+func (e *Evidence) AppendEvents(step string, res Result) error {
+	marker, _ := json.Marshal(map[string]any{"type": "studio.call", "step": step, "model": res.Model})
+	data := append(marker, '\n')
+	if res.EventsPath != "" {
+		if ev, err := os.ReadFile(res.EventsPath); err == nil {
+			data = append(data, ev...)
+			if len(ev) > 0 && ev[len(ev)-1] != '\n' {
+				data = append(data, '\n')
+			}
+		}
+	}
+	f, err := os.OpenFile(filepath.Join(e.Dir, "events.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("evidence events.jsonl: %w", err)
+	}
+	_, werr := f.Write(e.Redactor.RedactBytes(data))
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("evidence events.jsonl: %w", werr)
+	}
+	return nil
+}
+
+// WriteOutput rewrites output.txt with the lines so far, so an interrupted run still leaves them.
+func (e *Evidence) WriteOutput(lines []string) error {
+	return e.Write("output.txt", []byte(strings.Join(lines, "\n\n")+"\n"))
+}

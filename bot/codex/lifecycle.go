@@ -1,0 +1,454 @@
+package codex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/codex-studio/studio-action/prompts"
+)
+
+// Limits from the issue and the context contract.
+const (
+	// MaxFixPassesCap bounds fix passes whatever the input says: each pass is a full Codex call
+	// and a commit, and a review that never passes should end in "blocked", not in a bill.
+	MaxFixPassesCap = 5
+	// MaxFixBlockers bounds the blockers a fix prompt carries, as the context contract does.
+	MaxFixBlockers = 8
+)
+
+// Final statuses.
+const (
+	StatusDone    = "done"
+	StatusBlocked = "blocked"
+)
+
+// FixInput is what a fix prompt is built from.
+type FixInput struct {
+	Pass        int      // 1-based
+	Blockers    []string // the real blockers of the previous attempt, at most MaxFixBlockers
+	OutputSoFar string   // the lifecycle lines so far, joined as in output.txt
+}
+
+// FixPromptFunc renders the fix prompt (the prompts package owns the text). The lifecycle appends
+// "# Previous run summary" and the output so far, as the seed does.
+type FixPromptFunc func(ctx context.Context, in FixInput) (string, error)
+
+// RunInfo is what metadata.json needs beyond the plan; the bot knows it, the runtime does not.
+type RunInfo struct {
+	RunID          string
+	Role           string
+	Task           string
+	Project        string // root relative to the working directory, or "."
+	CustomRole     bool
+	WritePolicy    string
+	AllowFileEdits bool
+	Eligibility    any
+}
+
+// Plan is one run of the seed §9.3 lifecycle.
+type Plan struct {
+	Info    RunInfo
+	Workdir string
+	Sandbox string // implementation and fix sandbox (from eligibility); review is always read-only
+	Routes  prompts.RoutePlan
+	Prompt  string
+	// ReviewPrompt enables the review when non-empty.
+	ReviewPrompt string
+	// FixPrompt enables fix passes when non-nil.
+	FixPrompt    FixPromptFunc
+	MaxFixPasses int // capped at MaxFixPassesCap
+	// Verify enables verification when non-nil.
+	Verify        *VerifyCommand
+	VerifyOptions VerifyOptions
+	// CallTimeout bounds every Codex call (timeout-minutes); 0 means none.
+	CallTimeout time.Duration
+}
+
+// Hooks let the bot act between steps. Every hook is optional.
+type Hooks struct {
+	// AfterChange runs after the implementation (pass 0) and after each fix pass (pass n), before
+	// verification, whether or not the call succeeded: the bot commits the in-scope changes here,
+	// so work done before a failure or timeout stays on the branch. An error ends the run blocked.
+	AfterChange func(ctx context.Context, pass int, exe Execution) error
+	// AfterVerify sees each verification (pass 0 for the implementation's).
+	AfterVerify func(ctx context.Context, pass int, v VerificationResult) error
+	// AfterReview sees each review (pass 0 for the implementation's): the bot posts it as a
+	// pull-request review. An error ends the run blocked.
+	AfterReview func(ctx context.Context, pass int, r ReviewOutcome) error
+	// OnLine receives each lifecycle line as it is produced (logs, status comment), redacted.
+	OnLine func(line string)
+}
+
+// Lifecycle runs plans. Runner is required; the rest is optional.
+type Lifecycle struct {
+	Runner   Runner
+	Evidence *Evidence // nil: no run folder
+	Redactor *Redactor // applied to prompts, lines and evidence
+	Hooks    Hooks
+	Now      func() time.Time // metadata timestamp; nil means time.Now
+}
+
+// FixPass is one fix pass.
+type FixPass struct {
+	Pass         int                 `json:"pass"`
+	Execution    Execution           `json:"execution"`
+	Verification *VerificationResult `json:"verification,omitempty"`
+	Review       *ReviewOutcome      `json:"review,omitempty"`
+}
+
+// Outcome is seed §9.3's result plus the reason a blocked run stopped.
+type Outcome struct {
+	Implementation Execution           `json:"implementation"`
+	Verification   *VerificationResult `json:"verification,omitempty"`
+	Review         *ReviewOutcome      `json:"review,omitempty"`
+	FixPasses      []FixPass           `json:"fixPasses"`
+	FinalStatus    string              `json:"finalStatus"`
+	Reason         string              `json:"reason,omitempty"` // why blocked, one line
+	Blockers       []string            `json:"blockers,omitempty"`
+	Lines          []string            `json:"-"`
+}
+
+// Output is the lifecycle text: lines joined by a blank line (seed §9.3).
+func (o Outcome) Output() string { return strings.Join(o.Lines, "\n\n") }
+
+// attempt is one implementation or fix pass with its checks.
+type attempt struct {
+	exe    Execution
+	verify *VerificationResult
+	review *ReviewOutcome
+}
+
+// timedOut reports a Codex call of this attempt that ran out of time.
+func (a attempt) timedOut() *Result {
+	if a.exe.Result.TimedOut {
+		return &a.exe.Result
+	}
+	if a.review != nil && a.review.Execution.Result.TimedOut {
+		return &a.review.Execution.Result
+	}
+	return nil
+}
+
+func (a attempt) blocked() bool {
+	return a.exe.Failed() || (a.verify != nil && a.verify.Failed()) || (a.review != nil && a.review.Failed())
+}
+
+// Run executes the plan: implement, verify, review, then fix passes while blocked (seed §9.3).
+// The returned error is set only when the run could not be carried out as planned (an invalid
+// plan, a canceled context, a failing hook, unwritable evidence); the Outcome is filled as far as
+// the run got and is "blocked" in that case.
+func (l *Lifecycle) Run(ctx context.Context, p Plan) (Outcome, error) {
+	if l.Runner == nil {
+		return Outcome{FinalStatus: StatusBlocked, Reason: "no Codex runner"}, errors.New("lifecycle: no Codex runner")
+	}
+	if p.MaxFixPasses < 0 {
+		return Outcome{FinalStatus: StatusBlocked, Reason: "max fix passes must be >= 0"}, errors.New("lifecycle: max fix passes must be >= 0")
+	}
+	if l.Evidence == nil {
+		// The CLI runner needs a folder per call; without a run folder use a scratch one.
+		tmp, err := os.MkdirTemp("", "codex-studio-run-")
+		if err != nil {
+			return Outcome{FinalStatus: StatusBlocked, Reason: "no scratch folder"}, fmt.Errorf("lifecycle: %w", err)
+		}
+		defer os.RemoveAll(tmp)
+		scratch := *l
+		scratch.Evidence = &Evidence{Dir: tmp, Redactor: l.Redactor}
+		l = &scratch
+	}
+	r := &run{l: l, p: p, out: Outcome{FixPasses: []FixPass{}}}
+	err := r.execute(ctx)
+	if err != nil {
+		r.out.FinalStatus = StatusBlocked
+		if r.out.Reason == "" {
+			r.out.Reason = err.Error()
+		}
+		r.line("blocked: " + r.out.Reason)
+		r.line("final status: " + StatusBlocked)
+	}
+	if werr := l.Evidence.WriteJSON("result.json", r.out); werr != nil && err == nil {
+		err = werr
+	}
+	return r.out, err
+}
+
+type run struct {
+	l   *Lifecycle
+	p   Plan
+	out Outcome
+}
+
+func (r *run) line(s string) {
+	s = r.l.Redactor.Redact(s)
+	r.out.Lines = append(r.out.Lines, s)
+	if r.l.Hooks.OnLine != nil {
+		r.l.Hooks.OnLine(s)
+	}
+	_ = r.l.Evidence.WriteOutput(r.out.Lines) // best effort: the lines also go to OnLine
+}
+
+func (r *run) execute(ctx context.Context) error {
+	p := r.p
+	maxPasses := min(p.MaxFixPasses, MaxFixPassesCap)
+	if err := r.writeStart(); err != nil {
+		return err
+	}
+
+	first, err := r.attempt(ctx, 0, "implementation", "implement", p.Routes.Implementation, r.l.Redactor.Redact(p.Prompt))
+	r.out.Implementation, r.out.Verification, r.out.Review = first.exe, first.verify, first.review
+	if err != nil {
+		return err
+	}
+	last := first
+	blocked := first.blocked()
+	for pass := 1; blocked && p.FixPrompt != nil && pass <= maxPasses && last.timedOut() == nil; pass++ {
+		blockers := r.blockers(last)
+		text, perr := p.FixPrompt(ctx, FixInput{Pass: pass, Blockers: blockers, OutputSoFar: r.out.Output()})
+		if perr != nil {
+			return fmt.Errorf("render fix prompt for pass %d: %w", pass, perr)
+		}
+		prompt := r.l.Redactor.Redact(text) + "\n\n# Previous run summary\n\n" + r.out.Output() + "\n"
+		a, err := r.attempt(ctx, pass, fmt.Sprintf("fix pass %d", pass), "fix", p.Routes.Fix, prompt)
+		r.out.FixPasses = append(r.out.FixPasses, FixPass{Pass: pass, Execution: a.exe, Verification: a.verify, Review: a.review})
+		if err != nil {
+			return err
+		}
+		last, blocked = a, a.blocked() // only the latest pass counts
+	}
+
+	switch {
+	case !blocked:
+		r.out.FinalStatus = StatusDone
+	case last.timedOut() != nil:
+		// A timed-out call spent the whole budget; another pass would likely hang the same way.
+		r.out.FinalStatus, r.out.Reason = StatusBlocked, last.timedOut().Err.Error()
+		r.out.Blockers = r.blockers(last)
+		r.line("blocked: " + r.out.Reason)
+	default:
+		r.out.FinalStatus = StatusBlocked
+		r.out.Blockers = r.blockers(last)
+		if len(r.out.Blockers) > 0 {
+			r.out.Reason = r.out.Blockers[0]
+		}
+		if p.FixPrompt != nil && len(r.out.FixPasses) >= maxPasses {
+			r.out.Reason = fmt.Sprintf("reached max fix passes (%d)", maxPasses)
+			r.line(fmt.Sprintf("blocked: reached max fix passes (%d)", maxPasses))
+		}
+	}
+	r.line("final status: " + r.out.FinalStatus)
+	return nil
+}
+
+// attempt runs one Codex step and the checks that follow it.
+func (r *run) attempt(ctx context.Context, pass int, label, phase string, route prompts.Route, prompt string) (attempt, error) {
+	var a attempt
+	a.exe, _ = r.codex(ctx, phase, label, r.p.Sandbox, route, prompt, "")
+	for _, ln := range a.exe.Lines(label) {
+		r.line(ln)
+	}
+	if ctx.Err() != nil {
+		return a, fmt.Errorf("%s: %w", label, ctx.Err())
+	}
+	if h := r.l.Hooks.AfterChange; h != nil {
+		if err := h(ctx, pass, a.exe); err != nil {
+			return a, fmt.Errorf("after %s: %w", label, err)
+		}
+	}
+	if a.exe.Failed() {
+		return a, nil
+	}
+	if r.p.Verify != nil {
+		v, err := r.verify(ctx, pass)
+		a.verify = &v
+		if err != nil {
+			return a, err
+		}
+		if v.Failed() {
+			return a, nil
+		}
+	}
+	if r.p.ReviewPrompt != "" {
+		rev, err := r.review(ctx, pass)
+		a.review = &rev
+		if err != nil {
+			return a, err
+		}
+	}
+	return a, nil
+}
+
+// codex runs one Codex step with its fallback and records it; it returns the step folder
+// relative to the run folder.
+func (r *run) codex(ctx context.Context, phase, label, sandbox string, route prompts.Route, prompt, schema string) (Execution, string) {
+	ev := r.l.Evidence
+	step := strings.ReplaceAll(label, " ", "-")
+	req := Request{Phase: phase, Prompt: prompt, Workdir: r.p.Workdir, Sandbox: sandbox, Timeout: r.p.CallTimeout, OutputSchema: schema}
+	req.RunDir = ev.StepDir(step)
+	dir := rel(ev, req.RunDir)
+	_ = ev.Write(filepath.Join(dir, "prompt.md"), []byte(prompt))
+	exe := RunWithFallback(ctx, r.l.Runner, req, route)
+	if exe.Primary != nil {
+		_ = ev.AppendEvents(step, *exe.Primary)
+	}
+	_ = ev.AppendEvents(step, exe.Result)
+	return exe, dir
+}
+
+func (r *run) verify(ctx context.Context, pass int) (VerificationResult, error) {
+	v, err := Verify(ctx, r.p.Workdir, *r.p.Verify, r.p.VerifyOptions)
+	if err != nil && v.Command == "" {
+		// Not run at all (empty command): report it as a failed verification, not a crash.
+		v = VerificationResult{Command: r.p.Verify.Command, Args: r.p.Verify.Args, Cwd: r.p.Workdir, Stderr: err.Error()}
+		err = nil
+	}
+	for _, ln := range v.Lines() {
+		r.line(ln)
+	}
+	ev := r.l.Evidence
+	dir := rel(ev, ev.StepDir(passName("verification", pass)))
+	_ = ev.WriteJSON(filepath.Join(dir, "result.json"), v)
+	_ = ev.Write(filepath.Join(dir, "stdout.txt"), []byte(v.Stdout))
+	_ = ev.Write(filepath.Join(dir, "stderr.txt"), []byte(v.Stderr))
+	if err != nil {
+		return v, err
+	}
+	if h := r.l.Hooks.AfterVerify; h != nil {
+		if err := h(ctx, pass, v); err != nil {
+			return v, fmt.Errorf("after verification: %w", err)
+		}
+	}
+	return v, nil
+}
+
+func (r *run) review(ctx context.Context, pass int) (ReviewOutcome, error) {
+	schema, err := r.schemaPath()
+	if err != nil {
+		return ReviewOutcome{}, err
+	}
+	prompt := r.l.Redactor.Redact(r.p.ReviewPrompt) + "\n\n# Implementation and verification output\n\n" + r.out.Output() + "\n"
+	exe, dir := r.codex(ctx, "review", passName("review", pass), "read-only", r.p.Routes.Review, prompt, schema)
+	rev := NewReviewOutcome(exe)
+	for _, ln := range rev.Lines() {
+		r.line(ln)
+	}
+	if rev.Verdict != nil {
+		_ = r.l.Evidence.WriteJSON(filepath.Join(dir, "verdict.json"), rev.Verdict)
+	}
+	if ctx.Err() != nil {
+		return rev, fmt.Errorf("review: %w", ctx.Err())
+	}
+	if h := r.l.Hooks.AfterReview; h != nil {
+		if err := h(ctx, pass, rev); err != nil {
+			return rev, fmt.Errorf("after review: %w", err)
+		}
+	}
+	return rev, nil
+}
+
+// schemaPath writes the review schema into the run folder, once per run.
+func (r *run) schemaPath() (string, error) {
+	ev := r.l.Evidence
+	path := filepath.Join(ev.Dir, "review-schema.json")
+	if _, err := os.Stat(path); err == nil {
+		return path, nil
+	}
+	return path, ev.Write("review-schema.json", []byte(ReviewSchema))
+}
+
+// blockers lists what kept an attempt from passing, for the fix prompt and the status, bounded to
+// MaxFixBlockers (the context contract's bound).
+func (r *run) blockers(a attempt) []string {
+	var out []string
+	if a.exe.Failed() {
+		res := a.exe.Result
+		msg := fmt.Sprintf("Codex call failed (exit=%s)", exitCodeText(res.ExitCode))
+		if res.Err != nil {
+			msg = "Codex call failed: " + res.Err.Error()
+		}
+		out = append(out, msg)
+	}
+	if v := a.verify; v != nil && v.Failed() {
+		msg := fmt.Sprintf("verification failed: %s exit=%s", strings.TrimSpace(v.Command+" "+strings.Join(v.Args, " ")), exitText(v.ExitCode))
+		if v.TimedOut {
+			msg += " (timed out)"
+		}
+		if tail := lastLines(v.Stderr+"\n"+v.Stdout, 5); tail != "" {
+			msg += "\n" + tail
+		}
+		out = append(out, msg)
+	}
+	if rv := a.review; rv != nil && rv.Failed() {
+		switch {
+		case rv.Malformed != "":
+			out = append(out, "review blocked: malformed review JSON ("+rv.Malformed+")")
+		default:
+			for _, b := range rv.Verdict.Blockers {
+				out = append(out, b.String())
+			}
+			if len(rv.Verdict.Blockers) == 0 {
+				out = append(out, "review asked for a fix: "+rv.Verdict.Summary)
+			}
+		}
+	}
+	if len(out) > MaxFixBlockers {
+		out = out[:MaxFixBlockers]
+	}
+	for i := range out {
+		out[i] = r.l.Redactor.Redact(out[i])
+	}
+	return out
+}
+
+func (r *run) writeStart() error {
+	ev := r.l.Evidence
+	now := time.Now
+	if r.l.Now != nil {
+		now = r.l.Now
+	}
+	impl := r.p.Routes.Implementation
+	info := r.p.Info
+	project := info.Project
+	if project == "" {
+		project = "."
+	}
+	meta := Metadata{
+		RunID: info.RunID, Timestamp: now().UTC().Format("2006-01-02T15:04:05.000Z"), Product: Product,
+		Project: project, Role: info.Role, Task: info.Task, CustomRole: info.CustomRole,
+		PromptChars: len([]rune(r.l.Redactor.Redact(r.p.Prompt))), PromptCachePath: filepath.Join(ev.Dir, "prompt.md"),
+		SelectedModelTier: impl.Tier, SelectedModel: impl.Primary.Model, ModelReasoningEffort: impl.Primary.Effort,
+		FallbackModel: impl.Fallback.Model, FallbackReasoningEffort: impl.Fallback.Effort, ModelSelectionSource: impl.Source,
+		Review: r.p.ReviewPrompt != "", Fix: r.p.FixPrompt != nil, MaxFixPasses: min(r.p.MaxFixPasses, MaxFixPassesCap),
+		WritePolicy: info.WritePolicy, AllowFileEdits: info.AllowFileEdits, CodexSandbox: r.p.Sandbox, Eligibility: info.Eligibility,
+	}
+	if err := ev.Write("prompt.md", []byte(r.p.Prompt)); err != nil {
+		return err
+	}
+	return ev.WriteJSON("metadata.json", meta)
+}
+
+func passName(step string, pass int) string {
+	if pass == 0 {
+		return step
+	}
+	return fmt.Sprintf("%s-%d", step, pass)
+}
+
+func rel(ev *Evidence, path string) string {
+	r, err := filepath.Rel(ev.Dir, path)
+	if err != nil {
+		return path
+	}
+	return r
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.TrimSpace(strings.Join(lines, "\n"))
+}

@@ -1,0 +1,140 @@
+package codex
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// DefaultUpstream is the OpenAI API base URL the proxy forwards to unless configured otherwise.
+const DefaultUpstream = "https://api.openai.com/v1"
+
+// ProxyKeyEnv names the variable that carries the proxy's per-run client key into the Codex
+// process; Codex sends it as its bearer token. Its name matches the *KEY* exclusion of
+// shell_environment_policy, so commands the agent runs do not inherit it either.
+const ProxyKeyEnv = "CODEX_STUDIO_PROXY_KEY"
+
+// proxyRoutes is everything Codex 0.171.0 needs from the provider (codex-cli.md §4: only
+// POST {base}/responses was seen; GET {base}/models is the listing a provider may be asked for).
+// Anything else is refused, so the proxy cannot be used as a general key-adding relay.
+var proxyRoutes = map[string]string{
+	"/v1/responses": http.MethodPost,
+	"/v1/models":    http.MethodGet,
+}
+
+// ProxyConfig configures a Proxy.
+type ProxyConfig struct {
+	// Upstream is the provider base URL including its /v1 path; empty means DefaultUpstream.
+	Upstream string
+	// APIKey is the real OpenAI key. It lives only in this process.
+	APIKey string
+	// Transport overrides the upstream transport (tests); nil uses http.DefaultTransport.
+	Transport http.RoundTripper
+}
+
+// Proxy is a key-holding reverse proxy on 127.0.0.1. Codex is pointed at it with a per-run client
+// key; the proxy checks that key, swaps it for the real one and forwards only the routes Codex
+// needs. The real key therefore never enters the Codex process, its environment or anything the
+// agent can run.
+type Proxy struct {
+	baseURL   string
+	clientKey string
+	srv       *http.Server
+	ln        net.Listener
+}
+
+// StartProxy listens on 127.0.0.1:0 and serves until Close or ctx ends.
+func StartProxy(ctx context.Context, cfg ProxyConfig) (*Proxy, error) {
+	if cfg.APIKey == "" {
+		return nil, errors.New("start model proxy: the OpenAI API key is empty")
+	}
+	upstreamRaw := cfg.Upstream
+	if upstreamRaw == "" {
+		upstreamRaw = DefaultUpstream
+	}
+	upstream, err := url.Parse(strings.TrimRight(upstreamRaw, "/"))
+	if err != nil || upstream.Scheme == "" || upstream.Host == "" {
+		return nil, fmt.Errorf("start model proxy: upstream %q is not an absolute URL", upstreamRaw)
+	}
+	clientKey, err := randomKey()
+	if err != nil {
+		return nil, fmt.Errorf("start model proxy: %w", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("start model proxy: listen: %w", err)
+	}
+	p := &Proxy{baseURL: "http://" + ln.Addr().String() + "/v1", clientKey: clientKey, ln: ln}
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			// Codex's path is {base}/responses with base .../v1; keep what follows /v1.
+			rest := strings.TrimPrefix(r.In.URL.Path, "/v1")
+			r.Out.URL.Scheme = upstream.Scheme
+			r.Out.URL.Host = upstream.Host
+			r.Out.URL.Path = upstream.Path + rest
+			r.Out.URL.RawPath = ""
+			r.Out.Host = upstream.Host
+			r.Out.Header.Set("Authorization", "Bearer "+cfg.APIKey)
+		},
+		Transport: cfg.Transport,
+		// Responses are server-sent events: flush every write so Codex sees tokens as they come.
+		FlushInterval: -1,
+		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+			// The error names the upstream URL at most; never echo request headers.
+			http.Error(w, "model proxy: upstream unreachable: "+err.Error(), http.StatusBadGateway)
+		},
+	}
+	p.srv = &http.Server{
+		Handler:           p.guard(rp),
+		ReadHeaderTimeout: 30 * time.Second,
+	}
+	go func() { _ = p.srv.Serve(ln) }()
+	go func() {
+		<-ctx.Done()
+		_ = p.srv.Close()
+	}()
+	return p, nil
+}
+
+// guard admits only Codex (the bearer of the client key) and only the allowed routes.
+func (p *Proxy) guard(next http.Handler) http.Handler {
+	want := []byte("Bearer " + p.clientKey)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+			http.Error(w, "model proxy: unknown client key", http.StatusUnauthorized)
+			return
+		}
+		method, ok := proxyRoutes[r.URL.Path]
+		if !ok || r.Method != method {
+			http.Error(w, "model proxy: "+r.Method+" "+r.URL.Path+" is not forwarded", http.StatusNotFound)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// BaseURL is the provider base_url to give Codex.
+func (p *Proxy) BaseURL() string { return p.baseURL }
+
+// ClientKey is the placeholder key Codex presents; it is worthless outside this proxy.
+func (p *Proxy) ClientKey() string { return p.clientKey }
+
+// Close stops the proxy.
+func (p *Proxy) Close() error { return p.srv.Close() }
+
+func randomKey() (string, error) {
+	b := make([]byte, 24)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("generate client key: %w", err)
+	}
+	return "studio-proxy-" + hex.EncodeToString(b), nil
+}

@@ -1,0 +1,143 @@
+package codex
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/codex-studio/studio-action/internal/fakemodel"
+)
+
+const realKey = "sk-real-test-key-0123456789"
+
+func startProxy(t *testing.T, upstream string) *Proxy {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	p, err := StartProxy(ctx, ProxyConfig{Upstream: upstream, APIKey: realKey})
+	if err != nil {
+		t.Fatalf("StartProxy: %v", err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+func do(t *testing.T, method, url, auth, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(data)
+}
+
+func TestProxySwapsKeyAndForwardsResponses(t *testing.T) {
+	srv, err := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{fakemodel.Reply(fakemodel.Message("hello"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	p := startProxy(t, srv.URL)
+
+	status, body := do(t, http.MethodPost, p.BaseURL()+"/responses", "Bearer "+p.ClientKey(), `{"model":"gpt-5.5"}`)
+	if status != 200 || !strings.Contains(body, "event: response.completed") || !strings.Contains(body, `"delta":"llo"`) {
+		t.Fatalf("proxied stream = %d %q", status, body)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("upstream saw %d requests", len(reqs))
+	}
+	if got := reqs[0].Header.Get("Authorization"); got != "Bearer "+realKey {
+		t.Errorf("upstream Authorization = %q, want the real key", got)
+	}
+	if reqs[0].Path != "/v1/responses" || reqs[0].Model != "gpt-5.5" {
+		t.Errorf("upstream request = %s model %s", reqs[0].Path, reqs[0].Model)
+	}
+	if strings.Contains(p.ClientKey(), realKey) || p.ClientKey() == "" {
+		t.Errorf("client key %q must be a distinct placeholder", p.ClientKey())
+	}
+}
+
+func TestProxyRefuses(t *testing.T) {
+	srv, err := fakemodel.Start(fakemodel.Script{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	p := startProxy(t, srv.URL)
+	tests := []struct {
+		name, method, path, auth string
+		want                     int
+	}{
+		{"no key", http.MethodPost, "/responses", "", 401},
+		{"the real key is not a client key", http.MethodPost, "/responses", "Bearer " + realKey, 401},
+		{"other path", http.MethodPost, "/chat/completions", "client", 404},
+		{"wrong method", http.MethodGet, "/responses", "client", 404},
+		{"path escape", http.MethodPost, "/../v1/files", "client", 404},
+		{"models listing is forwarded", http.MethodGet, "/models", "client", 200},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			auth := tc.auth
+			if auth == "client" {
+				auth = "Bearer " + p.ClientKey()
+			}
+			status, body := do(t, tc.method, p.BaseURL()+tc.path, auth, "{}")
+			if status != tc.want {
+				t.Errorf("status = %d (%s), want %d", status, body, tc.want)
+			}
+			if strings.Contains(body, realKey) {
+				t.Errorf("response body leaks the real key: %s", body)
+			}
+		})
+	}
+	for _, r := range srv.Requests() {
+		if r.Path != "/v1/models" {
+			t.Errorf("refused request reached upstream: %s %s", r.Method, r.Path)
+		}
+	}
+}
+
+func TestProxyUpstreamDown(t *testing.T) {
+	srv, err := fakemodel.Start(fakemodel.Script{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := srv.URL
+	srv.Close()
+	p := startProxy(t, down)
+	status, body := do(t, http.MethodPost, p.BaseURL()+"/responses", "Bearer "+p.ClientKey(), "{}")
+	if status != http.StatusBadGateway || strings.Contains(body, realKey) {
+		t.Errorf("got %d %q, want 502 without the key", status, body)
+	}
+}
+
+func TestStartProxyRejectsConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  ProxyConfig
+		want string
+	}{
+		{"empty key", ProxyConfig{Upstream: "http://127.0.0.1:1/v1"}, "the OpenAI API key is empty"},
+		{"relative upstream", ProxyConfig{Upstream: "v1", APIKey: realKey}, `upstream "v1" is not an absolute URL`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := StartProxy(context.Background(), tc.cfg)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,441 @@
+package codex
+
+// End-to-end tests with the real Codex CLI (@openai/codex 0.171.0) against the scripted model
+// server in internal/fakemodel, through the key-holding proxy. Each Codex run takes about a
+// second, so this set stays small; everything else is unit-tested with stand-ins.
+
+import (
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codex-studio/studio-action/internal/fakemodel"
+	"github.com/codex-studio/studio-action/prompts"
+)
+
+// Canary values for the two secrets. They are set in the test process environment, the way the
+// action receives them, and must surface nowhere the agent can reach or the bot writes.
+const (
+	githubCanary = "ghs_CANARY_github_token_5f1e"
+	openAICanary = "sk-CANARY-openai-key-9c2b"
+)
+
+// codexBin finds the pinned CLI. There is no skip: a missing binary is a broken setup.
+func codexBin(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("STUDIO_CODEX_BIN"); bin != "" {
+		return bin
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("cannot find the repository root (go.mod)")
+		}
+		dir = parent
+	}
+	bin := filepath.Join(dir, ".tools", "codex", "node_modules", ".bin", "codex")
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("the real Codex CLI is not installed: run scripts/install-codex (or set STUDIO_CODEX_BIN); looked for %s", bin)
+	}
+	return bin
+}
+
+type realRig struct {
+	t      *testing.T
+	ws     string
+	runs   string
+	home   string
+	server *fakemodel.Server
+	proxy  *Proxy
+	cli    CLI
+	red    *Redactor
+}
+
+func newRealRig(t *testing.T, script fakemodel.Script) *realRig {
+	t.Helper()
+	bin := codexBin(t)
+	t.Setenv("GITHUB_TOKEN", githubCanary)
+	t.Setenv("OPENAI_API_KEY", openAICanary)
+	root := t.TempDir() // under $TMPDIR, away from /work: Codex walks up to the git root
+	r := &realRig{t: t, ws: filepath.Join(root, "ws"), runs: filepath.Join(root, "runs"), home: filepath.Join(root, "codex-home")}
+	if err := os.MkdirAll(r.ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git := func(args ...string) {
+		cmd := exec.Command("git", append([]string{"-C", r.ws, "-c", "user.email=studio@test", "-c", "user.name=studio"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(r.ws, "README.md"), []byte("# game\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git("init", "-q")
+	git("add", "README.md")
+	git("commit", "-qm", "seed")
+
+	srv, err := fakemodel.Start(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	r.server = srv
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	// The real key comes from the environment, as the action's input does; only the proxy holds it.
+	r.proxy, err = StartProxy(ctx, ProxyConfig{Upstream: srv.URL, APIKey: os.Getenv("OPENAI_API_KEY")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.red = NewRedactor(os.Getenv("GITHUB_TOKEN"), os.Getenv("OPENAI_API_KEY"))
+	r.cli = CLI{
+		Bin:       bin,
+		CodexHome: r.home,
+		Env:       AgentEnv(os.Getenv, r.home, r.proxy.ClientKey()),
+		KillGrace: 2 * time.Second,
+		// No retries: a scripted turn must be consumed exactly once.
+		Provider: &Provider{BaseURL: r.proxy.BaseURL(), StreamIdleTimeout: 20 * time.Second},
+		Redactor: r.red,
+	}
+	return r
+}
+
+func (r *realRig) run(plan Plan, hooks Hooks) Outcome {
+	r.t.Helper()
+	ev, err := NewEvidence(r.runs, "20261129185400000-1-1", "gameplay-programmer", r.red)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	plan.Workdir = r.ws
+	if plan.Sandbox == "" {
+		// The workspace-write sandbox needs unprivileged user namespaces, which some runners lack
+		// (codex-cli.md gotcha 11); the review still runs read-only.
+		plan.Sandbox = "danger-full-access"
+	}
+	if plan.Routes.Implementation.Primary.Model == "" {
+		plan.Routes = mustRoutes(r.t, prompts.ModelChoice{Model: "gpt-5.6-terra", Effort: "medium"}, "")
+	}
+	if plan.CallTimeout == 0 {
+		plan.CallTimeout = time.Minute
+	}
+	lc := &Lifecycle{Runner: r.cli, Evidence: ev, Redactor: r.red, Hooks: hooks}
+	out, err := lc.Run(context.Background(), plan)
+	if err != nil {
+		r.t.Fatalf("lifecycle: %v\n%s", err, out.Output())
+	}
+	r.checkNoLeaks()
+	if n := r.server.Remaining(); n != 0 {
+		r.t.Errorf("%d scripted turns were not used\n%s", n, out.Output())
+	}
+	return out
+}
+
+func mustRoutes(t *testing.T, surface prompts.ModelChoice, tier string) prompts.RoutePlan {
+	t.Helper()
+	routes, err := prompts.ResolveRoutes(surface, tier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return routes
+}
+
+// checkNoLeaks asserts that neither canary reached the workspace, the run evidence or anything
+// sent to the model, and that the model endpoint saw the real key only as the proxy's
+// Authorization header.
+func (r *realRig) checkNoLeaks() {
+	r.t.Helper()
+	for _, root := range []string{r.ws, r.runs} {
+		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return nil
+			}
+			data, _ := os.ReadFile(path)
+			for _, c := range []string{githubCanary, openAICanary} {
+				if strings.Contains(string(data), c) {
+					r.t.Errorf("%s holds a secret", path)
+				}
+			}
+			return nil
+		})
+	}
+	reqs := r.server.Requests()
+	if len(reqs) == 0 {
+		r.t.Fatal("the model server saw no request")
+	}
+	for i, req := range reqs {
+		if got := req.Header.Get("Authorization"); got != "Bearer "+openAICanary {
+			r.t.Errorf("request %d reached the model without the proxy's key: %q", i, got)
+		}
+		for _, c := range []string{githubCanary, openAICanary} {
+			if strings.Contains(string(req.Body), c) {
+				r.t.Errorf("request %d body (prompt or tool output) holds a secret", i)
+			}
+		}
+		for k, vs := range req.Header {
+			if k != "Authorization" && strings.Contains(strings.Join(vs, " "), openAICanary) {
+				r.t.Errorf("request %d header %s holds the key", i, k)
+			}
+		}
+	}
+}
+
+// toolOutputs returns the outputs Codex sent back to the model for tool calls, in order.
+func toolOutputs(t *testing.T, reqs []fakemodel.Request) []string {
+	t.Helper()
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range reqs {
+		var body struct {
+			Input []struct {
+				Type   string          `json:"type"`
+				CallID string          `json:"call_id"`
+				Output json.RawMessage `json:"output"`
+			} `json:"input"`
+		}
+		if err := json.Unmarshal(r.Body, &body); err != nil {
+			continue
+		}
+		for _, in := range body.Input {
+			if strings.HasSuffix(in.Type, "_output") && !seen[in.CallID] {
+				seen[in.CallID] = true
+				var s string
+				if json.Unmarshal(in.Output, &s) != nil {
+					s = string(in.Output)
+				}
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	return string(data)
+}
+
+func TestRealImplementationEditsFilesWithShellAndPatch(t *testing.T) {
+	rig := newRealRig(t, fakemodel.Script{Turns: []fakemodel.Turn{
+		{Model: "gpt-5.6-terra", Items: []fakemodel.Item{fakemodel.Exec("c1", "printf 'speed = 1\\n' > player.gd && cat player.gd")}},
+		fakemodel.Reply(fakemodel.Patch("c2", "*** Begin Patch\n*** Update File: player.gd\n@@\n-speed = 1\n+speed = 2\n*** Add File: jump.gd\n+jump = true\n*** End Patch\n")),
+		fakemodel.Reply(fakemodel.Message("DONE: player.gd and jump.gd")),
+	}})
+	var changed []int
+	out := rig.run(Plan{Prompt: "Make the player faster and add a jump."}, Hooks{AfterChange: func(_ context.Context, pass int, _ Execution) error {
+		changed = append(changed, pass)
+		return nil
+	}})
+	if out.FinalStatus != StatusDone {
+		t.Fatalf("status %s\n%s", out.FinalStatus, out.Output())
+	}
+	if got := readFile(t, filepath.Join(rig.ws, "player.gd")); got != "speed = 2\n" {
+		t.Errorf("player.gd = %q", got)
+	}
+	if got := readFile(t, filepath.Join(rig.ws, "jump.gd")); got != "jump = true\n" {
+		t.Errorf("jump.gd = %q", got)
+	}
+	ev := out.Implementation.Result.Events
+	if ev.Commands != 1 || ev.FileChanges != 1 || !ev.TurnCompleted || out.Implementation.Result.FinalMessage != "DONE: player.gd and jump.gd" {
+		t.Errorf("events = %+v final %q", ev, out.Implementation.Result.FinalMessage)
+	}
+	if len(changed) != 1 || changed[0] != 0 {
+		t.Errorf("AfterChange passes = %v", changed)
+	}
+	outputs := toolOutputs(t, rig.server.Requests())
+	if len(outputs) != 2 || !strings.Contains(outputs[0], "speed = 1") || !strings.Contains(outputs[1], "Success") {
+		t.Errorf("tool outputs = %q", outputs)
+	}
+	for _, f := range []string{"prompt.md", "metadata.json", "events.jsonl", "output.txt", "result.json", "steps/01-implementation/events.jsonl"} {
+		if _, err := os.Stat(filepath.Join(rig.runs, "20261129185400000-1-1-gameplay-programmer", f)); err != nil {
+			t.Errorf("evidence %s: %v", f, err)
+		}
+	}
+}
+
+func TestRealAgentFindsNoSecrets(t *testing.T) {
+	rig := newRealRig(t, fakemodel.Script{Turns: []fakemodel.Turn{
+		fakemodel.Reply(fakemodel.Exec("c1", `printf 'gh=%s oa=%s proxy=%s\n' "${GITHUB_TOKEN:-unset}" "${OPENAI_API_KEY:-unset}" "${`+ProxyKeyEnv+`:-unset}"; env > env-dump.txt; cat /proc/self/environ > self-environ.txt`)),
+		fakemodel.Reply(fakemodel.Message("checked the environment")),
+	}})
+	out := rig.run(Plan{Prompt: "Print the tokens you can see."}, Hooks{})
+	if out.FinalStatus != StatusDone {
+		t.Fatalf("status %s\n%s", out.FinalStatus, out.Output())
+	}
+	outputs := toolOutputs(t, rig.server.Requests())
+	if len(outputs) != 1 || !strings.Contains(outputs[0], "gh=unset oa=unset proxy=unset") {
+		t.Fatalf("the command must run and find neither secret; tool output = %q", outputs)
+	}
+	dump := readFile(t, filepath.Join(rig.ws, "env-dump.txt"))
+	if !strings.Contains(dump, "PATH=") {
+		t.Errorf("env dump looks empty, so the check proves nothing: %q", dump)
+	}
+	// checkNoLeaks (in run) has scanned env-dump.txt, self-environ.txt, the evidence and every request.
+}
+
+func TestRealReviewBlocksThenFixClears(t *testing.T) {
+	rig := newRealRig(t, fakemodel.Script{Turns: []fakemodel.Turn{
+		fakemodel.Reply(fakemodel.Patch("p1", "*** Begin Patch\n*** Add File: jump.gd\n+velocity = 10\n*** End Patch\n")),
+		fakemodel.Reply(fakemodel.Message("added jump.gd")),
+		{Model: "gpt-5.6-terra", Items: []fakemodel.Item{fakemodel.Message(blockVerdict)}},
+		{Model: "gpt-5.6-terra", Items: []fakemodel.Item{fakemodel.Patch("p2", "*** Begin Patch\n*** Update File: jump.gd\n@@\n-velocity = 10\n+velocity = 10 - gravity\n*** End Patch\n")}},
+		fakemodel.Reply(fakemodel.Message("applied gravity")),
+		fakemodel.Reply(fakemodel.Message(passVerdict)),
+	}})
+	var fixes []FixInput
+	var reviews []bool
+	out := rig.run(Plan{
+		Routes:       mustRoutes(t, prompts.ModelChoice{Model: "gpt-5.6-luna", Effort: "low"}, ""),
+		Prompt:       "Add a jump.",
+		ReviewPrompt: "Review the jump. Return only JSON with blockers, warnings, summary, and needsFix.",
+		FixPrompt:    fixPrompt(t, &fixes),
+		MaxFixPasses: 2,
+		Verify:       &VerifyCommand{Command: "test", Args: []string{"-f", "jump.gd"}},
+	}, Hooks{AfterReview: func(_ context.Context, _ int, r ReviewOutcome) error {
+		reviews = append(reviews, r.Failed())
+		return nil
+	}})
+	if out.FinalStatus != StatusDone || len(out.FixPasses) != 1 {
+		t.Fatalf("status %s with %d fix passes\n%s", out.FinalStatus, len(out.FixPasses), out.Output())
+	}
+	if got := readFile(t, filepath.Join(rig.ws, "jump.gd")); got != "velocity = 10 - gravity\n" {
+		t.Errorf("jump.gd = %q", got)
+	}
+	if len(reviews) != 2 || !reviews[0] || reviews[1] {
+		t.Errorf("review outcomes (failed?) = %v, want [true false]", reviews)
+	}
+	reqs := rig.server.Requests()
+	// The review request carries the verdict schema; Codex forwards it as a strict json_schema.
+	if !strings.Contains(string(reqs[2].Body), `"codex_output_schema"`) || strings.Contains(string(reqs[0].Body), `"codex_output_schema"`) {
+		t.Errorf("only the review must request structured output")
+	}
+	// The fix pass's prompt holds the real blocker, not a placeholder.
+	if !strings.Contains(string(reqs[3].Body), "src/jump.gd:7: jump height ignores gravity") {
+		t.Errorf("fix request does not carry the review blocker")
+	}
+	// Codex reports each turn's sandbox in a header: the review ran read-only, the rest did not.
+	for i, wantMode := range []string{"danger-full-access", "danger-full-access", "read-only", "danger-full-access", "danger-full-access", "read-only"} {
+		meta := reqs[i].Header.Get("X-Codex-Turn-Metadata")
+		if !strings.Contains(meta, `"sandbox_mode":"`+wantMode+`"`) || !strings.Contains(meta, `"analytics_enabled":false`) {
+			t.Errorf("request %d turn metadata = %s, want sandbox_mode %s and analytics off", i, meta, wantMode)
+		}
+	}
+	if reqs[0].Model != "gpt-5.6-luna" || reqs[3].Model != "gpt-5.6-terra" {
+		t.Errorf("models: implementation %s, fix %s; a luna fix must escalate to terra", reqs[0].Model, reqs[3].Model)
+	}
+	if v := out.FixPasses[0].Review; v == nil || v.Verdict == nil || v.Verdict.Summary != "looks right" {
+		t.Errorf("fix pass review = %+v", v)
+	}
+}
+
+func TestRealMalformedReviewBlocks(t *testing.T) {
+	rig := newRealRig(t, fakemodel.Script{Turns: []fakemodel.Turn{
+		fakemodel.Reply(fakemodel.Message("nothing to change")),
+		fakemodel.Reply(fakemodel.Message("Looks great to me, ship it!")),
+	}})
+	out := rig.run(Plan{Prompt: "Tidy up.", ReviewPrompt: "Review."}, Hooks{})
+	want := "review blocked: malformed review JSON (review output did not contain a JSON object)"
+	if out.FinalStatus != StatusBlocked || out.Reason != want {
+		t.Fatalf("status %s reason %q\n%s", out.FinalStatus, out.Reason, out.Output())
+	}
+	if !strings.Contains(out.Output(), want) {
+		t.Errorf("output lacks %q", want)
+	}
+}
+
+func TestRealVerificationFailsOrHangs(t *testing.T) {
+	tests := []struct {
+		name     string
+		verify   VerifyCommand
+		opts     VerifyOptions
+		wantLine string
+	}{
+		{"failing", VerifyCommand{Command: "sh", Args: []string{"-c", "echo 'FAIL: jump_test' >&2; exit 1"}}, VerifyOptions{}, "verification: sh -c echo 'FAIL: jump_test' >&2; exit 1 exit=1"},
+		{"hanging", VerifyCommand{Command: "sleep", Args: []string{"60"}}, VerifyOptions{Timeout: 300 * time.Millisecond, KillGrace: 100 * time.Millisecond}, "verification: sleep 60 exit=null signal=SIGTERM timedOut=true"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rig := newRealRig(t, fakemodel.Script{Turns: []fakemodel.Turn{
+				fakemodel.Reply(fakemodel.Message("done")),
+			}})
+			out := rig.run(Plan{Prompt: "Do it.", ReviewPrompt: "Review.", Verify: &tc.verify, VerifyOptions: tc.opts}, Hooks{})
+			if out.FinalStatus != StatusBlocked || out.Review != nil {
+				t.Fatalf("status %s, review ran: %v\n%s", out.FinalStatus, out.Review != nil, out.Output())
+			}
+			if !strings.Contains(out.Output(), tc.wantLine) {
+				t.Errorf("output lacks %q:\n%s", tc.wantLine, out.Output())
+			}
+		})
+	}
+}
+
+func TestRealFallbackWhenPrimaryUnavailable(t *testing.T) {
+	rig := newRealRig(t, fakemodel.Script{
+		Unavailable: []string{"gpt-5.6-sol"},
+		Turns:       []fakemodel.Turn{{Model: "gpt-5.5", Items: []fakemodel.Item{fakemodel.Message("done on the fallback")}}},
+	})
+	out := rig.run(Plan{Routes: mustRoutes(t, prompts.ModelChoice{Model: "gpt-5.6-sol", Effort: "high"}, ""), Prompt: "Do it."}, Hooks{})
+	if out.FinalStatus != StatusDone {
+		t.Fatalf("status %s\n%s", out.FinalStatus, out.Output())
+	}
+	impl := out.Implementation
+	if impl.FallbackFrom != "gpt-5.6-sol" || impl.Primary == nil || !impl.Primary.Failed() || impl.Result.Model != "gpt-5.5" {
+		t.Errorf("execution = %+v", impl)
+	}
+	if !strings.HasPrefix(out.Lines[0], "implementation: exit=0 model=gpt-5.5 fallback-from=gpt-5.6-sol") {
+		t.Errorf("first line = %q", out.Lines[0])
+	}
+	reqs := rig.server.Requests()
+	if len(reqs) != 2 || reqs[0].Model != "gpt-5.6-sol" || reqs[1].Model != "gpt-5.5" {
+		t.Errorf("requests = %d", len(reqs))
+	}
+}
+
+func TestRealCodexHangTimesOut(t *testing.T) {
+	rig := newRealRig(t, fakemodel.Script{Turns: []fakemodel.Turn{{Hang: true}}})
+	var fixes []FixInput
+	out := rig.run(Plan{Prompt: "Do it.", CallTimeout: 3 * time.Second, FixPrompt: fixPrompt(t, &fixes), MaxFixPasses: 2}, Hooks{})
+	select {
+	case <-rig.server.Hanging():
+	default:
+		t.Fatal("Codex never reached the hanging model turn; the timeout proves nothing")
+	}
+	res := out.Implementation.Result
+	if out.FinalStatus != StatusBlocked || out.Reason != "codex timed out after 3s" || !res.TimedOut {
+		t.Fatalf("status %s reason %q timedOut %v\n%s", out.FinalStatus, out.Reason, res.TimedOut, out.Output())
+	}
+	if len(fixes) != 0 {
+		t.Errorf("a timed-out run must not start fix passes")
+	}
+}
+
+func TestRealExitZeroWithRejectedPatchFails(t *testing.T) {
+	rig := newRealRig(t, fakemodel.Script{Turns: []fakemodel.Turn{
+		fakemodel.Reply(fakemodel.Patch("p1", "*** Begin Patch\n*** Update File: missing.gd\n@@\n-a\n+b\n*** End Patch\n")),
+		fakemodel.Reply(fakemodel.Message("DONE: updated missing.gd")),
+	}})
+	out := rig.run(Plan{Prompt: "Edit missing.gd."}, Hooks{})
+	res := out.Implementation.Result
+	if res.ExitCode != 0 {
+		t.Fatalf("codex exit = %d; this test is about exit 0 hiding a failure\n%s", res.ExitCode, out.Output())
+	}
+	if out.FinalStatus != StatusBlocked || res.Err == nil || !strings.Contains(res.Err.Error(), "1 file change(s) failed and none applied: apply_patch verification failed") {
+		t.Errorf("status %s err %v\n%s", out.FinalStatus, res.Err, out.Output())
+	}
+}

@@ -1,0 +1,97 @@
+package codex
+
+import (
+	"bytes"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Mask replaces a secret in redacted text.
+const Mask = "***"
+
+// minSecretLen keeps very short values (an empty input, "1") from being "secrets": masking them
+// would shred ordinary text while protecting nothing.
+const minSecretLen = 4
+
+// Redactor masks known secret values in text the bot writes: logs, prompts, evidence, comments.
+// A nil *Redactor is valid and masks nothing.
+type Redactor struct {
+	secrets []string
+}
+
+// NewRedactor masks the given secrets (empty and very short values are ignored).
+func NewRedactor(secrets ...string) *Redactor {
+	r := &Redactor{}
+	for _, s := range secrets {
+		if len(s) >= minSecretLen {
+			r.secrets = append(r.secrets, s)
+		}
+	}
+	// Longest first, so a secret that contains another is masked whole.
+	sort.Slice(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
+	return r
+}
+
+// Redact returns s with every secret replaced by Mask.
+func (r *Redactor) Redact(s string) string {
+	if r == nil {
+		return s
+	}
+	for _, sec := range r.secrets {
+		s = strings.ReplaceAll(s, sec, Mask)
+	}
+	return s
+}
+
+// RedactBytes is Redact for byte slices.
+func (r *Redactor) RedactBytes(b []byte) []byte {
+	if r == nil {
+		return b
+	}
+	for _, sec := range r.secrets {
+		b = bytes.ReplaceAll(b, []byte(sec), []byte(Mask))
+	}
+	return b
+}
+
+// LineWriter returns a writer that redacts w's input line by line. Secrets never contain a newline,
+// so buffering up to each '\n' is enough to catch a secret split across writes. Call Close to
+// flush a final unterminated line.
+func (r *Redactor) LineWriter(w io.Writer) io.WriteCloser {
+	return &lineRedactor{r: r, w: w}
+}
+
+type lineRedactor struct {
+	mu  sync.Mutex
+	r   *Redactor
+	w   io.Writer
+	buf []byte
+}
+
+func (l *lineRedactor) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(l.buf, p...)
+	i := bytes.LastIndexByte(l.buf, '\n')
+	if i < 0 {
+		return len(p), nil
+	}
+	if _, err := l.w.Write(l.r.RedactBytes(l.buf[:i+1])); err != nil {
+		return 0, err
+	}
+	l.buf = append(l.buf[:0], l.buf[i+1:]...)
+	return len(p), nil
+}
+
+func (l *lineRedactor) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.buf) == 0 {
+		return nil
+	}
+	_, err := l.w.Write(l.r.RedactBytes(l.buf))
+	l.buf = nil
+	return err
+}

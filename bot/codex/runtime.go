@@ -1,0 +1,107 @@
+package codex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// Config is what the bot knows when it sets up the Codex runtime for one job.
+type Config struct {
+	// Bin is the codex-path input; empty means $CODEX_BIN (trimmed) or "codex" (seed §9.1).
+	Bin string
+	// OpenAIKey is the real key. It goes to the proxy only.
+	OpenAIKey string
+	// Upstream is the model API base URL; empty means DefaultUpstream.
+	Upstream string
+	// Secrets are further values to mask everywhere (the GitHub token).
+	Secrets []string
+	// CodexHome must be outside the workspace; empty means a fresh temporary folder, removed by Close.
+	CodexHome string
+	// Getenv reads the bot's environment (for the allow-listed variables); nil means os.Getenv.
+	Getenv    func(string) string
+	KillGrace time.Duration
+}
+
+// Runtime is a started proxy and a CLI runner wired to it. Use CLI as the lifecycle's Runner and
+// Redactor for everything else the bot writes.
+type Runtime struct {
+	CLI      CLI
+	Proxy    *Proxy
+	Redactor *Redactor
+	tmpHome  string
+}
+
+// Start starts the key-holding proxy and builds the runner whose environment holds only the
+// proxy's client key.
+func Start(ctx context.Context, cfg Config) (*Runtime, error) {
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	proxy, err := StartProxy(ctx, ProxyConfig{Upstream: cfg.Upstream, APIKey: cfg.OpenAIKey})
+	if err != nil {
+		return nil, fmt.Errorf("start codex runtime: %w", err)
+	}
+	rt := &Runtime{Proxy: proxy, Redactor: NewRedactor(append([]string{cfg.OpenAIKey, proxy.ClientKey()}, cfg.Secrets...)...)}
+	home := cfg.CodexHome
+	if home == "" {
+		home, err = os.MkdirTemp("", "codex-home-")
+		if err != nil {
+			_ = proxy.Close()
+			return nil, fmt.Errorf("start codex runtime: CODEX_HOME: %w", err)
+		}
+		rt.tmpHome = home
+	}
+	rt.CLI = CLI{
+		Bin:       ResolveBin(cfg.Bin, getenv),
+		CodexHome: home,
+		Env:       AgentEnv(getenv, home, proxy.ClientKey()),
+		KillGrace: cfg.KillGrace,
+		Provider:  NewProvider(proxy.BaseURL()),
+		Redactor:  rt.Redactor,
+	}
+	return rt, nil
+}
+
+// Close stops the proxy and removes a temporary CODEX_HOME.
+func (rt *Runtime) Close() error {
+	err := rt.Proxy.Close()
+	if rt.tmpHome != "" {
+		err = errors.Join(err, os.RemoveAll(rt.tmpHome))
+	}
+	return err
+}
+
+// ResolveBin is seed §9.1: an explicit path, else $CODEX_BIN (trimmed), else "codex".
+func ResolveBin(explicit string, getenv func(string) string) string {
+	if b := strings.TrimSpace(explicit); b != "" {
+		return b
+	}
+	if b := strings.TrimSpace(getenv("CODEX_BIN")); b != "" {
+		return b
+	}
+	return "codex"
+}
+
+// Available runs `<bin> --version` (seed §9.1) and returns its output, or an error worded as the
+// seed's CLI words it.
+func Available(ctx context.Context, bin string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--version")
+	cmd.Env = SafeEnv(os.Getenv)
+	out, err := cmd.Output()
+	var exitErr *exec.ExitError
+	switch {
+	case errors.As(err, &exitErr):
+		return "", fmt.Errorf("Codex CLI exited with status %d", exitErr.ExitCode())
+	case err != nil:
+		return "", fmt.Errorf("Codex CLI unavailable or not found: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}

@@ -1,0 +1,308 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/gitops"
+	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/prompts"
+)
+
+// MaxFixPassesCap bounds fix passes whatever the input or task says: each pass is a full Codex
+// call, and a loop that has not converged in five rarely converges in six.
+const MaxFixPassesCap = codex.MaxFixPassesCap
+
+// maxFixPasses is the `max-fix-passes` input when set, else the task's runPolicy, else 1.
+func (r *run) maxFixPasses(task policy.Task) int {
+	n := 1
+	switch {
+	case r.MaxFixPasses != nil:
+		n = *r.MaxFixPasses
+	case task.RunPolicy.MaxFixPasses != nil:
+		n = *task.RunPolicy.MaxFixPasses
+	}
+	return max(0, min(n, MaxFixPassesCap))
+}
+
+// reviewEnabled: the studio review runs unless the task turns it off (`runPolicy: {review: false}`).
+func reviewEnabled(task policy.Task) bool {
+	return task.RunPolicy.Review == nil || *task.RunPolicy.Review
+}
+
+// verification is the task's `verify`, else the `verify-command` input.
+func (r *run) verification(task policy.Task) *codex.VerifyCommand {
+	if task.Verify != nil {
+		return &codex.VerifyCommand{Command: task.Verify.Command, Args: task.Verify.Args}
+	}
+	if len(r.VerifyCommand) > 0 {
+		return &codex.VerifyCommand{Command: r.VerifyCommand[0], Args: r.VerifyCommand[1:]}
+	}
+	return nil
+}
+
+// implState is what the lifecycle's hooks accumulate for the verdict.
+type implState struct {
+	task       policy.Task
+	elig       policy.Eligibility
+	branch     string
+	base       string
+	scope      policy.Scope
+	committed  []string          // in-scope paths committed, in order of first commit
+	outOfScope map[string]string // path -> change kind, never committed
+	headSHA    string
+	pr         PullRequest
+	reviewed   string // commit the last review verdict was written for
+}
+
+// runLifecycle runs implement -> verify -> review -> bounded fix passes (seed §9.3) with the
+// prepared prompts, committing in-scope work after every Codex call and posting every review.
+func (r *run) runLifecycle(ctx context.Context, st *implState, routes prompts.RoutePlan, prepared *prompts.Prepared, facts prompts.RunFacts) (codex.Outcome, error) {
+	ev, err := codex.NewEvidence(r.RunsDir, r.RunID, st.task.Role, r.Redactor)
+	if err != nil {
+		return codex.Outcome{}, err
+	}
+	maxFix := r.maxFixPasses(st.task)
+	plan := codex.Plan{
+		Info: codex.RunInfo{
+			RunID: r.RunID, Role: st.task.Role, Task: r.issue.Title, Project: ".",
+			WritePolicy: string(st.elig.WritePolicy), AllowFileEdits: st.elig.AllowFileEdits, Eligibility: st.elig,
+		},
+		Workdir: r.WorkDir, Sandbox: string(st.elig.CodexSandbox), Routes: routes,
+		Prompt: prepared.Prompt, MaxFixPasses: maxFix, Verify: r.verification(st.task), CallTimeout: r.CodexTimeout,
+	}
+	if reviewEnabled(st.task) {
+		plan.ReviewPrompt = prepared.ReviewPrompt
+	}
+	if maxFix > 0 {
+		plan.FixPrompt = func(ctx context.Context, in codex.FixInput) (string, error) {
+			f := facts
+			f.Fix, f.Blockers = true, in.Blockers
+			p, err := prompts.Prepare(ctx, r.WorkDir, f)
+			if err != nil {
+				return "", fmt.Errorf("render fix prompt: %w", err)
+			}
+			return p.FixPrompt, nil
+		}
+	}
+	lc := &codex.Lifecycle{
+		Runner: r.Codex, Evidence: ev, Redactor: r.Redactor, Now: r.Now,
+		Hooks: codex.Hooks{
+			AfterChange: func(ctx context.Context, pass int, _ codex.Execution) error { return r.commitPass(ctx, st, pass) },
+			AfterReview: func(ctx context.Context, pass int, rev codex.ReviewOutcome) error {
+				return r.postReview(ctx, st, rev)
+			},
+			OnLine: func(line string) { r.logf("%s", line) },
+		},
+	}
+	r.logf("::group::Codex lifecycle (%s)", st.task.Role)
+	out, err := lc.Run(ctx, plan)
+	r.logf("::endgroup::")
+	return out, err
+}
+
+// commitPass commits and pushes what the last Codex call changed inside writeFiles, and opens the
+// pull request with the first commit. Out-of-scope paths are only recorded.
+func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
+	changes, err := r.Workspace.Changes(ctx)
+	if err != nil {
+		return err
+	}
+	var inScope []string
+	for _, c := range changes {
+		if st.scope.Allows(c.Path) {
+			inScope = append(inScope, c.Path)
+		} else {
+			st.outOfScope[c.Path] = string(c.Kind)
+		}
+	}
+	if len(inScope) == 0 {
+		return nil
+	}
+	msg := commitMessage(st.task.Role, r.issue.Title, r.tr.Issue, r.RunID, st.elig)
+	if pass > 0 {
+		msg += fmt.Sprintf("Studio-Pass: fix-%d\n", pass)
+	}
+	sha, err := r.Workspace.Commit(ctx, gitops.CommitRequest{Paths: inScope, Message: msg, Author: gitops.BotSignature, Allow: st.scope.Allows})
+	if errors.Is(err, gitops.ErrNothingToCommit) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("commit scoped changes: %w", err)
+	}
+	if err := r.Workspace.Push(ctx, st.branch); err != nil {
+		return err
+	}
+	st.headSHA = sha
+	for _, p := range inScope {
+		if !contains(st.committed, p) {
+			st.committed = append(st.committed, p)
+		}
+	}
+	label := "implementation"
+	if pass > 0 {
+		label = fmt.Sprintf("fix pass %d", pass)
+	}
+	r.st.set(stepCommitted, StepDone, fmt.Sprintf("`%s` on `%s` (%s: %d %s)", shortSHA(sha), st.branch, label, len(inScope), plural(len(inScope), "file", "files")))
+	if st.pr.Number == 0 {
+		pr, err := r.upsertPull(ctx, st.task, st.branch, st.base, "Codex Studio is still working on this pull request; the verdict follows.")
+		if err != nil {
+			return err
+		}
+		st.pr = pr
+		r.out.PullRequest, r.out.PullURL = pr.Number, pr.URL
+		r.st.set(stepPull, StepDone, fmt.Sprintf("#%d", pr.Number))
+	}
+	return r.publish(ctx)
+}
+
+// postReview turns a review verdict into a pull-request review (inline comments where a blocker
+// names a file and line of the diff) and the `studio/review` check run on the reviewed commit,
+// which is what the gate reads.
+func (r *run) postReview(ctx context.Context, st *implState, rev codex.ReviewOutcome) error {
+	if st.pr.Number == 0 || st.headSHA == "" {
+		r.logf("review: nothing was committed, so there is no pull request to post the verdict on")
+		return nil
+	}
+	files, err := r.GitHub.PullFiles(ctx, st.pr.Number)
+	if err != nil {
+		return err
+	}
+	if err := r.Bot.publishReview(ctx, st.pr.Number, st.headSHA, files, rev, r.Redactor); err != nil {
+		return err
+	}
+	st.reviewed = st.headSHA
+	return nil
+}
+
+// publishReview posts the review and writes the verdict check run. It is shared by the run's
+// lifecycle and by `/studio review`.
+func (b *Bot) publishReview(ctx context.Context, number int, sha string, files []string, rev codex.ReviewOutcome, red *codex.Redactor) error {
+	passed := !rev.Failed()
+	var inline, body []codex.Blocker
+	if rev.Verdict != nil {
+		inline, body = rev.Verdict.SplitBlockers(func(file string, line int) bool { return line > 0 && contains(files, file) })
+	}
+	text := red.Redact(reviewBody(rev, passed, body))
+	review := NewReview{CommitID: sha, Event: "COMMENT", Body: text}
+	if !passed {
+		review.Event = "REQUEST_CHANGES"
+	}
+	for _, bl := range inline {
+		review.Comments = append(review.Comments, InlineComment{Path: bl.File, Line: bl.Line, Body: red.Redact("**Blocker:** " + bl.Message)})
+	}
+	_, err := b.GitHub.CreateReview(ctx, number, review)
+	if errors.Is(err, ErrUnprocessable) {
+		// GitHub refuses REQUEST_CHANGES from a pull request's own author (the bot opened it) and
+		// inline comments on lines outside the diff: post the same verdict as a plain comment review.
+		all := append(append([]codex.Blocker(nil), inline...), body...)
+		b.logf("review: GitHub refused the %s review with inline comments (%v); posting it as a comment review", review.Event, err)
+		review = NewReview{CommitID: sha, Event: "COMMENT", Body: red.Redact(reviewBody(rev, passed, all))}
+		_, err = b.GitHub.CreateReview(ctx, number, review)
+	}
+	if err != nil {
+		return err
+	}
+	conclusion, title := "success", "Studio review passed"
+	if !passed {
+		conclusion, title = "failure", "Studio review found blockers"
+	}
+	_, err = b.GitHub.CreateCheckRun(ctx, CheckRun{Name: ReviewCheckName, HeadSHA: sha, Status: "completed", Conclusion: conclusion, Title: title, Summary: truncateBody(text), DetailsURL: b.RunURL})
+	if errors.Is(err, ErrForbidden) {
+		b.logf("::warning::cannot write the %s check run (grant the workflow `checks: write`); setting a commit status instead", ReviewCheckName)
+		state := "success"
+		if !passed {
+			state = "failure"
+		}
+		return b.GitHub.CreateStatus(ctx, sha, CommitStatus{Context: ReviewCheckName, State: state, Description: title, TargetURL: b.RunURL})
+	}
+	return err
+}
+
+func reviewBody(rev codex.ReviewOutcome, passed bool, blockers []codex.Blocker) string {
+	var b strings.Builder
+	if passed {
+		b.WriteString("### Studio review: passed\n")
+	} else {
+		b.WriteString("### Studio review: changes requested\n")
+	}
+	switch {
+	case rev.Malformed != "":
+		fmt.Fprintf(&b, "\nThe review could not be read: %s\n", oneLine(rev.Malformed, 500))
+	case rev.Verdict != nil:
+		if s := strings.TrimSpace(rev.Verdict.Summary); s != "" {
+			fmt.Fprintf(&b, "\n%s\n", oneLine(s, 2000))
+		}
+		if rev.Verdict.NeedsFix && len(rev.Verdict.Blockers) == 0 {
+			b.WriteString("\nThe reviewer says the change needs a fix.\n")
+		}
+	}
+	if len(blockers) > 0 {
+		b.WriteString("\n**Blockers**\n")
+		for _, bl := range blockers {
+			fmt.Fprintf(&b, "- %s\n", oneLine(bl.String(), 1000))
+		}
+	}
+	if rev.Verdict != nil && len(rev.Verdict.Warnings) > 0 {
+		b.WriteString("\n**Warnings**\n")
+		for _, w := range rev.Verdict.Warnings {
+			fmt.Fprintf(&b, "- %s\n", oneLine(w, 1000))
+		}
+	}
+	return b.String()
+}
+
+// truncateBody keeps text inside GitHub's body limit with a visible note.
+func truncateBody(s string) string {
+	if r := []rune(s); len(r) > maxCommentChars {
+		return string(r[:maxCommentChars-200]) + "\n\n_(cut to fit GitHub's 65,536-character limit; the full text is in the run evidence.)_"
+	}
+	return s
+}
+
+// verdictFrom merges the lifecycle's outcome with the scope check: out-of-scope changes and an
+// implementation that committed nothing block the run too.
+func verdictFrom(out codex.Outcome, st *implState) (string, []string) {
+	var blockers []string
+	paths := make([]string, 0, len(st.outOfScope))
+	for p := range st.outOfScope {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		blockers = append(blockers, fmt.Sprintf("`%s` (%s): outside writeFiles (%s); not committed", p, st.outOfScope[p], strings.Join(st.task.WriteFiles, ", ")))
+	}
+	if out.FinalStatus != codex.StatusDone {
+		reason := out.Reason
+		if reason == "" {
+			reason = "the Codex lifecycle ended blocked"
+		}
+		blockers = append([]string{reason}, blockers...)
+		for _, b := range out.Blockers {
+			if b != reason {
+				blockers = append(blockers, b)
+			}
+		}
+	}
+	if len(st.committed) == 0 && out.FinalStatus == codex.StatusDone {
+		blockers = append(blockers, "Codex changed nothing inside writeFiles")
+	}
+	if len(blockers) > 0 {
+		return "blocked", blockers
+	}
+	return "done", nil
+}
+
+// evidencePath names the run's evidence folder relative to the workspace, for the summary.
+func (r *run) evidencePath(role string) string {
+	dir := filepath.Join(r.RunsDir, r.RunID+"-"+role)
+	if rel, err := filepath.Rel(r.WorkDir, dir); err == nil && !strings.HasPrefix(rel, "..") {
+		return filepath.ToSlash(rel)
+	}
+	return dir
+}

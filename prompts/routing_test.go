@@ -1,0 +1,159 @@
+package prompts
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestResolveRoutes(t *testing.T) {
+	tests := []struct {
+		name      string
+		surface   ModelChoice
+		requested string
+		want      RoutePlan
+	}{
+		{
+			name:    "luna surface: fix escalates to terra medium with fallback gpt-5.4",
+			surface: ModelChoice{"gpt-5.6-luna", "low"},
+			want: RoutePlan{
+				Implementation: Route{"luna", ModelChoice{"gpt-5.6-luna", "low"}, ModelChoice{"gpt-5.4-mini", "low"}, "surface"},
+				Review:         Route{"terra", ModelChoice{"gpt-5.6-terra", "medium"}, ModelChoice{"gpt-5.4", "medium"}, "surface"},
+				Fix:            Route{"terra", ModelChoice{"gpt-5.6-terra", "medium"}, ModelChoice{"gpt-5.4", "medium"}, "verification-escalation"},
+			},
+		},
+		{
+			name:      "luna/low surface with requested sol keeps the surface effort",
+			surface:   ModelChoice{"gpt-5.6-luna", "low"},
+			requested: "sol",
+			want: RoutePlan{
+				Implementation: Route{"sol", ModelChoice{"gpt-5.6-sol", "low"}, ModelChoice{"gpt-5.5", "low"}, "explicit-tier"},
+				Review:         Route{"sol", ModelChoice{"gpt-5.6-sol", "medium"}, ModelChoice{"gpt-5.5", "medium"}, "surface"},
+				Fix:            Route{"sol", ModelChoice{"gpt-5.6-sol", "low"}, ModelChoice{"gpt-5.5", "low"}, "explicit-tier"},
+			},
+		},
+		{
+			name:    "terra surface: fix is the implementation route, review keeps high effort",
+			surface: ModelChoice{"gpt-5.6-terra", "high"},
+			want: RoutePlan{
+				Implementation: Route{"terra", ModelChoice{"gpt-5.6-terra", "high"}, ModelChoice{"gpt-5.4", "high"}, "surface"},
+				Review:         Route{"terra", ModelChoice{"gpt-5.6-terra", "high"}, ModelChoice{"gpt-5.4", "high"}, "surface"},
+				Fix:            Route{"terra", ModelChoice{"gpt-5.6-terra", "high"}, ModelChoice{"gpt-5.4", "high"}, "surface"},
+			},
+		},
+		{
+			name:    "a fallback model as surface maps to its tier",
+			surface: ModelChoice{"gpt-5.5", "minimal"},
+			want: RoutePlan{
+				Implementation: Route{"sol", ModelChoice{"gpt-5.5", "minimal"}, ModelChoice{"gpt-5.5", "minimal"}, "surface"},
+				Review:         Route{"sol", ModelChoice{"gpt-5.6-sol", "medium"}, ModelChoice{"gpt-5.5", "medium"}, "surface"},
+				Fix:            Route{"sol", ModelChoice{"gpt-5.5", "minimal"}, ModelChoice{"gpt-5.5", "minimal"}, "surface"},
+			},
+		},
+		{
+			name:      "terra requested on a sol surface reviews on terra",
+			surface:   ModelChoice{"gpt-5.6-sol", "xhigh"},
+			requested: "terra",
+			want: RoutePlan{
+				Implementation: Route{"terra", ModelChoice{"gpt-5.6-terra", "xhigh"}, ModelChoice{"gpt-5.4", "xhigh"}, "explicit-tier"},
+				Review:         Route{"terra", ModelChoice{"gpt-5.6-terra", "xhigh"}, ModelChoice{"gpt-5.4", "xhigh"}, "surface"},
+				Fix:            Route{"terra", ModelChoice{"gpt-5.6-terra", "xhigh"}, ModelChoice{"gpt-5.4", "xhigh"}, "explicit-tier"},
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ResolveRoutes(tc.surface, tc.requested)
+			if err != nil {
+				t.Fatalf("ResolveRoutes: %v", err)
+			}
+			if got != tc.want {
+				t.Errorf("routes\n got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestResolveRoutesRejects(t *testing.T) {
+	tests := []struct {
+		name      string
+		surface   ModelChoice
+		requested string
+		wantErr   string
+	}{
+		{"unregistered surface model", ModelChoice{"gpt-4o", "low"}, "", `model "gpt-4o" is not registered`},
+		{"unknown tier", ModelChoice{"gpt-5.6-luna", "low"}, "mars", `model tier "mars" must be sol, terra or luna`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ResolveRoutes(tc.surface, tc.requested)
+			if err == nil || err.Error() != tc.wantErr {
+				t.Fatalf("error = %v, want %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestRequestedTierPrecedence(t *testing.T) {
+	tests := []struct {
+		name             string
+		input, runPolicy string
+		want             string
+	}{
+		{"input beats runPolicy", "sol", "terra", "sol"},
+		{"runPolicy when no input", "", "terra", "terra"},
+		{"none", "", "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := RequestedTier(tc.input, tc.runPolicy); got != tc.want {
+				t.Errorf("RequestedTier(%q, %q) = %q, want %q", tc.input, tc.runPolicy, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRoleSurface(t *testing.T) {
+	tests := []struct {
+		name    string
+		toml    *string // nil: no file
+		want    ModelChoice
+		wantErr string
+	}{
+		{name: "missing file falls back to terra primary", want: ModelChoice{"gpt-5.6-terra", "medium"}},
+		{name: "luna low", toml: routingStr("name = \"qa\"\nmodel = \"gpt-5.6-luna\"\nmodel_reasoning_effort = \"low\"\n"), want: ModelChoice{"gpt-5.6-luna", "low"}},
+		{name: "indented lines are not read (seed line regex)", toml: routingStr("  model = \"gpt-5.6-sol\"\n"), want: ModelChoice{"gpt-5.6-terra", "medium"}},
+		{name: "unregistered model", toml: routingStr("model = \"gpt-4o\"\n"), wantErr: "qa has an invalid or unregistered model"},
+		{name: "bad effort", toml: routingStr("model = \"gpt-5.5\"\nmodel_reasoning_effort = \"max\"\n"), wantErr: "qa has an invalid or unregistered model reasoning effort"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			if tc.toml != nil {
+				dir := filepath.Join(root, ".codex", "agents")
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "qa.toml"), []byte(*tc.toml), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := RoleSurface(root, "qa")
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("RoleSurface: %v", err)
+			}
+			if got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func routingStr(s string) *string { return &s }
