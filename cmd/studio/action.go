@@ -157,12 +157,14 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		defer rt.Close()
 		runner, redactor = rt.CLI, rt.Redactor
 	}
+	logw := redactor.LineWriter(stderr)
+	defer logw.Close()
 	b := bot.New(bot.Deps{
 		GitHub:    client,
 		Workspace: &gitops.Repo{Dir: env.workspace, Token: token},
 		Codex:     runner,
 		Redactor:  redactor,
-		Log:       redactor.LineWriter(stderr),
+		Log:       logw,
 	}, bot.Settings{
 		TriggerPhrase: orDefault(act.GetInput("trigger-phrase"), "/studio"),
 		LabelPrefix:   orDefault(act.GetInput("label-prefix"), "studio:"),
