@@ -236,7 +236,8 @@ func (b *Bot) handlePullComment(ctx context.Context, tr Trigger, cmd Command) (O
 		r.st.set(stepAuthorized, StepDone, "@"+tr.Actor.Login)
 		return r.revoke(ctx)
 	case "review":
-		return b.reviewPull(ctx, pr, issue, tr, cmd)
+		r.st.Handled = append(r.st.Handled, tr.CommentID)
+		return r.reviewPull(ctx, pr)
 	}
 	reply := fmt.Sprintf("> %s\n\n@%s, on a studio pull request the commands are `%s review` and `%s revoke`; run `%s run` on the task issue #%d.",
 		quoteLine(cmd.Line), tr.Actor.Login, b.TriggerPhrase, b.TriggerPhrase, b.TriggerPhrase, issue)

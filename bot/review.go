@@ -3,26 +3,94 @@ package bot
 import (
 	"context"
 	"fmt"
+	"strings"
+
+	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/prompts"
 )
 
-// reviewPull runs the studio review of a studio pull request's head commit, on `/studio review`
-// (the gate waits for it after every push). The review writes its verdict as a check run named
-// ReviewCheckName on the reviewed commit, created by the bot: conclusion `success` when it passed,
-// `failure` when it found blockers; the gate reads exactly that.
-//
-// The Codex runtime (verification, review and fix passes) implements it; until then it answers
-// that no review ran, rather than pretend.
-func (b *Bot) reviewPull(ctx context.Context, pr PullRequest, issue int, tr Trigger, cmd Command) (Outcome, error) {
-	return b.reviewNotAvailable(ctx, pr, issue, tr, cmd)
+// reviewPull runs the studio review of a studio pull request's head commit on `/studio review`
+// (the gate waits for it after every push, a human's included). The qa-playtester review runs
+// read-only on the review route; its verdict becomes a pull-request review and the check run
+// ReviewCheckName on the reviewed commit, which is what the gate reads.
+func (r *run) reviewPull(ctx context.Context, pr PullRequest) (Outcome, error) {
+	r.st.set(stepAuthorized, StepDone, "@"+r.tr.Actor.Login)
+	tn, err := r.loadTaskNow(ctx, r.issue.Number)
+	if err != nil {
+		return *r.out, err
+	}
+	if tn.problem != "" {
+		return r.block(ctx, stepTaskParsed, tn.problem)
+	}
+	r.out.PullRequest, r.out.PullURL, r.out.Branch = pr.Number, pr.URL, pr.HeadRef
+	routes, err := r.modelRoute(ctx, tn.task, tn.base)
+	if err != nil {
+		return r.block(ctx, stepCodex, err.Error())
+	}
+	elig := policy.Evaluate(policy.EligibilityInput{ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, Phase: policy.PhaseReview})
+	prepared, _, err := r.prepareFor(ctx, tn.cfg, tn.task, policy.PhaseReview, elig, routes, true, false)
+	if err != nil {
+		return r.block(ctx, stepTaskParsed, err.Error())
+	}
+	if err := r.prepareWorkspace(ctx, pr.HeadRef, tn.base); err != nil {
+		return *r.out, err
+	}
+	head, err := r.Workspace.HeadSHA(ctx)
+	if err != nil {
+		return *r.out, err
+	}
+	files, err := r.GitHub.PullFiles(ctx, pr.Number)
+	if err != nil {
+		return *r.out, err
+	}
+	r.st.set(stepCodex, StepPending, fmt.Sprintf("review of `%s` with `%s` (%s), sandbox `read-only`", shortSHA(head), routes.Review.Primary.Model, routes.Review.Primary.Effort))
+	if err := r.publish(ctx); err != nil {
+		return *r.out, err
+	}
+
+	ev, err := codex.NewEvidence(r.RunsDir, r.RunID, prompts.ReviewRole+"-review", r.Redactor)
+	if err != nil {
+		return *r.out, err
+	}
+	if err := ev.Write("review-schema.json", []byte(codex.ReviewSchema)); err != nil {
+		return *r.out, err
+	}
+	prompt := prepared.ReviewPrompt + fmt.Sprintf("\n\n# Pull request under review\n\nPull request #%d, head commit %s, on branch %s.\nChanged paths:\n- %s\n",
+		pr.Number, head, pr.HeadRef, strings.Join(files, "\n- "))
+	if err := ev.Write("prompt.md", []byte(prompt)); err != nil {
+		return *r.out, err
+	}
+	exe := codex.RunWithFallback(ctx, r.Codex, codex.Request{
+		Phase: string(policy.PhaseReview), Prompt: prompt, Workdir: r.WorkDir, Sandbox: string(policy.SandboxReadOnly),
+		OutputSchema: ev.Dir + "/review-schema.json", RunDir: ev.StepDir("review"), Timeout: r.CodexTimeout,
+	}, routes.Review)
+	rev := codex.NewReviewOutcome(exe)
+	_ = ev.WriteOutput(rev.Lines())
+	if err := r.Bot.publishReview(ctx, pr.Number, head, files, rev, r.Redactor); err != nil {
+		return *r.out, err
+	}
+	r.refreshGate(ctx, pr.Number, r.issue.Number)
+
+	verdict := "done"
+	if rev.Failed() {
+		verdict = "blocked"
+		r.st.set(stepCodex, StepFailed, fmt.Sprintf("review of `%s` found blockers", shortSHA(head)))
+	} else {
+		r.st.set(stepCodex, StepDone, fmt.Sprintf("review of `%s` passed", shortSHA(head)))
+	}
+	r.st.Summary = r.Redactor.Redact(reviewBody(rev, !rev.Failed(), reviewBlockers(rev)))
+	r.st.set(stepVerdict, StepDone, "**"+verdict+"**")
+	r.st.Verdict, r.out.Status, r.out.Summary = verdict, verdict, r.st.Summary
+	if err := r.setStatusLabel(ctx, verdict); err != nil {
+		return *r.out, err
+	}
+	return *r.out, r.publish(ctx)
 }
 
-// reviewNotAvailable is the honest placeholder answer of reviewPull.
-func (b *Bot) reviewNotAvailable(ctx context.Context, pr PullRequest, issue int, tr Trigger, cmd Command) (Outcome, error) {
-	reply := fmt.Sprintf("> %s\n\n@%s, the studio review runs with the Codex runtime, which this version of the action does not include yet. **No review ran**: `%s` on `%s` is unchanged and still waits for a studio review of this commit.",
-		quoteLine(cmd.Line), tr.Actor.Login, ReviewCheckName, shortSHA(pr.HeadSHA))
-	if _, err := b.GitHub.CreateComment(ctx, pr.Number, reply); err != nil {
-		return Outcome{RunID: b.RunID}, err
+func reviewBlockers(rev codex.ReviewOutcome) []codex.Blocker {
+	if rev.Verdict == nil {
+		return nil
 	}
-	b.logf("/studio review on #%d (task #%d): the review needs the Codex runtime; nothing ran", pr.Number, issue)
-	return Outcome{RunID: b.RunID, Status: "skipped", Skip: "the studio review needs the Codex runtime", PullRequest: pr.Number, PullURL: pr.URL}, nil
+	return rev.Verdict.Blockers
 }

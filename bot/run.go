@@ -66,6 +66,7 @@ type Workspace interface {
 	Push(ctx context.Context, branch string) error
 	StripCredentialHelpers(ctx context.Context) ([]string, error)
 	Exclude(ctx context.Context, pattern string) error
+	HeadSHA(ctx context.Context) (string, error)
 }
 
 // Deps is everything a run needs from the outside, built once in cmd and inline in tests.

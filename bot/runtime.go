@@ -196,14 +196,25 @@ func (b *Bot) publishReview(ctx context.Context, number int, sha string, files [
 	for _, bl := range inline {
 		review.Comments = append(review.Comments, InlineComment{Path: bl.File, Line: bl.Line, Body: red.Redact("**Blocker:** " + bl.Message)})
 	}
-	_, err := b.GitHub.CreateReview(ctx, number, review)
-	if errors.Is(err, ErrUnprocessable) {
-		// GitHub refuses REQUEST_CHANGES from a pull request's own author (the bot opened it) and
-		// inline comments on lines outside the diff: post the same verdict as a plain comment review.
+	// GitHub refuses REQUEST_CHANGES from a pull request's own author (the bot opened it) and
+	// inline comments on lines outside the diff: step down to a comment review, then to one
+	// without inline comments, so the verdict is always posted.
+	attempts := []NewReview{review}
+	if review.Event != "COMMENT" {
+		asComment := review
+		asComment.Event = "COMMENT"
+		attempts = append(attempts, asComment)
+	}
+	if len(inline) > 0 {
 		all := append(append([]codex.Blocker(nil), inline...), body...)
-		b.logf("review: GitHub refused the %s review with inline comments (%v); posting it as a comment review", review.Event, err)
-		review = NewReview{CommitID: sha, Event: "COMMENT", Body: red.Redact(reviewBody(rev, passed, all))}
-		_, err = b.GitHub.CreateReview(ctx, number, review)
+		attempts = append(attempts, NewReview{CommitID: sha, Event: "COMMENT", Body: red.Redact(reviewBody(rev, passed, all))})
+	}
+	var err error
+	for i, a := range attempts {
+		if _, err = b.GitHub.CreateReview(ctx, number, a); !errors.Is(err, ErrUnprocessable) || i == len(attempts)-1 {
+			break
+		}
+		b.logf("review: GitHub refused a %s review with %d inline comments (%v); trying a plainer form", a.Event, len(a.Comments), err)
 	}
 	if err != nil {
 		return err

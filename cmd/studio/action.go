@@ -112,12 +112,13 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 	}
 	timeout := 30 * time.Minute
 	if v := act.GetInput("timeout-minutes"); v != "" {
-		m, err := strconv.Atoi(v)
+		// Fractions are allowed (0.5 is thirty seconds): short bounds suit cheap roles and tests.
+		m, err := strconv.ParseFloat(v, 64)
 		if err != nil || m <= 0 {
-			act.Errorf("timeout-minutes %q must be a whole number of minutes above 0", v)
+			act.Errorf("timeout-minutes %q must be a number of minutes above 0", v)
 			return exitError
 		}
-		timeout = time.Duration(m) * time.Minute
+		timeout = time.Duration(m * float64(time.Minute))
 	}
 	approvals, err := approvalInputs(act.GetInput)
 	if err != nil {

@@ -146,6 +146,10 @@ func (r *Runner) Run(ctx context.Context, req codex.Request) codex.Result {
 		msg = DefaultFinalMessage
 	}
 	res := codex.Result{Args: codex.Args(req, codex.ArgOptions{}), ExitCode: call.ExitCode, Stderr: call.Stderr, FinalMessage: msg}
+	if err := Apply(req.Workdir, call); err != nil {
+		res.ExitCode, res.Err = 1, err
+		return res
+	}
 	if call.Sleep > 0 && req.Timeout > 0 && req.Timeout < call.Sleep {
 		select {
 		case <-time.After(req.Timeout):
@@ -153,10 +157,6 @@ func (r *Runner) Run(ctx context.Context, req codex.Request) codex.Result {
 		}
 		res.TimedOut, res.ExitCode = true, -1
 		res.Err = fmt.Errorf("codex timed out after %s", req.Timeout)
-		return res
-	}
-	if err := Apply(req.Workdir, call); err != nil {
-		res.ExitCode, res.Err = 1, err
 	}
 	return res
 }

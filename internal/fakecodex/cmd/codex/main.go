@@ -58,12 +58,14 @@ func run(args []string) int {
 	if call.FinalMessage == "" {
 		call.FinalMessage = fakecodex.DefaultFinalMessage
 	}
-	if call.Sleep > 0 {
-		time.Sleep(call.Sleep) // the parent's timeout is what a test exercises here
-	}
+	// Edits land before the sleep, so a test of the timeout can check that work done before the
+	// call was stopped is kept.
 	if err := fakecodex.Apply(workdir, call); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	if call.Sleep > 0 {
+		time.Sleep(call.Sleep) // the parent's timeout is what a test exercises here
 	}
 	os.Stdout.Write(fakecodex.Events(call.FinalMessage))
 	fmt.Fprint(os.Stderr, call.Stderr)
