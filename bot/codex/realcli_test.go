@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codex-studio/studio-action/internal/codextest"
 	"github.com/codex-studio/studio-action/internal/fakemodel"
 	"github.com/codex-studio/studio-action/prompts"
 )
@@ -26,32 +27,7 @@ const (
 	openAICanary = "sk-CANARY-openai-key-9c2b"
 )
 
-// codexBin finds the pinned CLI. There is no skip: a missing binary is a broken setup.
-func codexBin(t *testing.T) string {
-	t.Helper()
-	if bin := os.Getenv("STUDIO_CODEX_BIN"); bin != "" {
-		return bin
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("cannot find the repository root (go.mod)")
-		}
-		dir = parent
-	}
-	bin := filepath.Join(dir, ".tools", "codex", "node_modules", ".bin", "codex")
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("the real Codex CLI is not installed: run scripts/install-codex (or set STUDIO_CODEX_BIN); looked for %s", bin)
-	}
-	return bin
-}
+func codexBin(t *testing.T) string { return codextest.Bin(t) }
 
 type realRig struct {
 	t      *testing.T

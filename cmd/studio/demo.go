@@ -35,7 +35,15 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	keep := fs.String("dir", "", "keep the demo's files (remote, workspace, evidence) in this directory")
+	useReal := fs.Bool("real-codex", false, "run the genuine Codex CLI (needs OPENAI_API_KEY) instead of the scripted agent")
+	codexPath := fs.String("codex-path", "", "the Codex CLI for --real-codex (default $CODEX_BIN, then codex on PATH)")
+	baseURL := fs.String("openai-base-url", "", "model API base URL for --real-codex (default the OpenAI API)")
 	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	key := getenv("OPENAI_API_KEY")
+	if *useReal && key == "" {
+		fmt.Fprintln(stderr, "demo: --real-codex needs an API key: export OPENAI_API_KEY=... (it goes to the studio's local proxy only, never to the agent)")
 		return exitUsage
 	}
 	w, err := sandbox.New(sandbox.Options{Dir: *keep})
@@ -60,14 +68,27 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 		fmt.Fprintf(stderr, "demo: %v\n", err)
 		return exitError
 	}
-	env, err := w.Env("issue_comment", payload, nil)
+	extra := map[string]string{}
+	over := actionOverrides{codex: &fakecodex.Runner{Script: demoScript}}
+	if *useReal {
+		extra["INPUT_OPENAI-API-KEY"] = key
+		extra["INPUT_CODEX-PATH"] = *codexPath
+		extra["INPUT_OPENAI-BASE-URL"] = *baseURL
+		extra["CODEX_BIN"] = getenv("CODEX_BIN")
+		over = actionOverrides{}
+	}
+	env, err := w.Env("issue_comment", payload, extra)
 	if err != nil {
 		fmt.Fprintf(stderr, "demo: %v\n", err)
 		return exitError
 	}
-	fmt.Fprintf(stdout, "== Codex Studio demo: @%s comments `/studio run` on %s/%s#%d\n\n", sandbox.Writer, sandbox.Owner, sandbox.Repo, issue.Number)
+	agent := "a scripted agent"
+	if *useReal {
+		agent = "the real Codex CLI"
+	}
+	fmt.Fprintf(stdout, "== Codex Studio demo (%s): @%s comments `/studio run` on %s/%s#%d\n\n", agent, sandbox.Writer, sandbox.Owner, sandbox.Repo, issue.Number)
 	var actionLog bytes.Buffer
-	code := runActionWith(ctx, func(k string) string { return env[k] }, &actionLog, &actionLog, actionOverrides{codex: &fakecodex.Runner{Script: demoScript}})
+	code := runActionWith(ctx, func(k string) string { return env[k] }, &actionLog, &actionLog, over)
 	if code != exitOK {
 		fmt.Fprintf(stderr, "demo: the action failed (exit %d):\n%s", code, actionLog.String())
 		return exitError
