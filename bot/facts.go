@@ -3,10 +3,15 @@ package bot
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
+	"github.com/codex-studio/studio-action/prompts/guidance"
 )
 
 // The prompts package renders from plain facts and knows nothing of policy; these adapters are
@@ -60,3 +65,54 @@ func (r *run) prepareFor(ctx context.Context, cfg policy.StudioConfig, task poli
 	p, err := prompts.Prepare(ctx, r.WorkDir, facts)
 	return p, facts, err
 }
+
+// ProfilePath is the optional multi-agent profile, read from the default branch.
+const ProfilePath = ".codex/profile.json"
+
+// withGuidance adds the running role's compiled multi-agent guidance to prompt when the default
+// branch has `.codex/profile.json`. The files are installed outside the workspace, for this run
+// only, so they can never be committed; the prompt carries the role's text so Codex reads it.
+func (r *run) withGuidance(ctx context.Context, base, role, prompt string) (string, error) {
+	data, err := r.GitHub.FileAtRef(ctx, ProfilePath, base)
+	if errors.Is(err, ErrNotFound) {
+		return prompt, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	dir := r.GuidanceDir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "studio-guidance-"); err != nil {
+			return "", err
+		}
+	}
+	dir = filepath.Join(dir, r.RunID+"-"+role)
+	inst, ok, err := guidance.InstallForRole(ctx, data, role, dir)
+	if err != nil {
+		return "", &guidanceError{fmt.Sprintf("`%s` on `%s`: %v", ProfilePath, base, err)}
+	}
+	if !ok {
+		r.logf("%s names no agent %s; the run has no profile guidance", ProfilePath, role)
+		return prompt, nil
+	}
+	var b strings.Builder
+	b.WriteString(prompt)
+	b.WriteString("\n\n# Multi-agent guidance (compiled from .codex/profile.json)\n\n")
+	for _, f := range []string{inst.AgentFile, inst.SkillFile} {
+		if f == "" {
+			continue
+		}
+		text, err := os.ReadFile(f)
+		if err != nil {
+			return "", fmt.Errorf("read installed guidance: %w", err)
+		}
+		b.Write(text)
+		b.WriteString("\n")
+	}
+	return b.String(), nil
+}
+
+// guidanceError is a profile problem the user must fix, not a bot failure.
+type guidanceError struct{ msg string }
+
+func (e *guidanceError) Error() string { return e.msg }

@@ -34,6 +34,8 @@ type Settings struct {
 	VerifyCommand []string
 	// ModelTier is the `model-tier` input; it wins over the task's runPolicy.modelTier.
 	ModelTier string
+	// GuidanceDir receives compiled profile guidance, outside the workspace (RUNNER_TEMP).
+	GuidanceDir string
 	// RequiredApprovals is the `required-approvals` input (the gate asks at least 1).
 	RequiredApprovals int
 	// ApprovalTTL is the `approval-ttl` input: approvals expire that long after submission; 0 never.
@@ -374,6 +376,13 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	}
 	if note := prepared.Stripped.Summary(); note != "" {
 		r.st.set(stepTaskParsed, StepDone, r.st.detail(stepTaskParsed)+"; "+note)
+	}
+	if prepared.Prompt, err = r.withGuidance(ctx, base, task.Role, prepared.Prompt); err != nil {
+		var ge *guidanceError
+		if errors.As(err, &ge) {
+			return r.block(ctx, stepTaskParsed, ge.msg)
+		}
+		return *r.out, err
 	}
 	if err := r.prepareWorkspace(ctx, branch, base); err != nil {
 		return *r.out, err

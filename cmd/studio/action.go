@@ -178,6 +178,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		MaxFixPasses:  maxFix,
 		VerifyCommand: strings.Fields(act.GetInput("verify-command")),
 		ModelTier:     tier,
+		GuidanceDir:   filepath.Join(env.runnerTemp, "studio-guidance"),
 
 		RequiredApprovals: approvals.required,
 		ApprovalTTL:       approvals.ttl,

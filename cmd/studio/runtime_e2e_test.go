@@ -194,3 +194,39 @@ func TestStudioReviewCommandReviewsAHumanPush(t *testing.T) {
 		t.Errorf("re-delivered /studio review: status %q, reviews %d -> %d", res.outputs["status"], before, len(w.reviews()))
 	}
 }
+
+func TestProfileGuidanceReachesCodexForThatRunOnly(t *testing.T) {
+	profile, err := os.ReadFile(filepath.Join("..", "..", "prompts", "guidance", "testdata", "hybrid.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := sandbox.DefaultFiles("fast-prototype")
+	files[".codex/profile.json"] = strings.ReplaceAll(string(profile), `"builder"`, `"gameplay-programmer"`)
+	w := newWorld(t, files)
+	n := w.issue("Jump", taskBody)
+	_, payload := w.comment(n, sandbox.Writer, "/studio run")
+	w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x\n"}}})
+	if res := w.run("issue_comment", payload, nil); res.outputs["status"] != "done" {
+		t.Fatalf("status %q\n%s", res.outputs["status"], res.stderr)
+	}
+	prompt := w.writes()[0].Prompt
+	if !strings.Contains(prompt, "# Multi-agent guidance (compiled from .codex/profile.json)") || !strings.Contains(prompt, "gameplay-programmer") {
+		t.Errorf("the role's compiled guidance must reach Codex:\n%s", prompt)
+	}
+	installed, _ := filepath.Glob(filepath.Join(w.RunnerTemp, "studio-guidance", "4242-gameplay-programmer", "guidance", "agents", "*.md"))
+	if len(installed) != 1 {
+		t.Errorf("guidance installed under RUNNER_TEMP: %v", installed)
+	}
+	if ls := git(t, w.remote("studio/task-1"), "ls-files"); strings.Contains(ls, "guidance/") {
+		t.Errorf("guidance must never be committed:\n%s", ls)
+	}
+
+	bad := sandbox.DefaultFiles("fast-prototype")
+	bad[".codex/profile.json"] = `{"profile":{"id":"x","root":"lead"},"agents":{"lead":{"model":"gpt-9"}}}`
+	w = newWorld(t, bad)
+	n = w.issue("Jump", taskBody)
+	_, payload = w.comment(n, sandbox.Writer, "/studio run")
+	if res := w.run("issue_comment", payload, nil); res.outputs["status"] != "blocked" || !strings.Contains(w.botComments(n)[0].Body, "invalid profile") {
+		t.Fatalf("an invalid profile blocks the run with its key path: %q\n%s", res.outputs["status"], w.botComments(n)[0].Body)
+	}
+}
