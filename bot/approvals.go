@@ -354,7 +354,14 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 		return *r.out, err
 	}
 	runDir := filepath.Join(r.RunsDir, r.RunID+"-"+task.Role+"-plan")
-	prompt := prepared.Prompt + planInstruction
+	prompt, err := r.withGuidance(ctx, base, task.Role, prepared.Prompt+planInstruction)
+	if err != nil {
+		var ge *guidanceError
+		if errors.As(err, &ge) {
+			return r.block(ctx, stepTaskParsed, ge.msg)
+		}
+		return *r.out, err
+	}
 	if err := os.MkdirAll(runDir, 0o755); err != nil {
 		return *r.out, fmt.Errorf("create run folder: %w", err)
 	}
