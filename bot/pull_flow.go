@@ -213,19 +213,11 @@ func (b *Bot) handlePullComment(ctx context.Context, tr Trigger, cmd Command) (O
 	if containsID(r.st.Handled, tr.CommentID) {
 		return skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", tr.CommentID))
 	}
-	perm, err := b.GitHub.Permission(ctx, tr.Actor.Login)
-	if err != nil {
-		return out, fmt.Errorf("authorize %s: %w", tr.Actor.Login, err)
-	}
-	if !policy.ParsePermission(perm).CanWrite() {
-		reply := fmt.Sprintf("> %s\n\n@%s, this command needs write, maintain or admin permission on %s/%s; you have %s. Ask a maintainer to run it.",
-			quoteLine(cmd.Line), tr.Actor.Login, tr.Owner, tr.Repo, perm)
-		if _, err := b.GitHub.CreateComment(ctx, pr.Number, reply); err != nil {
-			return out, err
+	if ok, err := b.authorize(ctx, tr, cmd, pr.Number); err != nil || !ok {
+		if err == nil {
+			out.Status = "refused"
 		}
-		out.Status = "refused"
-		b.logf("refused: %s has %s permission", tr.Actor.Login, perm)
-		return out, nil
+		return out, err
 	}
 	if err := b.GitHub.AddCommentReaction(ctx, tr.CommentID, "eyes"); err != nil {
 		return out, err

@@ -177,19 +177,11 @@ func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
 
 	// Authorize before any visible side effect: a refused actor gets one reply and nothing else.
 	if !isAllowedBot {
-		perm, err := b.GitHub.Permission(ctx, tr.Actor.Login)
-		if err != nil {
-			return out, fmt.Errorf("authorize %s: %w", tr.Actor.Login, err)
-		}
-		if perm != "admin" && perm != "maintain" && perm != "write" {
-			reply := fmt.Sprintf("> %s\n\n@%s, this command needs write, maintain or admin permission on %s/%s; you have %s. Ask a maintainer to run it.",
-				quoteLine(cmd.Line), tr.Actor.Login, tr.Owner, tr.Repo, perm)
-			if _, err := b.GitHub.CreateComment(ctx, tr.Issue, reply); err != nil {
-				return out, err
+		if ok, err := b.authorize(ctx, tr, cmd, tr.Issue); err != nil || !ok {
+			if err == nil {
+				out.Status = "refused"
 			}
-			out.Status = "refused"
-			b.logf("refused: %s has %s permission", tr.Actor.Login, perm)
-			return out, nil
+			return out, err
 		}
 	}
 	if tr.Kind == TriggerComment {
@@ -209,6 +201,26 @@ func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
 		return out, err
 	}
 	return r.execute(ctx)
+}
+
+// authorize asks the collaborator-permission API whether the actor may run mutating commands
+// (write, maintain or admin). A refused actor gets one reply, on replyTo, quoting the command and
+// saying why; nothing else happens. API errors fail closed.
+func (b *Bot) authorize(ctx context.Context, tr Trigger, cmd Command, replyTo int) (bool, error) {
+	perm, err := b.GitHub.Permission(ctx, tr.Actor.Login)
+	if err != nil {
+		return false, fmt.Errorf("authorize %s: %w", tr.Actor.Login, err)
+	}
+	if policy.ParsePermission(perm).CanWrite() {
+		return true, nil
+	}
+	reply := fmt.Sprintf("> %s\n\n@%s, this command needs write, maintain or admin permission on %s/%s; you have %s. Ask a maintainer to run it.",
+		quoteLine(cmd.Line), tr.Actor.Login, tr.Owner, tr.Repo, perm)
+	if _, err := b.GitHub.CreateComment(ctx, replyTo, reply); err != nil {
+		return false, err
+	}
+	b.logf("refused: %s has %s permission", tr.Actor.Login, perm)
+	return false, nil
 }
 
 func (b *Bot) isTriggerLabel(label string) bool {

@@ -42,7 +42,7 @@ func TestArgsGolden(t *testing.T) {
 			if args[len(args)-1] != "-" {
 				t.Errorf("prompt must come from stdin: last arg %q", args[len(args)-1])
 			}
-			golden(t, "args-"+tc.name+".txt", strings.Join(args, "\n")+"\n")
+			checkGolden(t, "args-"+tc.name+".txt", strings.Join(args, "\n")+"\n")
 		})
 	}
 }

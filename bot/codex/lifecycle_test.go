@@ -253,7 +253,7 @@ func TestLifecycleRoutesSandboxesHooksAndGolden(t *testing.T) {
 		t.Errorf("review prompt = %q", rp)
 	}
 
-	golden(t, "lifecycle-review-fix-output.txt", out.Output()+"\n")
+	checkGolden(t, "lifecycle-review-fix-output.txt", out.Output()+"\n")
 	read := func(rel string) string {
 		data, err := os.ReadFile(filepath.Join(ev.Dir, rel))
 		if err != nil {
@@ -265,7 +265,7 @@ func TestLifecycleRoutesSandboxesHooksAndGolden(t *testing.T) {
 		t.Errorf("output.txt differs from the outcome's lines")
 	}
 	meta := strings.ReplaceAll(read("metadata.json"), ev.Dir, "<run>")
-	golden(t, "lifecycle-metadata.json", meta)
+	checkGolden(t, "lifecycle-metadata.json", meta)
 	var files []string
 	_ = filepath.WalkDir(ev.Dir, func(path string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
@@ -273,7 +273,7 @@ func TestLifecycleRoutesSandboxesHooksAndGolden(t *testing.T) {
 		}
 		return nil
 	})
-	golden(t, "lifecycle-evidence-files.txt", strings.Join(files, "\n")+"\n")
+	checkGolden(t, "lifecycle-evidence-files.txt", strings.Join(files, "\n")+"\n")
 	if v := read("steps/03-review/verdict.json"); !strings.Contains(v, "jump height ignores gravity") {
 		t.Errorf("verdict.json = %s", v)
 	}
