@@ -146,3 +146,25 @@ func WrongEngineMessage(role, engine string) string {
 	}
 	return fmt.Sprintf("%s is not available for %s projects; use one of %s for this project.", role, engine, strings.Join(RolesForEngine(engine), ", "))
 }
+
+// stageRoles are the seed's stage-active sets (§2.2); activeRoles in studio.json is informational.
+var (
+	alwaysActive = []string{"studio-orchestrator", "producer", "market-analyst", "data-scientist"}
+	stageRoles   = map[string][]string{
+		"design": {"creative-director", "senior-game-designer", "game-designer", "narrative-designer", "writer", "world-builder", "level-designer",
+			"systems-designer", "economy-designer", "audio-director", "senior-game-artist", "ui-ux-designer", "accessibility-specialist"},
+		"prototype": {"senior-game-designer", "game-designer", "systems-designer", "level-designer", "game-feel-designer", "gameplay-programmer",
+			"ui-programmer", "sound-designer", "qa-playtester", "accessibility-specialist"},
+		"development": {"technical-director", "senior-game-designer", "game-designer", "game-feel-designer", "gameplay-programmer", "engine-programmer",
+			"tools-programmer", "ai-programmer", "network-programmer", "ui-programmer", "devops-engineer", "security-engineer", "performance-analyst",
+			"qa-playtester", "senior-game-artist", "technical-artist", "localization-lead", "live-ops-designer", "community-manager", "ui-ux-designer",
+			"release-manager"},
+	}
+)
+
+// ActiveRolesFor is the seed's activeAgentsForProject: the always-active roles, the stage's set
+// and the engine's five specialists.
+func ActiveRolesFor(stage, engine string) []string {
+	out := append(append([]string(nil), alwaysActive...), stageRoles[stage]...)
+	return append(out, engineRoleSets[engine]...)
+}

@@ -30,6 +30,8 @@ const usage = `studio: Codex Studio Action
 Usage:
   studio action            handle the GitHub Actions event (the default when GITHUB_ACTIONS=true)
   studio demo              run the whole /studio run story offline and print the result
+  studio init --non-interactive --name N --engine E --mode M [--studio-mode S]
+                           write .codex/studio.json in a checkout
   studio run <role> [--task T] --print-prompt|--dry-run
                            print what the action would send Codex, from a local checkout
   studio guidance compile --profile <file> --out <dir>
@@ -53,6 +55,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runAction(ctx, getenv, stdout, stderr)
 	case "demo":
 		return runDemo(ctx, args[1:], getenv, stdout, stderr)
+	case "init":
+		return runInit(ctx, args[1:], getenv, stdout, stderr)
 	case "run":
 		return runLocal(ctx, args[1:], getenv, stdout, stderr)
 	case "guidance":
