@@ -334,6 +334,33 @@ func TestRunNeverGivesTheGitHubTokenToCodex(t *testing.T) {
 	if !strings.Contains(res.stdout, "::add-mask::"+sandbox.BotToken) {
 		t.Error("the token must be masked in the Actions log")
 	}
+	// Nothing the bot wrote (evidence, comments, the pull request, reviews) holds either secret.
+	var written []string
+	_ = filepath.WalkDir(filepath.Join(w.Workspace, ".codex", "runs"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			data, _ := os.ReadFile(p)
+			written = append(written, string(data))
+		}
+		return nil
+	})
+	if len(written) < 4 {
+		t.Fatalf("expected run evidence files, found %d", len(written))
+	}
+	for _, c := range w.Emu.Comments(sandbox.Owner, sandbox.Repo, n) {
+		written = append(written, c.Body)
+	}
+	for _, pr := range w.Emu.Pulls(sandbox.Owner, sandbox.Repo) {
+		written = append(written, pr.Body)
+		for _, rv := range w.Emu.Reviews(sandbox.Owner, sandbox.Repo, pr.Number) {
+			written = append(written, rv.Body)
+		}
+	}
+	all := strings.Join(written, "\n")
+	for _, secret := range []string{sandbox.BotToken, sandbox.OpenAIKey} {
+		if strings.Contains(all, secret) {
+			t.Errorf("a secret reached the evidence or GitHub: %q", secret)
+		}
+	}
 }
 
 func TestLabelStartsRunForTheWriterWhoAddedIt(t *testing.T) {
