@@ -307,7 +307,9 @@ func TestRunAnswersBadInputWithoutSideEffects(t *testing.T) {
 
 func TestRunNeverGivesTheGitHubTokenToCodex(t *testing.T) {
 	w := newWorld(t, nil)
-	n := w.issue("Jump", taskBody)
+	// Someone pasted the OpenAI key into the issue: the redactor must keep it out of the prompt,
+	// the evidence and everything posted back.
+	n := w.issue("Jump", "Our key is "+sandbox.OpenAIKey+", please rotate it later.\n\n"+taskBody)
 	_, payload := w.comment(n, sandbox.Writer, "/studio run")
 	w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x\n"}}})
 	res := w.run("issue_comment", payload, map[string]string{"GITHUB_TOKEN": sandbox.BotToken, "AWS_SECRET_ACCESS_KEY": "canary"})
@@ -328,7 +330,7 @@ func TestRunNeverGivesTheGitHubTokenToCodex(t *testing.T) {
 		t.Errorf("CODEX_HOME must be under RUNNER_TEMP:\n%s", env)
 	}
 	logWithoutMask := strings.ReplaceAll(res.stdout+res.stderr, "::add-mask::"+sandbox.BotToken, "")
-	if strings.Contains(invs[0].Prompt, sandbox.BotToken) || strings.Contains(logWithoutMask, sandbox.BotToken) {
+	if strings.Contains(invs[0].Prompt, sandbox.BotToken) || strings.Contains(invs[0].Prompt, sandbox.OpenAIKey) || !strings.Contains(invs[0].Prompt, "Our key is ***") || strings.Contains(logWithoutMask, sandbox.BotToken) {
 		t.Error("token leaked into the prompt or the log")
 	}
 	if !strings.Contains(res.stdout, "::add-mask::"+sandbox.BotToken) {
