@@ -12,8 +12,19 @@ import (
 )
 
 func main() {
+	getenv := os.Getenv
+	if actionMode(os.Args[1:], os.Getenv) {
+		// First, before anything starts: the agent must not find the runner's secrets in this
+		// process's /proc/<pid>/environ (see secrets.go). On Linux this re-executes the binary.
+		g, err := hideSecrets()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "::error::studio: %v\n", err)
+			os.Exit(exitError)
+		}
+		getenv = g
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	code := run(ctx, os.Args[1:], getenv, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
@@ -43,16 +54,15 @@ Usage:
 var version = "dev"
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	// The same test main uses to hide the secrets first.
+	if actionMode(args, getenv) {
+		return runAction(ctx, getenv, stdout, stderr)
+	}
 	if len(args) == 0 {
-		if getenv("GITHUB_ACTIONS") == "true" {
-			return runAction(ctx, getenv, stdout, stderr)
-		}
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
 	switch args[0] {
-	case "action":
-		return runAction(ctx, getenv, stdout, stderr)
 	case "demo":
 		return runDemo(ctx, args[1:], getenv, stdout, stderr)
 	case "init":

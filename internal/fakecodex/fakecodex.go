@@ -31,6 +31,11 @@ type Call struct {
 	Stderr       string        `json:"stderr,omitempty"`
 	ExitCode     int           `json:"exitCode,omitempty"`
 	Sleep        time.Duration `json:"sleep,omitempty"` // to exercise timeouts
+	// DumpParentEnv, a workspace path, receives the environment blocks of the parent process
+	// (/proc/<ppid>/environ) and of the call itself, one variable a line: what an agent with
+	// danger-full-access could read. Meaningful with the executable stand-in, whose parent is
+	// the studio; Linux only.
+	DumpParentEnv string `json:"dumpParentEnv,omitempty"`
 }
 
 // Script is the sequence of calls. Writing and plan calls take Calls in order and review calls
@@ -99,9 +104,9 @@ func Apply(dir string, call Call) error {
 		if rel == "" {
 			rel = e.Delete
 		}
-		full := filepath.Join(dir, filepath.FromSlash(rel))
-		if r, err := filepath.Rel(dir, full); err != nil || strings.HasPrefix(r, "..") {
-			return fmt.Errorf("scripted edit %q leaves the workspace", rel)
+		full, err := inside(dir, rel)
+		if err != nil {
+			return err
 		}
 		if e.Delete != "" {
 			if err := os.Remove(full); err != nil {
@@ -115,6 +120,47 @@ func Apply(dir string, call Call) error {
 		if err := os.WriteFile(full, []byte(e.Content), 0o644); err != nil {
 			return fmt.Errorf("write %s: %w", rel, err)
 		}
+	}
+	if call.DumpParentEnv != "" {
+		return dumpEnv(dir, call.DumpParentEnv)
+	}
+	return nil
+}
+
+// inside resolves a scripted workspace path, refusing one that leaves the workspace.
+func inside(dir, rel string) (string, error) {
+	full := filepath.Join(dir, filepath.FromSlash(rel))
+	if r, err := filepath.Rel(dir, full); err != nil || strings.HasPrefix(r, "..") {
+		return "", fmt.Errorf("scripted edit %q leaves the workspace", rel)
+	}
+	return full, nil
+}
+
+// dumpEnv writes the parent's and the own environment block, as /proc shows them, to rel.
+func dumpEnv(dir, rel string) error {
+	full, err := inside(dir, rel)
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	for _, src := range []struct{ title, path string }{
+		{"parent", fmt.Sprintf("/proc/%d/environ", os.Getppid())},
+		{"self", "/proc/self/environ"},
+	} {
+		data, err := os.ReadFile(src.path)
+		if err != nil {
+			return fmt.Errorf("dump %s environment: %w", src.title, err)
+		}
+		fmt.Fprintf(&b, "# %s (%s)\n", src.title, src.path)
+		for _, kv := range strings.Split(strings.TrimRight(string(data), "\x00"), "\x00") {
+			b.WriteString(kv + "\n")
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		return fmt.Errorf("create the directory of %s: %w", rel, err)
+	}
+	if err := os.WriteFile(full, []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", rel, err)
 	}
 	return nil
 }
