@@ -58,7 +58,8 @@ func readActionEnv(getenv func(string) string) (actionEnv, error) {
 
 // actionOverrides swaps boundaries for the demo; production passes the zero value.
 type actionOverrides struct {
-	codex codex.Runner // nil: the Codex CLI named by the codex-path input
+	codex codex.Runner      // nil: the Codex CLI named by the codex-path input
+	now   func() time.Time // nil: the system clock (tests align it with the emulator's)
 }
 
 func runAction(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) int {
@@ -165,6 +166,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		Workspace: &gitops.Repo{Dir: env.workspace, Token: token},
 		Codex:     runner,
 		Redactor:  redactor,
+		Now:       over.now,
 		Log:       logw,
 	}, bot.Settings{
 		TriggerPhrase: orDefault(act.GetInput("trigger-phrase"), "/studio"),

@@ -425,3 +425,27 @@ func TestRevokeWithdrawsEarlierApprovals(t *testing.T) {
 		t.Errorf("a fresh approval after the revoke must start the implementation: %d invocations", got)
 	}
 }
+
+func TestApprovalTTLExpiresApprovals(t *testing.T) {
+	w, clk := newStudioWorld(t, "strict-studio")
+	w.now = clk.Now // the bot judges expiry on the emulator's clock
+	ttl := map[string]string{"INPUT_APPROVAL-TTL": "72h"}
+	_, pr, _ := w.planned(ttl)
+
+	rv, _ := w.approve(pr.Number, reviewer, ghemu.ReviewSpec{})
+	clk.Advance(100 * time.Hour)
+	payload, err := w.Emu.WebhookPayload("pull_request_review", "submitted", ghemu.EventSpec{Owner: sandbox.Owner, Repo: sandbox.Repo, Number: pr.Number, ReviewID: rv.ID, Sender: reviewer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := w.run("pull_request_review", payload, ttl)
+	if res.code != 0 || len(w.writes()) != 1 {
+		t.Fatalf("an approval older than approval-ttl must not start the implementation: exit %d, %d writing calls\n%s", res.code, len(w.writes()), res.stderr)
+	}
+	mustContain(t, "status comment", w.statusBody(1), "approval expired")
+
+	_, payload = w.approve(pr.Number, reviewer, ghemu.ReviewSpec{})
+	if res := w.run("pull_request_review", payload, ttl); res.outputs["status"] != "done" || len(w.writes()) != 2 {
+		t.Fatalf("a fresh approval inside the TTL runs: status %q, %d writing calls\n%s", res.outputs["status"], len(w.writes()), res.stderr)
+	}
+}

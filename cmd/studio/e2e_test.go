@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/codex-studio/studio-action/internal/fakecodex"
 	"github.com/codex-studio/studio-action/internal/ghemu"
@@ -42,6 +43,8 @@ const taskBody = "Make the jump feel snappier.\n\n```studio\nrole: gameplay-prog
 type world struct {
 	*sandbox.World
 	t *testing.T
+	// now, when set, is the bot's clock (the emulator's, so timestamps compare).
+	now func() time.Time
 }
 
 func newWorld(t *testing.T, files map[string]string) *world {
@@ -108,7 +111,13 @@ func (w *world) run(event string, payload []byte, extra map[string]string) resul
 		w.t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"action"}, func(k string) string { return env[k] }, &stdout, &stderr)
+	getenv := func(k string) string { return env[k] }
+	var code int
+	if w.now != nil {
+		code = runActionWith(context.Background(), getenv, &stdout, &stderr, actionOverrides{now: w.now})
+	} else {
+		code = run(context.Background(), []string{"action"}, getenv, &stdout, &stderr)
+	}
 	outputs, err := w.Outputs()
 	if err != nil {
 		w.t.Fatal(err)
