@@ -58,7 +58,7 @@ func readActionEnv(getenv func(string) string) (actionEnv, error) {
 
 // actionOverrides swaps boundaries for the demo; production passes the zero value.
 type actionOverrides struct {
-	codex codex.Runner      // nil: the Codex CLI named by the codex-path input
+	codex codex.Runner     // nil: the Codex CLI named by the codex-path input
 	now   func() time.Time // nil: the system clock (tests align it with the emulator's)
 }
 
