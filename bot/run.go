@@ -200,7 +200,34 @@ func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
 	if err := r.publish(ctx); err != nil {
 		return out, err
 	}
-	return r.execute(ctx)
+	out, err = r.execute(ctx)
+	if err != nil {
+		r.reportFailure(ctx, err)
+	}
+	return out, err
+}
+
+// reportFailure tells the issue that the bot itself failed mid-run (GitHub or git unreachable,
+// a refused write), so the status comment never hangs on "Codex running". Best effort: the error
+// is returned to the caller either way, and the write gets its own short deadline in case the
+// run's context is what ended.
+func (r *run) reportFailure(ctx context.Context, err error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	r.st.set(stepVerdict, StepFailed, "**error**")
+	note := "**The studio itself failed:** " + oneLine(r.Redactor.Redact(err.Error()), 1000) + "\n\nNothing more was changed after this point; the workflow run's log has the details. Fix the cause and comment `" + r.TriggerPhrase + " run` again."
+	if r.st.Summary == "" {
+		r.st.Summary = note
+	} else {
+		r.st.Summary += "\n\n" + note
+	}
+	// The issue still ends with exactly one status label.
+	if lerr := r.setStatusLabel(ctx, "blocked"); lerr != nil {
+		r.logf("::warning::could not label the issue blocked: %v", lerr)
+	}
+	if perr := r.publish(ctx); perr != nil {
+		r.logf("::warning::could not report the failure on the issue: %v", perr)
+	}
 }
 
 // authorize asks the collaborator-permission API whether the actor may run mutating commands

@@ -509,3 +509,25 @@ func TestAllowedBotsRefusesWildcard(t *testing.T) {
 		t.Fatalf("status %q\n%s", res.outputs["status"], res.stdout)
 	}
 }
+
+func TestBotFailureIsReportedOnTheIssue(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Jump", taskBody)
+	_, payload := w.comment(n, sandbox.Writer, "/studio run")
+	w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x\n"}}})
+	w.Emu.InjectFailure("GET", "/repos/acme/hop/contents/.codex/studio.json", 502, "")
+	res := w.run("issue_comment", payload, nil)
+	if res.code != exitError || res.outputs["status"] != "error" {
+		t.Fatalf("exit %d status %q", res.code, res.outputs["status"])
+	}
+	status := w.botComments(n)[0].Body
+	if !strings.Contains(status, "The studio itself failed") || !strings.Contains(status, "502") || !strings.Contains(status, "Verdict: **error**") {
+		t.Errorf("the status comment must say the run failed and why:\n%s", status)
+	}
+	if !strings.Contains(res.stdout, "::error::") {
+		t.Errorf("the failure must be an Actions error annotation:\n%s", res.stdout)
+	}
+	if labels := w.Emu.IssueLabels(sandbox.Owner, sandbox.Repo, n); !slices.Equal(labels, []string{"studio:status/blocked"}) {
+		t.Errorf("labels = %v, want exactly studio:status/blocked", labels)
+	}
+}
