@@ -114,6 +114,15 @@ func printDemo(out io.Writer, w *sandbox.World, number int) {
 	}
 	for _, pr := range w.Emu.Pulls(sandbox.Owner, sandbox.Repo) {
 		fmt.Fprintf(out, "== Pull request #%d: %s\n   %s -> %s, head %s, by @%s\n\n%s\n", pr.Number, pr.Title, pr.Head, pr.Base, shortRev(pr.HeadSHA), pr.Author, indent(pr.Body))
+		for _, rv := range w.Emu.Reviews(sandbox.Owner, sandbox.Repo, pr.Number) {
+			fmt.Fprintf(out, "-- review by @%s on %s: %s\n%s\n", rv.User, shortRev(rv.CommitID), rv.State, indent(rv.Body))
+		}
+		for _, cr := range w.Emu.CheckRuns(sandbox.Owner, sandbox.Repo) {
+			if cr.HeadSHA == pr.HeadSHA {
+				fmt.Fprintf(out, "-- check run %s on %s: %s\n", cr.Name, shortRev(cr.HeadSHA), cr.Conclusion)
+			}
+		}
+		fmt.Fprintln(out)
 		if stat, err := exec.Command("git", "--git-dir", filepath.Join(w.Dir, "remote", sandbox.Owner, sandbox.Repo+".git"), "show", "--stat", "--format=commit %H%nAuthor: %an <%ae>%n%n%B", pr.HeadSHA).CombinedOutput(); err == nil {
 			fmt.Fprintf(out, "== The commit on %s\n%s\n", pr.Head, indent(string(stat)))
 		} else if files, err := w.Emu.ChangedFiles(sandbox.Owner, sandbox.Repo, pr.HeadSHA); err == nil {

@@ -28,6 +28,10 @@ func TestDemoShowsTheWholeStory(t *testing.T) {
 		"src/player/jump.gd | ",
 		"`README.md` (modified): outside writeFiles",
 		"status=blocked branch=studio/task-1 pull-request=2 run-id=4242",
+		"-- review by @github-actions[bot]",
+		"### Studio review: passed",
+		"-- check run studio/review on ",
+		"-- check run studio/gate on ",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q", want)
