@@ -314,7 +314,7 @@ func (r *run) promptDryRun(ctx context.Context, cfg policy.StudioConfig, task po
 	if err != nil {
 		return "", err.Error()
 	}
-	p, facts, err := r.prepareFor(ctx, cfg, task, policy.PhaseForRole(task.Role), elig, route, reviewEnabled(task), r.maxFixPasses(task) > 0)
+	p, facts, err := r.prepareFor(ctx, cfg, task, base, policy.PhaseForRole(task.Role), elig, route, reviewEnabled(task), r.maxFixPasses(task) > 0)
 	if err != nil {
 		return "", err.Error()
 	}
@@ -341,7 +341,7 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 		return *r.out, err
 	}
 	planElig := policy.Evaluate(policy.EligibilityInput{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: policy.PhasePlan})
-	prepared, _, err := r.prepareFor(ctx, cfg, task, policy.PhasePlan, planElig, route, false, false)
+	prepared, _, err := r.prepareFor(ctx, cfg, task, base, policy.PhasePlan, planElig, route, false, false)
 	if err != nil {
 		return r.block(ctx, stepTaskParsed, err.Error())
 	}
@@ -449,9 +449,12 @@ func (r *run) modelRoute(ctx context.Context, task policy.Task, base string) (pr
 	return routes, nil
 }
 
-// prepareWorkspace removes persisted credentials, keeps run evidence out of the changes and
-// checks out the task branch, as the implementation does before Codex runs.
-func (r *run) prepareWorkspace(ctx context.Context, branch, base string) error {
+// readyBase removes persisted credentials, keeps run evidence out of the changes and puts the
+// workspace on the default branch, once per run, before anything is rendered from it.
+func (r *run) readyBase(ctx context.Context, base string) error {
+	if r.onBase {
+		return nil
+	}
 	if removed, err := r.Workspace.StripCredentialHelpers(ctx); err != nil {
 		return err
 	} else if len(removed) > 0 {
@@ -461,6 +464,18 @@ func (r *run) prepareWorkspace(ctx context.Context, branch, base string) error {
 		if err := r.Workspace.Exclude(ctx, "/"+filepath.ToSlash(rel)+"/"); err != nil {
 			return err
 		}
+	}
+	if err := r.Workspace.CheckoutBase(ctx, base); err != nil {
+		return err
+	}
+	r.onBase = true
+	return nil
+}
+
+// prepareWorkspace checks out the task branch for Codex, after readyBase.
+func (r *run) prepareWorkspace(ctx context.Context, branch, base string) error {
+	if err := r.readyBase(ctx, base); err != nil {
+		return err
 	}
 	_, err := r.Workspace.PrepareBranch(ctx, branch, base)
 	return err

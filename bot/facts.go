@@ -44,10 +44,13 @@ func PromptEligibility(e policy.Eligibility) prompts.Eligibility {
 	return out
 }
 
-// prepareFor renders the prompts of one Codex call for this run's task from the workspace (the
-// default branch's checkout): the same facts for the implementation, the plan phase and the dry
+// prepareFor renders the prompts of one Codex call for this run's task from the workspace, put on
+// the default branch first: the same facts for the implementation, the plan phase and the dry
 // run, so what a dry run shows is what Codex gets.
-func (r *run) prepareFor(ctx context.Context, cfg policy.StudioConfig, task policy.Task, phase policy.Phase, elig policy.Eligibility, routes prompts.RoutePlan, review, fix bool) (*prompts.Prepared, prompts.RunFacts, error) {
+func (r *run) prepareFor(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string, phase policy.Phase, elig policy.Eligibility, routes prompts.RoutePlan, review, fix bool) (*prompts.Prepared, prompts.RunFacts, error) {
+	if err := r.readyBase(ctx, base); err != nil {
+		return nil, prompts.RunFacts{}, err
+	}
 	project, err := ProjectFacts(cfg.Raw)
 	if err != nil {
 		return nil, prompts.RunFacts{}, err

@@ -29,7 +29,7 @@ func (r *run) reviewPull(ctx context.Context, pr PullRequest) (Outcome, error) {
 		return r.block(ctx, stepCodex, err.Error())
 	}
 	elig := policy.Evaluate(policy.EligibilityInput{ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, Phase: policy.PhaseReview})
-	prepared, _, err := r.prepareFor(ctx, tn.cfg, tn.task, policy.PhaseReview, elig, routes, true, false)
+	prepared, _, err := r.prepareFor(ctx, tn.cfg, tn.task, tn.base, policy.PhaseReview, elig, routes, true, false)
 	if err != nil {
 		return r.block(ctx, stepTaskParsed, err.Error())
 	}

@@ -69,6 +69,7 @@ type Workspace interface {
 	StripCredentialHelpers(ctx context.Context) ([]string, error)
 	Exclude(ctx context.Context, pattern string) error
 	HeadSHA(ctx context.Context) (string, error)
+	CheckoutBase(ctx context.Context, base string) error
 }
 
 // Deps is everything a run needs from the outside, built once in cmd and inline in tests.
@@ -265,6 +266,8 @@ type run struct {
 	statusID int64
 	// marker is the identity marker line a studio pull request body starts with (approvals.go).
 	marker string
+	// onBase is set once the workspace was put on the default branch for rendering.
+	onBase bool
 }
 
 func (r *run) publish(ctx context.Context) error {
@@ -409,7 +412,7 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	}
 	// Render before touching the branch: the workspace is still the default branch's checkout,
 	// which is where role packs and context must come from.
-	prepared, facts, err := r.prepareFor(ctx, cfg, task, policy.PhaseForRole(task.Role), elig, routes, reviewEnabled(task), r.maxFixPasses(task) > 0)
+	prepared, facts, err := r.prepareFor(ctx, cfg, task, base, policy.PhaseForRole(task.Role), elig, routes, reviewEnabled(task), r.maxFixPasses(task) > 0)
 	if err != nil {
 		return r.block(ctx, stepTaskParsed, err.Error())
 	}

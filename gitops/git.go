@@ -124,6 +124,23 @@ func (r *Repo) PrepareBranch(ctx context.Context, branch, base string) (existed 
 	return existed, nil
 }
 
+// CheckoutBase puts the workspace on origin's tip of base (detached, clean), whatever the
+// workflow checked out: role packs, templates and context must come from the default branch, not
+// from a pull request's merge commit.
+func (r *Repo) CheckoutBase(ctx context.Context, base string) error {
+	ref := "+refs/heads/" + base + ":refs/remotes/origin/" + base
+	if _, err := r.run(ctx, true, "fetch", "--no-tags", "origin", ref); err != nil {
+		return fmt.Errorf("fetch %s: %w", base, err)
+	}
+	if _, err := r.run(ctx, false, "checkout", "--force", "--detach", "origin/"+base); err != nil {
+		return fmt.Errorf("check out %s: %w", base, err)
+	}
+	if _, err := r.run(ctx, false, "clean", "-fdq"); err != nil {
+		return fmt.Errorf("clean workspace: %w", err)
+	}
+	return nil
+}
+
 // ChangeKind says what happened to a path.
 type ChangeKind string
 
