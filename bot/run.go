@@ -70,6 +70,7 @@ type Workspace interface {
 	Exclude(ctx context.Context, pattern string) error
 	HeadSHA(ctx context.Context) (string, error)
 	CheckoutBase(ctx context.Context, base string) error
+	Discard(ctx context.Context, changes []gitops.Change) error
 }
 
 // Deps is everything a run needs from the outside, built once in cmd and inline in tests.
@@ -216,7 +217,7 @@ func (r *run) reportFailure(ctx context.Context, err error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	r.st.set(stepVerdict, StepFailed, "**error**")
-	note := "**The studio itself failed:** " + oneLine(r.Redactor.Redact(err.Error()), 1000) + "\n\nNothing more was changed after this point; the workflow run's log has the details. Fix the cause and comment `" + r.TriggerPhrase + " run` again."
+	note := "**The studio itself failed:** " + oneLine(r.Redactor.Redact(Explain(err)), 1000) + "\n\nNothing more was changed after this point; the workflow run's log has the details. Fix the cause and comment `" + r.TriggerPhrase + " run` again."
 	if r.st.Summary == "" {
 		r.st.Summary = note
 	} else {

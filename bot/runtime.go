@@ -93,9 +93,11 @@ func (r *run) runLifecycle(ctx context.Context, st *implState, routes prompts.Ro
 	lc := &codex.Lifecycle{
 		Runner: r.Codex, Evidence: ev, Redactor: r.Redactor, Now: r.Now,
 		Hooks: codex.Hooks{
-			AfterChange: func(ctx context.Context, pass int, _ codex.Execution) error { return r.commitPass(ctx, st, pass) },
+			AfterChange: func(ctx context.Context, pass int, _ codex.Execution) error {
+				return explain(r.commitPass(ctx, st, pass))
+			},
 			AfterReview: func(ctx context.Context, pass int, rev codex.ReviewOutcome) error {
-				return r.postReview(ctx, st, rev)
+				return explain(r.postReview(ctx, st, rev))
 			},
 			OnLine: func(line string) { r.logf("%s", line) },
 		},
@@ -114,12 +116,19 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 		return err
 	}
 	var inScope []string
+	var outside []gitops.Change
 	for _, c := range changes {
 		if st.scope.Allows(c.Path) {
 			inScope = append(inScope, c.Path)
 		} else {
 			st.outOfScope[c.Path] = string(c.Kind)
+			outside = append(outside, c)
 		}
+	}
+	// Out-of-scope changes are recorded, then reverted: verification and review must judge the
+	// tree that is committed, not files that will never reach the branch.
+	if err := r.Workspace.Discard(ctx, outside); err != nil {
+		return err
 	}
 	if len(inScope) == 0 {
 		return nil

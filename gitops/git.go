@@ -30,6 +30,13 @@ type Repo struct {
 	Token string
 	// Env is the base environment for git; nil means the current process environment.
 	Env []string
+
+	// remoteURL is origin's URL, read before any agent ran; pushes go to it explicitly, so a
+	// rewritten remote in .git/config cannot redirect them (or the token).
+	remoteURL string
+	// branch and expect are the task branch and the commit the studio last put it at; a HEAD the
+	// agent moved (its own commits) is put back before changes are listed.
+	branch, expect string
 }
 
 // GitError carries git's stderr so replies can say what went wrong.
@@ -45,21 +52,47 @@ func (e *GitError) Error() string {
 
 func (e *GitError) Unwrap() error { return e.Err }
 
+// env is the environment of one git command. Every command gets command-line-level settings
+// (GIT_CONFIG_*, which beat any config file) that disable hooks and fsmonitor, so nothing the
+// agent planted in .git runs inside the bot, and that trust the workspace directory (a Docker
+// action runs as root over a workspace the runner user owns). Commands that talk to the remote
+// also get the token as an Authorization header, and ignore global and system config, which the
+// agent (running as the same user) could have edited.
 func (r *Repo) env(remote bool) []string {
 	env := r.Env
 	if env == nil {
 		env = os.Environ()
 	}
 	env = append(append([]string(nil), env...), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	if remote && r.Token != "" {
-		basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + r.Token))
-		env = append(env,
-			"GIT_CONFIG_COUNT=1",
-			"GIT_CONFIG_KEY_0=http.extraHeader",
-			"GIT_CONFIG_VALUE_0=Authorization: Basic "+basic,
-		)
+	cfg := [][2]string{
+		{"core.hooksPath", os.DevNull},
+		{"core.fsmonitor", "false"},
+		{"safe.directory", "*"},
+	}
+	if remote {
+		env = append(env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
+		if r.Token != "" {
+			cfg = append(cfg, [2]string{"http.extraHeader", "Authorization: Basic " + basicAuth(r.Token)})
+		}
+	}
+	env = append(env, fmt.Sprintf("GIT_CONFIG_COUNT=%d", len(cfg)))
+	for i, kv := range cfg {
+		env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, kv[0]), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, kv[1]))
 	}
 	return env
+}
+
+func basicAuth(token string) string {
+	return base64.StdEncoding.EncodeToString([]byte("x-access-token:" + token))
+}
+
+// SecretForms are the spellings of the token that can appear in git's output or in headers: the
+// token itself and the Basic credential built from it. Redactors mask both.
+func SecretForms(token string) []string {
+	if token == "" {
+		return nil
+	}
+	return []string{token, basicAuth(token)}
 }
 
 func (r *Repo) run(ctx context.Context, remote bool, args ...string) ([]byte, error) {
@@ -75,10 +108,10 @@ func (r *Repo) run(ctx context.Context, remote bool, args ...string) ([]byte, er
 }
 
 func redact(s, token string) string {
-	if token == "" {
-		return s
+	for _, f := range SecretForms(token) {
+		s = strings.ReplaceAll(s, f, "***")
 	}
-	return strings.ReplaceAll(s, token, "***")
+	return s
 }
 
 // HeadSHA returns the commit HEAD points at.
@@ -89,6 +122,9 @@ func (r *Repo) HeadSHA(ctx context.Context) (string, error) {
 
 // RemoteBranchExists asks origin whether refs/heads/<branch> exists.
 func (r *Repo) RemoteBranchExists(ctx context.Context, branch string) (bool, error) {
+	if err := r.recordRemote(ctx); err != nil {
+		return false, err
+	}
 	out, err := r.run(ctx, true, "ls-remote", "--heads", "origin", "refs/heads/"+branch)
 	if err != nil {
 		return false, fmt.Errorf("look up %s on origin: %w", branch, err)
@@ -121,6 +157,11 @@ func (r *Repo) PrepareBranch(ctx context.Context, branch, base string) (existed 
 	if _, err := r.run(ctx, false, "clean", "-fdq"); err != nil {
 		return false, fmt.Errorf("clean workspace: %w", err)
 	}
+	head, err := r.HeadSHA(ctx)
+	if err != nil {
+		return false, err
+	}
+	r.branch, r.expect = branch, head
 	return existed, nil
 }
 
@@ -128,6 +169,9 @@ func (r *Repo) PrepareBranch(ctx context.Context, branch, base string) (existed 
 // workflow checked out: role packs, templates and context must come from the default branch, not
 // from a pull request's merge commit.
 func (r *Repo) CheckoutBase(ctx context.Context, base string) error {
+	if err := r.recordRemote(ctx); err != nil {
+		return err
+	}
 	ref := "+refs/heads/" + base + ":refs/remotes/origin/" + base
 	if _, err := r.run(ctx, true, "fetch", "--no-tags", "origin", ref); err != nil {
 		return fmt.Errorf("fetch %s: %w", base, err)
@@ -137,6 +181,47 @@ func (r *Repo) CheckoutBase(ctx context.Context, base string) error {
 	}
 	if _, err := r.run(ctx, false, "clean", "-fdq"); err != nil {
 		return fmt.Errorf("clean workspace: %w", err)
+	}
+	return nil
+}
+
+// recordRemote remembers origin's URL the first time the workspace is used, before the agent
+// could have changed .git/config.
+func (r *Repo) recordRemote(ctx context.Context) error {
+	if r.remoteURL != "" {
+		return nil
+	}
+	out, err := r.run(ctx, false, "config", "--get", "remote.origin.url")
+	if err != nil {
+		return fmt.Errorf("read origin's URL: %w", err)
+	}
+	r.remoteURL = strings.TrimSpace(string(out))
+	return nil
+}
+
+// settle puts the task branch back at the commit the studio last made, keeping the working tree:
+// commits the agent made itself (or a branch it switched to) would otherwise hide their changes
+// from the scope check and be pushed along with the studio's commit.
+func (r *Repo) settle(ctx context.Context) error {
+	if r.expect == "" {
+		return nil
+	}
+	head, err := r.HeadSHA(ctx)
+	if err != nil {
+		return err
+	}
+	sym, _ := r.run(ctx, false, "symbolic-ref", "-q", "HEAD")
+	if head == r.expect && strings.TrimSpace(string(sym)) == "refs/heads/"+r.branch {
+		return nil
+	}
+	if _, err := r.run(ctx, false, "update-ref", "refs/heads/"+r.branch, r.expect); err != nil {
+		return fmt.Errorf("restore %s: %w", r.branch, err)
+	}
+	if _, err := r.run(ctx, false, "symbolic-ref", "HEAD", "refs/heads/"+r.branch); err != nil {
+		return fmt.Errorf("restore HEAD: %w", err)
+	}
+	if _, err := r.run(ctx, false, "reset", "-q"); err != nil {
+		return fmt.Errorf("reset index: %w", err)
 	}
 	return nil
 }
@@ -159,6 +244,9 @@ type Change struct {
 // Changes lists every path that differs from HEAD, untracked files included, renames split into
 // a deletion and an addition (each side is scoped on its own).
 func (r *Repo) Changes(ctx context.Context) ([]Change, error) {
+	if err := r.settle(ctx); err != nil {
+		return nil, err
+	}
 	out, err := r.run(ctx, false, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
 	if err != nil {
 		return nil, fmt.Errorf("list changes: %w", err)
@@ -179,6 +267,24 @@ func (r *Repo) Changes(ctx context.Context) ([]Change, error) {
 		changes = append(changes, Change{Path: p, Kind: kind})
 	}
 	return changes, nil
+}
+
+// Discard reverts the given working-tree changes: tracked paths go back to the last commit,
+// untracked ones are removed. The studio calls it for changes outside the write scope once they
+// are recorded, so verification and review judge exactly what was committed.
+func (r *Repo) Discard(ctx context.Context, changes []Change) error {
+	for _, c := range changes {
+		if c.Kind == Added {
+			if err := os.RemoveAll(filepath.Join(r.Dir, filepath.FromSlash(c.Path))); err != nil {
+				return fmt.Errorf("discard %s: %w", c.Path, err)
+			}
+			continue
+		}
+		if _, err := r.run(ctx, false, "checkout", "HEAD", "--", ":(literal)"+c.Path); err != nil {
+			return fmt.Errorf("discard %s: %w", c.Path, err)
+		}
+	}
+	return nil
 }
 
 // ErrOutOfScope is returned when a commit would contain a path its scope does not allow.
@@ -208,6 +314,9 @@ func (r *Repo) Commit(ctx context.Context, req CommitRequest) (string, error) {
 	}
 	if len(req.Paths) == 0 {
 		return "", ErrNothingToCommit
+	}
+	if err := r.settle(ctx); err != nil {
+		return "", err
 	}
 	// Start from an empty index delta, so nothing staged earlier rides along.
 	if _, err := r.run(ctx, false, "reset", "-q"); err != nil {
@@ -255,7 +364,14 @@ func (r *Repo) writeCommit(ctx context.Context, req CommitRequest, extra ...stri
 	if err := r.runWithStdin(ctx, req.Message, cmd...); err != nil {
 		return "", fmt.Errorf("commit: %w", err)
 	}
-	return r.HeadSHA(ctx)
+	sha, err := r.HeadSHA(ctx)
+	if err != nil {
+		return "", err
+	}
+	if r.branch != "" {
+		r.expect = sha
+	}
+	return sha, nil
 }
 
 func (r *Repo) runWithStdin(ctx context.Context, stdin string, args ...string) error {
@@ -271,9 +387,43 @@ func (r *Repo) runWithStdin(ctx context.Context, stdin string, args ...string) e
 	return nil
 }
 
-// Push sends HEAD to origin's refs/heads/<branch>. It never forces: a task branch only grows.
+// Push sends the commit the studio last made to origin's refs/heads/<branch>. It never forces: a
+// task branch only grows. The push does not run in the workspace, whose .git the agent could
+// have rigged (hooks, a rewritten remote, a proxy): a fresh bare repository borrows the
+// workspace's objects through alternates and pushes that exact commit to the URL recorded before
+// the agent ran, with no config but the studio's own.
 func (r *Repo) Push(ctx context.Context, branch string) error {
-	if _, err := r.run(ctx, true, "push", "--quiet", "origin", "HEAD:refs/heads/"+branch); err != nil {
+	sha := r.expect
+	if sha == "" || r.branch != branch {
+		var err error
+		if sha, err = r.HeadSHA(ctx); err != nil {
+			return err
+		}
+	}
+	if err := r.recordRemote(ctx); err != nil {
+		return err
+	}
+	objects, err := r.run(ctx, false, "rev-parse", "--path-format=absolute", "--git-path", "objects")
+	if err != nil {
+		return fmt.Errorf("locate objects: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "studio-push-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	clean := &Repo{Dir: dir, Token: r.Token, Env: r.Env}
+	if _, err := clean.run(ctx, false, "init", "-q", "--bare", "--template=", "."); err != nil {
+		return fmt.Errorf("prepare push: %w", err)
+	}
+	alt := filepath.Join(dir, "objects", "info", "alternates")
+	if err := os.MkdirAll(filepath.Dir(alt), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(alt, []byte(strings.TrimSpace(string(objects))+"\n"), 0o644); err != nil {
+		return err
+	}
+	if _, err := clean.run(ctx, true, "push", "--quiet", r.remoteURL, sha+":refs/heads/"+branch); err != nil {
 		return fmt.Errorf("push %s: %w", branch, err)
 	}
 	return nil
@@ -282,25 +432,74 @@ func (r *Repo) Push(ctx context.Context, branch string) error {
 // StripCredentialHelpers removes credentials that actions/checkout may have persisted in
 // .git/config (http.<url>.extraheader), so the agent running in this workspace cannot read them.
 func (r *Repo) StripCredentialHelpers(ctx context.Context) ([]string, error) {
-	out, err := r.run(ctx, false, "config", "--local", "--name-only", "--get-regexp", `^http\..*extraheader$`)
+	var removed []string
+	keys, err := r.configKeys(ctx, "--local", `^http\..*extraheader$`)
 	if err != nil {
-		var ge *GitError
-		if errors.As(err, &ge) {
-			var exit *exec.ExitError
-			if errors.As(ge.Err, &exit) && exit.ExitCode() == 1 { // no such keys
-				return nil, nil
-			}
-		}
 		return nil, fmt.Errorf("list persisted credentials: %w", err)
 	}
-	var removed []string
-	for _, key := range strings.Fields(string(out)) {
+	// actions/checkout v6 keeps the header in a file under RUNNER_TEMP that .git/config includes.
+	includes, err := r.configEntries(ctx, "--local", `^include(if\..*)?\.path$`)
+	if err != nil {
+		return nil, fmt.Errorf("list config includes: %w", err)
+	}
+	for _, inc := range includes {
+		target := inc[1]
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(r.Dir, ".git", target)
+		}
+		if data, err := os.ReadFile(target); err == nil && strings.Contains(strings.ToLower(string(data)), "extraheader") {
+			keys = append(keys, inc[0])
+		}
+	}
+	for _, key := range keys {
 		if _, err := r.run(ctx, false, "config", "--local", "--unset-all", key); err != nil {
 			return removed, fmt.Errorf("remove %s: %w", key, err)
 		}
 		removed = append(removed, key)
 	}
+	// Fail closed if a header is still in effect (global or system config, another include).
+	left, err := r.configKeys(ctx, "--includes", `^http\..*extraheader$`)
+	if err != nil {
+		return removed, fmt.Errorf("check remaining credentials: %w", err)
+	}
+	if len(left) > 0 {
+		return removed, fmt.Errorf("%w: %s is still set outside .git/config; remove it from the global or system git config (or use persist-credentials: false on actions/checkout)", ErrCredentialInWorkspace, strings.Join(left, ", "))
+	}
 	return removed, nil
+}
+
+// ErrCredentialInWorkspace means a git credential the agent could read stays configured.
+var ErrCredentialInWorkspace = errors.New("a git credential is configured for the workspace")
+
+func (r *Repo) configKeys(ctx context.Context, scope, pattern string) ([]string, error) {
+	entries, err := r.configEntries(ctx, scope, pattern)
+	var keys []string
+	for _, e := range entries {
+		keys = append(keys, e[0])
+	}
+	return keys, err
+}
+
+// configEntries lists key/value pairs matching pattern; no match is an empty list, not an error.
+func (r *Repo) configEntries(ctx context.Context, scope, pattern string) ([][2]string, error) {
+	out, err := r.run(ctx, false, "config", scope, "-z", "--get-regexp", pattern)
+	if err != nil {
+		var ge *GitError
+		var exit *exec.ExitError
+		if errors.As(err, &ge) && errors.As(ge.Err, &exit) && exit.ExitCode() == 1 {
+			return nil, nil
+		}
+		return nil, err
+	}
+	var entries [][2]string
+	for _, rec := range strings.Split(string(out), "\x00") {
+		if rec == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(rec, "\n")
+		entries = append(entries, [2]string{k, v})
+	}
+	return entries, nil
 }
 
 // literalPathspecs stops git from reading glob or magic syntax in agent-chosen file names.

@@ -227,3 +227,99 @@ func TestCommitAllowEmptyLeavesTheWorkingTreeOut(t *testing.T) {
 		t.Fatalf("the working tree must be left alone, a.txt = %q", data)
 	}
 }
+
+// The agent runs in the workspace with write access to .git. None of what it can plant there may
+// run inside the bot, redirect the push, or let its own commits bypass the scope check.
+func TestPushIgnoresWhatTheAgentPlantedInGit(t *testing.T) {
+	emu, repo := remote(t)
+	ctx := context.Background()
+	if _, err := repo.PrepareBranch(ctx, "studio/task-1", "main"); err != nil {
+		t.Fatal(err)
+	}
+	canary := filepath.Join(t.TempDir(), "hook-ran")
+	for _, hook := range []string{"pre-push", "post-commit", "pre-commit", "reference-transaction"} {
+		write(t, repo.Dir, ".git/hooks/"+hook, "#!/bin/sh\necho \"$GIT_CONFIG_VALUE_3\" >> "+canary+"\nexit 1\n")
+		if err := os.Chmod(filepath.Join(repo.Dir, ".git/hooks", hook), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, kv := range [][2]string{{"remote.origin.pushurl", "http://127.0.0.1:1/evil.git"}, {"url.http://127.0.0.1:1/.insteadOf", emu.URL() + "/"}} {
+		if out, err := exec.Command("git", "-C", repo.Dir, "config", kv[0], kv[1]).CombinedOutput(); err != nil {
+			t.Fatalf("%v %s", err, out)
+		}
+	}
+	// The agent commits an out-of-scope file itself and edits an in-scope one.
+	write(t, repo.Dir, "evil.sh", "curl evil\n")
+	if out, err := exec.Command("git", "-C", repo.Dir, "-c", "core.hooksPath=/dev/null", "-c", "user.name=a", "-c", "user.email=a@b", "add", "evil.sh").CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	if out, err := exec.Command("git", "-C", repo.Dir, "-c", "core.hooksPath=/dev/null", "-c", "user.name=a", "-c", "user.email=a@b", "commit", "-qm", "agent").CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	write(t, repo.Dir, "a.txt", "in scope\n")
+
+	changes, err := repo.Changes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
+	if !reflect.DeepEqual(changes, []Change{{"a.txt", Modified}, {"evil.sh", Added}}) {
+		t.Fatalf("changes = %+v: the agent's own commit must not hide evil.sh from the scope check", changes)
+	}
+	sha, err := repo.Commit(ctx, CommitRequest{Paths: []string{"a.txt"}, Message: "m", Allow: func(p string) bool { return p == "a.txt" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Push(ctx, "studio/task-1"); err != nil {
+		t.Fatalf("push must go to the recorded origin, not the planted URLs: %v", err)
+	}
+	if got, _ := emu.ResolveRef("o", "r", "refs/heads/studio/task-1"); got != sha {
+		t.Fatalf("remote branch at %s, want the studio's commit %s", got, sha)
+	}
+	files, _ := emu.ChangedFiles("o", "r", sha)
+	if !reflect.DeepEqual(files, []string{"a.txt"}) {
+		t.Errorf("pushed commit changes %v", files)
+	}
+	if data, err := exec.Command("git", "-C", repo.Dir, "ls-tree", "-r", "--name-only", sha).Output(); err != nil || strings.Contains(string(data), "evil.sh") {
+		t.Errorf("evil.sh reached the pushed tree: %s %v", data, err)
+	}
+	if _, err := os.Stat(canary); !os.IsNotExist(err) {
+		data, _ := os.ReadFile(canary)
+		t.Fatalf("a planted hook ran inside the bot (saw %q)", data)
+	}
+	if err := repo.Discard(ctx, []Change{{"evil.sh", Added}}); err != nil {
+		t.Fatal(err)
+	}
+	if ch, _ := repo.Changes(ctx); len(ch) != 0 {
+		t.Errorf("after discarding, changes = %+v", ch)
+	}
+}
+
+func TestStripCredentialsFollowsIncludes(t *testing.T) {
+	_, repo := remote(t)
+	ctx := context.Background()
+	creds := filepath.Join(t.TempDir(), "git-credentials.config")
+	if err := os.WriteFile(creds, []byte("[http \"https://github.com/\"]\n\textraheader = AUTHORIZATION: basic c2VjcmV0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "-C", repo.Dir, "config", "includeIf.gitdir:"+repo.Dir+"/.git.path", creds).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	removed, err := repo.StripCredentialHelpers(ctx)
+	if err != nil || len(removed) != 1 {
+		t.Fatalf("removed = %v, err = %v", removed, err)
+	}
+	if out, _ := exec.Command("git", "-C", repo.Dir, "config", "--includes", "--get-regexp", "extraheader").Output(); len(out) != 0 {
+		t.Fatalf("a credential is still in effect: %s", out)
+	}
+}
+
+func TestSecretFormsCoverTheBasicHeader(t *testing.T) {
+	forms := SecretForms("ghs_abc")
+	if len(forms) != 2 || forms[0] != "ghs_abc" || forms[1] != "eC1hY2Nlc3MtdG9rZW46Z2hzX2FiYw==" {
+		t.Fatalf("forms = %v", forms)
+	}
+	if got := redact("header: eC1hY2Nlc3MtdG9rZW46Z2hzX2FiYw== token ghs_abc", "ghs_abc"); strings.Contains(got, "ghs_abc") || strings.Contains(got, "eC1h") {
+		t.Fatalf("redact = %q", got)
+	}
+}

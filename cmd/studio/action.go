@@ -16,7 +16,6 @@ import (
 	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/gitops"
-	"github.com/google/go-github/v60/github"
 	"github.com/sethvargo/go-githubactions"
 )
 
@@ -144,13 +143,13 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 	// The key-holding proxy and the runner whose environment holds no secret; the demo swaps in
 	// a scripted agent but keeps the same redaction.
 	var runner codex.Runner
-	redactor := codex.NewRedactor(token, openAIKey)
+	redactor := codex.NewRedactor(append(gitops.SecretForms(token), openAIKey)...)
 	if over.codex != nil {
 		runner = over.codex
 	} else {
 		rt, err := codex.Start(ctx, codex.Config{
 			Bin: act.GetInput("codex-path"), OpenAIKey: openAIKey, Upstream: act.GetInput("openai-base-url"),
-			Secrets: []string{token}, CodexHome: filepath.Join(env.runnerTemp, "codex-home"), Getenv: getenv,
+			Secrets: gitops.SecretForms(token), CodexHome: filepath.Join(env.runnerTemp, "codex-home"), Getenv: getenv,
 		})
 		if err != nil {
 			act.Errorf("%v", err)
@@ -173,6 +172,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		LabelPrefix:   orDefault(act.GetInput("label-prefix"), "studio:"),
 		BranchPrefix:  orDefault(act.GetInput("branch-prefix"), "studio/"),
 		AllowedBots:   allowedBots,
+		BotLogin:      act.GetInput("bot-login"),
 		RunID:         env.runID,
 		RunURL:        fmt.Sprintf("%s/%s/actions/runs/%s", strings.TrimRight(env.serverURL, "/"), env.repository, env.runID),
 		WorkDir:       env.workspace,
@@ -187,7 +187,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 	})
 	out, err := b.Handle(ctx, tr)
 	if err != nil {
-		act.Errorf("%s", describeError(err))
+		act.Errorf("%s", bot.Explain(err))
 		act.SetOutput("status", "error")
 		return exitError
 	}
@@ -204,19 +204,6 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		act.Infof("nothing to do: %s", out.Skip)
 	}
 	return exitOK
-}
-
-// describeError turns GitHub failures into something a user can act on.
-func describeError(err error) string {
-	var rle *github.RateLimitError
-	if errors.As(err, &rle) {
-		return fmt.Sprintf("GitHub API rate limit reached; retry after %s (%v)", rle.Rate.Reset.Time.Format(time.RFC3339), err)
-	}
-	var ghErr *github.ErrorResponse
-	if errors.As(err, &ghErr) && ghErr.Response != nil && ghErr.Response.StatusCode == http.StatusForbidden {
-		return fmt.Sprintf("%v: the token lacks a permission; grant the workflow `contents: write`, `issues: write`, `pull-requests: write` and `checks: write`", err)
-	}
-	return err.Error()
 }
 
 func orDefault(v, d string) string {

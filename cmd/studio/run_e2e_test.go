@@ -552,3 +552,18 @@ func TestPromptsComeFromTheDefaultBranchWhateverIsCheckedOut(t *testing.T) {
 		t.Errorf("design/gdd.md must come from the default branch:\n%s", prompt)
 	}
 }
+
+func TestRefusedPullRequestSaysWhichSettingToEnable(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Jump", taskBody)
+	_, payload := w.comment(n, sandbox.Writer, "/studio run")
+	w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x\n"}}})
+	w.Emu.InjectFailure("POST", "/repos/acme/hop/pulls", 403, `{"message":"GitHub Actions is not permitted to create or approve pull requests.","documentation_url":"https://docs.github.com/rest/pulls/pulls#create-a-pull-request","status":"403"}`)
+	res := w.run("issue_comment", payload, nil)
+	if res.outputs["status"] != "blocked" {
+		t.Fatalf("status %q\n%s", res.outputs["status"], res.stderr)
+	}
+	if status := w.botComments(n)[0].Body; !strings.Contains(status, "Allow GitHub Actions to create and approve pull requests") {
+		t.Errorf("the verdict must name the repository setting:\n%s", status)
+	}
+}
