@@ -204,6 +204,7 @@ func TestPublishGate(t *testing.T) {
 }
 
 func TestStudioVerdictReadsOnlyTheBotsReviewRun(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name string
 		runs []CheckRun
@@ -214,6 +215,23 @@ func TestStudioVerdictReadsOnlyTheBotsReviewRun(t *testing.T) {
 		{"failed", []CheckRun{{Conclusion: "failure", AppSlug: "github-actions"}}, &policy.StudioVerdict{CommitSHA: "abc"}},
 		{"still running", []CheckRun{{Status: "in_progress", AppSlug: "github-actions"}}, nil},
 		{"forged by another app", []CheckRun{{Conclusion: "success", AppSlug: "mallory-app"}}, nil},
+		// The list order is not promised: the newest completed run decides, by time, then by id.
+		{"an older pass listed first loses to a newer failure", []CheckRun{
+			{ID: 1, Conclusion: "success", AppSlug: "github-actions", CompletedAt: t0},
+			{ID: 2, Conclusion: "failure", AppSlug: "github-actions", CompletedAt: t0.Add(time.Minute)},
+		}, &policy.StudioVerdict{CommitSHA: "abc"}},
+		{"an older failure listed first loses to a newer pass", []CheckRun{
+			{ID: 1, Conclusion: "failure", AppSlug: "github-actions", CompletedAt: t0},
+			{ID: 2, Conclusion: "success", AppSlug: "github-actions", CompletedAt: t0.Add(time.Minute)},
+		}, &policy.StudioVerdict{CommitSHA: "abc", Passed: true}},
+		{"the same completion second falls back to the larger id", []CheckRun{
+			{ID: 7, Conclusion: "success", AppSlug: "github-actions", CompletedAt: t0},
+			{ID: 9, Conclusion: "failure", AppSlug: "github-actions", CompletedAt: t0},
+		}, &policy.StudioVerdict{CommitSHA: "abc"}},
+		{"a newer run still in progress does not hide the newest verdict", []CheckRun{
+			{ID: 3, Status: "in_progress", AppSlug: "github-actions"},
+			{ID: 2, Conclusion: "failure", AppSlug: "github-actions", CompletedAt: t0},
+		}, &policy.StudioVerdict{CommitSHA: "abc"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

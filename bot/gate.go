@@ -52,19 +52,32 @@ func (b *Bot) studioVerdict(ctx context.Context, sha string) (*policy.StudioVerd
 	if err != nil {
 		return nil, err
 	}
-	for _, cr := range runs { // newest first
+	var newest *CheckRun
+	for i, cr := range runs {
 		if !strings.EqualFold(cr.AppSlug, b.botApp()) {
 			b.logf("ignoring check run %s %d on %s: created by app %q, not the bot", cr.Name, cr.ID, shortSHA(sha), cr.AppSlug)
 			continue
 		}
-		switch cr.Conclusion {
-		case "success":
-			return &policy.StudioVerdict{CommitSHA: sha, Passed: true}, nil
-		case "failure":
-			return &policy.StudioVerdict{CommitSHA: sha, Passed: false}, nil
+		if cr.Conclusion != "success" && cr.Conclusion != "failure" {
+			continue // still running, or ended without a verdict
+		}
+		if newest == nil || newerRun(cr, *newest) {
+			newest = &runs[i]
 		}
 	}
-	return nil, nil
+	if newest == nil {
+		return nil, nil
+	}
+	return &policy.StudioVerdict{CommitSHA: sha, Passed: newest.Conclusion == "success"}, nil
+}
+
+// newerRun orders completed check runs by completion time, then by id (ids grow), so the gate
+// reads the latest review of a commit whatever order the API lists them in.
+func newerRun(a, b CheckRun) bool {
+	if c := a.CompletedAt.Compare(b.CompletedAt); c != 0 {
+		return c > 0
+	}
+	return a.ID > b.ID
 }
 
 // writeGate evaluates studio/gate and writes it on the head commit.

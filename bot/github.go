@@ -85,7 +85,7 @@ type GitHub interface {
 	Reviews(ctx context.Context, number int) ([]Review, error)
 	// PullFiles lists every path a pull request changes, both names of a rename.
 	PullFiles(ctx context.Context, number int) ([]string, error)
-	// CheckRuns lists the check runs named name on commit sha, newest first.
+	// CheckRuns lists the check runs named name on commit sha, in no promised order.
 	CheckRuns(ctx context.Context, sha, name string) ([]CheckRun, error)
 	// CreateCheckRun and UpdateCheckRun answer ErrForbidden when the token lacks `checks: write`.
 	CreateCheckRun(ctx context.Context, cr CheckRun) (CheckRun, error)
@@ -324,6 +324,9 @@ type CheckRun struct {
 	Summary    string
 	DetailsURL string
 	AppSlug    string
+	// CompletedAt orders the runs of one name: the API's list order is not documented, so the
+	// newest verdict is chosen by it (and the id), never by position.
+	CompletedAt time.Time
 }
 
 // CommitStatus is a commit status, the fallback when a token cannot write check runs.
@@ -400,7 +403,7 @@ func (c *Client) PullFiles(ctx context.Context, number int) ([]string, error) {
 func toCheckRun(cr *github.CheckRun) CheckRun {
 	return CheckRun{ID: cr.GetID(), Name: cr.GetName(), HeadSHA: cr.GetHeadSHA(), Status: cr.GetStatus(),
 		Conclusion: cr.GetConclusion(), Title: cr.GetOutput().GetTitle(), Summary: cr.GetOutput().GetSummary(),
-		DetailsURL: cr.GetDetailsURL(), AppSlug: cr.GetApp().GetSlug()}
+		DetailsURL: cr.GetDetailsURL(), AppSlug: cr.GetApp().GetSlug(), CompletedAt: cr.GetCompletedAt().Time}
 }
 
 func (c *Client) CheckRuns(ctx context.Context, sha, name string) ([]CheckRun, error) {
