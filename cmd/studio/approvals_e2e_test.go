@@ -449,3 +449,27 @@ func TestApprovalTTLExpiresApprovals(t *testing.T) {
 		t.Fatalf("a fresh approval inside the TTL runs: status %q, %d writing calls\n%s", res.outputs["status"], len(w.writes()), res.stderr)
 	}
 }
+
+func TestStudioReviewLeavesTheRunsStatusLabel(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Jump", taskBody)
+	_, payload := w.comment(n, sandbox.Writer, "/studio run")
+	// In scope and out of scope: the run is blocked for the README, whatever the review says.
+	w.script(fakecodex.Call{Edits: []fakecodex.Edit{
+		{Write: "src/player/jump.gd", Content: "x\n"},
+		{Write: "README.md", Content: "rewritten by the agent\n"},
+	}})
+	if res := w.run("issue_comment", payload, nil); res.outputs["status"] != "blocked" {
+		t.Fatalf("run: %q\n%s", res.outputs["status"], res.stderr)
+	}
+	pr := w.Emu.Pulls(sandbox.Owner, sandbox.Repo)[0]
+	_, payload = w.comment(pr.Number, sandbox.Writer, "/studio review")
+	res := w.run("issue_comment", payload, nil)
+	if res.code != 0 || w.checkRuns("studio/review")[pr.HeadSHA] != "success" {
+		t.Fatalf("review: exit %d, studio/review %v\n%s", res.code, w.checkRuns("studio/review"), res.stderr)
+	}
+	if labels := w.Emu.IssueLabels(sandbox.Owner, sandbox.Repo, n); !slices.Equal(labels, []string{"studio:status/blocked"}) {
+		t.Errorf("a passing review must not relabel a blocked run: labels = %v", labels)
+	}
+	mustContain(t, "status comment", w.statusBody(n), "studio review of `"+pr.HeadSHA[:7]+"` passed")
+}
