@@ -156,7 +156,7 @@ func (b *Bot) recomputeGate(ctx context.Context, number, issue int) error {
 	if err != nil {
 		return err
 	}
-	pa, err := b.approvalsOf(ctx, pr, tn, issue)
+	pa, err := b.approvalsOf(ctx, pr, tn, issue, false)
 	if err != nil {
 		return err
 	}

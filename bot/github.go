@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/google/go-github/v60/github"
@@ -92,9 +91,8 @@ type GitHub interface {
 	UpdateCheckRun(ctx context.Context, cr CheckRun) error
 	// CreateStatus sets a commit status (state success, failure, pending or error).
 	CreateStatus(ctx context.Context, sha string, st CommitStatus) error
-	// PullCommitMessage returns the message of commit sha among a pull request's commits, or
-	// ErrNotFound.
-	PullCommitMessage(ctx context.Context, number int, sha string) (string, error)
+	// PullCommits lists a pull request's commits, oldest first.
+	PullCommits(ctx context.Context, number int) ([]PullCommit, error)
 
 	// CreateReview posts a review; ErrUnprocessable when GitHub refuses its event or an inline
 	// comment (the caller retries in a plainer form).
@@ -468,20 +466,25 @@ func (c *Client) CreateStatus(ctx context.Context, sha string, st CommitStatus) 
 	return nil
 }
 
-func (c *Client) PullCommitMessage(ctx context.Context, number int, sha string) (string, error) {
+// PullCommit is one commit of a pull request: the plan commit is found by its trailer.
+type PullCommit struct {
+	SHA     string
+	Message string
+}
+
+func (c *Client) PullCommits(ctx context.Context, number int) ([]PullCommit, error) {
 	opts := &github.ListOptions{PerPage: 100}
+	var out []PullCommit
 	for {
 		page, resp, err := c.gh.PullRequests.ListCommits(ctx, c.owner, c.repo, number, opts)
 		if err != nil {
-			return "", fmt.Errorf("list commits of #%d: %w", number, err)
+			return nil, fmt.Errorf("list commits of #%d: %w", number, err)
 		}
 		for _, cm := range page {
-			if strings.EqualFold(cm.GetSHA(), sha) {
-				return cm.GetCommit().GetMessage(), nil
-			}
+			out = append(out, PullCommit{SHA: cm.GetSHA(), Message: cm.GetCommit().GetMessage()})
 		}
 		if resp.NextPage == 0 {
-			return "", fmt.Errorf("commit %s of #%d: %w", shortSHA(sha), number, ErrNotFound)
+			return out, nil
 		}
 		opts.Page = resp.NextPage
 	}

@@ -54,14 +54,11 @@ func (b *Bot) handlePullEvent(ctx context.Context, tr Trigger) (Outcome, error) 
 	if err != nil {
 		return out, err
 	}
-	pa, err := b.approvalsOf(ctx, pr, tn, issue)
+	pa, err := b.approvalsOf(ctx, pr, tn, issue, false)
 	if err != nil {
 		return out, err
 	}
-	planStage, err := b.isPlanHead(ctx, pr)
-	if err != nil {
-		return out, err
-	}
+	planStage := pa.plan.headIsPlan
 
 	if tr.Kind == TriggerReview && tr.Pull.Action == "submitted" && tr.Pull.ReviewState == "approved" && planStage {
 		if o, started, err := b.implementApproved(ctx, tr, issue, tn, pa); started || err != nil {
@@ -83,32 +80,15 @@ func (b *Bot) handlePullEvent(ctx context.Context, tr Trigger) (Outcome, error) 
 	return out, nil
 }
 
-// isPlanHead reports whether the pull request's head is the plan phase's empty commit, i.e. the
-// implementation has not run on it yet. A re-delivered approval, or an approval of the
-// implementation's own commit (for the gate), therefore never starts a second implementation.
-func (b *Bot) isPlanHead(ctx context.Context, pr PullRequest) (bool, error) {
-	msg, err := b.GitHub.PullCommitMessage(ctx, pr.Number, pr.HeadSHA)
-	if errors.Is(err, ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	for _, line := range strings.Split(msg, "\n") {
-		if strings.TrimSpace(line) == planPhaseTrailer {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
 // implementApproved runs the implementation authorized by a matching approval, on the plan pull
 // request's branch, through the same path as `/studio run` (run.implement) with provenance
 // `approval`. started is false when no approval matches; the caller then shows why.
 func (b *Bot) implementApproved(ctx context.Context, tr Trigger, issue int, tn taskNow, pa pullApprovals) (Outcome, bool, error) {
 	out := Outcome{RunID: b.RunID}
 	first, ok := pa.match.First()
-	if !ok || tn.problem != "" || pa.markerLine == "" {
+	// Only an approval of the recorded plan commit starts anything; MatchApprovals already
+	// required the issue's text to be the planned one (the head is the plan commit).
+	if !ok || tn.problem != "" || !pa.plan.found || !pa.plan.headIsPlan || pa.markerLine == "" {
 		return out, false, nil
 	}
 	elig := policy.Evaluate(policy.EligibilityInput{
@@ -177,6 +157,9 @@ func (b *Bot) showApprovalStatus(ctx context.Context, issue int, pr PullRequest,
 	}
 	if tn.problem != "" && !pa.match.HasMatchingApproval() {
 		fmt.Fprintf(&b2, "The task cannot be used now: %s\n\n", tn.problem)
+	}
+	if pa.plan.why != "" {
+		fmt.Fprintf(&b2, "The plan's identity cannot be trusted: %s\n\n", pa.plan.why)
 	}
 	b2.WriteString(fenced(diag.Render(), "text"))
 	r.st.Summary = b2.String()
@@ -267,7 +250,7 @@ func (r *run) revoke(ctx context.Context) (Outcome, error) {
 	if err != nil {
 		return *r.out, err
 	}
-	pa, err := r.approvalsOf(ctx, full, tn, r.tr.Issue)
+	pa, err := r.approvalsOf(ctx, full, tn, r.tr.Issue, false)
 	if err != nil {
 		return *r.out, err
 	}

@@ -117,7 +117,7 @@ type ApprovalFacts struct {
 	BindTaskDigest    bool
 	PlannedTaskDigest string
 	CurrentTaskDigest string
-	BotLogin    string
+	BotLogin          string
 	// ApprovalTTL makes approvals expire that long after submission; 0 means they never expire.
 	ApprovalTTL time.Duration
 	Now         time.Time
