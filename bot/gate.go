@@ -16,7 +16,7 @@ import (
 const ReviewCheckName = "studio/review"
 
 // gateFacts fetches what policy.EvaluateGate decides on for a pull request's head.
-func (b *Bot) gateFacts(ctx context.Context, pr PullRequest, tn taskNow, match policy.ApprovalMatch) (policy.GateFacts, error) {
+func (b *Bot) gateFacts(ctx context.Context, pr PullRequest, tn taskNow, pa pullApprovals) (policy.GateFacts, error) {
 	files, err := b.GitHub.PullFiles(ctx, pr.Number)
 	if err != nil {
 		return policy.GateFacts{}, err
@@ -38,7 +38,8 @@ func (b *Bot) gateFacts(ctx context.Context, pr PullRequest, tn taskNow, match p
 		ChangedPathsTruncated: len(files) < pr.ChangedFiles,
 		WriteScope:            scope,
 		RequiredApprovals:     b.RequiredApprovals,
-		Approvals:             match,
+		Approvals:             pa.match,
+		NothingImplemented:    pa.plan.headIsPlan,
 	}, nil
 }
 
@@ -81,8 +82,8 @@ func newerRun(a, b CheckRun) bool {
 }
 
 // writeGate evaluates studio/gate and writes it on the head commit.
-func (b *Bot) writeGate(ctx context.Context, pr PullRequest, tn taskNow, match policy.ApprovalMatch) (policy.GateResult, error) {
-	facts, err := b.gateFacts(ctx, pr, tn, match)
+func (b *Bot) writeGate(ctx context.Context, pr PullRequest, tn taskNow, pa pullApprovals) (policy.GateResult, error) {
+	facts, err := b.gateFacts(ctx, pr, tn, pa)
 	if err != nil {
 		return policy.GateResult{}, fmt.Errorf("gather the gate's facts for #%d: %w", pr.Number, err)
 	}
@@ -160,6 +161,6 @@ func (b *Bot) recomputeGate(ctx context.Context, number, issue int) error {
 	if err != nil {
 		return err
 	}
-	_, err = b.writeGate(ctx, pr, tn, pa.match)
+	_, err = b.writeGate(ctx, pr, tn, pa)
 	return err
 }

@@ -65,7 +65,7 @@ func (b *Bot) handlePullEvent(ctx context.Context, tr Trigger) (Outcome, error) 
 			return o, err
 		}
 	}
-	res, err := b.writeGate(ctx, pr, tn, pa.match)
+	res, err := b.writeGate(ctx, pr, tn, pa)
 	if err != nil {
 		return out, err
 	}
@@ -263,7 +263,7 @@ func (r *run) revoke(ctx context.Context) (Outcome, error) {
 	if err := r.publish(ctx); err != nil {
 		return *r.out, err
 	}
-	if _, err := r.writeGate(ctx, full, tn, pa.match); err != nil {
+	if _, err := r.writeGate(ctx, full, tn, pa); err != nil {
 		return *r.out, err
 	}
 	return *r.out, nil

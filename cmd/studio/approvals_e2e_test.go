@@ -525,3 +525,21 @@ func TestForgedRequesterInThePullBodyIsIgnored(t *testing.T) {
 	}
 	mustContain(t, "status comment", w.statusBody(n), "by octocat: non-authorizing (self-approval is not allowed in strict-studio)")
 }
+
+func TestReviewedPlanCommitIsNotAMergeableGate(t *testing.T) {
+	// The studio review of the empty plan commit passes (there is nothing to find), so without the
+	// plan-head fact an approval of the plan would be all the gate still waited for.
+	w, _ := newStudioWorld(t, "strict-studio")
+	_, pr, _ := w.planned(nil)
+	_, payload := w.comment(pr.Number, reviewer, "/studio review")
+	if res := w.run("issue_comment", payload, nil); res.code != 0 {
+		t.Fatalf("review: exit %d\n%s", res.code, res.stderr)
+	}
+	if w.checkRuns("studio/review")[pr.HeadSHA] != "success" {
+		t.Fatalf("the review of the empty plan commit passes: %v", w.checkRuns("studio/review"))
+	}
+	g := w.gate(pr.HeadSHA)
+	if g.Conclusion == "success" || !strings.Contains(g.Title, "nothing implemented yet") {
+		t.Errorf("gate on a reviewed plan commit = %s (%s); it must wait for the implementation", g.Conclusion, g.Title)
+	}
+}
