@@ -106,14 +106,21 @@ func (b *Bot) implementApproved(ctx context.Context, tr Trigger, issue int, tn t
 	r.st.set(stepAuthorized, StepDone, fmt.Sprintf("approved by @%s (review-%d on `%s`), requested by @%s", first.Author, first.ID, shortSHA(first.CommitID), pa.marker.RequestedBy))
 	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("role `%s`, writeFiles %s", tn.task.Role, strings.Join(quoteAll(tn.task.WriteFiles), ", ")))
 	if err := r.publish(ctx); err != nil {
+		r.reportFailure(ctx, err)
 		return out, true, err
 	}
 	b.logf("review-%d by %s authorizes the implementation of #%d (provenance %s)", first.ID, first.Author, issue, elig.Provenance)
 	out, err = r.implement(ctx, tn.cfg, tn.task, elig, tn.base)
-	if err == nil && out.PullRequest > 0 {
+	if err != nil {
+		// The status comment already says the implementation is running: finish it, as the
+		// issue-comment path does, so it never hangs.
+		r.reportFailure(ctx, err)
+		return out, true, err
+	}
+	if out.PullRequest > 0 {
 		b.refreshGate(ctx, out.PullRequest, issue)
 	}
-	return out, true, err
+	return out, true, nil
 }
 
 // runForIssue builds a run on the task issue's status comment, for flows that do not start from
@@ -205,14 +212,22 @@ func (b *Bot) handlePullComment(ctx context.Context, tr Trigger, cmd Command) (O
 	if err := b.GitHub.AddCommentReaction(ctx, tr.CommentID, "eyes"); err != nil {
 		return out, err
 	}
+	var handle func(context.Context) (Outcome, error)
 	switch cmd.Verb {
 	case "revoke":
-		r.st.Handled = append(r.st.Handled, tr.CommentID)
 		r.st.set(stepAuthorized, StepDone, "@"+tr.Actor.Login)
-		return r.revoke(ctx)
+		handle = r.revoke
 	case "review":
+		handle = func(ctx context.Context) (Outcome, error) { return r.reviewPull(ctx, pr) }
+	}
+	if handle != nil {
 		r.st.Handled = append(r.st.Handled, tr.CommentID)
-		return r.reviewPull(ctx, pr)
+		o, err := handle(ctx)
+		if err != nil {
+			// As on the issue: a bot failure after the status was published is reported there.
+			r.reportFailure(ctx, err)
+		}
+		return o, err
 	}
 	reply := fmt.Sprintf("> %s\n\n@%s, on a studio pull request the commands are `%s review` and `%s revoke`; run `%s run` on the task issue #%d.",
 		quoteLine(cmd.Line), tr.Actor.Login, b.TriggerPhrase, b.TriggerPhrase, b.TriggerPhrase, issue)

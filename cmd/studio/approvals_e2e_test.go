@@ -543,3 +543,34 @@ func TestReviewedPlanCommitIsNotAMergeableGate(t *testing.T) {
 		t.Errorf("gate on a reviewed plan commit = %s (%s); it must wait for the implementation", g.Conclusion, g.Title)
 	}
 }
+
+// A bot failure in a pull-request flow must finish the issue's status comment, as it does on the
+// issue: it already said the run was going.
+func TestPullFlowFailuresAreReportedOnTheIssue(t *testing.T) {
+	tests := []struct {
+		name   string
+		inject func(w *world, pr ghemu.Pull) (event string, payload []byte)
+	}{
+		{"approval-started implementation", func(w *world, pr ghemu.Pull) (string, []byte) {
+			w.Emu.InjectFailure("GET", "/repos/acme/hop/contents/.codex/agents/gameplay-programmer.toml", 502, "")
+			_, payload := w.approve(pr.Number, reviewer, ghemu.ReviewSpec{})
+			return "pull_request_review", payload
+		}},
+		{"/studio review", func(w *world, pr ghemu.Pull) (string, []byte) {
+			w.Emu.InjectFailure("POST", "/repos/acme/hop/pulls/2/reviews", 502, "")
+			_, payload := w.comment(pr.Number, reviewer, "/studio review")
+			return "issue_comment", payload
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w, _ := newStudioWorld(t, "strict-studio")
+			n, pr, _ := w.planned(nil)
+			event, payload := tt.inject(w, pr)
+			if res := w.run(event, payload, nil); res.code != exitError {
+				t.Fatalf("exit %d, want the error exit\n%s", res.code, res.stderr)
+			}
+			mustContain(t, "status comment", w.statusBody(n), "The studio itself failed", "502", "Verdict: **error**")
+		})
+	}
+}
