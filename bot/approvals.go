@@ -65,6 +65,9 @@ type taskNow struct {
 	cfg   policy.StudioConfig
 	task  policy.Task
 	hash  string
+	// digest is policy.TaskDigest of the issue's title and body as read: an approval starts the
+	// implementation only when it equals the digest the plan recorded.
+	digest string
 	// problem says why the task cannot be used now ("" when it can): no approval can match then.
 	problem string
 }
@@ -76,7 +79,7 @@ func (b *Bot) loadTaskNow(ctx context.Context, number int) (taskNow, error) {
 	if err != nil {
 		return taskNow{}, fmt.Errorf("read task issue #%d: %w", number, err)
 	}
-	tn := taskNow{issue: issue}
+	tn := taskNow{issue: issue, digest: policy.TaskDigest(issue.Title, issue.Body)}
 	if tn.base, err = b.GitHub.DefaultBranch(ctx); err != nil {
 		return tn, err
 	}
@@ -110,11 +113,94 @@ func (b *Bot) loadTaskNow(ctx context.Context, number int) (taskNow, error) {
 
 // pullApprovals is what the bot knows about one studio pull request's approvals.
 type pullApprovals struct {
-	pr     PullRequest
+	pr PullRequest
+	// plan is the pull request's plan commit and its studio/plan record.
+	plan   planState
 	marker policy.IdentityMarker
-	// markerLine is the trusted marker re-rendered, "" when the body has none we can trust.
+	// markerLine is the trusted identity rendered as the body's marker, "" when there is none.
 	markerLine string
 	match      policy.ApprovalMatch
+}
+
+// PlanCheckName is the check run the plan phase writes on its plan commit. Its output holds the
+// policy.PlanRecord approvals are matched against. A check run can only be written by a GitHub
+// App and only the bot's own app's run is read, so, unlike the pull request body (which any
+// writer can edit), a writer cannot forge the requester or the identity in it.
+const PlanCheckName = "studio/plan"
+
+// planState is a pull request's latest plan commit and its record.
+type planState struct {
+	// sha is the latest commit carrying the plan trailer, "" when the pull request has none (a
+	// fast-prototype or override run).
+	sha string
+	// headIsPlan: the head is that commit, so nothing is implemented yet and an approval of it
+	// would start the implementation.
+	headIsPlan bool
+	record     policy.PlanRecord
+	found      bool
+	// why says why a plan commit has no trusted record ("" when found or when there is no plan).
+	why string
+}
+
+func hasPlanTrailer(msg string) bool {
+	for _, line := range strings.Split(msg, "\n") {
+		if strings.TrimSpace(line) == planPhaseTrailer {
+			return true
+		}
+	}
+	return false
+}
+
+// planOf finds the pull request's latest plan commit and reads the bot's studio/plan record on it.
+// A commit anyone pushed can carry the trailer, but only the bot's app can have recorded a plan on
+// it, so a missing or foreign record means no approval can match (fail closed).
+func (b *Bot) planOf(ctx context.Context, pr PullRequest, issue int) (planState, error) {
+	var ps planState
+	commits, err := b.GitHub.PullCommits(ctx, pr.Number)
+	if err != nil {
+		return ps, fmt.Errorf("find the plan commit of #%d: %w", pr.Number, err)
+	}
+	for _, c := range commits {
+		if hasPlanTrailer(c.Message) {
+			ps.sha = c.SHA
+		}
+	}
+	if ps.sha == "" {
+		return ps, nil
+	}
+	ps.headIsPlan = strings.EqualFold(ps.sha, pr.HeadSHA)
+	runs, err := b.GitHub.CheckRuns(ctx, ps.sha, PlanCheckName)
+	if errors.Is(err, ErrForbidden) {
+		ps.why = fmt.Sprintf("the token cannot read check runs, so the plan's `%s` record on `%s` cannot be read and no approval can count; grant the workflow `checks: write`", PlanCheckName, shortSHA(ps.sha))
+		return ps, nil
+	}
+	if err != nil {
+		return ps, fmt.Errorf("read the plan record of #%d: %w", pr.Number, err)
+	}
+	var newest *CheckRun
+	for i, cr := range runs {
+		if !strings.EqualFold(cr.AppSlug, b.botApp()) {
+			b.logf("ignoring check run %s %d on %s: created by app %q, not the bot", cr.Name, cr.ID, shortSHA(ps.sha), cr.AppSlug)
+			continue
+		}
+		if newest == nil || newerRun(cr, *newest) {
+			newest = &runs[i]
+		}
+	}
+	if newest == nil {
+		ps.why = fmt.Sprintf("plan commit `%s` has no `%s` check run written by the bot, so no approval can count; run `%s run` on #%d to plan again", shortSHA(ps.sha), PlanCheckName, b.TriggerPhrase, issue)
+		return ps, nil
+	}
+	rec, err := policy.ParsePlanRecord(newest.Summary)
+	switch {
+	case err != nil:
+		ps.why = fmt.Sprintf("the `%s` check run on `%s` cannot be read (%v); run `%s run` on #%d to plan again", PlanCheckName, shortSHA(ps.sha), err, b.TriggerPhrase, issue)
+	case rec.Issue != issue:
+		ps.why = fmt.Sprintf("the `%s` record on `%s` is for issue #%d, not #%d", PlanCheckName, shortSHA(ps.sha), rec.Issue, issue)
+	default:
+		ps.record, ps.found = rec, true
+	}
+	return ps, nil
 }
 
 // trustedMarker reads the identity marker of a studio pull request. It is trusted only in a pull
@@ -142,10 +228,31 @@ func (b *Bot) trustedMarker(pr PullRequest, issue int) (policy.IdentityMarker, s
 
 // approvalsOf gathers the facts of MatchApprovals from GitHub: every review with its commit and
 // its author's permission, the `/studio revoke` comments on the issue and the pull request, the
-// trusted marker, and the hash recomputed from the task now.
-func (b *Bot) approvalsOf(ctx context.Context, pr PullRequest, tn taskNow, issue int) (pullApprovals, error) {
+// plan's record, and the hash and digest recomputed from the task now. startsRun says a matching
+// approval would start an implementation (as it does whenever the head is the plan commit), so
+// the issue's text must still be the planned one.
+func (b *Bot) approvalsOf(ctx context.Context, pr PullRequest, tn taskNow, issue int, startsRun bool) (pullApprovals, error) {
 	pa := pullApprovals{pr: pr}
-	pa.marker, pa.markerLine = b.trustedMarker(pr, issue)
+	var err error
+	if pa.plan, err = b.planOf(ctx, pr, issue); err != nil {
+		return pa, err
+	}
+	switch {
+	case pa.plan.found:
+		pa.marker = pa.plan.record.Marker()
+		if pa.markerLine, err = pa.marker.Render(); err != nil {
+			return pa, fmt.Errorf("render the plan's identity marker: %w", err)
+		}
+	case pa.plan.sha == "" && tn.cfg.StudioMode != policy.ModeStrictStudio:
+		// A pull request without a plan comes from a fast-prototype or guided override run, where
+		// no approval starts anything and self-approval is allowed; its body marker is all there
+		// is for the gate. strict-studio never gets here: every strict implementation has a plan.
+		pa.marker, pa.markerLine = b.trustedMarker(pr, issue)
+	case pa.plan.why != "":
+		b.logf("pull request #%d: %s", pr.Number, pa.plan.why)
+	default:
+		b.logf("pull request #%d has no plan commit; in %s only a recorded plan's identity counts", pr.Number, tn.cfg.StudioMode)
+	}
 	reviews, err := b.GitHub.Reviews(ctx, pr.Number)
 	if err != nil {
 		return pa, err
@@ -160,10 +267,14 @@ func (b *Bot) approvalsOf(ctx context.Context, pr PullRequest, tn taskNow, issue
 		CurrentHash: tn.hash,
 		StudioMode:  tn.cfg.StudioMode,
 		RequestedBy: pa.marker.RequestedBy,
-		BotLogin:    b.BotLogin,
-		ApprovalTTL: b.ApprovalTTL,
-		Now:         b.Now(),
-		Revocations: revokes,
+		// The record's digest, never the body's: only the bot can have written it.
+		BindTaskDigest:    startsRun || pa.plan.headIsPlan,
+		PlannedTaskDigest: pa.plan.record.TaskDigest,
+		CurrentTaskDigest: tn.digest,
+		BotLogin:          b.BotLogin,
+		ApprovalTTL:       b.ApprovalTTL,
+		Now:               b.Now(),
+		Revocations:       revokes,
 	}
 	if tn.problem != "" {
 		facts.CurrentHash = ""
@@ -232,7 +343,8 @@ func (b *Bot) revocations(ctx context.Context, numbers ...int) ([]policy.Revocat
 func (r *run) authorizeAndRun(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string) (Outcome, error) {
 	branch := r.BranchPrefix + fmt.Sprintf("task-%d", r.tr.Issue)
 	hash, hashErr := policy.ObjectiveHash(policy.TaskIdentity(task.Role, r.issue.Title, task, cfg))
-	tn := taskNow{issue: r.issue, base: base, cfg: cfg, task: task, hash: hash}
+	// The digest is of the issue as delivered with the command, the text this run will use.
+	tn := taskNow{issue: r.issue, base: base, cfg: cfg, task: task, hash: hash, digest: policy.TaskDigest(r.issue.Title, r.issue.Body)}
 	if hashErr != nil {
 		tn.problem = hashErr.Error()
 	}
@@ -246,7 +358,7 @@ func (r *run) authorizeAndRun(ctx context.Context, cfg policy.StudioConfig, task
 		case err != nil:
 			return *r.out, err
 		default:
-			if pa, err = r.approvalsOf(ctx, pr, tn, r.tr.Issue); err != nil {
+			if pa, err = r.approvalsOf(ctx, pr, tn, r.tr.Issue, true); err != nil {
 				return *r.out, err
 			}
 			match = pa.match
@@ -330,6 +442,13 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 	if err != nil {
 		return r.block(ctx, stepTaskParsed, "the plan's identity marker cannot be written: "+err.Error())
 	}
+	// The record binds the approval to this exact issue text (the event's snapshot, which the
+	// prompt below is rendered from), not only to the seed's identity fields.
+	recordLine, err := policy.PlanRecord{ObjectiveSHA256: marker.ObjectiveSHA256, TaskDigest: policy.TaskDigest(r.issue.Title, r.issue.Body),
+		Issue: marker.Issue, RequestedBy: marker.RequestedBy}.Render()
+	if err != nil {
+		return r.block(ctx, stepTaskParsed, "the plan's record cannot be written: "+err.Error())
+	}
 	branch := r.BranchPrefix + fmt.Sprintf("task-%d", r.tr.Issue)
 	r.out.Branch = branch
 	route, err := r.modelRoute(ctx, task, base)
@@ -392,6 +511,14 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 		return *r.out, err
 	}
 	r.st.set(stepCommitted, StepSkipped, fmt.Sprintf("plan phase: empty plan commit `%s` on `%s`", shortSHA(sha), branch))
+	if err := r.recordPlan(ctx, sha, recordLine); err != nil {
+		if errors.Is(err, ErrForbidden) {
+			// Fail closed: without the record no approval could ever be trusted, so opening a
+			// pull request that asks for one would only mislead.
+			return r.block(ctx, stepPull, fmt.Sprintf("the token cannot write check runs, so the plan's identity cannot be recorded where approvals can trust it (the `%s` check run); grant the workflow `checks: write` and run `%s run` again.", PlanCheckName, r.TriggerPhrase))
+		}
+		return *r.out, err
+	}
 
 	body := planBody(markerLine, r.tr.Issue, r.issue.Title, task, res.FinalMessage, policy.RenderDryRun(blocked, diag), marker.RequestedBy, cfg.StudioMode)
 	title := fmt.Sprintf("%s: %s", task.Role, oneLine(r.issue.Title, 200))
@@ -420,6 +547,18 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 	}
 	r.refreshGate(ctx, pr.Number, r.tr.Issue)
 	return *r.out, nil
+}
+
+// recordPlan writes the plan's record as the studio/plan check run on the plan commit. It answers
+// ErrForbidden (wrapped) when the token lacks `checks: write`.
+func (r *run) recordPlan(ctx context.Context, sha, recordLine string) error {
+	summary := fmt.Sprintf("The plan for #%d is waiting for an approving review of this commit. This check run records what the approval is for (the task's identity and the exact issue text) and who asked for the run; approvals are matched against it, not against the pull request body.\n\n%s\n", r.tr.Issue, recordLine)
+	_, err := r.GitHub.CreateCheckRun(ctx, CheckRun{Name: PlanCheckName, HeadSHA: sha, Status: "completed", Conclusion: "neutral",
+		Title: fmt.Sprintf("Plan for #%d: awaiting approval", r.tr.Issue), Summary: summary, DetailsURL: r.RunURL})
+	if err != nil {
+		return fmt.Errorf("record the plan on %s: %w", shortSHA(sha), err)
+	}
+	return nil
 }
 
 // routeRefusal is a model-route problem the user must fix (a bad agent file), not a bot failure.
@@ -499,7 +638,7 @@ func approver(requestedBy string, mode policy.StudioMode) string {
 }
 
 func approveSentence(requestedBy string, mode policy.StudioMode) string {
-	return fmt.Sprintf("**Approve this pull request to authorize the implementation.** The approval must come from %s, on the pull request's current head commit. Editing the issue's title, `writeFiles`, `approvalScope` or role afterwards, or changing the stage or studio mode, makes it stale.", approver(requestedBy, mode))
+	return fmt.Sprintf("**Approve this pull request to authorize the implementation.** The approval must come from %s, on the pull request's current head commit. Editing the issue (its title or any of its text) afterwards, or changing the role, the stage or the studio mode, makes it stale.", approver(requestedBy, mode))
 }
 
 func awaitingSummary(pull int, requestedBy string, mode policy.StudioMode, diagnostics string) string {

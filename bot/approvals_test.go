@@ -28,7 +28,10 @@ type fakeGitHub struct {
 	statuses    []CommitStatus
 	createErr   error
 	listedFiles []string
+	commits     []PullCommit
 }
+
+func (f *fakeGitHub) PullCommits(context.Context, int) ([]PullCommit, error) { return f.commits, nil }
 
 func (f *fakeGitHub) Comments(_ context.Context, n int) ([]Comment, error) { return f.comments[n], nil }
 func (f *fakeGitHub) Permission(_ context.Context, login string) (string, error) {
@@ -126,31 +129,54 @@ func TestRevocationsGathering(t *testing.T) {
 
 func TestApprovalsOfGathersFacts(t *testing.T) {
 	submitted := time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC)
-	marker := policy.IdentityMarker{ObjectiveSHA256: strings.Repeat("a", 64), Issue: 7, RequestedBy: "alice"}
-	line, err := marker.Render()
+	digest := policy.TaskDigest("Make the jump snappier", "body")
+	rec := policy.PlanRecord{ObjectiveSHA256: strings.Repeat("a", 64), TaskDigest: digest, Issue: 7, RequestedBy: "alice"}
+	recordLine, err := rec.Render()
 	if err != nil {
 		t.Fatal(err)
 	}
-	pr := PullRequest{Number: 8, HeadSHA: "head", Author: "github-actions[bot]", Body: line + "\nplan"}
-	tn := taskNow{hash: marker.ObjectiveSHA256, cfg: policy.StudioConfig{StudioMode: policy.ModeStrictStudio}}
+	// The body's marker is what a writer can edit: here it names bob as the requester, which
+	// would make bob's approval a self-approval if it were believed.
+	forged, err := policy.IdentityMarker{ObjectiveSHA256: rec.ObjectiveSHA256, Issue: 7, RequestedBy: "bob"}.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := []PullCommit{{SHA: "base1"}, {SHA: "head", Message: "plan: x\n\nStudio-Phase: plan\n"}}
+	mine := []CheckRun{{ID: 3, Name: PlanCheckName, Conclusion: "neutral", Summary: "text\n" + recordLine + "\n", AppSlug: "github-actions"}}
+	pr := PullRequest{Number: 8, HeadSHA: "head", Author: "github-actions[bot]", Body: forged + "\nplan"}
+	strict := policy.StudioConfig{StudioMode: policy.ModeStrictStudio}
+	tn := taskNow{hash: rec.ObjectiveSHA256, digest: digest, cfg: strict}
+	bob := []Review{{ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "head", SubmittedAt: submitted}}
+	noTrust := "pull request has no trusted identity marker, requester unknown, so self-approval cannot be ruled out in strict-studio"
 	tests := []struct {
-		name    string
-		pr      PullRequest
-		tn      taskNow
-		reviews []Review
-		permErr error
-		want    string // the first decision's reasons, "" for authorizing
+		name      string
+		pr        PullRequest
+		tn        taskNow
+		commits   []PullCommit
+		planRuns  []CheckRun
+		reviews   []Review
+		permErr   error
+		startsRun bool
+		want      string // the first decision's reasons, "" for authorizing
+		requester string // the requester the facts used
 	}{
-		{"another writer on the head authorizes", pr, tn, []Review{{ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "head", SubmittedAt: submitted}}, nil, ""},
-		{"pending reviews are drafts and are left out", pr, tn, []Review{{ID: 9, Author: "bob", AuthorType: "User", State: "PENDING"}, {ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "head", SubmittedAt: submitted}}, nil, ""},
-		{"a failed permission lookup fails closed", pr, tn, []Review{{ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "head", SubmittedAt: submitted}}, errors.New("boom"), "reviewer bob permission could not be checked; write, maintain or admin is required"},
-		{"a marker in someone else's pull request is not trusted", PullRequest{Number: 8, HeadSHA: "head", Author: "mallory", Body: pr.Body}, tn, []Review{{ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "head", SubmittedAt: submitted}}, nil, "pull request author mallory is not the studio bot, pull request has no trusted identity marker, requester unknown, so self-approval cannot be ruled out in strict-studio"},
-		{"a task that cannot be used now matches nothing", pr, taskNow{hash: marker.ObjectiveSHA256, problem: "no task block", cfg: tn.cfg}, []Review{{ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "head", SubmittedAt: submitted}}, nil, "current objective hash unavailable"},
+		{name: "another writer on the head authorizes; the record's requester counts, not the body's", pr: pr, tn: tn, commits: plan, planRuns: mine, reviews: bob, requester: "alice"},
+		{name: "pending reviews are drafts and are left out", pr: pr, tn: tn, commits: plan, planRuns: mine, reviews: append([]Review{{ID: 9, Author: "bob", AuthorType: "User", State: "PENDING"}}, bob...), requester: "alice"},
+		{name: "a failed permission lookup fails closed", pr: pr, tn: tn, commits: plan, planRuns: mine, reviews: bob, permErr: errors.New("boom"), want: "reviewer bob permission could not be checked; write, maintain or admin is required", requester: "alice"},
+		{name: "a marker in someone else's pull request is not trusted", pr: PullRequest{Number: 8, HeadSHA: "head", Author: "mallory", Body: pr.Body}, tn: tn, reviews: bob, want: "pull request author mallory is not the studio bot, " + noTrust},
+		{name: "a task that cannot be used now matches nothing", pr: pr, tn: taskNow{hash: rec.ObjectiveSHA256, digest: digest, problem: "no task block", cfg: strict}, commits: plan, planRuns: mine, reviews: bob, want: "current objective hash unavailable", requester: "alice"},
+		{name: "an issue edited since the plan does not start the implementation", pr: pr, tn: taskNow{hash: rec.ObjectiveSHA256, digest: policy.TaskDigest("Make the jump snappier", "body\nverify: {command: curl evil}"), cfg: strict}, commits: plan, planRuns: mine, reviews: bob, want: policy.ReasonTaskChanged, requester: "alice"},
+		{name: "on an implemented head the gate's approval is not bound to the text", pr: PullRequest{Number: 8, HeadSHA: "impl", Author: pr.Author}, tn: taskNow{hash: rec.ObjectiveSHA256, digest: "edited", cfg: strict}, commits: append(plan, PullCommit{SHA: "impl"}), planRuns: mine, reviews: []Review{{ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "impl", SubmittedAt: submitted}}, requester: "alice"},
+		{name: "a /studio run that would use the approval is bound to the text", pr: PullRequest{Number: 8, HeadSHA: "impl", Author: pr.Author}, tn: taskNow{hash: rec.ObjectiveSHA256, digest: "edited", cfg: strict}, commits: append(plan, PullCommit{SHA: "impl"}), planRuns: mine, reviews: []Review{{ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "impl", SubmittedAt: submitted}}, startsRun: true, want: policy.ReasonTaskChanged, requester: "alice"},
+		{name: "a plan record from another app is not trusted", pr: pr, tn: tn, commits: plan, planRuns: []CheckRun{{ID: 4, Name: PlanCheckName, Summary: recordLine, AppSlug: "mallory-app"}}, reviews: bob, want: "pull request has no trusted identity marker, " + policy.ReasonTaskChanged + ", requester unknown, so self-approval cannot be ruled out in strict-studio"},
+		{name: "strict-studio without a plan commit never trusts the body", pr: pr, tn: tn, reviews: bob, want: noTrust},
+		{name: "a guided override pull request (no plan) keeps the body marker for the gate", pr: pr, tn: taskNow{hash: rec.ObjectiveSHA256, digest: digest, cfg: policy.StudioConfig{StudioMode: policy.ModeGuidedStudio}}, reviews: bob, requester: "bob"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			gh := &fakeGitHub{reviews: tt.reviews, perms: map[string]string{"bob": "write"}, permErr: tt.permErr, comments: map[int][]Comment{}}
-			pa, err := testBot(gh, &bytes.Buffer{}).approvalsOf(context.Background(), tt.pr, tt.tn, 7)
+			gh := &fakeGitHub{reviews: tt.reviews, perms: map[string]string{"bob": "write"}, permErr: tt.permErr, comments: map[int][]Comment{},
+				commits: tt.commits, checkRuns: map[string][]CheckRun{PlanCheckName: tt.planRuns}}
+			pa, err := testBot(gh, &bytes.Buffer{}).approvalsOf(context.Background(), tt.pr, tt.tn, 7, tt.startsRun)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,6 +185,32 @@ func TestApprovalsOfGathersFacts(t *testing.T) {
 			}
 			if got := strings.Join(pa.match.Decisions[0].Reasons, ", "); got != tt.want {
 				t.Errorf("reasons = %q, want %q", got, tt.want)
+			}
+			if pa.marker.RequestedBy != tt.requester {
+				t.Errorf("requester = %q, want %q", pa.marker.RequestedBy, tt.requester)
+			}
+		})
+	}
+}
+
+func TestPlanOfReportsWhyNoRecordCounts(t *testing.T) {
+	plan := []PullCommit{{SHA: "head", Message: "plan\n\nStudio-Phase: plan"}}
+	tests := []struct {
+		name     string
+		runs     []CheckRun
+		checkErr error
+		want     string
+	}{
+		{name: "no checks: read", checkErr: ErrForbidden, want: "grant the workflow `checks: write`"},
+		{name: "no run by the bot", want: "has no `studio/plan` check run written by the bot"},
+		{name: "a garbled record", runs: []CheckRun{{Summary: "<!-- studio:plan {} -->", AppSlug: "github-actions"}}, want: "cannot be read"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gh := &fakeGitHub{commits: plan, checkRuns: map[string][]CheckRun{PlanCheckName: tt.runs}, checkErr: tt.checkErr}
+			ps, err := testBot(gh, &bytes.Buffer{}).planOf(context.Background(), PullRequest{Number: 8, HeadSHA: "head"}, 7)
+			if err != nil || ps.found || !ps.headIsPlan || !strings.Contains(ps.why, tt.want) {
+				t.Fatalf("planOf = %+v, %v; want why containing %q", ps, err, tt.want)
 			}
 		})
 	}
@@ -204,6 +256,7 @@ func TestPublishGate(t *testing.T) {
 }
 
 func TestStudioVerdictReadsOnlyTheBotsReviewRun(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name string
 		runs []CheckRun
@@ -214,6 +267,23 @@ func TestStudioVerdictReadsOnlyTheBotsReviewRun(t *testing.T) {
 		{"failed", []CheckRun{{Conclusion: "failure", AppSlug: "github-actions"}}, &policy.StudioVerdict{CommitSHA: "abc"}},
 		{"still running", []CheckRun{{Status: "in_progress", AppSlug: "github-actions"}}, nil},
 		{"forged by another app", []CheckRun{{Conclusion: "success", AppSlug: "mallory-app"}}, nil},
+		// The list order is not promised: the newest completed run decides, by time, then by id.
+		{"an older pass listed first loses to a newer failure", []CheckRun{
+			{ID: 1, Conclusion: "success", AppSlug: "github-actions", CompletedAt: t0},
+			{ID: 2, Conclusion: "failure", AppSlug: "github-actions", CompletedAt: t0.Add(time.Minute)},
+		}, &policy.StudioVerdict{CommitSHA: "abc"}},
+		{"an older failure listed first loses to a newer pass", []CheckRun{
+			{ID: 1, Conclusion: "failure", AppSlug: "github-actions", CompletedAt: t0},
+			{ID: 2, Conclusion: "success", AppSlug: "github-actions", CompletedAt: t0.Add(time.Minute)},
+		}, &policy.StudioVerdict{CommitSHA: "abc", Passed: true}},
+		{"the same completion second falls back to the larger id", []CheckRun{
+			{ID: 7, Conclusion: "success", AppSlug: "github-actions", CompletedAt: t0},
+			{ID: 9, Conclusion: "failure", AppSlug: "github-actions", CompletedAt: t0},
+		}, &policy.StudioVerdict{CommitSHA: "abc"}},
+		{"a newer run still in progress does not hide the newest verdict", []CheckRun{
+			{ID: 3, Status: "in_progress", AppSlug: "github-actions"},
+			{ID: 2, Conclusion: "failure", AppSlug: "github-actions", CompletedAt: t0},
+		}, &policy.StudioVerdict{CommitSHA: "abc"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -241,5 +311,38 @@ func TestPlanBodyGolden(t *testing.T) {
 	checkGolden(t, "plan_body.md", body)
 	if m, err := policy.ParseIdentityMarker(body); err != nil || m != marker {
 		t.Fatalf("the body's marker parses to %+v, %v", m, err)
+	}
+}
+
+func TestRecordPlanWritesTheBotsCheckRun(t *testing.T) {
+	rec := policy.PlanRecord{ObjectiveSHA256: strings.Repeat("a", 64), TaskDigest: strings.Repeat("b", 64), Issue: 7, RequestedBy: "alice"}
+	line, err := rec.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name      string
+		createErr error
+	}{{"written", nil}, {"without checks: write the caller can fail closed", ErrForbidden}} {
+		t.Run(tt.name, func(t *testing.T) {
+			gh := &fakeGitHub{createErr: tt.createErr}
+			r := &run{Bot: testBot(gh, &bytes.Buffer{}), tr: Trigger{Issue: 7}}
+			err := r.recordPlan(context.Background(), "plansha", line)
+			if tt.createErr != nil {
+				if !errors.Is(err, ErrForbidden) {
+					t.Fatalf("err = %v, want ErrForbidden", err)
+				}
+				return
+			}
+			if err != nil || len(gh.created) != 1 {
+				t.Fatalf("err %v, created %+v", err, gh.created)
+			}
+			cr := gh.created[0]
+			got, perr := policy.ParsePlanRecord(cr.Summary)
+			rec.Version = 1
+			if cr.Name != PlanCheckName || cr.HeadSHA != "plansha" || cr.Conclusion != "neutral" || perr != nil || got != rec {
+				t.Errorf("check run = %+v, record %+v, %v", cr, got, perr)
+			}
+		})
 	}
 }

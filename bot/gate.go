@@ -16,7 +16,7 @@ import (
 const ReviewCheckName = "studio/review"
 
 // gateFacts fetches what policy.EvaluateGate decides on for a pull request's head.
-func (b *Bot) gateFacts(ctx context.Context, pr PullRequest, tn taskNow, match policy.ApprovalMatch) (policy.GateFacts, error) {
+func (b *Bot) gateFacts(ctx context.Context, pr PullRequest, tn taskNow, pa pullApprovals) (policy.GateFacts, error) {
 	files, err := b.GitHub.PullFiles(ctx, pr.Number)
 	if err != nil {
 		return policy.GateFacts{}, err
@@ -38,7 +38,8 @@ func (b *Bot) gateFacts(ctx context.Context, pr PullRequest, tn taskNow, match p
 		ChangedPathsTruncated: len(files) < pr.ChangedFiles,
 		WriteScope:            scope,
 		RequiredApprovals:     b.RequiredApprovals,
-		Approvals:             match,
+		Approvals:             pa.match,
+		NothingImplemented:    pa.plan.headIsPlan,
 	}, nil
 }
 
@@ -52,24 +53,37 @@ func (b *Bot) studioVerdict(ctx context.Context, sha string) (*policy.StudioVerd
 	if err != nil {
 		return nil, err
 	}
-	for _, cr := range runs { // newest first
+	var newest *CheckRun
+	for i, cr := range runs {
 		if !strings.EqualFold(cr.AppSlug, b.botApp()) {
 			b.logf("ignoring check run %s %d on %s: created by app %q, not the bot", cr.Name, cr.ID, shortSHA(sha), cr.AppSlug)
 			continue
 		}
-		switch cr.Conclusion {
-		case "success":
-			return &policy.StudioVerdict{CommitSHA: sha, Passed: true}, nil
-		case "failure":
-			return &policy.StudioVerdict{CommitSHA: sha, Passed: false}, nil
+		if cr.Conclusion != "success" && cr.Conclusion != "failure" {
+			continue // still running, or ended without a verdict
+		}
+		if newest == nil || newerRun(cr, *newest) {
+			newest = &runs[i]
 		}
 	}
-	return nil, nil
+	if newest == nil {
+		return nil, nil
+	}
+	return &policy.StudioVerdict{CommitSHA: sha, Passed: newest.Conclusion == "success"}, nil
+}
+
+// newerRun orders completed check runs by completion time, then by id (ids grow), so the gate
+// reads the latest review of a commit whatever order the API lists them in.
+func newerRun(a, b CheckRun) bool {
+	if c := a.CompletedAt.Compare(b.CompletedAt); c != 0 {
+		return c > 0
+	}
+	return a.ID > b.ID
 }
 
 // writeGate evaluates studio/gate and writes it on the head commit.
-func (b *Bot) writeGate(ctx context.Context, pr PullRequest, tn taskNow, match policy.ApprovalMatch) (policy.GateResult, error) {
-	facts, err := b.gateFacts(ctx, pr, tn, match)
+func (b *Bot) writeGate(ctx context.Context, pr PullRequest, tn taskNow, pa pullApprovals) (policy.GateResult, error) {
+	facts, err := b.gateFacts(ctx, pr, tn, pa)
 	if err != nil {
 		return policy.GateResult{}, fmt.Errorf("gather the gate's facts for #%d: %w", pr.Number, err)
 	}
@@ -143,10 +157,10 @@ func (b *Bot) recomputeGate(ctx context.Context, number, issue int) error {
 	if err != nil {
 		return err
 	}
-	pa, err := b.approvalsOf(ctx, pr, tn, issue)
+	pa, err := b.approvalsOf(ctx, pr, tn, issue, false)
 	if err != nil {
 		return err
 	}
-	_, err = b.writeGate(ctx, pr, tn, pa.match)
+	_, err = b.writeGate(ctx, pr, tn, pa)
 	return err
 }

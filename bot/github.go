@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/google/go-github/v60/github"
@@ -85,16 +84,15 @@ type GitHub interface {
 	Reviews(ctx context.Context, number int) ([]Review, error)
 	// PullFiles lists every path a pull request changes, both names of a rename.
 	PullFiles(ctx context.Context, number int) ([]string, error)
-	// CheckRuns lists the check runs named name on commit sha, newest first.
+	// CheckRuns lists the check runs named name on commit sha, in no promised order.
 	CheckRuns(ctx context.Context, sha, name string) ([]CheckRun, error)
 	// CreateCheckRun and UpdateCheckRun answer ErrForbidden when the token lacks `checks: write`.
 	CreateCheckRun(ctx context.Context, cr CheckRun) (CheckRun, error)
 	UpdateCheckRun(ctx context.Context, cr CheckRun) error
 	// CreateStatus sets a commit status (state success, failure, pending or error).
 	CreateStatus(ctx context.Context, sha string, st CommitStatus) error
-	// PullCommitMessage returns the message of commit sha among a pull request's commits, or
-	// ErrNotFound.
-	PullCommitMessage(ctx context.Context, number int, sha string) (string, error)
+	// PullCommits lists a pull request's commits, oldest first.
+	PullCommits(ctx context.Context, number int) ([]PullCommit, error)
 
 	// CreateReview posts a review; ErrUnprocessable when GitHub refuses its event or an inline
 	// comment (the caller retries in a plainer form).
@@ -324,6 +322,9 @@ type CheckRun struct {
 	Summary    string
 	DetailsURL string
 	AppSlug    string
+	// CompletedAt orders the runs of one name: the API's list order is not documented, so the
+	// newest verdict is chosen by it (and the id), never by position.
+	CompletedAt time.Time
 }
 
 // CommitStatus is a commit status, the fallback when a token cannot write check runs.
@@ -400,7 +401,7 @@ func (c *Client) PullFiles(ctx context.Context, number int) ([]string, error) {
 func toCheckRun(cr *github.CheckRun) CheckRun {
 	return CheckRun{ID: cr.GetID(), Name: cr.GetName(), HeadSHA: cr.GetHeadSHA(), Status: cr.GetStatus(),
 		Conclusion: cr.GetConclusion(), Title: cr.GetOutput().GetTitle(), Summary: cr.GetOutput().GetSummary(),
-		DetailsURL: cr.GetDetailsURL(), AppSlug: cr.GetApp().GetSlug()}
+		DetailsURL: cr.GetDetailsURL(), AppSlug: cr.GetApp().GetSlug(), CompletedAt: cr.GetCompletedAt().Time}
 }
 
 func (c *Client) CheckRuns(ctx context.Context, sha, name string) ([]CheckRun, error) {
@@ -465,20 +466,25 @@ func (c *Client) CreateStatus(ctx context.Context, sha string, st CommitStatus) 
 	return nil
 }
 
-func (c *Client) PullCommitMessage(ctx context.Context, number int, sha string) (string, error) {
+// PullCommit is one commit of a pull request: the plan commit is found by its trailer.
+type PullCommit struct {
+	SHA     string
+	Message string
+}
+
+func (c *Client) PullCommits(ctx context.Context, number int) ([]PullCommit, error) {
 	opts := &github.ListOptions{PerPage: 100}
+	var out []PullCommit
 	for {
 		page, resp, err := c.gh.PullRequests.ListCommits(ctx, c.owner, c.repo, number, opts)
 		if err != nil {
-			return "", fmt.Errorf("list commits of #%d: %w", number, err)
+			return nil, fmt.Errorf("list commits of #%d: %w", number, err)
 		}
 		for _, cm := range page {
-			if strings.EqualFold(cm.GetSHA(), sha) {
-				return cm.GetCommit().GetMessage(), nil
-			}
+			out = append(out, PullCommit{SHA: cm.GetSHA(), Message: cm.GetCommit().GetMessage()})
 		}
 		if resp.NextPage == 0 {
-			return "", fmt.Errorf("commit %s of #%d: %w", shortSHA(sha), number, ErrNotFound)
+			return out, nil
 		}
 		opts.Page = resp.NextPage
 	}

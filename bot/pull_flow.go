@@ -54,21 +54,18 @@ func (b *Bot) handlePullEvent(ctx context.Context, tr Trigger) (Outcome, error) 
 	if err != nil {
 		return out, err
 	}
-	pa, err := b.approvalsOf(ctx, pr, tn, issue)
+	pa, err := b.approvalsOf(ctx, pr, tn, issue, false)
 	if err != nil {
 		return out, err
 	}
-	planStage, err := b.isPlanHead(ctx, pr)
-	if err != nil {
-		return out, err
-	}
+	planStage := pa.plan.headIsPlan
 
 	if tr.Kind == TriggerReview && tr.Pull.Action == "submitted" && tr.Pull.ReviewState == "approved" && planStage {
 		if o, started, err := b.implementApproved(ctx, tr, issue, tn, pa); started || err != nil {
 			return o, err
 		}
 	}
-	res, err := b.writeGate(ctx, pr, tn, pa.match)
+	res, err := b.writeGate(ctx, pr, tn, pa)
 	if err != nil {
 		return out, err
 	}
@@ -83,32 +80,15 @@ func (b *Bot) handlePullEvent(ctx context.Context, tr Trigger) (Outcome, error) 
 	return out, nil
 }
 
-// isPlanHead reports whether the pull request's head is the plan phase's empty commit, i.e. the
-// implementation has not run on it yet. A re-delivered approval, or an approval of the
-// implementation's own commit (for the gate), therefore never starts a second implementation.
-func (b *Bot) isPlanHead(ctx context.Context, pr PullRequest) (bool, error) {
-	msg, err := b.GitHub.PullCommitMessage(ctx, pr.Number, pr.HeadSHA)
-	if errors.Is(err, ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	for _, line := range strings.Split(msg, "\n") {
-		if strings.TrimSpace(line) == planPhaseTrailer {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
 // implementApproved runs the implementation authorized by a matching approval, on the plan pull
 // request's branch, through the same path as `/studio run` (run.implement) with provenance
 // `approval`. started is false when no approval matches; the caller then shows why.
 func (b *Bot) implementApproved(ctx context.Context, tr Trigger, issue int, tn taskNow, pa pullApprovals) (Outcome, bool, error) {
 	out := Outcome{RunID: b.RunID}
 	first, ok := pa.match.First()
-	if !ok || tn.problem != "" || pa.markerLine == "" {
+	// Only an approval of the recorded plan commit starts anything; MatchApprovals already
+	// required the issue's text to be the planned one (the head is the plan commit).
+	if !ok || tn.problem != "" || !pa.plan.found || !pa.plan.headIsPlan || pa.markerLine == "" {
 		return out, false, nil
 	}
 	elig := policy.Evaluate(policy.EligibilityInput{
@@ -126,14 +106,21 @@ func (b *Bot) implementApproved(ctx context.Context, tr Trigger, issue int, tn t
 	r.st.set(stepAuthorized, StepDone, fmt.Sprintf("approved by @%s (review-%d on `%s`), requested by @%s", first.Author, first.ID, shortSHA(first.CommitID), pa.marker.RequestedBy))
 	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("role `%s`, writeFiles %s", tn.task.Role, strings.Join(quoteAll(tn.task.WriteFiles), ", ")))
 	if err := r.publish(ctx); err != nil {
+		r.reportFailure(ctx, err)
 		return out, true, err
 	}
 	b.logf("review-%d by %s authorizes the implementation of #%d (provenance %s)", first.ID, first.Author, issue, elig.Provenance)
 	out, err = r.implement(ctx, tn.cfg, tn.task, elig, tn.base)
-	if err == nil && out.PullRequest > 0 {
+	if err != nil {
+		// The status comment already says the implementation is running: finish it, as the
+		// issue-comment path does, so it never hangs.
+		r.reportFailure(ctx, err)
+		return out, true, err
+	}
+	if out.PullRequest > 0 {
 		b.refreshGate(ctx, out.PullRequest, issue)
 	}
-	return out, true, err
+	return out, true, nil
 }
 
 // runForIssue builds a run on the task issue's status comment, for flows that do not start from
@@ -177,6 +164,9 @@ func (b *Bot) showApprovalStatus(ctx context.Context, issue int, pr PullRequest,
 	}
 	if tn.problem != "" && !pa.match.HasMatchingApproval() {
 		fmt.Fprintf(&b2, "The task cannot be used now: %s\n\n", tn.problem)
+	}
+	if pa.plan.why != "" {
+		fmt.Fprintf(&b2, "The plan's identity cannot be trusted: %s\n\n", pa.plan.why)
 	}
 	b2.WriteString(fenced(diag.Render(), "text"))
 	r.st.Summary = b2.String()
@@ -222,14 +212,22 @@ func (b *Bot) handlePullComment(ctx context.Context, tr Trigger, cmd Command) (O
 	if err := b.GitHub.AddCommentReaction(ctx, tr.CommentID, "eyes"); err != nil {
 		return out, err
 	}
+	var handle func(context.Context) (Outcome, error)
 	switch cmd.Verb {
 	case "revoke":
-		r.st.Handled = append(r.st.Handled, tr.CommentID)
 		r.st.set(stepAuthorized, StepDone, "@"+tr.Actor.Login)
-		return r.revoke(ctx)
+		handle = r.revoke
 	case "review":
+		handle = func(ctx context.Context) (Outcome, error) { return r.reviewPull(ctx, pr) }
+	}
+	if handle != nil {
 		r.st.Handled = append(r.st.Handled, tr.CommentID)
-		return r.reviewPull(ctx, pr)
+		o, err := handle(ctx)
+		if err != nil {
+			// As on the issue: a bot failure after the status was published is reported there.
+			r.reportFailure(ctx, err)
+		}
+		return o, err
 	}
 	reply := fmt.Sprintf("> %s\n\n@%s, on a studio pull request the commands are `%s review` and `%s revoke`; run `%s run` on the task issue #%d.",
 		quoteLine(cmd.Line), tr.Actor.Login, b.TriggerPhrase, b.TriggerPhrase, b.TriggerPhrase, issue)
@@ -267,7 +265,7 @@ func (r *run) revoke(ctx context.Context) (Outcome, error) {
 	if err != nil {
 		return *r.out, err
 	}
-	pa, err := r.approvalsOf(ctx, full, tn, r.tr.Issue)
+	pa, err := r.approvalsOf(ctx, full, tn, r.tr.Issue, false)
 	if err != nil {
 		return *r.out, err
 	}
@@ -280,7 +278,7 @@ func (r *run) revoke(ctx context.Context) (Outcome, error) {
 	if err := r.publish(ctx); err != nil {
 		return *r.out, err
 	}
-	if _, err := r.writeGate(ctx, full, tn, pa.match); err != nil {
+	if _, err := r.writeGate(ctx, full, tn, pa); err != nil {
 		return *r.out, err
 	}
 	return *r.out, nil

@@ -72,19 +72,19 @@ func (r *run) reviewPull(ctx context.Context, pr PullRequest) (Outcome, error) {
 	}
 	r.refreshGate(ctx, pr.Number, r.issue.Number)
 
-	verdict := "done"
+	verdict, said := "done", "passed"
 	if rev.Failed() {
-		verdict = "blocked"
+		verdict, said = "blocked", "found blockers"
 		r.st.set(stepCodex, StepFailed, fmt.Sprintf("review of `%s` found blockers", shortSHA(head)))
 	} else {
 		r.st.set(stepCodex, StepDone, fmt.Sprintf("review of `%s` passed", shortSHA(head)))
 	}
 	r.st.Summary = r.Redactor.Redact(reviewBody(rev, !rev.Failed(), reviewBlockers(rev)))
-	r.st.set(stepVerdict, StepDone, "**"+verdict+"**")
-	r.st.Verdict, r.out.Status, r.out.Summary = verdict, verdict, r.st.Summary
-	if err := r.setStatusLabel(ctx, verdict); err != nil {
-		return *r.out, err
-	}
+	// The issue's status label is the run's verdict (an out-of-scope path, a failed lifecycle),
+	// which a passing review of the head does not clear: the review's own result lives in the
+	// studio/review check run and the gate. So the label is left as it is.
+	r.st.set(stepVerdict, StepDone, fmt.Sprintf("studio review of `%s` %s (the issue's status label is the run's and is unchanged)", shortSHA(head), said))
+	r.out.Status, r.out.Summary = verdict, r.st.Summary
 	return *r.out, r.publish(ctx)
 }
 

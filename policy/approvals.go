@@ -107,9 +107,17 @@ type ApprovalFacts struct {
 	// cannot be computed (for example the task block no longer parses).
 	CurrentHash string
 	StudioMode  StudioMode
-	// RequestedBy is who asked for the run (from the marker); strict mode forbids them to approve.
+	// RequestedBy is who asked for the run (from the plan record); strict mode forbids them to
+	// approve.
 	RequestedBy string
-	BotLogin    string
+	// BindTaskDigest is set when a matching approval would start an implementation: then the issue
+	// must still be the exact text the plan was made for (PlannedTaskDigest, from the plan record,
+	// equal to CurrentTaskDigest, TaskDigest of the issue now). The gate's approvals of an
+	// implemented commit are about the diff and are not bound to it.
+	BindTaskDigest    bool
+	PlannedTaskDigest string
+	CurrentTaskDigest string
+	BotLogin          string
 	// ApprovalTTL makes approvals expire that long after submission; 0 means they never expire.
 	ApprovalTTL time.Duration
 	Now         time.Time
@@ -244,6 +252,11 @@ func pullRequestReasons(f ApprovalFacts) []string {
 		// The issue's title, writeFiles, approval scopes or role, or the stage or mode, changed
 		// since the plan: the approval was given for something else.
 		reasons = append(reasons, "objective hash mismatch")
+	}
+	// The objective hash leaves out verify, runPolicy, files and the description, which the issue's
+	// author (maybe not a writer) can still edit; the digest of the whole text catches those.
+	if f.BindTaskDigest && (f.PlannedTaskDigest == "" || !strings.EqualFold(f.PlannedTaskDigest, f.CurrentTaskDigest)) {
+		reasons = append(reasons, ReasonTaskChanged)
 	}
 	return reasons
 }

@@ -36,6 +36,9 @@ type GateFacts struct {
 	RequiredApprovals int
 	// Approvals is MatchApprovals for this head.
 	Approvals ApprovalMatch
+	// NothingImplemented is set when the head is the plan's empty commit: a review of it (there is
+	// no diff) and an approval of the plan must not add up to a mergeable gate.
+	NothingImplemented bool
 }
 
 // GateConclusion is how the check run ends.
@@ -121,6 +124,10 @@ func reviewCondition(f GateFacts) GateCondition {
 	switch {
 	case f.HeadSHA == "":
 		c.State, c.Short, c.Detail = ConditionFailed, "head commit unknown", "the head commit is unknown, so no verdict can be tied to it"
+	case f.NothingImplemented:
+		// Checked before the verdict: a studio review of the empty plan commit passes trivially.
+		c.State, c.Short = ConditionWaiting, "nothing implemented yet"
+		c.Detail = "the head is the plan's empty commit, so there is nothing to review or merge yet: approve the plan to start the implementation"
 	case v == nil:
 		c.State, c.Short, c.Detail = ConditionWaiting, "no studio review yet", "no studio review verdict yet: run /studio review"
 	case !strings.EqualFold(v.CommitSHA, f.HeadSHA):

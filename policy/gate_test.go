@@ -56,6 +56,10 @@ func TestEvaluateGate(t *testing.T) {
 			GateActionRequired, "Waiting: 0 of 1 required approval", ""},
 		{"unknown head fails closed", gateFacts(func(f *GateFacts) { f.HeadSHA = "" }), GateFailure, "Blocked: head commit unknown", ""},
 		{"truncated file list fails closed", gateFacts(func(f *GateFacts) { f.ChangedPathsTruncated = true }), GateFailure, "Blocked: too many changed files to verify", ""},
+		// A plan pull request that got `/studio review` has a passing verdict, no diff and maybe an
+		// approval of the plan: still nothing to merge.
+		{"a reviewed and approved plan commit waits for the implementation", gateFacts(func(f *GateFacts) { f.ChangedPaths, f.NothingImplemented = nil, true }),
+			GateActionRequired, "Waiting: nothing implemented yet", ""},
 		{"renamed out of scope", gateFacts(func(f *GateFacts) { f.ChangedPaths = []string{"src/player/jump.gd", "docs/jump.gd"} }), GateFailure, "Blocked: 1 path outside writeFiles", ""},
 	}
 	for _, tt := range tests {
