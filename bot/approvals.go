@@ -367,6 +367,7 @@ func (r *run) authorizeAndRun(ctx context.Context, cfg policy.StudioConfig, task
 	elig := policy.Evaluate(policy.EligibilityInput{
 		ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: policy.PhaseForRole(task.Role),
 		HasMatchingApproval: match.HasMatchingApproval(), ApprovedByUser: r.cmd.ApprovedByUser,
+		ConstrainedSandbox: r.ConstrainedSandbox,
 	})
 	diag := policy.ApprovalDiagnostic{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, ApprovalScopes: task.ApprovalScope, Match: match}
 	if r.cmd.DryRun {

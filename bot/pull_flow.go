@@ -93,7 +93,7 @@ func (b *Bot) implementApproved(ctx context.Context, tr Trigger, issue int, tn t
 	}
 	elig := policy.Evaluate(policy.EligibilityInput{
 		ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, Phase: policy.PhaseForRole(tn.task.Role),
-		HasMatchingApproval: true,
+		HasMatchingApproval: true, ConstrainedSandbox: b.ConstrainedSandbox,
 	})
 	if !elig.Allowed {
 		return out, false, nil

@@ -36,6 +36,9 @@ type Settings struct {
 	ModelTier string
 	// GuidanceDir receives compiled profile guidance, outside the workspace (RUNNER_TEMP).
 	GuidanceDir string
+	// ConstrainedSandbox runs writing phases in Codex's workspace-write sandbox (no network, .git
+	// read-only) instead of the seed's danger-full-access default (`constrained-sandbox` input).
+	ConstrainedSandbox bool
 	// RequiredApprovals is the `required-approvals` input (the gate asks at least 1).
 	RequiredApprovals int
 	// ApprovalTTL is the `approval-ttl` input: approvals expire that long after submission; 0 never.

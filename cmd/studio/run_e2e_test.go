@@ -567,3 +567,16 @@ func TestRefusedPullRequestSaysWhichSettingToEnable(t *testing.T) {
 		t.Errorf("the verdict must name the repository setting:\n%s", status)
 	}
 }
+
+func TestConstrainedSandboxInput(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Jump", taskBody)
+	_, payload := w.comment(n, sandbox.Writer, "/studio run")
+	w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x\n"}}})
+	if res := w.run("issue_comment", payload, map[string]string{"INPUT_CONSTRAINED-SANDBOX": "true"}); res.outputs["status"] != "done" {
+		t.Fatalf("status %q\n%s", res.outputs["status"], res.stderr)
+	}
+	if args := strings.Join(w.writes()[0].Args, " "); !strings.Contains(args, "--sandbox workspace-write") {
+		t.Errorf("codex args = %s", args)
+	}
+}
