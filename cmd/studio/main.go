@@ -43,6 +43,8 @@ Usage:
   studio demo              run the whole /studio run story offline and print the result
   studio init --non-interactive --name N --engine E --mode M [--studio-mode S]
                            write .codex/studio.json in a checkout
+  studio doctor [--project DIR] [--codex-path P]
+                           check the tools and every studio file of a checkout
   studio run <role> [--task T] --print-prompt|--dry-run
                            print what the action would send Codex, from a local checkout
   studio guidance compile --profile <file> --out <dir>
@@ -65,6 +67,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	switch args[0] {
 	case "demo":
 		return runDemo(ctx, args[1:], getenv, stdout, stderr)
+	case "doctor":
+		return runDoctor(ctx, args[1:], getenv, stdout, stderr)
 	case "init":
 		return runInit(ctx, args[1:], getenv, stdout, stderr)
 	case "run":
