@@ -94,6 +94,9 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 		return exitError
 	}
 	printDemo(stdout, w, issue.Number)
+	if !*useReal {
+		fmt.Fprintln(stdout, "\nThe verdict is blocked on purpose: the scripted agent also rewrote README.md, which the task's\nwriteFiles do not list, so that change stayed off the branch and is reported as a blocker.")
+	}
 	return exitOK
 }
 
