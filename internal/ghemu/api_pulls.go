@@ -456,19 +456,28 @@ func listReviews(c *call) (int, any, error) {
 	return 200, toAny(paginate(c, out)), nil
 }
 
+// pullReview loads the pull request and the review named in the path; the review is nil when it
+// does not exist (each handler answers 404 its own way).
+func (c *call) pullReview() (*issue, *review, error) {
+	is, err := c.pull()
+	if err != nil {
+		return nil, nil, err
+	}
+	id, err := c.intParam("id")
+	if err != nil {
+		return nil, nil, err
+	}
+	return is, findReview(c.repo, is.number, id), nil
+}
+
 func getReview(c *call) (int, any, error) {
 	if err := c.loadRepo(); err != nil {
 		return 0, nil, err
 	}
-	is, err := c.pull()
+	_, rv, err := c.pullReview()
 	if err != nil {
 		return 0, nil, err
 	}
-	id, err := c.intParam("id")
-	if err != nil {
-		return 0, nil, err
-	}
-	rv := findReview(c.repo, is.number, id)
 	if rv == nil || (rv.state == "PENDING" && rv.user != c.user) {
 		return 0, nil, errNotFound()
 	}
@@ -517,15 +526,10 @@ func submitReview(c *call) (int, any, error) {
 	if err := c.need(RoleRead); err != nil {
 		return 0, nil, err
 	}
-	is, err := c.pull()
+	is, rv, err := c.pullReview()
 	if err != nil {
 		return 0, nil, err
 	}
-	id, err := c.intParam("id")
-	if err != nil {
-		return 0, nil, err
-	}
-	rv := findReview(c.repo, is.number, id)
 	if rv == nil || rv.user != c.user {
 		return 0, nil, errNotFound()
 	}
@@ -560,15 +564,10 @@ func dismissReview(c *call) (int, any, error) {
 	if err := c.need(RoleWrite); err != nil {
 		return 0, nil, err
 	}
-	is, err := c.pull()
+	_, rv, err := c.pullReview()
 	if err != nil {
 		return 0, nil, err
 	}
-	id, err := c.intParam("id")
-	if err != nil {
-		return 0, nil, err
-	}
-	rv := findReview(c.repo, is.number, id)
 	if rv == nil {
 		return 0, nil, errNotFound()
 	}
