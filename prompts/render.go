@@ -116,6 +116,20 @@ type Session struct {
 // ReviewJSONSchema is the verdict a review run must return.
 const ReviewJSONSchema = `{"blockers":[],"warnings":[],"summary":"","needsFix":false}`
 
+// sessionHeader is the opening block built-in and custom sessions share (seed §6.2).
+func sessionHeader(line func(string, ...any), title, name, id, strategy, phase, root, objective, engine, sandbox string) {
+	line(title)
+	line("")
+	line("Role: %s", name)
+	line("Role ID: %s", id)
+	line("Context Strategy: %s", strategy)
+	line("Phase: %s", phase)
+	line("Project Root: %s", root)
+	line("Objective: %s", objective)
+	line("Engine: %s", orDefault(engine, "unspecified"))
+	line("Sandbox: %s", sandbox)
+}
+
 // RenderCodexPrompt renders the main prompt of a built-in role run (seed §6.2).
 func RenderCodexPrompt(s Session) string {
 	var b strings.Builder
@@ -128,16 +142,7 @@ func RenderCodexPrompt(s Session) string {
 			line("- %s", it)
 		}
 	}
-	line("# Codex Studio Session")
-	line("")
-	line("Role: %s", s.Role.DisplayName)
-	line("Role ID: %s", s.Role.ID)
-	line("Context Strategy: %s", s.Role.ContextStrategy)
-	line("Phase: %s", s.Phase)
-	line("Project Root: %s", s.ProjectRoot)
-	line("Objective: %s", s.Objective)
-	line("Engine: %s", orDefault(s.Engine, "unspecified"))
-	line("Sandbox: %s", s.Sandbox)
+	sessionHeader(line, "# Codex Studio Session", s.Role.DisplayName, s.Role.ID, string(s.Role.ContextStrategy), s.Phase, s.ProjectRoot, s.Objective, s.Engine, s.Sandbox)
 	if s.WritePolicy != "" {
 		line("Write Policy: %s", s.WritePolicy)
 	}
@@ -351,16 +356,7 @@ type CustomSession struct {
 func RenderCustomPrompt(s CustomSession) string {
 	var b strings.Builder
 	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
-	line("# Codex Studio Custom Role Session")
-	line("")
-	line("Role: %s", s.Role.DisplayName)
-	line("Role ID: %s", s.Role.ID)
-	line("Context Strategy: %s", s.Role.ContextStrategy)
-	line("Phase: %s", s.Phase)
-	line("Project Root: %s", s.ProjectRoot)
-	line("Objective: %s", s.Objective)
-	line("Engine: %s", orDefault(s.Engine, "unspecified"))
-	line("Sandbox: %s", s.Sandbox)
+	sessionHeader(line, "# Codex Studio Custom Role Session", s.Role.DisplayName, s.Role.ID, string(s.Role.ContextStrategy), s.Phase, s.ProjectRoot, s.Objective, s.Engine, s.Sandbox)
 	line("Write Policy: %s", orDefault(s.WritePolicy, "read-only"))
 	line("File Edits: %s", allowed(s.AllowFileEdits))
 	line("Model Tier: %s", s.Route.Tier)
