@@ -10,6 +10,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Signature is a commit author or committer.
@@ -21,22 +25,46 @@ type Signature struct {
 // BotSignature is the identity GitHub shows for commits made by the Actions token.
 var BotSignature = Signature{Name: "github-actions[bot]", Email: "41898282+github-actions[bot]@users.noreply.github.com"}
 
-// Repo is a git working tree driven through the git CLI.
+// Repo is the studio's view of the runner's workspace.
+//
+// The workspace's own .git belongs to the agent: it can rewrite its config, hooks, attributes,
+// index flags and refs, and race the studio while it does. So the studio's git never reads it.
+// Every command runs against a private repository in StateDir (objects, refs, config and index
+// of the studio's own) with the workspace only as its work tree; the scope scan compares the
+// bytes on disk with the recorded base commit through that private index; commits are built
+// from those bytes with go-git (no index, attributes, filters or hooks) on top of the recorded
+// base, and the SHA pushed is the SHA built. The token reaches git only for fetch and push,
+// through a memory-only file descriptor that only the studio's own git processes hold.
 type Repo struct {
-	Dir string
-	// Token authenticates fetch and push to origin. It is handed to git through GIT_CONFIG_*
-	// environment variables, so it appears neither in argv (visible in /proc) nor in .git/config
-	// (readable by the agent).
+	Dir string // the workspace: the work tree Codex edits
+	// Token authenticates fetch and push. It is never put in an environment, an argument list or a
+	// file: see credentialFD.
 	Token string
-	// Env is the base environment for git; nil means the current process environment.
+	// RemoteURL is where fetches and pushes go, built from GITHUB_SERVER_URL and GITHUB_REPOSITORY
+	// by the action. Empty means origin's URL as .git/config has it before the studio first uses
+	// the workspace (tests and the local CLI).
+	RemoteURL string
+	// StateDir holds the private repository and index; empty means a new temporary directory.
+	// It must not be reachable by the agent.
+	StateDir string
+	// Env supplies PATH (and TMPDIR) for git; nil means the process environment. Nothing else of
+	// it reaches git.
 	Env []string
+	// Now stamps commits; nil means time.Now.
+	Now func() time.Time
 
-	// remoteURL is origin's URL, read before any agent ran; pushes go to it explicitly, so a
-	// rewritten remote in .git/config cannot redirect them (or the token).
-	remoteURL string
-	// branch and expect are the task branch and the commit the studio last put it at; a HEAD the
-	// agent moved (its own commits) is put back before changes are listed.
-	branch, expect string
+	once    sync.Once
+	initErr error
+	gitDir  string // private repository
+	index   string // private index
+	home    string // HOME and XDG_CONFIG_HOME for git: empty, so no user config is read
+
+	// tip is the commit the work tree was checked out at or the studio last built: the base of
+	// every scan and commit. branch is the task branch it belongs to ("" on the default branch).
+	tip, branch string
+	// excludes are studio-owned ignore patterns (evidence folders inside the workspace).
+	excludes []string
+	ignores  *ignoreRules
 }
 
 // GitError carries git's stderr so replies can say what went wrong.
@@ -52,36 +80,6 @@ func (e *GitError) Error() string {
 
 func (e *GitError) Unwrap() error { return e.Err }
 
-// env is the environment of one git command. Every command gets command-line-level settings
-// (GIT_CONFIG_*, which beat any config file) that disable hooks and fsmonitor, so nothing the
-// agent planted in .git runs inside the bot, and that trust the workspace directory (a Docker
-// action runs as root over a workspace the runner user owns). Commands that talk to the remote
-// also get the token as an Authorization header, and ignore global and system config, which the
-// agent (running as the same user) could have edited.
-func (r *Repo) env(remote bool) []string {
-	env := r.Env
-	if env == nil {
-		env = os.Environ()
-	}
-	env = append(append([]string(nil), env...), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
-	cfg := [][2]string{
-		{"core.hooksPath", os.DevNull},
-		{"core.fsmonitor", "false"},
-		{"safe.directory", "*"},
-	}
-	if remote {
-		env = append(env, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
-		if r.Token != "" {
-			cfg = append(cfg, [2]string{"http.extraHeader", "Authorization: Basic " + basicAuth(r.Token)})
-		}
-	}
-	env = append(env, fmt.Sprintf("GIT_CONFIG_COUNT=%d", len(cfg)))
-	for i, kv := range cfg {
-		env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, kv[0]), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, kv[1]))
-	}
-	return env
-}
-
 func basicAuth(token string) string {
 	return base64.StdEncoding.EncodeToString([]byte("x-access-token:" + token))
 }
@@ -95,18 +93,6 @@ func SecretForms(token string) []string {
 	return []string{token, basicAuth(token)}
 }
 
-func (r *Repo) run(ctx context.Context, remote bool, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = r.Dir
-	cmd.Env = r.env(remote)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		return stdout.Bytes(), &GitError{Args: args, Stderr: redact(stderr.String(), r.Token), Err: err}
-	}
-	return stdout.Bytes(), nil
-}
-
 func redact(s, token string) string {
 	for _, f := range SecretForms(token) {
 		s = strings.ReplaceAll(s, f, "***")
@@ -114,331 +100,327 @@ func redact(s, token string) string {
 	return s
 }
 
-// HeadSHA returns the commit HEAD points at.
-func (r *Repo) HeadSHA(ctx context.Context) (string, error) {
-	out, err := r.run(ctx, false, "rev-parse", "HEAD")
-	return strings.TrimSpace(string(out)), err
+// emptyTree is git's well-known empty tree, resolvable in every repository.
+const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+// privateConfig is the only configuration the studio's git sees (GIT_CONFIG_* beats every file,
+// and system, global and user files are switched off besides). It turns off everything the
+// workspace could use to run code or change what git reads: hooks, fsmonitor, attributes and
+// excludes files, untracked cache, split index, line-ending conversion, maintenance.
+var privateConfig = [][2]string{
+	{"core.bare", "false"},
+	{"core.hooksPath", os.DevNull},
+	{"core.fsmonitor", "false"},
+	{"core.attributesFile", os.DevNull},
+	{"core.excludesFile", os.DevNull},
+	{"core.untrackedCache", "false"},
+	{"core.splitIndex", "false"},
+	{"core.autocrlf", "false"},
+	{"core.safecrlf", "false"},
+	{"core.symlinks", "true"},
+	{"core.fileMode", "true"},
+	{"core.checkStat", "default"},
+	{"core.trustctime", "true"},
+	{"core.preloadIndex", "true"},
+	{"safe.directory", "*"},
+	{"gc.auto", "0"},
+	{"maintenance.auto", "false"},
+	{"fetch.writeCommitGraph", "false"},
+	{"credential.helper", ""},
+	{"http.followRedirects", "false"},
+	{"submodule.recurse", "false"},
+	{"push.recurseSubmodules", "no"},
 }
 
-// RemoteBranchExists asks origin whether refs/heads/<branch> exists.
+// credentialHelper answers git's `get` with what the studio wrote to the memory file on fd 3. It
+// reopens the file through /proc/self/fd, so every ask reads from the start; only processes that
+// inherited the descriptor (the studio's own git) can do that.
+const credentialHelper = `!f() { test "$1" = get && cat /proc/self/fd/3; }; f`
+
+// gitOptions are the global options every command gets: attributes come from the empty tree
+// where git supports --attr-source (2.40+), so a .gitattributes in the work tree changes no byte.
+var (
+	gitOptionsOnce sync.Once
+	gitOptions     []string
+)
+
+func globalOptions() []string {
+	gitOptionsOnce.Do(func() {
+		out, err := exec.Command("git", "--attr-source="+emptyTree, "version").Output()
+		if err == nil && bytes.HasPrefix(out, []byte("git version")) {
+			gitOptions = []string{"--attr-source=" + emptyTree}
+		}
+	})
+	return gitOptions
+}
+
+// init creates the private repository the first time the workspace is used.
+func (r *Repo) init(ctx context.Context) error {
+	r.once.Do(func() {
+		r.initErr = r.setup(ctx)
+	})
+	return r.initErr
+}
+
+func (r *Repo) setup(ctx context.Context) error {
+	state := r.StateDir
+	if state == "" {
+		d, err := os.MkdirTemp("", "studio-git-")
+		if err != nil {
+			return fmt.Errorf("create the studio's git state: %w", err)
+		}
+		state = d
+	} else if err := os.MkdirAll(state, 0o700); err != nil {
+		return fmt.Errorf("create the studio's git state: %w", err)
+	}
+	if err := os.Chmod(state, 0o700); err != nil {
+		return err
+	}
+	r.StateDir = state
+	r.gitDir = filepath.Join(state, "repo.git")
+	r.index = filepath.Join(state, "index")
+	r.home = filepath.Join(state, "home")
+	if err := os.MkdirAll(r.home, 0o700); err != nil {
+		return err
+	}
+	if r.RemoteURL == "" {
+		url, err := r.workspaceConfig(ctx, "--get", "remote.origin.url")
+		if err != nil {
+			return fmt.Errorf("read origin's URL: %w", err)
+		}
+		r.RemoteURL = strings.TrimSpace(url)
+	}
+	if _, err := os.Stat(filepath.Join(r.gitDir, "HEAD")); err == nil {
+		return nil
+	}
+	cmd := exec.CommandContext(ctx, "git", "init", "-q", "--bare", "--template=", r.gitDir)
+	cmd.Env = r.baseEnv()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return &GitError{Args: cmd.Args[1:], Stderr: string(out), Err: err}
+	}
+	return nil
+}
+
+// baseEnv is a clean environment: PATH and TMPDIR from Env, nothing else of the runner's (no
+// GIT_* variable the agent or a workflow set, no credential).
+func (r *Repo) baseEnv() []string {
+	src := r.Env
+	if src == nil {
+		src = os.Environ()
+	}
+	env := []string{"LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull, "GIT_ATTR_NOSYSTEM=1"}
+	for _, kv := range src {
+		if strings.HasPrefix(kv, "PATH=") || strings.HasPrefix(kv, "TMPDIR=") {
+			env = append(env, kv)
+		}
+	}
+	if r.home != "" {
+		env = append(env, "HOME="+r.home, "XDG_CONFIG_HOME="+r.home)
+	}
+	return env
+}
+
+// env is the environment of one command on the private repository.
+func (r *Repo) env(extra ...[2]string) []string {
+	env := append(r.baseEnv(), "GIT_DIR="+r.gitDir, "GIT_WORK_TREE="+r.Dir, "GIT_INDEX_FILE="+r.index)
+	cfg := append(append([][2]string(nil), privateConfig...), extra...)
+	env = append(env, fmt.Sprintf("GIT_CONFIG_COUNT=%d", len(cfg)))
+	for i, kv := range cfg {
+		env = append(env, fmt.Sprintf("GIT_CONFIG_KEY_%d=%s", i, kv[0]), fmt.Sprintf("GIT_CONFIG_VALUE_%d=%s", i, kv[1]))
+	}
+	return env
+}
+
+// gitRun is one git command on the private repository.
+type gitRun struct {
+	args   []string
+	stdin  []byte
+	remote bool // fetch/push: hand the token over on fd 3
+}
+
+func (r *Repo) run(ctx context.Context, args ...string) ([]byte, error) {
+	return r.exec(ctx, gitRun{args: args})
+}
+
+func (r *Repo) exec(ctx context.Context, g gitRun) ([]byte, error) {
+	if err := r.init(ctx); err != nil {
+		return nil, err
+	}
+	var extra [][2]string
+	var files []*os.File
+	if g.remote && r.Token != "" {
+		f, err := credentialFD(r.Token)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		files = append(files, f)
+		extra = append(extra, [2]string{"credential.helper", credentialHelper})
+	}
+	cmd := exec.CommandContext(ctx, "git", append(append([]string(nil), globalOptions()...), g.args...)...)
+	cmd.Dir = r.StateDir
+	cmd.Env = r.env(extra...)
+	cmd.ExtraFiles = files
+	if g.stdin != nil {
+		cmd.Stdin = bytes.NewReader(g.stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.Bytes(), &GitError{Args: g.args, Stderr: redact(stderr.String(), r.Token), Err: err}
+	}
+	return stdout.Bytes(), nil
+}
+
+// credentialFD puts the credential git's helper prints into an anonymous memory file: it has no
+// path another user could open, it is not in any environment or argv, and it is gone when the
+// command ends.
+func credentialFD(token string) (*os.File, error) {
+	fd, err := unix.MemfdCreate("studio-credential", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("create the credential file: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "studio-credential")
+	if _, err := fmt.Fprintf(f, "username=x-access-token\npassword=%s\n", token); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write the credential file: %w", err)
+	}
+	return f, nil
+}
+
+// workspaceConfig reads the workspace's own config file as data (`git config --file`): no
+// repository is opened, nothing in it runs.
+func (r *Repo) workspaceConfig(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"config", "--file", filepath.Join(r.Dir, ".git", "config")}, args...)...)
+	cmd.Dir = r.Dir
+	cmd.Env = r.baseEnv()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), &GitError{Args: cmd.Args[1:], Stderr: stderr.String(), Err: err}
+	}
+	return stdout.String(), nil
+}
+
+// HeadSHA returns the commit the studio checked out or last built: never the workspace's HEAD,
+// which the agent can move.
+func (r *Repo) HeadSHA(ctx context.Context) (string, error) {
+	if r.tip == "" {
+		return "", errors.New("the studio has not checked out a commit in the workspace yet")
+	}
+	return r.tip, nil
+}
+
+// RemoteBranchExists asks the remote whether refs/heads/<branch> exists.
 func (r *Repo) RemoteBranchExists(ctx context.Context, branch string) (bool, error) {
-	if err := r.recordRemote(ctx); err != nil {
+	if err := r.init(ctx); err != nil {
 		return false, err
 	}
-	out, err := r.run(ctx, true, "ls-remote", "--heads", "origin", "refs/heads/"+branch)
+	out, err := r.exec(ctx, gitRun{args: []string{"ls-remote", "--heads", r.RemoteURL, "refs/heads/" + branch}, remote: true})
 	if err != nil {
 		return false, fmt.Errorf("look up %s on origin: %w", branch, err)
 	}
 	return len(bytes.TrimSpace(out)) > 0, nil
 }
 
-// PrepareBranch checks out branch for a run: from origin's copy when the task branch already exists
-// (a re-run continues the same pull request), otherwise fresh from origin's base branch. Local
-// edits from an earlier step are discarded first so the agent starts from the branch's tree.
+// fetch brings the tips of branches into the private repository (shallow: the studio needs their
+// trees and builds on top of them; history stays on the remote).
+func (r *Repo) fetch(ctx context.Context, branches ...string) error {
+	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--depth=1", r.RemoteURL}
+	for _, b := range branches {
+		args = append(args, "+refs/heads/"+b+":refs/remotes/origin/"+b)
+	}
+	if _, err := r.exec(ctx, gitRun{args: args, remote: true}); err != nil {
+		return fmt.Errorf("fetch %s: %w", strings.Join(branches, ", "), err)
+	}
+	return nil
+}
+
+// checkout makes the work tree hold commit's tree exactly (tracked files overwritten, untracked
+// ones removed unless the tree's own .gitignore files ignore them) and records commit as the tip.
+func (r *Repo) checkout(ctx context.Context, commit, branch string) error {
+	sha, err := r.run(ctx, "rev-parse", "--verify", commit+"^{commit}")
+	if err != nil {
+		return fmt.Errorf("resolve %s: %w", commit, err)
+	}
+	tip := strings.TrimSpace(string(sha))
+	if _, err := r.run(ctx, "reset", "--quiet", "--hard", tip); err != nil {
+		return fmt.Errorf("check out %s: %w", commit, err)
+	}
+	if _, err := r.run(ctx, "clean", "-fdq"); err != nil {
+		return fmt.Errorf("clean workspace: %w", err)
+	}
+	r.tip, r.branch, r.ignores = tip, branch, nil
+	return nil
+}
+
+// PrepareBranch checks out branch for a run: origin's copy when the task branch already exists
+// (a re-run continues the same pull request), otherwise origin's base branch.
 func (r *Repo) PrepareBranch(ctx context.Context, branch, base string) (existed bool, err error) {
 	existed, err = r.RemoteBranchExists(ctx, branch)
 	if err != nil {
 		return false, err
 	}
-	refs := []string{"+refs/heads/" + base + ":refs/remotes/origin/" + base}
+	start := base
 	if existed {
-		refs = append(refs, "+refs/heads/"+branch+":refs/remotes/origin/"+branch)
+		start = branch
 	}
-	if _, err := r.run(ctx, true, append([]string{"fetch", "--no-tags", "origin"}, refs...)...); err != nil {
-		return false, fmt.Errorf("fetch %s: %w", strings.Join(refs, " "), err)
-	}
-	start := "origin/" + base
-	if existed {
-		start = "origin/" + branch
-	}
-	if _, err := r.run(ctx, false, "checkout", "--force", "-B", branch, start); err != nil {
-		return false, fmt.Errorf("check out %s from %s: %w", branch, start, err)
-	}
-	if _, err := r.run(ctx, false, "clean", "-fdq"); err != nil {
-		return false, fmt.Errorf("clean workspace: %w", err)
-	}
-	head, err := r.HeadSHA(ctx)
-	if err != nil {
+	if err := r.fetch(ctx, start); err != nil {
 		return false, err
 	}
-	r.branch, r.expect = branch, head
-	return existed, nil
+	return existed, r.checkout(ctx, "refs/remotes/origin/"+start, branch)
 }
 
-// CheckoutBase puts the workspace on origin's tip of base (detached, clean), whatever the
-// workflow checked out: role packs, templates and context must come from the default branch, not
-// from a pull request's merge commit.
+// CheckoutBase puts the workspace on origin's tip of base, whatever the workflow checked out: role
+// packs, templates and context must come from the default branch, not from a pull request's merge
+// commit.
 func (r *Repo) CheckoutBase(ctx context.Context, base string) error {
-	if err := r.recordRemote(ctx); err != nil {
+	if err := r.fetch(ctx, base); err != nil {
 		return err
 	}
-	ref := "+refs/heads/" + base + ":refs/remotes/origin/" + base
-	if _, err := r.run(ctx, true, "fetch", "--no-tags", "origin", ref); err != nil {
-		return fmt.Errorf("fetch %s: %w", base, err)
-	}
-	if _, err := r.run(ctx, false, "checkout", "--force", "--detach", "origin/"+base); err != nil {
-		return fmt.Errorf("check out %s: %w", base, err)
-	}
-	if _, err := r.run(ctx, false, "clean", "-fdq"); err != nil {
-		return fmt.Errorf("clean workspace: %w", err)
-	}
-	return nil
+	return r.checkout(ctx, "refs/remotes/origin/"+base, "")
 }
 
-// recordRemote remembers origin's URL the first time the workspace is used, before the agent
-// could have changed .git/config.
-func (r *Repo) recordRemote(ctx context.Context) error {
-	if r.remoteURL != "" {
-		return nil
-	}
-	out, err := r.run(ctx, false, "config", "--get", "remote.origin.url")
-	if err != nil {
-		return fmt.Errorf("read origin's URL: %w", err)
-	}
-	r.remoteURL = strings.TrimSpace(string(out))
-	return nil
-}
-
-// settle puts the task branch back at the commit the studio last made, keeping the working tree:
-// commits the agent made itself (or a branch it switched to) would otherwise hide their changes
-// from the scope check and be pushed along with the studio's commit.
-func (r *Repo) settle(ctx context.Context) error {
-	if r.expect == "" {
-		return nil
-	}
-	head, err := r.HeadSHA(ctx)
-	if err != nil {
-		return err
-	}
-	sym, _ := r.run(ctx, false, "symbolic-ref", "-q", "HEAD")
-	if head == r.expect && strings.TrimSpace(string(sym)) == "refs/heads/"+r.branch {
-		return nil
-	}
-	if _, err := r.run(ctx, false, "update-ref", "refs/heads/"+r.branch, r.expect); err != nil {
-		return fmt.Errorf("restore %s: %w", r.branch, err)
-	}
-	if _, err := r.run(ctx, false, "symbolic-ref", "HEAD", "refs/heads/"+r.branch); err != nil {
-		return fmt.Errorf("restore HEAD: %w", err)
-	}
-	if _, err := r.run(ctx, false, "reset", "-q"); err != nil {
-		return fmt.Errorf("reset index: %w", err)
-	}
-	return nil
-}
-
-// ChangeKind says what happened to a path.
-type ChangeKind string
-
-const (
-	Added    ChangeKind = "added"
-	Modified ChangeKind = "modified"
-	Deleted  ChangeKind = "deleted"
-)
-
-// Change is one path that differs from HEAD in the working tree or index.
-type Change struct {
-	Path string
-	Kind ChangeKind
-}
-
-// Changes lists every path that differs from HEAD, untracked files included, renames split into
-// a deletion and an addition (each side is scoped on its own).
-func (r *Repo) Changes(ctx context.Context) ([]Change, error) {
-	if err := r.settle(ctx); err != nil {
-		return nil, err
-	}
-	out, err := r.run(ctx, false, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
-	if err != nil {
-		return nil, fmt.Errorf("list changes: %w", err)
-	}
-	var changes []Change
-	for _, rec := range strings.Split(string(out), "\x00") {
-		if len(rec) < 4 {
-			continue
-		}
-		x, y, p := rec[0], rec[1], rec[3:]
-		kind := Modified
-		switch {
-		case x == '?' || x == 'A' || y == 'A':
-			kind = Added
-		case x == 'D' || y == 'D':
-			kind = Deleted
-		}
-		changes = append(changes, Change{Path: p, Kind: kind})
-	}
-	return changes, nil
-}
-
-// Discard reverts the given working-tree changes: tracked paths go back to the last commit,
-// untracked ones are removed. The studio calls it for changes outside the write scope once they
-// are recorded, so verification and review judge exactly what was committed.
-func (r *Repo) Discard(ctx context.Context, changes []Change) error {
-	for _, c := range changes {
-		if c.Kind == Added {
-			if err := os.RemoveAll(filepath.Join(r.Dir, filepath.FromSlash(c.Path))); err != nil {
-				return fmt.Errorf("discard %s: %w", c.Path, err)
-			}
-			continue
-		}
-		if _, err := r.run(ctx, false, "checkout", "HEAD", "--", ":(literal)"+c.Path); err != nil {
-			return fmt.Errorf("discard %s: %w", c.Path, err)
-		}
-	}
-	return nil
-}
-
-// ErrOutOfScope is returned when a commit would contain a path its scope does not allow.
-var ErrOutOfScope = errors.New("staged path outside the write scope")
-
-// ErrNothingToCommit means none of the given paths differed from HEAD.
-var ErrNothingToCommit = errors.New("nothing to commit")
-
-// CommitRequest describes one scoped commit.
-type CommitRequest struct {
-	Paths   []string // exactly what to stage; additions, edits and deletions alike
-	Message string
-	Author  Signature
-	// Allow re-checks every staged path just before the commit is written; a path it refuses
-	// aborts the commit and unstages everything (fail closed, whatever the caller passed in Paths).
-	Allow func(path string) bool
-	// AllowEmpty writes a commit that changes nothing when Paths is empty (the plan pull request
-	// needs a commit over its base before GitHub will open it). The index is reset to HEAD first,
-	// so whatever the working tree holds is never part of it.
-	AllowEmpty bool
-}
-
-// Commit stages exactly req.Paths and commits them. It never stages anything else.
-func (r *Repo) Commit(ctx context.Context, req CommitRequest) (string, error) {
-	if len(req.Paths) == 0 && req.AllowEmpty {
-		return r.commitEmpty(ctx, req)
-	}
-	if len(req.Paths) == 0 {
-		return "", ErrNothingToCommit
-	}
-	if err := r.settle(ctx); err != nil {
-		return "", err
-	}
-	// Start from an empty index delta, so nothing staged earlier rides along.
-	if _, err := r.run(ctx, false, "reset", "-q"); err != nil {
-		return "", fmt.Errorf("reset index: %w", err)
-	}
-	args := append([]string{"add", "--all", "--"}, literalPathspecs(req.Paths)...)
-	if _, err := r.run(ctx, false, args...); err != nil {
-		return "", fmt.Errorf("stage %d paths: %w", len(req.Paths), err)
-	}
-	out, err := r.run(ctx, false, "diff", "--cached", "--name-only", "-z", "--no-renames")
-	if err != nil {
-		return "", fmt.Errorf("list staged paths: %w", err)
-	}
-	staged := splitZ(out)
-	if len(staged) == 0 {
-		return "", ErrNothingToCommit
-	}
-	for _, p := range staged {
-		if req.Allow != nil && !req.Allow(p) {
-			_, _ = r.run(ctx, false, "reset", "-q")
-			return "", fmt.Errorf("%w: %s", ErrOutOfScope, p)
-		}
-	}
-	return r.writeCommit(ctx, req)
-}
-
-// commitEmpty writes a commit with HEAD's tree: nothing in the working tree rides along.
-func (r *Repo) commitEmpty(ctx context.Context, req CommitRequest) (string, error) {
-	if _, err := r.run(ctx, false, "reset", "-q"); err != nil {
-		return "", fmt.Errorf("reset index: %w", err)
-	}
-	return r.writeCommit(ctx, req, "--allow-empty")
-}
-
-func (r *Repo) writeCommit(ctx context.Context, req CommitRequest, extra ...string) (string, error) {
-	author := req.Author
-	if author.Name == "" {
-		author = BotSignature
-	}
-	cmd := []string{
-		"-c", "user.name=" + author.Name, "-c", "user.email=" + author.Email,
-		"-c", "commit.gpgsign=false", "commit", "--quiet", "--no-verify",
-	}
-	cmd = append(append(cmd, extra...), "-F", "-")
-	if err := r.runWithStdin(ctx, req.Message, cmd...); err != nil {
-		return "", fmt.Errorf("commit: %w", err)
-	}
-	sha, err := r.HeadSHA(ctx)
-	if err != nil {
-		return "", err
-	}
-	if r.branch != "" {
-		r.expect = sha
-	}
-	return sha, nil
-}
-
-func (r *Repo) runWithStdin(ctx context.Context, stdin string, args ...string) error {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = r.Dir
-	cmd.Env = r.env(false)
-	cmd.Stdin = strings.NewReader(stdin)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return &GitError{Args: args, Stderr: stderr.String(), Err: err}
-	}
-	return nil
-}
-
-// Push sends the commit the studio last made to origin's refs/heads/<branch>. It never forces: a
-// task branch only grows. The push does not run in the workspace, whose .git the agent could
-// have rigged (hooks, a rewritten remote, a proxy): a fresh bare repository borrows the
-// workspace's objects through alternates and pushes that exact commit to the URL recorded before
-// the agent ran, with no config but the studio's own.
+// Push sends the commit the studio last built to the remote's refs/heads/<branch>. It never
+// forces: a task branch only grows. The SHA pushed is the one built, named explicitly.
 func (r *Repo) Push(ctx context.Context, branch string) error {
-	sha := r.expect
-	if sha == "" || r.branch != branch {
-		var err error
-		if sha, err = r.HeadSHA(ctx); err != nil {
-			return err
-		}
+	if r.tip == "" {
+		return errors.New("push: the studio has built no commit")
 	}
-	if err := r.recordRemote(ctx); err != nil {
-		return err
-	}
-	objects, err := r.run(ctx, false, "rev-parse", "--path-format=absolute", "--git-path", "objects")
+	_, err := r.exec(ctx, gitRun{args: []string{"push", "--quiet", "--no-verify", r.RemoteURL, r.tip + ":refs/heads/" + branch}, remote: true})
 	if err != nil {
-		return fmt.Errorf("locate objects: %w", err)
-	}
-	dir, err := os.MkdirTemp("", "studio-push-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	clean := &Repo{Dir: dir, Token: r.Token, Env: r.Env}
-	if _, err := clean.run(ctx, false, "init", "-q", "--bare", "--template=", "."); err != nil {
-		return fmt.Errorf("prepare push: %w", err)
-	}
-	alt := filepath.Join(dir, "objects", "info", "alternates")
-	if err := os.MkdirAll(filepath.Dir(alt), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(alt, []byte(strings.TrimSpace(string(objects))+"\n"), 0o644); err != nil {
-		return err
-	}
-	if _, err := clean.run(ctx, true, "push", "--quiet", r.remoteURL, sha+":refs/heads/"+branch); err != nil {
 		return fmt.Errorf("push %s: %w", branch, err)
 	}
 	return nil
 }
 
+// Exclude adds a studio-owned ignore pattern (gitignore syntax, from the workspace root), for
+// files the studio itself writes in the workspace. It lives in the studio's memory, not in .git.
+func (r *Repo) Exclude(ctx context.Context, pattern string) error {
+	for _, p := range r.excludes {
+		if p == pattern {
+			return nil
+		}
+	}
+	r.excludes = append(r.excludes, pattern)
+	r.ignores = nil
+	return nil
+}
+
 // StripCredentialHelpers removes credentials that actions/checkout may have persisted in
 // .git/config (http.<url>.extraheader), so the agent running in this workspace cannot read them.
+// The file is edited as data with `git config --file`; nothing in the repository runs.
 func (r *Repo) StripCredentialHelpers(ctx context.Context) ([]string, error) {
+	if err := r.init(ctx); err != nil {
+		return nil, err
+	}
 	var removed []string
-	keys, err := r.configKeys(ctx, "--local", `^http\..*extraheader$`)
+	keys, err := r.configKeys(ctx, false, `^http\..*extraheader$`)
 	if err != nil {
 		return nil, fmt.Errorf("list persisted credentials: %w", err)
 	}
 	// actions/checkout v6 keeps the header in a file under RUNNER_TEMP that .git/config includes.
-	includes, err := r.configEntries(ctx, "--local", `^include(if\..*)?\.path$`)
+	includes, err := r.configEntries(ctx, false, `^include(if\..*)?\.path$`)
 	if err != nil {
 		return nil, fmt.Errorf("list config includes: %w", err)
 	}
@@ -452,13 +434,14 @@ func (r *Repo) StripCredentialHelpers(ctx context.Context) ([]string, error) {
 		}
 	}
 	for _, key := range keys {
-		if _, err := r.run(ctx, false, "config", "--local", "--unset-all", key); err != nil {
+		if _, err := r.workspaceConfig(ctx, "--unset-all", key); err != nil {
 			return removed, fmt.Errorf("remove %s: %w", key, err)
 		}
 		removed = append(removed, key)
 	}
-	// Fail closed if a header is still in effect (global or system config, another include).
-	left, err := r.configKeys(ctx, "--includes", `^http\..*extraheader$`)
+	// Fail closed if a header is still in effect through an include or the runner's global or
+	// system config, which the agent (as the same user, where it is) could read.
+	left, err := r.configKeys(ctx, true, `^http\..*extraheader$`)
 	if err != nil {
 		return removed, fmt.Errorf("check remaining credentials: %w", err)
 	}
@@ -471,8 +454,8 @@ func (r *Repo) StripCredentialHelpers(ctx context.Context) ([]string, error) {
 // ErrCredentialInWorkspace means a git credential the agent could read stays configured.
 var ErrCredentialInWorkspace = errors.New("a git credential is configured for the workspace")
 
-func (r *Repo) configKeys(ctx context.Context, scope, pattern string) ([]string, error) {
-	entries, err := r.configEntries(ctx, scope, pattern)
+func (r *Repo) configKeys(ctx context.Context, effective bool, pattern string) ([]string, error) {
+	entries, err := r.configEntries(ctx, effective, pattern)
 	var keys []string
 	for _, e := range entries {
 		keys = append(keys, e[0])
@@ -480,19 +463,30 @@ func (r *Repo) configKeys(ctx context.Context, scope, pattern string) ([]string,
 	return keys, err
 }
 
-// configEntries lists key/value pairs matching pattern; no match is an empty list, not an error.
-func (r *Repo) configEntries(ctx context.Context, scope, pattern string) ([][2]string, error) {
-	out, err := r.run(ctx, false, "config", scope, "-z", "--get-regexp", pattern)
-	if err != nil {
-		var ge *GitError
+// configEntries lists key/value pairs matching pattern in the workspace's config file or, with
+// effective, in everything the runner's git would read there (includes, global, system); no match
+// is an empty list, not an error.
+func (r *Repo) configEntries(ctx context.Context, effective bool, pattern string) ([][2]string, error) {
+	var cmd *exec.Cmd
+	if effective {
+		cmd = exec.CommandContext(ctx, "git", "config", "--includes", "-z", "--get-regexp", pattern)
+		cmd.Env = append(os.Environ(), "GIT_DIR="+filepath.Join(r.Dir, ".git"))
+	} else {
+		cmd = exec.CommandContext(ctx, "git", "config", "--file", filepath.Join(r.Dir, ".git", "config"), "-z", "--get-regexp", pattern)
+		cmd.Env = r.baseEnv()
+	}
+	cmd.Dir = r.Dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
 		var exit *exec.ExitError
-		if errors.As(err, &ge) && errors.As(ge.Err, &exit) && exit.ExitCode() == 1 {
+		if errors.As(err, &exit) && exit.ExitCode() == 1 {
 			return nil, nil
 		}
-		return nil, err
+		return nil, &GitError{Args: cmd.Args[1:], Stderr: stderr.String(), Err: err}
 	}
 	var entries [][2]string
-	for _, rec := range strings.Split(string(out), "\x00") {
+	for _, rec := range strings.Split(stdout.String(), "\x00") {
 		if rec == "" {
 			continue
 		}
@@ -500,15 +494,6 @@ func (r *Repo) configEntries(ctx context.Context, scope, pattern string) ([][2]s
 		entries = append(entries, [2]string{k, v})
 	}
 	return entries, nil
-}
-
-// literalPathspecs stops git from reading glob or magic syntax in agent-chosen file names.
-func literalPathspecs(paths []string) []string {
-	out := make([]string, len(paths))
-	for i, p := range paths {
-		out[i] = ":(literal)" + p
-	}
-	return out
 }
 
 func splitZ(b []byte) []string {
@@ -519,40 +504,4 @@ func splitZ(b []byte) []string {
 		}
 	}
 	return out
-}
-
-// Exclude adds a pattern to the repository's local exclude file (.git/info/exclude), so files
-// the studio itself writes in the workspace, such as run evidence, never show up as changes.
-func (r *Repo) Exclude(ctx context.Context, pattern string) error {
-	out, err := r.run(ctx, false, "rev-parse", "--git-path", "info/exclude")
-	if err != nil {
-		return fmt.Errorf("locate exclude file: %w", err)
-	}
-	p := strings.TrimSpace(string(out))
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(r.Dir, p)
-	}
-	existing, err := os.ReadFile(p)
-	if err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("read %s: %w", p, err)
-	}
-	for _, line := range strings.Split(string(existing), "\n") {
-		if line == pattern {
-			return nil
-		}
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return err
-	}
-	prefix := ""
-	if len(existing) > 0 && !strings.HasSuffix(string(existing), "\n") {
-		prefix = "\n"
-	}
-	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return fmt.Errorf("open %s: %w", p, err)
-	}
-	defer f.Close()
-	_, err = f.WriteString(prefix + pattern + "\n")
-	return err
 }

