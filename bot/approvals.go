@@ -508,7 +508,7 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 	if err != nil {
 		return *r.out, fmt.Errorf("commit the plan: %w", err)
 	}
-	if err := r.Workspace.Push(ctx, branch); err != nil {
+	if err := r.push(ctx, branch); err != nil {
 		return *r.out, err
 	}
 	r.st.set(stepCommitted, StepSkipped, fmt.Sprintf("plan phase: empty plan commit `%s` on `%s`", shortSHA(sha), branch))

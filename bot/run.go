@@ -81,6 +81,11 @@ type Deps struct {
 	GitHub    GitHub
 	Workspace Workspace
 	Codex     codex.Runner
+	// Agents, when set, says whether any process the agent started is still alive; the bot asks
+	// before every push, the one step that holds the token (bot/jail in production).
+	Agents interface {
+		CheckNoneLeft(ctx context.Context) error
+	}
 	// Redactor masks the tokens and keys in everything the bot writes; nil masks nothing.
 	Redactor *codex.Redactor
 	Now      func() time.Time
@@ -439,7 +444,7 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	if err := r.publish(ctx); err != nil {
 		return *r.out, err
 	}
-	st := &implState{task: task, elig: elig, branch: branch, base: base, scope: policy.Scope(task.WriteFiles), outOfScope: map[string]string{}}
+	st := &implState{task: task, elig: elig, branch: branch, base: base, scope: policy.Scope(task.WriteFiles), outOfScope: map[string]scopeRefusal{}, modes: map[string]string{}}
 	out, runErr := r.runLifecycle(ctx, st, routes, prepared, facts)
 	if runErr != nil && ctx.Err() != nil {
 		return *r.out, runErr
@@ -456,6 +461,9 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 
 	verdict, blockers := verdictFrom(out, st)
 	summary := verdictSummary(verdict, st.committed, blockers, st.headSHA)
+	if notes := modeNotes(st.modes); notes != "" {
+		summary += "\n\n" + notes
+	}
 	if tail := lastLines(r.Redactor.Redact(out.Output()), 40); tail != "" {
 		summary += "\n\n<details><summary>Lifecycle</summary>\n\n```text\n" + strings.ReplaceAll(tail, "```", "`\u200b``") + "\n```\n</details>"
 	}
@@ -527,6 +535,25 @@ func verdictSummary(verdict string, inScope, blockers []string, sha string) stri
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// modeNotes lists committed mode changes (an executable bit, a file turned into a link): allowed,
+// but a reviewer should see them.
+func modeNotes(modes map[string]string) string {
+	if len(modes) == 0 {
+		return ""
+	}
+	paths := make([]string, 0, len(modes))
+	for p := range modes {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var b strings.Builder
+	b.WriteString("Mode changes:")
+	for _, p := range paths {
+		fmt.Fprintf(&b, "\n- `%s`: %s", p, modes[p])
+	}
+	return b.String()
 }
 
 func codexFailureLine(res codex.Result) string {

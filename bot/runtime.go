@@ -53,8 +53,9 @@ type implState struct {
 	branch     string
 	base       string
 	scope      policy.Scope
-	committed  []string          // in-scope paths committed, in order of first commit
-	outOfScope map[string]string // path -> change kind, never committed
+	committed  []string                // in-scope paths committed, in order of first commit
+	outOfScope map[string]scopeRefusal // path -> what was refused and why; never committed
+	modes      map[string]string       // committed path -> "old → new" mode change
 	headSHA    string
 	pr         PullRequest
 	reviewed   string // commit the last review verdict was written for
@@ -108,8 +109,28 @@ func (r *run) runLifecycle(ctx context.Context, st *implState, routes prompts.Ro
 	return out, err
 }
 
+// push sends the studio's last commit. It is the one step that holds the token, so it refuses
+// while any process the agent started is still alive.
+func (r *run) push(ctx context.Context, branch string) error {
+	if r.Agents != nil {
+		if err := r.Agents.CheckNoneLeft(ctx); err != nil {
+			return fmt.Errorf("refusing to push %s: %w", branch, err)
+		}
+	}
+	return r.Workspace.Push(ctx, branch)
+}
+
+// scopeRefusal is one changed path the studio would not commit.
+type scopeRefusal struct{ kind, reason string }
+
+// pathFacts turns the scan's view of a change into the facts the write policy judges.
+func pathFacts(c gitops.Change) policy.PathFacts {
+	return policy.PathFacts{Path: c.Path, Deleted: c.Kind == gitops.Deleted, Mode: c.NewMode, Nested: c.Nested, LinkTarget: c.LinkTarget}
+}
+
 // commitPass commits and pushes what the last Codex call changed inside writeFiles, and opens the
-// pull request with the first commit. Out-of-scope paths are only recorded.
+// pull request with the first commit. Refused paths (outside the scope, links, nested
+// repositories, git control files not named) are only recorded, then reverted.
 func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 	changes, err := r.Workspace.Changes(ctx)
 	if err != nil {
@@ -118,11 +139,14 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 	var inScope []string
 	var outside []gitops.Change
 	for _, c := range changes {
-		if st.scope.Allows(c.Path) {
-			inScope = append(inScope, c.Path)
-		} else {
-			st.outOfScope[c.Path] = string(c.Kind)
+		if ok, reason := st.scope.Admit(pathFacts(c)); !ok {
+			st.outOfScope[c.Path] = scopeRefusal{kind: string(c.Kind), reason: reason}
 			outside = append(outside, c)
+			continue
+		}
+		inScope = append(inScope, c.Path)
+		if c.ModeChanged() {
+			st.modes[c.Path] = c.OldMode + " → " + c.NewMode
 		}
 	}
 	// Out-of-scope changes are recorded, then reverted: verification and review must judge the
@@ -144,7 +168,7 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 	if err != nil {
 		return fmt.Errorf("commit scoped changes: %w", err)
 	}
-	if err := r.Workspace.Push(ctx, st.branch); err != nil {
+	if err := r.push(ctx, st.branch); err != nil {
 		return err
 	}
 	st.headSHA = sha
@@ -295,7 +319,8 @@ func verdictFrom(out codex.Outcome, st *implState) (string, []string) {
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
-		blockers = append(blockers, fmt.Sprintf("`%s` (%s): outside writeFiles (%s); not committed", p, st.outOfScope[p], strings.Join(st.task.WriteFiles, ", ")))
+		ref := st.outOfScope[p]
+		blockers = append(blockers, fmt.Sprintf("`%s` (%s): %s; not committed", p, ref.kind, ref.reason))
 	}
 	if out.FinalStatus != codex.StatusDone {
 		reason := out.Reason

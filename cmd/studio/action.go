@@ -162,7 +162,13 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 	defer logw.Close()
 	b := bot.New(bot.Deps{
 		GitHub:    client,
-		Workspace: &gitops.Repo{Dir: env.workspace, Token: token},
+		// The remote comes from the runner's environment, never from the workspace's .git/config;
+		// the studio's git state lives under RUNNER_TEMP, outside the agent's reach.
+		Workspace: &gitops.Repo{
+			Dir: env.workspace, Token: token,
+			RemoteURL: strings.TrimRight(env.serverURL, "/") + "/" + env.repository + ".git",
+			StateDir:  filepath.Join(env.runnerTemp, "studio-git"),
+		},
 		Codex:     runner,
 		Redactor:  redactor,
 		Now:       over.now,
