@@ -59,16 +59,13 @@ func (r *Repo) Changes(ctx context.Context) ([]Change, error) {
 	if r.tip == "" {
 		return nil, fmt.Errorf("list changes: the studio has not checked out a commit in the workspace yet")
 	}
-	// Refresh stat data first (content that matches gets its stat recorded, so later scans are
-	// stat-only); exit 1 just means some entries differ.
-	if _, err := r.run(ctx, "update-index", "-q", "--refresh"); err != nil && !isExit(err, 1) {
-		return nil, fmt.Errorf("refresh the studio's index: %w", err)
-	}
-	raw, err := r.run(ctx, "diff-files", "--raw", "-z", "--no-renames", "--ignore-submodules=none")
+	// One pass over the tracked files: status refreshes the private index's stat data as it goes
+	// (so later scans are stat-only) and reports the work tree's side with its modes.
+	out, err := r.run(ctx, "status", "--porcelain=v2", "-z", "--untracked-files=no", "--no-renames", "--ignore-submodules=none")
 	if err != nil {
 		return nil, fmt.Errorf("list changed files: %w", err)
 	}
-	changes, err := parseRaw(raw)
+	changes, err := parseStatus(out)
 	if err != nil {
 		return nil, err
 	}
@@ -90,17 +87,20 @@ func (r *Repo) Changes(ctx context.Context) ([]Change, error) {
 	return changes, nil
 }
 
-// parseRaw reads `diff-files --raw -z`: ":old new oldsha newsha status\0path\0" records.
-func parseRaw(out []byte) ([]Change, error) {
-	fields := strings.Split(string(out), "\x00")
+// parseStatus reads `status --porcelain=v2 -z` records of tracked paths:
+// "1 XY sub mH mI mW hH hI path". Only the work tree's side (Y) matters: the index is the base.
+func parseStatus(out []byte) ([]Change, error) {
 	var changes []Change
-	for i := 0; i+1 < len(fields); i += 2 {
-		meta := strings.Fields(strings.TrimPrefix(fields[i], ":"))
-		if len(meta) < 5 {
-			return nil, fmt.Errorf("list changed files: unexpected record %q", fields[i])
+	for _, rec := range splitZ(out) {
+		f := strings.SplitN(rec, " ", 9)
+		if len(f) != 9 || f[0] != "1" || len(f[1]) != 2 {
+			return nil, fmt.Errorf("list changed files: unexpected record %q", rec)
 		}
-		c := Change{Path: fields[i+1], OldMode: meta[0], NewMode: meta[1], Kind: Modified}
-		if c.NewMode == "000000" {
+		c := Change{Path: f[8], OldMode: f[4], NewMode: f[5], Kind: Modified}
+		switch f[1][1] {
+		case '.':
+			continue
+		case 'D':
 			c.Kind, c.NewMode = Deleted, ""
 		}
 		changes = append(changes, c)
