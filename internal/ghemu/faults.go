@@ -201,9 +201,10 @@ func (s *Server) serveFault(w http.ResponseWriter, r *http.Request, path string,
 	login := s.loginFor(r)
 	switch f.Kind {
 	case FaultSlow:
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		login := s.serveAPI(rec, r)
-		s.recordFault(r, path, rec.status, login, f.Kind)
+		buf := httptest.NewRecorder()
+		login := s.serveAPI(buf, r)
+		s.recordFault(r, path, buf.Code, login, f.Kind)
+		sendRecorded(w, buf)
 		return
 	case FaultDrop:
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -274,9 +275,9 @@ func (s *Server) serveFault(w http.ResponseWriter, r *http.Request, path string,
 		}
 	}
 	h.Set("Content-Type", "application/json; charset=utf-8")
+	s.recordFault(r, path, status, login, f.Kind)
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, body)
-	s.recordFault(r, path, status, login, f.Kind)
 }
 
 func mustJSON(v any) string {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strconv"
@@ -184,8 +185,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.serveFault(w, r, path, f)
 			return
 		}
-		login := s.serveAPI(rec, r)
-		s.record(r, strings.TrimPrefix(r.URL.Path, "/api/v3"), rec.status, login, false)
+		// The answer is buffered and logged before it is sent, so a client that has its answer
+		// finds its request in Requests().
+		buf := httptest.NewRecorder()
+		login := s.serveAPI(buf, r)
+		s.record(r, path, buf.Code, login, false)
+		sendRecorded(w, buf)
 	case strings.Contains(r.URL.Path, ".git/") || strings.HasSuffix(r.URL.Path, ".git"):
 		login := s.serveGit(rec, r)
 		s.record(r, r.URL.Path, rec.status, login, true)
@@ -193,6 +198,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(rec, r)
 		s.record(r, r.URL.Path, rec.status, "", false)
 	}
+}
+
+func sendRecorded(w http.ResponseWriter, buf *httptest.ResponseRecorder) {
+	for k, v := range buf.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(buf.Code)
+	_, _ = w.Write(buf.Body.Bytes())
 }
 
 func (s *Server) record(r *http.Request, path string, status int, login string, git bool) {
