@@ -124,3 +124,29 @@ func TestClassifyKeepsTheCauseAndExplainsEachRefusal(t *testing.T) {
 		})
 	}
 }
+
+func TestRetrySafeTable(t *testing.T) {
+	for _, tc := range []struct {
+		method, path string
+		want         bool
+	}{
+		{"GET", "/api/v3/repos/acme/hop/issues/1", true},
+		{"PUT", "/repos/acme/hop/issues/1/labels", true},
+		{"DELETE", "/repos/acme/hop/issues/1/labels/studio%3Astatus%2Fdone", true},
+		{"PATCH", "/repos/acme/hop/issues/comments/9", true},
+		{"PATCH", "/repos/acme/hop/pulls/2", true},
+		{"POST", "/repos/acme/hop/issues/1/labels", true},
+		{"POST", "/repos/acme/hop/issues/comments/9/reactions", true},
+		{"POST", "/repos/acme/hop/statuses/4914558", true},
+		{"POST", "/api/v3/repos/acme/hop/check-runs", true},
+		{"POST", "/repos/acme/hop/issues/1/comments", false},
+		{"POST", "/repos/acme/hop/pulls", false},
+		{"POST", "/repos/acme/hop/pulls/2/reviews", false},
+		{"POST", "/repos/acme/hop/git/refs", false},
+		{"POST", "/repos/acme/hop/issues", false},
+	} {
+		if got := retrySafe(tc.method, tc.path); got != tc.want {
+			t.Errorf("retrySafe(%s %s) = %v, want %v", tc.method, tc.path, got, tc.want)
+		}
+	}
+}

@@ -107,11 +107,18 @@ type Client struct {
 
 	defaultBranch string
 	permissions   map[string]string
+
+	// policy and login serve the checked retries of CreateComment and CreatePull (github_writes.go).
+	policy RetryPolicy
+	login  string
 }
 
 // NewClient builds the adapter. apiURL is GITHUB_API_URL (e.g. https://api.github.com or
-// https://ghes.example/api/v3); an Enterprise-style URL keeps its path prefix.
-func NewClient(httpClient *http.Client, apiURL, token, owner, repo string) (*Client, error) {
+// https://ghes.example/api/v3); an Enterprise-style URL keeps its path prefix. Every call goes
+// through a retrying Transport: httpClient's own when it has one, else one NewClient stacks on
+// httpClient's transport with the default RetryPolicy.
+func NewClient(httpClient *http.Client, apiURL, token, owner, repo string, opts ...ClientOption) (*Client, error) {
+	httpClient, policy := withRetries(httpClient)
 	gh := github.NewClient(httpClient).WithAuthToken(token)
 	if apiURL != "" && apiURL != "https://api.github.com" && apiURL != "https://api.github.com/" {
 		var err error
@@ -120,12 +127,16 @@ func NewClient(httpClient *http.Client, apiURL, token, owner, repo string) (*Cli
 			return nil, fmt.Errorf("use GitHub API at %s: %w", apiURL, err)
 		}
 	}
-	return &Client{gh: gh, owner: owner, repo: repo, permissions: map[string]string{}}, nil
+	c := &Client{gh: gh, owner: owner, repo: repo, permissions: map[string]string{}, policy: policy, login: DefaultBotLogin}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
 }
 
 func notFound(resp *github.Response, err error) error {
 	if resp != nil && resp.StatusCode == http.StatusNotFound {
-		return fmt.Errorf("%w: %w", ErrNotFound, classify(err))
+		return fmt.Errorf("%w: %w", ErrNotFound, err)
 	}
 	return classify(err)
 }
@@ -229,12 +240,26 @@ func (c *Client) Comments(ctx context.Context, issue int) ([]Comment, error) {
 	}
 }
 
+// CreateComment posts a comment. A failure that may have landed (a 5xx, a timeout, a dropped
+// connection) is retried only after the issue's comments show it did not (createChecked).
 func (c *Client) CreateComment(ctx context.Context, issue int, body string) (Comment, error) {
-	cm, _, err := c.gh.Issues.CreateComment(ctx, c.owner, c.repo, issue, &github.IssueComment{Body: github.String(body)})
+	var out Comment
+	since := c.policy.Now().Add(-landedWindow)
+	err := c.createChecked(ctx, fmt.Sprintf("comment on #%d", issue), func() error {
+		cm, _, err := c.gh.Issues.CreateComment(ctx, c.owner, c.repo, issue, &github.IssueComment{Body: github.String(body)})
+		if err == nil {
+			out = Comment{ID: cm.GetID(), Body: cm.GetBody(), Author: cm.GetUser().GetLogin()}
+		}
+		return err
+	}, func() (bool, error) {
+		cm, ok, err := c.landedComment(ctx, issue, body, since)
+		out = cm
+		return ok, err
+	})
 	if err != nil {
 		return Comment{}, fmt.Errorf("comment on #%d: %w", issue, classify(err))
 	}
-	return Comment{ID: cm.GetID(), Body: cm.GetBody(), Author: cm.GetUser().GetLogin()}, nil
+	return out, nil
 }
 
 func (c *Client) EditComment(ctx context.Context, commentID int64, body string) error {
@@ -278,15 +303,31 @@ func (c *Client) FindPull(ctx context.Context, head, base string) (PullRequest, 
 	return toPull(pulls[0]), nil
 }
 
+// CreatePull opens a pull request. A failure that may have landed is retried only after no open
+// pull request from the same head into the same base shows up (createChecked).
 func (c *Client) CreatePull(ctx context.Context, p NewPull) (PullRequest, error) {
-	pr, _, err := c.gh.PullRequests.Create(ctx, c.owner, c.repo, &github.NewPullRequest{
-		Title: github.String(p.Title), Head: github.String(p.Head), Base: github.String(p.Base),
-		Body: github.String(p.Body), Draft: github.Bool(p.Draft),
+	var out PullRequest
+	err := c.createChecked(ctx, fmt.Sprintf("open pull request %s -> %s", p.Head, p.Base), func() error {
+		pr, _, err := c.gh.PullRequests.Create(ctx, c.owner, c.repo, &github.NewPullRequest{
+			Title: github.String(p.Title), Head: github.String(p.Head), Base: github.String(p.Base),
+			Body: github.String(p.Body), Draft: github.Bool(p.Draft),
+		})
+		if err == nil {
+			out = toPull(pr)
+		}
+		return err
+	}, func() (bool, error) {
+		pr, err := c.FindPull(ctx, p.Head, p.Base)
+		if errors.Is(err, ErrNotFound) {
+			return false, nil
+		}
+		out = pr
+		return err == nil, err
 	})
 	if err != nil {
 		return PullRequest{}, fmt.Errorf("open pull request %s -> %s: %w", p.Head, p.Base, classify(err))
 	}
-	return toPull(pr), nil
+	return out, nil
 }
 
 func (c *Client) EditPull(ctx context.Context, number int, title, body string) (PullRequest, error) {
