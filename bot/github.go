@@ -107,11 +107,18 @@ type Client struct {
 
 	defaultBranch string
 	permissions   map[string]string
+
+	// policy and login serve the checked retries of CreateComment and CreatePull (github_writes.go).
+	policy RetryPolicy
+	login  string
 }
 
 // NewClient builds the adapter. apiURL is GITHUB_API_URL (e.g. https://api.github.com or
-// https://ghes.example/api/v3); an Enterprise-style URL keeps its path prefix.
-func NewClient(httpClient *http.Client, apiURL, token, owner, repo string) (*Client, error) {
+// https://ghes.example/api/v3); an Enterprise-style URL keeps its path prefix. Every call goes
+// through a retrying Transport: httpClient's own when it has one, else one NewClient stacks on
+// httpClient's transport with the default RetryPolicy.
+func NewClient(httpClient *http.Client, apiURL, token, owner, repo string, opts ...ClientOption) (*Client, error) {
+	httpClient, policy := withRetries(httpClient)
 	gh := github.NewClient(httpClient).WithAuthToken(token)
 	if apiURL != "" && apiURL != "https://api.github.com" && apiURL != "https://api.github.com/" {
 		var err error
@@ -120,23 +127,27 @@ func NewClient(httpClient *http.Client, apiURL, token, owner, repo string) (*Cli
 			return nil, fmt.Errorf("use GitHub API at %s: %w", apiURL, err)
 		}
 	}
-	return &Client{gh: gh, owner: owner, repo: repo, permissions: map[string]string{}}, nil
+	c := &Client{gh: gh, owner: owner, repo: repo, permissions: map[string]string{}, policy: policy, login: DefaultBotLogin}
+	for _, o := range opts {
+		o(c)
+	}
+	return c, nil
 }
 
 func notFound(resp *github.Response, err error) error {
 	if resp != nil && resp.StatusCode == http.StatusNotFound {
-		return fmt.Errorf("%w: %v", ErrNotFound, err)
+		return fmt.Errorf("%w: %w", ErrNotFound, err)
 	}
-	return err
+	return classify(err)
 }
 
 func (c *Client) DefaultBranch(ctx context.Context) (string, error) {
 	if c.defaultBranch != "" {
 		return c.defaultBranch, nil
 	}
-	r, _, err := c.gh.Repositories.Get(ctx, c.owner, c.repo)
+	r, resp, err := c.gh.Repositories.Get(ctx, c.owner, c.repo)
 	if err != nil {
-		return "", fmt.Errorf("get repository %s/%s: %w", c.owner, c.repo, err)
+		return "", fmt.Errorf("get repository %s/%s: %w", c.owner, c.repo, repoNotVisible(resp, err))
 	}
 	c.defaultBranch = r.GetDefaultBranch()
 	return c.defaultBranch, nil
@@ -165,7 +176,7 @@ func (c *Client) Permission(ctx context.Context, login string) (string, error) {
 			c.permissions[login] = "none"
 			return "none", nil
 		}
-		return "", fmt.Errorf("ask permission of %s: %w", login, err)
+		return "", fmt.Errorf("ask permission of %s: %w", login, classify(err))
 	}
 	role := pr.RoleName
 	if role == "" {
@@ -205,7 +216,7 @@ func (c *Client) FileAtRef(ctx context.Context, path, ref string) ([]byte, error
 func (c *Client) AddCommentReaction(ctx context.Context, commentID int64, content string) error {
 	_, _, err := c.gh.Reactions.CreateIssueCommentReaction(ctx, c.owner, c.repo, commentID, content)
 	if err != nil {
-		return fmt.Errorf("react %s to comment %d: %w", content, commentID, err)
+		return fmt.Errorf("react %s to comment %d: %w", content, commentID, classify(err))
 	}
 	return nil
 }
@@ -216,7 +227,7 @@ func (c *Client) Comments(ctx context.Context, issue int) ([]Comment, error) {
 	for {
 		page, resp, err := c.gh.Issues.ListComments(ctx, c.owner, c.repo, issue, opts)
 		if err != nil {
-			return nil, fmt.Errorf("list comments of #%d: %w", issue, err)
+			return nil, fmt.Errorf("list comments of #%d: %w", issue, classify(err))
 		}
 		for _, cm := range page {
 			out = append(out, Comment{ID: cm.GetID(), Body: cm.GetBody(), Author: cm.GetUser().GetLogin(), UpdatedAt: cm.GetUpdatedAt().Time,
@@ -229,25 +240,39 @@ func (c *Client) Comments(ctx context.Context, issue int) ([]Comment, error) {
 	}
 }
 
+// CreateComment posts a comment. A failure that may have landed (a 5xx, a timeout, a dropped
+// connection) is retried only after the issue's comments show it did not (createChecked).
 func (c *Client) CreateComment(ctx context.Context, issue int, body string) (Comment, error) {
-	cm, _, err := c.gh.Issues.CreateComment(ctx, c.owner, c.repo, issue, &github.IssueComment{Body: github.String(body)})
+	var out Comment
+	since := c.policy.Now().Add(-landedWindow)
+	err := c.createChecked(ctx, fmt.Sprintf("comment on #%d", issue), func() error {
+		cm, _, err := c.gh.Issues.CreateComment(ctx, c.owner, c.repo, issue, &github.IssueComment{Body: github.String(body)})
+		if err == nil {
+			out = Comment{ID: cm.GetID(), Body: cm.GetBody(), Author: cm.GetUser().GetLogin()}
+		}
+		return err
+	}, func() (bool, error) {
+		cm, ok, err := c.landedComment(ctx, issue, body, since)
+		out = cm
+		return ok, err
+	})
 	if err != nil {
-		return Comment{}, fmt.Errorf("comment on #%d: %w", issue, err)
+		return Comment{}, fmt.Errorf("comment on #%d: %w", issue, classify(err))
 	}
-	return Comment{ID: cm.GetID(), Body: cm.GetBody(), Author: cm.GetUser().GetLogin()}, nil
+	return out, nil
 }
 
 func (c *Client) EditComment(ctx context.Context, commentID int64, body string) error {
 	_, _, err := c.gh.Issues.EditComment(ctx, c.owner, c.repo, commentID, &github.IssueComment{Body: github.String(body)})
 	if err != nil {
-		return fmt.Errorf("edit comment %d: %w", commentID, err)
+		return fmt.Errorf("edit comment %d: %w", commentID, classify(err))
 	}
 	return nil
 }
 
 func (c *Client) AddLabels(ctx context.Context, issue int, labels ...string) error {
 	if _, _, err := c.gh.Issues.AddLabelsToIssue(ctx, c.owner, c.repo, issue, labels); err != nil {
-		return fmt.Errorf("label #%d with %v: %w", issue, labels, err)
+		return fmt.Errorf("label #%d with %v: %w", issue, labels, classify(err))
 	}
 	return nil
 }
@@ -255,7 +280,7 @@ func (c *Client) AddLabels(ctx context.Context, issue int, labels ...string) err
 func (c *Client) RemoveLabel(ctx context.Context, issue int, label string) error {
 	resp, err := c.gh.Issues.RemoveLabelForIssue(ctx, c.owner, c.repo, issue, label)
 	if err != nil && (resp == nil || resp.StatusCode != http.StatusNotFound) {
-		return fmt.Errorf("remove label %s from #%d: %w", label, issue, err)
+		return fmt.Errorf("remove label %s from #%d: %w", label, issue, classify(err))
 	}
 	return nil
 }
@@ -270,7 +295,7 @@ func (c *Client) FindPull(ctx context.Context, head, base string) (PullRequest, 
 		State: "open", Head: c.owner + ":" + head, Base: base,
 	})
 	if err != nil {
-		return PullRequest{}, fmt.Errorf("find pull request for %s: %w", head, err)
+		return PullRequest{}, fmt.Errorf("find pull request for %s: %w", head, classify(err))
 	}
 	if len(pulls) == 0 {
 		return PullRequest{}, ErrNotFound
@@ -278,21 +303,37 @@ func (c *Client) FindPull(ctx context.Context, head, base string) (PullRequest, 
 	return toPull(pulls[0]), nil
 }
 
+// CreatePull opens a pull request. A failure that may have landed is retried only after no open
+// pull request from the same head into the same base shows up (createChecked).
 func (c *Client) CreatePull(ctx context.Context, p NewPull) (PullRequest, error) {
-	pr, _, err := c.gh.PullRequests.Create(ctx, c.owner, c.repo, &github.NewPullRequest{
-		Title: github.String(p.Title), Head: github.String(p.Head), Base: github.String(p.Base),
-		Body: github.String(p.Body), Draft: github.Bool(p.Draft),
+	var out PullRequest
+	err := c.createChecked(ctx, fmt.Sprintf("open pull request %s -> %s", p.Head, p.Base), func() error {
+		pr, _, err := c.gh.PullRequests.Create(ctx, c.owner, c.repo, &github.NewPullRequest{
+			Title: github.String(p.Title), Head: github.String(p.Head), Base: github.String(p.Base),
+			Body: github.String(p.Body), Draft: github.Bool(p.Draft),
+		})
+		if err == nil {
+			out = toPull(pr)
+		}
+		return err
+	}, func() (bool, error) {
+		pr, err := c.FindPull(ctx, p.Head, p.Base)
+		if errors.Is(err, ErrNotFound) {
+			return false, nil
+		}
+		out = pr
+		return err == nil, err
 	})
 	if err != nil {
-		return PullRequest{}, fmt.Errorf("open pull request %s -> %s: %w", p.Head, p.Base, err)
+		return PullRequest{}, fmt.Errorf("open pull request %s -> %s: %w", p.Head, p.Base, classify(err))
 	}
-	return toPull(pr), nil
+	return out, nil
 }
 
 func (c *Client) EditPull(ctx context.Context, number int, title, body string) (PullRequest, error) {
 	pr, _, err := c.gh.PullRequests.Edit(ctx, c.owner, c.repo, number, &github.PullRequest{Title: github.String(title), Body: github.String(body)})
 	if err != nil {
-		return PullRequest{}, fmt.Errorf("update pull request #%d: %w", number, err)
+		return PullRequest{}, fmt.Errorf("update pull request #%d: %w", number, classify(err))
 	}
 	return toPull(pr), nil
 }
@@ -338,16 +379,12 @@ type CommitStatus struct {
 // maxStatusDescription is GitHub's limit for a commit status description.
 const maxStatusDescription = 140
 
-// ErrForbidden is a 403 that is not a rate limit: the token lacks a permission.
+// ErrForbidden is a 403 that is not a rate limit: the token lacks a permission (DiagnoseRefusal).
 var ErrForbidden = errors.New("forbidden: the token lacks a permission")
 
-func forbidden(resp *github.Response, err error) error {
-	var rle *github.RateLimitError
-	if resp != nil && resp.StatusCode == http.StatusForbidden && !errors.As(err, &rle) {
-		return fmt.Errorf("%w: %v", ErrForbidden, err)
-	}
-	return err
-}
+// forbidden marks a refusal with its sentinel: ErrForbidden only for a missing permission, never
+// for a rate limit (classify).
+func forbidden(_ *github.Response, err error) error { return classify(err) }
 
 func (c *Client) Pull(ctx context.Context, number int) (PullRequest, error) {
 	pr, resp, err := c.gh.PullRequests.Get(ctx, c.owner, c.repo, number)
@@ -363,7 +400,7 @@ func (c *Client) Reviews(ctx context.Context, number int) ([]Review, error) {
 	for {
 		page, resp, err := c.gh.PullRequests.ListReviews(ctx, c.owner, c.repo, number, opts)
 		if err != nil {
-			return nil, fmt.Errorf("list reviews of #%d: %w", number, err)
+			return nil, fmt.Errorf("list reviews of #%d: %w", number, classify(err))
 		}
 		for _, rv := range page {
 			out = append(out, Review{ID: rv.GetID(), Author: rv.GetUser().GetLogin(), AuthorType: rv.GetUser().GetType(),
@@ -382,7 +419,7 @@ func (c *Client) PullFiles(ctx context.Context, number int) ([]string, error) {
 	for {
 		page, resp, err := c.gh.PullRequests.ListFiles(ctx, c.owner, c.repo, number, opts)
 		if err != nil {
-			return nil, fmt.Errorf("list files of #%d: %w", number, err)
+			return nil, fmt.Errorf("list files of #%d: %w", number, classify(err))
 		}
 		for _, f := range page {
 			out = append(out, f.GetFilename())
@@ -478,7 +515,7 @@ func (c *Client) PullCommits(ctx context.Context, number int) ([]PullCommit, err
 	for {
 		page, resp, err := c.gh.PullRequests.ListCommits(ctx, c.owner, c.repo, number, opts)
 		if err != nil {
-			return nil, fmt.Errorf("list commits of #%d: %w", number, err)
+			return nil, fmt.Errorf("list commits of #%d: %w", number, classify(err))
 		}
 		for _, cm := range page {
 			out = append(out, PullCommit{SHA: cm.GetSHA(), Message: cm.GetCommit().GetMessage()})
@@ -520,9 +557,9 @@ func (c *Client) CreateReview(ctx context.Context, number int, r NewReview) (int
 	rv, resp, err := c.gh.PullRequests.CreateReview(ctx, c.owner, c.repo, number, req)
 	if err != nil {
 		if resp != nil && resp.StatusCode == http.StatusUnprocessableEntity {
-			err = fmt.Errorf("%w: %v", ErrUnprocessable, err)
+			err = fmt.Errorf("%w: %w", ErrUnprocessable, err)
 		}
-		return 0, fmt.Errorf("post review on #%d: %w", number, err)
+		return 0, fmt.Errorf("post review on #%d: %w", number, classify(err))
 	}
 	return rv.GetID(), nil
 }

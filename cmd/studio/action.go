@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -105,7 +104,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		allowedBots = append(allowedBots, login)
 	}
 	owner, repo, _ := strings.Cut(env.repository, "/")
-	client, err := bot.NewClient(http.DefaultClient, env.apiURL, token, owner, repo)
+	client, err := bot.NewClient(githubHTTP(stderr), env.apiURL, token, owner, repo, bot.WithLogin(act.GetInput("bot-login")))
 	if err != nil {
 		act.Errorf("%v", err)
 		return exitError

@@ -552,7 +552,8 @@ func TestPullFlowFailuresAreReportedOnTheIssue(t *testing.T) {
 		inject func(w *world, pr ghemu.Pull) (event string, payload []byte)
 	}{
 		{"approval-started implementation", func(w *world, pr ghemu.Pull) (string, []byte) {
-			w.Emu.InjectFailure("GET", "/repos/acme/hop/contents/.codex/agents/gameplay-programmer.toml", 502, "")
+			// A 502 that lasts: the transport's retries of a read give up.
+			w.Emu.InjectFaults(ghemu.Fault{Method: "GET", Path: "/repos/acme/hop/contents/.codex/agents/gameplay-programmer.toml", Status: 502, Times: ghemu.Always})
 			_, payload := w.approve(pr.Number, reviewer, ghemu.ReviewSpec{})
 			return "pull_request_review", payload
 		}},
@@ -564,6 +565,7 @@ func TestPullFlowFailuresAreReportedOnTheIssue(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			useFastGitHubRetries(t)
 			w, _ := newStudioWorld(t, "strict-studio")
 			n, pr, _ := w.planned(nil)
 			event, payload := tt.inject(w, pr)

@@ -511,11 +511,9 @@ func TestAllowedBotsRefusesWildcard(t *testing.T) {
 }
 
 func TestBotFailureIsReportedOnTheIssue(t *testing.T) {
-	w := newWorld(t, nil)
-	n := w.issue("Jump", taskBody)
-	_, payload := w.comment(n, sandbox.Writer, "/studio run")
-	w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x\n"}}})
-	w.Emu.InjectFailure("GET", "/repos/acme/hop/contents/.codex/studio.json", 502, "")
+	w, n, payload := faultWorld(t)
+	// A 502 that lasts: the transport's retries give up and the run reports it.
+	w.Emu.InjectFaults(ghemu.Fault{Method: "GET", Path: "/repos/acme/hop/contents/.codex/studio.json", Status: 502, Times: ghemu.Always})
 	res := w.run("issue_comment", payload, nil)
 	if res.code != exitError || res.outputs["status"] != "error" {
 		t.Fatalf("exit %d status %q", res.code, res.outputs["status"])

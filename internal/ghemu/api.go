@@ -198,17 +198,6 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) string {
 		s.rateUsed++
 		s.setRateHeaders(w)
 	}
-	if f, ok := s.takeFailure(r.Method, path); ok {
-		body := f.body
-		if body == "" {
-			b, _ := json.Marshal(apiError{Message: http.StatusText(f.status), DocumentationURL: docsURL, Status: strconv.Itoa(f.status)})
-			body = string(b)
-		}
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.WriteHeader(f.status)
-		_, _ = io.WriteString(w, body)
-		return login
-	}
 	escaped := strings.TrimPrefix(r.URL.EscapedPath(), "/api/v3")
 	segs := strings.Split(strings.Trim(escaped, "/"), "/")
 	for _, rt := range s.routes() {

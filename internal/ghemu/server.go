@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strconv"
@@ -49,7 +50,7 @@ type Server struct {
 	tokens   map[string]*user
 	repos    map[string]*repo // by lower-case "owner/name"
 	rateUsed int
-	failures []injectedFailure
+	faults   []*plannedFault
 	log      []LoggedRequest
 	reqSeq   int64
 }
@@ -65,12 +66,9 @@ type LoggedRequest struct {
 	// User is the authenticated login, empty for anonymous requests.
 	User string
 	Git  bool
-}
-
-type injectedFailure struct {
-	method, path string
-	status       int
-	body         string
+	// Fault names the injected fault that answered the request (see Fault), empty for none.
+	// A dropped connection is logged with Status 0.
+	Fault string
 }
 
 // New starts an emulator listening on 127.0.0.1 on a free port.
@@ -177,33 +175,22 @@ func (s *Server) ResetRateLimit() {
 	s.rateUsed = 0
 }
 
-// InjectFailure makes the next API request with this method and path (without /api/v3, e.g.
-// "/repos/o/r/issues/1/comments") fail once with the given status and body. An empty body is
-// replaced by GitHub's shape {"message": <status text>, "documentation_url": ...}.
-func (s *Server) InjectFailure(method, path string, status int, body string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failures = append(s.failures, injectedFailure{method: strings.ToUpper(method), path: path, status: status, body: body})
-}
-
-// takeFailure pops the first matching injected failure; callers hold s.mu.
-func (s *Server) takeFailure(method, path string) (injectedFailure, bool) {
-	for i, f := range s.failures {
-		if f.method == method && f.path == path {
-			s.failures = append(s.failures[:i], s.failures[i+1:]...)
-			return f, true
-		}
-	}
-	return injectedFailure{}, false
-}
-
 // ServeHTTP routes API requests under /api/v3 and git smart-HTTP requests under /owner/repo.git.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 	switch {
 	case r.URL.Path == "/api/v3" || strings.HasPrefix(r.URL.Path, "/api/v3/"):
-		login := s.serveAPI(rec, r)
-		s.record(r, strings.TrimPrefix(r.URL.Path, "/api/v3"), rec.status, login, false)
+		path := strings.TrimPrefix(r.URL.Path, "/api/v3")
+		if f, ok := s.takeFault(r.Method, path); ok {
+			s.serveFault(w, r, path, f)
+			return
+		}
+		// The answer is buffered and logged before it is sent, so a client that has its answer
+		// finds its request in Requests().
+		buf := httptest.NewRecorder()
+		login := s.serveAPI(buf, r)
+		s.record(r, path, buf.Code, login, false)
+		sendRecorded(w, buf)
 	case strings.Contains(r.URL.Path, ".git/") || strings.HasSuffix(r.URL.Path, ".git"):
 		login := s.serveGit(rec, r)
 		s.record(r, r.URL.Path, rec.status, login, true)
@@ -211,6 +198,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(rec, r)
 		s.record(r, r.URL.Path, rec.status, "", false)
 	}
+}
+
+func sendRecorded(w http.ResponseWriter, buf *httptest.ResponseRecorder) {
+	for k, v := range buf.Header() {
+		w.Header()[k] = v
+	}
+	w.WriteHeader(buf.Code)
+	_, _ = w.Write(buf.Body.Bytes())
 }
 
 func (s *Server) record(r *http.Request, path string, status int, login string, git bool) {
