@@ -464,6 +464,9 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	if notes := modeNotes(st.modes); notes != "" {
 		summary += "\n\n" + notes
 	}
+	if len(st.verifyChanged) > 0 {
+		summary += "\n\nThe verification command changed " + strings.Join(dedupe(st.verifyChanged), ", ") + "; reverted before the review, never committed."
+	}
 	if tail := lastLines(r.Redactor.Redact(out.Output()), 40); tail != "" {
 		summary += "\n\n<details><summary>Lifecycle</summary>\n\n```text\n" + strings.ReplaceAll(tail, "```", "`\u200b``") + "\n```\n</details>"
 	}
@@ -618,6 +621,16 @@ func quoteAll(xs []string) []string {
 	out := make([]string, len(xs))
 	for i, x := range xs {
 		out[i] = "`" + oneLine(x, 100) + "`"
+	}
+	return out
+}
+
+func dedupe(xs []string) []string {
+	var out []string
+	for _, x := range xs {
+		if !contains(out, x) {
+			out = append(out, x)
+		}
 	}
 	return out
 }

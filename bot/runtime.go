@@ -56,9 +56,11 @@ type implState struct {
 	committed  []string                // in-scope paths committed, in order of first commit
 	outOfScope map[string]scopeRefusal // path -> what was refused and why; never committed
 	modes      map[string]string       // committed path -> "old → new" mode change
-	headSHA    string
-	pr         PullRequest
-	reviewed   string // commit the last review verdict was written for
+	// verifyChanged are paths the verification command changed; reverted, never committed.
+	verifyChanged []string
+	headSHA       string
+	pr            PullRequest
+	reviewed      string // commit the last review verdict was written for
 }
 
 // runLifecycle runs implement -> verify -> review -> bounded fix passes (seed §9.3) with the
@@ -97,6 +99,9 @@ func (r *run) runLifecycle(ctx context.Context, st *implState, routes prompts.Ro
 			AfterChange: func(ctx context.Context, pass int, _ codex.Execution) error {
 				return explain(r.commitPass(ctx, st, pass))
 			},
+			AfterVerify: func(ctx context.Context, pass int, _ codex.VerificationResult) error {
+				return explain(r.revertVerification(ctx, st))
+			},
 			AfterReview: func(ctx context.Context, pass int, rev codex.ReviewOutcome) error {
 				return explain(r.postReview(ctx, st, rev))
 			},
@@ -118,6 +123,23 @@ func (r *run) push(ctx context.Context, branch string) error {
 		}
 	}
 	return r.Workspace.Push(ctx, branch)
+}
+
+// revertVerification puts back whatever the verification command changed (it runs the project's
+// code, which the agent shaped): the review must read the committed bytes, and a fix pass starts
+// from them.
+func (r *run) revertVerification(ctx context.Context, st *implState) error {
+	changes, err := r.Workspace.Changes(ctx)
+	if err != nil || len(changes) == 0 {
+		return err
+	}
+	paths := make([]string, len(changes))
+	for i, c := range changes {
+		paths[i] = "`" + c.Path + "`"
+	}
+	r.logf("verification changed %s; reverted so the review reads the committed tree", strings.Join(paths, ", "))
+	st.verifyChanged = append(st.verifyChanged, paths...)
+	return r.Workspace.Discard(ctx, changes)
 }
 
 // scopeRefusal is one changed path the studio would not commit.

@@ -293,3 +293,71 @@ func applyEdits(st *filesystem.Storage, treeHash plumbing.Hash, edits map[string
 	}
 	return st.SetEncodedObject(obj)
 }
+
+// replay rebuilds commit sha on top of parent: the paths sha changed against its own parent take
+// sha's entries (or disappear) in parent's tree; author and message are kept.
+func (r *Repo) replay(ctx context.Context, sha, parent string) (string, error) {
+	st := filesystem.NewStorage(osfs.New(r.gitDir), cache.NewObjectLRUDefault())
+	c, err := object.GetCommit(st, plumbing.NewHash(sha))
+	if err != nil {
+		return "", fmt.Errorf("replay %s: %w", sha, err)
+	}
+	if len(c.ParentHashes) != 1 {
+		return "", fmt.Errorf("replay %s: not a single-parent commit", sha)
+	}
+	changed, err := r.changedPaths(ctx, c.ParentHashes[0].String(), sha)
+	if err != nil {
+		return "", err
+	}
+	tree, err := c.Tree()
+	if err != nil {
+		return "", fmt.Errorf("replay %s: %w", sha, err)
+	}
+	edits := map[string]*object.TreeEntry{}
+	for p := range changed {
+		e, err := tree.FindEntry(p)
+		if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
+			edits[p] = nil
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("replay %s: %s: %w", sha, p, err)
+		}
+		entry := *e
+		edits[p] = &entry
+	}
+	onto, err := object.GetCommit(st, plumbing.NewHash(parent))
+	if err != nil {
+		return "", fmt.Errorf("replay onto %s: %w", parent, err)
+	}
+	treeHash, err := applyEdits(st, onto.TreeHash, edits)
+	if err != nil {
+		return "", fmt.Errorf("replay %s: %w", sha, err)
+	}
+	if treeHash.IsZero() {
+		if treeHash, err = writeObject(st, plumbing.TreeObject, nil); err != nil {
+			return "", err
+		}
+	}
+	now := time.Now
+	if r.Now != nil {
+		now = r.Now
+	}
+	committer := c.Committer
+	committer.When = now()
+	nc := &object.Commit{Author: c.Author, Committer: committer, Message: c.Message, TreeHash: treeHash, ParentHashes: []plumbing.Hash{onto.Hash}}
+	obj := st.NewEncodedObject()
+	if err := nc.Encode(obj); err != nil {
+		return "", err
+	}
+	h, err := st.SetEncodedObject(obj)
+	if err != nil {
+		return "", err
+	}
+	if r.branch != "" {
+		if _, err := r.run(ctx, "update-ref", "refs/heads/"+r.branch, h.String()); err != nil {
+			return "", err
+		}
+	}
+	return h.String(), nil
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -62,6 +63,9 @@ type Repo struct {
 	// tip is the commit the work tree was checked out at or the studio last built: the base of
 	// every scan and commit. branch is the task branch it belongs to ("" on the default branch).
 	tip, branch string
+	// pushed is the remote task branch's tip as the studio last knew it (checked out or pushed);
+	// base is what the branch started from when it did not exist yet.
+	pushed, startedFrom string
 	// excludes are studio-owned ignore patterns (evidence folders inside the workspace).
 	excludes []string
 	ignores  *ignoreRules
@@ -351,6 +355,7 @@ func (r *Repo) checkout(ctx context.Context, commit, branch string) error {
 		return fmt.Errorf("clean workspace: %w", err)
 	}
 	r.tip, r.branch, r.ignores = tip, branch, nil
+	r.pushed, r.startedFrom = "", tip
 	return nil
 }
 
@@ -368,7 +373,13 @@ func (r *Repo) PrepareBranch(ctx context.Context, branch, base string) (existed 
 	if err := r.fetch(ctx, start); err != nil {
 		return false, err
 	}
-	return existed, r.checkout(ctx, "refs/remotes/origin/"+start, branch)
+	if err := r.checkout(ctx, "refs/remotes/origin/"+start, branch); err != nil {
+		return existed, err
+	}
+	if existed {
+		r.pushed = r.tip
+	}
+	return existed, nil
 }
 
 // CheckoutBase puts the workspace on origin's tip of base, whatever the workflow checked out: role
@@ -382,16 +393,163 @@ func (r *Repo) CheckoutBase(ctx context.Context, base string) error {
 }
 
 // Push sends the commit the studio last built to the remote's refs/heads/<branch>. It never
-// forces: a task branch only grows. The SHA pushed is the one built, named explicitly.
+// forces: a task branch only grows. The SHA pushed is the one built, named explicitly. When
+// someone else pushed to the branch meanwhile, the studio's commits are rebuilt on their tip if
+// the two sides changed different paths (see rebase), else Push fails with ErrBranchMoved.
 func (r *Repo) Push(ctx context.Context, branch string) error {
 	if r.tip == "" {
 		return errors.New("push: the studio has built no commit")
 	}
-	_, err := r.exec(ctx, gitRun{args: []string{"push", "--quiet", "--no-verify", r.RemoteURL, r.tip + ":refs/heads/" + branch}, remote: true})
-	if err != nil {
-		return fmt.Errorf("push %s: %w", branch, err)
+	for attempt := 0; ; attempt++ {
+		_, err := r.exec(ctx, gitRun{args: []string{"push", "--quiet", "--no-verify", r.RemoteURL, r.tip + ":refs/heads/" + branch}, remote: true})
+		if err == nil {
+			r.pushed = r.tip
+			return nil
+		}
+		var ge *GitError
+		if attempt >= 2 || branch != r.branch || !errors.As(err, &ge) || !strings.Contains(ge.Stderr, "rejected") {
+			return fmt.Errorf("push %s: %w", branch, err)
+		}
+		if err := r.rebase(ctx, branch); err != nil {
+			return err
+		}
 	}
+}
+
+// ErrBranchMoved means someone pushed to the task branch, touching paths the studio changed too.
+var ErrBranchMoved = errors.New("the task branch moved")
+
+// rebase rebuilds the studio's unpushed commits on the remote branch's new tip, provided the
+// commits pushed by someone else touch none of the paths the studio's commits touch. The work
+// tree and the private index take the other side's paths, so later passes build on them.
+func (r *Repo) rebase(ctx context.Context, branch string) error {
+	if err := r.fetch(ctx, branch); err != nil {
+		return err
+	}
+	out, err := r.run(ctx, "rev-parse", "--verify", "refs/remotes/origin/"+branch+"^{commit}")
+	if err != nil {
+		return fmt.Errorf("resolve the moved %s: %w", branch, err)
+	}
+	theirTip := strings.TrimSpace(string(out))
+	known := r.pushed
+	if known == "" {
+		known = r.startedFrom
+	}
+	theirs, err := r.changedPaths(ctx, known, theirTip)
+	if err != nil {
+		return err
+	}
+	ours, err := r.changedPaths(ctx, known, r.tip)
+	if err != nil {
+		return err
+	}
+	var overlap []string
+	for p := range ours {
+		if theirs[p] || parentOf(p, theirs) {
+			overlap = append(overlap, p)
+		}
+	}
+	if len(overlap) > 0 {
+		sort.Strings(overlap)
+		return fmt.Errorf("%w: someone pushed to %s and changed %s, which this run changed too; the studio's commit was not pushed (merge or revert on the branch, then run again)", ErrBranchMoved, branch, strings.Join(quoted(overlap), ", "))
+	}
+	chain, err := r.unpushed(ctx, known)
+	if err != nil {
+		return err
+	}
+	parent := theirTip
+	for _, c := range chain {
+		if parent, err = r.replay(ctx, c, parent); err != nil {
+			return err
+		}
+	}
+	// Bring their paths into the private index and the work tree.
+	var info strings.Builder
+	var deleted []string
+	for p := range theirs {
+		entry, err := r.run(ctx, "ls-tree", "-z", theirTip, "--", p)
+		if err != nil {
+			return err
+		}
+		rec := strings.TrimSuffix(string(entry), "\x00")
+		if rec == "" {
+			fmt.Fprintf(&info, "0 %s\t%s\x00", strings.Repeat("0", 40), p)
+			deleted = append(deleted, p)
+			continue
+		}
+		meta, _, _ := strings.Cut(rec, "\t")
+		f := strings.Fields(meta) // mode type sha
+		fmt.Fprintf(&info, "%s %s\t%s\x00", f[0], f[2], p)
+	}
+	if _, err := r.exec(ctx, gitRun{args: []string{"update-index", "-z", "--index-info"}, stdin: []byte(info.String())}); err != nil {
+		return fmt.Errorf("take %s's new paths: %w", branch, err)
+	}
+	for _, p := range deleted {
+		if err := removeBeneath(r.Dir, p); err != nil {
+			return err
+		}
+	}
+	var present []string
+	for p := range theirs {
+		if !contains(deleted, p) {
+			present = append(present, p)
+		}
+	}
+	if len(present) > 0 {
+		if _, err := r.run(ctx, append([]string{"checkout-index", "--force", "--quiet", "--"}, present...)...); err != nil {
+			return fmt.Errorf("take %s's new paths: %w", branch, err)
+		}
+	}
+	r.tip, r.pushed, r.ignores = parent, theirTip, nil
 	return nil
+}
+
+// changedPaths lists the paths that differ between two commits' trees.
+func (r *Repo) changedPaths(ctx context.Context, from, to string) (map[string]bool, error) {
+	out, err := r.run(ctx, "diff-tree", "-r", "-z", "--no-renames", "--name-only", from, to)
+	if err != nil {
+		return nil, fmt.Errorf("compare %s with %s: %w", from, to, err)
+	}
+	paths := map[string]bool{}
+	for _, p := range splitZ(out) {
+		paths[p] = true
+	}
+	return paths, nil
+}
+
+// unpushed lists the studio's commits after known, oldest first.
+func (r *Repo) unpushed(ctx context.Context, known string) ([]string, error) {
+	out, err := r.run(ctx, "rev-list", "--reverse", r.tip, "^"+known)
+	if err != nil {
+		return nil, fmt.Errorf("list the studio's unpushed commits: %w", err)
+	}
+	return strings.Fields(string(out)), nil
+}
+
+func parentOf(p string, set map[string]bool) bool {
+	for q := range set {
+		if strings.HasPrefix(q, p+"/") || strings.HasPrefix(p, q+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func quoted(xs []string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = "`" + x + "`"
+	}
+	return out
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
 }
 
 // Exclude adds a studio-owned ignore pattern (gitignore syntax, from the workspace root), for

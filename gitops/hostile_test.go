@@ -237,3 +237,71 @@ func TestChangesReportModeChanges(t *testing.T) {
 		t.Fatalf("changes = %+v", changes)
 	}
 }
+
+func TestPushBuildsOnABranchThatMovedElsewhere(t *testing.T) {
+	emu, repo := remote(t)
+	ctx := context.Background()
+	if _, err := emu.CommitFiles("o", "r", "studio/task-2", ghemu.CommitSpec{Message: "earlier run", Files: map[string]string{"a.txt": "earlier\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.PrepareBranch(ctx, "studio/task-2", "main"); err != nil {
+		t.Fatal(err)
+	}
+	// A person pushes to the task branch while the studio works, on another path.
+	theirs, err := emu.CommitFiles("o", "r", "studio/task-2", ghemu.CommitSpec{Message: "human fix", Files: map[string]string{"keep/b.txt": "human\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, repo.Dir, "a.txt", "studio\n")
+	if _, err := repo.Commit(ctx, CommitRequest{Paths: []string{"a.txt"}, Message: "studio pass\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Push(ctx, "studio/task-2"); err != nil {
+		t.Fatalf("push onto a branch that moved elsewhere: %v", err)
+	}
+	head, _ := emu.ResolveRef("o", "r", "refs/heads/studio/task-2")
+	if head != repo.tip {
+		t.Fatalf("remote at %s, want the rebuilt commit %s", head, repo.tip)
+	}
+	parent, _ := repo.run(ctx, "rev-parse", head+"^")
+	if strings.TrimSpace(string(parent)) != theirs {
+		t.Fatalf("rebuilt commit's parent = %s, want the human's %s", parent, theirs)
+	}
+	for path, want := range map[string]string{"a.txt": "studio\n", "keep/b.txt": "human\n"} {
+		if got, _ := emu.ReadFile("o", "r", head, path); string(got) != want {
+			t.Errorf("%s on the branch = %q, want %q", path, got, want)
+		}
+		if got, _ := os.ReadFile(filepath.Join(repo.Dir, path)); string(got) != want {
+			t.Errorf("%s in the workspace = %q, want %q", path, got, want)
+		}
+	}
+	if ch, err := repo.Changes(ctx); err != nil || len(ch) != 0 {
+		t.Fatalf("after the rebuild, changes = %v, %v", kinds(ch), err)
+	}
+}
+
+func TestPushStopsWhenTheBranchMovedOnTheSamePaths(t *testing.T) {
+	emu, repo := remote(t)
+	ctx := context.Background()
+	if _, err := emu.CommitFiles("o", "r", "studio/task-3", ghemu.CommitSpec{Message: "earlier run", Files: map[string]string{"a.txt": "earlier\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.PrepareBranch(ctx, "studio/task-3", "main"); err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := emu.CommitFiles("o", "r", "studio/task-3", ghemu.CommitSpec{Message: "human edit", Files: map[string]string{"a.txt": "human\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, repo.Dir, "a.txt", "studio\n")
+	if _, err := repo.Commit(ctx, CommitRequest{Paths: []string{"a.txt"}, Message: "studio pass\n"}); err != nil {
+		t.Fatal(err)
+	}
+	err = repo.Push(ctx, "studio/task-3")
+	if !errors.Is(err, ErrBranchMoved) || !strings.Contains(err.Error(), "`a.txt`") {
+		t.Fatalf("err = %v, want ErrBranchMoved naming a.txt", err)
+	}
+	if head, _ := emu.ResolveRef("o", "r", "refs/heads/studio/task-3"); head != theirs {
+		t.Fatalf("remote moved to %s; the human's %s must stay", head, theirs)
+	}
+}
