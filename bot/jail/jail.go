@@ -87,6 +87,20 @@ type Options struct {
 // (and no error) whose Status says so. As root it finds or creates the account, refuses uid 0,
 // gid 0 and the studio's own uid, and probes the PID namespace.
 func Setup(ctx context.Context, opts Options) (Jail, error) {
+	return setup(ctx, opts, true)
+}
+
+// Inspect reports the Status Setup would give, without creating the account (for `studio
+// doctor`): a missing account is reported unconfined with the reason.
+func Inspect(ctx context.Context, opts Options) (Status, error) {
+	j, err := setup(ctx, opts, false)
+	if err != nil {
+		return Status{}, err
+	}
+	return j.Status(), nil
+}
+
+func setup(ctx context.Context, opts Options, create bool) (Jail, error) {
 	if os.Geteuid() != 0 {
 		return Unconfined("the studio is not root, so the agent runs as the studio's own user; run the action as root (the Docker action does) to confine it"), nil
 	}
@@ -104,7 +118,11 @@ func Setup(ctx context.Context, opts Options) (Jail, error) {
 		if name == "" {
 			name = DefaultUser
 		}
-		u, err := lookupOrCreate(ctx, name)
+		u, err := lookupOrCreate(ctx, name, create)
+		var missing user.UnknownUserError
+		if errors.As(err, &missing) {
+			return Unconfined(fmt.Sprintf("the agent user %s does not exist yet; the action creates it (useradd --system) when it runs", name)), nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -134,7 +152,7 @@ func Setup(ctx context.Context, opts Options) (Jail, error) {
 	return j, nil
 }
 
-func lookupOrCreate(ctx context.Context, name string) (*user.User, error) {
+func lookupOrCreate(ctx context.Context, name string, create bool) (*user.User, error) {
 	u, err := user.Lookup(name)
 	if err == nil {
 		return u, nil
@@ -142,6 +160,9 @@ func lookupOrCreate(ctx context.Context, name string) (*user.User, error) {
 	var unknown user.UnknownUserError
 	if !errors.As(err, &unknown) {
 		return nil, fmt.Errorf("look up agent user %s: %w", name, err)
+	}
+	if !create {
+		return nil, err
 	}
 	out, err := exec.CommandContext(ctx, "useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput()
 	if err != nil {

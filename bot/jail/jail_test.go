@@ -338,3 +338,15 @@ func ownerAt(t *testing.T, p string, lstat bool) owner {
 	}
 	return ownerOf(fi)
 }
+
+func TestInspectCreatesNoUser(t *testing.T) {
+	requireRoot(t)
+	const name = "studio-agent-inspect-test"
+	st, err := Inspect(context.Background(), Options{User: name})
+	if err != nil || st.Confined || !strings.Contains(st.Reason, name+" does not exist yet") {
+		t.Fatalf("Inspect = %+v, %v", st, err)
+	}
+	if out, err := exec.Command("id", name).CombinedOutput(); err == nil {
+		t.Errorf("Inspect created the user: %s", out)
+	}
+}
