@@ -99,10 +99,12 @@ func Verify(ctx context.Context, dir string, cmd VerifyCommand, opts VerifyOptio
 		// Seed: a spawn error resolves with exitCode null and its message appended to stderr.
 		fmt.Fprintf(stderr, "%v", out.StartErr)
 	}
-	if out.SweepErr != nil {
-		fmt.Fprintf(stderr, "\n%v", out.SweepErr)
-	}
 	res.ExitCode, res.Signal, res.TimedOut, res.Leftovers = out.ExitCode, out.Signal, out.TimedOut, out.Leftovers
+	if out.SweepErr != nil {
+		// A process of the agent survived the sweep: the verification cannot count as passed.
+		fmt.Fprintf(stderr, "\n%v", out.SweepErr)
+		res.ExitCode = nil
+	}
 	res.Stdout, res.Stderr = stdout.String(), stderr.String()
 	if out.Canceled {
 		return res, fmt.Errorf("verification %s: %w", name, ctx.Err())
