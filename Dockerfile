@@ -16,5 +16,8 @@ RUN apt-get update \
  && npm install -g @openai/codex@0.171.0 \
  && npm cache clean --force
 COPY --from=build /out/studio /usr/local/bin/studio
+# The unprivileged account Codex and verification run as (agent-user input, docs/security.md).
+# The studio itself stays root: it switches the agent to this uid and gives it the workspace.
+RUN useradd --system --no-create-home --shell /usr/sbin/nologin studio-agent
 # No USER or WORKDIR: GitHub's Docker actions run as the runner's user in $GITHUB_WORKSPACE.
 ENTRYPOINT ["/usr/local/bin/studio"]

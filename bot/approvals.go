@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -473,7 +472,6 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 	if err := r.publish(ctx); err != nil {
 		return *r.out, err
 	}
-	runDir := filepath.Join(r.RunsDir, r.RunID+"-"+task.Role+"-plan")
 	prompt, err := r.withGuidance(ctx, base, task.Role, prepared.Prompt+planInstruction)
 	if err != nil {
 		var ge *guidanceError
@@ -482,15 +480,16 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 		}
 		return *r.out, err
 	}
-	if err := os.MkdirAll(runDir, 0o755); err != nil {
-		return *r.out, fmt.Errorf("create run folder: %w", err)
+	ev, err := codex.NewEvidence(r.RunsDir, r.RunID, task.Role+"-plan", r.Redactor)
+	if err != nil {
+		return *r.out, err
 	}
-	if err := os.WriteFile(filepath.Join(runDir, "prompt.md"), r.Redactor.RedactBytes([]byte(prompt)), 0o644); err != nil {
+	if err := ev.Write("prompt.md", []byte(prompt)); err != nil {
 		return *r.out, fmt.Errorf("write prompt evidence: %w", err)
 	}
 	exe := codex.RunWithFallback(ctx, r.Codex, codex.Request{
 		Phase: string(policy.PhasePlan), Prompt: prompt, Workdir: r.WorkDir, Sandbox: string(planElig.CodexSandbox),
-		RunDir: runDir, Timeout: r.CodexTimeout,
+		RunDir: ev.Dir, Timeout: r.CodexTimeout,
 	}, route.Implementation)
 	res := exe.Result
 	if res.Failed() {
@@ -537,7 +536,7 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 	r.out.PullRequest, r.out.PullURL = pr.Number, pr.URL
 	r.st.set(stepPull, StepDone, fmt.Sprintf("#%d (draft plan)", pr.Number))
 	r.st.set(stepVerdict, StepPending, "**awaiting approval**")
-	r.st.Summary = awaitingSummary(pr.Number, marker.RequestedBy, cfg.StudioMode, policy.RenderDryRun(blocked, diag))
+	r.st.Summary = awaitingSummary(pr.Number, marker.RequestedBy, cfg.StudioMode, policy.RenderDryRun(blocked, diag)) + leftoversNote(exe.Leftovers())
 	r.out.Status = statusAwaitingApproval
 	r.out.Summary = r.st.Summary
 	if err := r.setStatusLabel(ctx, statusAwaitingApproval); err != nil {

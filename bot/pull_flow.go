@@ -135,6 +135,7 @@ func (b *Bot) runForIssue(ctx context.Context, tr Trigger, issue Issue, cmd Comm
 	t := tr
 	t.Issue, t.IsPull, t.Snapshot = issue.Number, false, issue
 	r := &run{Bot: b, tr: t, issue: issue, cmd: cmd, st: newStatus(issue.Number, b.RunURL, parseHandled(sc.Body)), out: out}
+	r.st.Containment = b.Containment
 	if has {
 		r.statusID = sc.ID
 	}

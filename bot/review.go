@@ -79,7 +79,7 @@ func (r *run) reviewPull(ctx context.Context, pr PullRequest) (Outcome, error) {
 	} else {
 		r.st.set(stepCodex, StepDone, fmt.Sprintf("review of `%s` passed", shortSHA(head)))
 	}
-	r.st.Summary = r.Redactor.Redact(reviewBody(rev, !rev.Failed(), reviewBlockers(rev)))
+	r.st.Summary = r.Redactor.Redact(reviewBody(rev, !rev.Failed(), reviewBlockers(rev))) + leftoversNote(exe.Leftovers())
 	// The issue's status label is the run's verdict (an out-of-scope path, a failed lifecycle),
 	// which a passing review of the head does not clear: the review's own result lives in the
 	// studio/review check run and the gate. So the label is left as it is.

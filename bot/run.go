@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/jail"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
@@ -26,8 +28,10 @@ type Settings struct {
 	RunID         string
 	RunURL        string
 	WorkDir       string // GITHUB_WORKSPACE: where Codex runs
-	RunsDir       string // where run evidence goes; default <workspace>/.codex/runs
-	CodexTimeout  time.Duration
+	// RunsDir is where run evidence goes, outside the agent's reach: the action uses
+	// RUNNER_TEMP/studio-runs; default <temp>/studio-runs.
+	RunsDir      string
+	CodexTimeout time.Duration
 	// MaxFixPasses is the `max-fix-passes` input; nil defers to the task's runPolicy (default 1).
 	MaxFixPasses *int
 	// VerifyCommand is the `verify-command` input as argv, used when the task has no `verify`.
@@ -43,6 +47,9 @@ type Settings struct {
 	RequiredApprovals int
 	// ApprovalTTL is the `approval-ttl` input: approvals expire that long after submission; 0 never.
 	ApprovalTTL time.Duration
+	// Containment is one markdown line saying how the agent is confined (or why it is not); the
+	// status comment shows it. Empty shows nothing.
+	Containment string
 }
 
 func (s *Settings) defaults() {
@@ -59,7 +66,7 @@ func (s *Settings) defaults() {
 		s.BotLogin = "github-actions[bot]"
 	}
 	if s.RunsDir == "" {
-		s.RunsDir = filepath.Join(s.WorkDir, ".codex", "runs")
+		s.RunsDir = filepath.Join(os.TempDir(), "studio-runs")
 	}
 }
 
@@ -81,15 +88,12 @@ type Deps struct {
 	GitHub    GitHub
 	Workspace Workspace
 	Codex     codex.Runner
-	// Agents, when set, says whether any process the agent started is still alive; the bot asks
-	// before every push, the one step that holds the token (bot/jail in production).
-	Agents interface {
-		CheckNoneLeft(ctx context.Context) error
-	}
 	// Redactor masks the tokens and keys in everything the bot writes; nil masks nothing.
 	Redactor *codex.Redactor
-	Now      func() time.Time
-	Log      io.Writer
+	// Jail confines verification commands as CLI.Jail confines Codex; nil leaves them unconfined.
+	Jail jail.Jail
+	Now  func() time.Time
+	Log  io.Writer
 }
 
 // Outcome is what a handled event produced; cmd turns it into step outputs and the job summary.
@@ -202,6 +206,7 @@ func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
 	}
 
 	st := newStatus(tr.Issue, b.RunURL, handled)
+	st.Containment = b.Containment
 	r := &run{Bot: b, tr: tr, issue: issue, cmd: cmd, st: st, out: &out}
 	if hasStatus {
 		r.statusID = statusComment.ID
@@ -470,6 +475,7 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	if tail := lastLines(r.Redactor.Redact(out.Output()), 40); tail != "" {
 		summary += "\n\n<details><summary>Lifecycle</summary>\n\n```text\n" + strings.ReplaceAll(tail, "```", "`\u200b``") + "\n```\n</details>"
 	}
+	summary += leftoversNote(out.Leftovers())
 	summary += fmt.Sprintf("\n\nRun evidence: `%s` (uploaded as a workflow artifact by the example workflow).", r.evidencePath(task.Role))
 	r.st.Summary = summary
 	r.out.Summary = summary
@@ -488,6 +494,15 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 		return *r.out, err
 	}
 	return *r.out, r.publish(ctx)
+}
+
+// leftoversNote tells the reader that the agent left processes running after its calls (the
+// studio killed them): harmless once killed, but a sign of an agent trying to outlive its call.
+func leftoversNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return "\n\n**Leftovers:** " + codex.LeftoversLine(n) + " after its calls ended; the studio killed them before using any credential."
 }
 
 func passesNote(out codex.Outcome) string {

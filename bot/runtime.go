@@ -78,6 +78,7 @@ func (r *run) runLifecycle(ctx context.Context, st *implState, routes prompts.Ro
 		},
 		Workdir: r.WorkDir, Sandbox: string(st.elig.CodexSandbox), Routes: routes,
 		Prompt: prepared.Prompt, MaxFixPasses: maxFix, Verify: r.verification(st.task), CallTimeout: r.CodexTimeout,
+		VerifyOptions: codex.VerifyOptions{Jail: r.Jail},
 	}
 	if reviewEnabled(st.task) {
 		plan.ReviewPrompt = prepared.ReviewPrompt
@@ -117,8 +118,8 @@ func (r *run) runLifecycle(ctx context.Context, st *implState, routes prompts.Ro
 // push sends the studio's last commit. It is the one step that holds the token, so it refuses
 // while any process the agent started is still alive.
 func (r *run) push(ctx context.Context, branch string) error {
-	if r.Agents != nil {
-		if err := r.Agents.CheckNoneLeft(ctx); err != nil {
+	if r.Jail != nil {
+		if err := r.Jail.CheckNoneLeft(ctx); err != nil {
 			return fmt.Errorf("refusing to push %s: %w", branch, err)
 		}
 	}
@@ -365,7 +366,8 @@ func verdictFrom(out codex.Outcome, st *implState) (string, []string) {
 	return "done", nil
 }
 
-// evidencePath names the run's evidence folder relative to the workspace, for the summary.
+// evidencePath names the run's evidence folder for the summary: relative to the workspace when
+// inside it, else absolute (the action's RUNNER_TEMP/studio-runs).
 func (r *run) evidencePath(role string) string {
 	dir := filepath.Join(r.RunsDir, r.RunID+"-"+role)
 	if rel, err := filepath.Rel(r.WorkDir, dir); err == nil && !strings.HasPrefix(rel, "..") {

@@ -40,6 +40,8 @@ type Status struct {
 	Summary string // markdown under the checklist
 	RunURL  string
 	Handled []int64 // comment ids this bot has already acted on
+	// Containment is a markdown line on how the agent is confined (Settings.Containment).
+	Containment string
 }
 
 // Step names, in the order the checklist shows them.
@@ -90,6 +92,9 @@ func (s *Status) Render() string {
 			line += ": " + st.Detail
 		}
 		b.WriteString(line + "\n")
+	}
+	if s.Containment != "" {
+		fmt.Fprintf(&b, "\n%s\n", s.Containment)
 	}
 	if s.RunURL != "" {
 		fmt.Fprintf(&b, "\n[Workflow run](%s)\n", s.RunURL)

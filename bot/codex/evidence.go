@@ -78,10 +78,13 @@ type Evidence struct {
 	step int
 }
 
-// NewEvidence creates <runsDir>/<runID>-<role>/.
+// NewEvidence creates <runsDir>/<runID>-<role>/. runsDir belongs outside the agent's reach (the
+// action uses RUNNER_TEMP/studio-runs); a symbolic link found at the run folder is replaced, and
+// every file is written without following links (writeFileNoFollow), so even a planted link never
+// sends evidence elsewhere.
 func NewEvidence(runsDir, runID, role string, r *Redactor) (*Evidence, error) {
-	dir := filepath.Join(runsDir, runID+"-"+role)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	dir, err := mkdirNoFollow(runsDir, runID+"-"+role)
+	if err != nil {
 		return nil, fmt.Errorf("create run folder: %w", err)
 	}
 	return &Evidence{Dir: dir, Redactor: r}, nil
@@ -97,11 +100,11 @@ func (e *Evidence) StepDir(name string) string {
 
 // Write stores data at rel (relative to the run folder), redacted.
 func (e *Evidence) Write(rel string, data []byte) error {
-	path := filepath.Join(e.Dir, rel)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	dir, err := mkdirNoFollow(e.Dir, filepath.Dir(rel))
+	if err != nil {
 		return fmt.Errorf("evidence %s: %w", rel, err)
 	}
-	if err := os.WriteFile(path, e.Redactor.RedactBytes(data), 0o644); err != nil {
+	if err := writeFileNoFollow(filepath.Join(dir, filepath.Base(rel)), e.Redactor.RedactBytes(data), 0o644); err != nil {
 		return fmt.Errorf("evidence %s: %w", rel, err)
 	}
 	return nil
@@ -116,20 +119,23 @@ func (e *Evidence) WriteJSON(rel string, v any) error {
 	return e.Write(rel, append(data, '\n'))
 }
 
+// maxEventsBytes bounds one call's events.jsonl copied into the run's: far above any real run.
+const maxEventsBytes = 1 << 30
+
 // AppendEvents adds one call's events to the run's events.jsonl, after a marker line naming the
 // step, so one file tells the whole run in order.
 func (e *Evidence) AppendEvents(step string, res Result) error {
 	marker, _ := json.Marshal(map[string]any{"type": "studio.call", "step": step, "model": res.Model})
 	data := append(marker, '\n')
 	if res.EventsPath != "" {
-		if ev, err := os.ReadFile(res.EventsPath); err == nil {
+		if ev, _, err := readFileNoFollow(res.EventsPath, maxEventsBytes); err == nil {
 			data = append(data, ev...)
 			if len(ev) > 0 && ev[len(ev)-1] != '\n' {
 				data = append(data, '\n')
 			}
 		}
 	}
-	f, err := os.OpenFile(filepath.Join(e.Dir, "events.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	f, err := openNoFollow(filepath.Join(e.Dir, "events.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("evidence events.jsonl: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/codex-studio/studio-action/bot/jail"
 	"github.com/codex-studio/studio-action/prompts"
 )
 
@@ -48,6 +49,8 @@ type Result struct {
 	Stderr       string // tail, redacted
 	EventsPath   string
 	Events       EventSummary
+	// Leftovers counts the processes the agent left running after Codex ended, all killed.
+	Leftovers int
 }
 
 // Failed reports whether the call should count as a failure.
@@ -189,12 +192,25 @@ type CLI struct {
 	Provider *Provider
 	// Redactor masks secrets in everything this runner writes to the run folder.
 	Redactor *Redactor
+	// Jail confines Codex and everything it starts; nil means jail.Unconfined("no jail
+	// configured"). Run hands the workdir, CODEX_HOME and a per-call scratch folder over to the
+	// agent before the call and sweeps what the agent left after it.
+	Jail jail.Jail
 }
 
+// maxLastMessageBytes bounds the final message read back from the agent's scratch folder.
+const maxLastMessageBytes = 4 << 20
+
 // Run executes one Codex call. Errors are reported in the Result, never as a panic or exit.
+//
+// The run folder (req.RunDir, evidence) stays the studio's: Codex only writes to its stdout and
+// stderr, which the studio records. What Codex writes to files (--output-last-message) goes to a
+// scratch folder handed to the agent for this call only; the studio reads it back without
+// following links, bounded, redacts it and copies it into the run folder.
 func (c CLI) Run(ctx context.Context, req Request) Result {
 	res := Result{Model: req.Model.Model, ExitCode: -1}
-	if err := os.MkdirAll(req.RunDir, 0o755); err != nil {
+	j := c.jail()
+	if _, err := mkdirNoFollow(filepath.Dir(req.RunDir), filepath.Base(req.RunDir)); err != nil {
 		res.Err = fmt.Errorf("create run folder: %w", err)
 		return res
 	}
@@ -204,14 +220,36 @@ func (c CLI) Run(ctx context.Context, req Request) Result {
 			return res
 		}
 	}
+	scratch, err := os.MkdirTemp("", "studio-codex-call-")
+	if err != nil {
+		res.Err = fmt.Errorf("create the call's scratch folder: %w", err)
+		return res
+	}
+	defer os.RemoveAll(scratch) // after the sweep below: nothing of the agent's is left to race it
+	if req.OutputSchema != "" {
+		// Codex reads the schema as the agent: give it a copy the agent can reach.
+		schema, err := os.ReadFile(req.OutputSchema)
+		if err == nil {
+			req.OutputSchema = filepath.Join(scratch, "output-schema.json")
+			err = os.WriteFile(req.OutputSchema, schema, 0o644)
+		}
+		if err != nil {
+			res.Err = fmt.Errorf("copy the output schema: %w", err)
+			return res
+		}
+	}
 	if !req.SkipGitRepoCheck && !insideGitRepo(req.Workdir) {
 		req.SkipGitRepoCheck = true
 	}
-	lastMessage := filepath.Join(req.RunDir, "last-message.txt")
+	if err := j.Handover(ctx, req.Workdir, c.CodexHome, scratch); err != nil {
+		res.Err = err
+		return res
+	}
+	lastMessage := filepath.Join(scratch, "last-message.txt")
 	res.EventsPath = filepath.Join(req.RunDir, "events.jsonl")
 	res.Args = Args(req, ArgOptions{LastMessagePath: lastMessage, Provider: c.Provider})
 
-	events, err := os.Create(res.EventsPath)
+	events, err := openNoFollow(res.EventsPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		res.Err = fmt.Errorf("create events file: %w", err)
 		return res
@@ -224,17 +262,18 @@ func (c CLI) Run(ctx context.Context, req Request) Result {
 	cmd.Env = c.Env
 	cmd.Stdin = strings.NewReader(req.Prompt)
 	cmd.Stdout, cmd.Stderr = eventsW, stderr
-	out := runGroup(ctx, cmd, req.Timeout, c.killGrace())
+	out := runGroup(ctx, cmd, req.Timeout, c.killGrace(), j)
 	closeErr := errors.Join(eventsW.Close(), events.Close())
+	res.Leftovers = out.Leftovers
 
 	res.Stderr = c.Redactor.Redact(stderr.String())
-	_ = os.WriteFile(filepath.Join(req.RunDir, "stderr.txt"), []byte(res.Stderr), 0o644)
-	if msg, rerr := os.ReadFile(lastMessage); rerr == nil {
+	_ = writeFileNoFollow(filepath.Join(req.RunDir, "stderr.txt"), []byte(res.Stderr), 0o644)
+	if msg, _, rerr := readFileNoFollow(lastMessage, maxLastMessageBytes); rerr == nil {
 		msg = c.Redactor.RedactBytes(msg)
-		_ = os.WriteFile(lastMessage, msg, 0o644)
+		_ = writeFileNoFollow(filepath.Join(req.RunDir, "last-message.txt"), msg, 0o644)
 		res.FinalMessage = strings.TrimSpace(string(msg))
 	}
-	if f, oerr := os.Open(res.EventsPath); oerr == nil {
+	if f, oerr := openNoFollow(res.EventsPath, os.O_RDONLY, 0); oerr == nil {
 		res.Events, err = ParseEvents(f)
 		f.Close()
 		closeErr = errors.Join(closeErr, err)
@@ -250,6 +289,8 @@ func (c CLI) Run(ctx context.Context, req Request) Result {
 	switch {
 	case out.StartErr != nil:
 		res.Err = fmt.Errorf("run codex: %w", out.StartErr)
+	case out.SweepErr != nil:
+		res.Err = out.SweepErr
 	case out.TimedOut:
 		res.Err = fmt.Errorf("codex timed out after %s", req.Timeout)
 	case out.Canceled:
@@ -262,6 +303,13 @@ func (c CLI) Run(ctx context.Context, req Request) Result {
 		}
 	}
 	return res
+}
+
+func (c CLI) jail() jail.Jail {
+	if c.Jail == nil {
+		return jail.Unconfined("no jail configured")
+	}
+	return c.Jail
 }
 
 func (c CLI) bin() string {

@@ -80,6 +80,9 @@ func (e Execution) Lines(label string) []string {
 		}
 	}
 	lines := []string{head}
+	if n := e.Leftovers(); n > 0 {
+		lines = append(lines, label+": "+LeftoversLine(n))
+	}
 	if res.FinalMessage != "" {
 		lines = append(lines, label+" stdout:\n"+res.FinalMessage)
 	}
@@ -87,6 +90,23 @@ func (e Execution) Lines(label string) []string {
 		lines = append(lines, label+" stderr:\n"+strings.TrimRight(res.Stderr, "\n"))
 	}
 	return lines
+}
+
+// Leftovers counts the processes the step's calls left running (all killed).
+func (e Execution) Leftovers() int {
+	n := e.Result.Leftovers
+	if e.Primary != nil {
+		n += e.Primary.Leftovers
+	}
+	return n
+}
+
+// LeftoversLine words a count of killed leftovers for lifecycle lines and summaries.
+func LeftoversLine(n int) string {
+	if n == 1 {
+		return "killed 1 process the agent left running"
+	}
+	return fmt.Sprintf("killed %d processes the agent left running", n)
 }
 
 func exitCodeText(code int) string {
@@ -108,6 +128,9 @@ func (e Execution) MarshalJSON() ([]byte, error) {
 		}
 		if r.Err != nil {
 			m["error"] = r.Err.Error()
+		}
+		if r.Leftovers > 0 {
+			m["leftovers"] = r.Leftovers
 		}
 		return m
 	}

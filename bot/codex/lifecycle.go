@@ -113,6 +113,26 @@ type Outcome struct {
 	Lines          []string            `json:"-"`
 }
 
+// Leftovers counts the processes every Codex call and verification of the run left running
+// (all killed): a non-zero count means the agent tried to outlive its calls.
+func (o Outcome) Leftovers() int {
+	n := o.Implementation.Leftovers()
+	add := func(v *VerificationResult, r *ReviewOutcome) {
+		if v != nil {
+			n += v.Leftovers
+		}
+		if r != nil {
+			n += r.Execution.Leftovers()
+		}
+	}
+	add(o.Verification, o.Review)
+	for _, p := range o.FixPasses {
+		n += p.Execution.Leftovers()
+		add(p.Verification, p.Review)
+	}
+	return n
+}
+
 // Output is the lifecycle text: lines joined by a blank line (seed §9.3).
 func (o Outcome) Output() string { return strings.Join(o.Lines, "\n\n") }
 

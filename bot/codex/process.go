@@ -3,11 +3,15 @@ package codex
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 	"unicode/utf8"
 
+	"github.com/codex-studio/studio-action/bot/jail"
 	"golang.org/x/sys/unix"
 )
 
@@ -21,14 +25,27 @@ type procOutcome struct {
 	TimedOut bool
 	Canceled bool  // the caller's context ended first
 	StartErr error // the process could not be started
+	// Leftovers counts the processes still alive once the process itself had ended (its group's
+	// stragglers and, for a confined call, every other process of the agent uid), all killed.
+	Leftovers int
+	// SweepErr is set when agent processes survived the kill (jail.ErrAgentAlive).
+	SweepErr error
 }
 
-// runGroup starts cmd in its own process group and waits for it. When timeout passes (0 means no
-// limit) or ctx ends, the whole group gets SIGTERM and, grace later, SIGKILL: the agent and the
-// verification command both start children (shells, test runners, node launchers) that must not
-// outlive the call.
-func runGroup(ctx context.Context, cmd *exec.Cmd, timeout, grace time.Duration) procOutcome {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+// groupGoneLimit bounds the wait for a killed process group to be really gone.
+const groupGoneLimit = 5 * time.Second
+
+// runGroup starts cmd confined by j (its own process group, and for a real jail the agent uid and
+// a PID namespace) and waits for it. When timeout passes (0 means no limit) or ctx ends, the whole
+// group gets SIGTERM and, grace later, SIGKILL: the agent and the verification command both start
+// children (shells, test runners, node launchers) that must not outlive the call. Once the process
+// has ended, the group's stragglers are killed and waited for until really gone, then the jail
+// sweeps whatever left the group (setsid daemons); both are counted in Leftovers.
+func runGroup(ctx context.Context, cmd *exec.Cmd, timeout, grace time.Duration, j jail.Jail) procOutcome {
+	cmd.SysProcAttr = nil
+	if err := j.Confine(cmd); err != nil {
+		return procOutcome{StartErr: err}
+	}
 	// A child that leaves the group but keeps our pipes open must not block Wait forever.
 	cmd.WaitDelay = grace + time.Second
 	if err := cmd.Start(); err != nil {
@@ -55,8 +72,15 @@ func runGroup(ctx context.Context, cmd *exec.Cmd, timeout, grace time.Duration) 
 		out.Canceled = true
 		waitErr = stopGroup(pgid, grace, done)
 	}
-	// Reap stragglers that stayed in the group after the leader exited.
+	// Kill stragglers that stayed in the group after the leader exited, and wait until they are
+	// really gone: SIGKILL is delivered asynchronously, and a caller that looks right away (or
+	// uses a credential) must not find them still running.
+	out.Leftovers = len(groupMembers(pgid))
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	waitGroupGone(pgid, groupGoneLimit)
+	killed, err := j.Sweep(context.WithoutCancel(ctx))
+	out.Leftovers += killed
+	out.SweepErr = err
 
 	var exitErr *exec.ExitError
 	if waitErr != nil && !errors.As(waitErr, &exitErr) && cmd.ProcessState == nil {
@@ -80,8 +104,54 @@ func stopGroup(pgid int, grace time.Duration, done <-chan error) error {
 	case err := <-done:
 		return err
 	case <-t.C:
+		// The whole group was told to die: wait for it, so none of it counts as left running.
 		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		return <-done
+		err := <-done
+		waitGroupGone(pgid, groupGoneLimit)
+		return err
+	}
+}
+
+// groupMembers lists the live (not zombie) processes whose process group is pgid, from
+// /proc/<pid>/stat. Without /proc it finds none.
+func groupMembers(pgid int) []int {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses, so split after
+		// the last ')'.
+		i := strings.LastIndexByte(string(data), ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(data[i+1:]))
+		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
+			continue
+		}
+		if g, err := strconv.Atoi(f[2]); err == nil && g == pgid {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// waitGroupGone polls until no live process is left in group pgid, at most limit.
+func waitGroupGone(pgid int, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for len(groupMembers(pgid)) > 0 && time.Now().Before(deadline) {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		time.Sleep(2 * time.Millisecond)
 	}
 }
 

@@ -182,6 +182,9 @@ func (r ReviewOutcome) Lines() []string {
 	// The raw answer is not repeated: the verdict lines below say what it held. A failed call keeps
 	// its stderr, which explains the failure.
 	lines := r.Execution.Lines("review")[:1]
+	if n := r.Execution.Leftovers(); n > 0 {
+		lines = append(lines, "review: "+LeftoversLine(n))
+	}
 	if r.Execution.Failed() {
 		lines = r.Execution.Lines("review")
 	}

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/codex-studio/studio-action/bot/jail"
 )
 
 // Config is what the bot knows when it sets up the Codex runtime for one job.
@@ -25,6 +27,8 @@ type Config struct {
 	// Getenv reads the bot's environment (for the allow-listed variables); nil means os.Getenv.
 	Getenv    func(string) string
 	KillGrace time.Duration
+	// Jail confines Codex (CLI.Jail); nil runs it unconfined.
+	Jail jail.Jail
 }
 
 // Runtime is a started proxy and a CLI runner wired to it. Use CLI as the lifecycle's Runner and
@@ -64,6 +68,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		KillGrace: cfg.KillGrace,
 		Provider:  NewProvider(proxy.BaseURL()),
 		Redactor:  rt.Redactor,
+		Jail:      cfg.Jail,
 	}
 	return rt, nil
 }

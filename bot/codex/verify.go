@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/codex-studio/studio-action/bot/jail"
 )
 
 // Seed §8 defaults.
@@ -31,6 +33,9 @@ type VerifyOptions struct {
 	// Env is the command's environment; nil means SafeEnv(os.Getenv). The verification runs
 	// project code, which must not see the tokens either.
 	Env []string
+	// Jail confines the command like the agent: the project code it runs is agent-influenced.
+	// nil means jail.Unconfined("no jail configured"). Verify hands dir over to the agent first.
+	Jail jail.Jail
 }
 
 // VerificationResult is seed §8's result.
@@ -43,6 +48,8 @@ type VerificationResult struct {
 	Stdout   string   `json:"stdout"`
 	Stderr   string   `json:"stderr"`
 	TimedOut bool     `json:"timedOut"`
+	// Leftovers counts processes the command left running after it ended, all killed.
+	Leftovers int `json:"leftovers,omitempty"`
 }
 
 // Failed is the runner's view (seed §8): a timeout, a signal or a non-zero exit.
@@ -78,12 +85,26 @@ func Verify(ctx context.Context, dir string, cmd VerifyCommand, opts VerifyOptio
 		c.Env = SafeEnv(os.Getenv)
 	}
 	c.Stdout, c.Stderr = stdout, stderr // stdin stays nil: /dev/null
-	out := runGroup(ctx, c, timeout, grace)
+	j := opts.Jail
+	if j == nil {
+		j = jail.Unconfined("no jail configured")
+	}
+	var out procOutcome
+	if err := j.Handover(ctx, dir); err != nil {
+		out.StartErr = err
+	} else {
+		out = runGroup(ctx, c, timeout, grace, j)
+	}
 	if out.StartErr != nil {
 		// Seed: a spawn error resolves with exitCode null and its message appended to stderr.
 		fmt.Fprintf(stderr, "%v", out.StartErr)
 	}
-	res.ExitCode, res.Signal, res.TimedOut = out.ExitCode, out.Signal, out.TimedOut
+	res.ExitCode, res.Signal, res.TimedOut, res.Leftovers = out.ExitCode, out.Signal, out.TimedOut, out.Leftovers
+	if out.SweepErr != nil {
+		// A process of the agent survived the sweep: the verification cannot count as passed.
+		fmt.Fprintf(stderr, "\n%v", out.SweepErr)
+		res.ExitCode = nil
+	}
 	res.Stdout, res.Stderr = stdout.String(), stderr.String()
 	if out.Canceled {
 		return res, fmt.Errorf("verification %s: %w", name, ctx.Err())
@@ -101,6 +122,9 @@ func (v VerificationResult) Lines() []string {
 		head += " timedOut=true"
 	}
 	lines := []string{head}
+	if v.Leftovers > 0 {
+		lines = append(lines, "verification: "+LeftoversLine(v.Leftovers))
+	}
 	if v.Stdout != "" {
 		lines = append(lines, "verification stdout:\n"+v.Stdout)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/jail"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/sethvargo/go-githubactions"
 )
@@ -139,6 +140,33 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		return exitError
 	}
 
+	// The jail: Codex and verification run as the agent user, and nothing they start outlives
+	// its call. Reclaim (deferred first, so it runs last) gives the workspace back afterwards.
+	jl, containment, err := setupJail(ctx, act.GetInput("agent-user"), act.GetInput("agent-pid-namespace"))
+	if err != nil {
+		act.Errorf("%v", err)
+		return exitError
+	}
+	defer func() {
+		if err := jl.Reclaim(context.WithoutCancel(ctx)); err != nil {
+			act.Warningf("%v", err)
+		}
+	}()
+	if st := jl.Status(); st.Confined {
+		act.Infof("containment: %s", st)
+	} else {
+		act.Warningf("containment: %s", st)
+	}
+	// Evidence lives outside the workspace, in a folder the agent can read but not write.
+	runsDir := filepath.Join(env.runnerTemp, "studio-runs")
+	if err := os.MkdirAll(runsDir, 0o755); err == nil {
+		err = os.Chmod(runsDir, 0o755)
+	}
+	if err != nil {
+		act.Errorf("create the evidence folder: %v", err)
+		return exitError
+	}
+
 	// The key-holding proxy and the runner whose environment holds no secret; the demo swaps in
 	// a scripted agent but keeps the same redaction.
 	var runner codex.Runner
@@ -149,6 +177,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		rt, err := codex.Start(ctx, codex.Config{
 			Bin: act.GetInput("codex-path"), OpenAIKey: openAIKey, Upstream: act.GetInput("openai-base-url"),
 			Secrets: gitops.SecretForms(token), CodexHome: filepath.Join(env.runnerTemp, "codex-home"), Getenv: getenv,
+			Jail: jl,
 		})
 		if err != nil {
 			act.Errorf("%v", err)
@@ -170,6 +199,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		},
 		Codex:     runner,
 		Redactor:  redactor,
+		Jail:      jl,
 		Now:       over.now,
 		Log:       logw,
 	}, bot.Settings{
@@ -182,6 +212,8 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		RunID:              env.runID,
 		RunURL:             fmt.Sprintf("%s/%s/actions/runs/%s", strings.TrimRight(env.serverURL, "/"), env.repository, env.runID),
 		WorkDir:            env.workspace,
+		RunsDir:            runsDir,
+		Containment:        containment,
 		CodexTimeout:       timeout,
 		MaxFixPasses:       maxFix,
 		VerifyCommand:      strings.Fields(act.GetInput("verify-command")),
@@ -199,17 +231,52 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 	}
 	act.SetOutput("status", out.Status)
 	act.SetOutput("run-id", out.RunID)
+	act.SetOutput("evidence-dir", runsDir)
 	act.SetOutput("branch", out.Branch)
 	if out.PullRequest > 0 {
 		act.SetOutput("pull-request", strconv.Itoa(out.PullRequest))
 	}
 	if out.Summary != "" {
-		act.AddStepSummary(fmt.Sprintf("## Codex Studio: %s\n\n%s\n", out.Status, out.Summary))
+		act.AddStepSummary(fmt.Sprintf("## Codex Studio: %s\n\n%s\n\n%s\n", out.Status, out.Summary, containment))
 	}
 	if out.Skip != "" {
 		act.Infof("nothing to do: %s", out.Skip)
 	}
 	return exitOK
+}
+
+// setupJail reads the agent-user input (default studio-agent; a number is used as uid and gid
+// with no passwd entry, which is how tests keep their agents apart; none runs unconfined) and
+// agent-pid-namespace (default true: use one when the runner allows it). It returns the jail and
+// the line the status comment and job summary show.
+func setupJail(ctx context.Context, agentUser, pidns string) (jail.Jail, string, error) {
+	agentUser = strings.TrimSpace(agentUser)
+	var j jail.Jail
+	switch {
+	case strings.EqualFold(agentUser, "none"):
+		j = jail.Unconfined("the agent-user input is none, so the agent runs as the studio's own user and can read what the studio can")
+	default:
+		opts := jail.Options{User: agentUser, ProbePIDNamespace: !strings.EqualFold(strings.TrimSpace(pidns), "false")}
+		if n, err := strconv.Atoi(agentUser); err == nil {
+			if n <= 0 {
+				return nil, "", fmt.Errorf("agent-user %q must be a user name, a uid above 0, or none", agentUser)
+			}
+			opts = jail.Options{UID: n, ProbePIDNamespace: opts.ProbePIDNamespace}
+		}
+		var err error
+		if j, err = jail.Setup(ctx, opts); err != nil {
+			return nil, "", fmt.Errorf("agent-user: %w", err)
+		}
+	}
+	return j, containmentLine(j.Status()), nil
+}
+
+// containmentLine is the status comment's line about the jail.
+func containmentLine(st jail.Status) string {
+	if st.Confined {
+		return "Containment: " + st.String() + "."
+	}
+	return "**Unconfined:** " + st.Reason + "."
 }
 
 func orDefault(v, d string) string {

@@ -10,9 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/jail"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 	"github.com/codex-studio/studio-action/prompts/guidance"
@@ -38,6 +40,7 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	fs.SetOutput(stderr)
 	project := fs.String("project", ".", "project root")
 	codexPath := fs.String("codex-path", "", "the Codex CLI (default $CODEX_BIN, then codex on PATH)")
+	agentUser := fs.String("agent-user", jail.DefaultUser, "the agent-user input to check (a name, a uid, or none)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -66,6 +69,25 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		add("FAIL", "tool.codex", err.Error()+"; install it with `npm install -g @openai/codex@0.171.0` or pass --codex-path", bin)
 	} else {
 		add("PASS", "tool.codex", strings.TrimSpace(v), bin)
+	}
+
+	// Containment: what the action would do here. Unconfined is not a failure (a developer's
+	// machine is rarely root) but is said plainly; nothing is created.
+	switch {
+	case strings.EqualFold(strings.TrimSpace(*agentUser), "none"):
+		add("SKIP", "containment", "unconfined: agent-user is none, so the agent would run as the studio's own user", "")
+	default:
+		opts := jail.Options{User: strings.TrimSpace(*agentUser), ProbePIDNamespace: true}
+		if n, err := strconv.Atoi(opts.User); err == nil {
+			opts = jail.Options{UID: n, ProbePIDNamespace: true}
+		}
+		if st, err := jail.Inspect(ctx, opts); err != nil {
+			add("FAIL", "containment", err.Error(), "")
+		} else if st.Confined {
+			add("PASS", "containment", st.String(), "")
+		} else {
+			add("SKIP", "containment", st.String(), "")
+		}
 	}
 
 	studioPath := filepath.Join(root, filepath.FromSlash(policy.StudioConfigPath))

@@ -36,7 +36,7 @@ func TestDoctorPassesAHealthyCheckout(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr.String())
 	}
-	for _, want := range []string{"PASS tool.git: git version", "PASS tool.codex: codex-cli 0.171.0", "PASS studio.config: prototype, guided-studio, engine godot", "PASS codex.agent.gameplay-programmer: gpt-5.6-sol (high)", "SKIP codex.profile"} {
+	for _, want := range []string{"PASS tool.git: git version", "PASS tool.codex: codex-cli 0.171.0", " containment: ", "PASS studio.config: prototype, guided-studio, engine godot", "PASS codex.agent.gameplay-programmer: gpt-5.6-sol (high)", "SKIP codex.profile"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out)
 		}

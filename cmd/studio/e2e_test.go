@@ -28,6 +28,11 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// The action runs Codex as the agent uid: the stand-in must be reachable by any user.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	fakeCodexBin = filepath.Join(dir, "codex")
 	if out, err := exec.Command("go", "build", "-o", fakeCodexBin, "github.com/codex-studio/studio-action/internal/fakecodex/cmd/codex").CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build fake codex: %v\n%s", err, out)

@@ -122,7 +122,7 @@ func TestRunHappyPath(t *testing.T) {
 		t.Errorf("prompt must come on stdin; args %v prompt %q", invs[0].Args, invs[0].Prompt)
 	}
 	// Evidence exists and is not committed.
-	if _, err := os.Stat(filepath.Join(w.Workspace, ".codex", "runs", "4242-gameplay-programmer", "prompt.md")); err != nil {
+	if _, err := os.Stat(filepath.Join(w.RunnerTemp, "studio-runs", "4242-gameplay-programmer", "prompt.md")); err != nil {
 		t.Errorf("run evidence: %v", err)
 	}
 	if strings.Contains(git(t, dir, "ls-files"), ".codex/runs") {
@@ -338,7 +338,7 @@ func TestRunNeverGivesTheGitHubTokenToCodex(t *testing.T) {
 	}
 	// Nothing the bot wrote (evidence, comments, the pull request, reviews) holds either secret.
 	var written []string
-	_ = filepath.WalkDir(filepath.Join(w.Workspace, ".codex", "runs"), func(p string, d os.DirEntry, err error) error {
+	_ = filepath.WalkDir(filepath.Join(w.RunnerTemp, "studio-runs"), func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			data, _ := os.ReadFile(p)
 			written = append(written, string(data))

@@ -110,7 +110,7 @@ func TestFailingVerificationGetsAFixPass(t *testing.T) {
 	if len(w.reviews()) != 1 {
 		t.Errorf("review runs only after a passing verification: %d reviews", len(w.reviews()))
 	}
-	evidence := filepath.Join(w.Workspace, ".codex", "runs", "4242-gameplay-programmer")
+	evidence := filepath.Join(w.RunnerTemp, "studio-runs", "4242-gameplay-programmer")
 	for _, f := range []string{"prompt.md", "metadata.json", "events.jsonl", "output.txt"} {
 		if _, err := os.Stat(filepath.Join(evidence, f)); err != nil {
 			t.Errorf("run evidence %s: %v", f, err)

@@ -147,6 +147,10 @@ func TestAgentCannotReadSecretsFromParent(t *testing.T) {
 		"ACTIONS_RUNTIME_TOKEN":          runtimeToken,
 		"ACTIONS_ID_TOKEN_REQUEST_TOKEN": oidcToken,
 		"ACTIONS_ID_TOKEN_REQUEST_URL":   oidcURL,
+		// Unconfined, the agent is the studio's own user and can read the studio's environ: the
+		// re-exec must keep the secrets out of it. (Confined, the read fails outright; see
+		// TestContainedAgentCannotOutliveOrSteal.)
+		"INPUT_AGENT-USER": "none",
 	})
 	if err != nil {
 		t.Fatal(err)

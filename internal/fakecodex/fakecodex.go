@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -36,6 +37,11 @@ type Call struct {
 	// danger-full-access could read. Meaningful with the executable stand-in, whose parent is
 	// the studio; Linux only.
 	DumpParentEnv string `json:"dumpParentEnv,omitempty"`
+	// Shell runs with /bin/sh -c in the workspace after the edits (and before the sleep), its
+	// output going to stderr: how tests script an agent that really attacks (starts daemons,
+	// reads /proc). The executable stand-in runs it as the agent, confined like real Codex; the
+	// in-process Runner runs it too, as the test's own user.
+	Shell string `json:"shell,omitempty"`
 }
 
 // Script is the sequence of calls. Writing and plan calls take Calls in order and review calls
@@ -122,7 +128,17 @@ func Apply(dir string, call Call) error {
 		}
 	}
 	if call.DumpParentEnv != "" {
-		return dumpEnv(dir, call.DumpParentEnv)
+		if err := dumpEnv(dir, call.DumpParentEnv); err != nil {
+			return err
+		}
+	}
+	if call.Shell != "" {
+		cmd := exec.Command("/bin/sh", "-c", call.Shell)
+		cmd.Dir = dir
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("scripted shell: %w", err)
+		}
 	}
 	return nil
 }
@@ -136,7 +152,8 @@ func inside(dir, rel string) (string, error) {
 	return full, nil
 }
 
-// dumpEnv writes the parent's and the own environment block, as /proc shows them, to rel.
+// dumpEnv writes the parent's and the own environment block, as /proc shows them, to rel; a block
+// that cannot be read is recorded as unreadable.
 func dumpEnv(dir, rel string) error {
 	full, err := inside(dir, rel)
 	if err != nil {
@@ -148,10 +165,12 @@ func dumpEnv(dir, rel string) error {
 		{"self", "/proc/self/environ"},
 	} {
 		data, err := os.ReadFile(src.path)
-		if err != nil {
-			return fmt.Errorf("dump %s environment: %w", src.title, err)
-		}
 		fmt.Fprintf(&b, "# %s (%s)\n", src.title, src.path)
+		if err != nil {
+			// A confined agent (another uid) cannot read the studio's block: record that.
+			fmt.Fprintf(&b, "unreadable: %v\n", err)
+			continue
+		}
 		for _, kv := range strings.Split(strings.TrimRight(string(data), "\x00"), "\x00") {
 			b.WriteString(kv + "\n")
 		}

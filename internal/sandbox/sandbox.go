@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/codex-studio/studio-action/internal/ghemu"
@@ -62,12 +64,25 @@ type World struct {
 	Dir        string
 	Workspace  string
 	RunnerTemp string
-	ownsDir    bool
+	// AgentUID is the agent-user Env passes (INPUT_AGENT-USER): a uid of this world's own, so
+	// the jail's sweep of one world (or test process) never kills another's agents.
+	AgentUID int
+	ownsDir  bool
+}
+
+var worlds atomic.Int64
+
+// agentUID derives a uid no other world of any process uses at the same time: 300000 plus the
+// pid times 1000 plus a per-process sequence. It stays below 2^31 for every pid up to 2,000,000
+// (pids above wrap, as do more than 1000 worlds per process, which only matters if they run
+// at once).
+func agentUID() int {
+	return 300_000 + (os.Getpid()%2_000_000)*1000 + int(worlds.Add(1)%1000)
 }
 
 // New starts the emulator, seeds the repository and clones the workspace.
 func New(opts Options) (*World, error) {
-	w := &World{Dir: opts.Dir}
+	w := &World{Dir: opts.Dir, AgentUID: agentUID()}
 	if w.Dir == "" {
 		d, err := os.MkdirTemp("", "studio-sandbox-")
 		if err != nil {
@@ -159,6 +174,7 @@ func (w *World) Env(eventName string, payload []byte, extra map[string]string) (
 		"HOME":                 os.Getenv("HOME"),
 		"INPUT_GITHUB-TOKEN":   BotToken,
 		"INPUT_OPENAI-API-KEY": OpenAIKey,
+		"INPUT_AGENT-USER":     strconv.Itoa(w.AgentUID),
 	}
 	for k, v := range extra {
 		env[k] = v

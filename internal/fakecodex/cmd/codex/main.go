@@ -1,6 +1,7 @@
 // Command codex is the executable stand-in for the Codex CLI: it accepts `codex exec` flags as
 // the studio passes them, reads the prompt from stdin, applies the scripted call found in
-// $CODEX_HOME, prints JSONL events and writes --output-last-message.
+// $CODEX_HOME (edits, then its shell command), prints JSONL events and writes
+// --output-last-message.
 package main
 
 import (

@@ -1,0 +1,218 @@
+package jail
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultUser is the account agent processes run as when Options.User is empty.
+const DefaultUser = "studio-agent"
+
+// DefaultSweepLimit bounds how long Sweep keeps killing before it gives up.
+const DefaultSweepLimit = 10 * time.Second
+
+// ErrAgentAlive is wrapped by CheckNoneLeft (and a Sweep that could not finish) when a process
+// of the agent uid still lives.
+var ErrAgentAlive = errors.New("agent processes are still running")
+
+// Status says what containment agent processes get.
+type Status struct {
+	Confined     bool   // agent processes run as their own uid
+	User         string // account name, or the numeric uid when it has no passwd entry
+	UID, GID     int
+	PIDNamespace bool   // each call gets its own PID namespace
+	Reason       string // why unconfined, or what is missing when confined without a PID namespace
+}
+
+// String is one line for logs, the status comment and `studio doctor`.
+func (s Status) String() string {
+	if !s.Confined {
+		return "unconfined: " + s.Reason
+	}
+	who := fmt.Sprintf("uid %d", s.UID)
+	if s.User != "" && s.User != strconv.Itoa(s.UID) {
+		who += " (" + s.User + ")"
+	}
+	if s.PIDNamespace {
+		return "agent runs as " + who + " in its own PID namespace"
+	}
+	return "agent runs as " + who + "; no PID namespace (" + s.Reason + "), leftovers are found by the uid sweep"
+}
+
+// Jail confines agent processes. Handover, Reclaim and Sweep must not run while an agent call
+// is in progress: they assume every agent process is the caller's to judge.
+type Jail interface {
+	// Confine prepares cmd before Start: the agent's uid and gid with no supplementary groups,
+	// its own process group, and CLONE_NEWPID when available.
+	Confine(cmd *exec.Cmd) error
+	// Sweep SIGKILLs every process of the agent uid until none is left (bounded) and returns
+	// how many it killed; the error wraps ErrAgentAlive when some survived the bound.
+	Sweep(ctx context.Context) (killed int, err error)
+	// CheckNoneLeft returns an error wrapping ErrAgentAlive, naming pids and commands, when any
+	// agent-uid process lives.
+	CheckNoneLeft(ctx context.Context) error
+	// Handover gives directories to the agent: lchown -R to the agent uid/gid (entries it
+	// already owns are skipped) and o+x on each ancestor that lacks it, remembering old owners
+	// and modes. Symbolic links are changed, never followed.
+	Handover(ctx context.Context, paths ...string) error
+	// Reclaim gives everything handed over back to its original owner (what the agent created
+	// goes to the owner of the handed-over directory) and restores the ancestors' modes.
+	Reclaim(ctx context.Context) error
+	Status() Status
+}
+
+// Options choose the agent account.
+type Options struct {
+	// User is the account name; empty means DefaultUser. It is created (useradd --system) when
+	// missing.
+	User string
+	// UID and GID, when UID > 0, are used as they are, with no passwd entry needed (tests use a
+	// unique uid each, so parallel test processes never sweep each other). GID 0 means UID.
+	UID, GID int
+	// ProbePIDNamespace tries CLONE_NEWPID once; without it no PID namespace is used.
+	ProbePIDNamespace bool
+	// SweepLimit bounds Sweep; 0 means DefaultSweepLimit.
+	SweepLimit time.Duration
+}
+
+// Setup returns the jail for this process. Not running as root, it returns an Unconfined jail
+// (and no error) whose Status says so. As root it finds or creates the account, refuses uid 0,
+// gid 0 and the studio's own uid, and probes the PID namespace.
+func Setup(ctx context.Context, opts Options) (Jail, error) {
+	return setup(ctx, opts, true)
+}
+
+// Inspect reports the Status Setup would give, without creating the account (for `studio
+// doctor`): a missing account is reported unconfined with the reason.
+func Inspect(ctx context.Context, opts Options) (Status, error) {
+	j, err := setup(ctx, opts, false)
+	if err != nil {
+		return Status{}, err
+	}
+	return j.Status(), nil
+}
+
+func setup(ctx context.Context, opts Options, create bool) (Jail, error) {
+	if os.Geteuid() != 0 {
+		return Unconfined("the studio is not root, so the agent runs as the studio's own user; run the action as root (the Docker action does) to confine it"), nil
+	}
+	j := &confined{limit: opts.SweepLimit, reclaim: map[string]owner{}}
+	if j.limit <= 0 {
+		j.limit = DefaultSweepLimit
+	}
+	if opts.UID > 0 {
+		j.uid, j.gid, j.user = opts.UID, opts.GID, strconv.Itoa(opts.UID)
+		if j.gid <= 0 {
+			j.gid = opts.UID
+		}
+	} else {
+		name := opts.User
+		if name == "" {
+			name = DefaultUser
+		}
+		u, err := lookupOrCreate(ctx, name, create)
+		var missing user.UnknownUserError
+		if errors.As(err, &missing) {
+			return Unconfined(fmt.Sprintf("the agent user %s does not exist yet; the action creates it (useradd --system) when it runs", name)), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		j.user = name
+		if j.uid, err = strconv.Atoi(u.Uid); err != nil {
+			return nil, fmt.Errorf("agent user %s: uid %q: %w", name, u.Uid, err)
+		}
+		if j.gid, err = strconv.Atoi(u.Gid); err != nil {
+			return nil, fmt.Errorf("agent user %s: gid %q: %w", name, u.Gid, err)
+		}
+	}
+	switch {
+	case j.uid == 0 || j.gid == 0:
+		return nil, fmt.Errorf("agent user %s has uid %d, gid %d: the agent must not run as root or in group 0", j.user, j.uid, j.gid)
+	case j.uid == os.Getuid() || j.uid == os.Geteuid():
+		return nil, fmt.Errorf("agent user %s has the studio's own uid %d: the agent needs a uid of its own", j.user, j.uid)
+	}
+	if opts.ProbePIDNamespace {
+		if err := probePIDNamespace(); err != nil {
+			j.reason = "creating a PID namespace failed: " + err.Error()
+		} else {
+			j.pidns = true
+		}
+	} else {
+		j.reason = "PID namespaces were not probed"
+	}
+	return j, nil
+}
+
+func lookupOrCreate(ctx context.Context, name string, create bool) (*user.User, error) {
+	u, err := user.Lookup(name)
+	if err == nil {
+		return u, nil
+	}
+	var unknown user.UnknownUserError
+	if !errors.As(err, &unknown) {
+		return nil, fmt.Errorf("look up agent user %s: %w", name, err)
+	}
+	if !create {
+		return nil, err
+	}
+	out, err := exec.CommandContext(ctx, "useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("create agent user %s (useradd): %v: %s", name, err, out)
+	}
+	if u, err = user.Lookup(name); err != nil {
+		return nil, fmt.Errorf("look up agent user %s after useradd: %w", name, err)
+	}
+	return u, nil
+}
+
+var (
+	probeOnce sync.Once
+	probeErr  error
+)
+
+// probePIDNamespace starts /bin/true (or /usr/bin/true) in a new PID namespace, once per
+// process. Docker without CAP_SYS_ADMIN answers EPERM.
+func probePIDNamespace() error {
+	probeOnce.Do(func() {
+		bin := "/bin/true"
+		if _, err := os.Stat(bin); err != nil {
+			bin = "/usr/bin/true"
+		}
+		cmd := exec.Command(bin)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID}
+		probeErr = cmd.Run()
+	})
+	return probeErr
+}
+
+// unconfined runs agent processes as today: the studio's own user, in their own process group.
+type unconfined struct{ reason string }
+
+// Unconfined returns a Jail that only puts processes in their own process group (the caller
+// kills the group) and reports Confined=false with reason.
+func Unconfined(reason string) Jail { return unconfined{reason: reason} }
+
+func (u unconfined) Confine(cmd *exec.Cmd) error {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	return nil
+}
+
+func (unconfined) Sweep(context.Context) (int, error)        { return 0, nil }
+func (unconfined) CheckNoneLeft(context.Context) error       { return nil }
+func (unconfined) Handover(context.Context, ...string) error { return nil }
+func (unconfined) Reclaim(context.Context) error             { return nil }
+func (u unconfined) Status() Status {
+	return Status{Reason: u.reason, UID: os.Getuid(), GID: os.Getgid()}
+}
