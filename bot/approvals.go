@@ -318,7 +318,9 @@ func (b *Bot) revocations(ctx context.Context, numbers ...int) ([]policy.Revocat
 		}
 		for _, c := range comments {
 			cmd, ok := ParseCommand(c.Body, b.TriggerPhrase)
-			if !ok || cmd.Verb != "revoke" {
+			// A malformed revoke (`/studio revoke --dry-run`) was refused when it was posted,
+			// so it must not withdraw anything when approvals are read later either.
+			if !ok || cmd.Verb != "revoke" || cmd.Err != nil {
 				continue
 			}
 			if !c.CreatedAt.IsZero() && c.UpdatedAt.After(c.CreatedAt) {
@@ -365,11 +367,11 @@ func (r *run) authorizeAndRun(ctx context.Context, cfg policy.StudioConfig, task
 	}
 	elig := policy.Evaluate(policy.EligibilityInput{
 		ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: policy.PhaseForRole(task.Role),
-		HasMatchingApproval: match.HasMatchingApproval(), ApprovedByUser: r.cmd.ApprovedByUser,
+		HasMatchingApproval: match.HasMatchingApproval(), ApprovedByUser: r.cmd.Run.ApprovedByUser,
 		ConstrainedSandbox: r.ConstrainedSandbox,
 	})
 	diag := policy.ApprovalDiagnostic{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, ApprovalScopes: task.ApprovalScope, Match: match}
-	if r.cmd.DryRun {
+	if r.cmd.Run.DryRun {
 		return r.dryRun(ctx, cfg, task, base, elig, diag)
 	}
 	if !elig.Allowed {

@@ -104,6 +104,16 @@ func TestRevocationsGathering(t *testing.T) {
 			comments: []Comment{{ID: 3, Body: "/studio run", Author: "alice", AuthorType: "User"}, {ID: 4, Body: "please /studio revoke", Author: "alice", AuthorType: "User"}},
 		},
 		{
+			name: "a malformed or hidden revoke withdraws nothing",
+			comments: []Comment{
+				{ID: 6, Body: "/studio revoke --dry-run", Author: "alice", AuthorType: "User", CreatedAt: at, UpdatedAt: at},
+				{ID: 7, Body: "```\n/studio revoke\n```", Author: "alice", AuthorType: "User", CreatedAt: at, UpdatedAt: at},
+				{ID: 8, Body: "> /studio revoke", Author: "alice", AuthorType: "User", CreatedAt: at, UpdatedAt: at},
+				{ID: 9, Body: "<!--\n/studio revoke\n-->", Author: "alice", AuthorType: "User", CreatedAt: at, UpdatedAt: at},
+				{ID: 10, Body: "<details>\n\n/studio revoke\n\n</details>", Author: "alice", AuthorType: "User", CreatedAt: at, UpdatedAt: at},
+			},
+		},
+		{
 			name:     "a bot's revoke is passed on for policy to refuse, without asking its permission",
 			comments: []Comment{{ID: 5, Body: "/studio revoke", Author: "renovate[bot]", AuthorType: "Bot", CreatedAt: at, UpdatedAt: at}},
 			want:     []policy.Revocation{{CommentID: 5, Author: "renovate[bot]", AuthorType: policy.AccountBot, AuthorPermission: policy.PermissionUnknown, At: at}},

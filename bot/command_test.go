@@ -2,6 +2,7 @@ package bot
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -14,20 +15,90 @@ func TestParseCommand(t *testing.T) {
 	}{
 		{"plain", "/studio run", true, Command{Line: "/studio run", Verb: "run"}},
 		{"case and spaces", "  /STUDIO   Run  ", true, Command{Line: "/STUDIO   Run", Verb: "run"}},
-		{"own line among text", "Looks good.\n/studio run --approved-by-user\nthanks", true, Command{Line: "/studio run --approved-by-user", Verb: "run", ApprovedByUser: true}},
-		{"dry run", "/studio run --dry-run", true, Command{Line: "/studio run --dry-run", Verb: "run", DryRun: true}},
-		{"unknown flag", "/studio run --yolo", true, Command{Line: "/studio run --yolo", Verb: "run", Unknown: []string{"--yolo"}}},
+		{"own line among text", "Looks good.\n/studio run --approved-by-user\nthanks", true, Command{Line: "/studio run --approved-by-user", Verb: "run", Run: RunFlags{ApprovedByUser: true}}},
+		{"dry run", "/studio run --dry-run", true, Command{Line: "/studio run --dry-run", Verb: "run", Run: RunFlags{DryRun: true}}},
+		{"both flags", "/studio run --DRY-RUN --approved-by-user", true, Command{Line: "/studio run --DRY-RUN --approved-by-user", Verb: "run", Run: RunFlags{ApprovedByUser: true, DryRun: true}}},
+		{"revoke", "/studio revoke", true, Command{Line: "/studio revoke", Verb: "revoke"}},
+		{"review", "/studio review", true, Command{Line: "/studio review", Verb: "review"}},
+		{"tab separated", "/studio\trun", true, Command{Line: "/studio\trun", Verb: "run"}},
 		{"mid sentence", "please /studio run this", false, Command{}},
 		{"quoted", "> /studio run", false, Command{}},
 		{"other phrase", "/studios run", false, Command{}},
-		{"bare phrase", "/studio", true, Command{Line: "/studio"}},
 		{"crlf", "hi\r\n/studio run\r\n", true, Command{Line: "/studio run", Verb: "run"}},
+		{"first visible command wins", "```\n/studio revoke\n```\n/studio run", true, Command{Line: "/studio run", Verb: "run"}},
+		{"comment after the command is not part of it", "/studio run <!-- --dry-run -->", true, Command{Line: "/studio run", Verb: "run"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, ok := ParseCommand(tt.body, "/studio")
 			if ok != tt.wantOK || !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("ParseCommand(%q) = %+v, %v; want %+v, %v", tt.body, got, ok, tt.want, tt.wantOK)
+			}
+		})
+	}
+}
+
+// Commands count only where a person typed them on a visible line.
+func TestParseCommandIgnoresHiddenAndQuotedText(t *testing.T) {
+	for name, body := range map[string]string{
+		"backtick fence":       "```\n/studio run\n```",
+		"tilde fence":          "~~~text\n/studio revoke\n~~~",
+		"unclosed fence":       "```\n/studio run",
+		"indented code":        "    /studio run",
+		"inline code":          "`/studio run`",
+		"inline code, spaced":  "`` /studio run ``",
+		"blockquote":           "> /studio run",
+		"nested blockquote":    "> > /studio revoke",
+		"lazy quote line":      "> I said\n/studio run",
+		"html comment":         "<!--\n/studio run\n-->",
+		"inline html comment":  "<!-- /studio run -->",
+		"unterminated comment": "ok\n\n<!-- \n\n/studio run",
+		"details":              "<details><summary>log</summary>\n\n/studio run\n\n</details>",
+		"details, no blank":    "<details>\n/studio revoke\n</details>",
+		"list item":            "- /studio run",
+		"heading":              "# /studio run",
+		"fullwidth solidus":    "\uff0fstudio run",
+		"cyrillic dze":         "/\u0455tudio run",
+		"long s":               "/\u017ftudio run",
+		"zero-width joiner":    "/stu\u200ddio run",
+		"zero-width space":     "\u200b/studio run",
+		"nbsp before":          "\u00a0/studio run",
+		"nbsp after":           "/studio\u00a0run",
+		"ideographic space":    "\u3000/studio run",
+		"script element":       "<script>\n/studio run\n</script>",
+	} {
+		t.Run(name, func(t *testing.T) {
+			if cmd, ok := ParseCommand(body, "/studio"); ok {
+				t.Fatalf("ParseCommand(%q) = %+v; a command there must start nothing", body, cmd)
+			}
+		})
+	}
+}
+
+func TestParseCommandUsageErrors(t *testing.T) {
+	tests := []struct {
+		body, verb string
+		want       []string
+	}{
+		{"/studio revoke --dry-run", "revoke", []string{"`/studio revoke` does not take the flag `--dry-run`", "Usage: `/studio revoke`"}},
+		{"/studio review --approved-by-user", "review", []string{"does not take the flag `--approved-by-user`", "Usage: `/studio review`"}},
+		{"/studio run --yolo", "run", []string{"`/studio run` does not take the flag `--yolo`", "Usage: `/studio run [--approved-by-user] [--dry-run]`"}},
+		{"/studio run now", "run", []string{"does not take the argument `now`"}},
+		{"/studio run --dry-run\u200b", "run", []string{"does not take the flag"}},
+		{"/studio hello", "", []string{"`hello` is not a command.", "The commands are `/studio run`, `/studio revoke` and `/studio review`."}},
+		{"/studio", "", []string{"`/studio` needs a command.", "The commands are"}},
+		{"/studio ru`n", "", []string{"``ru`n`` is not a command."}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.body, func(t *testing.T) {
+			cmd, ok := ParseCommand(tt.body, "/studio")
+			if !ok || cmd.Err == nil || cmd.Verb != tt.verb || cmd.Run != (RunFlags{}) {
+				t.Fatalf("ParseCommand(%q) = %+v, %v; want a usage error for verb %q and no flags", tt.body, cmd, ok, tt.verb)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(cmd.Err.Error(), w) {
+					t.Errorf("error %q lacks %q", cmd.Err, w)
+				}
 			}
 		})
 	}

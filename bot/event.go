@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/codex-studio/studio-action/policy"
 	"github.com/google/go-github/v60/github"
 )
 
@@ -89,40 +90,144 @@ func DecodeEvent(eventName string, payload []byte) (Trigger, error) {
 
 // Command is a parsed slash command.
 type Command struct {
-	Line           string // the command line as written, for quoting back
-	Verb           string // run, ...
-	ApprovedByUser bool
-	DryRun         bool
-	Unknown        []string // flags or words the parser did not understand
+	Line string   // the command line as written, for quoting back
+	Verb string   // run, revoke or review; "" when the line names no verb
+	Run  RunFlags // the flags of `run`; always zero for the other verbs
+	// Err is a usage error (an unknown verb, flag or argument) to reply with. A command with an
+	// error must not act: nothing may change because of it, and it never counts as a revoke.
+	Err error
 }
 
-// ParseCommand finds the first line of body that starts with the trigger phrase (Prow style: the
-// phrase must begin its own line, case-insensitively) and parses it. ok is false when the body has
-// no such line, so ordinary discussion mentioning "/studio" mid-sentence never triggers.
+// RunFlags are the flags `run` takes.
+type RunFlags struct {
+	ApprovedByUser bool // --approved-by-user
+	DryRun         bool // --dry-run
+}
+
+// verbSpec is one verb: its flags and a one-line usage.
+type verbSpec struct {
+	name  string
+	flags []string
+	where string // where the verb works, for the usage line
+}
+
+// verbs lists every verb the bot handles; each parses only its own flags.
+var verbs = []verbSpec{
+	{name: "run", flags: []string{"--approved-by-user", "--dry-run"}, where: "on a task issue"},
+	{name: "revoke", where: "on a task issue or its studio pull request; takes no flags"},
+	{name: "review", where: "on a studio pull request; takes no flags"},
+}
+
+// CommandError is a usage error: what was wrong and how the command is written.
+type CommandError struct {
+	Problem string // already quoted for Markdown
+	Usage   string
+}
+
+func (e *CommandError) Error() string { return e.Problem + " " + e.Usage }
+
+func usageOf(phrase string, v verbSpec) string {
+	var flags string
+	for _, f := range v.flags {
+		flags += " [" + f + "]"
+	}
+	return fmt.Sprintf("Usage: `%s %s%s` (%s).", phrase, v.name, flags, v.where)
+}
+
+func verbList(phrase string) string {
+	var names []string
+	for _, v := range verbs {
+		names = append(names, fmt.Sprintf("`%s %s`", phrase, v.name))
+	}
+	return "The commands are " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + "."
+}
+
+// ParseCommand finds the first line of visible text in body that starts with the trigger phrase
+// and parses it. Only what a person typed counts (policy.ScanMarkdown): a line in a code block,
+// inline code, a blockquote, a list item, an HTML comment or a <details> block is never a
+// command, and the phrase must match exactly in ASCII (case-insensitively), so a fullwidth or
+// Cyrillic look-alike, a zero-width character or a non-breaking space never triggers. ok is false
+// when the body has no such line, so discussion mentioning "/studio" mid-sentence never triggers.
+// A line that is found but malformed comes back with Err set.
 func ParseCommand(body, phrase string) (cmd Command, ok bool) {
-	for _, line := range strings.Split(strings.ReplaceAll(body, "\r\n", "\n"), "\n") {
-		trimmed := strings.TrimSpace(line)
-		fields := strings.Fields(trimmed)
-		if len(fields) == 0 || !strings.EqualFold(fields[0], phrase) {
+	if phrase == "" {
+		return Command{}, false
+	}
+	for _, l := range policy.ScanMarkdown(body).Lines {
+		fields := asciiFields(l.Text)
+		if len(fields) == 0 || !policy.ASCIIEqualFold(fields[0], phrase) {
 			continue
 		}
-		cmd = Command{Line: trimmed}
-		if len(fields) > 1 {
-			cmd.Verb = strings.ToLower(fields[1])
-		}
-		for _, f := range fields[min(2, len(fields)):] {
-			switch strings.ToLower(f) {
-			case "--approved-by-user":
-				cmd.ApprovedByUser = true
-			case "--dry-run":
-				cmd.DryRun = true
-			default:
-				cmd.Unknown = append(cmd.Unknown, f)
-			}
-		}
-		return cmd, true
+		return parseCommandFields(l.Text, fields[1:], phrase), true
 	}
 	return Command{}, false
+}
+
+func parseCommandFields(line string, args []string, phrase string) Command {
+	cmd := Command{Line: line}
+	if len(args) == 0 {
+		cmd.Err = &CommandError{Problem: fmt.Sprintf("`%s` needs a command.", phrase), Usage: verbList(phrase)}
+		return cmd
+	}
+	verb := strings.ToLower(args[0])
+	var spec *verbSpec
+	for i := range verbs {
+		if verbs[i].name == verb {
+			spec = &verbs[i]
+		}
+	}
+	if spec == nil {
+		cmd.Err = &CommandError{Problem: fmt.Sprintf("%s is not a command.", codeSpan(args[0])), Usage: verbList(phrase)}
+		return cmd
+	}
+	cmd.Verb = spec.name
+	var run RunFlags
+	for _, a := range args[1:] {
+		switch f := strings.ToLower(a); {
+		case spec.name == "run" && f == "--approved-by-user":
+			run.ApprovedByUser = true
+		case spec.name == "run" && f == "--dry-run":
+			run.DryRun = true
+		default:
+			what := "flag"
+			if !strings.HasPrefix(a, "-") {
+				what = "argument"
+			}
+			cmd.Err = &CommandError{Problem: fmt.Sprintf("`%s %s` does not take the %s %s.", phrase, spec.name, what, codeSpan(a)), Usage: usageOf(phrase, *spec)}
+			return cmd
+		}
+	}
+	cmd.Run = run
+	return cmd
+}
+
+// asciiFields splits on ASCII spaces and tabs only: a non-breaking or other Unicode space is part
+// of a word, so "/studio\u00a0run" is not the phrase followed by a verb.
+func asciiFields(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' })
+}
+
+// codeSpan quotes untrusted text as inline code that it cannot close, on one bounded line.
+func codeSpan(s string) string {
+	s = oneLine(s, 100)
+	fence := strings.Repeat("`", longestBacktickRun(s)+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+func longestBacktickRun(s string) int {
+	best, cur := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			cur++
+			best = max(best, cur)
+		} else {
+			cur = 0
+		}
+	}
+	return best
 }
 
 func snapshot(is *github.Issue) Issue {

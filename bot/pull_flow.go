@@ -210,6 +210,9 @@ func (b *Bot) handlePullComment(ctx context.Context, tr Trigger, cmd Command) (O
 		}
 		return out, err
 	}
+	if cmd.Err != nil { // refused before the reaction, the status comment or the gate change
+		return b.refuseUsage(ctx, tr, cmd, pr.Number)
+	}
 	if err := b.GitHub.AddCommentReaction(ctx, tr.CommentID, "eyes"); err != nil {
 		return out, err
 	}

@@ -198,6 +198,11 @@ func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
 			return out, err
 		}
 	}
+	// A malformed command is answered with its usage before anything changes: an unknown flag
+	// must never be read as the bare verb (`revoke --dry-run` would revoke).
+	if cmd.Err != nil {
+		return b.refuseUsage(ctx, tr, cmd, tr.Issue)
+	}
 	if tr.Kind == TriggerComment {
 		if err := b.GitHub.AddCommentReaction(ctx, tr.CommentID, "eyes"); err != nil {
 			return out, err
@@ -263,6 +268,18 @@ func (b *Bot) authorize(ctx context.Context, tr Trigger, cmd Command, replyTo in
 	}
 	b.logf("refused: %s has %s permission", tr.Actor.Login, perm)
 	return false, nil
+}
+
+// refuseUsage replies to a malformed command with what was wrong and how to write it, and does
+// nothing else: no reaction, no status comment, no label.
+func (b *Bot) refuseUsage(ctx context.Context, tr Trigger, cmd Command, replyTo int) (Outcome, error) {
+	out := Outcome{RunID: b.RunID, Status: "refused"}
+	reply := fmt.Sprintf("> %s\n\n@%s, %s Nothing was done.", quoteLine(cmd.Line), tr.Actor.Login, cmd.Err.Error())
+	if _, err := b.GitHub.CreateComment(ctx, replyTo, reply); err != nil {
+		return out, err
+	}
+	b.logf("refused: malformed command %q: %v", quoteLine(cmd.Line), cmd.Err)
+	return out, nil
 }
 
 func (b *Bot) isTriggerLabel(label string) bool {
@@ -338,14 +355,15 @@ func (r *run) setStatusLabel(ctx context.Context, status string) error {
 }
 
 func (r *run) execute(ctx context.Context) (Outcome, error) {
+	if r.cmd.Err != nil {
+		// Handle refuses malformed commands before anything changes; this is the backstop.
+		return *r.out, fmt.Errorf("refusing malformed command %q: %w", quoteLine(r.cmd.Line), r.cmd.Err)
+	}
 	if r.cmd.Verb == "revoke" {
 		return r.revoke(ctx)
 	}
 	if r.cmd.Verb != "run" {
-		return r.block(ctx, stepTaskParsed, fmt.Sprintf("`%s` is not a command this version knows; use `%s run` (flags: `--approved-by-user`, `--dry-run`) or `%s revoke`.", quoteLine(r.cmd.Line), r.TriggerPhrase, r.TriggerPhrase))
-	}
-	if len(r.cmd.Unknown) > 0 {
-		return r.block(ctx, stepTaskParsed, fmt.Sprintf("`%s run` does not know %s; it takes `--approved-by-user` and `--dry-run`.", r.TriggerPhrase, strings.Join(quoteAll(r.cmd.Unknown), ", ")))
+		return r.block(ctx, stepTaskParsed, fmt.Sprintf("`%s %s` works only on a studio pull request; on the task issue use `%s run` or `%s revoke`.", r.TriggerPhrase, r.cmd.Verb, r.TriggerPhrase, r.TriggerPhrase))
 	}
 	if r.tr.Kind == TriggerLabel && r.tr.Label == r.LabelPrefix+"run" {
 		// The trigger label is a button: take it off so adding it again re-runs.

@@ -48,6 +48,14 @@ func CleanWritePath(p string) (string, error) {
 		}
 	}
 	clean := path.Clean(p)
+	if windowsVolume.MatchString(clean) {
+		// "./C:" cleans to "C:", a volume path.
+		return "", &PathError{raw, "path is absolute; use a path relative to the repository root"}
+	}
+	if strings.TrimSpace(clean) != clean {
+		// "./ a" cleans to " a": refuse rather than keep a name that cleaning again would change.
+		return "", &PathError{raw, "path starts or ends with whitespace once cleaned"}
+	}
 	if clean == "." {
 		return "", &PathError{raw, "path names the repository root; list files or a glob such as src/**"}
 	}

@@ -29,6 +29,8 @@ func TestCleanWritePathRejectsHostileInput(t *testing.T) {
 		{".git./config", ".git"},
 		{".", "repository root"},
 		{"src/[", "glob"},
+		{"./C:", "absolute"},    // found by FuzzCleanWritePath: cleaning uncovers a volume
+		{"./ 00", "whitespace"}, // found by FuzzCleanWritePath: cleaning uncovers a space
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

@@ -64,47 +64,37 @@ func (e *TaskError) Error() string {
 // ErrNoTaskBlock means the issue body holds no ```studio block.
 var ErrNoTaskBlock = errors.New("the issue body has no ```studio task block; add one with at least `writeFiles: [path, ...]` (see the README's task block section)")
 
-var fenceOpen = regexp.MustCompile("^ {0,3}(`{3,}|~{3,})[ \t]*studio[ \t]*$")
-
-// ParseTask finds the single ```studio block in an issue body and decodes it. Unknown keys, wrong
-// types, unsafe writeFiles and a missing writeFiles are errors naming the field and body line.
+// ParseTask finds the single ```studio block an issue body shows and decodes it. Only a block a
+// reader can see counts (ScanMarkdown): one inside an HTML comment, nested in another fence,
+// indented as code, quoted or in a list item is ignored and stays part of the description. Two
+// visible blocks, unknown keys, wrong types, unsafe writeFiles and a missing writeFiles are errors
+// naming the field and body line.
 func ParseTask(body string) (Task, error) {
-	body = strings.ReplaceAll(body, "\r\n", "\n")
-	lines := strings.Split(body, "\n")
-	start, end := -1, -1
-	var fence string
-	var outside []string
-	for i := 0; i < len(lines); i++ {
-		m := fenceOpen.FindStringSubmatch(lines[i])
-		if m == nil {
-			outside = append(outside, lines[i])
+	lines := SplitLines(body)
+	var block *Fence
+	for _, f := range ScanMarkdown(body).Fences {
+		if !f.TopLevel || f.Info != "studio" {
 			continue
 		}
-		if start >= 0 {
-			return Task{}, &TaskError{Line: i + 1, Message: fmt.Sprintf("a second ```studio block; an issue holds exactly one task (the first opens on line %d)", start+1)}
+		if block != nil {
+			return Task{}, &TaskError{Line: f.Open, Message: fmt.Sprintf("a second ```studio block; an issue holds exactly one task (the first opens on line %d)", block.Open)}
 		}
-		start, fence = i, m[1]
-		end = -1
-		for j := i + 1; j < len(lines); j++ {
-			if closesFence(lines[j], fence) {
-				end = j
-				break
-			}
+		if f.Close == 0 {
+			return Task{}, &TaskError{Line: f.Open, Message: "the ```studio block is never closed; end it with a fence line like the one that opens it"}
 		}
-		if end < 0 {
-			return Task{}, &TaskError{Line: i + 1, Message: "the ```studio block is never closed; end it with " + fence}
-		}
-		i = end
+		block = &f
 	}
-	if start < 0 {
+	if block == nil {
 		return Task{}, ErrNoTaskBlock
 	}
+	start, end := block.Open-1, block.Close-1 // 0-based fence lines
 	src := strings.Join(lines[start+1:end], "\n")
 	task, err := decodeTask(src, start+1)
 	if err != nil {
 		return Task{}, err
 	}
 	task.Line = start + 1
+	outside := append(append([]string{}, lines[:start]...), lines[end+1:]...)
 	task.Description = strings.TrimSpace(strings.Join(outside, "\n"))
 	return task, nil
 }
@@ -174,12 +164,6 @@ func decodeTask(src string, fenceLine int) (Task, error) {
 		}
 	}
 	return task, nil
-}
-
-// closesFence follows CommonMark: the same fence character, at least as many, nothing else.
-func closesFence(line, fence string) bool {
-	t := strings.TrimSpace(line)
-	return len(t) >= len(fence) && strings.Trim(t, fence[:1]) == ""
 }
 
 var (

@@ -105,6 +105,11 @@ const (
 	FixBlockerPlaceholder = "Review and verification blockers will be supplied at execution time."
 )
 
+// ObjectiveRef stands for the issue title in a prompt's trusted header. The title is untrusted
+// (anyone who can open an issue writes it), so it appears only fenced as quoted data in the Task
+// section, like the description, and the header names it instead of repeating it.
+const ObjectiveRef = "the issue title quoted in the Task section below"
+
 // ReviewObjective is the review pass's objective for task.
 func ReviewObjective(task string) string {
 	return "Review the implementation for: " + task + ". Inspect the diff and verification output. Return only JSON with blockers, warnings, summary, and needsFix."
@@ -157,7 +162,7 @@ func Prepare(ctx context.Context, root string, f RunFacts) (*Prepared, error) {
 	if limit == 0 {
 		limit = DefaultUntrustedLimit
 	}
-	task, stripBody := renderTask(f, limit)
+	task, stripBody := renderTask(f, objective, limit)
 	shown := orDefault(f.DisplayRoot, root)
 	p := &Prepared{Stripped: stripTitle.Add(stripBody), Custom: !builtin}
 	if builtin {
@@ -171,8 +176,9 @@ func Prepare(ctx context.Context, root string, f RunFacts) (*Prepared, error) {
 	return p, nil
 }
 
-// renderTask renders the task section: issue number, write scope and the fenced description.
-func renderTask(f RunFacts, limit int) (string, StripReport) {
+// renderTask renders the task section: issue number, write scope, the fenced title (objective,
+// already sanitized to one line) and the fenced description.
+func renderTask(f RunFacts, objective string, limit int) (string, StripReport) {
 	var b strings.Builder
 	b.WriteString("## Task\n")
 	if f.IssueNumber > 0 {
@@ -188,6 +194,9 @@ func renderTask(f RunFacts, limit int) (string, StripReport) {
 	for _, w := range f.WriteFiles {
 		fmt.Fprintf(&b, "- %s\n", w)
 	}
+	// The title was sanitized and reported by Prepare; quoting it again only fences it.
+	title, _ := QuoteUntrusted("the issue title (the task's objective)", objective, 0)
+	b.WriteString("\n" + title + "\n")
 	if strings.TrimSpace(f.Description) == "" {
 		return strings.TrimRight(b.String(), "\n"), StripReport{}
 	}
@@ -267,7 +276,7 @@ func prepareBuiltin(ctx context.Context, root, shown string, f RunFacts, objecti
 	}
 	contract0 := ContractInput{ProjectStage: f.Project.Stage, StudioMode: f.Project.StudioMode, Phase: f.Phase,
 		WritePolicy: f.WritePolicy, Sandbox: f.Sandbox, AllowFileEdits: f.AllowFileEdits, Entries: sel.Entries}
-	session := Session{Role: role, Contract: contract, Phase: f.Phase, ProjectRoot: shown, Objective: objective,
+	session := Session{Role: role, Contract: contract, Phase: f.Phase, ProjectRoot: shown, Objective: ObjectiveRef,
 		Engine: f.Project.Engine, EngineInfo: engineInfo, Sandbox: f.Sandbox, WritePolicy: orDefault(f.WritePolicy, "read-only"),
 		AllowFileEdits: f.AllowFileEdits, ContextContract: RenderContextContract(contract0), Task: task,
 		ContextFiles: sel.Selected, ExpectedOutputs: role.ExpectedOutputs, Verification: f.Verification}
@@ -283,7 +292,7 @@ func prepareBuiltin(ctx context.Context, root, shown string, f RunFacts, objecti
 	if f.Fix {
 		fix := session
 		fix.Phase = "fix"
-		fix.Objective = FixObjective(objective)
+		fix.Objective = FixObjective(ObjectiveRef)
 		fix.ExpectedOutputs = fixExpectedOutputs
 		fixContract := contract0
 		fixContract.Phase = "fix"
@@ -336,12 +345,12 @@ func prepareReview(ctx context.Context, root, shown string, f RunFacts, objectiv
 	// The reviewer writes nothing, so its task section omits the implementation's write provenance.
 	rf := f
 	rf.Provenance = ""
-	task, _ = renderTask(rf, orDefaultInt(f.DescriptionLimit, DefaultUntrustedLimit))
+	task, _ = renderTask(rf, objective, orDefaultInt(f.DescriptionLimit, DefaultUntrustedLimit))
 	templates, err := selectTemplates(ctx, root, custom, ReviewRole, reviewObjective)
 	if err != nil {
 		return err
 	}
-	session := Session{Role: role, Contract: contract, Phase: "review", ProjectRoot: shown, Objective: reviewObjective,
+	session := Session{Role: role, Contract: contract, Phase: "review", ProjectRoot: shown, Objective: ReviewObjective(ObjectiveRef),
 		Engine: f.Project.Engine, EngineInfo: engineInfo, Sandbox: "read-only", WritePolicy: "read-only",
 		ContextContract: RenderContextContract(ContractInput{ProjectStage: f.Project.Stage, StudioMode: f.Project.StudioMode,
 			Phase: "review", Sandbox: "read-only", Entries: sel.Entries, ReadOnlyReview: true}),
@@ -394,7 +403,7 @@ func prepareCustom(ctx context.Context, root, shown string, f RunFacts, objectiv
 	}
 	contract0 := ContractInput{ProjectStage: f.Project.Stage, StudioMode: f.Project.StudioMode, Phase: f.Phase,
 		WritePolicy: f.WritePolicy, Sandbox: f.Sandbox, AllowFileEdits: f.AllowFileEdits, Entries: sel.Entries}
-	s := CustomSession{Role: role, Phase: f.Phase, ProjectRoot: shown, Objective: objective, Engine: f.Project.Engine,
+	s := CustomSession{Role: role, Phase: f.Phase, ProjectRoot: shown, Objective: ObjectiveRef, Engine: f.Project.Engine,
 		Sandbox: f.Sandbox, WritePolicy: f.WritePolicy, AllowFileEdits: f.AllowFileEdits, Route: f.Routes.Implementation,
 		ContextContract: RenderContextContract(contract0), Task: task, ContextFiles: sel.Selected, PromptBody: body,
 		Verification: f.Verification, Templates: templates}
@@ -412,7 +421,7 @@ func prepareCustom(ctx context.Context, root, shown string, f RunFacts, objectiv
 	if f.Fix {
 		fix := s
 		fix.Phase = "fix"
-		fix.Objective = FixObjective(objective)
+		fix.Objective = FixObjective(ObjectiveRef)
 		fix.Route = f.Routes.Fix
 		fix.ShowSource, fix.ShowVerify = true, true
 		fixContract := contract0

@@ -427,6 +427,73 @@ func TestRevokeWithdrawsEarlierApprovals(t *testing.T) {
 	}
 }
 
+// `/studio revoke --dry-run` once revoked for real: every verb now parses its own flags, and a
+// malformed command is answered with its usage before anything changes, then never counts.
+func TestMalformedRevokeRevokesNothing(t *testing.T) {
+	w, clk := newStudioWorld(t, "strict-studio")
+	n, pr, _ := w.planned(nil)
+	clk.Advance(time.Minute)
+	_, approved := w.approve(pr.Number, reviewer, ghemu.ReviewSpec{})
+	clk.Advance(time.Minute)
+	statusBefore := w.statusBody(n)
+	gatesBefore := len(w.Emu.CheckRuns(sandbox.Owner, sandbox.Repo))
+	revokeID, revoke := w.comment(pr.Number, sandbox.Writer, "/studio revoke --dry-run")
+
+	res := w.run("issue_comment", revoke, nil)
+	if res.code != 0 || res.outputs["status"] != "refused" {
+		t.Fatalf("malformed revoke: exit %d status %q\n%s", res.code, res.outputs["status"], res.stderr)
+	}
+	replies := w.botComments(pr.Number)
+	if len(replies) != 1 {
+		t.Fatalf("bot comments on the pull request = %+v, want one usage reply", replies)
+	}
+	mustContain(t, "usage reply", replies[0].Body, "`/studio revoke` does not take the flag `--dry-run`", "Usage: `/studio revoke`", "Nothing was done.")
+	if r := w.Emu.CommentReactions(sandbox.Owner, sandbox.Repo, revokeID); len(r) != 0 {
+		t.Errorf("a refused command got reactions %+v", r)
+	}
+	if got := w.statusBody(n); got != statusBefore {
+		t.Errorf("the status comment changed:\n%s", got)
+	}
+	if got := len(w.Emu.CheckRuns(sandbox.Owner, sandbox.Repo)); got != gatesBefore {
+		t.Errorf("check runs %d -> %d: a refused command must not touch the gate", gatesBefore, got)
+	}
+
+	// The approval still authorizes: the malformed revoke in the thread withdrew nothing.
+	if res := w.run("pull_request_review", approved, nil); res.code != 0 || res.outputs["status"] != "done" {
+		t.Fatalf("approval: exit %d status %q\n%s", res.code, res.outputs["status"], res.stderr)
+	}
+	if got := len(w.writes()); got != 2 {
+		t.Errorf("the approval must start the implementation despite the malformed revoke: %d invocations", got)
+	}
+}
+
+// Commands count only on visible lines a person typed: quoted, folded, hidden or code text
+// starts nothing, and the event is skipped without a reply.
+func TestHiddenCommandsStartNothing(t *testing.T) {
+	for name, body := range map[string]string{
+		"code fence":   "Try this:\n```\n/studio run\n```",
+		"blockquote":   "> /studio run\n\nwhat does this do?",
+		"details":      "<details><summary>bot output</summary>\n\n/studio run\n\n</details>",
+		"html comment": "thanks!\n<!--\n/studio run\n-->",
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := newWorld(t, sandbox.DefaultFiles("fast-prototype"))
+			n := w.issue("Make the jump snappier", taskBody)
+			id, payload := w.comment(n, sandbox.Writer, body)
+			res := w.run("issue_comment", payload, nil)
+			if res.code != 0 || res.outputs["status"] != "skipped" {
+				t.Fatalf("exit %d status %q\n%s", res.code, res.outputs["status"], res.stderr)
+			}
+			if c := w.botComments(n); len(c) != 0 {
+				t.Errorf("bot comments = %+v", c)
+			}
+			if r := w.Emu.CommentReactions(sandbox.Owner, sandbox.Repo, id); len(r) != 0 || len(w.invocations()) != 0 {
+				t.Errorf("reactions %+v, %d Codex invocations; want none", r, len(w.invocations()))
+			}
+		})
+	}
+}
+
 func TestApprovalTTLExpiresApprovals(t *testing.T) {
 	w, clk := newStudioWorld(t, "strict-studio")
 	w.now = clk.Now // the bot judges expiry on the emulator's clock
