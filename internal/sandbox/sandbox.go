@@ -54,6 +54,10 @@ func DefaultFiles(studioMode string) map[string]string {
 type Options struct {
 	Files map[string]string // initial repository content; DefaultFiles("fast-prototype") when nil
 	Now   func() time.Time
+	// Token is the bot's token; BotToken when empty. Attack tests use a token of their own, so
+	// that a process elsewhere on the machine showing the well-known one cannot be mistaken
+	// for a leak.
+	Token string
 	// Dir holds the workspace and runner temp; a new temporary directory when empty.
 	Dir string
 }
@@ -67,6 +71,8 @@ type World struct {
 	// AgentUID is the agent-user Env passes (INPUT_AGENT-USER): a uid of this world's own, so
 	// the jail's sweep of one world (or test process) never kills another's agents.
 	AgentUID int
+	// Token is the bot's token in this world.
+	Token string
 	ownsDir  bool
 }
 
@@ -82,7 +88,10 @@ func agentUID() int {
 
 // New starts the emulator, seeds the repository and clones the workspace.
 func New(opts Options) (*World, error) {
-	w := &World{Dir: opts.Dir, AgentUID: agentUID()}
+	w := &World{Dir: opts.Dir, AgentUID: agentUID(), Token: opts.Token}
+	if w.Token == "" {
+		w.Token = BotToken
+	}
 	if w.Dir == "" {
 		d, err := os.MkdirTemp("", "studio-sandbox-")
 		if err != nil {
@@ -112,7 +121,7 @@ func New(opts Options) (*World, error) {
 			return nil, err
 		}
 	}
-	if err := emu.AddToken(BotToken, BotLogin); err != nil {
+	if err := emu.AddToken(w.Token, BotLogin); err != nil {
 		w.Close()
 		return nil, err
 	}
@@ -136,7 +145,7 @@ func (w *World) checkout() error {
 	if out, err := exec.Command("git", "clone", "--quiet", url, w.Workspace).CombinedOutput(); err != nil {
 		return fmt.Errorf("clone workspace: %v: %s", err, out)
 	}
-	header := "AUTHORIZATION: basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+BotToken))
+	header := "AUTHORIZATION: basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+w.Token))
 	key := fmt.Sprintf("http.%s/.extraheader", w.Emu.URL())
 	if out, err := exec.Command("git", "-C", w.Workspace, "config", "--local", key, header).CombinedOutput(); err != nil {
 		return fmt.Errorf("persist checkout credentials: %v: %s", err, out)
@@ -172,7 +181,7 @@ func (w *World) Env(eventName string, payload []byte, extra map[string]string) (
 		"RUNNER_TEMP":          w.RunnerTemp,
 		"PATH":                 os.Getenv("PATH"),
 		"HOME":                 os.Getenv("HOME"),
-		"INPUT_GITHUB-TOKEN":   BotToken,
+		"INPUT_GITHUB-TOKEN":   w.Token,
 		"INPUT_OPENAI-API-KEY": OpenAIKey,
 		"INPUT_AGENT-USER":     strconv.Itoa(w.AgentUID),
 	}
