@@ -189,7 +189,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 	logw := redactor.LineWriter(stderr)
 	defer logw.Close()
 	b := bot.New(bot.Deps{
-		GitHub:    client,
+		GitHub: client,
 		// The remote comes from the runner's environment, never from the workspace's .git/config;
 		// the studio's git state lives under RUNNER_TEMP, outside the agent's reach.
 		Workspace: &gitops.Repo{
@@ -197,11 +197,11 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 			RemoteURL: strings.TrimRight(env.serverURL, "/") + "/" + env.repository + ".git",
 			StateDir:  filepath.Join(env.runnerTemp, "studio-git"),
 		},
-		Codex:     runner,
-		Redactor:  redactor,
-		Jail:      jl,
-		Now:       over.now,
-		Log:       logw,
+		Codex:    runner,
+		Redactor: redactor,
+		Jail:     jl,
+		Now:      over.now,
+		Log:      logw,
 	}, bot.Settings{
 		TriggerPhrase:      orDefault(act.GetInput("trigger-phrase"), "/studio"),
 		LabelPrefix:        orDefault(act.GetInput("label-prefix"), "studio:"),

@@ -72,8 +72,8 @@ type World struct {
 	// the jail's sweep of one world (or test process) never kills another's agents.
 	AgentUID int
 	// Token is the bot's token in this world.
-	Token string
-	ownsDir  bool
+	Token   string
+	ownsDir bool
 }
 
 var worlds atomic.Int64
