@@ -93,3 +93,17 @@ func joinQuoted(paths []string) string {
 	}
 	return s
 }
+
+// resumeNote tells a failed run's reader where its work is and how to go on: a run that pushed
+// something names the branch, which the next `/studio run` checks out and continues.
+func (r *run) resumeNote() string {
+	st := r.impl
+	if st == nil || st.headSHA == "" {
+		return fmt.Sprintf("Fix the cause and comment `%s run` again.", r.TriggerPhrase)
+	}
+	s := fmt.Sprintf("What was pushed stays: `%s` on `%s` (%s)", shortSHA(st.headSHA), st.branch, joinQuoted(st.committed))
+	if st.pr.Number != 0 {
+		s += fmt.Sprintf(", pull request #%d", st.pr.Number)
+	}
+	return s + fmt.Sprintf(". Fix the cause and comment `%s run` again: the next run picks up that branch. The run evidence is `%s`.", r.TriggerPhrase, r.evidencePath(st.task.Role))
+}

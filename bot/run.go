@@ -269,7 +269,7 @@ func (r *run) reportFailure(ctx context.Context, err error) {
 	defer cancel()
 	r.st.Ended = true
 	r.st.set(stepVerdict, StepFailed, "**error**")
-	note := "**The studio itself failed:** " + oneLine(r.Redactor.Redact(Explain(err)), 1000) + "\n\nNothing more was changed after this point; the workflow run's log has the details. Fix the cause and comment `" + r.TriggerPhrase + " run` again."
+	note := "**The studio itself failed:** " + oneLine(r.Redactor.Redact(Explain(err)), 1000) + "\n\nNothing more was changed after this point; the workflow run's log has the details. " + r.resumeNote()
 	if r.st.Summary == "" {
 		r.st.Summary = note
 	} else {
