@@ -35,7 +35,7 @@ func scannedSecrets() map[string]string {
 // repository received by push (every commit message and diff on every ref), the action's stdout
 // and stderr, and every file in the workspace (prompts, run evidence, whatever the agent left) and
 // under RUNNER_TEMP (evidence there, Codex's home with the fake CLI's log of every child's
-// environment, the studio's git state). The workspace's .git directory holds what actions/checkout
+// environment, the studio's git state; not event.json, the runner's copy of the input payload). The workspace's .git directory holds what actions/checkout
 // persisted (the sandbox puts the token's Basic form in .git/config, as checkout does) and is
 // skipped; the pushed objects are checked in the remote instead. A failure names the place and the
 // secret, never the secret's value.
@@ -73,7 +73,9 @@ func (w *world) secretFindings(res result) []string {
 		check(where+", its body", rb.Body)
 	}
 	findings = append(findings, scanTree("the workspace", w.Workspace, map[string]bool{".git": true}, check)...)
-	findings = append(findings, scanTree("RUNNER_TEMP", w.RunnerTemp, nil, check)...)
+	// event.json is the runner's copy of the webhook payload: the input (an issue may quote a
+	// secret someone pasted), not something the bot wrote.
+	findings = append(findings, scanTree("RUNNER_TEMP", w.RunnerTemp, map[string]bool{"event.json": true}, check)...)
 	remote := filepath.Join(w.Dir, "remote", sandbox.Owner, sandbox.Repo+".git")
 	out, err := exec.Command("git", "--git-dir="+remote, "log", "--all", "-p", "--format=%H%n%B").CombinedOutput()
 	if err != nil {
@@ -93,10 +95,13 @@ func scanTree(label, root string, skip map[string]bool, check func(string, []byt
 			return err
 		}
 		rel, _ := filepath.Rel(root, p)
-		if d.IsDir() {
-			if skip[filepath.ToSlash(rel)] {
+		if skip[filepath.ToSlash(rel)] {
+			if d.IsDir() {
 				return filepath.SkipDir
 			}
+			return nil
+		}
+		if d.IsDir() {
 			return nil
 		}
 		if !d.Type().IsRegular() {
