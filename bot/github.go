@@ -111,6 +111,9 @@ type Client struct {
 	// policy and login serve the checked retries of CreateComment and CreatePull (github_writes.go).
 	policy RetryPolicy
 	login  string
+
+	// lockTreeSHA is the tree lock commits carry (github_lock.go).
+	lockTreeSHA string
 }
 
 // NewClient builds the adapter. apiURL is GITHUB_API_URL (e.g. https://api.github.com or

@@ -49,6 +49,24 @@ func (b *Bot) handlePullEvent(ctx context.Context, tr Trigger) (Outcome, error) 
 	if reason != "" {
 		return skip(reason)
 	}
+	// The gate and an approved implementation write: hold the task's lock (lock.go), and read
+	// everything after taking it.
+	event := fmt.Sprintf("%s on pull request #%d", tr.Kind, pr.Number)
+	if tr.Kind == TriggerReview {
+		event = fmt.Sprintf("review %s (%s) of pull request #%d", tr.Pull.ReviewState, tr.Pull.Action, pr.Number)
+	}
+	return b.locked(ctx, issue, eventLine(tr, Command{Line: event}), tr.Actor.Login, func(ctx context.Context) (Outcome, error) {
+		return b.pullEventLocked(ctx, tr, pr, issue)
+	})
+}
+
+// pullEventLocked is handlePullEvent's part that runs under the task's lock.
+func (b *Bot) pullEventLocked(ctx context.Context, tr Trigger, pr PullRequest, issue int) (Outcome, error) {
+	out := Outcome{RunID: b.RunID}
+	pr, err := b.GitHub.Pull(ctx, pr.Number)
+	if err != nil {
+		return out, err
+	}
 	out.PullRequest, out.PullURL, out.Branch = pr.Number, pr.URL, pr.HeadRef
 	tn, err := b.loadTaskNow(ctx, issue)
 	if err != nil {
@@ -134,7 +152,7 @@ func (b *Bot) runForIssue(ctx context.Context, tr Trigger, issue Issue, cmd Comm
 	out := &Outcome{RunID: b.RunID}
 	t := tr
 	t.Issue, t.IsPull, t.Snapshot = issue.Number, false, issue
-	r := &run{Bot: b, tr: t, issue: issue, cmd: cmd, st: newStatus(issue.Number, b.RunURL, parseHandled(sc.Body)), out: out}
+	r := &run{Bot: b, tr: t, issue: issue, cmd: cmd, st: b.runStatus(issue.Number, sc, has), out: out}
 	r.st.Containment = b.Containment
 	if has {
 		r.statusID = sc.ID
@@ -197,11 +215,11 @@ func (b *Bot) handlePullComment(ctx context.Context, tr Trigger, cmd Command) (O
 	if err != nil {
 		return out, fmt.Errorf("read task issue #%d: %w", issue, err)
 	}
-	r, err := b.runForIssue(ctx, tr, task, cmd)
+	comments, err := b.GitHub.Comments(ctx, issue)
 	if err != nil {
 		return out, err
 	}
-	if containsID(r.st.Handled, tr.CommentID) {
+	if sc, _ := findStatusComment(comments, issue, b.BotLogin); containsID(parseHandled(sc.Body), tr.CommentID) {
 		return skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", tr.CommentID))
 	}
 	if ok, err := b.authorize(ctx, tr, cmd, pr.Number); err != nil || !ok {
@@ -216,22 +234,31 @@ func (b *Bot) handlePullComment(ctx context.Context, tr Trigger, cmd Command) (O
 	if err := b.GitHub.AddCommentReaction(ctx, tr.CommentID, "eyes"); err != nil {
 		return out, err
 	}
-	var handle func(context.Context) (Outcome, error)
-	switch cmd.Verb {
-	case "revoke":
-		r.st.set(stepAuthorized, StepDone, "@"+tr.Actor.Login)
-		handle = r.revoke
-	case "review":
-		handle = func(ctx context.Context) (Outcome, error) { return r.reviewPull(ctx, pr) }
-	}
-	if handle != nil {
-		r.st.Handled = append(r.st.Handled, tr.CommentID)
-		o, err := handle(ctx)
-		if err != nil {
-			// As on the issue: a bot failure after the status was published is reported there.
-			r.reportFailure(ctx, err)
-		}
-		return o, err
+	if cmd.Verb == "revoke" || cmd.Verb == "review" {
+		// Both write (the status comment, a review, the gate): under the task's lock, reading the
+		// status comment again once it is held.
+		return b.locked(ctx, issue, eventLine(tr, cmd), tr.Actor.Login, func(ctx context.Context) (Outcome, error) {
+			r, err := b.runForIssue(ctx, tr, task, cmd)
+			if err != nil {
+				return out, err
+			}
+			if containsID(r.st.Handled, tr.CommentID) {
+				return skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", tr.CommentID))
+			}
+			handle := r.revoke
+			if cmd.Verb == "revoke" {
+				r.st.set(stepAuthorized, StepDone, "@"+tr.Actor.Login)
+			} else {
+				handle = func(ctx context.Context) (Outcome, error) { return r.reviewPull(ctx, pr) }
+			}
+			r.st.Handled = append(r.st.Handled, tr.CommentID)
+			o, err := handle(ctx)
+			if err != nil {
+				// As on the issue: a bot failure after the status was published is reported there.
+				r.reportFailure(ctx, err)
+			}
+			return o, err
+		})
 	}
 	reply := fmt.Sprintf("> %s\n\n@%s, on a studio pull request the commands are `%s review` and `%s revoke`; run `%s run` on the task issue #%d.",
 		quoteLine(cmd.Line), tr.Actor.Login, b.TriggerPhrase, b.TriggerPhrase, b.TriggerPhrase, issue)

@@ -50,6 +50,8 @@ type Settings struct {
 	// Containment is one markdown line saying how the agent is confined (or why it is not); the
 	// status comment shows it. Empty shows nothing.
 	Containment string
+	// LockSettings bound the per-issue lock (lock.go).
+	LockSettings
 }
 
 func (s *Settings) defaults() {
@@ -94,6 +96,11 @@ type Deps struct {
 	Jail jail.Jail
 	Now  func() time.Time
 	Log  io.Writer
+	// Locks serves the per-issue lock refs (lock.go); nil uses GitHub when it implements
+	// LockRefs (the go-github Client does), else runs unlocked (unit tests' fakes).
+	Locks LockRefs
+	// Sleep waits between tries for a lock; nil sleeps on a real timer.
+	Sleep func(ctx context.Context, d time.Duration) error
 }
 
 // Outcome is what a handled event produced; cmd turns it into step outputs and the job summary.
@@ -111,6 +118,9 @@ type Outcome struct {
 type Bot struct {
 	Deps
 	Settings
+
+	lock      *heldLock      // the issue lock this run holds (lock.go)
+	published map[int64]*run // last writer of each status comment (status_run.go)
 }
 
 // New returns a Bot with defaults filled in.
@@ -121,6 +131,9 @@ func New(deps Deps, settings Settings) *Bot {
 	}
 	if deps.Log == nil {
 		deps.Log = io.Discard
+	}
+	if l, ok := deps.GitHub.(LockRefs); ok && deps.Locks == nil {
+		deps.Locks = l
 	}
 	return &Bot{Deps: deps, Settings: settings}
 }
@@ -183,7 +196,8 @@ func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
 	if err != nil {
 		return out, err
 	}
-	statusComment, hasStatus := findStatusComment(comments, tr.Issue, b.BotLogin)
+	// A re-delivered comment is skipped before anything else; handleLocked checks again.
+	statusComment, _ := findStatusComment(comments, tr.Issue, b.BotLogin)
 	handled := parseHandled(statusComment.Body)
 	if tr.Kind == TriggerComment && containsID(handled, tr.CommentID) {
 		return skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", tr.CommentID))
@@ -207,12 +221,33 @@ func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
 		if err := b.GitHub.AddCommentReaction(ctx, tr.CommentID, "eyes"); err != nil {
 			return out, err
 		}
-		handled = append(handled, tr.CommentID)
 	}
+	// Everything from here writes: hold the issue's lock (lock.go), then read the status comment
+	// again, since the run that held the lock before may have rewritten it (or handled this very
+	// comment, when it was delivered twice).
+	return b.locked(ctx, tr.Issue, eventLine(tr, cmd), tr.Actor.Login, func(ctx context.Context) (Outcome, error) {
+		return b.handleLocked(ctx, tr, cmd, out)
+	})
+}
 
-	st := newStatus(tr.Issue, b.RunURL, handled)
+// handleLocked is Handle's part that runs under the issue's lock.
+func (b *Bot) handleLocked(ctx context.Context, tr Trigger, cmd Command, out Outcome) (Outcome, error) {
+	comments, err := b.GitHub.Comments(ctx, tr.Issue)
+	if err != nil {
+		return out, err
+	}
+	statusComment, hasStatus := findStatusComment(comments, tr.Issue, b.BotLogin)
+	st := b.runStatus(tr.Issue, statusComment, hasStatus)
 	st.Containment = b.Containment
-	r := &run{Bot: b, tr: tr, issue: issue, cmd: cmd, st: st, out: &out}
+	if tr.Kind == TriggerComment {
+		if containsID(st.Handled, tr.CommentID) {
+			b.logf("skip: comment %d was already handled (re-delivered event)", tr.CommentID)
+			out.Status, out.Skip = "skipped", fmt.Sprintf("comment %d was already handled (re-delivered event)", tr.CommentID)
+			return out, nil
+		}
+		st.Handled = append(st.Handled, tr.CommentID)
+	}
+	r := &run{Bot: b, tr: tr, issue: tr.Snapshot, cmd: cmd, st: st, out: &out}
 	if hasStatus {
 		r.statusID = statusComment.ID
 	}
@@ -223,6 +258,9 @@ func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
 	out, err = r.execute(ctx)
 	if err != nil {
 		r.reportFailure(ctx, err)
+		if r.out.Status == "cancelled" {
+			out = *r.out
+		}
 	}
 	return out, err
 }
@@ -232,10 +270,16 @@ func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
 // is returned to the caller either way, and the write gets its own short deadline in case the
 // run's context is what ended.
 func (r *run) reportFailure(ctx context.Context, err error) {
+	if ctx.Err() != nil {
+		// Not a failure of the studio: the job was cancelled or timed out (cancel.go).
+		r.reportCancelled(ctx, err)
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
+	r.st.Ended = true
 	r.st.set(stepVerdict, StepFailed, "**error**")
-	note := "**The studio itself failed:** " + oneLine(r.Redactor.Redact(Explain(err)), 1000) + "\n\nNothing more was changed after this point; the workflow run's log has the details. Fix the cause and comment `" + r.TriggerPhrase + " run` again."
+	note := "**The studio itself failed:** " + oneLine(r.Redactor.Redact(Explain(err)), 1000) + "\n\nNothing more was changed after this point; the workflow run's log has the details. " + r.resumeNote()
 	if r.st.Summary == "" {
 		r.st.Summary = note
 	} else {
@@ -299,6 +343,8 @@ type run struct {
 	marker string
 	// onBase is set once the workspace was put on the default branch for rendering.
 	onBase bool
+	// impl is the implementation's state once it started, for the work a cancelled run saves.
+	impl *implState
 }
 
 func (r *run) publish(ctx context.Context) error {
@@ -309,9 +355,14 @@ func (r *run) publish(ctx context.Context) error {
 			return err
 		}
 		r.statusID = c.ID
+		r.notePublished(r)
 		return nil
 	}
-	return r.GitHub.EditComment(ctx, r.statusID, body)
+	if err := r.GitHub.EditComment(ctx, r.statusID, body); err != nil {
+		return err
+	}
+	r.notePublished(r)
+	return nil
 }
 
 // block ends the run with a blocked verdict whose reason the user can act on.
@@ -468,6 +519,7 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 		return *r.out, err
 	}
 	st := &implState{task: task, elig: elig, branch: branch, base: base, scope: policy.Scope(task.WriteFiles), outOfScope: map[string]scopeRefusal{}, modes: map[string]string{}}
+	r.impl = st
 	out, runErr := r.runLifecycle(ctx, st, routes, prepared, facts)
 	if runErr != nil && ctx.Err() != nil {
 		return *r.out, runErr

@@ -61,6 +61,7 @@ type implState struct {
 	headSHA       string
 	pr            PullRequest
 	reviewed      string // commit the last review verdict was written for
+	unpushed      string // a commit made but not pushed yet (a cancelled push; cancel.go pushes it)
 }
 
 // runLifecycle runs implement -> verify -> review -> bounded fix passes (seed §9.3) with the
@@ -191,10 +192,11 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 	if err != nil {
 		return fmt.Errorf("commit scoped changes: %w", err)
 	}
+	st.unpushed = sha
 	if err := r.push(ctx, st.branch); err != nil {
 		return err
 	}
-	st.headSHA = sha
+	st.headSHA, st.unpushed = sha, ""
 	for _, p := range inScope {
 		if !contains(st.committed, p) {
 			st.committed = append(st.committed, p)

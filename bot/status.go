@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // GitHub refuses comment bodies over this many characters (422 "body is too long").
@@ -42,6 +43,13 @@ type Status struct {
 	Handled []int64 // comment ids this bot has already acted on
 	// Containment is a markdown line on how the agent is confined (Settings.Containment).
 	Containment string
+
+	// The run that writes the comment (status_run.go): its id and attempt, when its lock
+	// expires, the history of earlier runs' ends, and Ended once it finished without a verdict.
+	RunID, Attempt string
+	Expires        time.Time
+	History        []string
+	Ended          bool
 }
 
 // Step names, in the order the checklist shows them.
@@ -99,7 +107,7 @@ func (s *Status) Render() string {
 	if s.RunURL != "" {
 		fmt.Fprintf(&b, "\n[Workflow run](%s)\n", s.RunURL)
 	}
-	tail := "\n" + handledLine(s.Handled) + "\n"
+	tail := s.renderRun() + "\n" + handledLine(s.Handled) + "\n"
 	if s.Summary != "" {
 		room := maxCommentChars - len([]rune(b.String())) - len([]rune(tail)) - 200
 		summary := s.Summary

@@ -222,8 +222,12 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 
 		RequiredApprovals: approvals.required,
 		ApprovalTTL:       approvals.ttl,
+		LockSettings:      lockSettings(getenv),
 	})
 	out, err := b.Handle(ctx, tr)
+	if err != nil && ctx.Err() != nil {
+		return cancelled(act, out, err)
+	}
 	if err != nil {
 		act.Errorf("%s", bot.Explain(err))
 		act.SetOutput("status", "error")

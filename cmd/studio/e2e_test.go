@@ -105,6 +105,13 @@ type result struct {
 
 func (w *world) run(event string, payload []byte, extra map[string]string) result {
 	w.t.Helper()
+	return w.runCtx(context.Background(), event, payload, extra)
+}
+
+// runCtx runs the action with ctx (a test cancels it as the runner's signal would), then checks
+// that no secret leaked anywhere the run wrote (secretscan_test.go).
+func (w *world) runCtx(ctx context.Context, event string, payload []byte, extra map[string]string) result {
+	w.t.Helper()
 	if extra == nil {
 		extra = map[string]string{}
 	}
@@ -119,15 +126,17 @@ func (w *world) run(event string, payload []byte, extra map[string]string) resul
 	getenv := func(k string) string { return env[k] }
 	var code int
 	if w.now != nil {
-		code = runActionWith(context.Background(), getenv, &stdout, &stderr, actionOverrides{now: w.now})
+		code = runActionWith(ctx, getenv, &stdout, &stderr, actionOverrides{now: w.now})
 	} else {
-		code = run(context.Background(), []string{"action"}, getenv, &stdout, &stderr)
+		code = run(ctx, []string{"action"}, getenv, &stdout, &stderr)
 	}
 	outputs, err := w.Outputs()
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	return result{code: code, stdout: stdout.String(), stderr: stderr.String(), outputs: outputs}
+	res := result{code: code, stdout: stdout.String(), stderr: stderr.String(), outputs: outputs}
+	w.scanForSecrets(res)
+	return res
 }
 
 func (w *world) invocations() []fakecodex.Invocation {

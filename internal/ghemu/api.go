@@ -102,6 +102,8 @@ func (s *Server) routes() []route {
 	add("POST", "/repos/{owner}/{repo}/git/refs", createGitRef)
 	add("PATCH", "/repos/{owner}/{repo}/git/refs/{ref...}", updateGitRef)
 	add("DELETE", "/repos/{owner}/{repo}/git/refs/{ref...}", deleteGitRef)
+	add("GET", "/repos/{owner}/{repo}/git/commits/{sha}", getGitCommit)
+	add("POST", "/repos/{owner}/{repo}/git/commits", createGitCommit)
 	add("GET", "/repos/{owner}/{repo}/contents/{path...}", getContents)
 
 	add("POST", "/repos/{owner}/{repo}/actions/workflows/{workflow}/dispatches", createDispatch)

@@ -368,6 +368,11 @@ func TestConformance(t *testing.T) {
 	if c, _ := fc.GetContent(); !strings.Contains(c, "func jump") {
 		t.Errorf("contents = %q", c)
 	}
+	// Git commits (the lock records of bot/lock.go): not in the trimmed description either.
+	base, resp, err := bot.Git.GetCommit(ctx, owner, repoName, pr.GetBase().GetSHA())
+	must("get git commit", resp, err, 200)
+	_, resp, err = bot.Git.CreateCommit(ctx, owner, repoName, &github.Commit{Message: github.String("lock"), Tree: &github.Tree{SHA: base.GetTree().SHA}}, nil)
+	must("create git commit", resp, err, 201)
 
 	vt.mu.Lock()
 	defer vt.mu.Unlock()

@@ -52,6 +52,7 @@ type Server struct {
 	rateUsed int
 	faults   []*plannedFault
 	log      []LoggedRequest
+	bodies   []RequestBody // API request bodies, in arrival order (bodies.go)
 	reqSeq   int64
 }
 
@@ -181,6 +182,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.URL.Path == "/api/v3" || strings.HasPrefix(r.URL.Path, "/api/v3/"):
 		path := strings.TrimPrefix(r.URL.Path, "/api/v3")
+		s.keepBody(r, path)
 		if f, ok := s.takeFault(r.Method, path); ok {
 			s.serveFault(w, r, path, f)
 			return

@@ -1,0 +1,109 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Cancellation. When the job is cancelled or hits its timeout-minutes, the runner sends SIGINT,
+// then SIGTERM, then (about ten seconds after the first) SIGKILL; cmd/studio turns the first two
+// into the cancellation of the run's context. bot/codex then stops the agent's whole process
+// group, and the lifecycle returns the context's error. What the run does with the seconds it has
+// left, each step on a fresh context (context.WithoutCancel) with its own deadline, most valuable
+// first: commit and push the in-scope work the agent wrote, finish the pull request's body, set
+// the label studio:status/cancelled, and say **cancelled** on the status comment. The lock is
+// released after that (lock.go). The action exits non-zero.
+
+// cancelBudget bounds the final writes of a cancelled run; the runner's SIGKILL may come first.
+const cancelBudget = 30 * time.Second
+
+// reportCancelled ends a run whose context was cancelled: it keeps what can be kept and says so.
+func (r *run) reportCancelled(ctx context.Context, cause error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelBudget)
+	defer cancel()
+	r.logf("::warning::the run was cancelled (%v): saving the in-scope work and the status", cause)
+	saved := r.saveWork(ctx)
+
+	r.st.set(stepVerdict, StepFailed, "**cancelled**")
+	if r.st.detail(stepCodex) != "" && r.impl != nil {
+		r.st.set(stepCodex, StepFailed, "stopped: the run was cancelled")
+	}
+	r.st.Verdict = "cancelled"
+	note := "**Cancelled:** the workflow run was cancelled or reached its time limit (the runner stopped the job) before the run finished. " + saved
+	if r.st.Summary == "" {
+		r.st.Summary = note
+	} else {
+		r.st.Summary += "\n\n" + note
+	}
+	r.out.Status, r.out.Summary = "cancelled", r.st.Summary
+	if st := r.impl; st != nil && st.pr.Number != 0 {
+		if _, err := r.upsertPull(ctx, st.task, st.branch, st.base, r.st.Summary); err != nil {
+			r.logf("::warning::could not update pull request #%d after the cancellation: %v", st.pr.Number, err)
+		}
+	}
+	if err := r.setStatusLabel(ctx, "cancelled"); err != nil {
+		r.logf("::warning::could not label the issue cancelled: %v", err)
+	}
+	if err := r.publish(ctx); err != nil {
+		r.logf("::warning::could not say on the issue that the run was cancelled: %v", err)
+	}
+}
+
+// saveWork commits and pushes the in-scope work of a cancelled implementation and says where it
+// is, or that there was none.
+func (r *run) saveWork(ctx context.Context) string {
+	st := r.impl
+	resume := fmt.Sprintf("Comment `%s run` to start again; ", r.TriggerPhrase)
+	if st == nil {
+		return resume + "nothing had been changed yet."
+	}
+	resume = fmt.Sprintf("Comment `%s run` again to continue: the next run picks up branch `%s`.", r.TriggerPhrase, st.branch)
+	if err := r.commitPass(ctx, st, 0); err != nil {
+		r.logf("::warning::could not commit the in-scope work after the cancellation: %v", err)
+	}
+	if st.unpushed != "" {
+		// Committed, but the push itself was cut short.
+		if err := r.push(ctx, st.branch); err != nil {
+			r.logf("::warning::could not push %s after the cancellation: %v", shortSHA(st.unpushed), err)
+		} else {
+			st.headSHA, st.unpushed = st.unpushed, ""
+		}
+	}
+	switch {
+	case st.unpushed != "":
+		return fmt.Sprintf("The in-scope work was committed (`%s`) but could not be pushed; the workflow run's log has why. %s", shortSHA(st.unpushed), resume)
+	case st.headSHA != "":
+		where := fmt.Sprintf("The in-scope work so far is pushed on `%s` (`%s`: %s)", st.branch, shortSHA(st.headSHA), joinQuoted(st.committed))
+		if st.pr.Number != 0 {
+			where += fmt.Sprintf(", pull request #%d", st.pr.Number)
+		}
+		return where + ". " + resume
+	}
+	return "Nothing inside writeFiles had been changed, so nothing was committed. " + resume
+}
+
+func joinQuoted(paths []string) string {
+	s := ""
+	for i, p := range paths {
+		if i > 0 {
+			s += ", "
+		}
+		s += "`" + p + "`"
+	}
+	return s
+}
+
+// resumeNote tells a failed run's reader where its work is and how to go on: a run that pushed
+// something names the branch, which the next `/studio run` checks out and continues.
+func (r *run) resumeNote() string {
+	st := r.impl
+	if st == nil || st.headSHA == "" {
+		return fmt.Sprintf("Fix the cause and comment `%s run` again.", r.TriggerPhrase)
+	}
+	s := fmt.Sprintf("What was pushed stays: `%s` on `%s` (%s)", shortSHA(st.headSHA), st.branch, joinQuoted(st.committed))
+	if st.pr.Number != 0 {
+		s += fmt.Sprintf(", pull request #%d", st.pr.Number)
+	}
+	return s + fmt.Sprintf(". Fix the cause and comment `%s run` again: the next run picks up that branch. The run evidence is `%s`.", r.TriggerPhrase, r.evidencePath(st.task.Role))
+}

@@ -1,0 +1,355 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/codex-studio/studio-action/bot/codex"
+)
+
+// Cross-run coordination. The example workflow has no concurrency group (GitHub keeps one pending
+// run per group and cancels the older one, which drops commands and approvals), so two runs can
+// handle the same task at once. Before any mutating work on an issue (its status comment, labels,
+// branch, pull request or gate), a run takes the lock ref refs/studio/locks/issue-<N>: creating a
+// ref is atomic (422 "Reference already exists" when taken). The ref points at a commit whose
+// message is the lock record (run, run URL, event, expiry). Another run waits, with bounded
+// backoff, up to LockWait; an expired lock is broken (never silently: the log and the status
+// comment say so); the lock is released when the run ends, whatever the outcome.
+//
+// What needs no lock: events skipped before any write (the bot's own, unknown comments and
+// labels, re-deliveries, pull requests that are not the studio's) and refusals (one reply to an
+// actor without write permission). Everything else, the gate recompute included, takes it: the gate
+// is a function of GitHub's state read just before it is written, and two unserialized writers
+// can leave the older reading last (an approval's success written after a revoke's failure).
+
+// LockSettings bound the per-issue lock; zero values take the defaults.
+type LockSettings struct {
+	// LockWait is how long a run waits for another run's lock before it gives up (default 20m).
+	LockWait time.Duration
+	// LockPoll is the first wait between tries; it doubles up to LockPollMax (defaults 5s, 1m).
+	LockPoll, LockPollMax time.Duration
+	// LockTTL is how long a lock is good for; a run still holding it later is taken to be dead.
+	// Default: the worst case the inputs allow (lockTTL), at most MaxJobDuration.
+	LockTTL time.Duration
+	// RunAttempt is GITHUB_RUN_ATTEMPT: a re-run keeps the run id and counts attempts.
+	RunAttempt string
+}
+
+// MaxJobDuration is the longest a GitHub-hosted job may run (6 h): a lock older than that belongs
+// to a job that no longer exists.
+const MaxJobDuration = 6 * time.Hour
+
+// lockMargin covers what the worst case leaves out: checkout, git, GitHub calls, the container.
+const lockMargin = 10 * time.Minute
+
+// WorstCase is the longest one run can take from taking the lock to releasing it, as the inputs
+// bound it: every pass (the implementation and up to maxFix fix passes) is at most one writing
+// Codex call, one verification and one review call, each Codex call bounded by codexTimeout. The
+// example workflow's timeout-minutes states the same sum (plus the lock wait).
+func WorstCase(codexTimeout time.Duration, maxFix int) time.Duration {
+	passes := time.Duration(1 + max(0, min(maxFix, MaxFixPassesCap)))
+	return passes*(2*codexTimeout+codex.DefaultVerifyTimeout) + lockMargin
+}
+
+func (b *Bot) lockTTL() time.Duration {
+	if b.LockTTL > 0 {
+		return b.LockTTL
+	}
+	maxFix := MaxFixPassesCap // the task may ask for up to the cap when the input is unset
+	if b.MaxFixPasses != nil {
+		maxFix = *b.MaxFixPasses
+	}
+	timeout := b.CodexTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Minute
+	}
+	return min(WorstCase(timeout, maxFix), MaxJobDuration)
+}
+
+func lockRef(issue int) string { return fmt.Sprintf("refs/studio/locks/issue-%d", issue) }
+
+// LockRecord is what a lock commit's message says.
+type LockRecord struct {
+	Issue    int
+	Run      string
+	Attempt  string
+	RunURL   string
+	Event    string
+	Acquired time.Time
+	Expires  time.Time
+}
+
+const lockTrailer = "Studio-Lock-"
+
+// Message renders the record as a commit message: a subject, then one trailer a line.
+func (l LockRecord) Message() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "studio lock: issue #%d\n\n", l.Issue)
+	for _, kv := range [][2]string{
+		{"Issue", strconv.Itoa(l.Issue)}, {"Run", l.Run}, {"Attempt", l.Attempt}, {"Run-URL", l.RunURL},
+		{"Event", l.Event}, {"Acquired", l.Acquired.UTC().Format(time.RFC3339)}, {"Expires", l.Expires.UTC().Format(time.RFC3339)},
+	} {
+		fmt.Fprintf(&b, "%s%s: %s\n", lockTrailer, kv[0], oneLine(kv[1], 300))
+	}
+	return b.String()
+}
+
+// ParseLockRecord reads a lock commit's message; ok is false when it has no readable expiry.
+func ParseLockRecord(msg string) (LockRecord, bool) {
+	var l LockRecord
+	var haveExpiry bool
+	for _, line := range strings.Split(msg, "\n") {
+		k, v, ok := strings.Cut(strings.TrimPrefix(line, lockTrailer), ": ")
+		if !ok || !strings.HasPrefix(line, lockTrailer) {
+			continue
+		}
+		switch k {
+		case "Issue":
+			l.Issue, _ = strconv.Atoi(v)
+		case "Run":
+			l.Run = v
+		case "Attempt":
+			l.Attempt = v
+		case "Run-URL":
+			l.RunURL = v
+		case "Event":
+			l.Event = v
+		case "Acquired":
+			l.Acquired, _ = time.Parse(time.RFC3339, v)
+		case "Expires":
+			t, err := time.Parse(time.RFC3339, v)
+			l.Expires, haveExpiry = t, err == nil
+		}
+	}
+	return l, haveExpiry
+}
+
+// holder names the run of a record for people: "run 4242 (attempt 2)".
+func (l LockRecord) holder() string {
+	s := "run " + orUnknown(l.Run)
+	if l.Attempt != "" && l.Attempt != "1" {
+		s += " (attempt " + l.Attempt + ")"
+	}
+	return s
+}
+
+func (l LockRecord) link() string {
+	if l.RunURL == "" {
+		return l.holder()
+	}
+	return fmt.Sprintf("[%s](%s)", l.holder(), l.RunURL)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return s
+}
+
+// heldLock is a lock this run holds.
+type heldLock struct {
+	ref, sha string
+	rec      LockRecord
+	// broken is the expired record this run broke to get the lock, if any.
+	broken *LockRecord
+	noted  bool // the status comment's history has the broken-lock note
+}
+
+// LockBusyError says another run held the lock for the whole wait.
+type LockBusyError struct {
+	Issue  int
+	Holder LockRecord
+	Waited time.Duration
+}
+
+func (e *LockBusyError) Error() string {
+	return fmt.Sprintf("issue #%d is locked by %s (event %q, lock expires %s); waited %s for it",
+		e.Issue, e.Holder.holder(), e.Holder.Event, e.Holder.Expires.UTC().Format(time.RFC3339), e.Waited.Round(time.Second))
+}
+
+func (b *Bot) sleep(ctx context.Context, d time.Duration) error {
+	if b.Sleep != nil {
+		return b.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// acquireLock takes the issue's lock, waiting for another run's and breaking an expired one.
+func (b *Bot) acquireLock(ctx context.Context, issue int, event string) (*heldLock, error) {
+	wait, poll, pollMax := b.LockWait, b.LockPoll, b.LockPollMax
+	if wait <= 0 {
+		wait = 20 * time.Minute
+	}
+	if poll <= 0 {
+		poll = 5 * time.Second
+	}
+	if pollMax <= 0 {
+		pollMax = time.Minute
+	}
+	ref := lockRef(issue)
+	start := b.Now()
+	rec := LockRecord{Issue: issue, Run: b.RunID, Attempt: b.RunAttempt, RunURL: b.RunURL, Event: event, Acquired: start, Expires: start.Add(b.lockTTL())}
+	sha, err := b.Locks.CreateLockCommit(ctx, rec.Message(), "")
+	if err != nil {
+		return nil, err
+	}
+	for waited := false; ; {
+		err := b.Locks.CreateRef(ctx, ref, sha)
+		if err == nil {
+			b.logf("lock: %s taken by %s until %s", ref, rec.holder(), rec.Expires.UTC().Format(time.RFC3339))
+			return &heldLock{ref: ref, sha: sha, rec: rec}, nil
+		}
+		if !errors.Is(err, ErrRefExists) {
+			return nil, err
+		}
+		cur, msg, err := b.Locks.LockRecord(ctx, ref)
+		if errors.Is(err, ErrNotFound) {
+			continue // released between the two calls: try again at once
+		}
+		if err != nil {
+			return nil, err
+		}
+		if cur == sha {
+			// Our own create landed although its answer was lost.
+			return &heldLock{ref: ref, sha: sha, rec: rec}, nil
+		}
+		holder, readable := ParseLockRecord(msg)
+		now := b.Now()
+		if !readable || !now.Before(holder.Expires) {
+			h, err := b.breakLock(ctx, ref, cur, holder, readable, rec)
+			if errors.Is(err, ErrRefMoved) {
+				continue // another run broke it first, or it was released: look again
+			}
+			return h, err
+		}
+		if !waited {
+			b.logf("lock: #%d is held by %s for %q until %s; waiting up to %s", issue, holder.holder(), holder.Event, holder.Expires.UTC().Format(time.RFC3339), wait)
+			waited = true
+		}
+		left := start.Add(wait).Sub(now)
+		if left <= 0 {
+			return nil, &LockBusyError{Issue: issue, Holder: holder, Waited: now.Sub(start)}
+		}
+		d := min(poll, left, holder.Expires.Sub(now)+time.Second)
+		if err := b.sleep(ctx, d); err != nil {
+			return nil, fmt.Errorf("waiting for the lock of #%d: %w", issue, err)
+		}
+		poll = min(2*poll, pollMax)
+	}
+}
+
+// breakLock replaces an expired lock with this run's, as a fast-forward from the expired commit,
+// so that of several runs breaking it at once exactly one succeeds (the others get ErrRefMoved).
+func (b *Bot) breakLock(ctx context.Context, ref, cur string, old LockRecord, readable bool, rec LockRecord) (*heldLock, error) {
+	sha, err := b.Locks.CreateLockCommit(ctx, rec.Message(), cur)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Locks.AdvanceRef(ctx, ref, sha); err != nil {
+		return nil, err
+	}
+	if !readable {
+		old = LockRecord{Issue: rec.Issue}
+		b.logf("::warning::lock: %s held an unreadable record (commit %s); broke it", ref, shortSHA(cur))
+	} else {
+		b.logf("::warning::lock: broke the expired lock of #%d held by %s (event %q, taken %s, expired %s): that run ended without releasing it",
+			rec.Issue, old.holder(), old.Event, old.Acquired.UTC().Format(time.RFC3339), old.Expires.UTC().Format(time.RFC3339))
+	}
+	return &heldLock{ref: ref, sha: sha, rec: rec, broken: &old}, nil
+}
+
+// releaseLock deletes the lock if it is still this run's. It has its own short deadline, so a
+// cancelled run still releases it.
+func (b *Bot) releaseLock(ctx context.Context, h *heldLock) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	cur, _, err := b.Locks.LockRecord(ctx, h.ref)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		b.logf("::warning::lock: %s was already gone when this run ended", h.ref)
+		return
+	case err != nil:
+		b.logf("::warning::lock: could not read %s to release it (it expires %s): %v", h.ref, h.rec.Expires.UTC().Format(time.RFC3339), err)
+		return
+	case cur != h.sha:
+		// Ours expired and another run broke it: that run holds it now.
+		b.logf("::warning::lock: %s was taken over by another run (this run outlived its lock's expiry); leaving it", h.ref)
+		return
+	}
+	if err := b.Locks.DeleteRef(ctx, h.ref); err != nil {
+		b.logf("::warning::lock: could not release %s (it expires %s): %v", h.ref, h.rec.Expires.UTC().Format(time.RFC3339), err)
+		return
+	}
+	b.logf("lock: %s released", h.ref)
+}
+
+// locked runs fn holding the issue's lock. Without Locks (unit tests with a fake GitHub) fn runs
+// unlocked. When the wait runs out, the actor is told on the issue that the event was not carried
+// out, and the error makes the workflow run fail (re-running it replays the same event).
+func (b *Bot) locked(ctx context.Context, issue int, event, actor string, fn func(context.Context) (Outcome, error)) (Outcome, error) {
+	if b.Locks == nil {
+		return fn(ctx)
+	}
+	h, err := b.acquireLock(ctx, issue, event)
+	if err != nil {
+		out := Outcome{RunID: b.RunID, Status: "error"}
+		var busy *LockBusyError
+		if errors.As(err, &busy) {
+			b.reportBusy(ctx, busy, event, actor)
+		}
+		if ctx.Err() != nil {
+			out.Status = "cancelled"
+		}
+		return out, err
+	}
+	b.lock = h
+	defer func() {
+		b.settle(ctx)
+		b.releaseLock(ctx, h)
+		b.lock = nil
+	}()
+	return fn(ctx)
+}
+
+// reportBusy answers an event that could not get the lock, in its own comment: the status comment
+// belongs to the run that holds the lock.
+func (b *Bot) reportBusy(ctx context.Context, busy *LockBusyError, event, actor string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	who := ""
+	if actor != "" {
+		who = "@" + actor + ", "
+	}
+	body := fmt.Sprintf("> %s\n\n%s%s was still working on #%d after this run waited %s for it (its lock expires %s), so this was **not carried out**. Send it again when that run has finished, or re-run this workflow run.",
+		quoteLine(event), who, busy.Holder.link(), busy.Issue, busy.Waited.Round(time.Second), busy.Holder.Expires.UTC().Format(time.RFC3339))
+	if b.RunURL != "" {
+		body += fmt.Sprintf("\n\n[This workflow run](%s)", b.RunURL)
+	}
+	if _, err := b.GitHub.CreateComment(ctx, busy.Issue, body); err != nil {
+		b.logf("::warning::could not say on #%d that the event was not carried out: %v", busy.Issue, err)
+	}
+}
+
+// eventLine describes a trigger for the lock record and the busy reply.
+func eventLine(tr Trigger, cmd Command) string {
+	line := cmd.Line
+	if line == "" {
+		line = string(tr.Kind)
+	}
+	if tr.Actor.Login != "" {
+		line += " by @" + tr.Actor.Login
+	}
+	return oneLine(line, 200)
+}

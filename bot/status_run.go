@@ -1,0 +1,185 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// The status comment records which run wrote it and whether that run was still working
+// (<!-- studio:run id=… attempt=… state=running|ended expires=… -->). A job killed without a chance
+// to write its verdict (SIGKILL, a runner lost) leaves state=running behind; the next event on the
+// issue holds the lock, so no live run can be behind that state: it records the dead run in the
+// comment's history ("ended without a verdict") before going on. Broken locks are recorded there
+// too. The history is kept between <!-- studio:history --> markers, newest last, at most
+// maxHistory entries.
+
+const maxHistory = 10
+
+var (
+	runMarkerRE   = regexp.MustCompile(`<!-- studio:run id=(\S*) attempt=(\S*) state=(\w+) expires=(\S*) -->`)
+	historyRE     = regexp.MustCompile(`(?s)<!-- studio:history -->\n(.*?)<!-- /studio:history -->`)
+	workflowRunRE = regexp.MustCompile(`\n\[Workflow run\]\(([^)\s]+)\)\n`)
+)
+
+// prevRun is what a status comment says about the run that last wrote it.
+type prevRun struct {
+	id, attempt, state, url string
+	expires                 time.Time
+}
+
+func parseRunMarker(body string) (prevRun, bool) {
+	m := runMarkerRE.FindStringSubmatch(body)
+	if m == nil {
+		return prevRun{}, false
+	}
+	p := prevRun{id: m[1], attempt: m[2], state: m[3]}
+	p.expires, _ = time.Parse(time.RFC3339, m[4])
+	if u := workflowRunRE.FindStringSubmatch(body); u != nil {
+		p.url = u[1]
+	}
+	return p, true
+}
+
+func parseHistory(body string) []string {
+	m := historyRE.FindStringSubmatch(body)
+	if m == nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(m[1], "\n") {
+		if e, ok := strings.CutPrefix(line, "- "); ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// running says whether the comment, as rendered now, shows a run still at work.
+func (s *Status) running() bool { return s.Verdict == "" && !s.Ended }
+
+// renderRun is the hidden run marker and the visible history, placed above the handled marker.
+func (s *Status) renderRun() string {
+	var b strings.Builder
+	if len(s.History) > 0 {
+		b.WriteString("\n<!-- studio:history -->\n**Earlier runs**\n")
+		for _, e := range s.History {
+			fmt.Fprintf(&b, "- %s\n", oneLine(e, 600))
+		}
+		b.WriteString("<!-- /studio:history -->\n")
+	}
+	if s.RunID != "" {
+		state := "running"
+		if !s.running() {
+			state = "ended"
+		}
+		expires := "-"
+		if !s.Expires.IsZero() {
+			expires = s.Expires.UTC().Format(time.RFC3339)
+		}
+		attempt := s.Attempt
+		if attempt == "" {
+			attempt = "1"
+		}
+		fmt.Fprintf(&b, "\n<!-- studio:run id=%s attempt=%s state=%s expires=%s -->", markerWord(s.RunID), markerWord(attempt), state, expires)
+	}
+	return b.String()
+}
+
+// markerWord keeps a value inside the marker's grammar.
+func markerWord(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r <= ' ' || r == '>' {
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// runStatus builds this run's status for an issue from the status comment found there (if any):
+// the handled ids and the history carry over, a dead run's "running" is recorded, and so is a lock
+// this run had to break.
+func (b *Bot) runStatus(issue int, sc Comment, has bool) *Status {
+	st := newStatus(issue, b.RunURL, parseHandled(sc.Body))
+	st.RunID, st.Attempt = b.RunID, b.RunAttempt
+	if st.Attempt == "" {
+		st.Attempt = "1"
+	}
+	if b.lock != nil {
+		st.Expires = b.lock.rec.Expires
+	}
+	if !has {
+		st.History = b.brokenLockNote(nil, "")
+		return st
+	}
+	st.History = parseHistory(sc.Body)
+	deadRun := ""
+	if prev, ok := parseRunMarker(sc.Body); ok && prev.state == "running" && (prev.id != st.RunID || prev.attempt != st.Attempt) {
+		who := "Run " + prev.id
+		if prev.attempt != "" && prev.attempt != "1" {
+			who += " (attempt " + prev.attempt + ")"
+		}
+		if prev.url != "" {
+			who = fmt.Sprintf("[%s](%s)", who, prev.url)
+		}
+		note := fmt.Sprintf("%s ended without a verdict (the job was killed or timed out); it last wrote this comment at %s.", who, sc.UpdatedAt.UTC().Format(time.RFC3339))
+		st.History = append(st.History, note)
+		b.logf("::warning::status: %s", note)
+		deadRun = prev.id + "/" + prev.attempt
+	}
+	st.History = b.brokenLockNote(st.History, deadRun)
+	if n := len(st.History); n > maxHistory {
+		st.History = st.History[n-maxHistory:]
+	}
+	return st
+}
+
+// brokenLockNote adds, once per run, the note that this run broke an expired lock.
+func (b *Bot) brokenLockNote(history []string, deadRun string) []string {
+	if b.lock == nil || b.lock.broken == nil || b.lock.noted {
+		return history
+	}
+	b.lock.noted = true
+	old := b.lock.broken
+	attempt := old.Attempt
+	if attempt == "" {
+		attempt = "1"
+	}
+	what := "its lock"
+	if old.Run+"/"+attempt == deadRun {
+		what = "its lock, too,"
+	}
+	if old.Run == "" {
+		return append(history, fmt.Sprintf("An unreadable lock on this issue was broken by run %s.", b.RunID))
+	}
+	return append(history, fmt.Sprintf("%s: %s (taken %s for %q) expired at %s and was broken by run %s; that run ended without releasing it.",
+		old.link(), what, old.Acquired.UTC().Format(time.RFC3339), old.Event, old.Expires.UTC().Format(time.RFC3339), b.RunID))
+}
+
+// notePublished remembers the last run to write each status comment, for settle.
+func (b *Bot) notePublished(r *run) {
+	if b.published == nil {
+		b.published = map[int64]*run{}
+	}
+	b.published[r.statusID] = r
+}
+
+// settle is called when the locked work ends: a status comment this run left saying "running"
+// (flows that end without a verdict: a plan waiting for approval, a revoke, a review) is rewritten
+// as ended, so the next run does not take this one for dead.
+func (b *Bot) settle(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	for _, r := range b.published {
+		if !r.st.running() {
+			continue
+		}
+		r.st.Ended = true
+		if err := r.publish(ctx); err != nil {
+			b.logf("::warning::could not mark the status comment of #%d as ended: %v", r.tr.Issue, err)
+		}
+	}
+	b.published = nil
+}
