@@ -176,14 +176,7 @@ func (b *Bot) sleep(ctx context.Context, d time.Duration) error {
 	if b.Sleep != nil {
 		return b.Sleep(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return sleepCtx(ctx, d)
 }
 
 // acquireLock takes the lock, waiting for another run's and breaking an expired one.

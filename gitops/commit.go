@@ -170,7 +170,7 @@ func committable(p string) error {
 // linkStaysInside refuses a symlink whose target leaves the repository (absolute, or climbing
 // above the root) or points into .git.
 func linkStaysInside(p, target string) error {
-	resolved, ok := LinkTarget(p, target)
+	resolved, ok := linkTarget(p, target)
 	if !ok {
 		return fmt.Errorf("%w: %s is a link to %q, outside the repository", ErrNotCommittable, p, target)
 	}
@@ -180,9 +180,9 @@ func linkStaysInside(p, target string) error {
 	return nil
 }
 
-// LinkTarget resolves a symlink's target lexically against the link's directory and reports
+// linkTarget resolves a symlink's target lexically against the link's directory and reports
 // whether it stays inside the repository; the result is repository-relative.
-func LinkTarget(linkPath, target string) (string, bool) {
+func linkTarget(linkPath, target string) (string, bool) {
 	if target == "" || strings.HasPrefix(target, "/") {
 		return "", false
 	}

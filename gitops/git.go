@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -491,7 +492,7 @@ func (r *Repo) rebase(ctx context.Context, branch string) error {
 	}
 	var present []string
 	for p := range theirs {
-		if !contains(deleted, p) {
+		if !slices.Contains(deleted, p) {
 			present = append(present, p)
 		}
 	}
@@ -541,15 +542,6 @@ func quoted(xs []string) []string {
 		out[i] = "`" + x + "`"
 	}
 	return out
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // Exclude adds a studio-owned ignore pattern (gitignore syntax, from the workspace root), for
