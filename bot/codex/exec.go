@@ -245,6 +245,13 @@ func (c CLI) Run(ctx context.Context, req Request) Result {
 		res.Err = err
 		return res
 	}
+	// The binary may live in a private directory (a checkout's .tools): the agent must reach it.
+	if bin, err := exec.LookPath(c.bin()); err == nil {
+		if err := j.Expose(ctx, bin); err != nil {
+			res.Err = err
+			return res
+		}
+	}
 	lastMessage := filepath.Join(scratch, "last-message.txt")
 	res.EventsPath = filepath.Join(req.RunDir, "events.jsonl")
 	res.Args = Args(req, ArgOptions{LastMessagePath: lastMessage, Provider: c.Provider})

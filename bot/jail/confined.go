@@ -158,6 +158,11 @@ func (j *confined) handover(p string) error {
 	if err != nil {
 		return err
 	}
+	return j.traversable(abs)
+}
+
+// traversable gives o+x to every ancestor of abs that lacks it, remembering the old modes.
+func (j *confined) traversable(abs string) error {
 	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
 		fi, err := os.Stat(dir)
 		if err != nil {
@@ -174,6 +179,27 @@ func (j *confined) handover(p string) error {
 			return nil
 		}
 	}
+}
+
+func (j *confined) Expose(ctx context.Context, paths ...string) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return err
+		}
+		if err := j.traversable(abs); err != nil {
+			return fmt.Errorf("expose %s to the agent: %w", p, err)
+		}
+		// The real location too, when p is a link (npm's .bin entries are).
+		if real, err := filepath.EvalSymlinks(abs); err == nil && real != abs {
+			if err := j.traversable(real); err != nil {
+				return fmt.Errorf("expose %s to the agent: %w", real, err)
+			}
+		}
+	}
+	return nil
 }
 
 // root returns the recorded root for abs, recording it (with its original owner) the first time.

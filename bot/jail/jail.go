@@ -63,6 +63,10 @@ type Jail interface {
 	// already owns are skipped) and o+x on each ancestor that lacks it, remembering old owners
 	// and modes. Symbolic links are changed, never followed.
 	Handover(ctx context.Context, paths ...string) error
+	// Expose makes the given paths reachable by the agent without giving them away: o+x on each
+	// ancestor directory that lacks it (restored by Reclaim). The Codex binary of a checkout in a
+	// private directory needs it.
+	Expose(ctx context.Context, paths ...string) error
 	// Reclaim gives everything handed over back to its original owner (what the agent created
 	// goes to the owner of the handed-over directory) and restores the ancestors' modes.
 	Reclaim(ctx context.Context) error
@@ -212,6 +216,7 @@ func (u unconfined) Confine(cmd *exec.Cmd) error {
 func (unconfined) Sweep(context.Context) (int, error)        { return 0, nil }
 func (unconfined) CheckNoneLeft(context.Context) error       { return nil }
 func (unconfined) Handover(context.Context, ...string) error { return nil }
+func (unconfined) Expose(context.Context, ...string) error   { return nil }
 func (unconfined) Reclaim(context.Context) error             { return nil }
 func (u unconfined) Status() Status {
 	return Status{Reason: u.reason, UID: os.Getuid(), GID: os.Getgid()}

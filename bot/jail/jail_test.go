@@ -350,3 +350,48 @@ func TestInspectCreatesNoUser(t *testing.T) {
 		t.Errorf("Inspect created the user: %s", out)
 	}
 }
+
+func TestExposeMakesAPrivateBinaryReachableAndReclaimRestores(t *testing.T) {
+	requireRoot(t)
+	private := t.TempDir()
+	if err := os.Chmod(private, 0o700); err != nil { // as a checkout under a private directory is
+		t.Fatal(err)
+	}
+	bin := filepath.Join(private, "tools", "bin", "tool")
+	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho reached\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(private, "tool-link")
+	if err := os.Symlink(bin, link); err != nil {
+		t.Fatal(err)
+	}
+	j := newJail(t, false)
+	run := func() (string, error) {
+		cmd := exec.Command(link)
+		if err := j.Confine(cmd); err != nil {
+			t.Fatal(err)
+		}
+		out, err := cmd.CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	if out, err := run(); err == nil {
+		t.Fatalf("control: the agent reached a binary in a private directory before Expose: %q", out)
+	}
+	if err := j.Expose(context.Background(), link); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := run(); err != nil || out != "reached" {
+		t.Fatalf("after Expose: %q, %v", out, err)
+	}
+	fi, _ := os.Stat(private)
+	if err := j.Reclaim(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.Stat(private)
+	if fi.Mode().Perm() == after.Mode().Perm() || after.Mode().Perm() != 0o700 {
+		t.Fatalf("Reclaim left %v (was %v during the run), want 0700 back", after.Mode().Perm(), fi.Mode().Perm())
+	}
+}
