@@ -596,6 +596,12 @@ func (r *run) readyBase(ctx context.Context, base string) error {
 	if r.onBase {
 		return nil
 	}
+	// The fetch below holds the token: no agent process may be alive (as before every push).
+	if r.Jail != nil {
+		if err := r.Jail.CheckNoneLeft(ctx); err != nil {
+			return fmt.Errorf("refusing to fetch: %w", err)
+		}
+	}
 	if removed, err := r.Workspace.StripCredentialHelpers(ctx); err != nil {
 		return err
 	} else if len(removed) > 0 {
