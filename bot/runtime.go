@@ -274,6 +274,13 @@ func (b *Bot) publishReview(ctx context.Context, number int, sha string, files [
 		}
 		b.logf("review: GitHub refused a %s review with %d inline comments (%v); trying a plainer form", a.Event, len(a.Comments), err)
 	}
+	if errors.Is(err, ErrUnprocessable) {
+		// GitHub would take no form of the review (a locked conversation, a pull request it cannot
+		// review): the verdict still reaches the pull request as a comment, and the check run
+		// below is what the gate reads.
+		b.logf("::warning::GitHub refused every form of the review (%v); posting the verdict as a comment", err)
+		_, err = b.GitHub.CreateComment(ctx, number, text+"\n\n_(Posted as a comment: GitHub refused it as a pull-request review.)_")
+	}
 	if err != nil {
 		return err
 	}

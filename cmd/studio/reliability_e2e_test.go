@@ -173,3 +173,48 @@ func TestSlowAndDroppedReadsAreRetried(t *testing.T) {
 }
 
 var rfc3339 = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)`)
+
+// A 500 on adding the status label (a write that is safe to repeat) is retried; a 503 on reading
+// the pull request's files for the review is retried; the run completes with one of each.
+func TestServerErrorsOnALabelAndAReadAreRetried(t *testing.T) {
+	w, n, payload := faultWorld(t)
+	w.Emu.InjectFaults(
+		ghemu.Fault{Method: "POST", Path: "/repos/{owner}/{repo}/issues/{number}/labels", Status: 500},
+		ghemu.Fault{Method: "GET", Path: "/repos/{owner}/{repo}/pulls/{number}/files", Status: 503},
+	)
+	w.mustBeDone(w.run("issue_comment", payload, nil), n)
+	w.faultFired("status", 2)
+	labels := w.Emu.IssueLabels(sandbox.Owner, sandbox.Repo, n)
+	count := 0
+	for _, l := range labels {
+		if strings.HasPrefix(l, "studio:status/") {
+			count++
+		}
+	}
+	if count != 1 {
+		t.Errorf("status labels = %v, want exactly one", labels)
+	}
+}
+
+// A 422 on posting the review (GitHub refuses a review it cannot place) is answered with the
+// verdict as a pull-request comment; the studio/review check run is written and the run completes.
+func TestUnprocessableReviewStepsDownAndTheRunCompletes(t *testing.T) {
+	w, n, payload := faultWorld(t)
+	w.Emu.InjectFaults(ghemu.Fault{Method: "POST", Path: "/repos/{owner}/{repo}/pulls/{number}/reviews", Status: 422,
+		Body: `{"message":"Unprocessable Entity","errors":["Review cannot be requested from pull request author."],"documentation_url":"https://docs.github.com/rest/pulls/reviews#create-a-review-for-a-pull-request","status":"422"}`})
+	w.mustBeDone(w.run("issue_comment", payload, nil), n)
+	w.faultFired("status", 1)
+	pr := w.Emu.Pulls(sandbox.Owner, sandbox.Repo)[0]
+	var verdicts int
+	for _, c := range w.Emu.Comments(sandbox.Owner, sandbox.Repo, pr.Number) {
+		if strings.Contains(c.Body, "Studio review: passed") && strings.Contains(c.Body, "refused it as a pull-request review") {
+			verdicts++
+		}
+	}
+	if verdicts != 1 {
+		t.Errorf("verdict comments on the pull request = %d, want 1", verdicts)
+	}
+	if runs := w.checkRuns("studio/review"); len(runs) != 1 {
+		t.Errorf("studio/review check runs = %v, want one", runs)
+	}
+}
