@@ -184,9 +184,13 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 	// The key-holding proxy and the runner whose environment holds no secret; the demo swaps in
 	// a scripted agent but keeps the same redaction.
 	var runner codex.Runner
+	var keyless *keylessRunner // openai-api-key is empty: fail only if Codex is needed (openai_key.go)
 	redactor := codex.NewRedactor(append(gitops.SecretForms(token), openAIKey)...)
 	if over.codex != nil {
 		runner = over.codex
+	} else if strings.TrimSpace(openAIKey) == "" {
+		keyless = &keylessRunner{}
+		runner = keyless
 	} else {
 		rt, err := codex.Start(ctx, codex.Config{
 			Bin: act.GetInput("codex-path"), OpenAIKey: openAIKey, Upstream: act.GetInput("openai-base-url"),
@@ -242,6 +246,12 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 	out, err := b.Handle(ctx, tr)
 	if err != nil && ctx.Err() != nil {
 		return cancelled(act, out, err)
+	}
+	if keyless.used() {
+		act.Errorf("%v", errNoOpenAIKey)
+		act.SetOutput("status", orDefault(out.Status, "error"))
+		act.SetOutput("run-id", out.RunID)
+		return exitError
 	}
 	if err != nil {
 		act.Errorf("%s", bot.Explain(err))
