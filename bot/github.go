@@ -122,7 +122,11 @@ type Client struct {
 // httpClient's transport with the default RetryPolicy.
 func NewClient(httpClient *http.Client, apiURL, token, owner, repo string, opts ...ClientOption) (*Client, error) {
 	httpClient, policy := withRetries(httpClient)
-	gh := github.NewClient(httpClient).WithAuthToken(token)
+	return newClient(github.NewClient(httpClient).WithAuthToken(token), policy, apiURL, owner, repo, opts)
+}
+
+// newClient finishes NewClient and NewClientFromTokenSource: the API URL and the options.
+func newClient(gh *github.Client, policy RetryPolicy, apiURL, owner, repo string, opts []ClientOption) (*Client, error) {
 	if apiURL != "" && apiURL != "https://api.github.com" && apiURL != "https://api.github.com/" {
 		var err error
 		gh, err = gh.WithEnterpriseURLs(apiURL, apiURL)

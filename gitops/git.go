@@ -42,6 +42,10 @@ type Repo struct {
 	// Token authenticates fetch and push. It is never put in an environment, an argument list or a
 	// file: see credentialFD.
 	Token string
+	// TokenSource, when set, is asked for the current token before every fetch and push and
+	// wins over Token: a GitHub App installation token expires after an hour and is refreshed
+	// while a long run goes on. The token it returns is handed over like Token.
+	TokenSource func(ctx context.Context) (string, error)
 	// RemoteURL is where fetches and pushes go, built from GITHUB_SERVER_URL and GITHUB_REPOSITORY
 	// by the action. Empty means origin's URL as .git/config has it before the studio first uses
 	// the workspace (tests and the local CLI).
@@ -253,8 +257,16 @@ func (r *Repo) exec(ctx context.Context, g gitRun) ([]byte, error) {
 	}
 	var extra [][2]string
 	var files []*os.File
-	if g.remote && r.Token != "" {
-		f, err := credentialFD(r.Token)
+	token := r.Token
+	if g.remote && r.TokenSource != nil {
+		t, err := r.TokenSource(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("git %s: get the GitHub token: %w", g.args[0], err)
+		}
+		token = t
+	}
+	if g.remote && token != "" {
+		f, err := credentialFD(token)
 		if err != nil {
 			return nil, err
 		}
@@ -272,7 +284,7 @@ func (r *Repo) exec(ctx context.Context, g gitRun) ([]byte, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return stdout.Bytes(), &GitError{Args: g.args, Stderr: redact(stderr.String(), r.Token), Err: err}
+		return stdout.Bytes(), &GitError{Args: g.args, Stderr: redact(redact(stderr.String(), token), r.Token), Err: err}
 	}
 	return stdout.Bytes(), nil
 }

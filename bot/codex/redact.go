@@ -3,6 +3,7 @@ package codex
 import (
 	"bytes"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -18,20 +19,33 @@ const minSecretLen = 4
 // Redactor masks known secret values in text the bot writes: logs, prompts, evidence, comments.
 // A nil *Redactor is valid and masks nothing.
 type Redactor struct {
+	mu      sync.RWMutex
 	secrets []string
 }
 
 // NewRedactor masks the given secrets (empty and very short values are ignored).
 func NewRedactor(secrets ...string) *Redactor {
 	r := &Redactor{}
+	r.Add(secrets...)
+	return r
+}
+
+// Add masks further secrets from now on: values that exist only after the redactor was built,
+// such as a GitHub App installation token minted mid-run. Safe for concurrent use with Redact.
+// Empty, very short and already known values are ignored.
+func (r *Redactor) Add(secrets ...string) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	for _, s := range secrets {
-		if len(s) >= minSecretLen {
+		if len(s) >= minSecretLen && !slices.Contains(r.secrets, s) {
 			r.secrets = append(r.secrets, s)
 		}
 	}
 	// Longest first, so a secret that contains another is masked whole.
-	sort.Slice(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
-	return r
+	sort.SliceStable(r.secrets, func(i, j int) bool { return len(r.secrets[i]) > len(r.secrets[j]) })
 }
 
 // Redact returns s with every secret replaced by Mask.
@@ -39,6 +53,8 @@ func (r *Redactor) Redact(s string) string {
 	if r == nil {
 		return s
 	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	for _, sec := range r.secrets {
 		s = strings.ReplaceAll(s, sec, Mask)
 	}
@@ -50,6 +66,8 @@ func (r *Redactor) RedactBytes(b []byte) []byte {
 	if r == nil {
 		return b
 	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
 	for _, sec := range r.secrets {
 		b = bytes.ReplaceAll(b, []byte(sec), []byte(Mask))
 	}

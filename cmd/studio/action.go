@@ -74,13 +74,18 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 			act.AddMask(secret)
 		}
 	}
+	app := readAppInputs(act) // masks the App's key first (apptoken.go)
 	env, err := readActionEnv(getenv)
 	if err != nil {
 		act.Errorf("%v", err)
 		return exitError
 	}
-	if token == "" {
-		act.Errorf("the github-token input is empty; pass `github-token: ${{ secrets.GITHUB_TOKEN }}` (or a GitHub App token)")
+	if err := app.check(); err != nil {
+		act.Errorf("%v", err)
+		return exitError
+	}
+	if token == "" && !app.set() {
+		act.Errorf("the github-token input is empty; pass `github-token: ${{ secrets.GITHUB_TOKEN }}`, or app-id and app-private-key to use a GitHub App (docs/tokens.md)")
 		return exitError
 	}
 	payload, err := os.ReadFile(env.eventPath)
@@ -105,7 +110,16 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		allowedBots = append(allowedBots, login)
 	}
 	owner, repo, _ := strings.Cut(env.repository, "/")
-	client, err := bot.NewClient(githubHTTP(stderr), env.apiURL, token, owner, repo, bot.WithLogin(act.GetInput("bot-login")))
+	auth, err := newGitHubAuth(ctx, act, app, token, env.apiURL, owner, repo, githubHTTP(stderr), over.now)
+	if err != nil {
+		act.Errorf("%v", err)
+		return exitError
+	}
+	botLogin := strings.TrimSpace(act.GetInput("bot-login"))
+	if botLogin == "" {
+		botLogin = auth.botLogin()
+	}
+	client, err := auth.client(githubHTTP(stderr), env.apiURL, owner, repo, bot.WithLogin(botLogin))
 	if err != nil {
 		act.Errorf("%v", err)
 		return exitError
@@ -170,9 +184,13 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 	// The key-holding proxy and the runner whose environment holds no secret; the demo swaps in
 	// a scripted agent but keeps the same redaction.
 	var runner codex.Runner
+	var keyless *keylessRunner // openai-api-key is empty: fail only if Codex is needed (openai_key.go)
 	redactor := codex.NewRedactor(append(gitops.SecretForms(token), openAIKey)...)
 	if over.codex != nil {
 		runner = over.codex
+	} else if strings.TrimSpace(openAIKey) == "" {
+		keyless = &keylessRunner{}
+		runner = keyless
 	} else {
 		rt, err := codex.Start(ctx, codex.Config{
 			Bin: act.GetInput("codex-path"), OpenAIKey: openAIKey, Upstream: act.GetInput("openai-base-url"),
@@ -186,6 +204,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		defer rt.Close()
 		runner, redactor = rt.CLI, rt.Redactor
 	}
+	auth.sink.attach(redactor)
 	logw := redactor.LineWriter(stderr)
 	defer logw.Close()
 	b := bot.New(bot.Deps{
@@ -193,7 +212,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		// The remote comes from the runner's environment, never from the workspace's .git/config;
 		// the studio's git state lives under RUNNER_TEMP, outside the agent's reach.
 		Workspace: &gitops.Repo{
-			Dir: env.workspace, Token: token,
+			Dir: env.workspace, Token: token, TokenSource: auth.gitToken(),
 			RemoteURL: strings.TrimRight(env.serverURL, "/") + "/" + env.repository + ".git",
 			StateDir:  filepath.Join(env.runnerTemp, "studio-git"),
 		},
@@ -207,7 +226,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		LabelPrefix:        orDefault(act.GetInput("label-prefix"), "studio:"),
 		BranchPrefix:       orDefault(act.GetInput("branch-prefix"), "studio/"),
 		AllowedBots:        allowedBots,
-		BotLogin:           act.GetInput("bot-login"),
+		BotLogin:           botLogin,
 		ConstrainedSandbox: strings.EqualFold(act.GetInput("constrained-sandbox"), "true"),
 		RunID:              env.runID,
 		RunURL:             fmt.Sprintf("%s/%s/actions/runs/%s", strings.TrimRight(env.serverURL, "/"), env.repository, env.runID),
@@ -227,6 +246,12 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 	out, err := b.Handle(ctx, tr)
 	if err != nil && ctx.Err() != nil {
 		return cancelled(act, out, err)
+	}
+	if keyless.used() {
+		act.Errorf("%v", errNoOpenAIKey)
+		act.SetOutput("status", orDefault(out.Status, "error"))
+		act.SetOutput("run-id", out.RunID)
+		return exitError
 	}
 	if err != nil {
 		act.Errorf("%s", bot.Explain(err))

@@ -50,6 +50,8 @@ type world struct {
 	t *testing.T
 	// now, when set, is the bot's clock (the emulator's, so timestamps compare).
 	now func() time.Time
+	// extraSecrets are further values the secret scan looks for, by a printable name.
+	extraSecrets map[string]string
 }
 
 func newWorld(t *testing.T, files map[string]string) *world {

@@ -9,6 +9,7 @@ func TestIsSecretName(t *testing.T) {
 	for name, want := range map[string]bool{
 		"INPUT_GITHUB-TOKEN":             true,
 		"INPUT_OPENAI-API-KEY":           true,
+		"INPUT_APP-PRIVATE-KEY":          true,
 		"INPUT_DEPLOY-PASSWORD":          true,
 		"INPUT_CLIENT-SECRET":            true,
 		"GITHUB_TOKEN":                   true,

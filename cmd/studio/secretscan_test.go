@@ -50,6 +50,16 @@ func (w *world) scanForSecrets(res result) {
 // secretFindings lists each place a secret was found, as "<place> contains <secret's name>".
 func (w *world) secretFindings(res result) []string {
 	secrets := scannedSecrets(w.Token)
+	// Every GitHub App installation token the emulator minted (apptoken_e2e_test.go), and what
+	// else the test named (an App's private key).
+	for i, tok := range w.Emu.InstallationTokens() {
+		for j, f := range gitops.SecretForms(tok) {
+			secrets[fmt.Sprintf("installation token %d (form %d)", i+1, j)] = f
+		}
+	}
+	for name, s := range w.extraSecrets {
+		secrets[name] = s
+	}
 	var findings []string
 	check := func(where string, data []byte) {
 		for name, s := range secrets {

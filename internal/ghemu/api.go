@@ -29,6 +29,8 @@ type call struct {
 	user   *user
 	params map[string]string
 	repo   *repo
+	app    *app       // set when an App JWT authenticated the request (apps.go)
+	scope  *instToken // set for an installation token: the only repositories it reaches
 }
 
 type handler func(c *call) (int, any, error)
@@ -45,6 +47,9 @@ func (s *Server) routes() []route {
 		rt = append(rt, route{method: method, segs: strings.Split(strings.Trim(pattern, "/"), "/"), h: h})
 	}
 	add("GET", "/user", getAuthUser)
+	add("GET", "/app", getAuthApp)
+	add("GET", "/repos/{owner}/{repo}/installation", getRepoInstallation)
+	add("POST", "/app/installations/{id}/access_tokens", createInstallationToken)
 	add("GET", "/users/{login}", getUser)
 	add("GET", "/rate_limit", getRateLimit)
 	add("GET", "/repos/{owner}/{repo}", getRepo)
@@ -172,17 +177,20 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var u *user
+	var who authenticated
 	tok, hasAuth := tokenFrom(r)
+	var authErr *httpError
 	if hasAuth {
-		u = s.tokens[tok]
+		who, authErr = s.authLocked(tok)
+		u = who.user
 	}
 	login := ""
 	if u != nil {
 		login = u.Login
 	}
 	s.setRateHeaders(w)
-	if hasAuth && u == nil {
-		writeError(w, errStatus(http.StatusUnauthorized, "Bad credentials"))
+	if authErr != nil {
+		writeError(w, authErr)
 		return login
 	}
 	path := strings.TrimPrefix(r.URL.Path, "/api/v3")
@@ -207,7 +215,13 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) string {
 		if !ok {
 			continue
 		}
-		c := &call{s: s, w: w, r: r, user: u, params: params}
+		c := &call{s: s, w: w, r: r, user: u, params: params, app: who.app, scope: who.scope}
+		if c.app != nil && !appRoute(rt) {
+			// An App's JWT reaches only the app's own endpoints; the repository's are for
+			// installation tokens.
+			writeError(w, errStatus(http.StatusForbidden, "Resource not accessible by integration"))
+			return login
+		}
 		status, body, err := rt.h(c)
 		if err != nil {
 			writeError(w, err)
@@ -246,6 +260,10 @@ func (c *call) loadRepo() error {
 		return errNotFound()
 	}
 	if r.role(c.user) == RoleNone {
+		return errNotFound()
+	}
+	if c.scope != nil && !c.scope.covers(r) {
+		// An installation token reaches only the repositories it was issued for.
 		return errNotFound()
 	}
 	c.repo = r

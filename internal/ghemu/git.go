@@ -301,13 +301,22 @@ func (s *Server) serveGit(w http.ResponseWriter, r *http.Request) string {
 	rp, err := s.repoLocked(owner, name)
 	var u *user
 	tok, hasAuth := tokenFrom(r)
+	badCredentials := false
+	var scope *instToken
 	if hasAuth {
-		u = s.tokens[tok]
+		// An expired installation token or an App JWT does not authenticate git; other unknown
+		// tokens are taken as anonymous, as before apps existed here.
+		who, authErr := s.authLocked(tok)
+		u, scope = who.user, who.scope
+		badCredentials = s.appCredentialLocked(tok) && (authErr != nil || who.user == nil)
 	}
 	var role Role
 	if err == nil {
 		role = rp.role(u)
 		owner, name = rp.owner.Login, rp.name
+		if scope != nil && !scope.covers(rp) {
+			role = RoleNone
+		}
 	}
 	s.mu.Unlock()
 	login := ""
@@ -320,7 +329,7 @@ func (s *Server) serveGit(w http.ResponseWriter, r *http.Request) string {
 	}
 	push := strings.HasSuffix(tail, "/git-receive-pack") || r.URL.Query().Get("service") == "git-receive-pack"
 	needAuth := push || role == RoleNone
-	if needAuth && u == nil {
+	if (needAuth && u == nil) || badCredentials {
 		// git retries with credentials only after a Basic challenge.
 		w.Header().Set("WWW-Authenticate", `Basic realm="GitHub"`)
 		http.Error(w, "Invalid username or token. Password authentication is not supported for Git operations.", http.StatusUnauthorized)

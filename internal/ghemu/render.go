@@ -372,7 +372,7 @@ func (s *Server) reviewCommentJSON(r *repo, c *reviewComment) obj {
 
 // actionsApp is the GitHub App that GITHUB_TOKEN writes are attributed to.
 func (s *Server) actionsApp() obj {
-	owner := &user{User{Login: "github", ID: 9919, NodeID: "MDEyOk9yZ2FuaXphdGlvbjk5MTk=", Type: "Organization"}}
+	owner := &user{User: User{Login: "github", ID: 9919, NodeID: "MDEyOk9yZ2FuaXphdGlvbjk5MTk=", Type: "Organization"}}
 	return obj{
 		"id": 15368, "slug": "github-actions", "node_id": "MDM6QXBwMTUzNjg=", "owner": s.userJSON(owner),
 		"name": "GitHub Actions", "description": "Automate your workflow from idea to production",
@@ -413,7 +413,7 @@ func (s *Server) checkRunJSON(r *repo, c *checkRun) obj {
 			"title": strOrNil(c.Title), "summary": strOrNil(c.Summary), "text": strOrNil(c.Text),
 			"annotations_count": c.AnnotationsCount, "annotations_url": url + "/annotations",
 		},
-		"check_suite": obj{"id": c.suiteID}, "app": s.actionsApp(), "pull_requests": prs,
+		"check_suite": obj{"id": c.suiteID}, "app": s.checkRunApp(c.Creator), "pull_requests": prs,
 	}
 }
 

@@ -53,6 +53,7 @@ type Server struct {
 	faults   []*plannedFault
 	log      []LoggedRequest
 	bodies   []RequestBody // API request bodies, in arrival order (bodies.go)
+	apps     *appState     // GitHub Apps, installations and their tokens (apps.go); nil until AddApp
 	reqSeq   int64
 }
 

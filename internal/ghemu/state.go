@@ -194,6 +194,8 @@ type Dispatch struct {
 
 type user struct {
 	User
+	// grants are the repositories an app's installations cover, for the app's bot (apps.go).
+	grants map[*repo]Role
 }
 
 type label struct {
@@ -311,6 +313,9 @@ func (r *repo) role(u *user) Role {
 	if role, ok := r.roles[strings.ToLower(u.Login)]; ok {
 		return role
 	}
+	if role, ok := u.grants[r]; ok {
+		return role
+	}
 	if r.private {
 		return RoleNone
 	}
@@ -343,7 +348,7 @@ func (s *Server) ensureUser(login, typ string) *user {
 	if typ == "Bot" {
 		prefix = "BOT"
 	}
-	u := &user{User{Login: login, ID: id, NodeID: nodeID(prefix, id), Type: typ}}
+	u := &user{User: User{Login: login, ID: id, NodeID: nodeID(prefix, id), Type: typ}}
 	s.users[strings.ToLower(login)] = u
 	return u
 }
