@@ -175,3 +175,12 @@ func TestCompositeStepsPassActionlint(t *testing.T) {
 	}
 	lint(t, dir, f)
 }
+
+// TestMain removes the actionlint binary built for this test process.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if actionlintBin != "" {
+		os.RemoveAll(filepath.Dir(actionlintBin))
+	}
+	os.Exit(code)
+}
