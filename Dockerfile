@@ -1,13 +1,17 @@
-# Build a static binary, then ship it with git (the action commits and pushes with the git CLI)
-# and the Codex CLI (pinned). Base images are pinned by version tag: their digests could not be
-# resolved from the offline machine this was written on; pin them by digest (`docker buildx
-# imagetools inspect`) before publishing a release.
+# The studio in a container, for people who run the CLI (`studio demo`, `doctor`, `run
+# --print-prompt`) or the bot outside the composite action (action.yml, docs/install.md): a static
+# binary with git and the pinned Codex CLI.
+#
+# Base images are pinned by version tag: their digests could not be resolved from the offline
+# machine this was written on; pin them by digest (`docker buildx imagetools inspect`) before
+# publishing a release.
 FROM golang:1.26-bookworm AS build
+ARG VERSION=dev
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o /out/studio ./cmd/studio
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/studio ./cmd/studio
 
 FROM node:20-bookworm-slim
 RUN apt-get update \
@@ -16,8 +20,14 @@ RUN apt-get update \
  && npm install -g @openai/codex@0.171.0 \
  && npm cache clean --force
 COPY --from=build /out/studio /usr/local/bin/studio
-# The unprivileged account Codex and verification run as (agent-user input, docs/security.md).
-# The studio itself stays root: it switches the agent to this uid and gives it the workspace.
-RUN useradd --system --no-create-home --shell /usr/sbin/nologin studio-agent
-# No USER or WORKDIR: GitHub's Docker actions run as the runner's user in $GITHUB_WORKSPACE.
+# studio-agent: the unprivileged account Codex and verification run as (agent-user input,
+# docs/security.md) when the studio runs as root. studio: the default user of the image.
+RUN useradd --system --no-create-home --shell /usr/sbin/nologin studio-agent \
+ && useradd --create-home --shell /bin/bash studio
+# Non-root by default: the CLI needs nothing more. The action mode (`studio action`) confines the
+# agent only when the studio is root (it switches the agent to studio-agent and hands it the
+# workspace), so run that mode with `docker run --user 0`; as this user it runs the agent
+# unconfined and says so.
+USER studio
+WORKDIR /home/studio
 ENTRYPOINT ["/usr/local/bin/studio"]
