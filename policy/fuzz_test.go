@@ -13,6 +13,7 @@ func FuzzParseTask(f *testing.F) {
 	f.Add("<!--\n```studio\nwriteFiles: ['**']\n```\n-->")
 	f.Add("````\n```studio\nwriteFiles: [a]\n```\n````")
 	f.Add("- x\n\n  ```\n```\n```studio\nwriteFiles: [a]\n```")
+	f.Add("### Role\n\n_No response_\n\n### Files Codex may change\n\na.gd\nb/**\n\n### Depends on\n\n#1")
 	f.Fuzz(func(t *testing.T, body string) {
 		task, err := ParseTask(body)
 		if err == nil {
@@ -20,8 +21,9 @@ func FuzzParseTask(f *testing.F) {
 				assertSafePath(t, w)
 			}
 			lines := SplitLines(body)
-			if task.Line < 1 || task.Line > len(lines) || !fenceOpenRE.MatchString(trimLeftWS(lines[task.Line-1])) {
-				t.Fatalf("task.Line %d is not an opening fence in %q", task.Line, body)
+			// The block's opening fence, or the first section heading of an issue form.
+			if task.Line < 1 || task.Line > len(lines) || !fenceOpenRE.MatchString(trimLeftWS(lines[task.Line-1])) && !formHeading.MatchString(trimLeftWS(lines[task.Line-1])) {
+				t.Fatalf("task.Line %d is neither an opening fence nor a form heading in %q", task.Line, body)
 			}
 		}
 		// The same body inside an HTML comment, or inside a longer fence, holds no visible task.

@@ -38,7 +38,8 @@ type Task struct {
 
 	// Description is the issue text outside the block: untrusted, quoted input for Codex.
 	Description string `yaml:"-" json:"-"`
-	// Line is the body line on which the block's fence opens (1-based), for error messages.
+	// Line is the body line on which the block's fence opens (1-based), for error messages; for an
+	// issue form, the line of its first `### <field>` heading.
 	Line int `yaml:"-" json:"-"`
 }
 
@@ -61,10 +62,11 @@ func (e *TaskError) Error() string {
 	return b.String()
 }
 
-// ErrNoTaskBlock means the issue body holds no ```studio block.
-var ErrNoTaskBlock = errors.New("the issue body has no ```studio task block; add one with at least `writeFiles: [path, ...]` (see the README's task block section)")
+// ErrNoTaskBlock means the issue body holds no ```studio block and is no studio issue form.
+var ErrNoTaskBlock = errors.New("the issue body has no ```studio task block; add one with at least `writeFiles: [path, ...]` (see the README's task block section), or open the issue from the studio task form")
 
-// ParseTask finds the single ```studio block an issue body shows and decodes it. Only a block a
+// ParseTask finds the single ```studio block an issue body shows and decodes it; a body without
+// one may be a submitted studio issue form instead (parseTaskForm), read by its field labels. Only a block a
 // reader can see counts (ScanMarkdown): one inside an HTML comment, nested in another fence,
 // indented as code, quoted or in a list item is ignored and stays part of the description. Two
 // visible blocks, unknown keys, wrong types, unsafe writeFiles and a missing writeFiles are errors
@@ -85,7 +87,7 @@ func ParseTask(body string) (Task, error) {
 		block = &f
 	}
 	if block == nil {
-		return Task{}, ErrNoTaskBlock
+		return parseTaskForm(body)
 	}
 	start, end := block.Open-1, block.Close-1 // 0-based fence lines
 	src := strings.Join(lines[start+1:end], "\n")
@@ -125,16 +127,22 @@ func decodeTask(src string, fenceLine int) (Task, error) {
 		}
 		return fenceLine
 	}
+	return task, validateTask(&task, lineOf)
+}
+
+// validateTask checks and normalizes a decoded task, whether it came from a ```studio block or
+// an issue form; lineOf names the body line of a task key for the error.
+func validateTask(task *Task, lineOf func(key string) int) error {
 	task.Role = strings.TrimSpace(task.Role)
 	if len(task.WriteFiles) == 0 {
-		return task, &TaskError{Line: lineOf("writeFiles"), Field: "writeFiles", Message: "is required and must list at least one repository path or glob Codex may change"}
+		return &TaskError{Line: lineOf("writeFiles"), Field: "writeFiles", Message: "is required and must list at least one repository path or glob Codex may change"}
 	}
 	seen := map[string]bool{}
 	var cleaned []string
 	for _, p := range task.WriteFiles {
 		c, err := CleanWritePath(p)
 		if err != nil {
-			return task, &TaskError{Line: lineOf("writeFiles"), Field: "writeFiles", Message: err.Error()}
+			return &TaskError{Line: lineOf("writeFiles"), Field: "writeFiles", Message: err.Error()}
 		}
 		if !seen[c] {
 			seen[c] = true
@@ -145,25 +153,25 @@ func decodeTask(src string, fenceLine int) (Task, error) {
 	for i, p := range task.Files {
 		c, err := CleanWritePath(p)
 		if err != nil {
-			return task, &TaskError{Line: lineOf("files"), Field: "files", Message: err.Error()}
+			return &TaskError{Line: lineOf("files"), Field: "files", Message: err.Error()}
 		}
 		task.Files[i] = c
 	}
 	if task.Verify != nil && strings.TrimSpace(task.Verify.Command) == "" {
-		return task, &TaskError{Line: lineOf("verify"), Field: "verify.command", Message: "verification command is required"}
+		return &TaskError{Line: lineOf("verify"), Field: "verify.command", Message: "verification command is required"}
 	}
 	if mp := task.RunPolicy.MaxFixPasses; mp != nil && *mp < 0 {
-		return task, &TaskError{Line: lineOf("runPolicy"), Field: "runPolicy.maxFixPasses", Message: "must be 0 or more"}
+		return &TaskError{Line: lineOf("runPolicy"), Field: "runPolicy.maxFixPasses", Message: "must be 0 or more"}
 	}
 	if tier := task.RunPolicy.ModelTier; tier != "" && tier != "sol" && tier != "terra" && tier != "luna" {
-		return task, &TaskError{Line: lineOf("runPolicy"), Field: "runPolicy.modelTier", Message: "must be sol, terra or luna"}
+		return &TaskError{Line: lineOf("runPolicy"), Field: "runPolicy.modelTier", Message: "must be sol, terra or luna"}
 	}
 	for _, d := range task.DependsOn {
 		if !issueRefShape.MatchString(strings.TrimSpace(d)) {
-			return task, &TaskError{Line: lineOf("dependsOn"), Field: "dependsOn", Message: fmt.Sprintf("%q is not an issue reference; write \"#12\"", d)}
+			return &TaskError{Line: lineOf("dependsOn"), Field: "dependsOn", Message: fmt.Sprintf("%q is not an issue reference; write \"#12\"", d)}
 		}
 	}
-	return task, nil
+	return nil
 }
 
 var (

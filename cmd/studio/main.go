@@ -41,8 +41,10 @@ const usage = `studio: Codex Studio Action
 Usage:
   studio action            handle the GitHub Actions event (the default when GITHUB_ACTIONS=true)
   studio demo              run the whole /studio run story offline and print the result
-  studio init --non-interactive --name N --engine E --mode M [--studio-mode S]
-                           write .codex/studio.json in a checkout
+  studio init --non-interactive --name N --engine E --mode M [--studio-mode S] [--force]
+              [--labels --repo OWNER/NAME [--token T]]
+                           write .codex/studio.json, the workflow and the issue form in a
+                           checkout (and create the studio's labels)
   studio doctor [--project DIR] [--codex-path P]
                            check the tools and every studio file of a checkout
   studio run <role> [--task T] --print-prompt|--dry-run

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/codex-studio/studio-action/examples"
+	"github.com/codex-studio/studio-action/prompts"
 	"gopkg.in/yaml.v3"
 )
 
@@ -136,6 +138,93 @@ func TestExampleInputsMatchTheAction(t *testing.T) {
 		t.Fatal(err)
 	}
 	lint(t, dir, f)
+}
+
+// The workflow `studio init` writes into a repository (examples.Workflow), linted where init
+// puts it.
+func TestInitWorkflowPassesActionlint(t *testing.T) {
+	dir := scratchProject(t)
+	f := filepath.Join(dir, filepath.FromSlash(examples.WorkflowPath))
+	if err := os.WriteFile(f, examples.Workflow, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lint(t, dir, f)
+}
+
+// actionlint does not read issue forms, so the form `studio init` writes is checked against
+// GitHub's issue-form syntax here, for every engine's role list: the top-level keys GitHub
+// requires, and for each body item a known type, a unique id and a label (markdown: a value).
+func TestInitIssueFormIsAnIssueForm(t *testing.T) {
+	idShape := regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	for _, engine := range []string{"godot", "unity", "unreal"} {
+		data := examples.IssueForm(prompts.RolesForEngine(engine), "studio:")
+		var form map[string]any
+		if err := yaml.Unmarshal(data, &form); err != nil {
+			t.Fatalf("%s: the issue form is not YAML: %v\n%s", engine, err, data)
+		}
+		for _, key := range []string{"name", "description"} {
+			if v, _ := form[key].(string); v == "" {
+				t.Errorf("%s: the form needs a non-empty %s", engine, key)
+			}
+		}
+		if labels, ok := form["labels"]; ok {
+			if _, isList := labels.([]any); !isList {
+				t.Errorf("%s: labels must be a list, got %T", engine, labels)
+			}
+		}
+		body, _ := form["body"].([]any)
+		if len(body) == 0 {
+			t.Fatalf("%s: the form needs a body of fields", engine)
+		}
+		ids := map[string]bool{}
+		fields := 0
+		for i, raw := range body {
+			item, _ := raw.(map[string]any)
+			typ, _ := item["type"].(string)
+			attrs, _ := item["attributes"].(map[string]any)
+			if attrs == nil {
+				t.Errorf("%s: body[%d] has no attributes", engine, i)
+				continue
+			}
+			switch typ {
+			case "markdown":
+				if v, _ := attrs["value"].(string); v == "" {
+					t.Errorf("%s: body[%d] markdown has no value", engine, i)
+				}
+				continue
+			case "input", "textarea", "dropdown", "checkboxes":
+			default:
+				t.Errorf("%s: body[%d] has type %q", engine, i, typ)
+				continue
+			}
+			fields++
+			id, _ := item["id"].(string)
+			if !idShape.MatchString(id) || ids[id] {
+				t.Errorf("%s: body[%d] id %q is missing, malformed or repeated", engine, i, id)
+			}
+			ids[id] = true
+			if label, _ := attrs["label"].(string); label == "" {
+				t.Errorf("%s: body[%d] (%s) has no label", engine, i, id)
+			}
+			if typ == "dropdown" {
+				options, _ := attrs["options"].([]any)
+				seen := map[string]bool{}
+				for _, o := range options {
+					s, _ := o.(string)
+					if s == "" || s == "None" || seen[s] { // GitHub reserves "None"
+						t.Errorf("%s: dropdown %s has option %q (empty, reserved or repeated)", engine, id, s)
+					}
+					seen[s] = true
+				}
+				if len(options) == 0 {
+					t.Errorf("%s: dropdown %s has no options", engine, id)
+				}
+			}
+		}
+		if fields == 0 {
+			t.Errorf("%s: the form has no input fields", engine)
+		}
+	}
 }
 
 // actionlint lints workflows, not action metadata, so action.yml's composite steps are linted as
