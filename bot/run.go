@@ -195,6 +195,9 @@ func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
 			}
 		}
 	}
+	if cmd.Verb == "help" { // anyone may ask: no permission check, lock or status comment
+		return b.help(ctx, tr, cmd)
+	}
 	if tr.IsPull || issue.IsPull {
 		return b.handlePullComment(ctx, tr, cmd)
 	}
