@@ -144,7 +144,7 @@ func TestRunStudioRunsTheStudioAsRootThroughSudo(t *testing.T) {
 		"INPUT_GITHUB-TOKEN": "ghs_input_token", "INPUT_OPENAI-API-KEY": "sk-input-key", "INPUT_AGENT-USER": "studio-agent",
 		"RUNNER_TEMP": w.runnerTemp, "GITHUB_OUTPUT": filepath.Join(w.runnerTemp, "output"),
 		"GITHUB_EVENT_PATH": "/github/event.json", "HTTPS_PROXY": "http://proxy.internal:3128",
-		"PATH": w.bin + ":" + os.Getenv("PATH"),
+		"PATH":      w.bin + ":" + os.Getenv("PATH"),
 		"JAVA_HOME": "/opt/hostedtoolcache/Java/21/x64", "GODOT_BIN": "/home/runner/godot/godot",
 	} {
 		if env[k] != v {
