@@ -20,6 +20,7 @@ func TestParseCommand(t *testing.T) {
 		{"both flags", "/studio run --DRY-RUN --approved-by-user", true, Command{Line: "/studio run --DRY-RUN --approved-by-user", Verb: "run", Run: RunFlags{ApprovedByUser: true, DryRun: true}}},
 		{"revoke", "/studio revoke", true, Command{Line: "/studio revoke", Verb: "revoke"}},
 		{"review", "/studio review", true, Command{Line: "/studio review", Verb: "review"}},
+		{"help", "/studio Help", true, Command{Line: "/studio Help", Verb: "help"}},
 		{"tab separated", "/studio\trun", true, Command{Line: "/studio\trun", Verb: "run"}},
 		{"mid sentence", "please /studio run this", false, Command{}},
 		{"quoted", "> /studio run", false, Command{}},
@@ -84,8 +85,9 @@ func TestParseCommandUsageErrors(t *testing.T) {
 		{"/studio review --approved-by-user", "review", []string{"does not take the flag `--approved-by-user`", "Usage: `/studio review`"}},
 		{"/studio run --yolo", "run", []string{"`/studio run` does not take the flag `--yolo`", "Usage: `/studio run [--approved-by-user] [--dry-run]`"}},
 		{"/studio run now", "run", []string{"does not take the argument `now`"}},
+		{"/studio help run", "help", []string{"`/studio help` does not take the argument `run`.", "Usage: `/studio help` (on any issue or pull request; takes no flags)."}},
 		{"/studio run --dry-run\u200b", "run", []string{"does not take the flag"}},
-		{"/studio hello", "", []string{"`hello` is not a command.", "The commands are `/studio run`, `/studio revoke` and `/studio review`."}},
+		{"/studio hello", "", []string{"`hello` is not a command.", "The commands are `/studio run`, `/studio revoke`, `/studio review` and `/studio help`."}},
 		{"/studio", "", []string{"`/studio` needs a command.", "The commands are"}},
 		{"/studio ru`n", "", []string{"``ru`n`` is not a command."}},
 	}

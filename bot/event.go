@@ -91,7 +91,7 @@ func DecodeEvent(eventName string, payload []byte) (Trigger, error) {
 // Command is a parsed slash command.
 type Command struct {
 	Line string   // the command line as written, for quoting back
-	Verb string   // run, revoke or review; "" when the line names no verb
+	Verb string   // run, revoke, review or help; "" when the line names no verb
 	Run  RunFlags // the flags of `run`; always zero for the other verbs
 	// Err is a usage error (an unknown verb, flag or argument) to reply with. A command with an
 	// error must not act: nothing may change because of it, and it never counts as a revoke.
@@ -104,18 +104,25 @@ type RunFlags struct {
 	DryRun         bool // --dry-run
 }
 
-// verbSpec is one verb: its flags and a one-line usage.
+// verbSpec is one verb: its flags, where it works and what it does (the usage line and
+// `/studio help` are both written from it).
 type verbSpec struct {
 	name  string
 	flags []string
-	where string // where the verb works, for the usage line
+	where string // where the verb works
+	what  string // one line of what it does, for help
 }
 
 // verbs lists every verb the bot handles; each parses only its own flags.
 var verbs = []verbSpec{
-	{name: "run", flags: []string{"--approved-by-user", "--dry-run"}, where: "on a task issue"},
-	{name: "revoke", where: "on a task issue or its studio pull request; takes no flags"},
-	{name: "review", where: "on a studio pull request; takes no flags"},
+	{name: "run", flags: []string{"--approved-by-user", "--dry-run"}, where: "on a task issue",
+		what: "runs Codex on the issue's `studio` task block (implement, verify, review, fix passes) and opens a pull request; `--dry-run` only shows the decisions, `--approved-by-user` is a writer's approval where the studio mode accepts one"},
+	{name: "revoke", where: "on a task issue or its studio pull request",
+		what: "withdraws the approvals given so far and recomputes the `studio/gate` check"},
+	{name: "review", where: "on a studio pull request",
+		what: "reviews the pull request's head commit again and posts the verdict"},
+	{name: "help", where: "on any issue or pull request",
+		what: "lists these commands; anyone may ask, and nothing else changes"},
 }
 
 // CommandError is a usage error: what was wrong and how the command is written.
@@ -131,7 +138,27 @@ func usageOf(phrase string, v verbSpec) string {
 	for _, f := range v.flags {
 		flags += " [" + f + "]"
 	}
-	return fmt.Sprintf("Usage: `%s %s%s` (%s).", phrase, v.name, flags, v.where)
+	where := v.where
+	if len(v.flags) == 0 {
+		where += "; takes no flags"
+	}
+	return fmt.Sprintf("Usage: `%s %s%s` (%s).", phrase, v.name, flags, where)
+}
+
+// HelpText is the answer to `/studio help`: every verb of the table with its flags, where it
+// works and what it does.
+func HelpText(phrase string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "The commands, each at the start of a line of its own:\n\n")
+	for _, v := range verbs {
+		var flags string
+		for _, f := range v.flags {
+			flags += " [" + f + "]"
+		}
+		fmt.Fprintf(&b, "- `%s %s%s` (%s): %s.\n", phrase, v.name, flags, v.where, v.what)
+	}
+	b.WriteString("\n`run`, `revoke` and `review` need write, maintain or admin permission on the repository.")
+	return b.String()
 }
 
 func verbList(phrase string) string {

@@ -48,11 +48,15 @@ const lockMargin = 10 * time.Minute
 
 // WorstCase is the longest one run can take from taking the lock to releasing it, as the inputs
 // bound it: every pass (the implementation and up to maxFix fix passes) is at most one writing
-// Codex call, one verification and one review call, each Codex call bounded by codexTimeout. The
-// example workflow's timeout-minutes states the same sum (plus the lock wait).
-func WorstCase(codexTimeout time.Duration, maxFix int) time.Duration {
+// Codex call, one verification and one review call, each Codex call bounded by codexTimeout and
+// the verification by verifyTimeout (0 means codex.DefaultVerifyTimeout). The example workflow's
+// timeout-minutes states the same sum (plus the lock wait).
+func WorstCase(codexTimeout, verifyTimeout time.Duration, maxFix int) time.Duration {
+	if verifyTimeout <= 0 {
+		verifyTimeout = codex.DefaultVerifyTimeout
+	}
 	passes := time.Duration(1 + max(0, min(maxFix, MaxFixPassesCap)))
-	return passes*(2*codexTimeout+codex.DefaultVerifyTimeout) + lockMargin
+	return passes*(2*codexTimeout+verifyTimeout) + lockMargin
 }
 
 func (b *Bot) lockTTL() time.Duration {
@@ -67,7 +71,7 @@ func (b *Bot) lockTTL() time.Duration {
 	if timeout <= 0 {
 		timeout = 30 * time.Minute
 	}
-	return min(WorstCase(timeout, maxFix), MaxJobDuration)
+	return min(WorstCase(timeout, b.VerifyTimeout, maxFix), MaxJobDuration)
 }
 
 func lockRef(issue int) string { return fmt.Sprintf("refs/studio/locks/issue-%d", issue) }

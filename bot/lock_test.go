@@ -255,8 +255,12 @@ func TestLockIsReleasedWhenTheRunIsCancelled(t *testing.T) {
 func TestWorstCaseCoversEveryCall(t *testing.T) {
 	// 1 implementation + 1 fix pass, each a writing call and a review call of 20 minutes and a
 	// 30-second verification, plus the 10-minute margin: the example workflow's arithmetic.
-	if got, want := WorstCase(20*time.Minute, 1), 2*(40*time.Minute+30*time.Second)+10*time.Minute; got != want {
-		t.Errorf("WorstCase(20m, 1) = %s, want %s", got, want)
+	if got, want := WorstCase(20*time.Minute, 0, 1), 2*(40*time.Minute+30*time.Second)+10*time.Minute; got != want {
+		t.Errorf("WorstCase(20m, 0, 1) = %s, want %s", got, want)
+	}
+	// A verify-timeout of 10 minutes counts once per pass instead of the 30-second default.
+	if got, want := WorstCase(20*time.Minute, 10*time.Minute, 1), 2*(50*time.Minute)+10*time.Minute; got != want {
+		t.Errorf("WorstCase(20m, 10m, 1) = %s, want %s", got, want)
 	}
 	b := New(Deps{}, Settings{CodexTimeout: 30 * time.Minute})
 	if got := b.lockTTL(); got != MaxJobDuration {

@@ -36,6 +36,13 @@ type Settings struct {
 	MaxFixPasses *int
 	// VerifyCommand is the `verify-command` input as argv, used when the task has no `verify`.
 	VerifyCommand []string
+	// VerifyTimeout is the `verify-timeout` input; 0 means codex.DefaultVerifyTimeout.
+	VerifyTimeout time.Duration
+	// VerifyEnv is the verification's environment (codex.VerifyEnv of the action's own); nil
+	// means codex.SafeEnv's allow-list.
+	VerifyEnv []string
+	// VerifyExpose are the tool directories the agent uid must reach (codex.ToolDirs).
+	VerifyExpose []string
 	// ModelTier is the `model-tier` input; it wins over the task's runPolicy.modelTier.
 	ModelTier string
 	// GuidanceDir receives compiled profile guidance, outside the workspace (RUNNER_TEMP).
@@ -187,6 +194,9 @@ func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
 				return skip(fmt.Sprintf("the task block already names role %s; add the label %srun to start a run", labelRole, b.LabelPrefix))
 			}
 		}
+	}
+	if cmd.Verb == "help" { // anyone may ask: no permission check, lock or status comment
+		return b.help(ctx, tr, cmd)
 	}
 	if tr.IsPull || issue.IsPull {
 		return b.handlePullComment(ctx, tr, cmd)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -187,3 +188,92 @@ func TestVerificationLines(t *testing.T) {
 }
 
 func intp(i int) *int { return &i }
+
+// The verification gets the action's environment (an engine's variables) minus the secrets, the
+// inputs and the runner's file-command paths, with the basics from getenv.
+func TestVerifyEnv(t *testing.T) {
+	environ := []string{
+		"PATH=/stale", "GODOT_BIN=/opt/godot/godot", "JAVA_HOME=/opt/java", "UNITY_PATH=/opt/unity",
+		"DEPLOY_TOKEN=canary-token", "AWS_SECRET_ACCESS_KEY=canary-aws", "MY_PASSWORD=canary-pw",
+		"ACTIONS_ID_TOKEN_REQUEST_URL=https://oidc.invalid", "INPUT_VERIFY-COMMAND=make test",
+		"GITHUB_ENV=/runner/env", "GITHUB_OUTPUT=/runner/out", "GITHUB_PATH=/runner/path",
+		"GITHUB_REPOSITORY=acme/hop", "GODOT_BIN=/second", "STUDIO_SECRETS_FD=3", "NOVALUE",
+	}
+	getenv := func(k string) string {
+		return map[string]string{"PATH": "/tools/bin:/usr/bin", "HOME": "/home/runner", "DEPLOY_TOKEN": "canary-token"}[k]
+	}
+	got := VerifyEnv(environ, getenv)
+	want := []string{"PATH=/tools/bin:/usr/bin", "GODOT_BIN=/opt/godot/godot", "JAVA_HOME=/opt/java", "UNITY_PATH=/opt/unity", "GITHUB_REPOSITORY=acme/hop", "HOME=/home/runner"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("VerifyEnv =\n%q\nwant\n%q", got, want)
+	}
+}
+
+func TestToolDirs(t *testing.T) {
+	home, cache, other := t.TempDir(), t.TempDir(), t.TempDir()
+	for _, d := range []string{filepath.Join(home, ".local", "bin"), filepath.Join(cache, "go", "1.22", "x64", "bin"), filepath.Join(other, "bin")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := strings.Join([]string{
+		filepath.Join(home, ".local", "bin"), filepath.Join(cache, "go", "1.22", "x64", "bin") + "/",
+		filepath.Join(other, "bin"), filepath.Join(home, "missing"), "relative/bin", "/usr/bin",
+		filepath.Join(home, ".local", "bin"),
+	}, ":")
+	got := ToolDirs([]string{"HOME=ignored", "PATH=" + path}, home, cache, "", "/")
+	want := []string{filepath.Join(home, ".local", "bin"), filepath.Join(cache, "go", "1.22", "x64", "bin")}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ToolDirs = %q, want %q", got, want)
+	}
+}
+
+// A tool a setup step installed under a private home (0700, as /root and many runner homes are)
+// is found on PATH by the confined verification once Verify exposes the tool directories, and the
+// jail's Reclaim closes the home again.
+func TestVerifyReachesAToolInAPrivateDirOnPath(t *testing.T) {
+	j := testJail(t, false)
+	home := filepath.Join(t.TempDir(), "home")
+	bin := filepath.Join(home, "engine", "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{home, bin} {
+		if err := os.Chmod(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(bin, "engine"), []byte("#!/bin/sh\necho \"engine ran with ENGINE_HOME=$ENGINE_HOME\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(t.TempDir(), "ws")
+	if err := os.Mkdir(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := VerifyEnv([]string{"PATH=" + bin + ":/usr/bin:/bin", "HOME=" + home, "ENGINE_HOME=" + home + "/engine", "ENGINE_TOKEN=canary"}, os.Getenv)
+	env = append(slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }), "PATH="+bin+":/usr/bin:/bin")
+	cmd := VerifyCommand{Command: "engine"}
+	// Control: without Expose the agent uid cannot reach the tool.
+	if v, _ := Verify(context.Background(), ws, cmd, VerifyOptions{Jail: j, Env: env, Timeout: 10 * time.Second}); !v.Failed() {
+		t.Fatalf("control: the tool was reachable without Expose: %+v", v)
+	}
+	dirs := ToolDirs(env, home)
+	if !reflect.DeepEqual(dirs, []string{bin}) {
+		t.Fatalf("ToolDirs = %q, want %q", dirs, bin)
+	}
+	v, err := Verify(context.Background(), ws, cmd, VerifyOptions{Jail: j, Env: env, Expose: dirs, Timeout: 10 * time.Second})
+	if err != nil || v.Failed() {
+		t.Fatalf("Verify = %+v, %v", v, err)
+	}
+	if got, want := strings.TrimSpace(v.Stdout), "engine ran with ENGINE_HOME="+home+"/engine"; got != want {
+		t.Errorf("stdout %q, want %q", got, want)
+	}
+	if err := j.Reclaim(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{home, bin} {
+		if fi, err := os.Stat(d); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("after Reclaim %s is %v (%v), want 0700", d, fi.Mode().Perm(), err)
+		}
+	}
+}

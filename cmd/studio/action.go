@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -59,6 +61,9 @@ func readActionEnv(getenv func(string) string) (actionEnv, error) {
 type actionOverrides struct {
 	codex codex.Runner     // nil: the Codex CLI named by the codex-path input
 	now   func() time.Time // nil: the system clock (tests align it with the emulator's)
+	// environ is the action's environment as "K=V" entries, the base of the verification's;
+	// nil: os.Environ() (after the re-exec it holds no secret).
+	environ []string
 }
 
 func runAction(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) int {
@@ -139,6 +144,11 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		act.Errorf("%v", err)
 		return exitError
 	}
+	verifyTimeout, err := verifyTimeoutInput(act.GetInput("verify-timeout"))
+	if err != nil {
+		act.Errorf("%v", err)
+		return exitError
+	}
 	var maxFix *int
 	if v := act.GetInput("max-fix-passes"); v != "" {
 		n, err := strconv.Atoi(v)
@@ -204,6 +214,14 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		defer rt.Close()
 		runner, redactor = rt.CLI, rt.Redactor
 	}
+	// The verification runs the team's tools: the job's environment minus every secret, with the
+	// tool directories under the runner's home or tool cache opened to the agent uid.
+	environ := over.environ
+	if environ == nil {
+		environ = os.Environ()
+	}
+	verifyEnv := codex.VerifyEnv(environ, getenv)
+	verifyExpose := codex.ToolDirs(verifyEnv, toolRoots(getenv)...)
 	auth.sink.attach(redactor)
 	logw := redactor.LineWriter(stderr)
 	defer logw.Close()
@@ -236,6 +254,9 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		CodexTimeout:       timeout,
 		MaxFixPasses:       maxFix,
 		VerifyCommand:      strings.Fields(act.GetInput("verify-command")),
+		VerifyTimeout:      verifyTimeout,
+		VerifyEnv:          verifyEnv,
+		VerifyExpose:       verifyExpose,
 		ModelTier:          tier,
 		GuidanceDir:        filepath.Join(env.runnerTemp, "studio-guidance"),
 
@@ -317,6 +338,53 @@ func orDefault(v, d string) string {
 
 func splitList(v string) []string {
 	return strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '\n' || r == ' ' })
+}
+
+// verifyTimeoutInput reads `verify-timeout`: a Go duration (90s, 10m, 1h30m) or a number of
+// minutes (fractions allowed), above 0 and at most codex.MaxVerifyTimeout. Empty means
+// codex.DefaultVerifyTimeout.
+func verifyTimeoutInput(v string) (time.Duration, error) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return codex.DefaultVerifyTimeout, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		m, ferr := strconv.ParseFloat(v, 64)
+		if ferr != nil || math.IsNaN(m) || math.IsInf(m, 0) {
+			return 0, fmt.Errorf("verify-timeout %q must be a duration such as 90s, 10m or 1h30m, or a number of minutes", v)
+		}
+		d = time.Duration(m * float64(time.Minute))
+	}
+	if d <= 0 || d > codex.MaxVerifyTimeout {
+		return 0, fmt.Errorf("verify-timeout %q must be above 0 and at most %s", v, fmtDuration(codex.MaxVerifyTimeout))
+	}
+	return d, nil
+}
+
+// fmtDuration drops time.Duration's zero units: 2h, not 2h0m0s.
+func fmtDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// toolRoots are where setup-* actions install engines and SDKs: the runner's home and
+// RUNNER_TOOL_CACHE. Run through sudo (scripts/run-studio), HOME is root's; SUDO_USER names the
+// runner user whose home it is.
+func toolRoots(getenv func(string) string) []string {
+	roots := []string{getenv("HOME"), getenv("RUNNER_TOOL_CACHE")}
+	if name := getenv("SUDO_USER"); name != "" && name != "root" {
+		if u, err := user.Lookup(name); err == nil {
+			roots = append(roots, u.HomeDir)
+		}
+	}
+	return roots
 }
 
 // approvalSettings are the approval inputs, validated.

@@ -1,6 +1,10 @@
 package main
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/codex-studio/studio-action/internal/secretenv"
+)
 
 // Secrets out of the environment.
 //
@@ -20,39 +24,14 @@ const secretsFDVar = "STUDIO_SECRETS_FD"
 // after, so it must fit a pipe's default buffer (64 KiB on Linux).
 const maxSecretsBytes = 64 << 10
 
-// secretNames are the runner's service endpoints, whose names carry none of secretWords. They hold
-// no credential themselves but say where the runner's tokens are accepted, and no child of the
-// action needs them, so they are moved with the tokens.
-var secretNames = map[string]bool{
-	"ACTIONS_ID_TOKEN_REQUEST_URL": true,
-	"ACTIONS_RUNTIME_URL":          true,
-	"ACTIONS_CACHE_URL":            true,
-	"ACTIONS_RESULTS_URL":          true,
-}
-
-// secretWords mark a secret-bearing name anywhere in it, case-insensitively. They are the
-// patterns the agent's shell_environment_policy excludes (bot/codex), so one rule covers both
-// sides; they include GITHUB_TOKEN, ACTIONS_RUNTIME_TOKEN, ACTIONS_ID_TOKEN_REQUEST_TOKEN and
-// every input such as INPUT_GITHUB-TOKEN and INPUT_OPENAI-API-KEY. Matching generously costs
-// nothing: a moved variable is still served to the action by getenv, only no child inherits it.
-// Names the action's children need (PATH, HOME, GITHUB_EVENT_PATH, GIT_*, ...) carry none of them.
-var secretWords = []string{"TOKEN", "SECRET", "PASSWORD", "PASSWD", "KEY", "CREDENTIAL"}
-
-// isSecretName reports whether the variable name may hold a secret.
+// isSecretName reports whether the variable name may hold a secret: the rule of
+// internal/secretenv (shared with the verification's environment, bot/codex.VerifyEnv), except
+// for secretsFDVar.
 func isSecretName(name string) bool {
-	up := strings.ToUpper(name)
-	if up == secretsFDVar { // a descriptor number, and the re-exec's guard: it must stay visible
+	if strings.ToUpper(name) == secretsFDVar { // a descriptor number, and the re-exec's guard: it must stay visible
 		return false
 	}
-	if secretNames[up] {
-		return true
-	}
-	for _, w := range secretWords {
-		if strings.Contains(up, w) {
-			return true
-		}
-	}
-	return false
+	return secretenv.IsSecretName(name)
 }
 
 // splitEnv separates environ ("K=V" entries) into the entries to keep and the secret-bearing

@@ -80,7 +80,7 @@ func TestExampleWorkflowTimeoutCoversTheWorstCase(t *testing.T) {
 		t.Fatalf("the studio step must set max-fix-passes, else a task may ask for %d: %v", bot.MaxFixPassesCap, err)
 	}
 	const lockWait = 20 * time.Minute // the bot's default bound on waiting for another run
-	need := lockWait + bot.WorstCase(time.Duration(minutes*float64(time.Minute)), maxFix)
+	need := lockWait + bot.WorstCase(time.Duration(minutes*float64(time.Minute)), 0, maxFix)
 	if got := time.Duration(job.TimeoutMinutes) * time.Minute; got < need {
 		t.Errorf("job timeout-minutes %s is below the worst case %s", got, need)
 	}

@@ -49,12 +49,12 @@ func readAction(t *testing.T) (actionMeta, string) {
 // replaced: workflows written for it keep working.
 var (
 	wantInputs = map[string]string{
-		"github-token": "${{ github.token }}", "openai-api-key": "", "codex-path": "codex",
+		"github-token": "${{ github.token }}", "app-id": "", "app-private-key": "", "openai-api-key": "", "codex-path": "codex",
 		"trigger-phrase": "/studio", "label-prefix": "studio:", "branch-prefix": "studio/",
 		"allowed-bots": "", "bot-login": "", "required-approvals": "1", "approval-ttl": "",
 		"constrained-sandbox": "false", "timeout-minutes": "30", "max-fix-passes": "",
-		"verify-command": "", "model-tier": "", "openai-base-url": "", "agent-user": "studio-agent",
-		"agent-pid-namespace": "true", "app-id": "", "app-private-key": "",
+		"verify-command": "", "verify-timeout": "30s", "model-tier": "", "openai-base-url": "", "agent-user": "studio-agent",
+		"agent-pid-namespace": "true",
 	}
 	wantOutputs = []string{"status", "branch", "pull-request", "run-id", "evidence-dir"}
 )

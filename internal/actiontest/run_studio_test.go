@@ -82,6 +82,9 @@ func newRunWorld(t *testing.T, uid string, sudo bool) *runWorld {
 		// The runner's own credentials, which the studio does not need.
 		"ACTIONS_RUNTIME_TOKEN=runtime-token", "GITHUB_TOKEN=ghs_env_token",
 		"STUDIO_ACTION_PATH="+absRoot(t),
+		// What an earlier step set up, for the verification; and a secret of the job's own.
+		"JAVA_HOME=/opt/hostedtoolcache/Java/21/x64", "GODOT_BIN=/home/runner/godot/godot", "Deploy_Password=hunter2",
+		"ACTIONS_CACHE_URL=https://cache.invalid/",
 	)
 	return w
 }
@@ -141,13 +144,14 @@ func TestRunStudioRunsTheStudioAsRootThroughSudo(t *testing.T) {
 		"INPUT_GITHUB-TOKEN": "ghs_input_token", "INPUT_OPENAI-API-KEY": "sk-input-key", "INPUT_AGENT-USER": "studio-agent",
 		"RUNNER_TEMP": w.runnerTemp, "GITHUB_OUTPUT": filepath.Join(w.runnerTemp, "output"),
 		"GITHUB_EVENT_PATH": "/github/event.json", "HTTPS_PROXY": "http://proxy.internal:3128",
-		"PATH": w.bin + ":" + os.Getenv("PATH"),
+		"PATH":      w.bin + ":" + os.Getenv("PATH"),
+		"JAVA_HOME": "/opt/hostedtoolcache/Java/21/x64", "GODOT_BIN": "/home/runner/godot/godot",
 	} {
 		if env[k] != v {
 			t.Errorf("studio's %s = %q, want %q", k, env[k], v)
 		}
 	}
-	for _, k := range []string{"ACTIONS_RUNTIME_TOKEN", "GITHUB_TOKEN", "SUDO_LOG"} {
+	for _, k := range []string{"ACTIONS_RUNTIME_TOKEN", "GITHUB_TOKEN", "SUDO_LOG", "Deploy_Password", "ACTIONS_CACHE_URL"} {
 		if _, ok := env[k]; ok {
 			t.Errorf("studio got %s through sudo", k)
 		}
@@ -156,7 +160,7 @@ func TestRunStudioRunsTheStudioAsRootThroughSudo(t *testing.T) {
 	if !strings.Contains(calls, "-n chown -R 1000:1000 "+filepath.Join(w.runnerTemp, "studio-runs")) {
 		t.Errorf("studio-runs was not given back to the runner user; sudo calls:\n%s", calls)
 	}
-	if strings.Contains(calls, "ACTIONS_RUNTIME_TOKEN") {
+	if strings.Contains(calls, "ACTIONS_RUNTIME_TOKEN") || strings.Contains(calls, "Deploy_Password") {
 		t.Errorf("--preserve-env names the runner's token:\n%s", calls)
 	}
 }

@@ -1,0 +1,46 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// helpMarker tags the answer to one `/studio help` comment, so a re-delivered event is answered
+// once: help writes no status comment to record the comment as handled.
+func helpMarker(commentID int64) string {
+	return fmt.Sprintf("<!-- studio:help comment=%d -->", commentID)
+}
+
+// help answers `/studio help` on any issue or pull request with one reply listing the verbs. It
+// needs no permission (it reveals nothing the action's docs do not), takes no lock and touches no
+// status comment, label or reaction. A help with stray arguments is answered all the same, with
+// the problem first.
+func (b *Bot) help(ctx context.Context, tr Trigger, cmd Command) (Outcome, error) {
+	out := Outcome{RunID: b.RunID, Status: "done"}
+	marker := helpMarker(tr.CommentID)
+	comments, err := b.GitHub.Comments(ctx, tr.Issue)
+	if err != nil {
+		return out, err
+	}
+	for _, c := range comments {
+		if strings.EqualFold(c.Author, b.BotLogin) && strings.Contains(c.Body, marker) {
+			reason := fmt.Sprintf("comment %d was already answered (re-delivered event)", tr.CommentID)
+			b.logf("skip: %s", reason)
+			out.Status, out.Skip = "skipped", reason
+			return out, nil
+		}
+	}
+	var problem string
+	var ce *CommandError
+	if errors.As(cmd.Err, &ce) {
+		problem = ce.Problem + " "
+	}
+	reply := fmt.Sprintf("> %s\n\n@%s, %s%s\n\n%s", quoteLine(cmd.Line), tr.Actor.Login, problem, HelpText(b.TriggerPhrase), marker)
+	if _, err := b.GitHub.CreateComment(ctx, tr.Issue, reply); err != nil {
+		return out, err
+	}
+	b.logf("answered %s help for @%s on #%d", b.TriggerPhrase, tr.Actor.Login, tr.Issue)
+	return out, nil
+}
