@@ -55,7 +55,7 @@ func RunWithFallback(ctx context.Context, r Runner, req Request, route prompts.R
 	}
 	primary := res
 	fb := req
-	fb.Model = route.Fallback
+	fb.Model, fb.Fallback = route.Fallback, true
 	if req.RunDir != "" {
 		fb.RunDir = req.RunDir + "-fallback"
 	}

@@ -75,9 +75,12 @@ func (m *Meter) Check(before string) error {
 
 // Run makes the call unless the bound is reached, and counts it.
 func (m *Meter) Run(ctx context.Context, req Request) Result {
-	before := "the " + req.Phase + " call"
-	if req.Phase == "" {
-		before = "the next Codex call"
+	before := "the next Codex call"
+	switch {
+	case req.Phase != "" && req.Fallback:
+		before = "the fallback of the " + req.Phase + " call"
+	case req.Phase != "":
+		before = "the " + req.Phase + " call"
 	}
 	if err := m.Check(before); err != nil {
 		return Result{Model: req.Model.Model, ExitCode: -1, Err: err}

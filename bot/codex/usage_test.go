@@ -3,11 +3,14 @@ package codex
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/codex-studio/studio-action/prompts"
 )
 
 // recordedStream parses a Codex event stream recorded from the real CLI (testdata/usage, written
@@ -215,5 +218,34 @@ func TestThousands(t *testing.T) {
 		if got := Thousands(n); got != want {
 			t.Errorf("Thousands(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+func TestMeterRefusesOnceTheBoundIsReached(t *testing.T) {
+	runner := &scripted{t: t, answers: []func(Request) Result{costing("a", 60, 10, 20), costing("b", 15, 0, 5)}}
+	m := NewMeter(runner, 100)
+	if res := m.Run(context.Background(), Request{Phase: "plan"}); res.Failed() {
+		t.Fatalf("first call: %v", res.Err)
+	}
+	if res := m.Run(context.Background(), Request{Phase: "plan", Fallback: true}); res.Failed() {
+		t.Fatalf("80 tokens used, under 100: %v", res.Err)
+	}
+	res := m.Run(context.Background(), Request{Phase: "plan", Fallback: true, Model: prompts.ModelChoice{Model: "gpt-5.5"}})
+	var be *BudgetError
+	if !errors.As(res.Err, &be) || res.Model != "gpt-5.5" || !res.Failed() {
+		t.Fatalf("third call = %+v, want refused", res)
+	}
+	if want := "stopped before the fallback of the plan call: 100 tokens used, max-tokens is 100; raise max-tokens or split the task"; be.Error() != want {
+		t.Errorf("refusal = %q, want %q", be.Error(), want)
+	}
+	if got := m.Used(); got != (Usage{InputTokens: 75, CachedInputTokens: 10, OutputTokens: 25, Calls: 2}) {
+		t.Errorf("used = %+v; a refused call is not counted", got)
+	}
+	runner.verify()
+	// Without a bound nothing is refused.
+	free := NewMeter(&scripted{t: t, answers: []func(Request) Result{costing("a", 1e9, 0, 1e9)}}, 0)
+	free.Run(context.Background(), Request{})
+	if err := free.Check("the review"); err != nil {
+		t.Errorf("no bound: %v", err)
 	}
 }
