@@ -489,10 +489,12 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 	if err := ev.Write("prompt.md", []byte(prompt)); err != nil {
 		return *r.out, fmt.Errorf("write prompt evidence: %w", err)
 	}
-	exe := codex.RunWithFallback(ctx, r.Codex, codex.Request{
+	meter := r.meter()
+	exe := codex.RunWithFallback(ctx, meter, codex.Request{
 		Phase: string(policy.PhasePlan), Prompt: prompt, Workdir: r.WorkDir, Sandbox: string(planElig.CodexSandbox),
 		RunDir: ev.Dir, Timeout: r.CodexTimeout,
 	}, route.Implementation)
+	r.noteUsage(meter.Used())
 	res := exe.Result
 	if res.Failed() {
 		r.st.set(stepCodex, StepFailed, fmt.Sprintf("plan phase, exit %d", res.ExitCode))
@@ -583,7 +585,7 @@ func (r *run) modelRoute(ctx context.Context, task policy.Task, base string) (pr
 			return prompts.RoutePlan{}, &routeRefusal{err.Error()}
 		}
 	}
-	routes, err := prompts.ResolveRoutes(surface, prompts.RequestedTier(r.ModelTier, task.RunPolicy.ModelTier))
+	routes, err := prompts.ResolveModelRoutes(surface, r.Model, prompts.RequestedTier(r.ModelTier, task.RunPolicy.ModelTier))
 	if err != nil {
 		return prompts.RoutePlan{}, &routeRefusal{err.Error()}
 	}

@@ -61,10 +61,12 @@ func (r *run) reviewPull(ctx context.Context, pr PullRequest) (Outcome, error) {
 	if err := ev.Write("prompt.md", []byte(prompt)); err != nil {
 		return *r.out, err
 	}
-	exe := codex.RunWithFallback(ctx, r.Codex, codex.Request{
+	meter := r.meter()
+	exe := codex.RunWithFallback(ctx, meter, codex.Request{
 		Phase: string(policy.PhaseReview), Prompt: prompt, Workdir: r.WorkDir, Sandbox: string(policy.SandboxReadOnly),
 		OutputSchema: ev.Dir + "/review-schema.json", RunDir: ev.StepDir("review"), Timeout: r.CodexTimeout,
 	}, routes.Review)
+	r.noteUsage(meter.Used())
 	rev := codex.NewReviewOutcome(exe)
 	_ = ev.WriteOutput(rev.Lines())
 	if err := r.Bot.publishReview(ctx, pr.Number, head, files, rev, r.Redactor); err != nil {

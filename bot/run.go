@@ -45,6 +45,11 @@ type Settings struct {
 	VerifyExpose []string
 	// ModelTier is the `model-tier` input; it wins over the task's runPolicy.modelTier.
 	ModelTier string
+	// Model is the `model` input: a model name that wins over every tier (prompts.ResolveModelRoutes).
+	Model string
+	// MaxTokens is the `max-tokens` input: input plus output tokens a run may use, checked before
+	// each Codex call (a call can overshoot it); 0 means no bound.
+	MaxTokens int
 	// GuidanceDir receives compiled profile guidance, outside the workspace (RUNNER_TEMP).
 	GuidanceDir string
 	// ConstrainedSandbox runs writing phases in Codex's workspace-write sandbox (no network, .git
@@ -119,6 +124,8 @@ type Outcome struct {
 	RunID       string
 	Summary     string // markdown verdict for the job summary
 	Skip        string // why nothing ran, when Status is skipped
+	// Usage sums the tokens of every Codex call the run made (the `usage` output).
+	Usage codex.Usage
 }
 
 // Bot handles one event.
@@ -531,6 +538,7 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	st := &implState{task: task, elig: elig, branch: branch, base: base, scope: policy.Scope(task.WriteFiles), outOfScope: map[string]scopeRefusal{}, modes: map[string]string{}}
 	r.impl = st
 	out, runErr := r.runLifecycle(ctx, st, routes, prepared, facts)
+	r.noteUsage(out.Usage)
 	if runErr != nil && ctx.Err() != nil {
 		return *r.out, runErr
 	}

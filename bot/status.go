@@ -43,6 +43,9 @@ type Status struct {
 	Handled []int64 // comment ids this bot has already acted on
 	// Containment is a markdown line on how the agent is confined (Settings.Containment).
 	Containment string
+	// Usage is the line on the tokens this run's Codex calls used (codex.UsageLine); empty
+	// before the first call.
+	Usage string
 
 	// The run that writes the comment (status_run.go): its id and attempt, when its lock
 	// expires, the history of earlier runs' ends, and Ended once it finished without a verdict.
@@ -100,6 +103,9 @@ func (s *Status) Render() string {
 			line += ": " + st.Detail
 		}
 		b.WriteString(line + "\n")
+	}
+	if s.Usage != "" {
+		fmt.Fprintf(&b, "\n%s\n", s.Usage)
 	}
 	if s.Containment != "" {
 		fmt.Fprintf(&b, "\n%s\n", s.Containment)

@@ -5,6 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // ModelChoice is one model and its reasoning effort.
@@ -19,8 +22,11 @@ type Route struct {
 	Tier     string      `json:"tier"`
 	Primary  ModelChoice `json:"primary"`
 	Fallback ModelChoice `json:"fallback"`
-	Source   string      `json:"source"` // surface | explicit-tier | verification-escalation
+	Source   string      `json:"source"` // surface | explicit-tier | explicit-model | verification-escalation
 }
+
+// HasFallback reports whether the route names a fallback model (a named model may have none).
+func (r Route) HasFallback() bool { return r.Fallback.Model != "" }
 
 // tierModels is seed §10.1: each tier's primary and its designated fallback.
 var tierModels = map[string][2]ModelChoice{
@@ -118,10 +124,68 @@ func ResolveRoutes(surface ModelChoice, requestedTier string) (RoutePlan, error)
 
 // Display flattens a route into the strings the prompts show.
 func (r Route) Display() ModelRoute {
-	return ModelRoute{
+	m := ModelRoute{
 		Tier: r.Tier, Model: r.Primary.Model, Effort: r.Primary.Effort,
 		FallbackModel: r.Fallback.Model, FallbackEffort: r.Fallback.Effort, Source: r.Source,
 	}
+	if m.Tier == "" {
+		m.Tier = "none"
+	}
+	if !r.HasFallback() {
+		m.FallbackModel, m.FallbackEffort = "none", "-"
+	}
+	return m
+}
+
+// MaxModelNameChars bounds the `model` input.
+const MaxModelNameChars = 100
+
+// ValidateModelName checks a model name given by the `model` input: any model the team's endpoint
+// serves, so no list to check against, but one argv word Codex can take as `--model`'s value.
+func ValidateModelName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("must not be empty")
+	case !utf8.ValidString(name):
+		return fmt.Errorf("must be valid UTF-8")
+	case utf8.RuneCountInString(name) > MaxModelNameChars:
+		return fmt.Errorf("is %d characters long; at most %d", utf8.RuneCountInString(name), MaxModelNameChars)
+	case strings.HasPrefix(name, "-"):
+		return fmt.Errorf("must not start with '-'")
+	}
+	for _, r := range name {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			return fmt.Errorf("must not contain whitespace or control characters (found %q)", r)
+		}
+	}
+	return nil
+}
+
+// ResolveModelRoutes resolves a run's routes with the `model` input. Without a named model it is
+// ResolveRoutes(surface, requestedTier). A named model wins over the requested tier and over the
+// role's surface model: it is the primary of every call (implementation, review, fix, plan), with
+// the surface's reasoning effort (raised to medium for reviews, as the tiers do). It has no
+// fallback: the team chose that model, and a fallback from the seed's table may not be served by
+// their endpoint. The exception is a name that is a tier's registered primary (gpt-5.6-sol, ...),
+// which keeps that tier's designated fallback, as asking for the tier would.
+func ResolveModelRoutes(surface ModelChoice, model, requestedTier string) (RoutePlan, error) {
+	if model == "" {
+		return ResolveRoutes(surface, requestedTier)
+	}
+	if err := ValidateModelName(model); err != nil {
+		return RoutePlan{}, fmt.Errorf("model %q %v", model, err)
+	}
+	named := func(effort string) Route {
+		r := Route{Primary: ModelChoice{model, effort}, Source: "explicit-model"}
+		for tier, pair := range tierModels {
+			if pair[0].Model == model {
+				r.Tier, r.Fallback = tier, ModelChoice{pair[1].Model, effort}
+			}
+		}
+		return r
+	}
+	impl := named(surface.Effort)
+	return RoutePlan{Implementation: impl, Review: named(raiseEffort(surface.Effort)), Fix: impl}, nil
 }
 
 // Display flattens the plan for the prompt renderers.

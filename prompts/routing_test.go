@@ -157,3 +157,83 @@ func TestRoleSurface(t *testing.T) {
 }
 
 func routingStr(s string) *string { return &s }
+
+func TestResolveModelRoutes(t *testing.T) {
+	luna := ModelChoice{"gpt-5.6-luna", "low"}
+	tests := []struct {
+		name, model, tier string
+		want              RoutePlan
+	}{
+		{
+			name: "a named model wins over the tier and the surface, with no fallback", model: "acme-coder-2", tier: "sol",
+			want: RoutePlan{
+				Implementation: Route{Primary: ModelChoice{"acme-coder-2", "low"}, Source: "explicit-model"},
+				Review:         Route{Primary: ModelChoice{"acme-coder-2", "medium"}, Source: "explicit-model"},
+				Fix:            Route{Primary: ModelChoice{"acme-coder-2", "low"}, Source: "explicit-model"},
+			},
+		},
+		{
+			name: "a registered tier primary keeps its tier's fallback and no escalation", model: "gpt-5.6-luna",
+			want: RoutePlan{
+				Implementation: Route{Tier: "luna", Primary: ModelChoice{"gpt-5.6-luna", "low"}, Fallback: ModelChoice{"gpt-5.4-mini", "low"}, Source: "explicit-model"},
+				Review:         Route{Tier: "luna", Primary: ModelChoice{"gpt-5.6-luna", "medium"}, Fallback: ModelChoice{"gpt-5.4-mini", "medium"}, Source: "explicit-model"},
+				Fix:            Route{Tier: "luna", Primary: ModelChoice{"gpt-5.6-luna", "low"}, Fallback: ModelChoice{"gpt-5.4-mini", "low"}, Source: "explicit-model"},
+			},
+		},
+		{
+			name: "a registered fallback model has no fallback of its own", model: "gpt-5.5",
+			want: RoutePlan{
+				Implementation: Route{Primary: ModelChoice{"gpt-5.5", "low"}, Source: "explicit-model"},
+				Review:         Route{Primary: ModelChoice{"gpt-5.5", "medium"}, Source: "explicit-model"},
+				Fix:            Route{Primary: ModelChoice{"gpt-5.5", "low"}, Source: "explicit-model"},
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := ResolveModelRoutes(luna, tc.model, tc.tier)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Errorf("routes =\n%+v\nwant\n%+v", got, tc.want)
+			}
+		})
+	}
+	// Without a named model the tiers decide, as before.
+	got, err := ResolveModelRoutes(luna, "", "sol")
+	want, _ := ResolveRoutes(luna, "sol")
+	if err != nil || got != want {
+		t.Errorf("no model: %+v (%v), want %+v", got, err, want)
+	}
+	d := got.Implementation.Display()
+	if named, _ := ResolveModelRoutes(luna, "acme-coder-2", ""); named.Implementation.Display().FallbackModel != "none" || named.Implementation.Display().Tier != "none" || d.FallbackModel != "gpt-5.5" {
+		t.Errorf("display of a named model = %+v", named.Implementation.Display())
+	}
+}
+
+func TestValidateModelName(t *testing.T) {
+	for _, ok := range []string{"gpt-5.6-sol", "acme/coder-2:latest", "o4-mini@2026-01-01", strings.Repeat("m", MaxModelNameChars)} {
+		if err := ValidateModelName(ok); err != nil {
+			t.Errorf("ValidateModelName(%q) = %v", ok, err)
+		}
+	}
+	for bad, want := range map[string]string{
+		"":                                       "must not be empty",
+		"gpt 5":                                  "whitespace or control",
+		"gpt-5\n":                                "whitespace or control",
+		"gpt\x00":                                "whitespace or control",
+		"gpt\u00a05":                             "whitespace or control",
+		"--dangerously-bypass":                   "must not start with '-'",
+		strings.Repeat("m", MaxModelNameChars+1): "at most 100",
+		"gpt\xff":                                "valid UTF-8",
+	} {
+		err := ValidateModelName(bad)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ValidateModelName(%q) = %v, want %q", bad, err, want)
+		}
+	}
+	if _, err := ResolveModelRoutes(ModelChoice{"gpt-5.6-luna", "low"}, "a b", ""); err == nil || !strings.Contains(err.Error(), `model "a b" must not contain whitespace`) {
+		t.Errorf("ResolveModelRoutes with a bad name: %v", err)
+	}
+}

@@ -25,8 +25,31 @@ type EventSummary struct {
 	FailedChanges    []string `json:"failedChanges,omitempty"`
 	ToolErrors       []string `json:"toolErrors,omitempty"` // from stderr: rejected patches and commands
 	LastAgentMessage string   `json:"-"`
-	InputTokens      int      `json:"inputTokens"`
-	OutputTokens     int      `json:"outputTokens"`
+	// Usage sums the usage of every turn.completed event of the stream. A call that timed out or
+	// failed before its turn completed reports none: Codex prints usage only on turn.completed.
+	Usage Usage `json:"usage"`
+}
+
+// Usage counts tokens, as Codex reports them on turn.completed (codex-cli.md §6), and the Codex
+// calls they were summed over. Cached input tokens are part of the input tokens (the OpenAI API
+// counts them there and bills them at a lower rate), so Total does not add them again.
+type Usage struct {
+	InputTokens       int `json:"input_tokens"`
+	CachedInputTokens int `json:"cached_input_tokens"`
+	OutputTokens      int `json:"output_tokens"`
+	// Calls is the number of Codex calls summed: 0 in one call's event summary.
+	Calls int `json:"calls,omitempty"`
+}
+
+// Total is what max-tokens bounds: input plus output tokens.
+func (u Usage) Total() int { return u.InputTokens + u.OutputTokens }
+
+// Add returns the sum of u and v.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		InputTokens: u.InputTokens + v.InputTokens, CachedInputTokens: u.CachedInputTokens + v.CachedInputTokens,
+		OutputTokens: u.OutputTokens + v.OutputTokens, Calls: u.Calls + v.Calls,
+	}
 }
 
 type execEvent struct {
@@ -47,10 +70,7 @@ type execEvent struct {
 	Error   *struct {
 		Message string `json:"message"`
 	} `json:"error"`
-	Usage *struct {
-		InputTokens  int `json:"input_tokens"`
-		OutputTokens int `json:"output_tokens"`
-	} `json:"usage"`
+	Usage *Usage `json:"usage"`
 }
 
 // ParseEvents reads a JSONL event stream (codex-cli.md §6 lists the types).
@@ -73,8 +93,9 @@ func ParseEvents(r io.Reader) (EventSummary, error) {
 		case "turn.completed":
 			s.TurnCompleted = true
 			if ev.Usage != nil {
-				s.InputTokens += ev.Usage.InputTokens
-				s.OutputTokens += ev.Usage.OutputTokens
+				u := *ev.Usage
+				u.Calls = 0 // not a field Codex sends; calls are counted by whoever runs them
+				s.Usage = s.Usage.Add(u)
 			}
 		case "turn.failed":
 			s.TurnFailed = "turn failed"

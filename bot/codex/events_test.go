@@ -25,7 +25,7 @@ func TestParseEventsAndProblem(t *testing.T) {
 				`{"type":"item.completed","item":{"type":"agent_message","text":"done"}}` + "\n" + done,
 			writing: true, final: "done",
 			check: func(t *testing.T, s EventSummary) {
-				if s.Commands != 1 || len(s.FailedCommands) != 1 || s.FileChanges != 1 || s.InputTokens != 30 || s.LastAgentMessage != "done" {
+				if s.Commands != 1 || len(s.FailedCommands) != 1 || s.FileChanges != 1 || s.Usage.InputTokens != 30 || s.LastAgentMessage != "done" {
 					t.Errorf("summary = %+v", s)
 				}
 				if s.FailedCommands[0] != "go test (exit 1)" {

@@ -31,6 +31,8 @@ type Request struct {
 	// inside a git repository; in a checkout the flag is left out so Codex's own check still holds.
 	SkipGitRepoCheck bool
 	ExtraArgs        []string
+	// Fallback is set by RunWithFallback on the call that replaces an unavailable primary.
+	Fallback bool
 }
 
 // Writing reports whether the call may change files: only then is a rejected patch a failure.

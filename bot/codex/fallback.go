@@ -45,16 +45,17 @@ type Execution struct {
 func (e Execution) Failed() bool { return e.Result.Failed() }
 
 // RunWithFallback runs req on route's primary and, only when that call failed because the model is
-// unavailable, once more on route's fallback (seed §9.1 executeCodexCommandWithFallback).
+// unavailable, once more on route's fallback (seed §9.1 executeCodexCommandWithFallback). A route
+// without a fallback (a model named by the `model` input) never retries.
 func RunWithFallback(ctx context.Context, r Runner, req Request, route prompts.Route) Execution {
 	req.Model = route.Primary
 	res := r.Run(ctx, req)
-	if !res.Failed() || res.TimedOut || ctx.Err() != nil || !ModelUnavailable(res) {
+	if !res.Failed() || res.TimedOut || ctx.Err() != nil || !route.HasFallback() || !ModelUnavailable(res) {
 		return Execution{Result: res}
 	}
 	primary := res
 	fb := req
-	fb.Model = route.Fallback
+	fb.Model, fb.Fallback = route.Fallback, true
 	if req.RunDir != "" {
 		fb.RunDir = req.RunDir + "-fallback"
 	}

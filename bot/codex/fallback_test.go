@@ -91,3 +91,20 @@ func TestExecutionLines(t *testing.T) {
 		}
 	}
 }
+
+// A model named by the `model` input has no fallback: an unavailable model fails the step.
+func TestRunWithFallbackNamedModelHasNone(t *testing.T) {
+	routes, err := prompts.ResolveModelRoutes(prompts.ModelChoice{Model: "gpt-5.6-terra", Effort: "medium"}, "acme-coder-2", "sol")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var models []string
+	runner := RunnerFunc(func(_ context.Context, req Request) Result {
+		models = append(models, req.Model.Model)
+		return Result{Model: req.Model.Model, ExitCode: 1, Stderr: "The model `acme-coder-2` does not exist"}
+	})
+	exe := RunWithFallback(context.Background(), runner, Request{}, routes.Implementation)
+	if len(models) != 1 || models[0] != "acme-coder-2" || !exe.Failed() || exe.Primary != nil {
+		t.Errorf("models called = %v, failed %v; want only the named model", models, exe.Failed())
+	}
+}

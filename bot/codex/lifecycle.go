@@ -67,6 +67,10 @@ type Plan struct {
 	VerifyOptions VerifyOptions
 	// CallTimeout bounds every Codex call (timeout-minutes); 0 means none.
 	CallTimeout time.Duration
+	// MaxTokens bounds the run's tokens (input plus output; max-tokens); 0 means none. It is
+	// checked before every Codex call (usage.go): once reached, the next call is not made and the
+	// run ends blocked with a *BudgetError as its reason. A single call can overshoot it.
+	MaxTokens int
 }
 
 // Hooks let the bot act between steps. Every hook is optional.
@@ -110,7 +114,11 @@ type Outcome struct {
 	FinalStatus    string              `json:"finalStatus"`
 	Reason         string              `json:"reason,omitempty"` // why blocked, one line
 	Blockers       []string            `json:"blockers,omitempty"`
-	Lines          []string            `json:"-"`
+	// Usage sums the tokens of every Codex call the run made (fallbacks and their primaries too).
+	Usage Usage `json:"usage"`
+	// Stopped is set when max-tokens stopped the run before a call; Reason says the same.
+	Stopped *BudgetError `json:"stopped,omitempty"`
+	Lines   []string     `json:"-"`
 }
 
 // Leftovers counts the processes every Codex call and verification of the run left running
@@ -138,9 +146,11 @@ func (o Outcome) Output() string { return strings.Join(o.Lines, "\n\n") }
 
 // attempt is one implementation or fix pass with its checks.
 type attempt struct {
+	called bool // the Codex call was made (max-tokens can stop an attempt before it)
 	exe    Execution
 	verify *VerificationResult
 	review *ReviewOutcome
+	stop   *BudgetError // max-tokens stopped the attempt before one of its calls
 }
 
 // timedOut reports a Codex call of this attempt that ran out of time.
@@ -180,8 +190,9 @@ func (l *Lifecycle) Run(ctx context.Context, p Plan) (Outcome, error) {
 		scratch.Evidence = &Evidence{Dir: tmp, Redactor: l.Redactor}
 		l = &scratch
 	}
-	r := &run{l: l, p: p, out: Outcome{FixPasses: []FixPass{}}}
+	r := &run{l: l, p: p, out: Outcome{FixPasses: []FixPass{}}, meter: NewMeter(l.Runner, max(p.MaxTokens, 0))}
 	err := r.execute(ctx)
+	r.out.Usage = r.meter.Used()
 	if err != nil {
 		r.out.FinalStatus = StatusBlocked
 		if r.out.Reason == "" {
@@ -197,9 +208,10 @@ func (l *Lifecycle) Run(ctx context.Context, p Plan) (Outcome, error) {
 }
 
 type run struct {
-	l   *Lifecycle
-	p   Plan
-	out Outcome
+	l     *Lifecycle
+	p     Plan
+	out   Outcome
+	meter *Meter // every Codex call goes through it: it counts usage and enforces MaxTokens
 }
 
 func (r *run) line(s string) {
@@ -225,7 +237,11 @@ func (r *run) execute(ctx context.Context) error {
 	}
 	last := first
 	blocked := first.blocked()
-	for pass := 1; blocked && p.FixPrompt != nil && pass <= maxPasses && last.timedOut() == nil; pass++ {
+	for pass := 1; blocked && last.stop == nil && p.FixPrompt != nil && pass <= maxPasses && last.timedOut() == nil; pass++ {
+		if stop := r.checkBudget(fmt.Sprintf("fix pass %d", pass)); stop != nil {
+			last.stop = stop
+			break
+		}
 		blockers := r.blockers(last)
 		text, perr := p.FixPrompt(ctx, FixInput{Pass: pass, Blockers: blockers, OutputSoFar: r.out.Output()})
 		if perr != nil {
@@ -241,6 +257,22 @@ func (r *run) execute(ctx context.Context) error {
 	}
 
 	switch {
+	case last.stop != nil:
+		// max-tokens: the work so far was already handed to AfterChange; the run did not finish.
+		r.out.FinalStatus, r.out.Stopped, r.out.Reason = StatusBlocked, last.stop, last.stop.Error()
+		// The blockers that still stand, without the call max-tokens refused (a fallback).
+		standing := last
+		if budgetStop(standing.exe, "") != nil {
+			standing.exe = Execution{}
+		}
+		if standing.review != nil && budgetStop(standing.review.Execution, "") != nil {
+			standing.review = nil
+		}
+		r.out.Blockers = append([]string{r.out.Reason}, r.blockers(standing)...)
+		if len(r.out.Blockers) > MaxFixBlockers {
+			r.out.Blockers = r.out.Blockers[:MaxFixBlockers]
+		}
+		r.line("blocked: " + r.out.Reason)
 	case !blocked:
 		r.out.FinalStatus = StatusDone
 	case last.timedOut() != nil:
@@ -266,6 +298,10 @@ func (r *run) execute(ctx context.Context) error {
 // attempt runs one Codex step and the checks that follow it.
 func (r *run) attempt(ctx context.Context, pass int, label, phase string, route prompts.Route, prompt string) (attempt, error) {
 	var a attempt
+	if a.stop = r.checkBudget(label); a.stop != nil {
+		return a, nil
+	}
+	a.called = true
 	a.exe, _ = r.codex(ctx, phase, label, r.p.Sandbox, route, prompt, "")
 	for _, ln := range a.exe.Lines(label) {
 		r.line(ln)
@@ -277,6 +313,9 @@ func (r *run) attempt(ctx context.Context, pass int, label, phase string, route 
 		if err := h(ctx, pass, a.exe); err != nil {
 			return a, fmt.Errorf("after %s: %w", label, err)
 		}
+	}
+	if a.stop = budgetStop(a.exe, label); a.stop != nil {
+		return a, nil
 	}
 	if a.exe.Failed() {
 		return a, nil
@@ -292,13 +331,52 @@ func (r *run) attempt(ctx context.Context, pass int, label, phase string, route 
 		}
 	}
 	if r.p.ReviewPrompt != "" {
-		rev, err := r.review(ctx, pass)
-		a.review = &rev
+		if a.stop = r.checkBudget(passReviewLabel(pass)); a.stop != nil {
+			return a, nil
+		}
+		rev, stop, err := r.review(ctx, pass)
+		a.review, a.stop = &rev, stop
 		if err != nil {
 			return a, err
 		}
 	}
 	return a, nil
+}
+
+// checkBudget is the max-tokens check before the call named by label ("implementation", "fix
+// pass 1", "review"); it logs nothing, the caller ends the run.
+func (r *run) checkBudget(label string) *BudgetError {
+	if err := r.meter.Check(budgetLabel(label)); err != nil {
+		return err.(*BudgetError)
+	}
+	return nil
+}
+
+// budgetStop reports a step whose fallback call max-tokens refused (the Meter answers the call
+// with a *BudgetError), naming the fallback.
+func budgetStop(exe Execution, label string) *BudgetError {
+	var be *BudgetError
+	if !errors.As(exe.Result.Err, &be) {
+		return nil
+	}
+	stop := *be
+	stop.Before = "the fallback call of " + budgetLabel(label)
+	return &stop
+}
+
+// budgetLabel words a step for "stopped before …": "the implementation", "the review", "fix pass 2".
+func budgetLabel(label string) string {
+	if strings.HasPrefix(label, "fix pass") {
+		return label
+	}
+	return "the " + label
+}
+
+func passReviewLabel(pass int) string {
+	if pass == 0 {
+		return "review"
+	}
+	return fmt.Sprintf("review of fix pass %d", pass)
 }
 
 // codex runs one Codex step with its fallback and records it; it returns the step folder
@@ -310,7 +388,7 @@ func (r *run) codex(ctx context.Context, phase, label, sandbox string, route pro
 	req.RunDir = ev.StepDir(step)
 	dir := rel(ev, req.RunDir)
 	_ = ev.Write(filepath.Join(dir, "prompt.md"), []byte(prompt))
-	exe := RunWithFallback(ctx, r.l.Runner, req, route)
+	exe := RunWithFallback(ctx, r.meter, req, route)
 	if exe.Primary != nil {
 		_ = ev.AppendEvents(step, *exe.Primary)
 	}
@@ -344,10 +422,12 @@ func (r *run) verify(ctx context.Context, pass int) (VerificationResult, error) 
 	return v, nil
 }
 
-func (r *run) review(ctx context.Context, pass int) (ReviewOutcome, error) {
+// review runs one review; a non-nil *BudgetError means max-tokens refused its fallback call, and
+// the review, which has no verdict then, is not handed to AfterReview.
+func (r *run) review(ctx context.Context, pass int) (ReviewOutcome, *BudgetError, error) {
 	schema, err := r.schemaPath()
 	if err != nil {
-		return ReviewOutcome{}, err
+		return ReviewOutcome{}, nil, err
 	}
 	prompt := r.l.Redactor.Redact(r.p.ReviewPrompt) + "\n\n# Implementation and verification output\n\n" + r.out.Output() + "\n"
 	exe, dir := r.codex(ctx, "review", passName("review", pass), "read-only", r.p.Routes.Review, prompt, schema)
@@ -355,18 +435,21 @@ func (r *run) review(ctx context.Context, pass int) (ReviewOutcome, error) {
 	for _, ln := range rev.Lines() {
 		r.line(ln)
 	}
+	if stop := budgetStop(exe, passReviewLabel(pass)); stop != nil {
+		return rev, stop, nil
+	}
 	if rev.Verdict != nil {
 		_ = r.l.Evidence.WriteJSON(filepath.Join(dir, "verdict.json"), rev.Verdict)
 	}
 	if ctx.Err() != nil {
-		return rev, fmt.Errorf("review: %w", ctx.Err())
+		return rev, nil, fmt.Errorf("review: %w", ctx.Err())
 	}
 	if h := r.l.Hooks.AfterReview; h != nil {
 		if err := h(ctx, pass, rev); err != nil {
-			return rev, fmt.Errorf("after review: %w", err)
+			return rev, nil, fmt.Errorf("after review: %w", err)
 		}
 	}
-	return rev, nil
+	return rev, nil, nil
 }
 
 // schemaPath writes the review schema into the run folder, once per run.

@@ -415,3 +415,39 @@ func TestRealExitZeroWithRejectedPatchFails(t *testing.T) {
 		t.Errorf("status %s err %v\n%s", out.FinalStatus, res.Err, out.Output())
 	}
 }
+
+// TestRealUsageSumsTurnCompleted checks the token sums against what the real CLI reports: Codex
+// adds up the usage of every model request of a call into its one turn.completed (cached input
+// tokens included), and the lifecycle adds up the calls. With STUDIO_RECORD_USAGE=1 it rewrites
+// testdata/usage/{implementation,review}.jsonl, the recorded streams the unit tests read.
+func TestRealUsageSumsTurnCompleted(t *testing.T) {
+	rig := newRealRig(t, fakemodel.Script{Turns: []fakemodel.Turn{
+		{Items: []fakemodel.Item{fakemodel.Exec("c1", "printf 'speed = 2\\n' > player.gd")}, Usage: &fakemodel.Usage{InputTokens: 9000, CachedTokens: 0, OutputTokens: 300}},
+		{Items: []fakemodel.Item{fakemodel.Message("DONE: player.gd")}, Usage: &fakemodel.Usage{InputTokens: 9500, CachedTokens: 8960, OutputTokens: 45}},
+		{Items: []fakemodel.Item{fakemodel.Message(passVerdict)}, Usage: &fakemodel.Usage{InputTokens: 7000, CachedTokens: 0, OutputTokens: 120}},
+	}})
+	out := rig.run(Plan{
+		Prompt:       "Make the player faster.",
+		ReviewPrompt: "Review. Return only JSON with blockers, warnings, summary, and needsFix.",
+	}, Hooks{})
+	if out.FinalStatus != StatusDone {
+		t.Fatalf("status %s\n%s", out.FinalStatus, out.Output())
+	}
+	impl := out.Implementation.Result.Events.Usage
+	if impl != (Usage{InputTokens: 18500, CachedInputTokens: 8960, OutputTokens: 345}) {
+		t.Errorf("implementation usage = %+v, want the two requests summed", impl)
+	}
+	want := Usage{InputTokens: 25500, CachedInputTokens: 8960, OutputTokens: 465, Calls: 2}
+	if out.Usage != want {
+		t.Errorf("run usage = %+v, want %+v", out.Usage, want)
+	}
+	if os.Getenv("STUDIO_RECORD_USAGE") == "1" {
+		steps := filepath.Join(rig.runs, "20261129185400000-1-1-gameplay-programmer", "steps")
+		for step, name := range map[string]string{"01-implementation": "implementation.jsonl", "02-review": "review.jsonl"} {
+			data := readFile(t, filepath.Join(steps, step, "events.jsonl"))
+			if err := os.WriteFile(filepath.Join("testdata", "usage", name), []byte(data), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}

@@ -103,6 +103,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 	if errors.As(err, &skip) {
 		act.Infof("nothing to do: %s", skip.Reason)
 		act.SetOutput("status", "skipped")
+		setUsage(act, bot.Outcome{})
 		return exitOK
 	}
 	var allowedBots []string
@@ -158,9 +159,9 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		}
 		maxFix = &n
 	}
-	tier := act.GetInput("model-tier")
-	if tier != "" && tier != "sol" && tier != "terra" && tier != "luna" {
-		act.Errorf("model-tier %q must be sol, terra or luna", tier)
+	models, err := modelInputs(act.GetInput)
+	if err != nil {
+		act.Errorf("%v", err)
 		return exitError
 	}
 
@@ -257,7 +258,9 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		VerifyTimeout:      verifyTimeout,
 		VerifyEnv:          verifyEnv,
 		VerifyExpose:       verifyExpose,
-		ModelTier:          tier,
+		ModelTier:          models.tier,
+		Model:              models.model,
+		MaxTokens:          models.maxTokens,
 		GuidanceDir:        filepath.Join(env.runnerTemp, "studio-guidance"),
 
 		RequiredApprovals: approvals.required,
@@ -268,6 +271,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 	if err != nil && ctx.Err() != nil {
 		return cancelled(act, out, err)
 	}
+	setUsage(act, out)
 	if keyless.used() {
 		act.Errorf("%v", errNoOpenAIKey)
 		act.SetOutput("status", orDefault(out.Status, "error"))
@@ -287,7 +291,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		act.SetOutput("pull-request", strconv.Itoa(out.PullRequest))
 	}
 	if out.Summary != "" {
-		act.AddStepSummary(fmt.Sprintf("## Codex Studio: %s\n\n%s\n\n%s\n", out.Status, out.Summary, containment))
+		act.AddStepSummary(fmt.Sprintf("## Codex Studio: %s\n\n%s%s\n\n%s\n", out.Status, out.Summary, usageSummary(out), containment))
 	}
 	if out.Skip != "" {
 		act.Infof("nothing to do: %s", out.Skip)

@@ -28,11 +28,12 @@ func cancelled(act *githubactions.Action, out bot.Outcome, err error) int {
 	act.Errorf("studio: the run was cancelled (the job was cancelled or reached its time limit): %s", bot.Explain(err))
 	act.SetOutput("status", "cancelled")
 	act.SetOutput("run-id", out.RunID)
+	setUsage(act, out)
 	if out.Branch != "" {
 		act.SetOutput("branch", out.Branch)
 	}
 	if out.Summary != "" {
-		act.AddStepSummary("## Codex Studio: cancelled\n\n" + out.Summary + "\n")
+		act.AddStepSummary("## Codex Studio: cancelled\n\n" + out.Summary + usageSummary(out) + "\n")
 	}
 	return exitError
 }

@@ -54,9 +54,9 @@ var (
 		"allowed-bots": "", "bot-login": "", "required-approvals": "1", "approval-ttl": "",
 		"constrained-sandbox": "false", "timeout-minutes": "30", "max-fix-passes": "",
 		"verify-command": "", "verify-timeout": "30s", "model-tier": "", "openai-base-url": "", "agent-user": "studio-agent",
-		"agent-pid-namespace": "true",
+		"agent-pid-namespace": "true", "model": "", "max-tokens": "",
 	}
-	wantOutputs = []string{"status", "branch", "pull-request", "run-id", "evidence-dir"}
+	wantOutputs = []string{"status", "branch", "pull-request", "run-id", "evidence-dir", "usage"}
 )
 
 func TestActionKeepsEveryInputAndOutput(t *testing.T) {

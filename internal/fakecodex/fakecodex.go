@@ -42,6 +42,19 @@ type Call struct {
 	// reads /proc). The executable stand-in runs it as the agent, confined like real Codex; the
 	// in-process Runner runs it too, as the test's own user.
 	Shell string `json:"shell,omitempty"`
+	// Usage is what the call's turn.completed reports; nil reports DefaultUsage.
+	Usage *codex.Usage `json:"usage,omitempty"`
+}
+
+// DefaultUsage is the usage a scripted call reports when its script sets none.
+var DefaultUsage = codex.Usage{InputTokens: 1, OutputTokens: 1}
+
+// ReportedUsage is the call's scripted usage, or DefaultUsage.
+func (c Call) ReportedUsage() codex.Usage {
+	if c.Usage != nil {
+		return *c.Usage
+	}
+	return DefaultUsage
 }
 
 // Script is the sequence of calls. Writing and plan calls take Calls in order and review calls
@@ -70,14 +83,22 @@ func (s Script) Pick(review bool, n int) Call {
 	return list[min(n, len(list)-1)]
 }
 
-// Events renders the JSONL event stream the real CLI prints with --json for a completed turn.
-func Events(finalMessage string) []byte {
+// Events renders the JSONL event stream the real CLI prints with --json for a completed turn
+// reporting DefaultUsage.
+func Events(finalMessage string) []byte { return EventsWithUsage(finalMessage, DefaultUsage) }
+
+// EventsWithUsage is Events with the usage turn.completed reports, in the real CLI's shape
+// (codex-cli.md §6).
+func EventsWithUsage(finalMessage string, u codex.Usage) []byte {
 	var b []byte
 	for _, ev := range []any{
 		map[string]any{"type": "thread.started", "thread_id": "fake-thread"},
 		map[string]any{"type": "turn.started"},
 		map[string]any{"type": "item.completed", "item": map[string]any{"id": "item_0", "type": "agent_message", "text": finalMessage}},
-		map[string]any{"type": "turn.completed", "usage": map[string]int{"input_tokens": 1, "output_tokens": 1}},
+		map[string]any{"type": "turn.completed", "usage": map[string]int{
+			"input_tokens": u.InputTokens, "cached_input_tokens": u.CachedInputTokens, "cache_write_input_tokens": 0,
+			"output_tokens": u.OutputTokens, "reasoning_output_tokens": 0,
+		}},
 	} {
 		line, _ := json.Marshal(ev)
 		b = append(append(b, line...), '\n')
@@ -215,12 +236,13 @@ func (r *Runner) Run(ctx context.Context, req codex.Request) codex.Result {
 		res.ExitCode, res.Err = 1, err
 		return res
 	}
+	res.Events.Usage = call.ReportedUsage() // a call that timed out below reports none, as Codex does
 	if call.Sleep > 0 && req.Timeout > 0 && req.Timeout < call.Sleep {
 		select {
 		case <-time.After(req.Timeout):
 		case <-ctx.Done():
 		}
-		res.TimedOut, res.ExitCode = true, -1
+		res.TimedOut, res.ExitCode, res.Events.Usage = true, -1, codex.Usage{}
 		res.Err = fmt.Errorf("codex timed out after %s", req.Timeout)
 	}
 	return res

@@ -50,6 +50,14 @@ type Turn struct {
 	// Hang sends response.created and then holds the stream open until the client goes away or the
 	// server closes: a model that never answers.
 	Hang bool
+	// Usage, when set, is the usage response.completed reports; nil reports 10 input tokens (none
+	// cached) and 5 output tokens.
+	Usage *Usage
+}
+
+// Usage is the token usage a turn's response.completed reports, as the Responses API does.
+type Usage struct {
+	InputTokens, CachedTokens, OutputTokens int
 }
 
 // Reply is a turn made of items.
@@ -220,7 +228,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, idx int, turn Tu
 		}
 		return
 	}
-	events := turnEvents(respID, turn.Items)
+	events := turnEvents(respID, turn.Items, turn.Usage)
 	if turn.Truncate {
 		events = events[:len(events)-1]
 	}
@@ -231,7 +239,10 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, idx int, turn Tu
 
 // turnEvents wraps items in the sequence documented in shared/reference/codex-cli.md §5:
 // created, then per item added [+ text deltas] + done, then completed with usage.
-func turnEvents(respID string, items []Item) []map[string]any {
+func turnEvents(respID string, items []Item, usage *Usage) []map[string]any {
+	if usage == nil {
+		usage = &Usage{InputTokens: 10, OutputTokens: 5}
+	}
 	evs := []map[string]any{{"type": "response.created", "response": map[string]any{"id": respID}}}
 	for i, it := range items {
 		item := map[string]any{}
@@ -267,8 +278,9 @@ func turnEvents(respID string, items []Item) []map[string]any {
 	}
 	return append(evs, map[string]any{"type": "response.completed", "response": map[string]any{
 		"id": respID,
-		"usage": map[string]any{"input_tokens": 10, "input_tokens_details": map[string]any{"cached_tokens": 0},
-			"output_tokens": 5, "output_tokens_details": map[string]any{"reasoning_tokens": 0}, "total_tokens": 15},
+		"usage": map[string]any{"input_tokens": usage.InputTokens, "input_tokens_details": map[string]any{"cached_tokens": usage.CachedTokens},
+			"output_tokens": usage.OutputTokens, "output_tokens_details": map[string]any{"reasoning_tokens": 0},
+			"total_tokens": usage.InputTokens + usage.OutputTokens},
 	}})
 }
 

@@ -68,7 +68,7 @@ func run(args []string) int {
 	if call.Sleep > 0 {
 		time.Sleep(call.Sleep) // the parent's timeout is what a test exercises here
 	}
-	os.Stdout.Write(fakecodex.Events(call.FinalMessage))
+	os.Stdout.Write(fakecodex.EventsWithUsage(call.FinalMessage, call.ReportedUsage()))
 	fmt.Fprint(os.Stderr, call.Stderr)
 	if lastMessage != "" {
 		_ = os.WriteFile(lastMessage, []byte(call.FinalMessage), 0o644)

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/codex-studio/studio-action/bot"
+	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/prompts"
+	"github.com/sethvargo/go-githubactions"
+)
+
+// modelSettings are the model and cost inputs, validated.
+type modelSettings struct {
+	model     string // `model`: any model the endpoint serves; wins over every tier
+	tier      string // `model-tier`: sol, terra or luna
+	maxTokens int    // `max-tokens`: input plus output tokens a run may use; 0 means no bound
+}
+
+// modelInputs reads `model`, `model-tier` and `max-tokens`. Empty means unset for each; a set
+// value that cannot be used is an error naming the input, before anything runs.
+func modelInputs(input func(string) string) (modelSettings, error) {
+	var s modelSettings
+	if v := input("model"); v != "" {
+		if err := prompts.ValidateModelName(v); err != nil {
+			return s, fmt.Errorf("the model input %q %v", v, err)
+		}
+		s.model = v
+	}
+	s.tier = strings.TrimSpace(input("model-tier"))
+	if s.tier != "" && s.tier != "sol" && s.tier != "terra" && s.tier != "luna" {
+		return s, fmt.Errorf("model-tier %q must be sol, terra or luna", s.tier)
+	}
+	if v := strings.TrimSpace(input("max-tokens")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return s, fmt.Errorf("max-tokens %q must be a whole number of tokens above 0 (input plus output, e.g. 2000000), or empty for no bound", v)
+		}
+		s.maxTokens = n
+	}
+	return s, nil
+}
+
+// usageOutput is the `usage` output: every field always present, calls included.
+func usageOutput(u codex.Usage) string {
+	data, _ := json.Marshal(struct {
+		InputTokens       int `json:"input_tokens"`
+		CachedInputTokens int `json:"cached_input_tokens"`
+		OutputTokens      int `json:"output_tokens"`
+		Calls             int `json:"calls"`
+	}{u.InputTokens, u.CachedInputTokens, u.OutputTokens, u.Calls})
+	return string(data)
+}
+
+// setUsage sets the `usage` output of a handled event.
+func setUsage(act *githubactions.Action, out bot.Outcome) {
+	act.SetOutput("usage", usageOutput(out.Usage))
+}
+
+// usageSummary is the job summary's line on tokens, empty when no Codex call ran.
+func usageSummary(out bot.Outcome) string {
+	if out.Usage.Calls == 0 {
+		return ""
+	}
+	return "\n\n" + codex.UsageLine(out.Usage) + "."
+}
