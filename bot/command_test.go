@@ -84,10 +84,11 @@ func TestParseCommandUsageErrors(t *testing.T) {
 		{"/studio revoke --dry-run", "revoke", []string{"`/studio revoke` does not take the flag `--dry-run`", "Usage: `/studio revoke`"}},
 		{"/studio review --approved-by-user", "review", []string{"does not take the flag `--approved-by-user`", "Usage: `/studio review`"}},
 		{"/studio run --yolo", "run", []string{"`/studio run` does not take the flag `--yolo`", "Usage: `/studio run [--approved-by-user] [--dry-run]`"}},
+		{"/studio accept --dry-run", "accept", []string{"`/studio accept` does not take the flag `--dry-run`", "Usage: `/studio accept` (on an issue without a task block; takes no flags)."}},
 		{"/studio run now", "run", []string{"does not take the argument `now`"}},
 		{"/studio help run", "help", []string{"`/studio help` does not take the argument `run`.", "Usage: `/studio help` (on any issue or pull request; takes no flags)."}},
 		{"/studio run --dry-run\u200b", "run", []string{"does not take the flag"}},
-		{"/studio hello", "", []string{"`hello` is not a command.", "The commands are `/studio run`, `/studio revoke`, `/studio review` and `/studio help`."}},
+		{"/studio hello", "", []string{"`hello` is not a command.", "The commands are `/studio run`, `/studio accept`, `/studio revoke`, `/studio review` and `/studio help`."}},
 		{"/studio", "", []string{"`/studio` needs a command.", "The commands are"}},
 		{"/studio ru`n", "", []string{"``ru`n`` is not a command."}},
 	}

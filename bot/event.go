@@ -91,7 +91,7 @@ func DecodeEvent(eventName string, payload []byte) (Trigger, error) {
 // Command is a parsed slash command.
 type Command struct {
 	Line string   // the command line as written, for quoting back
-	Verb string   // run, revoke, review or help; "" when the line names no verb
+	Verb string   // run, accept, revoke, review or help; "" when the line names no verb
 	Run  RunFlags // the flags of `run`; always zero for the other verbs
 	// Err is a usage error (an unknown verb, flag or argument) to reply with. A command with an
 	// error must not act: nothing may change because of it, and it never counts as a revoke.
@@ -116,7 +116,9 @@ type verbSpec struct {
 // verbs lists every verb the bot handles; each parses only its own flags.
 var verbs = []verbSpec{
 	{name: "run", flags: []string{"--approved-by-user", "--dry-run"}, where: "on a task issue",
-		what: "runs Codex on the issue's `studio` task block (implement, verify, review, fix passes) and opens a pull request; `--dry-run` only shows the decisions, `--approved-by-user` is a writer's approval where the studio mode accepts one"},
+		what: "runs Codex on the issue's `studio` task block (implement, verify, review, fix passes) and opens a pull request; `--dry-run` only shows the decisions, `--approved-by-user` is a writer's approval where the studio mode accepts one. On an issue without a task block it runs a read-only planning pass that proposes one"},
+	{name: "accept", where: "on an issue without a task block",
+		what: "appends the task block the studio last proposed on the issue to its body; it does not start a run"},
 	{name: "revoke", where: "on a task issue or its studio pull request",
 		what: "withdraws the approvals given so far and recomputes the `studio/gate` check"},
 	{name: "review", where: "on a studio pull request",
@@ -157,7 +159,7 @@ func HelpText(phrase string) string {
 		}
 		fmt.Fprintf(&b, "- `%s %s%s` (%s): %s.\n", phrase, v.name, flags, v.where, v.what)
 	}
-	b.WriteString("\n`run`, `revoke` and `review` need write, maintain or admin permission on the repository.")
+	b.WriteString("\n`run`, `accept`, `revoke` and `review` need write, maintain or admin permission on the repository.")
 	return b.String()
 }
 

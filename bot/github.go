@@ -63,6 +63,8 @@ type GitHub interface {
 	// Permission returns the actor's repository role (admin, maintain, write, triage, read, none).
 	Permission(ctx context.Context, login string) (string, error)
 	Issue(ctx context.Context, number int) (Issue, error)
+	// EditIssueBody replaces an issue's body (`/studio accept` appends a proposed task block).
+	EditIssueBody(ctx context.Context, number int, body string) error
 	// FileAtRef reads a file from a branch or commit; ErrNotFound when it is absent.
 	FileAtRef(ctx context.Context, path, ref string) ([]byte, error)
 	AddCommentReaction(ctx context.Context, commentID int64, content string) error
@@ -203,6 +205,13 @@ func (c *Client) Issue(ctx context.Context, number int) (Issue, error) {
 		out.Labels = append(out.Labels, l.GetName())
 	}
 	return out, nil
+}
+
+func (c *Client) EditIssueBody(ctx context.Context, number int, body string) error {
+	if _, _, err := c.gh.Issues.Edit(ctx, c.owner, c.repo, number, &github.IssueRequest{Body: github.String(body)}); err != nil {
+		return fmt.Errorf("edit the body of issue #%d: %w", number, classify(err))
+	}
+	return nil
 }
 
 func (c *Client) FileAtRef(ctx context.Context, path, ref string) ([]byte, error) {

@@ -430,6 +430,9 @@ func (r *run) execute(ctx context.Context) (Outcome, error) {
 	if r.cmd.Verb == "revoke" {
 		return r.revoke(ctx)
 	}
+	if r.cmd.Verb == "accept" {
+		return r.accept(ctx)
+	}
 	if r.cmd.Verb != "run" {
 		return r.block(ctx, stepTaskParsed, fmt.Sprintf("`%s %s` works only on a studio pull request; on the task issue use `%s run` or `%s revoke`.", r.TriggerPhrase, r.cmd.Verb, r.TriggerPhrase, r.TriggerPhrase))
 	}
@@ -457,6 +460,10 @@ func (r *run) execute(ctx context.Context) (Outcome, error) {
 	}
 
 	task, err := policy.ParseTask(r.issue.Body)
+	if errors.Is(err, policy.ErrNoTaskBlock) {
+		// A plain request: a read-only planning pass proposes a task block (proposal.go).
+		return r.propose(ctx, cfg, base)
+	}
 	if err != nil {
 		return r.block(ctx, stepTaskParsed, "the task block cannot be used: "+err.Error())
 	}
@@ -471,7 +478,9 @@ func (r *run) execute(ctx context.Context) (Outcome, error) {
 	return r.authorizeAndRun(ctx, cfg, task, base)
 }
 
-func (r *run) resolveRole(task policy.Task) (string, error) {
+// labelRoles lists the roles the issue's `<prefix>role/<id>` labels name (the triggering label
+// included), sorted.
+func (r *run) labelRoles() []string {
 	var labelRoles []string
 	for _, l := range r.issue.Labels {
 		if strings.HasPrefix(l, r.LabelPrefix+"role/") {
@@ -482,6 +491,11 @@ func (r *run) resolveRole(task policy.Task) (string, error) {
 		labelRoles = append(labelRoles, strings.TrimPrefix(r.tr.Label, r.LabelPrefix+"role/"))
 	}
 	sort.Strings(labelRoles)
+	return labelRoles
+}
+
+func (r *run) resolveRole(task policy.Task) (string, error) {
+	labelRoles := r.labelRoles()
 	role := task.Role
 	switch {
 	case len(labelRoles) > 1:

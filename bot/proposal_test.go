@@ -1,0 +1,144 @@
+package bot
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/codex-studio/studio-action/policy"
+)
+
+const goodProposal = `{"role":"gameplay-programmer","writeFiles":["./src/player/jump.gd","tests/test_jump.gd","src/player/jump.gd"],"files":["design/gdd.md"],"verify":{"command":"godot","args":["--headless","-s","tests/run.gd"]},"summary":"Tune the jump curve in the player script and cover it with a test."}`
+
+// A valid answer becomes a block the task parser reads back as the same task, with writeFiles
+// cleaned and deduplicated, and the reply (golden) shows it fenced, the explanation quoted as
+// untrusted text, the hidden marker and the writer's two ways on.
+func TestProposalReplyRendersTheValidatedBlock(t *testing.T) {
+	p, err := ParseProposal(goodProposal, ProposalRules{Engine: "godot"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(p.Task.WriteFiles, ","); got != "src/player/jump.gd,tests/test_jump.gd" {
+		t.Errorf("writeFiles = %s", got)
+	}
+	task, err := policy.ParseTask("Make the jump snappier.\n\n" + p.Block + "\n")
+	if err != nil || !sameTask(task, p.Task) || task.Verify == nil || task.Verify.Command != "godot" {
+		t.Fatalf("the block does not read back: %+v, %v\n%s", task, err, p.Block)
+	}
+	reply := proposalReply("/studio", "alice", "/studio run", "producer", 7, p)
+	checkGolden(t, "proposal_reply.md", reply)
+	c, ok := latestProposal([]Comment{{ID: 1, Author: "github-actions[bot]", Body: reply}}, 7, "github-actions[bot]")
+	if !ok {
+		t.Fatal("the reply is not found as a proposal")
+	}
+	block, again, err := proposedBlock(c.Body)
+	if err != nil || block != p.Block || !sameTask(again, p.Task) {
+		t.Errorf("proposedBlock = %q, %+v, %v", block, again, err)
+	}
+}
+
+// Values YAML would read as something else, and backticks, survive the round trip exactly.
+func TestProposalBlockQuotesAwkwardValues(t *testing.T) {
+	p, err := ParseProposal(`{"role":"producer","writeFiles":["null","123","dir/a: b","#x","docs/`+"```"+`.md","- y"],"files":[],"verify":{"command":"","args":[]},"summary":""}`, ProposalRules{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"null", "123", "dir/a: b", "#x", "docs/```.md", "- y"}
+	if strings.Join(p.Task.WriteFiles, "|") != strings.Join(want, "|") {
+		t.Errorf("writeFiles = %q\n%s", p.Task.WriteFiles, p.Block)
+	}
+	if p.Task.Verify != nil {
+		t.Errorf("an empty verify is none, got %+v", p.Task.Verify)
+	}
+	if !strings.HasPrefix(p.Block, "````studio\n") {
+		t.Errorf("a value with backticks needs a longer fence:\n%s", p.Block)
+	}
+}
+
+// Every answer the task parser or the schema would refuse is an error naming why; none yields a
+// block.
+func TestParseProposalRefusesMalformedAnswers(t *testing.T) {
+	base := func(field, value string) string {
+		fields := map[string]string{"role": `"producer"`, "writeFiles": `["docs/plan.md"]`, "files": `[]`, "verify": `null`, "summary": `"s"`}
+		fields[field] = value
+		var parts []string
+		for _, k := range proposalFields {
+			if v, ok := fields[k]; ok && v != "-" {
+				parts = append(parts, `"`+k+`":`+v)
+			}
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	}
+	for name, tc := range map[string]struct {
+		answer string
+		rules  ProposalRules
+		want   string
+	}{
+		"parent traversal":   {answer: base("writeFiles", `["../etc/passwd"]`), want: "parent traversal"},
+		"git dir":            {answer: base("writeFiles", `[".git/hooks/pre-commit"]`), want: ".git"},
+		"nested git dir":     {answer: base("writeFiles", `["src/.git/config"]`), want: ".git"},
+		"absolute":           {answer: base("writeFiles", `["/etc/x"]`), want: "absolute"},
+		"empty writeFiles":   {answer: base("writeFiles", `[]`), want: "`writeFiles`: is required"},
+		"null writeFiles":    {answer: base("writeFiles", `null`), want: "`writeFiles` must be an array"},
+		"files traversal":    {answer: base("files", `["../x"]`), want: "`files`"},
+		"missing field":      {answer: base("summary", "-"), want: `lacks the field "summary"`},
+		"unknown field":      {answer: strings.TrimSuffix(base("", ""), "}") + `,"approvalScope":["x"]}`, want: `unknown field "approvalScope"`},
+		"wrong type":         {answer: base("role", `7`), want: "`role` must be a string"},
+		"unknown role":       {answer: base("role", `"hacker"`), want: "not a studio role"},
+		"empty role":         {answer: base("role", `""`), want: "`role` is empty"},
+		"other engine":       {answer: base("role", `"unity-specialist"`), rules: ProposalRules{Engine: "godot"}, want: "not available for godot"},
+		"label conflict":     {answer: base("role", `"writer"`), rules: ProposalRules{LabelRole: "producer"}, want: "role label names `producer`"},
+		"verify no command":  {answer: base("verify", `{"command":"","args":["x"]}`), want: "`verify.command`"},
+		"verify extra key":   {answer: base("verify", `{"command":"make","args":[],"shell":true}`), want: `unknown field "shell"`},
+		"verify control":     {answer: base("verify", `{"command":"make\u0007","args":[]}`), want: "control characters"},
+		"too many paths":     {answer: base("writeFiles", `[`+strings.TrimSuffix(strings.Repeat(`"a",`, 51), ",")+`]`), want: "at most 50"},
+		"no JSON":            {answer: "I think you should edit the jump.", want: "no JSON object"},
+		"broken JSON":        {answer: `{"role": }`, want: "not valid JSON"},
+		"control in a path":  {answer: base("writeFiles", `["a\u0000b"]`), want: "control characters"},
+		"long value":         {answer: base("writeFiles", `["`+strings.Repeat("a", 301)+`"]`), want: "longer than 300"},
+	} {
+		p, err := ParseProposal(tc.answer, tc.rules)
+		if err == nil {
+			t.Errorf("%s: accepted %q as\n%s", name, tc.answer, p.Block)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %q lacks %q", name, err, tc.want)
+		}
+	}
+	// The label's role fills an empty role.
+	if p, err := ParseProposal(strings.Replace(goodProposal, `"gameplay-programmer"`, `""`, 1), ProposalRules{LabelRole: "gameplay-programmer"}); err != nil || p.Task.Role != "gameplay-programmer" {
+		t.Errorf("label role: %+v, %v", p.Task, err)
+	}
+}
+
+// Only the bot's own reply for this issue counts as a proposal, the latest one wins, and a block
+// appended to a body that ends inside a hidden or code region would not be read (accept refuses).
+func TestAcceptFindsOnlyTheBotsLatestProposal(t *testing.T) {
+	p, err := ParseProposal(goodProposal, ProposalRules{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	older := proposalReply("/studio", "alice", "/studio run", "producer", 7, Proposal{Task: p.Task, Block: "```studio\nrole: writer\nwriteFiles: [a.md]\n```", Summary: "x"})
+	newer := proposalReply("/studio", "alice", "/studio run", "producer", 7, p)
+	comments := []Comment{
+		{ID: 1, Author: "github-actions[bot]", Body: older},
+		{ID: 2, Author: "github-actions[bot]", Body: newer},
+		{ID: 3, Author: "mallory", Body: strings.Replace(newer, "tests/test_jump.gd", ".github/workflows/x.yml", 1)},
+		{ID: 4, Author: "github-actions[bot]", Body: proposalMarker(8) + "\n```studio\nrole: writer\nwriteFiles: [b.md]\n```"},
+	}
+	c, ok := latestProposal(comments, 7, "github-actions[bot]")
+	if !ok || c.ID != 2 {
+		t.Fatalf("latest proposal = %d, %v; want 2", c.ID, ok)
+	}
+	if _, ok := latestProposal(comments[2:3], 7, "github-actions[bot]"); ok {
+		t.Error("a marker in someone else's comment counted")
+	}
+	for _, body := range []string{"Make it snappier <!-- note", "Make it snappier\n\n````\ncode"} {
+		if _, err := policy.ParseTask(appendBlock(body, p.Block)); err == nil {
+			t.Errorf("a block appended to %q was read", body)
+		}
+	}
+	if task, err := policy.ParseTask(appendBlock("Make it snappier.\r\n", p.Block)); err != nil || !sameTask(task, p.Task) {
+		t.Errorf("plain body: %+v, %v", task, err)
+	}
+}
