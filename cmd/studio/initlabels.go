@@ -25,7 +25,7 @@ func studioLabels(prefix string, roles []string) []studioLabel {
 		{prefix + "task", "c5def5", "A studio task issue: a studio block or the studio task form"},
 		{prefix + "status/ready", "c2e0c6", "Studio: the task is ready to run"},
 		{prefix + "status/running", "fbca04", "Studio: Codex is working on this task"},
-		{prefix + "status/awaiting-approval", "d876e3", "Studio: the plan waits for an approving review of its pull request"},
+		{prefix + "status/awaiting-approval", "d876e3", "Studio: waits for a writer: approve the plan pull request, or accept the proposed task block"},
 		{prefix + "status/blocked", "b60205", "Studio: the run stopped; the status comment says why"},
 		{prefix + "status/done", "0e8a16", "Studio: the run finished; its pull request is open"},
 		{prefix + "status/cancelled", "6a737d", "Studio: the run was cancelled; its in-scope work was pushed"},
