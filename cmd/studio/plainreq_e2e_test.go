@@ -211,3 +211,24 @@ func TestPlainRequestAcceptNeedsAWriter(t *testing.T) {
 		t.Errorf("writes %v, want the one reply", writes)
 	}
 }
+
+// `/studio run --dry-run` on a plain request says what would happen and does nothing: no Codex
+// call, no proposal, no label.
+func TestPlainRequestDryRunProposesNothing(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Snappier jump", plainBody, "studio:role/gameplay-programmer")
+	_, payload := w.comment(n, sandbox.Writer, "/studio run --dry-run")
+	res := w.run("issue_comment", payload, nil)
+	if res.code != 0 || res.outputs["status"] != "done" {
+		t.Fatalf("exit %d, status %q\n%s", res.code, res.outputs["status"], res.stderr)
+	}
+	if len(w.invocations()) != 0 || len(w.proposals(n)) != 0 {
+		t.Error("a dry run called Codex or posted a proposal")
+	}
+	if status := w.statusOf(n); !strings.Contains(status, "would run a read-only planning pass as `gameplay-programmer`") {
+		t.Errorf("the dry run must say what would happen, with the label's role:\n%s", status)
+	}
+	if labels := w.Emu.IssueLabels(sandbox.Owner, sandbox.Repo, n); slices.ContainsFunc(labels, func(l string) bool { return strings.HasPrefix(l, "studio:status/") }) {
+		t.Errorf("a dry run labelled the issue: %v", labels)
+	}
+}

@@ -266,6 +266,7 @@ func TestRunRedeliveredCommentRunsOnce(t *testing.T) {
 	}
 }
 
+// An issue with no task block at all is not bad input: it gets a proposal (plainreq_e2e_test.go).
 func TestRunAnswersBadInputWithoutSideEffects(t *testing.T) {
 	noConfig := sandbox.DefaultFiles("fast-prototype")
 	delete(noConfig, ".codex/studio.json")
@@ -278,7 +279,6 @@ func TestRunAnswersBadInputWithoutSideEffects(t *testing.T) {
 	}{
 		{"missing studio.json", noConfig, taskBody, "has no .codex/studio.json on its default branch; create it with `studio init"},
 		{"invalid studio.json", badConfig, taskBody, "studio.json studioMode must be fast-prototype, guided-studio, or strict-studio"},
-		{"no task block", nil, "Just make it better", "no ```studio task block"},
 		{"malformed task block", nil, "Intro\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [src/a.gd]\nwritefile: [b]\n```", "line 6: `writefile`: is not a task field"},
 		{"unknown role", nil, "```studio\nrole: wizard\nwriteFiles: [src/a.gd]\n```", `Unknown studio role "wizard". Use Codex-native hyphenated role IDs`},
 		{"unsafe writeFiles", nil, "```studio\nrole: gameplay-programmer\nwriteFiles: [../../etc/passwd]\n```", "parent traversal"},
