@@ -20,8 +20,9 @@ import (
 var errSymlinkInPath = errors.New("a directory on the path is a symlink or leaves the workspace")
 
 // openDirBeneath opens the directory rel (slash-separated, "" for root) under root without
-// following any symlink. openat2 does it in one call where the kernel has it (5.6+); otherwise each
-// component is opened with O_NOFOLLOW from the one before.
+// following any symlink. Linux does it in one openat2 call where the kernel has it (5.6+; see
+// beneath_linux.go); elsewhere, and on older kernels, walkBeneath opens each component with
+// O_NOFOLLOW from the one before.
 func openDirBeneath(root, rel string) (int, error) {
 	rootFD, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -31,18 +32,17 @@ func openDirBeneath(root, rel string) (int, error) {
 		return rootFD, nil
 	}
 	defer unix.Close(rootFD)
-	fd, err := unix.Openat2(rootFD, rel, &unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
-	switch {
-	case err == nil:
-		return fd, nil
-	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.EXDEV):
-		return -1, errSymlinkInPath
-	case !errors.Is(err, unix.ENOSYS):
-		return -1, err
+	if fd, done, err := openat2Beneath(rootFD, rel); done {
+		return fd, err
 	}
+	return walkBeneath(rootFD, rel)
+}
+
+// walkBeneath opens rel under the directory rootFD one component at a time, each with
+// O_NOFOLLOW|O_DIRECTORY from the descriptor of the one before: a symlink anywhere on the way,
+// or a "..", is errSymlinkInPath. It is the portable way (macOS has no openat2) and needs no
+// kernel support beyond openat.
+func walkBeneath(rootFD int, rel string) (int, error) {
 	cur, err := unix.Dup(rootFD)
 	if err != nil {
 		return -1, err
@@ -100,7 +100,7 @@ func lstatEntry(root, rel string, read bool) (entry, error) {
 		}
 		return entry{}, fmt.Errorf("%s: %w", rel, err)
 	}
-	e := entry{exists: true, mode: st.Mode, size: st.Size}
+	e := entry{exists: true, mode: uint32(st.Mode), size: st.Size}
 	if !read {
 		return e, nil
 	}
@@ -123,10 +123,10 @@ func lstatEntry(root, rel string, read bool) (entry, error) {
 		f := os.NewFile(uintptr(fd), rel)
 		defer f.Close()
 		var fst unix.Stat_t
-		if err := unix.Fstat(fd, &fst); err != nil || fst.Mode&unix.S_IFMT != unix.S_IFREG || fst.Ino != st.Ino {
+		if err := unix.Fstat(fd, &fst); err != nil || uint32(fst.Mode)&unix.S_IFMT != unix.S_IFREG || fst.Ino != st.Ino {
 			return entry{}, fmt.Errorf("%s: the file changed while it was read", rel)
 		}
-		e.mode = fst.Mode
+		e.mode = uint32(fst.Mode)
 		if e.content, err = io.ReadAll(io.LimitReader(f, maxCommitFileBytes+1)); err != nil {
 			return entry{}, fmt.Errorf("%s: %w", rel, err)
 		}

@@ -14,8 +14,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Signature is a commit author or committer.
@@ -36,11 +34,12 @@ var BotSignature = Signature{Name: "github-actions[bot]", Email: "41898282+githu
 // bytes on disk with the recorded base commit through that private index; commits are built
 // from those bytes with go-git (no index, attributes, filters or hooks) on top of the recorded
 // base, and the SHA pushed is the SHA built. The token reaches git only for fetch and push,
-// through a memory-only file descriptor that only the studio's own git processes hold.
+// through a file descriptor with no path (a memory file on Linux, a pipe on macOS) that only the
+// studio's own git processes hold.
 type Repo struct {
 	Dir string // the workspace: the work tree Codex edits
 	// Token authenticates fetch and push. It is never put in an environment, an argument list or a
-	// file: see credentialFD.
+	// file: see handOff (credential.go).
 	Token string
 	// TokenSource, when set, is asked for the current token before every fetch and push and
 	// wins over Token: a GitHub App installation token expires after an hour and is refreshed
@@ -140,11 +139,6 @@ var privateConfig = [][2]string{
 	{"submodule.recurse", "false"},
 	{"push.recurseSubmodules", "no"},
 }
-
-// credentialHelper answers git's `get` with what the studio wrote to the memory file on fd 3. It
-// reopens the file through /proc/self/fd, so every ask reads from the start; only processes that
-// inherited the descriptor (the studio's own git) can do that.
-const credentialHelper = `!f() { test "$1" = get && cat /proc/self/fd/3; }; f`
 
 // gitOptions are the global options every command gets: attributes come from the empty tree
 // where git supports --attr-source (2.40+), so a .gitattributes in the work tree changes no byte.
@@ -266,13 +260,13 @@ func (r *Repo) exec(ctx context.Context, g gitRun) ([]byte, error) {
 		token = t
 	}
 	if g.remote && token != "" {
-		f, err := credentialFD(token)
+		h, err := handOff(token)
 		if err != nil {
 			return nil, err
 		}
-		defer f.Close()
-		files = append(files, f)
-		extra = append(extra, [2]string{"credential.helper", credentialHelper})
+		defer h.close()
+		files = append(files, h.file)
+		extra = append(extra, [2]string{"credential.helper", h.helper})
 	}
 	cmd := exec.CommandContext(ctx, "git", append(append([]string(nil), globalOptions()...), g.args...)...)
 	cmd.Dir = r.StateDir
@@ -287,22 +281,6 @@ func (r *Repo) exec(ctx context.Context, g gitRun) ([]byte, error) {
 		return stdout.Bytes(), &GitError{Args: g.args, Stderr: redact(redact(stderr.String(), token), r.Token), Err: err}
 	}
 	return stdout.Bytes(), nil
-}
-
-// credentialFD puts the credential git's helper prints into an anonymous memory file: it has no
-// path another user could open, it is not in any environment or argv, and it is gone when the
-// command ends.
-func credentialFD(token string) (*os.File, error) {
-	fd, err := unix.MemfdCreate("studio-credential", unix.MFD_CLOEXEC)
-	if err != nil {
-		return nil, fmt.Errorf("create the credential file: %w", err)
-	}
-	f := os.NewFile(uintptr(fd), "studio-credential")
-	if _, err := fmt.Fprintf(f, "username=x-access-token\npassword=%s\n", token); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("write the credential file: %w", err)
-	}
-	return f, nil
 }
 
 // workspaceConfig reads the workspace's own config file as data (`git config --file`): no

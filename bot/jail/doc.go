@@ -31,4 +31,7 @@
 //
 // Confinement needs root (to switch uid and chown). Setup as another user returns an Unconfined
 // jail whose Status says why; a sudo-based path for non-root runners may come later.
+//
+// Confinement is Linux's (jail_linux.go, confined_linux.go): both mechanisms need Linux. On
+// macOS (jail_other.go) Setup always returns an Unconfined jail with MacOSReason.
 package jail

@@ -12,8 +12,9 @@ import (
 // process's initial environment block readable at /proc/<pid>/environ for its whole life:
 // os.Unsetenv changes only Go's copy. The Codex agent runs as the same user and, with the
 // danger-full-access sandbox, can read its parent's environ. So in action mode main calls
-// hideSecrets before anything else: on Linux it moves every secret-bearing variable into a pipe
-// and re-executes the same binary with an environment that lacks them (see secrets_linux.go);
+// hideSecrets before anything else: on Linux and macOS it moves every secret-bearing variable
+// into a pipe and re-executes the same binary with an environment that lacks them (see
+// secrets_unix.go);
 // the action then reads them through the getenv that run already takes.
 
 // secretsFDVar carries the pipe's read end into the re-executed process. Its presence is also the

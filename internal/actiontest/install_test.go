@@ -250,10 +250,73 @@ func TestInstallStudioWithoutAReleaseOrGoSaysWhatToDo(t *testing.T) {
 }
 
 func TestInstallStudioRefusesOtherPlatforms(t *testing.T) {
-	for _, env := range [][]string{{"RUNNER_OS=macOS", "RUNNER_ARCH=ARM64"}, {"RUNNER_OS=Windows", "RUNNER_ARCH=X64"}, {"RUNNER_OS=Linux", "RUNNER_ARCH=ARM"}} {
+	for _, env := range [][]string{{"RUNNER_OS=Windows", "RUNNER_ARCH=X64"}, {"RUNNER_OS=Linux", "RUNNER_ARCH=ARM"}, {"RUNNER_OS=macOS", "RUNNER_ARCH=ARM"}} {
 		r := runInstall(t, os.Getenv("PATH"), append(env, "STUDIO_REF=v1.2.3", "STUDIO_RELEASE_BASE_URL=http://127.0.0.1:1")...)
 		if r.err == nil || !strings.Contains(r.stderr, "::error") {
 			t.Errorf("%v: want a clear failure, got %v:\n%s", env, r.err, r.stderr)
 		}
+	}
+}
+
+// withoutCommand is a PATH with every program of path except name, as on a Mac, which has
+// shasum but no sha256sum.
+func withoutCommand(t *testing.T, path, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, d := range filepath.SplitList(path) {
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			link := filepath.Join(dir, e.Name())
+			if e.Name() == name || e.IsDir() {
+				continue
+			}
+			if _, err := os.Lstat(link); err == nil {
+				continue // an earlier PATH entry wins, as in a lookup
+			}
+			if err := os.Symlink(filepath.Join(d, e.Name()), link); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dir
+}
+
+// macOS runners (x64 and arm64) get the darwin release asset, verified with shasum where
+// sha256sum is missing.
+func TestInstallStudioInstallsTheMacOSRelease(t *testing.T) {
+	if _, err := exec.LookPath("shasum"); err != nil {
+		t.Skip("shasum is not installed")
+	}
+	for _, c := range []struct{ runnerArch, asset string }{{"ARM64", "studio-darwin-arm64"}, {"X64", "studio-darwin-amd64"}} {
+		t.Run(c.runnerArch, func(t *testing.T) {
+			asset := fakeAsset("v1.2.3")
+			srv := newReleaseServer(t, map[string][]byte{
+				"/v1.2.3/" + c.asset:    asset,
+				"/v1.2.3/checksums.txt": checksums(map[string][]byte{c.asset: asset, "studio-linux-amd64": []byte("linux")}),
+			})
+			dir := t.TempDir()
+			path := withoutCommand(t, os.Getenv("PATH"), "sha256sum")
+			r := runInstall(t, path, "STUDIO_REF=v1.2.3", "RUNNER_OS=macOS", "RUNNER_ARCH="+c.runnerArch,
+				"STUDIO_RELEASE_BASE_URL="+srv.URL, "STUDIO_INSTALL_DIR="+dir)
+			if r.err != nil {
+				t.Fatalf("install-studio on macOS: %v\n%s", r.err, r.stderr)
+			}
+			if got := srv.requests(); !slices.Contains(got, "/v1.2.3/"+c.asset) {
+				t.Errorf("requests %v, want the %s asset", got, c.asset)
+			}
+			if got := lastLine(r.stdout); got != filepath.Join(dir, "studio") {
+				t.Errorf("printed %q, want the installed binary", got)
+			}
+		})
+	}
+	// Without shasum either, the download cannot be verified: a failure, never an unchecked binary.
+	srv := newReleaseServer(t, map[string][]byte{"/v1.2.3/studio-darwin-arm64": fakeAsset("v1.2.3"), "/v1.2.3/checksums.txt": []byte("x  studio-darwin-arm64\n")})
+	path := withoutCommand(t, withoutCommand(t, os.Getenv("PATH"), "sha256sum"), "shasum")
+	r := runInstall(t, path, "STUDIO_REF=v1.2.3", "RUNNER_OS=macOS", "RUNNER_ARCH=ARM64", "STUDIO_RELEASE_BASE_URL="+srv.URL, "STUDIO_INSTALL_DIR="+t.TempDir())
+	if r.err == nil || !strings.Contains(r.stderr, "neither sha256sum nor shasum") {
+		t.Errorf("want a failure naming the missing checksum tools, got %v:\n%s", r.err, r.stderr)
 	}
 }

@@ -202,6 +202,25 @@ func TestRunStudioUsesNoSudoWhenItMustNotOrNeedNot(t *testing.T) {
 	}
 }
 
+// On a macOS runner the studio cannot confine the agent, so passwordless sudo (which GitHub's
+// macOS runners have) must not make the studio, and with it the agent, root.
+func TestRunStudioNeverUsesSudoOnMacOS(t *testing.T) {
+	w := newRunWorld(t, "501", true)
+	out, err := w.command("RUNNER_OS=macOS").CombinedOutput()
+	if code := exitCode(err); code != 3 {
+		t.Fatalf("exit %d, want the studio's 3: %s", code, out)
+	}
+	if calls := w.sudoCalls(); calls != "" {
+		t.Errorf("sudo was called on macOS:\n%s", calls)
+	}
+	if !strings.Contains(string(out), "unconfined") {
+		t.Errorf("no note that the agent runs unconfined:\n%s", out)
+	}
+	if env := w.studioEnv(t); env["INPUT_GITHUB-TOKEN"] != "ghs_input_token" {
+		t.Errorf("the studio did not get its inputs")
+	}
+}
+
 // The runner cancels a step with SIGINT/SIGTERM to the step's shell; run-studio passes it to the
 // studio under sudo, which then saves its work, and exits with the studio's status.
 func TestRunStudioForwardsCancellationThroughSudo(t *testing.T) {
