@@ -153,13 +153,13 @@ func runInit(ctx context.Context, args []string, getenv func(string) string, std
 			return fail(err.Error())
 		}
 	}
-	printNextSteps(stdout, written, *labels, *labelPrefix)
+	printNextSteps(stdout, written, *labels, *labelPrefix, *studioMode)
 	return exitOK
 }
 
 // printNextSteps says what init cannot do: the secret, the Actions setting, the push, and
 // opening the first task.
-func printNextSteps(w io.Writer, written []string, labelsDone bool, labelPrefix string) {
+func printNextSteps(w io.Writer, written []string, labelsDone bool, labelPrefix, studioMode string) {
 	fmt.Fprintln(w, "\nNext steps:")
 	n := 0
 	step := func(format string, args ...any) {
@@ -177,4 +177,10 @@ func printNextSteps(w io.Writer, written []string, labelsDone bool, labelPrefix 
 		step("Optionally create the studio's labels: rerun with --labels --repo OWNER/NAME and a token in\n     GITHUB_TOKEN (or --token).")
 	}
 	step("Open an issue from the \"Studio task\" form (Issues → New issue), then comment `/studio run`\n     on it (%srun as a label works too).", labelPrefix)
+	// The first run's shape depends on the mode: say it, so nobody expects code and gets a plan.
+	if studioMode == string(policy.ModeFastPrototype) {
+		fmt.Fprintln(w, "\nstudioMode is fast-prototype: /studio run commits code straight away, with no approval.")
+	} else {
+		fmt.Fprintf(w, "\nstudioMode is %s: the first /studio run opens a draft pull request with a plan, and\napproving it starts the implementation (--studio-mode fast-prototype skips approvals).\n", studioMode)
+	}
 }
