@@ -41,7 +41,33 @@ type Task struct {
 	// Line is the body line on which the block's fence opens (1-based), for error messages; for an
 	// issue form, the line of its first `### <field>` heading.
 	Line int `yaml:"-" json:"-"`
+
+	// noWriteFiles is the error a missing writeFiles is for a role that may write; the parser
+	// cannot tell (the role may come from a label), so CheckWriteFiles returns it once the role
+	// is resolved.
+	noWriteFiles *TaskError
 }
+
+// RoleWrites reports whether runs of role may change files: its phase (PhaseForRole) is a
+// mutating one. Producer (plan) and qa-playtester (review) never write; their report is the
+// deliverable.
+func RoleWrites(role string) bool { return PhaseForRole(role).Mutating() }
+
+// CheckWriteFiles is the writeFiles rule, applied where the role is resolved: a role that may
+// write needs at least one writeFiles path; a read-only role needs none (any it lists is
+// ignored, since it may change nothing).
+func CheckWriteFiles(task Task, role string) error {
+	if len(task.WriteFiles) > 0 || !RoleWrites(role) {
+		return nil
+	}
+	if task.noWriteFiles != nil {
+		e := *task.noWriteFiles
+		return &e
+	}
+	return &TaskError{Line: task.Line, Field: "writeFiles", Message: writeFilesRequired}
+}
+
+const writeFilesRequired = "is required for a role that writes and must list at least one repository path or glob Codex may change (only producer and qa-playtester, which change nothing, may leave it out)"
 
 // TaskError is a task-block problem the reply explains: which field, which line, what to do.
 type TaskError struct {
@@ -69,8 +95,9 @@ var ErrNoTaskBlock = errors.New("the issue body has no ```studio task block; add
 // one may be a submitted studio issue form instead (parseTaskForm), read by its field labels. Only a block a
 // reader can see counts (ScanMarkdown): one inside an HTML comment, nested in another fence,
 // indented as code, quoted or in a list item is ignored and stays part of the description. Two
-// visible blocks, unknown keys, wrong types, unsafe writeFiles and a missing writeFiles are errors
-// naming the field and body line.
+// visible blocks, unknown keys, wrong types and unsafe writeFiles are errors naming the field and
+// body line. A missing writeFiles is not an error here: whether the role writes is known only once
+// it is resolved (a label may name it), so callers apply CheckWriteFiles then.
 func ParseTask(body string) (Task, error) {
 	lines := SplitLines(body)
 	var block *Fence
@@ -135,7 +162,8 @@ func decodeTask(src string, fenceLine int) (Task, error) {
 func validateTask(task *Task, lineOf func(key string) int) error {
 	task.Role = strings.TrimSpace(task.Role)
 	if len(task.WriteFiles) == 0 {
-		return &TaskError{Line: lineOf("writeFiles"), Field: "writeFiles", Message: "is required and must list at least one repository path or glob Codex may change"}
+		// Required only of a role that writes, which is known once labels are read: CheckWriteFiles.
+		task.noWriteFiles = &TaskError{Line: lineOf("writeFiles"), Field: "writeFiles", Message: writeFilesRequired}
 	}
 	seen := map[string]bool{}
 	var cleaned []string

@@ -31,7 +31,6 @@ func TestParseTaskErrorsNameFieldAndLine(t *testing.T) {
 		wantField string
 		wantMsg   string
 	}{
-		{"missing writeFiles", "intro\n```studio\nrole: producer\n```", 2, "writeFiles", "is required"},
 		{"unknown field", "```studio\nwriteFiles: [a.go]\nwritefiles: [b.go]\n```", 3, "writefiles", "not a task field"},
 		{"wrong type", "```studio\nwriteFiles: [a.go]\npriority: high\n```", 3, "", "cannot unmarshal"},
 		{"bad yaml", "x\n```studio\nwriteFiles: [a.go\n```", 3, "", "invalid YAML"},
@@ -71,5 +70,36 @@ func TestParseTaskAcceptsTildeFenceAndCRLF(t *testing.T) {
 	task, err := ParseTask("~~~~ studio\r\nwriteFiles:\r\n  - a/b.go\r\n~~~~\r\n")
 	if err != nil || !reflect.DeepEqual(task.WriteFiles, []string{"a/b.go"}) {
 		t.Fatalf("task = %+v, err = %v", task, err)
+	}
+}
+
+// TestCheckWriteFilesOnlyForWritingRoles: the parser accepts a task without writeFiles, and the
+// rule applies once the role is resolved: a writing role is refused with the field and line, a
+// read-only role (producer, qa-playtester) is not.
+func TestCheckWriteFilesOnlyForWritingRoles(t *testing.T) {
+	task, err := ParseTask("intro\n```studio\nrole: producer\n```")
+	if err != nil {
+		t.Fatalf("ParseTask without writeFiles = %v, want no error", err)
+	}
+	for _, role := range []string{"producer", "qa-playtester"} {
+		if err := CheckWriteFiles(task, role); err != nil {
+			t.Errorf("CheckWriteFiles(%s) = %v, want nil: the role writes nothing", role, err)
+		}
+	}
+	err = CheckWriteFiles(task, "gameplay-programmer")
+	var te *TaskError
+	if !errors.As(err, &te) || te.Line != 2 || te.Field != "writeFiles" || !strings.Contains(te.Error(), "is required") {
+		t.Fatalf("CheckWriteFiles(gameplay-programmer) = %#v, want a writeFiles error on line 2", err)
+	}
+	with, err := ParseTask("```studio\nwriteFiles: [a.gd]\n```")
+	if err != nil || CheckWriteFiles(with, "gameplay-programmer") != nil {
+		t.Fatalf("a writing role with writeFiles: %v / %v", err, CheckWriteFiles(with, "gameplay-programmer"))
+	}
+	form, err := ParseTask(formBody(map[string]string{"objective": "x"}))
+	if err != nil {
+		t.Fatalf("form without paths = %v, want no error", err)
+	}
+	if !errors.As(CheckWriteFiles(form, "gameplay-programmer"), &te) || te.Line != 9 || te.Field != "Files Codex may change" {
+		t.Fatalf("form error = %#v, want the form field's label and heading line", te)
 	}
 }

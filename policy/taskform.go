@@ -156,15 +156,21 @@ func parseTaskForm(body string) (Task, error) {
 		}
 		return sections[0].heading
 	}
-	if err := validateTask(&task, key); err != nil {
-		if te, ok := err.(*TaskError); ok {
-			for _, f := range FormFields {
-				if te.Field == f.ID || strings.HasPrefix(te.Field, f.ID+".") {
-					te.Field = f.Label
-				}
+	label := func(te *TaskError) {
+		for _, f := range FormFields {
+			if te.Field == f.ID || strings.HasPrefix(te.Field, f.ID+".") {
+				te.Field = f.Label
 			}
 		}
+	}
+	if err := validateTask(&task, key); err != nil {
+		if te, ok := err.(*TaskError); ok {
+			label(te)
+		}
 		return Task{}, err
+	}
+	if task.noWriteFiles != nil {
+		label(task.noWriteFiles)
 	}
 	task.Line = sections[0].heading
 	var desc []string

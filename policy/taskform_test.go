@@ -128,7 +128,6 @@ func TestParseTaskFormErrorsNameLabelAndLine(t *testing.T) {
 		wantField string
 		wantMsg   string
 	}{
-		{"no paths", formBody(map[string]string{"objective": "x"}), 9, "Files Codex may change", "is required"},
 		{"unsafe path", formBody(map[string]string{"writeFiles": "a.gd\n../etc/passwd"}), 9, "Files Codex may change", "parent traversal"},
 		{"git path", formBody(map[string]string{"writeFiles": ".git/hooks/pre-commit"}), 9, "Files Codex may change", ".git"},
 		{"unsafe context file", formBody(map[string]string{"writeFiles": "a.gd", "files": "/etc/passwd"}), 13, "Context files", "absolute"},
