@@ -164,6 +164,9 @@ func ParseProposal(finalMessage string, rules ProposalRules) (Proposal, error) {
 		return Proposal{}, err
 	}
 	task, err := policy.ParseTask(first)
+	if err == nil {
+		err = policy.CheckWriteFiles(task, role)
+	}
 	if err != nil {
 		return Proposal{}, taskProblem(err)
 	}

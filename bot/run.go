@@ -510,10 +510,18 @@ func (r *run) resolveRole(task policy.Task) (string, error) {
 	if !prompts.IsBuiltinRole(role) {
 		return "", errors.New(prompts.UnknownRoleMessage(role))
 	}
+	// writeFiles is required of a role that writes; whether it does is known only now.
+	if err := policy.CheckWriteFiles(task, role); err != nil {
+		return "", fmt.Errorf("the task block cannot be used: %w", err)
+	}
 	return role, nil
 }
 
 func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task policy.Task, elig policy.Eligibility, base string) (Outcome, error) {
+	if elig.WritePolicy == policy.WriteReadOnly {
+		// A role that may not write (producer, qa-playtester): its report is the deliverable.
+		return r.report(ctx, cfg, task, elig, base)
+	}
 	branch := r.BranchPrefix + fmt.Sprintf("task-%d", r.tr.Issue)
 	r.out.Branch = branch
 	routes, err := r.modelRoute(ctx, task, base)

@@ -62,6 +62,11 @@ type implState struct {
 	pr            PullRequest
 	reviewed      string // commit the last review verdict was written for
 	unpushed      string // a commit made but not pushed yet (a cancelled push; cancel.go pushes it)
+	// readOnly is a run of a role whose write policy forbids writes (report.go): no verification,
+	// review or fix pass, and every change is reverted instead of committed.
+	readOnly bool
+	// ev is the run's evidence folder, once the lifecycle created it.
+	ev *codex.Evidence
 }
 
 // runLifecycle runs implement -> verify -> review -> bounded fix passes (seed §9.3) with the
@@ -81,7 +86,12 @@ func (r *run) runLifecycle(ctx context.Context, st *implState, routes prompts.Ro
 		Prompt: prepared.Prompt, MaxFixPasses: maxFix, Verify: r.verification(st.task), CallTimeout: r.CodexTimeout,
 		VerifyOptions: codex.VerifyOptions{Jail: r.Jail, Timeout: r.VerifyTimeout, Env: r.VerifyEnv, Expose: r.VerifyExpose}, MaxTokens: r.MaxTokens,
 	}
-	if reviewEnabled(st.task) {
+	st.ev = ev
+	if st.readOnly {
+		// The report is the deliverable: there is no change to verify, review or fix.
+		plan.MaxFixPasses, plan.Verify = 0, nil
+		maxFix = 0
+	} else if reviewEnabled(st.task) {
 		plan.ReviewPrompt = prepared.ReviewPrompt
 	}
 	if maxFix > 0 {
@@ -99,6 +109,9 @@ func (r *run) runLifecycle(ctx context.Context, st *implState, routes prompts.Ro
 		Runner: r.Codex, Evidence: ev, Redactor: r.Redactor, Now: r.Now,
 		Hooks: codex.Hooks{
 			AfterChange: func(ctx context.Context, pass int, _ codex.Execution) error {
+				if st.readOnly {
+					return explain(r.revertReadOnly(ctx, st))
+				}
 				return explain(r.commitPass(ctx, st, pass))
 			},
 			AfterVerify: func(ctx context.Context, pass int, _ codex.VerificationResult) error {
@@ -342,7 +355,8 @@ func truncateBody(s string) string {
 }
 
 // verdictFrom merges the lifecycle's outcome with the scope check: out-of-scope changes and an
-// implementation that committed nothing block the run too.
+// implementation that committed nothing block the run too (a read-only role commits nothing by
+// design, and any change it made blocks).
 func verdictFrom(out codex.Outcome, st *implState) (string, []string) {
 	var blockers []string
 	paths := make([]string, 0, len(st.outOfScope))
@@ -366,7 +380,8 @@ func verdictFrom(out codex.Outcome, st *implState) (string, []string) {
 			}
 		}
 	}
-	if len(st.committed) == 0 && out.FinalStatus == codex.StatusDone {
+	// A read-only role's run is done when Codex succeeds: its report is the deliverable.
+	if len(st.committed) == 0 && out.FinalStatus == codex.StatusDone && !st.readOnly {
 		blockers = append(blockers, "Codex changed nothing inside writeFiles")
 	}
 	if len(blockers) > 0 {

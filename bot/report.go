@@ -1,0 +1,139 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/policy"
+)
+
+// maxReportChars bounds the report quoted in the issue comment; the evidence keeps all of it.
+const maxReportChars = 60000
+
+// reportFile is the report's name in the run evidence folder.
+const reportFile = "report.md"
+
+// report runs a role whose write policy forbids writes (producer plans, qa-playtester reviews):
+// Codex runs in the read-only sandbox on the default branch's checkout, and its final message is
+// the deliverable. It is kept in the run evidence and posted on the issue as a comment the status
+// comment links; no branch, commit or pull request is made. A file Codex changed anyway is
+// reverted and blocks the run.
+func (r *run) report(ctx context.Context, cfg policy.StudioConfig, task policy.Task, elig policy.Eligibility, base string) (Outcome, error) {
+	routes, err := r.modelRoute(ctx, task, base)
+	if err != nil {
+		var refusal *routeRefusal
+		if errors.As(err, &refusal) {
+			return r.block(ctx, stepCodex, refusal.msg)
+		}
+		return *r.out, err
+	}
+	prepared, facts, err := r.prepareFor(ctx, cfg, task, base, policy.PhaseForRole(task.Role), elig, routes, false, false)
+	if err != nil {
+		return r.block(ctx, stepTaskParsed, err.Error())
+	}
+	if note := prepared.Stripped.Summary(); note != "" {
+		r.st.set(stepTaskParsed, StepDone, r.st.detail(stepTaskParsed)+"; "+note)
+	}
+	if prepared.Prompt, err = r.withGuidance(ctx, base, task.Role, prepared.Prompt); err != nil {
+		var ge *guidanceError
+		if errors.As(err, &ge) {
+			return r.block(ctx, stepTaskParsed, ge.msg)
+		}
+		return *r.out, err
+	}
+	// Codex reads the default branch; no task branch is made for a run that writes nothing.
+	if err := r.readyBase(ctx, base); err != nil {
+		return *r.out, err
+	}
+
+	impl := routes.Implementation.Primary
+	r.st.set(stepCodex, StepPending, fmt.Sprintf("`%s` (%s), sandbox `%s`, read-only role", impl.Model, impl.Effort, elig.CodexSandbox))
+	if err := r.publish(ctx); err != nil {
+		return *r.out, err
+	}
+	st := &implState{task: task, elig: elig, base: base, readOnly: true, outOfScope: map[string]scopeRefusal{}, modes: map[string]string{}}
+	out, runErr := r.runLifecycle(ctx, st, routes, prepared, facts)
+	r.noteUsage(out.Usage)
+	if runErr != nil {
+		return *r.out, runErr
+	}
+	if out.FinalStatus == codex.StatusDone {
+		r.st.set(stepCodex, StepDone, fmt.Sprintf("`%s` (%s)", impl.Model, impl.Effort))
+	} else {
+		r.st.set(stepCodex, StepFailed, oneLine(out.Reason, 300))
+	}
+	r.st.set(stepCommitted, StepSkipped, "read-only role: nothing is committed")
+	r.st.set(stepPull, StepSkipped, "read-only role: no branch or pull request")
+
+	verdict, blockers := verdictFrom(out, st)
+	text := strings.TrimSpace(out.Implementation.Result.FinalMessage)
+	var link string
+	if out.FinalStatus == codex.StatusDone {
+		if text == "" {
+			verdict, blockers = "blocked", append(blockers, "Codex finished without a report (its final message was empty)")
+		} else {
+			if st.ev != nil {
+				if err := st.ev.Write(reportFile, []byte(text+"\n")); err != nil {
+					return *r.out, err
+				}
+			}
+			c, err := r.GitHub.CreateComment(ctx, r.tr.Issue, r.reportBody(task, impl.Model, text))
+			if err != nil {
+				return *r.out, err
+			}
+			link = fmt.Sprintf("[the report](#issuecomment-%d)", c.ID)
+		}
+	}
+
+	summary := verdictSummary(verdict, nil, blockers, "")
+	if link != "" {
+		summary += fmt.Sprintf("\n\n`%s` reports instead of changing files: %s is posted below and kept in the run evidence as `%s`.", task.Role, link, reportFile)
+	}
+	if tail := lastLines(r.Redactor.Redact(out.Output()), 40); tail != "" {
+		summary += "\n\n<details><summary>Lifecycle</summary>\n\n```text\n" + strings.ReplaceAll(tail, "```", "`\u200b``") + "\n```\n</details>"
+	}
+	summary += leftoversNote(out.Leftovers())
+	summary += fmt.Sprintf("\n\nRun evidence: `%s` (uploaded as a workflow artifact by the example workflow).", r.evidencePath(task.Role))
+	r.st.Summary = summary
+	r.out.Summary = summary
+
+	detail := "**" + verdict + "**"
+	if link != "" {
+		detail += ", see " + link
+	}
+	r.st.set(stepVerdict, StepDone, detail)
+	r.st.Verdict = verdict
+	r.out.Status = verdict
+	if err := r.setStatusLabel(ctx, verdict); err != nil {
+		return *r.out, err
+	}
+	return *r.out, r.publish(ctx)
+}
+
+// reportBody is the issue comment carrying a read-only role's report. The report is model output:
+// redacted, cut to fit, and quoted in a fence so its markdown (mentions, images, links, HTML)
+// is shown, not rendered.
+func (r *run) reportBody(task policy.Task, model, text string) string {
+	text = r.Redactor.Redact(text)
+	if rs := []rune(text); len(rs) > maxReportChars {
+		text = string(rs[:maxReportChars]) + "\n[report cut to fit the comment; the run evidence has all of it]"
+	}
+	return fmt.Sprintf("### Report from `%s` (`%s`, read-only)\n\nModel output, quoted as untrusted text (run `%s`):\n\n%s\n",
+		task.Role, oneLine(model, 100), oneLine(r.RunID, 100), fenced(text, "text"))
+}
+
+// revertReadOnly puts back every file a read-only role's Codex call changed: the role may change
+// nothing, so each change is recorded as a blocker and reverted, never committed.
+func (r *run) revertReadOnly(ctx context.Context, st *implState) error {
+	changes, err := r.Workspace.Changes(ctx)
+	if err != nil || len(changes) == 0 {
+		return err
+	}
+	for _, c := range changes {
+		st.outOfScope[c.Path] = scopeRefusal{kind: string(c.Kind), reason: fmt.Sprintf("role `%s` may not change files (read-only); reverted", st.task.Role)}
+	}
+	return r.Workspace.Discard(ctx, changes)
+}
