@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // StudioConfigPath is where the project state lives, always read from the default branch.
@@ -42,4 +43,22 @@ func ParseStudioConfig(data []byte) (StudioConfig, error) {
 		return cfg, errors.New("studio.json studioMode must be fast-prototype, guided-studio, or strict-studio")
 	}
 	return cfg, nil
+}
+
+// StatusActive is studio.json `status` of a project the studio works on. The seed also writes
+// "frozen" (`freeze`) and "inactive"; a file without `status` (older ones) counts as active.
+const StatusActive = "active"
+
+// Active reports whether the project accepts mutating runs. The seed never checks `status`, so a
+// frozen project still runs there (quirk A.9); the studio refuses instead (docs/tasks.md).
+func (c StudioConfig) Active() bool {
+	s := strings.TrimSpace(c.Status)
+	return s == "" || s == StatusActive
+}
+
+// InactiveReason says why a mutating run of a project that is not active is refused, and how to
+// resume it.
+func (c StudioConfig) InactiveReason() string {
+	return fmt.Sprintf("the project is %q (`status` in `%s` on the default branch), so the studio starts no run, Codex call or branch for it. To resume, set `\"status\": %q` there and commit it to the default branch; read-only commands (help, `--dry-run`) still answer.",
+		strings.TrimSpace(c.Status), StudioConfigPath, StatusActive)
 }

@@ -31,3 +31,19 @@ func TestParseStudioConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestStudioConfigActive: only "active" (or no status at all) accepts mutating runs; the seed's
+// "frozen" and "inactive", and anything else, do not, and the reason says how to resume.
+func TestStudioConfigActive(t *testing.T) {
+	for status, want := range map[string]bool{"": true, "active": true, " active ": true, "frozen": false, "inactive": false, "archived": false} {
+		if got := (StudioConfig{Status: status}).Active(); got != want {
+			t.Errorf("Active(%q) = %v, want %v", status, got, want)
+		}
+	}
+	reason := StudioConfig{Status: "frozen"}.InactiveReason()
+	for _, want := range []string{`"frozen"`, `"status": "active"`, "default branch", StudioConfigPath} {
+		if !strings.Contains(reason, want) {
+			t.Errorf("reason lacks %q: %s", want, reason)
+		}
+	}
+}
