@@ -405,6 +405,9 @@ func (r *run) authorizeAndRun(ctx context.Context, cfg policy.StudioConfig, task
 func (r *run) dryRun(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string, elig policy.Eligibility, diag policy.ApprovalDiagnostic) (Outcome, error) {
 	var b strings.Builder
 	b.WriteString("**Dry run**: nothing was changed (no branch, pull request, label or Codex run).\n\n")
+	if !cfg.Active() {
+		b.WriteString("**A run would be refused:** " + cfg.InactiveReason() + "\n\n")
+	}
 	b.WriteString(fenced(policy.RenderDryRun(elig, diag), "text"))
 	if extra, why := r.promptDryRun(ctx, cfg, task, base, elig); extra != "" {
 		b.WriteString("\n\n<details><summary>Prompt and context</summary>\n\n" + fenced(extra, "text") + "\n</details>")

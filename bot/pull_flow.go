@@ -109,6 +109,11 @@ func (b *Bot) implementApproved(ctx context.Context, tr Trigger, issue int, tn t
 	if !ok || tn.problem != "" || !pa.plan.found || !pa.plan.headIsPlan || pa.markerLine == "" {
 		return out, false, nil
 	}
+	if !tn.cfg.Active() {
+		// A frozen project starts no implementation, approved or not (docs/tasks.md, A.9).
+		b.logf("not implementing #%d: %s", issue, tn.cfg.InactiveReason())
+		return out, false, nil
+	}
 	elig := policy.Evaluate(policy.EligibilityInput{
 		ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, Phase: policy.PhaseForRole(tn.task.Role),
 		HasMatchingApproval: true, ConstrainedSandbox: b.ConstrainedSandbox,

@@ -23,6 +23,9 @@ func (r *run) reviewPull(ctx context.Context, pr PullRequest) (Outcome, error) {
 	if tn.problem != "" {
 		return r.block(ctx, stepTaskParsed, tn.problem)
 	}
+	if !tn.cfg.Active() {
+		return r.refuse(ctx, tn.cfg.InactiveReason())
+	}
 	r.out.PullRequest, r.out.PullURL, r.out.Branch = pr.Number, pr.URL, pr.HeadRef
 	routes, err := r.modelRoute(ctx, tn.task, tn.base)
 	if err != nil {

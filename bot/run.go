@@ -400,6 +400,18 @@ func (r *run) block(ctx context.Context, step, reason string) (Outcome, error) {
 	return *r.out, r.publish(ctx)
 }
 
+// refuse ends the run without doing anything: the reason is the verdict, and the issue's status
+// label is left as it was, since nothing ran.
+func (r *run) refuse(ctx context.Context, reason string) (Outcome, error) {
+	r.st.set(stepCodex, StepSkipped, "refused")
+	r.st.set(stepVerdict, StepDone, "**refused**")
+	r.st.Verdict = "refused"
+	r.st.Summary = "**Refused:** " + reason
+	r.out.Status = "refused"
+	r.out.Summary = r.st.Summary
+	return *r.out, r.publish(ctx)
+}
+
 func (r *run) setStatusLabel(ctx context.Context, status string) error {
 	want := r.LabelPrefix + "status/" + status
 	for _, l := range r.issue.Labels {
@@ -457,6 +469,11 @@ func (r *run) execute(ctx context.Context) (Outcome, error) {
 	cfg, err := policy.ParseStudioConfig(cfgBytes)
 	if err != nil {
 		return r.block(ctx, stepTaskParsed, fmt.Sprintf("`.codex/studio.json` on `%s`: %v", base, err))
+	}
+	if !cfg.Active() && !r.cmd.Run.DryRun {
+		// A frozen (or inactive) project gets no mutating run: refused before the task is even
+		// read, so no Codex call, branch or label follows. A dry run still answers.
+		return r.refuse(ctx, cfg.InactiveReason())
 	}
 
 	task, err := policy.ParseTask(r.issue.Body)

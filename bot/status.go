@@ -37,7 +37,7 @@ const (
 type Status struct {
 	Issue   int
 	Steps   []Step
-	Verdict string // done | blocked | "" while running
+	Verdict string // done | blocked | refused | "" while running
 	Summary string // markdown under the checklist
 	RunURL  string
 	Handled []int64 // comment ids this bot has already acted on
