@@ -77,7 +77,7 @@ func TestParseProposalRefusesMalformedAnswers(t *testing.T) {
 		"git dir":           {answer: base("writeFiles", `[".git/hooks/pre-commit"]`), want: ".git"},
 		"nested git dir":    {answer: base("writeFiles", `["src/.git/config"]`), want: ".git"},
 		"absolute":          {answer: base("writeFiles", `["/etc/x"]`), want: "absolute"},
-		"empty writeFiles":  {answer: base("writeFiles", `[]`), want: "`writeFiles`: is required"},
+		"empty writeFiles":  {answer: strings.Replace(base("writeFiles", `[]`), `"producer"`, `"gameplay-programmer"`, 1), want: "`writeFiles`: is required"},
 		"null writeFiles":   {answer: base("writeFiles", `null`), want: "`writeFiles` must be an array"},
 		"files traversal":   {answer: base("files", `["../x"]`), want: "`files`"},
 		"missing field":     {answer: base("summary", "-"), want: `lacks the field "summary"`},
@@ -140,5 +140,14 @@ func TestAcceptFindsOnlyTheBotsLatestProposal(t *testing.T) {
 	}
 	if task, err := policy.ParseTask(appendBlock("Make it snappier.\r\n", p.Block)); err != nil || !sameTask(task, p.Task) {
 		t.Errorf("plain body: %+v, %v", task, err)
+	}
+}
+
+// TestParseProposalReadOnlyRoleNeedsNoWriteFiles: a proposal for a role that never writes may
+// leave writeFiles empty, as its task block may.
+func TestParseProposalReadOnlyRoleNeedsNoWriteFiles(t *testing.T) {
+	p, err := ParseProposal(`{"role":"producer","writeFiles":[],"files":[],"verify":null,"summary":"s"}`, ProposalRules{})
+	if err != nil || p.Task.Role != "producer" || len(p.Task.WriteFiles) != 0 {
+		t.Fatalf("proposal = %+v, %v; want a producer task without writeFiles", p.Task, err)
 	}
 }
