@@ -210,8 +210,10 @@ func (s *Server) serveFault(w http.ResponseWriter, r *http.Request, path string,
 		_, _ = io.Copy(io.Discard, r.Body)
 		if hj, ok := w.(http.Hijacker); ok {
 			if conn, _, err := hj.Hijack(); err == nil {
-				_ = conn.Close()
+				// Log first: once the connection closes, the client may retry and a test may
+				// count requests before this goroutine runs again.
 				s.recordFault(r, path, 0, login, f.Kind)
+				_ = conn.Close()
 				return
 			}
 		}
