@@ -26,8 +26,12 @@ type StudioConfig struct {
 	Raw []byte `json:"-"`
 }
 
+// InitCommand creates `.codex/studio.json` when pasted into a shell as it is: every required
+// flag, no placeholders or `a|b` alternatives (which a shell reads as redirections and pipes).
+const InitCommand = `studio init --non-interactive --name "My Game" --engine godot --mode prototype`
+
 // ErrNoStudioConfig is the answer when the default branch has no `.codex/studio.json`.
-var ErrNoStudioConfig = errors.New("this repository has no .codex/studio.json on its default branch; create it with `studio init --name <name> --engine godot|unity|unreal --mode design|prototype|development --studio-mode fast-prototype|guided-studio|strict-studio` and commit it")
+var ErrNoStudioConfig = errors.New("this repository has no .codex/studio.json on its default branch; create it with `" + InitCommand + "` (your own name; --engine godot, unity or unreal; --mode design, prototype or development) and commit it")
 
 // ParseStudioConfig validates studio.json the way the seed does (mode and studioMode, with the
 // seed's exact messages), and additionally refuses a file that is not a JSON object.

@@ -66,7 +66,9 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	bin := codex.ResolveBin(*codexPath, getenv)
 	if v, err := codex.Available(ctx, bin); err != nil {
-		add("FAIL", "tool.codex", err.Error()+"; install it with `npm install -g @openai/codex@0.171.0` or pass --codex-path", bin)
+		add("FAIL", "tool.codex", err.Error()+"; install it with `"+codex.InstallCommand+"` or pass --codex-path", bin)
+	} else if err := codex.CheckVersion(v); err != nil {
+		add("FAIL", "tool.codex", err.Error()+"; install the pinned one with `"+codex.InstallCommand+"` or pass --codex-path", bin)
 	} else {
 		add("PASS", "tool.codex", strings.TrimSpace(v), bin)
 	}
@@ -95,7 +97,7 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	var cfg policy.StudioConfig
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		add("FAIL", "studio.config", policy.ErrNoStudioConfig.Error(), policy.StudioConfigPath)
+		add("FAIL", "studio.config", "missing: there is no "+policy.StudioConfigPath+"; create it with `"+policy.InitCommand+"` (your own name, engine and mode)", policy.StudioConfigPath)
 	case err != nil:
 		add("FAIL", "studio.config", err.Error(), policy.StudioConfigPath)
 	default:
@@ -103,8 +105,12 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		result(err, "studio.config", fmt.Sprintf("%s, %s, engine %s", cfg.Mode, cfg.StudioMode, orDefault(cfg.Engine, "unset")), policy.StudioConfigPath)
 	}
 
-	custom, err := prompts.ReadCustomization(ctx, root)
-	if err != nil {
+	// The customization pack is optional: without it only the built-ins apply, which is said as
+	// such rather than as a valid file that is not there.
+	customPath := filepath.Join(root, filepath.FromSlash(prompts.CustomizationPath))
+	if _, err := os.Lstat(customPath); errors.Is(err, os.ErrNotExist) {
+		add("SKIP", "codex.customization.config", "no customization pack: only the built-in roles, workflows and templates", "")
+	} else if custom, err := prompts.ReadCustomization(ctx, root); err != nil {
 		add("FAIL", "codex.customization.config", err.Error(), prompts.CustomizationPath)
 	} else if diags, err := prompts.ValidateCustomization(ctx, root, custom, nil); err != nil {
 		add("FAIL", "codex.customization.config", err.Error(), prompts.CustomizationPath)

@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/internal/codextest"
 	"github.com/codex-studio/studio-action/internal/sandbox"
+	"github.com/codex-studio/studio-action/policy"
 )
 
 func writeTree(t *testing.T, root string, files map[string]string) {
@@ -67,5 +71,148 @@ func TestDoctorNamesEveryBrokenFile(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// fakeCodex writes an executable that prints out for `--version`.
+func fakeCodex(t *testing.T, dir, name, out string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte("#!/bin/sh\nprintf '%s\\n' '"+out+"'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func doctorLine(out, id string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 1 && f[1] == id+":" {
+			return l
+		}
+	}
+	return ""
+}
+
+func TestDoctorChecksTheCodexVersion(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, sandbox.DefaultFiles("guided-studio"))
+	install := "`" + codex.InstallCommand + "`"
+	tests := []struct {
+		name, version, want string
+	}{
+		{"pinned passes", "codex-cli " + codex.PinnedVersion, "PASS tool.codex: codex-cli " + codex.PinnedVersion},
+		{"newer passes", "codex-cli 9.0.0", "PASS tool.codex: codex-cli 9.0.0"},
+		{"older fails with the install command", "codex-cli 0.100.0", "FAIL tool.codex: Codex CLI 0.100.0 is older than the pinned " + codex.PinnedVersion + "; install the pinned one with " + install},
+		{"unparseable fails with the install command", "codex something", "FAIL tool.codex: cannot read the Codex CLI version from \"codex something\""},
+	}
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			bin := fakeCodex(t, t.TempDir(), "codex"+strconv.Itoa(i), tc.version)
+			var stdout, stderr bytes.Buffer
+			run(context.Background(), []string{"doctor", "--project", root, "--codex-path", bin, "--agent-user", "none"}, func(string) string { return "" }, &stdout, &stderr)
+			got := doctorLine(stdout.String(), "tool.codex")
+			if !strings.HasPrefix(got, tc.want) {
+				t.Errorf("tool.codex line = %q, want prefix %q", got, tc.want)
+			}
+			if strings.HasPrefix(tc.want, "FAIL") && !strings.Contains(got, install) {
+				t.Errorf("a failing tool.codex line must name %s: %q", install, got)
+			}
+		})
+	}
+}
+
+// shellWords splits cmd exactly as a POSIX shell does when it is pasted, so a suggestion with
+// placeholders or `a|b` alternatives fails here as it would in a terminal.
+func shellWords(t *testing.T, cmd string) []string {
+	t.Helper()
+	out, err := exec.Command("sh", "-c", "set -- "+cmd+"; printf '%s\\0' \"$@\"").Output()
+	if err != nil {
+		t.Fatalf("the shell cannot read %q: %v", cmd, err)
+	}
+	return strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+}
+
+func TestDoctorConfigFiles(t *testing.T) {
+	healthy := sandbox.DefaultFiles("guided-studio")
+	without := func(drop ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range healthy {
+			m[k] = v
+		}
+		for _, d := range drop {
+			delete(m, d)
+		}
+		return m
+	}
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  []string // line prefixes
+		not   []string
+	}{
+		{"studio.json missing is reported missing, with a working init command", without(".codex/studio.json"),
+			[]string{"FAIL studio.config: missing: there is no .codex/studio.json; create it with `" + policy.InitCommand + "`"},
+			[]string{"PASS studio.config"}},
+		{"studio.json present", healthy, []string{"PASS studio.config: prototype, guided-studio, engine godot"}, nil},
+		{"customization pack missing is not called valid", without(".codex/studio/config.json"),
+			[]string{"SKIP codex.customization.config: no customization pack"},
+			[]string{"customization config is valid"}},
+		{"customization pack present is validated", func() map[string]string {
+			m := without()
+			m[".codex/studio/config.json"] = `{"schemaVersion":1}`
+			return m
+		}(), []string{"PASS codex.customization.config: customization config is valid"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			writeTree(t, root, tc.files)
+			var stdout, stderr bytes.Buffer
+			run(context.Background(), []string{"doctor", "--project", root, "--codex-path", fakeCodex(t, t.TempDir(), "codex", "codex-cli "+codex.PinnedVersion), "--agent-user", "none"}, func(string) string { return "" }, &stdout, &stderr)
+			out := stdout.String()
+			for _, w := range tc.want {
+				if !strings.Contains(out, "\n"+w) && !strings.HasPrefix(out, w) {
+					t.Errorf("doctor output lacks %q:\n%s", w, out)
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(out, n) {
+					t.Errorf("doctor output has %q:\n%s", n, out)
+				}
+			}
+		})
+	}
+}
+
+// TestDoctorInitSuggestionWorks pastes the command doctor suggests for a missing studio.json
+// into a shell's word splitting, runs it in a scratch directory, and checks doctor then passes.
+func TestDoctorInitSuggestionWorks(t *testing.T) {
+	root := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	run(context.Background(), []string{"doctor", "--project", root, "--codex-path", fakeCodex(t, t.TempDir(), "codex", "codex-cli "+codex.PinnedVersion), "--agent-user", "none"}, func(string) string { return "" }, &stdout, &stderr)
+	line := doctorLine(stdout.String(), "studio.config")
+	_, rest, ok := strings.Cut(line, "`")
+	cmd, _, ok2 := strings.Cut(rest, "`")
+	if !ok || !ok2 {
+		t.Fatalf("studio.config line suggests no command: %q", line)
+	}
+	args := shellWords(t, cmd)
+	if args[0] != "studio" {
+		t.Fatalf("suggested command %q does not start with studio", cmd)
+	}
+	t.Chdir(root)
+	stdout.Reset()
+	stderr.Reset()
+	if code := run(context.Background(), args[1:], func(string) string { return "" }, &stdout, &stderr); code != exitOK {
+		t.Fatalf("pasted %q: exit %d\n%s%s", cmd, code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	run(context.Background(), []string{"doctor", "--project", root, "--codex-path", fakeCodex(t, t.TempDir(), "codex", "codex-cli "+codex.PinnedVersion), "--agent-user", "none"}, func(string) string { return "" }, &stdout, &stderr)
+	if got := doctorLine(stdout.String(), "studio.config"); !strings.HasPrefix(got, "PASS studio.config: prototype, guided-studio") {
+		t.Errorf("after the suggested init, studio.config = %q", got)
+	}
+	// The action's own answer names the same command.
+	if !strings.Contains(policy.ErrNoStudioConfig.Error(), "`"+policy.InitCommand+"`") {
+		t.Errorf("policy.ErrNoStudioConfig does not suggest policy.InitCommand: %v", policy.ErrNoStudioConfig)
 	}
 }

@@ -3,6 +3,7 @@ package guidance
 import (
 	"context"
 	"fmt"
+	"github.com/codex-studio/studio-action/prompts"
 	"os"
 	"path/filepath"
 	"sort"
@@ -135,8 +136,8 @@ func (p *Profile) limitLines() []string {
 	if c.usesDurable() {
 		lines = append(lines,
 			fmt.Sprintf("- Concurrency slots (`refs/studio/slots/*`): at most %s runs at once, the root run included.", c.MaxActiveAgents),
-			"- A finished, suspended or paused child task gives its slot back; children that run one after another are not counted against any lifetime total.",
-			fmt.Sprintf("- Maximum sub-issue depth (the length of the parent-issue chain): %s. Deeper requests are refused with the reason.", c.MaxDepth),
+			"- A finished child task gives its slot back; children that run one after another are not counted against any lifetime total.",
+			fmt.Sprintf("- Maximum delegation depth: %s.", c.MaxDepth),
 			fmt.Sprintf("- Maximum child tasks holding write locks (`refs/studio/locks/*`) at once: %s.", c.MaxActiveWriters),
 			"- Overlapping writeFiles are refused mechanically: a lock ref that already exists cannot be created again.",
 			fmt.Sprintf("- Child result visibility: %s.", c.ResultVisibility),
@@ -152,30 +153,23 @@ func (p *Profile) limitLines() []string {
 func (p *Profile) backendText() string {
 	switch p.Coordination.Orchestration {
 	case "mcp":
-		return `Delegation goes through the action. List the child tasks you need in your
-final report; the action files each one as a sub-issue of this issue with its
-task block filled in, and runs it in its own workflow run on its own branch and
-pull request. Each child is durable and bounded: it holds a concurrency slot
-and write locks, its lineage is the parent-issue chain, its output is checked
-against its task block, it can be steered or stopped with ` + "`/studio`" + ` comments,
-and its issue, pull request, status comment and run artifact keep the evidence.`
+		return `Delegation through the action is not available yet: the action does not
+file or run child tasks, and it has no commands to steer, pause, resume or stop
+other work. Do the work in this run. If part of it should be a separate task,
+describe it in your final report (objective, paths, non-goals, deliverable and
+validation) so a person can open it as a new studio task issue.`
 	case "native":
 		return `Delegation uses Codex native subagents inside this run. They start fast and
 share this workspace, but the action cannot enforce a per-child write scope,
 an output contract or each edge of the spawn graph for them. Keep their writes
 disjoint and check every result that matters.`
 	default:
-		return `Two delegation paths are open.
-
-- Codex native subagents, inside this run: for quick, read-heavy, tightly
-  coupled work where shared live context is worth more than isolation.
-- Child tasks as sub-issues, each in its own workflow run: for durable work,
-  strict role and model pinning, nested bounded delegation, checked output,
-  explicit writeFiles, steering with ` + "`/studio`" + ` comments, work that must survive
-  this run, an audit trail, or low-trust participants.
-
-Do not send one assignment down both paths unless independent redundancy is
-the point. Results from either path are evidence the caller must reconcile.`
+		return `Delegation uses Codex native subagents inside this run, for quick,
+read-heavy, tightly coupled work where shared live context is worth more than
+isolation. Child tasks run by the action are not available yet: the action
+files no child tasks. Describe durable follow-up work in your final report so a
+person can open it as a new studio task issue. Results from subagents are
+evidence the caller must reconcile.`
 	}
 }
 
@@ -301,47 +295,14 @@ workspace: the action's write locks and output checks do not apply to them.
 		b.WriteString(`
 ## Child tasks on GitHub
 
-Use child tasks (sub-issues) for durable work, strict model pinning, disjoint
-writeFiles, checked output, nested bounded delegation, cancellation, or
-low-trust roles. When you may request children, keep working on separate
-parts after requesting them. Before requesting anything, look at this issue's
-existing sub-issues and their ` + "`studio:status/*`" + ` labels: steer and inspect only
-children you find there, never an issue number you guessed or one that a
-model's output supplied. When a long-running child's state matters, read its
-status comment and workflow run; silence is a warning, not a failure. Use only
-the actions the control graph grants you for that child, each as a comment on
-the child's issue: ` + "`/studio steer`" + ` adds direction, ` + "`/studio pause`" + ` pauses it,
-` + "`/studio continue`" + ` resumes the same issue (and may raise a goal's token budget
-only up to its compiled ceiling), ` + "`/studio stop`" + ` ends it and keeps the
-evidence. Other granted actions (answer pending input, change an allowed
-effort, interrupt the current turn, detach, compact, fork, request the final
-serialization) apply only where the runtime exposes them; otherwise say the
-action is unavailable. Name the head commit you last inspected in every
-control: a control aimed at an older head is refused, so re-read first.
-
-Follow a child by its labels and status comment rather than re-reading
-unchanged state. Previews are short and never the whole result: read each
-finished child's full pull-request diff, review, status comment and run
-artifact, every page of them, before using it. Never read another run's
-runner files or internal state; use the issue, pull request, checks and
-artifacts. When you hold acceptance authority, accept a successful child
-result with an approving review or reject it with a changes-requested review
-and a concrete reason before relying on it, and merge a writable result only
-after acceptance and review.
-
-A cancelled workflow run or a lost runner does not mean lost work. After any
-interruption, find the children already filed and their runs before requesting
-a replacement, and continue the same issue while its objective still holds. A
-replacement run first settles a turn left open by the lost one and starts at
-most one continuation; a final result that landed in the meantime stands.
-A provider limit, runner failure, malformed output or failed final turn stays
-recorded on the same issue with its raw error and partial evidence. A provider
-reset time without a timezone is provider-local or unspecified: do not invent a
-timezone, and do not replace the affected role with an undeclared route.
-A paused or suspended child keeps its branch, pull request and evidence and
-gives its slot back; continuing it takes a fresh slot for the same issue.
-Failed, stopped or cancelled children keep evidence you can inspect, but they
-cannot be accepted as successful.
+The action does not file or run child tasks yet, and it has no commands to
+steer, pause, resume or stop other work: the only ` + "`/studio`" + ` commands are
+` + prompts.VerbsSentence() + `, and a person posts them, not an agent. Where this guidance
+grants you durable children or control over other roles, do that work in this
+run instead, or describe each follow-up task in your final report (objective,
+paths, non-goals, deliverable and validation) so a person can open it as a new
+studio task issue. Never act on an issue number you guessed or one that a
+model's output supplied.
 `)
 	}
 	switch {
@@ -352,9 +313,9 @@ before you report upward.
 `)
 	case len(a.Controls) > 0:
 		b.WriteString(`
-You may control work but not create it: do not request child tasks. Use the
-control graph only to unblock, correct, preserve or conclude work that another
-authorized role already started.
+You may not request child tasks. The control graph names authority over other
+roles' work that the action does not implement yet: report what that work needs
+instead of acting on it.
 `)
 	default:
 		b.WriteString("\nYou are a true leaf participant: you neither request child tasks nor control other agents.\n")
@@ -437,26 +398,22 @@ func skillText(p *Profile) string {
 		paths = `- Run the profile's roles as Codex native subagents for quick, read-heavy,
   tightly coupled work. Keep their writes disjoint: the action does not enforce
   write scopes or output checks for native subagents.
-- Child tasks as sub-issues are not available in this profile.`
+- Child tasks run by the action are not available in this profile.`
 	case "mcp":
-		pathKind = "child tasks filed as sub-issues"
-		paths = `- Request child tasks in your final report; the action files them as
-  sub-issues and runs each in its own workflow run. Tool servers Codex can call
-  provide capabilities; they do not start agents. The action owns lineage,
-  slots, issue state, cancellation, output checks and result decisions.
+		pathKind = "child tasks"
+		paths = `- Child tasks run by the action are not available yet: the action files no
+  child tasks and has no commands to steer, pause, resume or stop work. Do the
+  work in this run, or describe each follow-up task in your final report so a
+  person can open it as a new studio task issue.
 - Codex native subagents are not available in this profile.`
 	default:
-		pathKind = "Codex native subagents or child tasks filed as sub-issues"
+		pathKind = "Codex native subagents"
 		paths = `- Run native roles as Codex native subagents for quick, read-heavy, tightly
   coupled work. Keep their writes disjoint: the action does not enforce write
   scopes or output checks for native subagents.
-- Request durable roles as child tasks in your final report; the action files
-  them as sub-issues and runs each in its own workflow run. Tool servers Codex
-  can call provide capabilities; they do not start agents. The action owns
-  lineage, slots, issue state, cancellation, output checks and result
-  decisions.
-- Do not send one assignment down both paths unless independent reproduction
-  or adversarial diversity is the stated goal.`
+- Child tasks run by the action are not available yet: the action files no
+  child tasks. Describe durable follow-up work in your final report so a person
+  can open it as a new studio task issue.`
 	}
 
 	var b strings.Builder
@@ -500,63 +457,21 @@ boundary. Not knowing the orchestration tools is not a reason.
 		b.WriteString(`
 ## Child-task lifecycle
 
-For each child task, give an objective, the context and paths it needs,
-non-goals, the deliverable it must return, and the validation evidence
-expected; these go into the sub-issue's task block. List independent children
-together in one report; one child is one entry.
+The action does not run child tasks yet, and it has no commands to steer,
+pause, resume or stop other work; the control graph below records the profile's
+intended authority only. For each piece of durable work a child would have
+done, give in your final report an objective, the context and paths it needs,
+non-goals, the deliverable and the validation evidence expected, so a person
+can open it as a new studio task issue. The studio's commands are
+` + prompts.VerbsSentence() + `; people post them, agents do not.
 
-Stay productive while children run. Check on them only when it helps, and wait
-only at a real dependency. Follow each child by its status label and status
-comment, which change when its durable state changes, instead of re-reading
-what has not changed. Previews are optional, short and never the whole result:
-read every finished child's pull-request diff, review, status comment and run
-artifact in full, page by page, in order, without gaps. Never go around this by
-opening another run's runner files, logs or internal state; use the issue,
-pull request, checks and artifacts. Being able to read a file does not make it
-an authority.
-
-Start from the sub-issues already filed and their workflow runs. After any
-interruption, find and inspect the retained work before requesting a
-replacement, and continue the same issue while its objective still holds.
-Controls are compare-and-swap: inspect first and name the head commit you saw;
-a control aimed at an older head is refused. ` + "`/studio steer`" + ` adds direction to
-the current work without replacing its task. ` + "`/studio pause`" + ` pauses a goal,
-interrupts the turn, keeps partial evidence and gives the slot back.
-` + "`/studio continue`" + ` resumes recoverable work on the same issue, and may raise
-its token budget only up to the compiled ceiling. ` + "`/studio stop`" + ` pauses,
-interrupts, keeps the evidence and releases the child's slot and locks.
-Interrupting only the current turn, answering a pending request, final
-serialization, compaction, setting effort within the grant, and forking are
-used only where the runtime offers them; a fork is a new child task with its
-own slot and its own writeFiles.
-
-Accept a successful child with an approving review on its pull request, or
-reject it with a changes-requested review and a concrete reason, when your role
-holds that authority. A paused child keeps its branch, pull request, partial
-evidence and artifact while its slot is free; a suspended child keeps the same
-evidence, and continuing it takes exactly one new run for that issue after a
-fresh slot is granted. Failed, stopped and cancelled children cannot be
-accepted or rejected as results; keep their status and uncertainty visible.
-Merge an accepted writable result only after checking its scope and tests.
-Cancel only work that is stale, superseded, unsafe or no longer worth its
-cost; cancelling is immediate and different from stopping with evidence kept.
-
-Each child task is one workflow run with its own branch; a continuation is a
-new run for the same issue, never a second issue. A replacement run first
-settles a turn left open by a lost one and starts at most one continuation; a
-final result that landed meanwhile stands. Goal roles are bounded by Codex
-token accounting; turn roles have no task wall clock. Stall intervals only warn,
-and a slow provider or model does not erase work. Do not ask a model to watch
-a clock or write periodic progress notes. Strict output contracts apply to the
-final serialization turn, followed by at most one repair on the same thread.
-
-Settle conflicts with primary evidence, not by vote or model reputation. A
-failed child, a suspended budget, an unavailable route or a malformed result is
-explicit uncertainty, not permission to quietly switch to another route.
+Settle conflicts with primary evidence, not by vote or model reputation. An
+unavailable route or a malformed result is explicit uncertainty, not
+permission to quietly switch to another route.
 `)
 	}
 	if len(controls) > 0 {
-		b.WriteString("\n## Control graph\n\n" + strings.Join(controls, "\n") + "\n")
+		b.WriteString("\n## Control graph\n\nThe profile's intended authority; the action does not carry out these controls yet.\n\n" + strings.Join(controls, "\n") + "\n")
 	}
 	fmt.Fprintf(&b, `
 ## Profile graph

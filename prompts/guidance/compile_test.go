@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/codex-studio/studio-action/internal/golden"
+	"github.com/codex-studio/studio-action/prompts"
 )
 
 func readProfile(t *testing.T, name string) []byte {
@@ -112,7 +113,9 @@ func TestCompileFacts(t *testing.T) {
 		{"guidance/agents/builder.md", "adversarial input for the root", true},
 		{"guidance/agents/builder.md", "one durable Codex turn", true},
 		{"guidance/agents/scout.md", "## Low-trust boundary", true},
-		{"guidance/agents/warden.md", "You may control work but not create it", true},
+		{"guidance/agents/warden.md", "You may not request child tasks. The control graph names authority", true},
+		{"guidance/agents/warden.md", "/studio steer", false},
+		{SkillPath, "sub-issue", false},
 		{"guidance/agents/warden.md", "## Child tasks on GitHub", true},
 		{"guidance/agents/warden.md", "## Delegation checkpoint", false},
 		{SkillPath, "name: mmo-profile-orchestration", true},
@@ -214,5 +217,24 @@ func TestCompileFileAndInstallForRole(t *testing.T) {
 	bad := []byte(strings.Replace(string(readProfile(t, "flat.json")), `"only"`, `"../escape"`, 2))
 	if _, _, err := InstallForRole(context.Background(), bad, "../escape", t.TempDir()); err == nil {
 		t.Fatal("path escape accepted")
+	}
+}
+
+// TestGuidancePromisesOnlyExistingVerbs compiles every test profile: the guidance may name only
+// the /studio commands the action has, and no sub-issues, which the action does not file.
+func TestGuidancePromisesOnlyExistingVerbs(t *testing.T) {
+	for _, name := range []string{"hybrid.json", "native.json", "flat.json"} {
+		p, err := ParseProfile(readProfile(t, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range Compile(p) {
+			if bad := prompts.UnknownVerbs(f.Text); len(bad) > 0 {
+				t.Errorf("%s %s mentions /studio %v, which the action does not have (it has %v)", name, f.Path, bad, prompts.Verbs)
+			}
+			if strings.Contains(strings.ToLower(f.Text), "sub-issue") {
+				t.Errorf("%s %s promises sub-issues, which the action does not file", name, f.Path)
+			}
+		}
 	}
 }

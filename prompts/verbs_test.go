@@ -1,0 +1,66 @@
+package prompts
+
+import (
+	"io/fs"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestMentionedVerbs(t *testing.T) {
+	got := MentionedVerbs("post `/studio run`, then /studio  steer or `/studio run --dry-run`; /studiox no")
+	if want := []string{"run", "steer"}; !slices.Equal(got, want) {
+		t.Errorf("MentionedVerbs = %v, want %v", got, want)
+	}
+	if got := UnknownVerbs("/studio pause and /studio help"); !slices.Equal(got, []string{"pause"}) {
+		t.Errorf("UnknownVerbs = %v", got)
+	}
+}
+
+// TestEmbeddedTextPromisesOnlyExistingVerbs reads every embedded role contract and template:
+// none may tell an agent to use a /studio command the action does not have.
+func TestEmbeddedTextPromisesOnlyExistingVerbs(t *testing.T) {
+	for _, fsys := range []fs.FS{roleFiles, templateFiles} {
+		err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			data, err := fs.ReadFile(fsys, p)
+			if err != nil {
+				return err
+			}
+			if bad := UnknownVerbs(string(data)); len(bad) > 0 {
+				t.Errorf("%s mentions /studio %v, which the action does not have (it has %v)", p, bad, Verbs)
+			}
+			if strings.Contains(strings.ToLower(string(data)), "sub-issue") {
+				t.Errorf("%s promises sub-issues, which the action does not file", p)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestRenderedPromptsPromiseOnlyExistingVerbs checks the golden prompts, which hold the text
+// render.go adds around the contracts.
+func TestRenderedPromptsPromiseOnlyExistingVerbs(t *testing.T) {
+	goldens, err := fs.Glob(os.DirFS("testdata/golden"), "*.md")
+	if err != nil || len(goldens) == 0 {
+		t.Fatalf("no golden prompts: %v", err)
+	}
+	for _, g := range goldens {
+		data, err := fs.ReadFile(os.DirFS("testdata/golden"), g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bad := UnknownVerbs(string(data)); len(bad) > 0 {
+			t.Errorf("testdata/golden/%s mentions /studio %v, which the action does not have", g, bad)
+		}
+		if strings.Contains(strings.ToLower(string(data)), "sub-issue") {
+			t.Errorf("testdata/golden/%s promises sub-issues, which the action does not file", g)
+		}
+	}
+}
