@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -22,28 +21,11 @@ const reportFile = "report.md"
 // comment links; no branch, commit or pull request is made. A file Codex changed anyway is
 // reverted and blocks the run.
 func (r *run) report(ctx context.Context, cfg policy.StudioConfig, task policy.Task, elig policy.Eligibility, base string) (Outcome, error) {
-	routes, err := r.modelRoute(ctx, task, base)
-	if err != nil {
-		var refusal *routeRefusal
-		if errors.As(err, &refusal) {
-			return r.block(ctx, stepCodex, refusal.msg)
-		}
+	rr, stop, err := r.render(ctx, cfg, task, base, elig, false, false)
+	if stop || err != nil {
 		return *r.out, err
 	}
-	prepared, facts, err := r.prepareFor(ctx, cfg, task, base, policy.PhaseForRole(task.Role), elig, routes, false, false)
-	if err != nil {
-		return r.block(ctx, stepTaskParsed, err.Error())
-	}
-	if note := prepared.Stripped.Summary(); note != "" {
-		r.st.set(stepTaskParsed, StepDone, r.st.detail(stepTaskParsed)+"; "+note)
-	}
-	if prepared.Prompt, err = r.withGuidance(ctx, base, task.Role, prepared.Prompt); err != nil {
-		var ge *guidanceError
-		if errors.As(err, &ge) {
-			return r.block(ctx, stepTaskParsed, ge.msg)
-		}
-		return *r.out, err
-	}
+	routes, prepared, facts := rr.routes, rr.prepared, rr.facts
 	// Codex reads the default branch; no task branch is made for a run that writes nothing.
 	if err := r.readyBase(ctx, base); err != nil {
 		return *r.out, err

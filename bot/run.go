@@ -534,26 +534,31 @@ func (r *run) resolveRole(task policy.Task) (string, error) {
 	return role, nil
 }
 
-func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task policy.Task, elig policy.Eligibility, base string) (Outcome, error) {
-	if elig.WritePolicy == policy.WriteReadOnly {
-		// A role that may not write (producer, qa-playtester): its report is the deliverable.
-		return r.report(ctx, cfg, task, elig, base)
-	}
-	branch := r.BranchPrefix + fmt.Sprintf("task-%d", r.tr.Issue)
-	r.out.Branch = branch
+// rendered is a run's model route and prompts, rendered from the default branch.
+type rendered struct {
+	routes   prompts.RoutePlan
+	prepared *prompts.Prepared
+	facts    prompts.RunFacts
+}
+
+// render resolves the role's model route and renders its prompts with any compiled guidance.
+// stop reports that the run already ended blocked (a bad agent file, context or profile): *r.out
+// is then its outcome.
+func (r *run) render(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string, elig policy.Eligibility, review, fix bool) (rendered, bool, error) {
+	var rr rendered
 	routes, err := r.modelRoute(ctx, task, base)
 	if err != nil {
 		var refusal *routeRefusal
 		if errors.As(err, &refusal) {
-			return r.block(ctx, stepCodex, refusal.msg)
+			_, err = r.block(ctx, stepCodex, refusal.msg)
+			return rr, true, err
 		}
-		return *r.out, err
+		return rr, true, err
 	}
-	// Render before touching the branch: the workspace is still the default branch's checkout,
-	// which is where role packs and context must come from.
-	prepared, facts, err := r.prepareFor(ctx, cfg, task, base, policy.PhaseForRole(task.Role), elig, routes, reviewEnabled(task), r.maxFixPasses(task) > 0)
+	prepared, facts, err := r.prepareFor(ctx, cfg, task, base, policy.PhaseForRole(task.Role), elig, routes, review, fix)
 	if err != nil {
-		return r.block(ctx, stepTaskParsed, err.Error())
+		_, err = r.block(ctx, stepTaskParsed, err.Error())
+		return rr, true, err
 	}
 	if note := prepared.Stripped.Summary(); note != "" {
 		r.st.set(stepTaskParsed, StepDone, r.st.detail(stepTaskParsed)+"; "+note)
@@ -561,10 +566,28 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	if prepared.Prompt, err = r.withGuidance(ctx, base, task.Role, prepared.Prompt); err != nil {
 		var ge *guidanceError
 		if errors.As(err, &ge) {
-			return r.block(ctx, stepTaskParsed, ge.msg)
+			_, err = r.block(ctx, stepTaskParsed, ge.msg)
+			return rr, true, err
 		}
+		return rr, true, err
+	}
+	return rendered{routes: routes, prepared: prepared, facts: facts}, false, nil
+}
+
+func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task policy.Task, elig policy.Eligibility, base string) (Outcome, error) {
+	if elig.WritePolicy == policy.WriteReadOnly {
+		// A role that may not write (producer, qa-playtester): its report is the deliverable.
+		return r.report(ctx, cfg, task, elig, base)
+	}
+	branch := r.BranchPrefix + fmt.Sprintf("task-%d", r.tr.Issue)
+	r.out.Branch = branch
+	// Render before touching the branch: the workspace is still the default branch's checkout,
+	// which is where role packs and context must come from.
+	rr, stop, err := r.render(ctx, cfg, task, base, elig, reviewEnabled(task), r.maxFixPasses(task) > 0)
+	if stop || err != nil {
 		return *r.out, err
 	}
+	routes, prepared, facts := rr.routes, rr.prepared, rr.facts
 	if err := r.prepareWorkspace(ctx, branch, base); err != nil {
 		return *r.out, err
 	}
