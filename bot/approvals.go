@@ -505,9 +505,11 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 		return r.block(ctx, stepCodex, "the plan phase failed, so there is no plan to approve; fix the cause and run `"+r.TriggerPhrase+" run` again.")
 	}
 	r.st.set(stepCodex, StepDone, fmt.Sprintf("plan phase: `%s` (%s), sandbox `%s`", route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox))
-	if changes, err := r.Workspace.Changes(ctx); err == nil && len(changes) > 0 {
-		// The read-only sandbox should make this impossible; the empty commit leaves them out anyway.
-		r.logf("::warning::the plan phase changed %d path(s); they are not committed", len(changes))
+	// The read-only sandbox should make changes impossible; the empty commit leaves them out anyway.
+	if changes, err := r.revertChanges(ctx); err != nil {
+		return *r.out, err
+	} else if len(changes) > 0 {
+		r.logf("::warning::the plan phase changed %d path(s); they were discarded, not committed", len(changes))
 	}
 
 	sha, err := r.Workspace.Commit(ctx, gitops.CommitRequest{Message: planCommitMessage(task.Role, r.issue.Title, r.tr.Issue, r.RunID), Author: gitops.BotSignature, AllowEmpty: true})

@@ -402,12 +402,11 @@ func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string)
 		OutputSchema: ev.Dir + "/proposal-schema.json", RunDir: ev.StepDir("proposal"), Timeout: r.CodexTimeout,
 	}, route.Implementation)
 	r.noteUsage(meter.Used())
-	if changes, err := r.Workspace.Changes(ctx); err == nil && len(changes) > 0 {
-		// The read-only sandbox should make this impossible; nothing is committed here anyway.
-		r.logf("::warning::the planning pass changed %d path(s); they are discarded", len(changes))
-		if err := r.Workspace.Discard(ctx, changes); err != nil {
-			return *r.out, err
-		}
+	// The read-only sandbox should make changes impossible; nothing is committed here anyway.
+	if changes, err := r.revertChanges(ctx); err != nil {
+		return *r.out, err
+	} else if len(changes) > 0 {
+		r.logf("::warning::the planning pass changed %d path(s); they were discarded", len(changes))
 	}
 	res := exe.Result
 	if res.Failed() {

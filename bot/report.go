@@ -110,12 +110,9 @@ func (r *run) reportBody(task policy.Task, model, text string) string {
 // revertReadOnly puts back every file a read-only role's Codex call changed: the role may change
 // nothing, so each change is recorded as a blocker and reverted, never committed.
 func (r *run) revertReadOnly(ctx context.Context, st *implState) error {
-	changes, err := r.Workspace.Changes(ctx)
-	if err != nil || len(changes) == 0 {
-		return err
-	}
+	changes, err := r.revertChanges(ctx)
 	for _, c := range changes {
 		st.outOfScope[c.Path] = scopeRefusal{kind: string(c.Kind), reason: fmt.Sprintf("role `%s` may not change files (read-only); reverted", st.task.Role)}
 	}
-	return r.Workspace.Discard(ctx, changes)
+	return err
 }

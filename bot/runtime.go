@@ -140,12 +140,23 @@ func (r *run) push(ctx context.Context, branch string) error {
 	return r.Workspace.Push(ctx, branch)
 }
 
+// revertChanges puts the workspace back at the studio's last commit and returns what it undid:
+// after a call that must not change files (verification, a read-only role, a planning pass),
+// whatever changed is never committed, and the next step reads the committed bytes.
+func (r *run) revertChanges(ctx context.Context) ([]gitops.Change, error) {
+	changes, err := r.Workspace.Changes(ctx)
+	if err != nil || len(changes) == 0 {
+		return nil, err
+	}
+	return changes, r.Workspace.Discard(ctx, changes)
+}
+
 // revertVerification puts back whatever the verification command changed (it runs the project's
 // code, which the agent shaped): the review must read the committed bytes, and a fix pass starts
 // from them.
 func (r *run) revertVerification(ctx context.Context, st *implState) error {
-	changes, err := r.Workspace.Changes(ctx)
-	if err != nil || len(changes) == 0 {
+	changes, err := r.revertChanges(ctx)
+	if len(changes) == 0 {
 		return err
 	}
 	paths := make([]string, len(changes))
@@ -154,7 +165,7 @@ func (r *run) revertVerification(ctx context.Context, st *implState) error {
 	}
 	r.logf("verification changed %s; reverted so the review reads the committed tree", strings.Join(paths, ", "))
 	st.verifyChanged = append(st.verifyChanged, paths...)
-	return r.Workspace.Discard(ctx, changes)
+	return err
 }
 
 // scopeRefusal is one changed path the studio would not commit.
