@@ -309,22 +309,17 @@ func (r *Repo) replay(ctx context.Context, sha, parent string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	tree, err := c.Tree()
-	if err != nil {
-		return "", fmt.Errorf("replay %s: %w", sha, err)
-	}
 	edits := map[string]*object.TreeEntry{}
-	for p := range changed {
-		e, err := tree.FindEntry(p)
-		if errors.Is(err, object.ErrEntryNotFound) || errors.Is(err, object.ErrDirectoryNotFound) {
+	for p, e := range changed {
+		if e.mode == "000000" {
 			edits[p] = nil
 			continue
 		}
+		mode, err := filemode.New(e.mode)
 		if err != nil {
 			return "", fmt.Errorf("replay %s: %s: %w", sha, p, err)
 		}
-		entry := *e
-		edits[p] = &entry
+		edits[p] = &object.TreeEntry{Name: path.Base(p), Mode: mode, Hash: plumbing.NewHash(e.blob)}
 	}
 	onto, err := object.GetCommit(st, plumbing.NewHash(parent))
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -436,7 +435,7 @@ func (r *Repo) rebase(ctx context.Context, branch string) error {
 	}
 	var overlap []string
 	for p := range ours {
-		if theirs[p] || parentOf(p, theirs) {
+		if _, same := theirs[p]; same || parentOf(p, theirs) {
 			overlap = append(overlap, p)
 		}
 	}
@@ -454,37 +453,23 @@ func (r *Repo) rebase(ctx context.Context, branch string) error {
 			return err
 		}
 	}
-	// Bring their paths into the private index and the work tree.
+	// Bring their paths into the private index and the work tree: the entries the diff already
+	// names (mode and blob on their side; mode 000000 for a deletion).
 	var info strings.Builder
-	var deleted []string
-	for p := range theirs {
-		entry, err := r.run(ctx, "ls-tree", "-z", theirTip, "--", p)
-		if err != nil {
-			return err
-		}
-		rec := strings.TrimSuffix(string(entry), "\x00")
-		if rec == "" {
+	var present []string
+	for p, e := range theirs {
+		if e.mode == "000000" {
 			fmt.Fprintf(&info, "0 %s\t%s\x00", strings.Repeat("0", 40), p)
-			deleted = append(deleted, p)
+			if err := removeBeneath(r.Dir, p); err != nil {
+				return err
+			}
 			continue
 		}
-		meta, _, _ := strings.Cut(rec, "\t")
-		f := strings.Fields(meta) // mode type sha
-		fmt.Fprintf(&info, "%s %s\t%s\x00", f[0], f[2], p)
+		fmt.Fprintf(&info, "%s %s\t%s\x00", e.mode, e.blob, p)
+		present = append(present, p)
 	}
 	if _, err := r.exec(ctx, gitRun{args: []string{"update-index", "-z", "--index-info"}, stdin: []byte(info.String())}); err != nil {
 		return fmt.Errorf("take %s's new paths: %w", branch, err)
-	}
-	for _, p := range deleted {
-		if err := removeBeneath(r.Dir, p); err != nil {
-			return err
-		}
-	}
-	var present []string
-	for p := range theirs {
-		if !slices.Contains(deleted, p) {
-			present = append(present, p)
-		}
 	}
 	if len(present) > 0 {
 		if _, err := r.run(ctx, append([]string{"checkout-index", "--force", "--quiet", "--"}, present...)...); err != nil {
@@ -495,15 +480,24 @@ func (r *Repo) rebase(ctx context.Context, branch string) error {
 	return nil
 }
 
-// changedPaths lists the paths that differ between two commits' trees.
-func (r *Repo) changedPaths(ctx context.Context, from, to string) (map[string]bool, error) {
-	out, err := r.run(ctx, "diff-tree", "-r", "-z", "--no-renames", "--name-only", from, to)
+// treeEntry is one path's side in a tree comparison: its mode and blob ("000000" when gone).
+type treeEntry struct{ mode, blob string }
+
+// changedPaths lists the paths that differ between two commits' trees, with what to has there.
+func (r *Repo) changedPaths(ctx context.Context, from, to string) (map[string]treeEntry, error) {
+	out, err := r.run(ctx, "diff-tree", "-r", "-z", "--no-renames", from, to)
 	if err != nil {
 		return nil, fmt.Errorf("compare %s with %s: %w", from, to, err)
 	}
-	paths := map[string]bool{}
-	for _, p := range splitZ(out) {
-		paths[p] = true
+	// ":oldmode newmode oldsha newsha status\0path\0" records.
+	fields := strings.Split(string(out), "\x00")
+	paths := map[string]treeEntry{}
+	for i := 0; i+1 < len(fields); i += 2 {
+		meta := strings.Fields(strings.TrimPrefix(fields[i], ":"))
+		if len(meta) < 5 {
+			return nil, fmt.Errorf("compare %s with %s: unexpected record %q", from, to, fields[i])
+		}
+		paths[fields[i+1]] = treeEntry{mode: meta[1], blob: meta[3]}
 	}
 	return paths, nil
 }
@@ -517,7 +511,7 @@ func (r *Repo) unpushed(ctx context.Context, known string) ([]string, error) {
 	return strings.Fields(string(out)), nil
 }
 
-func parentOf(p string, set map[string]bool) bool {
+func parentOf(p string, set map[string]treeEntry) bool {
 	for q := range set {
 		if strings.HasPrefix(q, p+"/") || strings.HasPrefix(p, q+"/") {
 			return true
