@@ -1,0 +1,86 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Run verdicts: the outcome status and the issue's `<label-prefix>status/<verdict>` label.
+const (
+	VerdictDone    = "done"
+	VerdictBlocked = "blocked"
+)
+
+// ScopeRefusal is one changed path the studio would not commit (outside writeFiles, a link, a
+// nested repository, any change by a read-only role): the kind of change and why. The path was
+// reverted; it is named in the verdict so the reader knows what the agent tried.
+type ScopeRefusal struct {
+	Kind   string // the change's kind as git reports it: added, modified, deleted...
+	Reason string // Scope.Admit's reason
+}
+
+// VerdictFacts is what a run's verdict is decided on, filled from the Codex lifecycle's outcome
+// and what the bot committed. The lifecycle already folded the verification result, the review's
+// blockers, the fix passes, a time-out and a max-tokens stop into Reason and Blockers, so they are
+// not repeated here.
+type VerdictFacts struct {
+	// LifecycleDone is set when the lifecycle ended done (codex.Outcome.FinalStatus is "done").
+	LifecycleDone bool
+	// Reason is why the lifecycle ended blocked, one line (codex.Outcome.Reason); "" when done or
+	// when it gave none.
+	Reason string
+	// Blockers are the lifecycle's blockers (codex.Outcome.Blockers); read only when it ended
+	// blocked.
+	Blockers []string
+	// Committed are the in-scope paths committed to the task branch.
+	Committed []string
+	// OutOfScope are the refused paths by path; any of them blocks the run.
+	OutOfScope map[string]ScopeRefusal
+	// ReadOnly is set for a role that may not write (producer, qa-playtester): its report is the
+	// deliverable, so committing nothing does not block it.
+	ReadOnly bool
+}
+
+// blockedWithoutReason stands in for a blocked lifecycle that gave no reason.
+const blockedWithoutReason = "the Codex lifecycle ended blocked"
+
+// nothingCommitted blocks a writing role's run in which Codex changed nothing it may commit.
+const nothingCommitted = "Codex changed nothing inside writeFiles"
+
+// Verdict merges the lifecycle's outcome with the scope check: a run is done only when the
+// lifecycle ended done, no path was refused, and a writing role committed something. Otherwise it
+// is blocked, and the blockers say why, in the order a reader acts on them: the lifecycle's reason
+// first, then the refused paths in path order, then the lifecycle's other blockers (the reason is
+// not repeated); or, for a lifecycle that ended done, that nothing was committed.
+func Verdict(f VerdictFacts) (status string, blockers []string) {
+	paths := make([]string, 0, len(f.OutOfScope))
+	for p := range f.OutOfScope {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	if !f.LifecycleDone {
+		reason := f.Reason
+		if reason == "" {
+			reason = blockedWithoutReason
+		}
+		blockers = append(blockers, reason)
+	}
+	for _, p := range paths {
+		ref := f.OutOfScope[p]
+		blockers = append(blockers, fmt.Sprintf("`%s` (%s): %s; not committed", p, ref.Kind, ref.Reason))
+	}
+	if !f.LifecycleDone {
+		for _, b := range f.Blockers {
+			if b != blockers[0] {
+				blockers = append(blockers, b)
+			}
+		}
+	}
+	if f.LifecycleDone && len(f.Committed) == 0 && !f.ReadOnly {
+		blockers = append(blockers, nothingCommitted)
+	}
+	if len(blockers) > 0 {
+		return VerdictBlocked, blockers
+	}
+	return VerdictDone, nil
+}
