@@ -56,8 +56,12 @@ func RoleWrites(role string) bool { return PhaseForRole(role).Mutating() }
 // CheckWriteFiles is the writeFiles rule, applied where the role is resolved: a role that may
 // write needs at least one writeFiles path; a read-only role needs none (any it lists is
 // ignored, since it may change nothing).
-func CheckWriteFiles(task Task, role string) error {
-	if len(task.WriteFiles) > 0 || !RoleWrites(role) {
+func CheckWriteFiles(task Task, role string) error { return checkWriteFiles(task, RoleWrites(role)) }
+
+// checkWriteFiles is CheckWriteFiles for a role whose writing is known (ResolveRole knows it from
+// the role's phase, which for a custom role is not PhaseForRole's).
+func checkWriteFiles(task Task, writes bool) error {
+	if len(task.WriteFiles) > 0 || !writes {
 		return nil
 	}
 	if task.noWriteFiles != nil {
