@@ -82,7 +82,7 @@ func (b *Bot) loadTaskNow(ctx context.Context, number int) (taskNow, error) {
 	if tn.base, err = b.GitHub.DefaultBranch(ctx); err != nil {
 		return tn, err
 	}
-	data, err := b.GitHub.FileAtRef(ctx, policy.StudioConfigPath, tn.base)
+	data, err := b.baseFile(ctx, policy.StudioConfigPath, tn.base)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		tn.problem = policy.ErrNoStudioConfig.Error()
@@ -578,7 +578,12 @@ func (e *routeRefusal) Error() string { return e.msg }
 // modelRoute resolves the role's model from `.codex/agents/<role>.toml` on the default branch, as
 // the implementation does.
 func (r *run) modelRoute(ctx context.Context, task policy.Task, base string) (prompts.RoutePlan, error) {
-	toml, err := r.GitHub.FileAtRef(ctx, ".codex/agents/"+task.Role+".toml", base)
+	if r.Workspace != nil {
+		if err := r.readyBase(ctx, base); err != nil {
+			return prompts.RoutePlan{}, err
+		}
+	}
+	toml, err := r.baseFile(ctx, ".codex/agents/"+task.Role+".toml", base)
 	var surface prompts.ModelChoice
 	switch {
 	case errors.Is(err, ErrNotFound):
@@ -598,32 +603,47 @@ func (r *run) modelRoute(ctx context.Context, task policy.Task, base string) (pr
 }
 
 // readyBase removes persisted credentials, keeps run evidence out of the changes and puts the
-// workspace on the default branch, once per run, before anything is rendered from it.
-func (r *run) readyBase(ctx context.Context, base string) error {
-	if r.onBase {
+// workspace on the default branch, once per event, before anything is rendered or read from it.
+// The default branch's tree it fetched is also what lock commits carry (saving two API calls).
+func (b *Bot) readyBase(ctx context.Context, base string) error {
+	if b.onBase {
 		return nil
 	}
 	// The fetch below holds the token: no agent process may be alive (as before every push).
-	if r.Jail != nil {
-		if err := r.Jail.CheckNoneLeft(ctx); err != nil {
+	if b.Jail != nil {
+		if err := b.Jail.CheckNoneLeft(ctx); err != nil {
 			return fmt.Errorf("refusing to fetch: %w", err)
 		}
 	}
-	if removed, err := r.Workspace.StripCredentialHelpers(ctx); err != nil {
+	if removed, err := b.Workspace.StripCredentialHelpers(ctx); err != nil {
 		return err
 	} else if len(removed) > 0 {
-		r.logf("removed persisted credentials from the workspace git config (%s) so the agent cannot read them; set persist-credentials: false on actions/checkout", strings.Join(removed, ", "))
+		b.logf("removed persisted credentials from the workspace git config (%s) so the agent cannot read them; set persist-credentials: false on actions/checkout", strings.Join(removed, ", "))
 	}
-	if rel, err := filepath.Rel(r.WorkDir, r.RunsDir); err == nil && !strings.HasPrefix(rel, "..") {
-		if err := r.Workspace.Exclude(ctx, "/"+filepath.ToSlash(rel)+"/"); err != nil {
+	if rel, err := filepath.Rel(b.WorkDir, b.RunsDir); err == nil && !strings.HasPrefix(rel, "..") {
+		if err := b.Workspace.Exclude(ctx, "/"+filepath.ToSlash(rel)+"/"); err != nil {
 			return err
 		}
 	}
-	if err := r.Workspace.CheckoutBase(ctx, base); err != nil {
+	if err := b.Workspace.CheckoutBase(ctx, base); err != nil {
 		return err
 	}
-	r.onBase = true
+	b.onBase = true
+	if tr, ok := b.Workspace.(treeReader); ok {
+		if u, ok := b.Locks.(lockTreeUser); ok {
+			if head, err := b.Workspace.HeadSHA(ctx); err == nil {
+				if tree, err := tr.TreeOf(ctx, head); err == nil {
+					u.UseLockTree(tree)
+				}
+			}
+		}
+	}
 	return nil
+}
+
+// treeReader is a Workspace that can name a fetched commit's tree (gitops.Repo).
+type treeReader interface {
+	TreeOf(ctx context.Context, commit string) (string, error)
 }
 
 // prepareWorkspace checks out the task branch for Codex, after readyBase.
@@ -631,7 +651,8 @@ func (r *run) prepareWorkspace(ctx context.Context, branch, base string) error {
 	if err := r.readyBase(ctx, base); err != nil {
 		return err
 	}
-	_, err := r.Workspace.PrepareBranch(ctx, branch, base)
+	existed, err := r.Workspace.PrepareBranch(ctx, branch, base)
+	r.newBranch = err == nil && !existed
 	return err
 }
 

@@ -37,7 +37,7 @@ func (r *run) reportCancelled(ctx context.Context, cause error) {
 		r.st.Summary += "\n\n" + note
 	}
 	r.out.Status, r.out.Summary = "cancelled", r.st.Summary
-	if st := r.impl; st != nil && st.pr.Number != 0 {
+	if st := r.impl; st != nil && (st.pr.Number != 0 || len(st.committed) > 0) {
 		if _, err := r.upsertPull(ctx, st.task, st.branch, st.base, r.st.Summary); err != nil {
 			r.logf("::warning::could not update pull request #%d after the cancellation: %v", st.pr.Number, err)
 		}

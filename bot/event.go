@@ -29,9 +29,11 @@ type Actor struct {
 type Trigger struct {
 	Kind        TriggerKind
 	Owner, Repo string
-	Issue       int
-	IsPull      bool
-	Actor       Actor
+	// DefaultBranch is the payload's repository.default_branch, so no API call asks for it.
+	DefaultBranch string
+	Issue         int
+	IsPull        bool
+	Actor         Actor
 	// Snapshot is the issue as the payload delivered it. The run uses this text, not a later
 	// fetch, so an edit made after the trigger cannot change what the authorized person asked for.
 	Snapshot Issue
@@ -65,7 +67,8 @@ func DecodeEvent(eventName string, payload []byte) (Trigger, error) {
 		}
 		return Trigger{
 			Kind: TriggerComment, Owner: e.GetRepo().GetOwner().GetLogin(), Repo: e.GetRepo().GetName(),
-			Issue: e.GetIssue().GetNumber(), IsPull: e.GetIssue().IsPullRequest(),
+			DefaultBranch: e.GetRepo().GetDefaultBranch(),
+			Issue:         e.GetIssue().GetNumber(), IsPull: e.GetIssue().IsPullRequest(),
 			Actor:     Actor{Login: e.GetSender().GetLogin(), Type: e.GetSender().GetType()},
 			CommentID: e.GetComment().GetID(), CommentBody: e.GetComment().GetBody(),
 			Snapshot: snap,
@@ -76,7 +79,8 @@ func DecodeEvent(eventName string, payload []byte) (Trigger, error) {
 		}
 		return Trigger{
 			Kind: TriggerLabel, Owner: e.GetRepo().GetOwner().GetLogin(), Repo: e.GetRepo().GetName(),
-			Issue: e.GetIssue().GetNumber(), IsPull: e.GetIssue().IsPullRequest(),
+			DefaultBranch: e.GetRepo().GetDefaultBranch(),
+			Issue:         e.GetIssue().GetNumber(), IsPull: e.GetIssue().IsPullRequest(),
 			Actor: Actor{Login: e.GetSender().GetLogin(), Type: e.GetSender().GetType()},
 			Label: e.GetLabel().GetName(), Snapshot: snapshot(e.GetIssue()),
 		}, nil

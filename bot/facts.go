@@ -76,7 +76,7 @@ const ProfilePath = ".codex/profile.json"
 // branch has `.codex/profile.json`. The files are installed outside the workspace, for this run
 // only, so they can never be committed; the prompt carries the role's text so Codex reads it.
 func (r *run) withGuidance(ctx context.Context, base, role, prompt string) (string, error) {
-	data, err := r.GitHub.FileAtRef(ctx, ProfilePath, base)
+	data, err := r.baseFile(ctx, ProfilePath, base)
 	if errors.Is(err, ErrNotFound) {
 		return prompt, nil
 	}

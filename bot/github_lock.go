@@ -26,8 +26,30 @@ type LockRefs interface {
 	// LockRecord returns the commit ref points at and that commit's message; ErrNotFound when the
 	// ref does not exist.
 	LockRecord(ctx context.Context, ref string) (sha, message string, err error)
+	// RefTarget returns the object ref points at; ErrNotFound when the ref does not exist. Releasing
+	// a lock needs only this: the SHA this run created is the proof that the lock is still its own.
+	RefTarget(ctx context.Context, ref string) (string, error)
 	// DeleteRef deletes ref; a ref that is already gone is not an error.
 	DeleteRef(ctx context.Context, ref string) error
+}
+
+// lockTreeUser is a LockRefs that can be told the default branch's tree, when the run fetched it
+// anyway, instead of asking GitHub for it (two calls).
+type lockTreeUser interface{ UseLockTree(tree string) }
+
+// UseLockTree sets the tree lock commits carry; "" is ignored.
+func (c *Client) UseLockTree(tree string) {
+	if tree != "" {
+		c.lockTreeSHA = tree
+	}
+}
+
+func (c *Client) RefTarget(ctx context.Context, ref string) (string, error) {
+	r, resp, err := c.gh.Git.GetRef(ctx, c.owner, c.repo, strings.TrimPrefix(ref, "refs/"))
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", ref, notFound(resp, err))
+	}
+	return r.GetObject().GetSHA(), nil
 }
 
 // ErrRefExists and ErrRefMoved are the refusals the locks act on.

@@ -272,7 +272,7 @@ func (b *Bot) breakLock(ctx context.Context, ref, cur string, old LockRecord, re
 func (b *Bot) releaseLock(ctx context.Context, h *heldLock) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
-	cur, _, err := b.Locks.LockRecord(ctx, h.ref)
+	cur, err := b.Locks.RefTarget(ctx, h.ref)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		b.logf("::warning::lock: %s was already gone when this run ended", h.ref)

@@ -33,7 +33,8 @@ func decodePullRequestEvent(e *github.PullRequestEvent) (Trigger, error) {
 	pr := e.GetPullRequest()
 	return Trigger{
 		Kind: TriggerPullRequest, Owner: e.GetRepo().GetOwner().GetLogin(), Repo: e.GetRepo().GetName(),
-		Issue: pr.GetNumber(), IsPull: true,
+		DefaultBranch: e.GetRepo().GetDefaultBranch(),
+		Issue:         pr.GetNumber(), IsPull: true,
 		Actor: Actor{Login: e.GetSender().GetLogin(), Type: e.GetSender().GetType()},
 		Pull:  pullEvent(e.GetAction(), pr),
 	}, nil
@@ -49,7 +50,8 @@ func decodeReviewEvent(e *github.PullRequestReviewEvent) (Trigger, error) {
 	pe.ReviewState = strings.ToLower(e.GetReview().GetState())
 	return Trigger{
 		Kind: TriggerReview, Owner: e.GetRepo().GetOwner().GetLogin(), Repo: e.GetRepo().GetName(),
-		Issue: pr.GetNumber(), IsPull: true,
+		DefaultBranch: e.GetRepo().GetDefaultBranch(),
+		Issue:         pr.GetNumber(), IsPull: true,
 		Actor: Actor{Login: e.GetSender().GetLogin(), Type: e.GetSender().GetType()},
 		Pull:  pe,
 	}, nil

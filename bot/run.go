@@ -134,6 +134,7 @@ type Bot struct {
 	Settings
 
 	lock      *heldLock      // the issue lock this run holds (lock.go)
+	onBase    bool           // the workspace is on the default branch (readyBase)
 	published map[int64]*run // last writer of each status comment (status_run.go)
 }
 
@@ -157,6 +158,14 @@ func (b *Bot) logf(format string, args ...any) { fmt.Fprintf(b.Log, format+"\n",
 // Handle runs the whole flow for one decoded trigger. A returned error means the bot itself
 // failed (GitHub or git unreachable); refusals and blocked verdicts are Outcomes.
 func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
+	// Every step of this event reads its facts through one memo (memo.go).
+	if _, ok := b.GitHub.(*memo); !ok {
+		m := newMemo(b.GitHub, b.Now, b.BotLogin)
+		m.knowTrigger(tr)
+		orig := b.GitHub
+		b.GitHub = m
+		defer func() { b.GitHub = orig }()
+	}
 	issue := tr.Snapshot
 	out := Outcome{RunID: b.RunID}
 	skip := func(reason string) (Outcome, error) {
@@ -209,16 +218,8 @@ func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
 		return b.handlePullComment(ctx, tr, cmd)
 	}
 
-	comments, err := b.GitHub.Comments(ctx, tr.Issue)
-	if err != nil {
-		return out, err
-	}
-	// A re-delivered comment is skipped before anything else; handleLocked checks again.
-	statusComment, _ := findStatusComment(comments, tr.Issue, b.BotLogin)
-	handled := parseHandled(statusComment.Body)
-	if tr.Kind == TriggerComment && containsID(handled, tr.CommentID) {
-		return skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", tr.CommentID))
-	}
+	// A re-delivered comment is recognized under the lock (handleLocked), where the status comment
+	// is read once: reading it before as well would cost every run a call to save a re-delivery one.
 
 	// Authorize before any visible side effect: a refused actor gets one reply and nothing else.
 	if !isAllowedBot {
@@ -236,6 +237,17 @@ func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
 	}
 	if tr.Kind == TriggerComment {
 		if err := b.GitHub.AddCommentReaction(ctx, tr.CommentID, "eyes"); err != nil {
+			return out, err
+		}
+	}
+	if cmd.Verb == "run" && b.Workspace != nil {
+		// A run reads its configuration from the default branch's checkout: fetch it now, outside
+		// the lock, so the lock commit can carry its tree.
+		base, err := b.GitHub.DefaultBranch(ctx)
+		if err != nil {
+			return out, err
+		}
+		if err := b.readyBase(ctx, base); err != nil {
 			return out, err
 		}
 	}
@@ -268,10 +280,9 @@ func (b *Bot) handleLocked(ctx context.Context, tr Trigger, cmd Command, out Out
 	if hasStatus {
 		r.statusID = statusComment.ID
 	}
+	// The status comment is written when there is something to say (Codex starting, or a verdict):
+	// the reaction already acknowledged the command.
 	st.set(stepAuthorized, StepDone, "@"+tr.Actor.Login)
-	if err := r.publish(ctx); err != nil {
-		return out, err
-	}
 	out, err = r.execute(ctx)
 	if err != nil {
 		r.reportFailure(ctx, err)
@@ -358,10 +369,10 @@ type run struct {
 	statusID int64
 	// marker is the identity marker line a studio pull request body starts with (approvals.go).
 	marker string
-	// onBase is set once the workspace was put on the default branch for rendering.
-	onBase bool
 	// impl is the implementation's state once it started, for the work a cancelled run saves.
 	impl *implState
+	// newBranch: this run created the task branch, so its pull request holds only this run's work.
+	newBranch bool
 }
 
 func (r *run) publish(ctx context.Context) error {
@@ -459,7 +470,7 @@ func (r *run) execute(ctx context.Context) (Outcome, error) {
 	if err != nil {
 		return *r.out, err
 	}
-	cfgBytes, err := r.GitHub.FileAtRef(ctx, policy.StudioConfigPath, base)
+	cfgBytes, err := r.baseFile(ctx, policy.StudioConfigPath, base)
 	if errors.Is(err, ErrNotFound) {
 		return r.block(ctx, stepTaskParsed, policy.ErrNoStudioConfig.Error()+".")
 	}
@@ -597,7 +608,8 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	if err := r.publish(ctx); err != nil {
 		return *r.out, err
 	}
-	st := &implState{task: task, elig: elig, branch: branch, base: base, scope: policy.Scope(task.WriteFiles), outOfScope: map[string]scopeRefusal{}, modes: map[string]string{}}
+	st := &implState{task: task, elig: elig, branch: branch, base: base, scope: policy.Scope(task.WriteFiles), outOfScope: map[string]scopeRefusal{}, modes: map[string]string{},
+		needsPullEarly: reviewEnabled(task)}
 	r.impl = st
 	out, runErr := r.runLifecycle(ctx, st, routes, prepared, facts)
 	r.noteUsage(out.Usage)
@@ -629,12 +641,10 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	summary += fmt.Sprintf("\n\nRun evidence: `%s` (uploaded as a workflow artifact by the example workflow).", r.evidencePath(task.Role))
 	r.st.Summary = summary
 	r.out.Summary = summary
-	if st.pr.Number != 0 {
-		pr, err := r.upsertPull(ctx, task, branch, base, summary)
-		if err != nil {
+	if st.pr.Number != 0 || (len(st.committed) > 0 && !st.pullRefused) {
+		if _, err := r.upsertPull(ctx, task, branch, base, summary); err != nil {
 			return *r.out, err
 		}
-		r.out.PullRequest, r.out.PullURL = pr.Number, pr.URL
 	}
 
 	r.st.set(stepVerdict, StepDone, "**"+verdict+"**")
@@ -662,6 +672,8 @@ func passesNote(out codex.Outcome) string {
 	return ""
 }
 
+// upsertPull opens the task's pull request or updates it, with the run's summary in its body.
+// On a branch this run created there can be no pull request yet, so it is opened without a lookup.
 func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, summary string) (PullRequest, error) {
 	title := fmt.Sprintf("%s: %s", task.Role, oneLine(r.issue.Title, 200))
 	body := fmt.Sprintf("%s<!-- studio:pr issue=%d -->\nCloses #%d\n\nCodex Studio ran `%s` for #%d (run `%s`).\n\n%s\n",
@@ -672,14 +684,62 @@ func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, su
 	if n := len([]rune(body)); n > maxCommentChars {
 		body = string([]rune(body)[:maxCommentChars-200]) + "\n\n_(cut to fit GitHub's body limit; see the workflow run.)_"
 	}
-	pr, err := r.GitHub.FindPull(ctx, branch, base)
-	if errors.Is(err, ErrNotFound) {
-		return r.GitHub.CreatePull(ctx, NewPull{Title: title, Head: branch, Base: base, Body: body})
+	var pr PullRequest
+	var err error
+	known := PullRequest{}
+	if r.impl != nil {
+		known = r.impl.pr
+	}
+	switch {
+	case known.Number != 0:
+		pr, err = r.GitHub.EditPull(ctx, known.Number, title, body)
+	case r.newBranch:
+		pr, err = r.GitHub.CreatePull(ctx, NewPull{Title: title, Head: branch, Base: base, Body: body})
+	default:
+		existing, ferr := r.GitHub.FindPull(ctx, branch, base)
+		switch {
+		case errors.Is(ferr, ErrNotFound):
+			pr, err = r.GitHub.CreatePull(ctx, NewPull{Title: title, Head: branch, Base: base, Body: body})
+		case ferr != nil:
+			return PullRequest{}, ferr
+		default:
+			pr, err = r.GitHub.EditPull(ctx, existing.Number, title, body)
+		}
 	}
 	if err != nil {
-		return PullRequest{}, err
+		if r.impl != nil {
+			// Said once in the verdict; asking again at the end would only be refused again.
+			r.impl.pullRefused = true
+		}
+		return pr, err
 	}
-	return r.GitHub.EditPull(ctx, pr.Number, title, body)
+	if st := r.impl; st != nil {
+		st.pr = pr
+		r.knowPullContent(st)
+	}
+	r.out.PullRequest, r.out.PullURL = pr.Number, pr.URL
+	r.st.set(stepPull, StepDone, fmt.Sprintf("#%d", pr.Number))
+	return pr, nil
+}
+
+// knowPullContent tells the memo what the pull request holds when this run created its branch:
+// exactly the commits and paths the run pushed, so the review and the gate need not list them.
+func (r *run) knowPullContent(st *implState) {
+	m := r.memo()
+	m.movedHead(st.pr.Number, st.headSHA)
+	if r.newBranch {
+		m.knowPull(st.pr.Number, st.headSHA, st.commits, st.committed)
+	}
+}
+
+// memo is the event's facts (memo.go); a Bot used without Handle gets a fresh one.
+func (b *Bot) memo() *memo {
+	if m, ok := b.GitHub.(*memo); ok {
+		return m
+	}
+	m := newMemo(b.GitHub, b.Now, b.BotLogin)
+	b.GitHub = m
+	return m
 }
 
 func commitMessage(role, title string, issue int, runID string, elig policy.Eligibility) string {

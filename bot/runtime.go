@@ -60,8 +60,14 @@ type implState struct {
 	verifyChanged []string
 	headSHA       string
 	pr            PullRequest
-	reviewed      string // commit the last review verdict was written for
-	unpushed      string // a commit made but not pushed yet (a cancelled push; cancel.go pushes it)
+	reviewed      string       // commit the last review verdict was written for
+	unpushed      string       // a commit made but not pushed yet (a cancelled push; cancel.go pushes it)
+	commits       []PullCommit // the commits this run pushed, oldest first
+	// needsPullEarly: the pull request is opened with the first commit (a review will be posted on
+	// it), not at the end.
+	needsPullEarly bool
+	// pullRefused: opening the pull request failed; the verdict says why.
+	pullRefused bool
 	// readOnly is a run of a role whose write policy forbids writes (report.go): no verification,
 	// review or fix pass, and every change is reverted instead of committed.
 	readOnly bool
@@ -220,7 +226,18 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 	if err := r.push(ctx, st.branch); err != nil {
 		return err
 	}
-	st.headSHA, st.unpushed = sha, ""
+	// The push may have rebuilt the commit on a tip someone else pushed (gitops.Repo.Push): the
+	// head is what was pushed, and the branch is no longer only this run's.
+	pushed, err := r.Workspace.HeadSHA(ctx)
+	if err != nil {
+		return err
+	}
+	if pushed != sha {
+		r.newBranch = false
+	}
+	st.headSHA, st.unpushed = pushed, ""
+	st.commits = append(st.commits, PullCommit{SHA: pushed, Message: msg})
+	r.memo().newCommit(pushed)
 	for _, p := range inScope {
 		if !contains(st.committed, p) {
 			st.committed = append(st.committed, p)
@@ -231,16 +248,17 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 		label = fmt.Sprintf("fix pass %d", pass)
 	}
 	r.st.set(stepCommitted, StepDone, fmt.Sprintf("`%s` on `%s` (%s: %d %s)", shortSHA(sha), st.branch, label, len(inScope), plural(len(inScope), "file", "files")))
-	if st.pr.Number == 0 {
-		pr, err := r.upsertPull(ctx, st.task, st.branch, st.base, "Codex Studio is still working on this pull request; the verdict follows.")
-		if err != nil {
+	switch {
+	case st.pr.Number != 0:
+		r.knowPullContent(st)
+	case st.needsPullEarly:
+		// The review is posted on the pull request, so it must exist before the review; without a
+		// review it is opened once, at the end, with the verdict in its body.
+		if _, err := r.upsertPull(ctx, st.task, st.branch, st.base, "Codex Studio is still working on this pull request; the verdict follows."); err != nil {
 			return err
 		}
-		st.pr = pr
-		r.out.PullRequest, r.out.PullURL = pr.Number, pr.URL
-		r.st.set(stepPull, StepDone, fmt.Sprintf("#%d", pr.Number))
 	}
-	return r.publish(ctx)
+	return nil
 }
 
 // postReview turns a review verdict into a pull-request review (inline comments where a blocker
@@ -271,22 +289,16 @@ func (b *Bot) publishReview(ctx context.Context, number int, sha string, files [
 		inline, body = rev.Verdict.SplitBlockers(func(file string, line int) bool { return line > 0 && contains(files, file) })
 	}
 	text := red.Redact(reviewBody(rev, passed, body))
+	// A comment review, whatever the verdict: the bot opened every studio pull request, and GitHub
+	// refuses REQUEST_CHANGES from a pull request's own author. The verdict that gates is the
+	// check run below.
 	review := NewReview{CommitID: sha, Event: "COMMENT", Body: text}
-	if !passed {
-		review.Event = "REQUEST_CHANGES"
-	}
 	for _, bl := range inline {
 		review.Comments = append(review.Comments, InlineComment{Path: bl.File, Line: bl.Line, Body: red.Redact("**Blocker:** " + bl.Message)})
 	}
-	// GitHub refuses REQUEST_CHANGES from a pull request's own author (the bot opened it) and
-	// inline comments on lines outside the diff: step down to a comment review, then to one
-	// without inline comments, so the verdict is always posted.
+	// GitHub refuses inline comments on lines outside the diff: step down to a review without
+	// them, so the verdict is always posted.
 	attempts := []NewReview{review}
-	if review.Event != "COMMENT" {
-		asComment := review
-		asComment.Event = "COMMENT"
-		attempts = append(attempts, asComment)
-	}
 	if len(inline) > 0 {
 		all := append(append([]codex.Blocker(nil), inline...), body...)
 		attempts = append(attempts, NewReview{CommitID: sha, Event: "COMMENT", Body: red.Redact(reviewBody(rev, passed, all))})

@@ -619,8 +619,8 @@ func TestPullFlowFailuresAreReportedOnTheIssue(t *testing.T) {
 		inject func(w *world, pr ghemu.Pull) (event string, payload []byte)
 	}{
 		{"approval-started implementation", func(w *world, pr ghemu.Pull) (string, []byte) {
-			// A 502 that lasts: the transport's retries of a read give up.
-			w.Emu.InjectFaults(ghemu.Fault{Method: "GET", Path: "/repos/acme/hop/contents/.codex/agents/gameplay-programmer.toml", Status: 502, Times: ghemu.Always})
+			// A 502 that lasts, once the implementation ran: its status label cannot be set.
+			w.Emu.InjectFaults(ghemu.Fault{Method: "POST", Path: "/repos/acme/hop/issues/1/labels", Status: 502, Times: ghemu.Always})
 			_, payload := w.approve(pr.Number, reviewer, ghemu.ReviewSpec{})
 			return "pull_request_review", payload
 		}},

@@ -162,9 +162,9 @@ func TestMissingPermissionOnOpeningThePullRequestNamesTheSetting(t *testing.T) {
 func TestSlowAndDroppedReadsAreRetried(t *testing.T) {
 	w, n, payload := faultWorld(t)
 	w.Emu.InjectFaults(
-		ghemu.Fault{Method: "GET", Path: "/repos/acme/hop/contents/.codex/studio.json", Kind: ghemu.FaultSlow, Delay: 3 * fastAttemptTimeout},
-		ghemu.Fault{Method: "GET", Path: "/repos/{owner}/{repo}/issues/{number}/comments", Kind: ghemu.FaultDrop},
-		ghemu.Fault{Method: "GET", Path: "/repos/acme/hop", Status: 503},
+		ghemu.Fault{Method: "GET", Path: permissionPath, Kind: ghemu.FaultSlow, Delay: 3 * fastAttemptTimeout},
+		ghemu.Fault{Method: "GET", Path: commentsPath, Kind: ghemu.FaultDrop},
+		ghemu.Fault{Method: "GET", Path: "/repos/acme/hop/git/ref/studio/locks/issue-1", Status: 503},
 	)
 	w.mustBeDone(w.run("issue_comment", payload, nil), n)
 	w.faultFired("slow", 1)
@@ -175,12 +175,12 @@ func TestSlowAndDroppedReadsAreRetried(t *testing.T) {
 var rfc3339 = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)`)
 
 // A 500 on adding the status label (a write that is safe to repeat) is retried; a 503 on reading
-// the pull request's files for the review is retried; the run completes with one of each.
+// the issue's comments is retried; the run completes with one of each.
 func TestServerErrorsOnALabelAndAReadAreRetried(t *testing.T) {
 	w, n, payload := faultWorld(t)
 	w.Emu.InjectFaults(
 		ghemu.Fault{Method: "POST", Path: "/repos/{owner}/{repo}/issues/{number}/labels", Status: 500},
-		ghemu.Fault{Method: "GET", Path: "/repos/{owner}/{repo}/pulls/{number}/files", Status: 503},
+		ghemu.Fault{Method: "GET", Path: commentsPath, Status: 503},
 	)
 	w.mustBeDone(w.run("issue_comment", payload, nil), n)
 	w.faultFired("status", 2)

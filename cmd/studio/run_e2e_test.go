@@ -512,8 +512,9 @@ func TestAllowedBotsRefusesWildcard(t *testing.T) {
 
 func TestBotFailureIsReportedOnTheIssue(t *testing.T) {
 	w, n, payload := faultWorld(t)
-	// A 502 that lasts: the transport's retries give up and the run reports it.
-	w.Emu.InjectFaults(ghemu.Fault{Method: "GET", Path: "/repos/acme/hop/contents/.codex/studio.json", Status: 502, Times: ghemu.Always})
+	// A 502 that lasts on writing the verdict into the pull request: the retries give up and the
+	// run reports it.
+	w.Emu.InjectFaults(ghemu.Fault{Method: "PATCH", Path: "/repos/acme/hop/pulls/2", Status: 502, Times: ghemu.Always})
 	res := w.run("issue_comment", payload, nil)
 	if res.code != exitError || res.outputs["status"] != "error" {
 		t.Fatalf("exit %d status %q", res.code, res.outputs["status"])

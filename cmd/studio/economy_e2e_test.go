@@ -1,0 +1,61 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/codex-studio/studio-action/internal/fakecodex"
+	"github.com/codex-studio/studio-action/internal/sandbox"
+)
+
+// The REST requests of a run are deterministic, so their budget is an ordinary test (issue #10):
+// a fast-prototype `/studio run` needs at most 12, one with a review and a fix pass at most 20.
+// Before the memoized facts (bot/memo.go) the same runs made 35 and 43.
+func TestRunStaysInsideItsRequestBudget(t *testing.T) {
+	edit := func(content string) fakecodex.Call {
+		return fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: content}}, FinalMessage: "ok"}
+	}
+	for _, tc := range []struct {
+		name      string
+		block     string
+		script    fakecodex.Script
+		budget    int
+		wantCodex int
+	}{
+		{"plain run", "runPolicy: {review: false}\n", fakecodex.Script{Calls: []fakecodex.Call{edit("x\n")}}, 12, 1},
+		{"review and one fix pass", "", fakecodex.Script{
+			Calls:   []fakecodex.Call{edit("x\n"), edit("y\n")},
+			Reviews: []fakecodex.Call{{FinalMessage: `{"blockers":["the jump is too high"],"warnings":[],"summary":"no","needsFix":true}`}, {FinalMessage: fakecodex.PassingReview}},
+		}, 20, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, nil)
+			n := w.issue("Jump", "Make the jump feel snappier.\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\n"+tc.block+"```\n")
+			_, payload := w.comment(n, sandbox.Writer, "/studio run")
+			w.scriptWith(tc.script)
+			before := len(w.Emu.Requests())
+			res := w.run("issue_comment", payload, nil)
+			if res.code != 0 || res.outputs["status"] != "done" {
+				t.Fatalf("exit %d status %q\n%s", res.code, res.outputs["status"], res.stdout)
+			}
+			if got := len(w.invocations()); got != tc.wantCodex {
+				t.Fatalf("codex calls = %d, want %d", got, tc.wantCodex)
+			}
+			var api []string
+			for _, r := range w.Emu.Requests()[before:] {
+				if !r.Git {
+					api = append(api, r.Method+" "+r.Path)
+				}
+			}
+			if len(api) > tc.budget {
+				t.Errorf("%d REST requests, budget %d:\n%s", len(api), tc.budget, strings.Join(api, "\n"))
+			}
+			for _, r := range api {
+				// What the payload or the run's own checkout already holds is never asked for.
+				if strings.Contains(r, "/contents/") || r == "GET /repos/acme/hop" || strings.HasPrefix(r, "GET /repos/acme/hop/issues/1 ") {
+					t.Errorf("asked GitHub for what the run already knows: %s", r)
+				}
+			}
+		})
+	}
+}
