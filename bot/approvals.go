@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/codex"
@@ -25,7 +24,7 @@ const maxPlanChars = 20_000
 // planPhaseTrailer marks the empty commit the plan phase pushes. A pull request whose head is
 // such a commit is waiting for its implementation; any other head means the implementation ran
 // (or someone pushed), so an approval does not start another one.
-const planPhaseTrailer = "Studio-Phase: plan"
+const planPhaseTrailer = policy.PlanPhaseTrailer
 
 // Outcome statuses of the approval flow, beside done, blocked, skipped and refused.
 const statusAwaitingApproval = "awaiting-approval"
@@ -39,22 +38,16 @@ func markerPrefix(line string) string {
 
 // taskOfBranch returns the task issue a studio branch (`<branch-prefix>task-<N>`) belongs to, or 0.
 func (b *Bot) taskOfBranch(ref string) int {
-	rest, ok := strings.CutPrefix(ref, b.BranchPrefix+"task-")
-	if !ok || rest == "" || strings.TrimLeft(rest, "0123456789") != "" || rest[0] == '0' {
-		return 0
-	}
-	n, err := strconv.Atoi(rest)
-	if err != nil {
-		return 0
-	}
+	n, _ := policy.IssueOfTaskBranch(b.BranchPrefix, ref)
 	return n
 }
 
+// taskBranch is the task issue's studio branch.
+func (b *Bot) taskBranch(issue int) string { return policy.TaskBranch(b.BranchPrefix, issue) }
+
 // botApp is the GitHub App the bot's check runs are attributed to: `github-actions` for the
 // Actions token (login github-actions[bot]), the app's slug for an App token.
-func (b *Bot) botApp() string {
-	return strings.TrimSuffix(strings.ToLower(b.BotLogin), "[bot]")
-}
+func (b *Bot) botApp() string { return policy.BotAppSlug(b.BotLogin) }
 
 // taskNow is a task issue as it stands now, with the configuration of the default branch. The
 // identity hash an approval must still match is computed from it.
@@ -98,7 +91,7 @@ func (b *Bot) loadTaskNow(ctx context.Context, number int) (taskNow, error) {
 		tn.problem = "the task block cannot be used: " + err.Error()
 		return tn, nil
 	}
-	role, err := (&run{Bot: b, issue: issue, tr: Trigger{Kind: TriggerComment, Issue: number}}).resolveRole(tn.task)
+	role, err := (&run{Bot: b, issue: issue, tr: Trigger{Kind: TriggerComment, Issue: number}}).resolveRole(ctx, tn.task, tn.base)
 	if err != nil {
 		tn.problem = err.Error()
 		return tn, nil
@@ -125,7 +118,7 @@ type pullApprovals struct {
 // policy.PlanRecord approvals are matched against. A check run can only be written by a GitHub
 // App and only the bot's own app's run is read, so, unlike the pull request body (which any
 // writer can edit), a writer cannot forge the requester or the identity in it.
-const PlanCheckName = "studio/plan"
+const PlanCheckName = policy.PlanCheckName
 
 // planState is a pull request's latest plan commit and its record.
 type planState struct {
@@ -141,86 +134,60 @@ type planState struct {
 	why string
 }
 
-func hasPlanTrailer(msg string) bool {
-	for _, line := range strings.Split(msg, "\n") {
-		if strings.TrimSpace(line) == planPhaseTrailer {
-			return true
-		}
-	}
-	return false
-}
-
-// planOf finds the pull request's latest plan commit and reads the bot's studio/plan record on it.
-// A commit anyone pushed can carry the trailer, but only the bot's app can have recorded a plan on
-// it, so a missing or foreign record means no approval can match (fail closed).
+// planOf finds the pull request's latest plan commit and reads the bot's studio/plan record on it
+// (policy.PlanCommit, policy.TrustPlanRecord). A commit anyone pushed can carry the trailer, but
+// only the bot's app can have recorded a plan on it, so a missing or foreign record means no
+// approval can match (fail closed).
 func (b *Bot) planOf(ctx context.Context, pr PullRequest, issue int) (planState, error) {
 	var ps planState
 	commits, err := b.GitHub.PullCommits(ctx, pr.Number)
 	if err != nil {
 		return ps, fmt.Errorf("find the plan commit of #%d: %w", pr.Number, err)
 	}
-	for _, c := range commits {
-		if hasPlanTrailer(c.Message) {
-			ps.sha = c.SHA
-		}
+	facts := make([]policy.CommitFact, len(commits))
+	for i, c := range commits {
+		facts[i] = policy.CommitFact{SHA: c.SHA, Message: c.Message}
 	}
-	if ps.sha == "" {
+	if ps.sha, ps.headIsPlan = policy.PlanCommit(facts, pr.HeadSHA); ps.sha == "" {
 		return ps, nil
 	}
-	ps.headIsPlan = strings.EqualFold(ps.sha, pr.HeadSHA)
+	rf := policy.PlanRecordFacts{PlanSHA: ps.sha, Issue: issue, App: b.botApp(), TriggerPhrase: b.TriggerPhrase}
 	runs, err := b.GitHub.CheckRuns(ctx, ps.sha, PlanCheckName)
-	if errors.Is(err, ErrForbidden) {
-		ps.why = fmt.Sprintf("the token cannot read check runs, so the plan's `%s` record on `%s` cannot be read and no approval can count; grant the workflow `checks: write`", PlanCheckName, shortSHA(ps.sha))
-		return ps, nil
-	}
-	if err != nil {
-		return ps, fmt.Errorf("read the plan record of #%d: %w", pr.Number, err)
-	}
-	var newest *CheckRun
-	for i, cr := range runs {
-		if !strings.EqualFold(cr.AppSlug, b.botApp()) {
-			b.logf("ignoring check run %s %d on %s: created by app %q, not the bot", cr.Name, cr.ID, shortSHA(ps.sha), cr.AppSlug)
-			continue
-		}
-		if newest == nil || newerRun(cr, *newest) {
-			newest = &runs[i]
-		}
-	}
-	if newest == nil {
-		ps.why = fmt.Sprintf("plan commit `%s` has no `%s` check run written by the bot, so no approval can count; run `%s run` on #%d to plan again", shortSHA(ps.sha), PlanCheckName, b.TriggerPhrase, issue)
-		return ps, nil
-	}
-	rec, err := policy.ParsePlanRecord(newest.Summary)
 	switch {
+	case errors.Is(err, ErrForbidden):
+		rf.RunsUnreadable = true
 	case err != nil:
-		ps.why = fmt.Sprintf("the `%s` check run on `%s` cannot be read (%v); run `%s run` on #%d to plan again", PlanCheckName, shortSHA(ps.sha), err, b.TriggerPhrase, issue)
-	case rec.Issue != issue:
-		ps.why = fmt.Sprintf("the `%s` record on `%s` is for issue #%d, not #%d", PlanCheckName, shortSHA(ps.sha), rec.Issue, issue)
+		return ps, fmt.Errorf("read the plan record of #%d: %w", pr.Number, err)
 	default:
-		ps.record, ps.found = rec, true
+		rf.Runs = b.ownRuns(runs, ps.sha)
 	}
+	rec, err := policy.TrustPlanRecord(rf)
+	if err != nil {
+		ps.why = err.Error()
+		return ps, nil
+	}
+	ps.record, ps.found = rec, true
 	return ps, nil
 }
 
-// trustedMarker reads the identity marker of a studio pull request. It is trusted only in a pull
-// request the bot opened, and only when it names the task the branch belongs to.
+// ownRuns converts check runs for policy, logging the ones another app wrote (anyone with
+// `checks: write` can create a run with any name; policy ignores them).
+func (b *Bot) ownRuns(runs []CheckRun, sha string) []policy.CheckRunFact {
+	out := make([]policy.CheckRunFact, len(runs))
+	for i, cr := range runs {
+		out[i] = policy.CheckRunFact{ID: cr.ID, Name: cr.Name, AppSlug: cr.AppSlug, Status: cr.Status, Conclusion: cr.Conclusion, CompletedAt: cr.CompletedAt, Summary: cr.Summary}
+		if !out[i].ByApp(b.botApp()) {
+			b.logf("ignoring check run %s %d on %s: created by app %q, not the bot", cr.Name, cr.ID, shortSHA(sha), cr.AppSlug)
+		}
+	}
+	return out
+}
+
+// trustedMarker reads the identity marker of a studio pull request (policy.TrustedMarker).
 func (b *Bot) trustedMarker(pr PullRequest, issue int) (policy.IdentityMarker, string) {
-	if !strings.EqualFold(pr.Author, b.BotLogin) {
-		b.logf("pull request #%d was opened by %s, not the bot: its identity marker is not trusted", pr.Number, pr.Author)
-		return policy.IdentityMarker{}, ""
-	}
-	m, err := policy.ParseIdentityMarker(pr.Body)
+	m, line, err := policy.TrustedMarker(policy.MarkerFacts{PullNumber: pr.Number, PullAuthor: pr.Author, Body: pr.Body, BotLogin: b.BotLogin, Issue: issue})
 	if err != nil {
-		b.logf("pull request #%d: %v", pr.Number, err)
-		return policy.IdentityMarker{}, ""
-	}
-	if m.Issue != issue {
-		b.logf("pull request #%d: its identity marker names issue #%d, its branch task #%d; not trusted", pr.Number, m.Issue, issue)
-		return policy.IdentityMarker{}, ""
-	}
-	line, err := m.Render()
-	if err != nil {
-		return policy.IdentityMarker{}, ""
+		b.logf("%v", err)
 	}
 	return m, line
 }
@@ -342,7 +309,7 @@ func (b *Bot) revocations(ctx context.Context, numbers ...int) ([]policy.Revocat
 // phase (no matching approval in strict or guided mode), or the implementation with the
 // provenance policy grants (advisory, approval or override).
 func (r *run) authorizeAndRun(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string) (Outcome, error) {
-	branch := r.BranchPrefix + fmt.Sprintf("task-%d", r.tr.Issue)
+	branch := r.taskBranch(r.tr.Issue)
 	hash, hashErr := policy.ObjectiveHash(policy.TaskIdentity(task.Role, r.issue.Title, task, cfg))
 	// The digest is of the issue as delivered with the command, the text this run will use.
 	tn := taskNow{issue: r.issue, base: base, cfg: cfg, task: task, hash: hash, digest: policy.TaskDigest(r.issue.Title, r.issue.Body)}
@@ -366,7 +333,7 @@ func (r *run) authorizeAndRun(ctx context.Context, cfg policy.StudioConfig, task
 		}
 	}
 	elig := policy.Evaluate(policy.EligibilityInput{
-		ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: policy.PhaseForRole(task.Role),
+		ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: r.phaseOf(task.Role),
 		HasMatchingApproval: match.HasMatchingApproval(), ApprovedByUser: r.cmd.Run.ApprovedByUser,
 		ConstrainedSandbox: r.ConstrainedSandbox,
 	})
@@ -431,7 +398,7 @@ func (r *run) promptDryRun(ctx context.Context, cfg policy.StudioConfig, task po
 	if err != nil {
 		return "", err.Error()
 	}
-	p, facts, err := r.prepareFor(ctx, cfg, task, base, policy.PhaseForRole(task.Role), elig, route, reviewEnabled(task), r.maxFixPasses(task) > 0)
+	p, facts, err := r.prepareFor(ctx, cfg, task, base, r.phaseOf(task.Role), elig, route, reviewEnabled(task), r.maxFixPasses(task) > 0)
 	if err != nil {
 		return "", err.Error()
 	}
@@ -454,13 +421,13 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 	if err != nil {
 		return r.block(ctx, stepTaskParsed, "the plan's record cannot be written: "+err.Error())
 	}
-	branch := r.BranchPrefix + fmt.Sprintf("task-%d", r.tr.Issue)
+	branch := r.taskBranch(r.tr.Issue)
 	r.out.Branch = branch
 	route, err := r.modelRoute(ctx, task, base)
 	if err != nil {
-		var refusal *routeRefusal
+		var refusal *RouteRefusal
 		if errors.As(err, &refusal) {
-			return r.block(ctx, stepCodex, refusal.msg)
+			return r.block(ctx, stepCodex, refusal.Msg)
 		}
 		return *r.out, err
 	}
@@ -570,36 +537,20 @@ func (r *run) recordPlan(ctx context.Context, sha, recordLine string) error {
 	return nil
 }
 
-// routeRefusal is a model-route problem the user must fix (a bad agent file), not a bot failure.
-type routeRefusal struct{ msg string }
-
-func (e *routeRefusal) Error() string { return e.msg }
-
-// modelRoute resolves the role's model from `.codex/agents/<role>.toml` on the default branch, as
-// the implementation does.
+// modelRoute resolves the role's model route from the default branch (Roles.Route: the role's
+// agent file, or a custom role's tier), with the action's model inputs.
 func (r *run) modelRoute(ctx context.Context, task policy.Task, base string) (prompts.RoutePlan, error) {
 	if r.Workspace != nil {
 		if err := r.readyBase(ctx, base); err != nil {
 			return prompts.RoutePlan{}, err
 		}
 	}
-	toml, err := r.baseFile(ctx, ".codex/agents/"+task.Role+".toml", base)
-	var surface prompts.ModelChoice
-	switch {
-	case errors.Is(err, ErrNotFound):
-		surface, _ = prompts.ParseRoleSurface(task.Role, nil)
-	case err != nil:
-		return prompts.RoutePlan{}, err
-	default:
-		if surface, err = prompts.ParseRoleSurface(task.Role, toml); err != nil {
-			return prompts.RoutePlan{}, &routeRefusal{err.Error()}
-		}
-	}
-	routes, err := prompts.ResolveModelRoutes(surface, r.Model, prompts.RequestedTier(r.ModelTier, task.RunPolicy.ModelTier))
+	rs, err := r.roles(ctx, base)
 	if err != nil {
-		return prompts.RoutePlan{}, &routeRefusal{err.Error()}
+		return prompts.RoutePlan{}, &RouteRefusal{err.Error()}
 	}
-	return routes, nil
+	return rs.Route(task.Role, func(path string) ([]byte, error) { return r.baseFile(ctx, path, base) },
+		RouteInputs{Model: r.Model, ModelTier: r.ModelTier, TaskTier: task.RunPolicy.ModelTier})
 }
 
 // readyBase removes persisted credentials, keeps run evidence out of the changes and puts the

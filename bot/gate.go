@@ -13,7 +13,7 @@ import (
 // `success` means the review passed, `failure` that it found blockers. The gate only reads it, and
 // only when the bot's own app created it (anyone with `checks: write` can create a check run with
 // any name).
-const ReviewCheckName = "studio/review"
+const ReviewCheckName = policy.ReviewCheckName
 
 // gateFacts fetches what policy.EvaluateGate decides on for a pull request's head.
 func (b *Bot) gateFacts(ctx context.Context, pr PullRequest, tn taskNow, pa pullApprovals) (policy.GateFacts, error) {
@@ -43,7 +43,8 @@ func (b *Bot) gateFacts(ctx context.Context, pr PullRequest, tn taskNow, pa pull
 	}, nil
 }
 
-// studioVerdict reads the studio review verdict for exactly this commit; nil when there is none.
+// studioVerdict reads the studio review verdict for exactly this commit (policy.StudioVerdictOf:
+// the newest completed run the bot's app wrote); nil when there is none.
 func (b *Bot) studioVerdict(ctx context.Context, sha string) (*policy.StudioVerdict, error) {
 	runs, err := b.GitHub.CheckRuns(ctx, sha, ReviewCheckName)
 	if errors.Is(err, ErrForbidden) {
@@ -53,32 +54,7 @@ func (b *Bot) studioVerdict(ctx context.Context, sha string) (*policy.StudioVerd
 	if err != nil {
 		return nil, err
 	}
-	var newest *CheckRun
-	for i, cr := range runs {
-		if !strings.EqualFold(cr.AppSlug, b.botApp()) {
-			b.logf("ignoring check run %s %d on %s: created by app %q, not the bot", cr.Name, cr.ID, shortSHA(sha), cr.AppSlug)
-			continue
-		}
-		if cr.Conclusion != "success" && cr.Conclusion != "failure" {
-			continue // still running, or ended without a verdict
-		}
-		if newest == nil || newerRun(cr, *newest) {
-			newest = &runs[i]
-		}
-	}
-	if newest == nil {
-		return nil, nil
-	}
-	return &policy.StudioVerdict{CommitSHA: sha, Passed: newest.Conclusion == "success"}, nil
-}
-
-// newerRun orders completed check runs by completion time, then by id (ids grow), so the gate
-// reads the latest review of a commit whatever order the API lists them in.
-func newerRun(a, b CheckRun) bool {
-	if c := a.CompletedAt.Compare(b.CompletedAt); c != 0 {
-		return c > 0
-	}
-	return a.ID > b.ID
+	return policy.StudioVerdictOf(b.ownRuns(runs, sha), b.botApp(), sha), nil
 }
 
 // writeGate evaluates studio/gate and writes it on the head commit.

@@ -80,6 +80,16 @@ type ProposalRules struct {
 	LabelRole string
 	// Engine is the project's engine: another engine's specialist is refused, as a run would.
 	Engine string
+	// Known says which role ids exist (Roles.Lookup of the default branch); nil knows the
+	// built-in roles only.
+	Known func(id string) bool
+}
+
+func (r ProposalRules) known(id string) bool {
+	if r.Known != nil {
+		return r.Known(id)
+	}
+	return prompts.IsBuiltinRole(id)
 }
 
 // proposalFields are the answer's keys, all required and no others (ProposalSchema).
@@ -138,7 +148,7 @@ func ParseProposal(finalMessage string, rules ProposalRules) (Proposal, error) {
 	case role == "":
 		return Proposal{}, errors.New("`role` is empty")
 	}
-	if !prompts.IsBuiltinRole(role) {
+	if !rules.known(role) {
 		return Proposal{}, fmt.Errorf("`role`: %s is not a studio role", codeSpan(role))
 	}
 	if msg := prompts.WrongEngineMessage(role, rules.Engine); msg != "" {
@@ -341,9 +351,13 @@ func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string)
 		return r.block(ctx, stepTaskParsed, fmt.Sprintf("the issue has no task block and several role labels (%s); keep one, or none to let `%s` propose the task", strings.Join(quoteAll(labels), ", "), proposalRole))
 	case len(labels) == 1:
 		labelRole, planner = labels[0], labels[0]
-		if !prompts.IsBuiltinRole(labelRole) {
-			return r.block(ctx, stepTaskParsed, prompts.UnknownRoleMessage(labelRole))
-		}
+	}
+	roles, err := r.roles(ctx, base)
+	if err != nil {
+		return r.block(ctx, stepTaskParsed, err.Error())
+	}
+	if _, ok := roles.Lookup(planner); !ok {
+		return r.block(ctx, stepTaskParsed, prompts.UnknownRoleMessage(planner))
 	}
 	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("no task block: a read-only planning pass (`%s`) proposes one", planner))
 	if r.cmd.Run.DryRun {
@@ -355,9 +369,9 @@ func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string)
 	task := policy.Task{Role: planner, Description: r.issue.Body}
 	route, err := r.modelRoute(ctx, task, base)
 	if err != nil {
-		var refusal *routeRefusal
+		var refusal *RouteRefusal
 		if errors.As(err, &refusal) {
-			return r.block(ctx, stepCodex, refusal.msg)
+			return r.block(ctx, stepCodex, refusal.Msg)
 		}
 		return *r.out, err
 	}
@@ -413,7 +427,7 @@ func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string)
 		r.st.Summary = codexFailureSummary(res)
 		return r.block(ctx, stepCodex, "the planning pass failed, so there is no task block to propose; fix the cause and run `"+r.TriggerPhrase+" run` again, or add a task block yourself.")
 	}
-	p, perr := ParseProposal(res.FinalMessage, ProposalRules{LabelRole: labelRole, Engine: cfg.Engine})
+	p, perr := ParseProposal(res.FinalMessage, ProposalRules{LabelRole: labelRole, Engine: cfg.Engine, Known: func(id string) bool { _, ok := roles.Lookup(id); return ok }})
 	if perr != nil {
 		_ = ev.Write("proposal-malformed.txt", []byte(perr.Error()+"\n\n"+res.FinalMessage))
 		r.st.Summary = "Codex's answer, model output quoted as untrusted text:\n\n" + fenced(r.Redactor.Redact(quotedAnswer(res.FinalMessage)), "text")
@@ -473,7 +487,7 @@ func latestProposal(comments []Comment, issue int, botLogin string) (Comment, bo
 
 // proposedBlock reads the one visible ```studio block of a proposal reply and checks it with the
 // task parser again, since a writer can edit the bot's comment.
-func proposedBlock(body string) (string, policy.Task, error) {
+func proposedBlock(body string, known func(id string) bool) (string, policy.Task, error) {
 	lines := policy.SplitLines(body)
 	var block []string
 	for _, f := range policy.ScanMarkdown(body).Fences {
@@ -493,7 +507,7 @@ func proposedBlock(body string) (string, policy.Task, error) {
 	if err != nil {
 		return "", policy.Task{}, taskProblem(err)
 	}
-	if !prompts.IsBuiltinRole(task.Role) {
+	if !known(task.Role) {
 		return "", policy.Task{}, fmt.Errorf("its role %s is not a studio role", codeSpan(task.Role))
 	}
 	return text, task, nil
@@ -539,7 +553,15 @@ func (r *run) accept(ctx context.Context) (Outcome, error) {
 	if !ok {
 		return refuse(fmt.Sprintf("the studio has proposed no task block on this issue. Comment `%s run` to get a proposal.", r.TriggerPhrase))
 	}
-	block, task, err := proposedBlock(c.Body)
+	base, err := r.GitHub.DefaultBranch(ctx)
+	if err != nil {
+		return *r.out, err
+	}
+	roles, err := r.roles(ctx, base)
+	if err != nil {
+		return refuse(err.Error())
+	}
+	block, task, err := proposedBlock(c.Body, func(id string) bool { _, ok := roles.Lookup(id); return ok })
 	if err != nil {
 		return refuse(fmt.Sprintf("the latest proposal (comment %d) cannot be used: %s. Comment `%s run` for a new one.", c.ID, oneLine(err.Error(), 300), r.TriggerPhrase))
 	}

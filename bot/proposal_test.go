@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"github.com/codex-studio/studio-action/prompts"
 	"strings"
 	"testing"
 
@@ -30,7 +31,7 @@ func TestProposalReplyRendersTheValidatedBlock(t *testing.T) {
 	if !ok {
 		t.Fatal("the reply is not found as a proposal")
 	}
-	block, again, err := proposedBlock(c.Body)
+	block, again, err := proposedBlock(c.Body, prompts.IsBuiltinRole)
 	if err != nil || block != p.Block || !sameTask(again, p.Task) {
 		t.Errorf("proposedBlock = %q, %+v, %v", block, again, err)
 	}

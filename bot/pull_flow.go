@@ -115,7 +115,7 @@ func (b *Bot) implementApproved(ctx context.Context, tr Trigger, issue int, tn t
 		return out, false, nil
 	}
 	elig := policy.Evaluate(policy.EligibilityInput{
-		ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, Phase: policy.PhaseForRole(tn.task.Role),
+		ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, Phase: b.phaseOf(tn.task.Role),
 		HasMatchingApproval: true, ConstrainedSandbox: b.ConstrainedSandbox,
 	})
 	if !elig.Allowed {
@@ -282,7 +282,7 @@ func (r *run) revoke(ctx context.Context) (Outcome, error) {
 	if err != nil {
 		return *r.out, err
 	}
-	branch := r.BranchPrefix + fmt.Sprintf("task-%d", r.tr.Issue)
+	branch := r.taskBranch(r.tr.Issue)
 	r.out.Branch = branch
 	pr, err := r.GitHub.FindPull(ctx, branch, base)
 	if errors.Is(err, ErrNotFound) {

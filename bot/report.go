@@ -36,7 +36,7 @@ func (r *run) report(ctx context.Context, cfg policy.StudioConfig, task policy.T
 	if err := r.publish(ctx); err != nil {
 		return *r.out, err
 	}
-	st := &implState{task: task, elig: elig, base: base, readOnly: true, outOfScope: map[string]scopeRefusal{}, modes: map[string]string{}}
+	st := &implState{task: task, elig: elig, base: base, readOnly: true, outOfScope: map[string]policy.ScopeRefusal{}, modes: map[string]string{}}
 	out, runErr := r.runLifecycle(ctx, st, routes, prepared, facts)
 	r.noteUsage(out.Usage)
 	if runErr != nil {
@@ -112,7 +112,7 @@ func (r *run) reportBody(task policy.Task, model, text string) string {
 func (r *run) revertReadOnly(ctx context.Context, st *implState) error {
 	changes, err := r.revertChanges(ctx)
 	for _, c := range changes {
-		st.outOfScope[c.Path] = scopeRefusal{kind: string(c.Kind), reason: fmt.Sprintf("role `%s` may not change files (read-only); reverted", st.task.Role)}
+		st.outOfScope[c.Path] = policy.ScopeRefusal{Kind: string(c.Kind), Reason: fmt.Sprintf("role `%s` may not change files (read-only); reverted", st.task.Role)}
 	}
 	return err
 }

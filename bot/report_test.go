@@ -13,15 +13,15 @@ import (
 // read-only role made blocks it.
 func TestVerdictReadOnlyRoleDoneWithoutCommits(t *testing.T) {
 	done := codex.Outcome{FinalStatus: codex.StatusDone}
-	ro := &implState{readOnly: true, outOfScope: map[string]scopeRefusal{}}
+	ro := &implState{readOnly: true, outOfScope: map[string]policy.ScopeRefusal{}}
 	if v, b := verdictFrom(done, ro); v != "done" || len(b) != 0 {
 		t.Errorf("read-only, no change: %s %v; want done", v, b)
 	}
-	w := &implState{outOfScope: map[string]scopeRefusal{}}
+	w := &implState{outOfScope: map[string]policy.ScopeRefusal{}}
 	if v, b := verdictFrom(done, w); v != "blocked" || !strings.Contains(strings.Join(b, "\n"), "changed nothing inside writeFiles") {
 		t.Errorf("writing role, no change: %s %v; want blocked", v, b)
 	}
-	ro.outOfScope["README.md"] = scopeRefusal{kind: "modified", reason: "role `producer` may not change files (read-only); reverted"}
+	ro.outOfScope["README.md"] = policy.ScopeRefusal{Kind: "modified", Reason: "role `producer` may not change files (read-only); reverted"}
 	if v, b := verdictFrom(done, ro); v != "blocked" || len(b) != 1 || !strings.Contains(b[0], "`README.md`") {
 		t.Errorf("read-only with a change: %s %v; want blocked naming README.md", v, b)
 	}

@@ -133,9 +133,10 @@ type Bot struct {
 	Deps
 	Settings
 
-	lock      *heldLock      // the issue lock this run holds (lock.go)
-	onBase    bool           // the workspace is on the default branch (readyBase)
-	published map[int64]*run // last writer of each status comment (status_run.go)
+	lock        *heldLock      // the issue lock this run holds (lock.go)
+	onBase      bool           // the workspace is on the default branch (readyBase)
+	loadedRoles *Roles         // the default branch's roles (roles)
+	published   map[int64]*run // last writer of each status comment (status_run.go)
 }
 
 // New returns a Bot with defaults filled in.
@@ -495,7 +496,7 @@ func (r *run) execute(ctx context.Context) (Outcome, error) {
 	if err != nil {
 		return r.block(ctx, stepTaskParsed, "the task block cannot be used: "+err.Error())
 	}
-	role, err := r.resolveRole(task)
+	role, err := r.resolveRole(ctx, task, base)
 	if err != nil {
 		return r.block(ctx, stepTaskParsed, err.Error())
 	}
@@ -509,40 +510,51 @@ func (r *run) execute(ctx context.Context) (Outcome, error) {
 // labelRoles lists the roles the issue's `<prefix>role/<id>` labels name (the triggering label
 // included), sorted.
 func (r *run) labelRoles() []string {
-	var labelRoles []string
-	for _, l := range r.issue.Labels {
-		if strings.HasPrefix(l, r.LabelPrefix+"role/") {
-			labelRoles = append(labelRoles, strings.TrimPrefix(l, r.LabelPrefix+"role/"))
-		}
-	}
-	if r.tr.Kind == TriggerLabel && strings.HasPrefix(r.tr.Label, r.LabelPrefix+"role/") && !contains(labelRoles, strings.TrimPrefix(r.tr.Label, r.LabelPrefix+"role/")) {
-		labelRoles = append(labelRoles, strings.TrimPrefix(r.tr.Label, r.LabelPrefix+"role/"))
-	}
-	sort.Strings(labelRoles)
-	return labelRoles
+	return policy.LabelRoles(r.LabelPrefix, r.issue.Labels, r.triggerLabel())
 }
 
-func (r *run) resolveRole(task policy.Task) (string, error) {
-	labelRoles := r.labelRoles()
-	role := task.Role
-	switch {
-	case len(labelRoles) > 1:
-		return "", fmt.Errorf("the issue has several role labels (%s); keep one", strings.Join(quoteAll(labelRoles), ", "))
-	case role != "" && len(labelRoles) == 1 && labelRoles[0] != role:
-		return "", fmt.Errorf("the task block says role `%s` but the label says `%s%s`; make them agree or remove one", role, r.LabelPrefix+"role/", labelRoles[0])
-	case role == "" && len(labelRoles) == 1:
-		role = labelRoles[0]
-	case role == "":
-		return "", fmt.Errorf("no role: add `role: <role-id>` to the task block or the label `%srole/<role-id>`", r.LabelPrefix)
+func (r *run) triggerLabel() string {
+	if r.tr.Kind == TriggerLabel {
+		return r.tr.Label
 	}
-	if !prompts.IsBuiltinRole(role) {
-		return "", errors.New(prompts.UnknownRoleMessage(role))
+	return ""
+}
+
+// roles are the roles the default branch defines (built-in and custom), read once per event.
+func (b *Bot) roles(ctx context.Context, base string) (Roles, error) {
+	if b.loadedRoles != nil {
+		return *b.loadedRoles, nil
 	}
-	// writeFiles is required of a role that writes; whether it does is known only now.
-	if err := policy.CheckWriteFiles(task, role); err != nil {
-		return "", fmt.Errorf("the task block cannot be used: %w", err)
+	rs, err := LoadRoles(func(path string) ([]byte, error) { return b.baseFile(ctx, path, base) })
+	if err != nil {
+		return Roles{}, fmt.Errorf("`%s` on `%s`: %w", prompts.CustomizationPath, base, err)
 	}
-	return role, nil
+	b.loadedRoles = &rs
+	return rs, nil
+}
+
+// phaseOf is the phase a resolved role's runs take (a custom role declares its own).
+func (b *Bot) phaseOf(role string) policy.Phase {
+	if b.loadedRoles != nil {
+		if phase, ok := b.loadedRoles.Lookup(role); ok {
+			return phase
+		}
+	}
+	return policy.PhaseForRole(role)
+}
+
+// resolveRole decides the task's role against the default branch's roles (Roles.Resolve: the
+// same decision and texts as the local CLI).
+func (r *run) resolveRole(ctx context.Context, task policy.Task, base string) (string, error) {
+	rs, err := r.roles(ctx, base)
+	if err != nil {
+		return "", err
+	}
+	rr, err := rs.Resolve(task, r.LabelPrefix, r.issue.Labels, r.triggerLabel())
+	if err != nil {
+		return "", err
+	}
+	return rr.ID, nil
 }
 
 // rendered is a run's model route and prompts, rendered from the default branch.
@@ -559,14 +571,14 @@ func (r *run) render(ctx context.Context, cfg policy.StudioConfig, task policy.T
 	var rr rendered
 	routes, err := r.modelRoute(ctx, task, base)
 	if err != nil {
-		var refusal *routeRefusal
+		var refusal *RouteRefusal
 		if errors.As(err, &refusal) {
-			_, err = r.block(ctx, stepCodex, refusal.msg)
+			_, err = r.block(ctx, stepCodex, refusal.Msg)
 			return rr, true, err
 		}
 		return rr, true, err
 	}
-	prepared, facts, err := r.prepareFor(ctx, cfg, task, base, policy.PhaseForRole(task.Role), elig, routes, review, fix)
+	prepared, facts, err := r.prepareFor(ctx, cfg, task, base, r.phaseOf(task.Role), elig, routes, review, fix)
 	if err != nil {
 		_, err = r.block(ctx, stepTaskParsed, err.Error())
 		return rr, true, err
@@ -590,7 +602,7 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 		// A role that may not write (producer, qa-playtester): its report is the deliverable.
 		return r.report(ctx, cfg, task, elig, base)
 	}
-	branch := r.BranchPrefix + fmt.Sprintf("task-%d", r.tr.Issue)
+	branch := r.taskBranch(r.tr.Issue)
 	r.out.Branch = branch
 	// Render before touching the branch: the workspace is still the default branch's checkout,
 	// which is where role packs and context must come from.
@@ -608,7 +620,7 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	if err := r.publish(ctx); err != nil {
 		return *r.out, err
 	}
-	st := &implState{task: task, elig: elig, branch: branch, base: base, scope: policy.Scope(task.WriteFiles), outOfScope: map[string]scopeRefusal{}, modes: map[string]string{},
+	st := &implState{task: task, elig: elig, branch: branch, base: base, scope: policy.Scope(task.WriteFiles), outOfScope: map[string]policy.ScopeRefusal{}, modes: map[string]string{},
 		needsPullEarly: reviewEnabled(task)}
 	r.impl = st
 	out, runErr := r.runLifecycle(ctx, st, routes, prepared, facts)
@@ -681,9 +693,7 @@ func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, su
 	if r.RunURL != "" {
 		body += fmt.Sprintf("\n[Workflow run](%s)\n", r.RunURL)
 	}
-	if n := len([]rune(body)); n > maxCommentChars {
-		body = string([]rune(body)[:maxCommentChars-200]) + "\n\n_(cut to fit GitHub's body limit; see the workflow run.)_"
-	}
+	body = policy.FitBody(body, policy.NoteCutWorkflowRun)
 	var pr PullRequest
 	var err error
 	known := PullRequest{}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/codex"
@@ -18,32 +17,20 @@ import (
 // call, and a loop that has not converged in five rarely converges in six.
 const MaxFixPassesCap = codex.MaxFixPassesCap
 
-// maxFixPasses is the `max-fix-passes` input when set, else the task's runPolicy, else 1.
-func (r *run) maxFixPasses(task policy.Task) int {
-	n := 1
-	switch {
-	case r.MaxFixPasses != nil:
-		n = *r.MaxFixPasses
-	case task.RunPolicy.MaxFixPasses != nil:
-		n = *task.RunPolicy.MaxFixPasses
-	}
-	return max(0, min(n, MaxFixPassesCap))
-}
+// maxFixPasses is the `max-fix-passes` input when set, else the task's runPolicy, else 1
+// (policy.FixPasses).
+func (r *run) maxFixPasses(task policy.Task) int { return policy.FixPasses(r.MaxFixPasses, task) }
 
-// reviewEnabled: the studio review runs unless the task turns it off (`runPolicy: {review: false}`).
-func reviewEnabled(task policy.Task) bool {
-	return task.RunPolicy.Review == nil || *task.RunPolicy.Review
-}
+// reviewEnabled: the studio review runs unless the task turns it off (policy.ReviewEnabled).
+func reviewEnabled(task policy.Task) bool { return policy.ReviewEnabled(task) }
 
-// verification is the task's `verify`, else the `verify-command` input.
+// verification is the task's `verify`, else the `verify-command` input (policy.VerificationFor).
 func (r *run) verification(task policy.Task) *codex.VerifyCommand {
-	if task.Verify != nil {
-		return &codex.VerifyCommand{Command: task.Verify.Command, Args: task.Verify.Args}
+	v := policy.VerificationFor(task, r.VerifyCommand)
+	if v == nil {
+		return nil
 	}
-	if len(r.VerifyCommand) > 0 {
-		return &codex.VerifyCommand{Command: r.VerifyCommand[0], Args: r.VerifyCommand[1:]}
-	}
-	return nil
+	return &codex.VerifyCommand{Command: v.Command, Args: v.Args}
 }
 
 // implState is what the lifecycle's hooks accumulate for the verdict.
@@ -53,9 +40,9 @@ type implState struct {
 	branch     string
 	base       string
 	scope      policy.Scope
-	committed  []string                // in-scope paths committed, in order of first commit
-	outOfScope map[string]scopeRefusal // path -> what was refused and why; never committed
-	modes      map[string]string       // committed path -> "old → new" mode change
+	committed  []string                       // in-scope paths committed, in order of first commit
+	outOfScope map[string]policy.ScopeRefusal // path -> what was refused and why; never committed
+	modes      map[string]string              // committed path -> "old → new" mode change
 	// verifyChanged are paths the verification command changed; reverted, never committed.
 	verifyChanged []string
 	headSHA       string
@@ -174,9 +161,6 @@ func (r *run) revertVerification(ctx context.Context, st *implState) error {
 	return err
 }
 
-// scopeRefusal is one changed path the studio would not commit.
-type scopeRefusal struct{ kind, reason string }
-
 // pathFacts turns the scan's view of a change into the facts the write policy judges.
 func pathFacts(c gitops.Change) policy.PathFacts {
 	return policy.PathFacts{Path: c.Path, Deleted: c.Kind == gitops.Deleted, Mode: c.NewMode, Nested: c.Nested, LinkTarget: c.LinkTarget}
@@ -194,7 +178,7 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 	var outside []gitops.Change
 	for _, c := range changes {
 		if ok, reason := st.scope.Admit(pathFacts(c)); !ok {
-			st.outOfScope[c.Path] = scopeRefusal{kind: string(c.Kind), reason: reason}
+			st.outOfScope[c.Path] = policy.ScopeRefusal{Kind: string(c.Kind), Reason: reason}
 			outside = append(outside, c)
 			continue
 		}
@@ -369,48 +353,15 @@ func reviewBody(rev codex.ReviewOutcome, passed bool, blockers []codex.Blocker) 
 	return b.String()
 }
 
-// truncateBody keeps text inside GitHub's body limit with a visible note.
-func truncateBody(s string) string {
-	if r := []rune(s); len(r) > maxCommentChars {
-		return string(r[:maxCommentChars-200]) + "\n\n_(cut to fit GitHub's 65,536-character limit; the full text is in the run evidence.)_"
-	}
-	return s
-}
+// truncateBody keeps a check run summary inside GitHub's limit (65,535 bytes) with a visible note.
+func truncateBody(s string) string { return policy.FitCheckSummary(s, policy.NoteCutRunEvidence) }
 
-// verdictFrom merges the lifecycle's outcome with the scope check: out-of-scope changes and an
-// implementation that committed nothing block the run too (a read-only role commits nothing by
-// design, and any change it made blocks).
+// verdictFrom merges the lifecycle's outcome with the scope check (policy.Verdict).
 func verdictFrom(out codex.Outcome, st *implState) (string, []string) {
-	var blockers []string
-	paths := make([]string, 0, len(st.outOfScope))
-	for p := range st.outOfScope {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	for _, p := range paths {
-		ref := st.outOfScope[p]
-		blockers = append(blockers, fmt.Sprintf("`%s` (%s): %s; not committed", p, ref.kind, ref.reason))
-	}
-	if out.FinalStatus != codex.StatusDone {
-		reason := out.Reason
-		if reason == "" {
-			reason = "the Codex lifecycle ended blocked"
-		}
-		blockers = append([]string{reason}, blockers...)
-		for _, b := range out.Blockers {
-			if b != reason {
-				blockers = append(blockers, b)
-			}
-		}
-	}
-	// A read-only role's run is done when Codex succeeds: its report is the deliverable.
-	if len(st.committed) == 0 && out.FinalStatus == codex.StatusDone && !st.readOnly {
-		blockers = append(blockers, "Codex changed nothing inside writeFiles")
-	}
-	if len(blockers) > 0 {
-		return "blocked", blockers
-	}
-	return "done", nil
+	return policy.Verdict(policy.VerdictFacts{
+		LifecycleDone: out.FinalStatus == codex.StatusDone, Reason: out.Reason, Blockers: out.Blockers,
+		Committed: st.committed, OutOfScope: st.outOfScope, ReadOnly: st.readOnly,
+	})
 }
 
 // evidencePath names the run's evidence folder for the summary: relative to the workspace when

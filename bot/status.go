@@ -7,10 +7,13 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/codex-studio/studio-action/policy"
 )
 
 // GitHub refuses comment bodies over this many characters (422 "body is too long").
-const maxCommentChars = 65536
+const maxCommentChars = policy.MaxBodyChars
 
 // statusMarker identifies the one status comment per issue, so every step edits it in place.
 func statusMarker(issue int) string { return fmt.Sprintf("<!-- studio:status issue=%d -->", issue) }
@@ -115,12 +118,9 @@ func (s *Status) Render() string {
 	}
 	tail := s.renderRun() + "\n" + handledLine(s.Handled) + "\n"
 	if s.Summary != "" {
-		room := maxCommentChars - len([]rune(b.String())) - len([]rune(tail)) - 200
-		summary := s.Summary
-		if r := []rune(summary); len(r) > room {
-			summary = string(r[:max(room, 0)]) + "\n\n_(cut to fit GitHub's 65,536-character comment limit; the full text is in the workflow run's summary.)_"
-		}
-		b.WriteString("\n" + summary + "\n")
+		// The summary gives way, so the markers in the tail always survive.
+		room := policy.MaxBodyChars - utf8.RuneCountInString(b.String()) - utf8.RuneCountInString(tail) - 2
+		b.WriteString("\n" + policy.FitChars(s.Summary, policy.NoteCutJobSummary, room) + "\n")
 	}
 	b.WriteString(tail)
 	return b.String()

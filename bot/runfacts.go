@@ -1,0 +1,155 @@
+package bot
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/prompts"
+)
+
+// The one builder of a run's facts. The action (on its checkout of the default branch) and the
+// local CLI (on the user's checkout) both resolve the role, its phase, its model route and its
+// prompt facts here, so a role that runs in one runs in the other, and a refusal reads the same.
+
+// Roles are the roles a checkout can run: every built-in role, and the `custom-*` roles its
+// customization file defines.
+type Roles struct {
+	custom prompts.Customization
+}
+
+// LoadRoles reads the checkout's customization file through readFile (ErrNotFound or
+// fs.ErrNotExist when absent: no custom role).
+func LoadRoles(readFile func(path string) ([]byte, error)) (Roles, error) {
+	data, err := readFile(prompts.CustomizationPath)
+	if isNotFound(err) {
+		return Roles{custom: prompts.DefaultCustomization()}, nil
+	}
+	if err != nil {
+		return Roles{}, err
+	}
+	c, err := prompts.ParseCustomization(data)
+	if err != nil {
+		return Roles{}, err
+	}
+	return Roles{custom: c}, nil
+}
+
+// DiskFiles reads a checkout's files from root, for LoadRoles and Route in a local run.
+func DiskFiles(root string) func(path string) ([]byte, error) {
+	return func(path string) ([]byte, error) {
+		return os.ReadFile(filepath.Join(root, filepath.FromSlash(path)))
+	}
+}
+
+// Lookup reports whether id is a role of this checkout and the phase its runs take: a built-in
+// role's own, a custom role's declared phase (implement when it declares none).
+func (rs Roles) Lookup(id string) (policy.Phase, bool) {
+	builtin, custom, err := prompts.ResolveRoleID(rs.custom, id)
+	switch {
+	case err != nil:
+		return "", false
+	case builtin:
+		return policy.PhaseForRole(id), true
+	case custom.Phase != "":
+		return policy.Phase(custom.Phase), true
+	}
+	return policy.PhaseImplement, true
+}
+
+// Resolve decides a task's role (policy.ResolveRole) against these roles, with the one refusal
+// text for a role that does not exist.
+func (rs Roles) Resolve(task policy.Task, labelPrefix string, labels []string, triggerLabel string) (policy.ResolvedRole, error) {
+	return policy.ResolveRole(task, policy.RoleFacts{
+		LabelPrefix: labelPrefix, Labels: labels, TriggerLabel: triggerLabel,
+		Lookup: rs.Lookup, UnknownMessage: prompts.UnknownRoleMessage,
+	})
+}
+
+// RouteInputs are the model choices a run can be given from outside the checkout.
+type RouteInputs struct {
+	Model     string // the `model` input: wins over every tier
+	ModelTier string // the `model-tier` input
+	TaskTier  string // the task's runPolicy.modelTier
+}
+
+// RouteRefusal is a model-route problem the user must fix (a bad agent file, an unknown tier),
+// not a bot failure.
+type RouteRefusal struct{ Msg string }
+
+func (e *RouteRefusal) Error() string { return e.Msg }
+
+// Route resolves a role's model route: a built-in role's from `.codex/agents/<role>.toml` (read by
+// readFile; ErrNotFound when absent), a custom role's from its declared tier.
+func (rs Roles) Route(role string, readFile func(path string) ([]byte, error), in RouteInputs) (prompts.RoutePlan, error) {
+	builtin, custom, err := prompts.ResolveRoleID(rs.custom, role)
+	if err != nil {
+		return prompts.RoutePlan{}, &RouteRefusal{err.Error()}
+	}
+	var surface prompts.ModelChoice
+	tierFallback := ""
+	if builtin {
+		data, err := readFile(".codex/agents/" + role + ".toml")
+		switch {
+		case err == nil:
+			if surface, err = prompts.ParseRoleSurface(role, data); err != nil {
+				return prompts.RoutePlan{}, &RouteRefusal{err.Error()}
+			}
+		case isNotFound(err):
+			surface, _ = prompts.ParseRoleSurface(role, nil)
+		default:
+			return prompts.RoutePlan{}, err
+		}
+	} else {
+		var ok bool
+		if surface, ok = prompts.TierPrimary(custom.ModelTier); !ok {
+			surface, _ = prompts.ParseRoleSurface(role, nil)
+		}
+		tierFallback = custom.ModelTier
+	}
+	routes, err := prompts.ResolveModelRoutes(surface, in.Model, prompts.RequestedTier(in.ModelTier, in.TaskTier, tierFallback))
+	if err != nil {
+		return prompts.RoutePlan{}, &RouteRefusal{err.Error()}
+	}
+	return routes, nil
+}
+
+// FactsInput is what a run's prompt facts are built from.
+type FactsInput struct {
+	Role        policy.ResolvedRole
+	Eligibility policy.Eligibility
+	Project     prompts.ProjectFacts
+	Routes      prompts.RoutePlan
+	Task        policy.Task
+	Objective   string // the issue title (untrusted) or the local objective
+	Issue       int
+	// Verification is the verification command's argv (policy.VerificationFor), nil for none.
+	Verification []string
+	Review, Fix  bool
+}
+
+// RunFactsFor builds the prompt facts of a run.
+func RunFactsFor(in FactsInput) prompts.RunFacts {
+	pe := PromptEligibility(in.Eligibility)
+	return prompts.RunFacts{
+		Role: in.Role.ID, Phase: string(in.Role.Phase), WritePolicy: pe.WritePolicy, Sandbox: pe.Sandbox,
+		AllowFileEdits: pe.AllowFileEdits, Provenance: pe.Provenance, WriteFiles: in.Task.WriteFiles,
+		Objective: in.Objective, Description: in.Task.Description, IssueNumber: in.Issue, Artifacts: in.Task.Files,
+		Routes: in.Routes.Display(), Project: in.Project, Review: in.Review, Fix: in.Fix,
+		Verification: in.Verification,
+	}
+}
+
+// verifyArgv is a verification as the argv prompts show.
+func verifyArgv(v *policy.Verification) []string {
+	if v == nil {
+		return nil
+	}
+	return append([]string{v.Command}, v.Args...)
+}
+
+func isNotFound(err error) bool {
+	return errors.Is(err, ErrNotFound) || errors.Is(err, fs.ErrNotExist)
+}
