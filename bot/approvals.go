@@ -334,11 +334,11 @@ func (r *run) authorizeAndRun(ctx context.Context, cfg policy.StudioConfig, task
 	}
 	elig := policy.Evaluate(policy.EligibilityInput{
 		ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: r.phaseOf(task.Role),
-		HasMatchingApproval: match.HasMatchingApproval(), ApprovedByUser: r.cmd.Run.ApprovedByUser,
+		HasMatchingApproval: match.HasMatchingApproval(), ApprovedByUser: r.cmd.runOptions().ApprovedByUser,
 		ConstrainedSandbox: r.ConstrainedSandbox,
 	})
 	diag := policy.ApprovalDiagnostic{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, ApprovalScopes: task.ApprovalScope, Match: match}
-	if r.cmd.Run.DryRun {
+	if r.cmd.runOptions().DryRun {
 		return r.dryRun(ctx, cfg, task, base, elig, diag)
 	}
 	if !elig.Allowed {

@@ -40,14 +40,17 @@ func FuzzParseCommand(f *testing.F) {
 		if cmd.Err == nil {
 			switch cmd.Verb {
 			case "run":
-			case "revoke", "review":
-				if cmd.Run != (RunFlags{}) {
-					t.Fatalf("%s took run's flags: %+v", cmd.Verb, cmd)
+				if _, ok := cmd.Opts.(RunOptions); !ok {
+					t.Fatalf("run without its options: %+v", cmd)
+				}
+			case "revoke", "review", "accept", "help":
+				if cmd.Opts != nil {
+					t.Fatalf("%s took options: %+v", cmd.Verb, cmd)
 				}
 			default:
 				t.Fatalf("unknown verb %q without an error", cmd.Verb)
 			}
-		} else if cmd.Run != (RunFlags{}) {
+		} else if cmd.Opts != nil {
 			t.Fatalf("a refused command carries flags: %+v", cmd)
 		}
 		again, ok := ParseCommand(cmd.Line, "/studio")

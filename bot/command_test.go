@@ -13,21 +13,21 @@ func TestParseCommand(t *testing.T) {
 		wantOK bool
 		want   Command
 	}{
-		{"plain", "/studio run", true, Command{Line: "/studio run", Verb: "run"}},
-		{"case and spaces", "  /STUDIO   Run  ", true, Command{Line: "/STUDIO   Run", Verb: "run"}},
-		{"own line among text", "Looks good.\n/studio run --approved-by-user\nthanks", true, Command{Line: "/studio run --approved-by-user", Verb: "run", Run: RunFlags{ApprovedByUser: true}}},
-		{"dry run", "/studio run --dry-run", true, Command{Line: "/studio run --dry-run", Verb: "run", Run: RunFlags{DryRun: true}}},
-		{"both flags", "/studio run --DRY-RUN --approved-by-user", true, Command{Line: "/studio run --DRY-RUN --approved-by-user", Verb: "run", Run: RunFlags{ApprovedByUser: true, DryRun: true}}},
+		{"plain", "/studio run", true, Command{Line: "/studio run", Verb: "run", Opts: RunOptions{}}},
+		{"case and spaces", "  /STUDIO   Run  ", true, Command{Line: "/STUDIO   Run", Verb: "run", Opts: RunOptions{}}},
+		{"own line among text", "Looks good.\n/studio run --approved-by-user\nthanks", true, Command{Line: "/studio run --approved-by-user", Verb: "run", Opts: RunOptions{ApprovedByUser: true}}},
+		{"dry run", "/studio run --dry-run", true, Command{Line: "/studio run --dry-run", Verb: "run", Opts: RunOptions{DryRun: true}}},
+		{"both flags", "/studio run --DRY-RUN --approved-by-user", true, Command{Line: "/studio run --DRY-RUN --approved-by-user", Verb: "run", Opts: RunOptions{ApprovedByUser: true, DryRun: true}}},
 		{"revoke", "/studio revoke", true, Command{Line: "/studio revoke", Verb: "revoke"}},
 		{"review", "/studio review", true, Command{Line: "/studio review", Verb: "review"}},
 		{"help", "/studio Help", true, Command{Line: "/studio Help", Verb: "help"}},
-		{"tab separated", "/studio\trun", true, Command{Line: "/studio\trun", Verb: "run"}},
+		{"tab separated", "/studio\trun", true, Command{Line: "/studio\trun", Verb: "run", Opts: RunOptions{}}},
 		{"mid sentence", "please /studio run this", false, Command{}},
 		{"quoted", "> /studio run", false, Command{}},
 		{"other phrase", "/studios run", false, Command{}},
-		{"crlf", "hi\r\n/studio run\r\n", true, Command{Line: "/studio run", Verb: "run"}},
-		{"first visible command wins", "```\n/studio revoke\n```\n/studio run", true, Command{Line: "/studio run", Verb: "run"}},
-		{"comment after the command is not part of it", "/studio run <!-- --dry-run -->", true, Command{Line: "/studio run", Verb: "run"}},
+		{"crlf", "hi\r\n/studio run\r\n", true, Command{Line: "/studio run", Verb: "run", Opts: RunOptions{}}},
+		{"first visible command wins", "```\n/studio revoke\n```\n/studio run", true, Command{Line: "/studio run", Verb: "run", Opts: RunOptions{}}},
+		{"comment after the command is not part of it", "/studio run <!-- --dry-run -->", true, Command{Line: "/studio run", Verb: "run", Opts: RunOptions{}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,7 +95,7 @@ func TestParseCommandUsageErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.body, func(t *testing.T) {
 			cmd, ok := ParseCommand(tt.body, "/studio")
-			if !ok || cmd.Err == nil || cmd.Verb != tt.verb || cmd.Run != (RunFlags{}) {
+			if !ok || cmd.Err == nil || cmd.Verb != tt.verb || cmd.Opts != nil {
 				t.Fatalf("ParseCommand(%q) = %+v, %v; want a usage error for verb %q and no flags", tt.body, cmd, ok, tt.verb)
 			}
 			for _, w := range tt.want {

@@ -312,6 +312,7 @@ func (b *Bot) locked(ctx context.Context, issue int, event, actor string, fn fun
 		return out, err
 	}
 	b.lock = h
+	b.memo().locked()
 	defer func() {
 		b.settle(ctx)
 		b.releaseLock(ctx, h)

@@ -35,6 +35,7 @@ type memo struct {
 	botLog string
 
 	mu            sync.Mutex
+	snapshot      int // the issue the payload delivered
 	defaultBranch string
 	issues        map[int]Issue
 	comments      map[int][]Comment
@@ -67,6 +68,7 @@ func (m *memo) knowTrigger(tr Trigger) {
 	}
 	if tr.Snapshot.Number > 0 && !tr.Snapshot.IsPull {
 		m.issues[tr.Snapshot.Number] = tr.Snapshot
+		m.snapshot = tr.Snapshot.Number
 	}
 }
 
@@ -198,12 +200,24 @@ func (m *memo) Comments(ctx context.Context, issue int) ([]Comment, error) {
 	return cs, err
 }
 
-// forgetComments drops an issue's memoized comments: after waiting for another run's lock, the
-// thread must be read again (that run may have rewritten the status comment).
-func (m *memo) forgetComments(issue int) {
+// locked is called when the task's lock is taken: whatever was read from GitHub before it may
+// have been changed by the run that held the lock, so only the payload's facts and the default
+// branch's files (fetched by this run) are kept.
+func (m *memo) locked() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	delete(m.comments, issue)
+	for n := range m.issues {
+		if n != m.snapshot {
+			delete(m.issues, n)
+		}
+	}
+	clear(m.comments)
+	clear(m.pullsByHead)
+	clear(m.pulls)
+	clear(m.reviews)
+	clear(m.pullFiles)
+	clear(m.pullCommits)
+	clear(m.checkRuns)
 }
 
 func (m *memo) CreateComment(ctx context.Context, issue int, body string) (Comment, error) {

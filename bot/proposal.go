@@ -360,7 +360,7 @@ func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string)
 		return r.block(ctx, stepTaskParsed, prompts.UnknownRoleMessage(planner))
 	}
 	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("no task block: a read-only planning pass (`%s`) proposes one", planner))
-	if r.cmd.Run.DryRun {
+	if r.cmd.runOptions().DryRun {
 		r.st.Summary = fmt.Sprintf("**Dry run**: nothing was changed (no Codex run, comment, label or branch). This issue has no `studio` task block, so `%s run` would run a read-only planning pass as `%s` that proposes one.", r.TriggerPhrase, planner)
 		r.st.set(stepCodex, StepSkipped, "dry run")
 		r.out.Status, r.out.Summary = "done", r.st.Summary
@@ -526,69 +526,4 @@ func appendBlock(body, block string) string {
 func sameTask(a, b policy.Task) bool {
 	a.Description, a.Line, b.Description, b.Line = "", 0, "", 0
 	return reflect.DeepEqual(a, b)
-}
-
-// accept is `/studio accept`: it appends the bot's latest proposal to the issue body, on a body
-// that holds no task block yet, and says so. It never starts a run.
-func (r *run) accept(ctx context.Context) (Outcome, error) {
-	refuse := func(reason string) (Outcome, error) {
-		r.st.set(stepTaskParsed, StepFailed, "nothing accepted")
-		return r.acceptReply(ctx, "refused", fmt.Sprintf("nothing was accepted: %s", reason))
-	}
-	issue, err := r.GitHub.Issue(ctx, r.tr.Issue)
-	if err != nil {
-		return *r.out, err
-	}
-	switch _, err := policy.ParseTask(issue.Body); {
-	case err == nil:
-		return refuse(fmt.Sprintf("the issue already has a task block. Comment `%s run` to start it.", r.TriggerPhrase))
-	case !errors.Is(err, policy.ErrNoTaskBlock):
-		return refuse(fmt.Sprintf("the issue body already holds a task block or issue form, which cannot be used (%s). Fix it in the issue rather than adding another.", oneLine(err.Error(), 300)))
-	}
-	comments, err := r.GitHub.Comments(ctx, r.tr.Issue)
-	if err != nil {
-		return *r.out, err
-	}
-	c, ok := latestProposal(comments, r.tr.Issue, r.BotLogin)
-	if !ok {
-		return refuse(fmt.Sprintf("the studio has proposed no task block on this issue. Comment `%s run` to get a proposal.", r.TriggerPhrase))
-	}
-	base, err := r.GitHub.DefaultBranch(ctx)
-	if err != nil {
-		return *r.out, err
-	}
-	roles, err := r.roles(ctx, base)
-	if err != nil {
-		return refuse(err.Error())
-	}
-	block, task, err := proposedBlock(c.Body, func(id string) bool { _, ok := roles.Lookup(id); return ok })
-	if err != nil {
-		return refuse(fmt.Sprintf("the latest proposal (comment %d) cannot be used: %s. Comment `%s run` for a new one.", c.ID, oneLine(err.Error(), 300), r.TriggerPhrase))
-	}
-	body := appendBlock(issue.Body, block)
-	if got, err := policy.ParseTask(body); err != nil || !sameTask(got, task) {
-		return refuse("appended to the issue body, the block would not be read as the task (the body probably ends inside an HTML comment or an open code block). Paste the block yourself where it shows.")
-	}
-	if utf8.RuneCountInString(body) > maxCommentChars {
-		return refuse(fmt.Sprintf("with the block the issue body would exceed GitHub's %d-character limit.", maxCommentChars))
-	}
-	if err := r.GitHub.EditIssueBody(ctx, r.tr.Issue, body); err != nil {
-		return *r.out, err
-	}
-	r.logf("appended the task block of proposal comment %d to the body of #%d", c.ID, r.tr.Issue)
-	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("task block accepted: role `%s`, writeFiles %s", task.Role, strings.Join(quoteAll(task.WriteFiles), ", ")))
-	return r.acceptReply(ctx, "done", fmt.Sprintf("the task block the studio proposed (comment %d) is now at the end of the issue body: role `%s`, writeFiles %s. It does not run by itself: comment `%s run` to start.",
-		c.ID, task.Role, strings.Join(quoteAll(task.WriteFiles), ", "), r.TriggerPhrase))
-}
-
-// acceptReply answers `/studio accept` with a reply quoting the command and the same words on the
-// status comment.
-func (r *run) acceptReply(ctx context.Context, status, what string) (Outcome, error) {
-	reply := fmt.Sprintf("> %s\n\n@%s, %s", quoteLine(r.cmd.Line), r.tr.Actor.Login, what)
-	if _, err := r.GitHub.CreateComment(ctx, r.tr.Issue, reply); err != nil {
-		return *r.out, err
-	}
-	r.st.Summary = fmt.Sprintf("`%s accept` by @%s: %s", r.TriggerPhrase, r.tr.Actor.Login, what)
-	r.out.Status, r.out.Summary = status, r.st.Summary
-	return *r.out, r.publish(ctx)
 }

@@ -156,144 +156,6 @@ func New(deps Deps, settings Settings) *Bot {
 
 func (b *Bot) logf(format string, args ...any) { fmt.Fprintf(b.Log, format+"\n", args...) }
 
-// Handle runs the whole flow for one decoded trigger. A returned error means the bot itself
-// failed (GitHub or git unreachable); refusals and blocked verdicts are Outcomes.
-func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
-	// Every step of this event reads its facts through one memo (memo.go).
-	if _, ok := b.GitHub.(*memo); !ok {
-		m := newMemo(b.GitHub, b.Now, b.BotLogin)
-		m.knowTrigger(tr)
-		orig := b.GitHub
-		b.GitHub = m
-		defer func() { b.GitHub = orig }()
-	}
-	issue := tr.Snapshot
-	out := Outcome{RunID: b.RunID}
-	skip := func(reason string) (Outcome, error) {
-		b.logf("skip: %s", reason)
-		out.Status, out.Skip = "skipped", reason
-		return out, nil
-	}
-	if strings.EqualFold(tr.Actor.Login, b.BotLogin) {
-		return skip("the event was caused by the bot itself")
-	}
-	if tr.Kind == TriggerPullRequest || tr.Kind == TriggerReview {
-		return b.handlePullEvent(ctx, tr)
-	}
-	isAllowedBot := false
-	if tr.Actor.Type == "Bot" {
-		for _, allowed := range b.AllowedBots {
-			if strings.EqualFold(strings.TrimSpace(allowed), tr.Actor.Login) {
-				isAllowedBot = true
-			}
-		}
-		if !isAllowedBot {
-			return skip(fmt.Sprintf("%s is a bot and is not listed in allowed-bots", tr.Actor.Login))
-		}
-	}
-
-	var cmd Command
-	switch tr.Kind {
-	case TriggerComment:
-		var ok bool
-		if cmd, ok = ParseCommand(tr.CommentBody, b.TriggerPhrase); !ok {
-			return skip(fmt.Sprintf("comment %d has no line starting with %s", tr.CommentID, b.TriggerPhrase))
-		}
-	case TriggerLabel:
-		if !b.isTriggerLabel(tr.Label) {
-			return skip(fmt.Sprintf("label %q does not start a run", tr.Label))
-		}
-		cmd = Command{Verb: "run", Line: "label " + tr.Label}
-		// A role label starts a run only for a task block that names no role; the block's own
-		// role wins, and a different label is reported as a conflict by the run itself.
-		if labelRole, ok := strings.CutPrefix(tr.Label, b.LabelPrefix+"role/"); ok {
-			if task, err := policy.ParseTask(issue.Body); err == nil && task.Role == labelRole {
-				return skip(fmt.Sprintf("the task block already names role %s; add the label %srun to start a run", labelRole, b.LabelPrefix))
-			}
-		}
-	}
-	if cmd.Verb == "help" { // anyone may ask: no permission check, lock or status comment
-		return b.help(ctx, tr, cmd)
-	}
-	if tr.IsPull || issue.IsPull {
-		return b.handlePullComment(ctx, tr, cmd)
-	}
-
-	// A re-delivered comment is recognized under the lock (handleLocked), where the status comment
-	// is read once: reading it before as well would cost every run a call to save a re-delivery one.
-
-	// Authorize before any visible side effect: a refused actor gets one reply and nothing else.
-	if !isAllowedBot {
-		if ok, err := b.authorize(ctx, tr, cmd, tr.Issue); err != nil || !ok {
-			if err == nil {
-				out.Status = "refused"
-			}
-			return out, err
-		}
-	}
-	// A malformed command is answered with its usage before anything changes: an unknown flag
-	// must never be read as the bare verb (`revoke --dry-run` would revoke).
-	if cmd.Err != nil {
-		return b.refuseUsage(ctx, tr, cmd, tr.Issue)
-	}
-	if tr.Kind == TriggerComment {
-		if err := b.GitHub.AddCommentReaction(ctx, tr.CommentID, "eyes"); err != nil {
-			return out, err
-		}
-	}
-	if cmd.Verb == "run" && b.Workspace != nil {
-		// A run reads its configuration from the default branch's checkout: fetch it now, outside
-		// the lock, so the lock commit can carry its tree.
-		base, err := b.GitHub.DefaultBranch(ctx)
-		if err != nil {
-			return out, err
-		}
-		if err := b.readyBase(ctx, base); err != nil {
-			return out, err
-		}
-	}
-	// Everything from here writes: hold the issue's lock (lock.go), then read the status comment
-	// again, since the run that held the lock before may have rewritten it (or handled this very
-	// comment, when it was delivered twice).
-	return b.locked(ctx, tr.Issue, eventLine(tr, cmd), tr.Actor.Login, func(ctx context.Context) (Outcome, error) {
-		return b.handleLocked(ctx, tr, cmd, out)
-	})
-}
-
-// handleLocked is Handle's part that runs under the issue's lock.
-func (b *Bot) handleLocked(ctx context.Context, tr Trigger, cmd Command, out Outcome) (Outcome, error) {
-	comments, err := b.GitHub.Comments(ctx, tr.Issue)
-	if err != nil {
-		return out, err
-	}
-	statusComment, hasStatus := findStatusComment(comments, tr.Issue, b.BotLogin)
-	st := b.runStatus(tr.Issue, statusComment, hasStatus)
-	st.Containment = b.Containment
-	if tr.Kind == TriggerComment {
-		if containsID(st.Handled, tr.CommentID) {
-			b.logf("skip: comment %d was already handled (re-delivered event)", tr.CommentID)
-			out.Status, out.Skip = "skipped", fmt.Sprintf("comment %d was already handled (re-delivered event)", tr.CommentID)
-			return out, nil
-		}
-		st.Handled = append(st.Handled, tr.CommentID)
-	}
-	r := &run{Bot: b, tr: tr, issue: tr.Snapshot, cmd: cmd, st: st, out: &out}
-	if hasStatus {
-		r.statusID = statusComment.ID
-	}
-	// The status comment is written when there is something to say (Codex starting, or a verdict):
-	// the reaction already acknowledged the command.
-	st.set(stepAuthorized, StepDone, "@"+tr.Actor.Login)
-	out, err = r.execute(ctx)
-	if err != nil {
-		r.reportFailure(ctx, err)
-		if r.out.Status == "cancelled" {
-			out = *r.out
-		}
-	}
-	return out, err
-}
-
 // reportFailure tells the issue that the bot itself failed mid-run (GitHub or git unreachable,
 // a refused write), so the status comment never hangs on "Codex running". Best effort: the error
 // is returned to the caller either way, and the write gets its own short deadline in case the
@@ -321,42 +183,6 @@ func (r *run) reportFailure(ctx context.Context, err error) {
 	if perr := r.publish(ctx); perr != nil {
 		r.logf("::warning::could not report the failure on the issue: %v", perr)
 	}
-}
-
-// authorize asks the collaborator-permission API whether the actor may run mutating commands
-// (write, maintain or admin). A refused actor gets one reply, on replyTo, quoting the command and
-// saying why; nothing else happens. API errors fail closed.
-func (b *Bot) authorize(ctx context.Context, tr Trigger, cmd Command, replyTo int) (bool, error) {
-	perm, err := b.GitHub.Permission(ctx, tr.Actor.Login)
-	if err != nil {
-		return false, fmt.Errorf("authorize %s: %w", tr.Actor.Login, err)
-	}
-	if policy.ParsePermission(perm).CanWrite() {
-		return true, nil
-	}
-	reply := fmt.Sprintf("> %s\n\n@%s, this command needs write, maintain or admin permission on %s/%s; you have %s. Ask a maintainer to run it.",
-		quoteLine(cmd.Line), tr.Actor.Login, tr.Owner, tr.Repo, perm)
-	if _, err := b.GitHub.CreateComment(ctx, replyTo, reply); err != nil {
-		return false, err
-	}
-	b.logf("refused: %s has %s permission", tr.Actor.Login, perm)
-	return false, nil
-}
-
-// refuseUsage replies to a malformed command with what was wrong and how to write it, and does
-// nothing else: no reaction, no status comment, no label.
-func (b *Bot) refuseUsage(ctx context.Context, tr Trigger, cmd Command, replyTo int) (Outcome, error) {
-	out := Outcome{RunID: b.RunID, Status: "refused"}
-	reply := fmt.Sprintf("> %s\n\n@%s, %s Nothing was done.", quoteLine(cmd.Line), tr.Actor.Login, cmd.Err.Error())
-	if _, err := b.GitHub.CreateComment(ctx, replyTo, reply); err != nil {
-		return out, err
-	}
-	b.logf("refused: malformed command %q: %v", quoteLine(cmd.Line), cmd.Err)
-	return out, nil
-}
-
-func (b *Bot) isTriggerLabel(label string) bool {
-	return label == b.LabelPrefix+"run" || strings.HasPrefix(label, b.LabelPrefix+"role/")
 }
 
 // run is the state of one authorized run.
@@ -446,20 +272,9 @@ func (r *run) setStatusLabel(ctx context.Context, status string) error {
 	return nil
 }
 
+// execute is `run` on a task issue: the task block (or a plain request) with the default
+// branch's configuration, then eligibility, dry run, plan phase or implementation.
 func (r *run) execute(ctx context.Context) (Outcome, error) {
-	if r.cmd.Err != nil {
-		// Handle refuses malformed commands before anything changes; this is the backstop.
-		return *r.out, fmt.Errorf("refusing malformed command %q: %w", quoteLine(r.cmd.Line), r.cmd.Err)
-	}
-	if r.cmd.Verb == "revoke" {
-		return r.revoke(ctx)
-	}
-	if r.cmd.Verb == "accept" {
-		return r.accept(ctx)
-	}
-	if r.cmd.Verb != "run" {
-		return r.block(ctx, stepTaskParsed, fmt.Sprintf("`%s %s` works only on a studio pull request; on the task issue use `%s run` or `%s revoke`.", r.TriggerPhrase, r.cmd.Verb, r.TriggerPhrase, r.TriggerPhrase))
-	}
 	if r.tr.Kind == TriggerLabel && r.tr.Label == r.LabelPrefix+"run" {
 		// The trigger label is a button: take it off so adding it again re-runs.
 		if err := r.GitHub.RemoveLabel(ctx, r.tr.Issue, r.tr.Label); err != nil {
@@ -482,7 +297,7 @@ func (r *run) execute(ctx context.Context) (Outcome, error) {
 	if err != nil {
 		return r.block(ctx, stepTaskParsed, fmt.Sprintf("`.codex/studio.json` on `%s`: %v", base, err))
 	}
-	if !cfg.Active() && !r.cmd.Run.DryRun {
+	if !cfg.Active() && !r.cmd.runOptions().DryRun {
 		// A frozen (or inactive) project gets no mutating run: refused before the task is even
 		// read, so no Codex call, branch or label follows. A dry run still answers.
 		return r.refuse(ctx, cfg.InactiveReason())

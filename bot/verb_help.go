@@ -7,6 +7,21 @@ import (
 	"strings"
 )
 
+func init() {
+	register(&verb{
+		name: "help", order: 50, where: "on any issue or pull request", anyone: true,
+		what: "lists these commands; anyone may ask, and nothing else changes",
+		// Stray arguments are answered all the same, with the problem first.
+		parse: func(args []string) (any, error) {
+			if len(args) > 0 {
+				return nil, &unexpectedArgError{arg: args[0]}
+			}
+			return nil, nil
+		},
+		open: (*Bot).help,
+	})
+}
+
 // helpMarker tags the answer to one `/studio help` comment, so a re-delivered event is answered
 // once: help writes no status comment to record the comment as handled.
 func helpMarker(commentID int64) string {
@@ -15,8 +30,7 @@ func helpMarker(commentID int64) string {
 
 // help answers `/studio help` on any issue or pull request with one reply listing the verbs. It
 // needs no permission (it reveals nothing the action's docs do not), takes no lock and touches no
-// status comment, label or reaction. A help with stray arguments is answered all the same, with
-// the problem first.
+// status comment, label or reaction.
 func (b *Bot) help(ctx context.Context, tr Trigger, cmd Command) (Outcome, error) {
 	out := Outcome{RunID: b.RunID, Status: "done"}
 	marker := helpMarker(tr.CommentID)
@@ -26,10 +40,7 @@ func (b *Bot) help(ctx context.Context, tr Trigger, cmd Command) (Outcome, error
 	}
 	for _, c := range comments {
 		if strings.EqualFold(c.Author, b.BotLogin) && strings.Contains(c.Body, marker) {
-			reason := fmt.Sprintf("comment %d was already answered (re-delivered event)", tr.CommentID)
-			b.logf("skip: %s", reason)
-			out.Status, out.Skip = "skipped", reason
-			return out, nil
+			return b.skip(fmt.Sprintf("comment %d was already answered (re-delivered event)", tr.CommentID))
 		}
 	}
 	var problem string

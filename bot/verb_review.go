@@ -10,6 +10,14 @@ import (
 	"github.com/codex-studio/studio-action/prompts"
 )
 
+func init() {
+	register(&verb{
+		name: "review", order: 40, where: "on a studio pull request",
+		what:   "reviews the pull request's head commit again and posts the verdict",
+		onPull: func(ctx context.Context, r *run, pr PullRequest) (Outcome, error) { return r.reviewPull(ctx, pr) },
+	})
+}
+
 // reviewPull runs the studio review of a studio pull request's head commit on `/studio review`
 // (the gate waits for it after every push, a human's included). The qa-playtester review runs
 // read-only on the review route; its verdict becomes a pull-request review and the check run

@@ -1,0 +1,222 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/codex-studio/studio-action/policy"
+)
+
+// Command is a parsed slash command.
+type Command struct {
+	Line string // the command line as written, for quoting back
+	Verb string // a verb of the table; "" when the line names no verb
+	// Opts are the verb's own options, parsed by the verb's own parser (RunOptions for `run`);
+	// nil for a verb that takes none. No verb can see another verb's flags.
+	Opts any
+	// Err is a usage error (an unknown verb, flag or argument) to reply with. A command with an
+	// error must not act: nothing may change because of it, and it never counts as a revoke.
+	Err error
+}
+
+// verb is one command of the table: how it is written, who may use it, and what handles it where.
+// Each verb lives in its own file (verb_*.go) and registers itself.
+type verb struct {
+	name  string
+	order int      // position in help and in the verb list
+	flags []string // for the usage line and help
+	where string   // where the verb works, for help
+	what  string   // one line of what it does, for help
+	// parse reads the verb's arguments (after the verb) into its options; nil takes none.
+	parse func(args []string) (any, error)
+	// anyone: no permission is needed and nothing is locked (help reveals nothing the docs do not).
+	anyone bool
+	// needsBase: the handler reads the default branch's checkout, fetched before the lock so the
+	// lock commit can carry its tree.
+	needsBase bool
+	// onIssue handles the verb on a task issue, onPull on a studio pull request; both run under
+	// the task's lock, after the shared preamble. nil: the verb does not work there.
+	onIssue func(ctx context.Context, r *run) (Outcome, error)
+	onPull  func(ctx context.Context, r *run, pr PullRequest) (Outcome, error)
+	// open handles a verb any reader may use, outside the lock (help).
+	open func(b *Bot, ctx context.Context, tr Trigger, cmd Command) (Outcome, error)
+}
+
+// verbs is the command table, in help order.
+var verbs []*verb
+
+func register(v *verb) {
+	verbs = append(verbs, v)
+	sort.SliceStable(verbs, func(i, j int) bool { return verbs[i].order < verbs[j].order })
+}
+
+func verbNamed(name string) *verb {
+	for _, v := range verbs {
+		if v.name == name {
+			return v
+		}
+	}
+	return nil
+}
+
+// CommandError is a usage error: what was wrong and how the command is written.
+type CommandError struct {
+	Problem string // already quoted for Markdown
+	Usage   string
+}
+
+func (e *CommandError) Error() string { return e.Problem + " " + e.Usage }
+
+func flagList(v *verb) string {
+	var flags string
+	for _, f := range v.flags {
+		flags += " [" + f + "]"
+	}
+	return flags
+}
+
+func usageOf(phrase string, v *verb) string {
+	where := v.where
+	if len(v.flags) == 0 {
+		where += "; takes no flags"
+	}
+	return fmt.Sprintf("Usage: `%s %s%s` (%s).", phrase, v.name, flagList(v), where)
+}
+
+// HelpText is the answer to `/studio help`: every verb of the table with its flags, where it
+// works and what it does.
+func HelpText(phrase string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "The commands, each at the start of a line of its own:\n\n")
+	var gated []string
+	for _, v := range verbs {
+		fmt.Fprintf(&b, "- `%s %s%s` (%s): %s.\n", phrase, v.name, flagList(v), v.where, v.what)
+		if !v.anyone {
+			gated = append(gated, "`"+v.name+"`")
+		}
+	}
+	fmt.Fprintf(&b, "\n%s need write, maintain or admin permission on the repository.", andList(gated))
+	return b.String()
+}
+
+func andList(xs []string) string {
+	if len(xs) <= 1 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+}
+
+func verbList(phrase string) string {
+	var names []string
+	for _, v := range verbs {
+		names = append(names, fmt.Sprintf("`%s %s`", phrase, v.name))
+	}
+	return "The commands are " + andList(names) + "."
+}
+
+// verbsWhere lists the verbs that work on an issue (pull false) or a pull request (pull true).
+func verbsWhere(phrase string, pull bool) string {
+	var names []string
+	for _, v := range verbs {
+		if (pull && (v.onPull != nil || v.open != nil)) || (!pull && (v.onIssue != nil || v.open != nil)) {
+			names = append(names, fmt.Sprintf("`%s %s`", phrase, v.name))
+		}
+	}
+	return andList(names)
+}
+
+// ParseCommand finds the first line of visible text in body that starts with the trigger phrase
+// and parses it. Only what a person typed counts (policy.ScanMarkdown): a line in a code block,
+// inline code, a blockquote, a list item, an HTML comment or a <details> block is never a
+// command, and the phrase must match exactly in ASCII (case-insensitively), so a fullwidth or
+// Cyrillic look-alike, a zero-width character or a non-breaking space never triggers. ok is false
+// when the body has no such line, so discussion mentioning "/studio" mid-sentence never triggers.
+// A line that is found but malformed comes back with Err set.
+func ParseCommand(body, phrase string) (cmd Command, ok bool) {
+	if phrase == "" {
+		return Command{}, false
+	}
+	for _, l := range policy.ScanMarkdown(body).Lines {
+		fields := asciiFields(l.Text)
+		if len(fields) == 0 || !policy.ASCIIEqualFold(fields[0], phrase) {
+			continue
+		}
+		return parseCommandFields(l.Text, fields[1:], phrase), true
+	}
+	return Command{}, false
+}
+
+func parseCommandFields(line string, args []string, phrase string) Command {
+	cmd := Command{Line: line}
+	if len(args) == 0 {
+		cmd.Err = &CommandError{Problem: fmt.Sprintf("`%s` needs a command.", phrase), Usage: verbList(phrase)}
+		return cmd
+	}
+	v := verbNamed(strings.ToLower(args[0]))
+	if v == nil {
+		cmd.Err = &CommandError{Problem: fmt.Sprintf("%s is not a command.", codeSpan(args[0])), Usage: verbList(phrase)}
+		return cmd
+	}
+	cmd.Verb = v.name
+	if v.parse == nil {
+		if len(args) > 1 {
+			cmd.Err = unexpectedArg(phrase, v, args[1])
+		}
+		return cmd
+	}
+	opts, err := v.parse(args[1:])
+	if err != nil {
+		if ua, ok := err.(*unexpectedArgError); ok {
+			cmd.Err = unexpectedArg(phrase, v, ua.arg)
+		} else {
+			cmd.Err = &CommandError{Problem: err.Error(), Usage: usageOf(phrase, v)}
+		}
+		return cmd
+	}
+	cmd.Opts = opts
+	return cmd
+}
+
+// unexpectedArgError is what a verb's parser returns for an argument it does not take.
+type unexpectedArgError struct{ arg string }
+
+func (e *unexpectedArgError) Error() string { return "unexpected " + e.arg }
+
+func unexpectedArg(phrase string, v *verb, arg string) error {
+	what := "flag"
+	if !strings.HasPrefix(arg, "-") {
+		what = "argument"
+	}
+	return &CommandError{Problem: fmt.Sprintf("`%s %s` does not take the %s %s.", phrase, v.name, what, codeSpan(arg)), Usage: usageOf(phrase, v)}
+}
+
+// asciiFields splits on ASCII spaces and tabs only: a non-breaking or other Unicode space is part
+// of a word, so "/studio\u00a0run" is not the phrase followed by a verb.
+func asciiFields(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' })
+}
+
+// codeSpan quotes untrusted text as inline code that it cannot close, on one bounded line.
+func codeSpan(s string) string {
+	s = oneLine(s, 100)
+	fence := strings.Repeat("`", longestBacktickRun(s)+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+func longestBacktickRun(s string) int {
+	best, cur := 0, 0
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			cur++
+			best = max(best, cur)
+		} else {
+			cur = 0
+		}
+	}
+	return best
+}

@@ -1,0 +1,247 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/codex-studio/studio-action/policy"
+)
+
+// One event, one path: an event kind and where it happened (an issue or a pull request) choose
+// one handler from the table. Every command goes through the same preamble (onCommand): skip what
+// is not for the bot, authorize, refuse malformed input, acknowledge, lock, deduplicate; then the
+// verb's own handler (verb_*.go) runs with a run built on the task's status comment.
+
+type eventTarget struct {
+	kind TriggerKind
+	pull bool
+}
+
+var routes = map[eventTarget]func(*Bot, context.Context, Trigger) (Outcome, error){
+	{TriggerComment, false}:    (*Bot).onCommand,
+	{TriggerComment, true}:     (*Bot).onCommand,
+	{TriggerLabel, false}:      (*Bot).onCommand,
+	{TriggerLabel, true}:       (*Bot).onPullLabel,
+	{TriggerPullRequest, true}: (*Bot).handlePullEvent,
+	{TriggerReview, true}:      (*Bot).handlePullEvent,
+}
+
+// Handle runs the whole flow for one decoded trigger. A returned error means the bot itself
+// failed (GitHub or git unreachable); refusals and blocked verdicts are Outcomes.
+func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
+	// Every step of this event reads its facts through one memo (memo.go).
+	if _, ok := b.GitHub.(*memo); !ok {
+		m := newMemo(b.GitHub, b.Now, b.BotLogin)
+		m.knowTrigger(tr)
+		orig := b.GitHub
+		b.GitHub = m
+		defer func() { b.GitHub = orig }()
+	}
+	if strings.EqualFold(tr.Actor.Login, b.BotLogin) {
+		return b.skip("the event was caused by the bot itself")
+	}
+	handle, ok := routes[eventTarget{tr.Kind, tr.IsPull || tr.Snapshot.IsPull}]
+	if !ok {
+		return b.skip(fmt.Sprintf("%s events are not handled", tr.Kind))
+	}
+	return handle(b, ctx, tr)
+}
+
+func (b *Bot) skip(reason string) (Outcome, error) {
+	b.logf("skip: %s", reason)
+	return Outcome{RunID: b.RunID, Status: "skipped", Skip: reason}, nil
+}
+
+func (b *Bot) onPullLabel(_ context.Context, tr Trigger) (Outcome, error) {
+	return b.skip(fmt.Sprintf("a label on pull request #%d starts nothing; label the task issue", tr.Issue))
+}
+
+// allowedBot says whether a bot account may drive the studio (the allowed-bots input); a person is
+// never an allowed bot, and is authorized by permission instead.
+func (b *Bot) allowedBot(a Actor) bool {
+	if a.Type != "Bot" {
+		return false
+	}
+	for _, allowed := range b.AllowedBots {
+		if strings.EqualFold(strings.TrimSpace(allowed), a.Login) {
+			return true
+		}
+	}
+	return false
+}
+
+// commandOf reads the command an event carries: a comment's slash command, or `run` for a
+// trigger label. reason says why there is none.
+func (b *Bot) commandOf(tr Trigger) (cmd Command, reason string) {
+	switch tr.Kind {
+	case TriggerComment:
+		cmd, ok := ParseCommand(tr.CommentBody, b.TriggerPhrase)
+		if !ok {
+			return cmd, fmt.Sprintf("comment %d has no line starting with %s", tr.CommentID, b.TriggerPhrase)
+		}
+		return cmd, ""
+	case TriggerLabel:
+		if !b.isTriggerLabel(tr.Label) {
+			return cmd, fmt.Sprintf("label %q does not start a run", tr.Label)
+		}
+		// A role label starts a run only for a task block that names no role; the block's own
+		// role wins, and a different label is reported as a conflict by the run itself.
+		if labelRole, ok := policy.RoleOfLabel(b.LabelPrefix, tr.Label); ok {
+			if task, err := policy.ParseTask(tr.Snapshot.Body); err == nil && task.Role == labelRole {
+				return cmd, fmt.Sprintf("the task block already names role %s; add the label %srun to start a run", labelRole, b.LabelPrefix)
+			}
+		}
+		return Command{Verb: "run", Line: "label " + tr.Label, Opts: RunOptions{}}, ""
+	}
+	return cmd, fmt.Sprintf("%s events carry no command", tr.Kind)
+}
+
+func (b *Bot) isTriggerLabel(label string) bool {
+	_, role := policy.RoleOfLabel(b.LabelPrefix, label)
+	return label == b.LabelPrefix+"run" || role
+}
+
+// onCommand is the preamble every command shares, on an issue or a studio pull request.
+func (b *Bot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
+	out := Outcome{RunID: b.RunID}
+	allowedBot := b.allowedBot(tr.Actor)
+	if tr.Actor.Type == "Bot" && !allowedBot {
+		return b.skip(fmt.Sprintf("%s is a bot and is not listed in allowed-bots", tr.Actor.Login))
+	}
+	cmd, reason := b.commandOf(tr)
+	if reason != "" {
+		return b.skip(reason)
+	}
+	v := verbNamed(cmd.Verb)
+	if v != nil && v.open != nil { // anyone may ask: no permission check, lock or status comment
+		return v.open(b, ctx, tr, cmd)
+	}
+
+	// Where the command acts: the issue it was written on, or the task of the studio pull request.
+	pull := tr.IsPull || tr.Snapshot.IsPull
+	issue, task := tr.Issue, tr.Snapshot
+	var pr PullRequest
+	if pull {
+		var err error
+		var why string
+		if pr, issue, why, err = b.studioPullOf(ctx, tr.Issue); err != nil {
+			return out, err
+		} else if why != "" {
+			return b.skip(why + "; commands on pull requests act only on studio pull requests")
+		}
+		if task, err = b.GitHub.Issue(ctx, issue); err != nil {
+			return out, fmt.Errorf("read task issue #%d: %w", issue, err)
+		}
+	}
+
+	// Authorize before any visible side effect: a refused actor gets one reply and nothing else.
+	if !allowedBot {
+		if ok, err := b.authorize(ctx, tr, cmd, tr.Issue); err != nil || !ok {
+			if err == nil {
+				out.Status = "refused"
+			}
+			return out, err
+		}
+	}
+	// A malformed command is answered with its usage before anything changes: an unknown flag
+	// must never be read as the bare verb (`revoke --dry-run` would revoke).
+	if cmd.Err != nil {
+		return b.refuseUsage(ctx, tr, cmd, tr.Issue)
+	}
+	if (pull && v.onPull == nil) || (!pull && v.onIssue == nil) {
+		return b.refuseMisplaced(ctx, tr, cmd, v, pull, issue)
+	}
+	if tr.Kind == TriggerComment {
+		if err := b.GitHub.AddCommentReaction(ctx, tr.CommentID, "eyes"); err != nil {
+			return out, err
+		}
+	}
+	if v.needsBase && b.Workspace != nil {
+		// The handler reads the default branch's checkout: fetch it now, outside the lock, so the
+		// lock commit can carry its tree.
+		base, err := b.GitHub.DefaultBranch(ctx)
+		if err != nil {
+			return out, err
+		}
+		if err := b.readyBase(ctx, base); err != nil {
+			return out, err
+		}
+	}
+	// Everything from here writes: hold the task's lock (lock.go), then read the status comment,
+	// which the run that held the lock before may have rewritten (or which may record this very
+	// comment as handled, when it was delivered twice).
+	return b.locked(ctx, issue, eventLine(tr, cmd), tr.Actor.Login, func(ctx context.Context) (Outcome, error) {
+		r, err := b.runForIssue(ctx, tr, task, cmd)
+		if err != nil {
+			return out, err
+		}
+		if tr.Kind == TriggerComment {
+			if containsID(r.st.Handled, tr.CommentID) {
+				return b.skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", tr.CommentID))
+			}
+			r.st.Handled = append(r.st.Handled, tr.CommentID)
+		}
+		// The status comment is written when there is something to say (Codex starting, or a
+		// verdict): the reaction already acknowledged the command.
+		r.st.set(stepAuthorized, StepDone, "@"+tr.Actor.Login)
+		var o Outcome
+		if pull {
+			o, err = v.onPull(ctx, r, pr)
+		} else {
+			o, err = v.onIssue(ctx, r)
+		}
+		if err != nil {
+			r.reportFailure(ctx, err)
+			if r.out.Status == "cancelled" {
+				o = *r.out
+			}
+		}
+		return o, err
+	})
+}
+
+// refuseMisplaced answers a verb written where it does not work, before anything changes.
+func (b *Bot) refuseMisplaced(ctx context.Context, tr Trigger, cmd Command, v *verb, pull bool, issue int) (Outcome, error) {
+	here := "on an issue the commands are " + verbsWhere(b.TriggerPhrase, false)
+	if pull {
+		here = fmt.Sprintf("on a studio pull request the commands are %s; run `%s run` on the task issue #%d", verbsWhere(b.TriggerPhrase, true), b.TriggerPhrase, issue)
+	}
+	reply := fmt.Sprintf("> %s\n\n@%s, `%s %s` works %s; %s. Nothing was done.", quoteLine(cmd.Line), tr.Actor.Login, b.TriggerPhrase, v.name, v.where, here)
+	if _, err := b.GitHub.CreateComment(ctx, tr.Issue, reply); err != nil {
+		return Outcome{RunID: b.RunID}, err
+	}
+	return Outcome{RunID: b.RunID, Status: "refused"}, nil
+}
+
+// authorize asks the collaborator-permission API whether the actor may run mutating commands
+// (write, maintain or admin). A refused actor gets one reply, on replyTo, quoting the command and
+// saying why; nothing else happens. API errors fail closed.
+func (b *Bot) authorize(ctx context.Context, tr Trigger, cmd Command, replyTo int) (bool, error) {
+	perm, err := b.GitHub.Permission(ctx, tr.Actor.Login)
+	if err != nil {
+		return false, fmt.Errorf("authorize %s: %w", tr.Actor.Login, err)
+	}
+	if policy.ParsePermission(perm).CanWrite() {
+		return true, nil
+	}
+	reply := fmt.Sprintf("> %s\n\n@%s, this command needs write, maintain or admin permission on %s/%s; you have %s. Ask a maintainer to run it.",
+		quoteLine(cmd.Line), tr.Actor.Login, tr.Owner, tr.Repo, perm)
+	if _, err := b.GitHub.CreateComment(ctx, replyTo, reply); err != nil {
+		return false, err
+	}
+	b.logf("refused: %s has %s permission", tr.Actor.Login, perm)
+	return false, nil
+}
+
+// refuseUsage replies to a malformed command with what was wrong and how to write it, and does
+// nothing else: no reaction, no status comment, no label.
+func (b *Bot) refuseUsage(ctx context.Context, tr Trigger, cmd Command, replyTo int) (Outcome, error) {
+	out := Outcome{RunID: b.RunID, Status: "refused"}
+	reply := fmt.Sprintf("> %s\n\n@%s, %s Nothing was done.", quoteLine(cmd.Line), tr.Actor.Login, cmd.Err.Error())
+	if _, err := b.GitHub.CreateComment(ctx, replyTo, reply); err != nil {
+		return out, err
+	}
+	b.logf("refused: malformed command %q: %v", quoteLine(cmd.Line), cmd.Err)
+	return out, nil
+}

@@ -1,0 +1,64 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/codex-studio/studio-action/policy"
+)
+
+func init() {
+	register(&verb{
+		name: "revoke", order: 30, where: "on a task issue or its studio pull request",
+		what:    "withdraws the approvals given so far and recomputes the `studio/gate` check",
+		onIssue: func(ctx context.Context, r *run) (Outcome, error) { return r.revoke(ctx) },
+		onPull:  func(ctx context.Context, r *run, _ PullRequest) (Outcome, error) { return r.revoke(ctx) },
+	})
+}
+
+// revoke answers `/studio revoke` (on the issue or its pull request). The withdrawal itself is
+// stateless: the command stays in the thread, and approval matching reads it every time. This
+// shows the result and recomputes the gate.
+func (r *run) revoke(ctx context.Context) (Outcome, error) {
+	base, err := r.GitHub.DefaultBranch(ctx)
+	if err != nil {
+		return *r.out, err
+	}
+	branch := r.taskBranch(r.tr.Issue)
+	r.out.Branch = branch
+	pr, err := r.GitHub.FindPull(ctx, branch, base)
+	if errors.Is(err, ErrNotFound) {
+		r.st.Summary = fmt.Sprintf("`%s revoke`: there is no open studio pull request for #%d, so there is no approval to withdraw.", r.TriggerPhrase, r.tr.Issue)
+		r.out.Status, r.out.Summary = "done", r.st.Summary
+		return *r.out, r.publish(ctx)
+	}
+	if err != nil {
+		return *r.out, err
+	}
+	tn, err := r.loadTaskNow(ctx, r.tr.Issue)
+	if err != nil {
+		return *r.out, err
+	}
+	full, err := r.GitHub.Pull(ctx, pr.Number)
+	if err != nil {
+		return *r.out, err
+	}
+	pa, err := r.approvalsOf(ctx, full, tn, r.tr.Issue, false)
+	if err != nil {
+		return *r.out, err
+	}
+	diag := policy.ApprovalDiagnostic{ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, ApprovalScopes: tn.task.ApprovalScope, Match: pa.match}
+	r.out.PullRequest, r.out.PullURL = full.Number, full.URL
+	r.st.set(stepPull, StepDone, fmt.Sprintf("#%d", full.Number))
+	r.st.Summary = fmt.Sprintf("**Approvals withdrawn** by @%s: no approval of pull request #%d submitted before this command counts any more. Approve again to authorize.\n\n%s",
+		r.tr.Actor.Login, full.Number, fenced(diag.Render(), "text"))
+	r.out.Status, r.out.Summary = "done", r.st.Summary
+	if err := r.publish(ctx); err != nil {
+		return *r.out, err
+	}
+	if _, err := r.writeGate(ctx, full, tn, pa); err != nil {
+		return *r.out, err
+	}
+	return *r.out, nil
+}

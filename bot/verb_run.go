@@ -1,0 +1,46 @@
+package bot
+
+import (
+	"context"
+	"strings"
+)
+
+// `run` on a task issue: the task block through the studio lifecycle (execute), or, on an issue
+// without a task block, a read-only planning pass that proposes one (proposal.go).
+
+// RunOptions are the flags `run` takes.
+type RunOptions struct {
+	ApprovedByUser bool // --approved-by-user
+	DryRun         bool // --dry-run
+}
+
+func parseRunOptions(args []string) (any, error) {
+	var o RunOptions
+	for _, a := range args {
+		switch strings.ToLower(a) {
+		case "--approved-by-user":
+			o.ApprovedByUser = true
+		case "--dry-run":
+			o.DryRun = true
+		default:
+			return nil, &unexpectedArgError{arg: a}
+		}
+	}
+	return o, nil
+}
+
+// runOptions are a command's `run` options (zero for any other verb).
+func (c Command) runOptions() RunOptions {
+	o, _ := c.Opts.(RunOptions)
+	return o
+}
+
+func init() {
+	register(&verb{
+		name: "run", order: 10, flags: []string{"--approved-by-user", "--dry-run"}, where: "on a task issue",
+		what:      "runs Codex on the issue's `studio` task block (implement, verify, review, fix passes) and opens a pull request; `--dry-run` only shows the decisions, `--approved-by-user` is a writer's approval where the studio mode accepts one. On an issue without a task block it runs a read-only planning pass that proposes one",
+		parse:     parseRunOptions,
+		needsBase: true,
+		onIssue:   func(ctx context.Context, r *run) (Outcome, error) { return r.execute(ctx) },
+	})
+}
