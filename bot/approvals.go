@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
@@ -452,19 +451,11 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 		}
 		return *r.out, err
 	}
-	ev, err := codex.NewEvidence(r.RunsDir, r.RunID, task.Role+"-plan", r.Redactor)
+	exe, _, err := r.codexStep(ctx, singleStep{folder: task.Role + "-plan", label: "plan", phase: string(policy.PhasePlan),
+		prompt: prompt, sandbox: string(planElig.CodexSandbox), route: route.Implementation})
 	if err != nil {
 		return *r.out, err
 	}
-	if err := ev.Write("prompt.md", []byte(prompt)); err != nil {
-		return *r.out, fmt.Errorf("write prompt evidence: %w", err)
-	}
-	meter := r.meter()
-	exe := codex.RunWithFallback(ctx, meter, codex.Request{
-		Phase: string(policy.PhasePlan), Prompt: prompt, Workdir: r.WorkDir, Sandbox: string(planElig.CodexSandbox),
-		RunDir: ev.Dir, Timeout: r.CodexTimeout,
-	}, route.Implementation)
-	r.noteUsage(meter.Used())
 	res := exe.Result
 	if res.Failed() {
 		r.st.set(stepCodex, StepFailed, fmt.Sprintf("plan phase, exit %d", res.ExitCode))

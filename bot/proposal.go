@@ -12,7 +12,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 	"gopkg.in/yaml.v3"
@@ -400,22 +399,11 @@ func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string)
 		return *r.out, err
 	}
 
-	ev, err := codex.NewEvidence(r.RunsDir, r.RunID, planner+"-proposal", r.Redactor)
+	exe, ev, err := r.codexStep(ctx, singleStep{folder: planner + "-proposal", label: "proposal", phase: string(policy.PhasePlan),
+		prompt: prompt, sandbox: string(policy.SandboxReadOnly), schema: ProposalSchema, route: route.Implementation})
 	if err != nil {
 		return *r.out, err
 	}
-	if err := ev.Write("prompt.md", []byte(prompt)); err != nil {
-		return *r.out, fmt.Errorf("write prompt evidence: %w", err)
-	}
-	if err := ev.Write("proposal-schema.json", []byte(ProposalSchema)); err != nil {
-		return *r.out, err
-	}
-	meter := r.meter()
-	exe := codex.RunWithFallback(ctx, meter, codex.Request{
-		Phase: string(policy.PhasePlan), Prompt: prompt, Workdir: r.WorkDir, Sandbox: string(policy.SandboxReadOnly),
-		OutputSchema: ev.Dir + "/proposal-schema.json", RunDir: ev.StepDir("proposal"), Timeout: r.CodexTimeout,
-	}, route.Implementation)
-	r.noteUsage(meter.Used())
 	// The read-only sandbox should make changes impossible; nothing is committed here anyway.
 	if changes, err := r.revertChanges(ctx); err != nil {
 		return *r.out, err

@@ -1,13 +1,19 @@
 package bot
 
-import "github.com/codex-studio/studio-action/bot/codex"
+import (
+	"context"
+	"fmt"
+
+	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/prompts"
+)
 
 // Token usage of a run (the `usage` output, the job summary and the status comment's line) and
 // the `max-tokens` bound, which bot/codex enforces between calls (codex/usage.go).
 
-// meter wraps the Codex runner for one of the run's single calls (the plan phase, `/studio
-// review`): it counts the call, and its fallback too, and refuses the fallback once the tokens
-// used reach max-tokens. The lifecycle meters its own calls.
+// meter wraps the Codex runner for one of the run's single calls: it counts the call, and its
+// fallback too, and refuses the fallback once the tokens used reach max-tokens. The lifecycle
+// meters its own calls.
 func (r *run) meter() *codex.Meter { return codex.NewMeter(r.Codex, r.MaxTokens) }
 
 // noteUsage adds the usage of Codex calls to the run's outcome and shows the total on the status
@@ -17,4 +23,34 @@ func (r *run) noteUsage(u codex.Usage) {
 	if r.out.Usage.Calls > 0 {
 		r.st.Usage = codex.UsageLine(r.out.Usage)
 	}
+}
+
+// singleStep is one Codex call outside the implementation lifecycle: the plan phase, the planning
+// pass that proposes a task block, `/studio review`.
+type singleStep struct {
+	folder  string // the run folder's suffix: "<role>-plan", "<role>-proposal", "<role>-review"
+	label   string // the step: "plan", "proposal", "review"
+	phase   string
+	prompt  string
+	sandbox string
+	schema  string // output schema text, "" for none
+	route   prompts.Route
+}
+
+// codexStep runs one such call through codex.RunStep (the API the lifecycle's calls use too),
+// metered against max-tokens, and counts its usage. The evidence folder it returns holds the
+// prompt, the schema and the events, whatever the call did.
+func (r *run) codexStep(ctx context.Context, s singleStep) (codex.Execution, *codex.Evidence, error) {
+	ev, err := codex.NewEvidence(r.RunsDir, r.RunID, s.folder, r.Redactor)
+	if err != nil {
+		return codex.Execution{}, nil, fmt.Errorf("run evidence: %w", err)
+	}
+	meter := r.meter()
+	exe, _ := codex.RunStep(ctx, codex.Step{
+		Evidence: ev, Runner: meter, Label: s.label, Phase: s.phase, Prompt: s.prompt, Workdir: r.WorkDir,
+		Sandbox: s.sandbox, Schema: s.schema, SchemaName: s.label + "-schema.json", Timeout: r.CodexTimeout, Route: s.route,
+	})
+	r.noteUsage(meter.Used())
+	_ = ev.WriteOutput(exe.Lines(s.label))
+	return exe, ev, nil
 }

@@ -60,24 +60,13 @@ func (r *run) reviewPull(ctx context.Context, pr PullRequest) (Outcome, error) {
 		return *r.out, err
 	}
 
-	ev, err := codex.NewEvidence(r.RunsDir, r.RunID, prompts.ReviewRole+"-review", r.Redactor)
+	prompt := prepared.ReviewPrompt + fmt.Sprintf("\n\n# Pull request under review\n\nPull request #%d, head commit %s, on branch %s.\nChanged paths:\n- %s\n",
+		pr.Number, head, pr.HeadRef, strings.Join(files, "\n- "))
+	exe, ev, err := r.codexStep(ctx, singleStep{folder: prompts.ReviewRole + "-review", label: "review", phase: string(policy.PhaseReview),
+		prompt: prompt, sandbox: string(policy.SandboxReadOnly), schema: codex.ReviewSchema, route: routes.Review})
 	if err != nil {
 		return *r.out, err
 	}
-	if err := ev.Write("review-schema.json", []byte(codex.ReviewSchema)); err != nil {
-		return *r.out, err
-	}
-	prompt := prepared.ReviewPrompt + fmt.Sprintf("\n\n# Pull request under review\n\nPull request #%d, head commit %s, on branch %s.\nChanged paths:\n- %s\n",
-		pr.Number, head, pr.HeadRef, strings.Join(files, "\n- "))
-	if err := ev.Write("prompt.md", []byte(prompt)); err != nil {
-		return *r.out, err
-	}
-	meter := r.meter()
-	exe := codex.RunWithFallback(ctx, meter, codex.Request{
-		Phase: string(policy.PhaseReview), Prompt: prompt, Workdir: r.WorkDir, Sandbox: string(policy.SandboxReadOnly),
-		OutputSchema: ev.Dir + "/review-schema.json", RunDir: ev.StepDir("review"), Timeout: r.CodexTimeout,
-	}, routes.Review)
-	r.noteUsage(meter.Used())
 	rev := codex.NewReviewOutcome(exe)
 	_ = ev.WriteOutput(rev.Lines())
 	if err := r.Bot.publishReview(ctx, pr.Number, head, files, rev, r.Redactor); err != nil {

@@ -379,21 +379,13 @@ func passReviewLabel(pass int) string {
 	return fmt.Sprintf("review of fix pass %d", pass)
 }
 
-// codex runs one Codex step with its fallback and records it; it returns the step folder
-// relative to the run folder.
+// codex runs one lifecycle step through RunStep; it returns the step folder relative to the run
+// folder.
 func (r *run) codex(ctx context.Context, phase, label, sandbox string, route prompts.Route, prompt, schema string) (Execution, string) {
-	ev := r.l.Evidence
-	step := strings.ReplaceAll(label, " ", "-")
-	req := Request{Phase: phase, Prompt: prompt, Workdir: r.p.Workdir, Sandbox: sandbox, Timeout: r.p.CallTimeout, OutputSchema: schema}
-	req.RunDir = ev.StepDir(step)
-	dir := rel(ev, req.RunDir)
-	_ = ev.Write(filepath.Join(dir, "prompt.md"), []byte(prompt))
-	exe := RunWithFallback(ctx, r.meter, req, route)
-	if exe.Primary != nil {
-		_ = ev.AppendEvents(step, *exe.Primary)
-	}
-	_ = ev.AppendEvents(step, exe.Result)
-	return exe, dir
+	return RunStep(ctx, Step{
+		Evidence: r.l.Evidence, Runner: r.meter, Label: label, Phase: phase, Prompt: prompt,
+		Workdir: r.p.Workdir, Sandbox: sandbox, Timeout: r.p.CallTimeout, Schema: schema, SchemaName: "review-schema.json", Route: route,
+	})
 }
 
 func (r *run) verify(ctx context.Context, pass int) (VerificationResult, error) {
@@ -425,12 +417,8 @@ func (r *run) verify(ctx context.Context, pass int) (VerificationResult, error) 
 // review runs one review; a non-nil *BudgetError means max-tokens refused its fallback call, and
 // the review, which has no verdict then, is not handed to AfterReview.
 func (r *run) review(ctx context.Context, pass int) (ReviewOutcome, *BudgetError, error) {
-	schema, err := r.schemaPath()
-	if err != nil {
-		return ReviewOutcome{}, nil, err
-	}
 	prompt := r.l.Redactor.Redact(r.p.ReviewPrompt) + "\n\n# Implementation and verification output\n\n" + r.out.Output() + "\n"
-	exe, dir := r.codex(ctx, "review", passName("review", pass), "read-only", r.p.Routes.Review, prompt, schema)
+	exe, dir := r.codex(ctx, "review", passName("review", pass), "read-only", r.p.Routes.Review, prompt, ReviewSchema)
 	rev := NewReviewOutcome(exe)
 	for _, ln := range rev.Lines() {
 		r.line(ln)
@@ -450,16 +438,6 @@ func (r *run) review(ctx context.Context, pass int) (ReviewOutcome, *BudgetError
 		}
 	}
 	return rev, nil, nil
-}
-
-// schemaPath writes the review schema into the run folder, once per run.
-func (r *run) schemaPath() (string, error) {
-	ev := r.l.Evidence
-	path := filepath.Join(ev.Dir, "review-schema.json")
-	if _, err := os.Stat(path); err == nil {
-		return path, nil
-	}
-	return path, ev.Write("review-schema.json", []byte(ReviewSchema))
 }
 
 // blockers lists what kept an attempt from passing, for the fix prompt and the status, bounded to
