@@ -195,7 +195,9 @@ func renderBuiltinRoleWorkflow(ctx context.Context, root string, custom Customiz
 		Objective: w.Objective, Engine: f.Project.Engine, EngineInfo: engineInfo, Sandbox: f.Sandbox,
 		WritePolicy: orDefault(f.WritePolicy, "read-only"), AllowFileEdits: f.AllowFileEdits,
 		ContextContract: RenderContextContract(workflowContract(w, f, sel)),
-		ContextFiles:    sel.Selected, ExpectedOutputs: role.ExpectedOutputs}
+		ContextFiles:    sel.Selected, ExpectedOutputs: role.ExpectedOutputs,
+		// The review workflow's objective asks for JSON: its completion report names the shape.
+		ReviewJSON: w.ID == "review" && !w.Custom}
 	return RenderCodexPrompt(session) + "\n\n" + instructions + renderWorkflowTemplates(templates), nil
 }
 
