@@ -190,7 +190,9 @@ func TestInitIssueFormMatchesTheParser(t *testing.T) {
 		if item.ID != f.ID || item.Attributes.Label != f.Label {
 			t.Errorf("form item %d = %s %q, want %s %q", i, item.ID, item.Attributes.Label, f.ID, f.Label)
 		}
-		if (f.ID == "writeFiles" || f.ID == "objective") != item.Validations.Required {
+		// writeFiles is optional: roles that change nothing need none (the parser asks for it
+		// once the role is known).
+		if (f.ID == "objective") != item.Validations.Required {
 			t.Errorf("%s: required = %v", f.ID, item.Validations.Required)
 		}
 		v := values[f.ID]
@@ -205,6 +207,25 @@ func TestInitIssueFormMatchesTheParser(t *testing.T) {
 	task, err := policy.ParseTask(strings.Join(rendered, "\n\n"))
 	if err != nil || task.Role != "unity-specialist" || !reflect.DeepEqual(task.WriteFiles, []string{"Assets/Player/Jump.cs", "Assets/Tests/**"}) || !reflect.DeepEqual(task.DependsOn, []string{"#3"}) {
 		t.Fatalf("task = %+v, err = %v", task, err)
+	}
+	// A producer task submitted with the optional writeFiles left empty is a task, and needs no
+	// writeFiles; the same form for a writing role asks for them.
+	for role, wantErr := range map[string]bool{"producer": false, "unity-specialist": true} {
+		var body []string
+		for _, f := range policy.FormFields {
+			v := map[string]string{"role": role, "objective": "Plan the port."}[f.ID]
+			if v == "" {
+				v = policy.NoResponse
+			}
+			body = append(body, "### "+f.Label+"\n\n"+v)
+		}
+		task, err := policy.ParseTask(strings.Join(body, "\n\n"))
+		if err != nil || task.Role != role {
+			t.Fatalf("%s: task = %+v, err = %v", role, task, err)
+		}
+		if err := policy.CheckWriteFiles(task, role); (err != nil) != wantErr {
+			t.Errorf("%s without writeFiles: %v", role, err)
+		}
 	}
 }
 
