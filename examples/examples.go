@@ -37,8 +37,10 @@ var formItems = map[string]formItem{
 	"objective": {kind: "textarea", required: true,
 		description: "What Codex should do and how you will know it is done. Codex reads this as quoted, untrusted text.",
 		placeholder: "Make the jump feel snappier: shorter rise, the same height."},
-	"writeFiles": {kind: "textarea", required: true,
-		description: "One repository path or glob (`**`) per line, plain lines (no bullets). Only these paths are ever committed; Codex's other changes are reported as blockers.",
+	// Optional in the form: roles that change nothing need none, and the parser asks for it
+	// (policy.CheckWriteFiles) once the role is known. The description says who needs it.
+	"writeFiles": {kind: "textarea",
+		description: "Required for roles that write (every role except {readonly}, which change nothing and need none). One repository path or glob (`**`) per line, plain lines (no bullets). Only these paths are ever committed; Codex's other changes are reported as blockers.",
 		placeholder: "src/player/jump.gd\ntests/**"},
 	"files": {kind: "textarea",
 		description: "Files Codex should read first, one path per line.",
@@ -73,7 +75,9 @@ func IssueForm(roles []string, labelPrefix string) []byte {
 		b.WriteString("    id: " + f.ID + "\n")
 		b.WriteString("    attributes:\n")
 		b.WriteString("      label: " + q(f.Label) + "\n")
-		b.WriteString("      description: " + q(strings.ReplaceAll(it.description, "{prefix}", labelPrefix)) + "\n")
+		desc := strings.ReplaceAll(it.description, "{prefix}", labelPrefix)
+		desc = strings.ReplaceAll(desc, "{readonly}", readOnlyRoles(roles))
+		b.WriteString("      description: " + q(desc) + "\n")
 		if it.placeholder != "" {
 			b.WriteString("      placeholder: " + q(it.placeholder) + "\n")
 		}
@@ -87,4 +91,22 @@ func IssueForm(roles []string, labelPrefix string) []byte {
 		b.WriteString("      required: " + strconv.FormatBool(it.required) + "\n")
 	}
 	return []byte(b.String())
+}
+
+// readOnlyRoles names the roles among roles that may not write (policy.RoleWrites), joined for
+// a sentence: "producer and qa-playtester".
+func readOnlyRoles(roles []string) string {
+	var ro []string
+	for _, r := range roles {
+		if !policy.RoleWrites(r) {
+			ro = append(ro, r)
+		}
+	}
+	switch len(ro) {
+	case 0:
+		return "none"
+	case 1:
+		return ro[0]
+	}
+	return strings.Join(ro[:len(ro)-1], ", ") + " and " + ro[len(ro)-1]
 }

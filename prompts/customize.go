@@ -205,9 +205,12 @@ var customIDPattern = regexp.MustCompile(`^custom-[a-z0-9][a-z0-9-]*$`)
 
 // ValidateCustomization checks a pack against the project (seed §1.5): id shape and collisions,
 // duplicate ids, safe existing paths, template required sections and references between kinds.
-// builtinWorkflows lists the workflow ids the pack must not override; roles and templates are
-// known here. One diagnostic per item, plus codex.customization.config for the pack itself.
-func ValidateCustomization(ctx context.Context, root string, c Customization, builtinWorkflows []string) ([]Diagnostic, error) {
+// The built-in workflow registry, roles and templates are known here; extraBuiltinWorkflows adds
+// ids the pack must not override either. A custom workflow's alias must not name a built-in
+// workflow (by id or alias): FindWorkflow would never reach it. One diagnostic per item, plus
+// codex.customization.config for the pack itself.
+func ValidateCustomization(ctx context.Context, root string, c Customization, extraBuiltinWorkflows []string) ([]Diagnostic, error) {
+	builtinWorkflows := append(BuiltinWorkflowIDs(), extraBuiltinWorkflows...)
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return nil, fmt.Errorf("resolve project root %s: %w", root, err)
@@ -274,6 +277,11 @@ func ValidateCustomization(ctx context.Context, root string, c Customization, bu
 		}
 		if !knownRole(w.Role) {
 			probs = append(probs, fmt.Sprintf("role %q is neither built-in nor a custom role", w.Role))
+		}
+		for _, a := range w.Aliases {
+			if b, ok := lookupBuiltinWorkflow(a); ok {
+				probs = append(probs, fmt.Sprintf("alias %q names the built-in workflow %s; extend-only packs cannot override built-ins", a, b.ID))
+			}
 		}
 		for _, t := range w.TemplateIDs {
 			if !IsBuiltinTemplate(t) && templateIDs[t] == 0 {

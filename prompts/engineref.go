@@ -108,6 +108,20 @@ func EngineReferenceRequests(engine, role, task string) []ContextRequest {
 	return out
 }
 
+// EngineReferenceFiles lists every engine-reference file a run on engine may request, as
+// project paths in request order (the files `studio init` writes stubs for), or nil for an
+// unknown engine.
+func EngineReferenceFiles(engine string) []string {
+	if _, ok := engineRoleSets[engine]; !ok {
+		return nil
+	}
+	var out []string
+	for _, r := range append(append(append([]engineRef(nil), commonEngineRefs...), engineRef{file: "specialist.md"}), pluginRefs[engine]...) {
+		out = append(out, "docs/engine-reference/"+engine+"/"+r.file)
+	}
+	return out
+}
+
 func (r engineRef) wanted(role, lowerTask string) bool {
 	if r.required || contains(r.alwaysFor, role) {
 		return true

@@ -387,28 +387,7 @@ func RenderCustomPrompt(s CustomSession) string {
 		line("%s", verificationText(s.Verification))
 	}
 	line("")
-	line("# Project Custom Role Prompt: %s", s.Role.PromptFile)
-	line("")
-	line("Role: %s", s.Role.DisplayName)
-	line("Role ID: %s", s.Role.ID)
-	line("Context Strategy: %s", s.Role.ContextStrategy)
-	line("")
-	line("## Role Instructions")
-	if s.PromptBody == nil {
-		line("Custom prompt file missing.")
-	} else {
-		line("%s", strings.TrimRight(*s.PromptBody, "\n"))
-	}
-	line("")
-	line("## Expected Outputs")
-	for _, o := range s.Role.ExpectedOutputs {
-		line("- %s", o)
-	}
-	line("")
-	line("## Review Checklist")
-	for _, o := range s.Role.ReviewChecklist {
-		line("- %s", o)
-	}
+	renderCustomRoleSection(line, s.Role, s.PromptBody)
 	for _, t := range s.Templates {
 		line("")
 		line("### Template: %s", t.ID)
@@ -417,4 +396,31 @@ func RenderCustomPrompt(s CustomSession) string {
 		line("%s", strings.TrimRight(t.Body, "\n"))
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// renderCustomRoleSection is the seed's renderCustomRolePrompt: the role's prompt file (body nil
+// when it is missing), expected outputs and review checklist.
+func renderCustomRoleSection(line func(string, ...any), role CustomRole, body *string) {
+	line("# Project Custom Role Prompt: %s", role.PromptFile)
+	line("")
+	line("Role: %s", role.DisplayName)
+	line("Role ID: %s", role.ID)
+	line("Context Strategy: %s", role.ContextStrategy)
+	line("")
+	line("## Role Instructions")
+	if body == nil {
+		line("Custom prompt file missing.")
+	} else {
+		line("%s", strings.TrimRight(*body, "\n"))
+	}
+	line("")
+	line("## Expected Outputs")
+	for _, o := range role.ExpectedOutputs {
+		line("- %s", o)
+	}
+	line("")
+	line("## Review Checklist")
+	for _, o := range role.ReviewChecklist {
+		line("- %s", o)
+	}
 }

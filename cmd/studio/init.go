@@ -1,18 +1,19 @@
 package main
 
 import (
+	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 
-	"github.com/codex-studio/studio-action/examples"
+	"github.com/spf13/cobra"
+
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 )
@@ -53,108 +54,210 @@ var (
 	nonSlug        = regexp.MustCompile(`[^a-z0-9]+`)
 )
 
-// runInit writes the studio's files into a checkout: `.codex/studio.json` (project state, as
-// the seed's `init` does; starter documents and engine files are the project's own business here),
-// the workflow (examples.Workflow) and the studio issue form. A file that exists is left as it is
-// and listed as skipped unless --force. With --labels it also creates the studio's labels in the
-// GitHub repository (initlabels.go). Everything comes from flags: init asks nothing.
-func runInit(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("studio init", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	name := fs.String("name", "", "project name")
-	engineArg := fs.String("engine", "", "godot, unity or unreal")
-	mode := fs.String("mode", "", "project stage: design, prototype or development")
-	studioMode := fs.String("studio-mode", "guided-studio", "fast-prototype, guided-studio or strict-studio")
-	nonInteractive := fs.Bool("non-interactive", false, "required: init asks nothing")
-	var force bool
-	fs.BoolVar(&force, "force", false, "replace files that exist (by default they are left as they are and listed as skipped)")
-	fs.BoolVar(&force, "force-refresh", false, "the same as --force")
-	project := fs.String("project", ".", "project root")
-	labelPrefix := fs.String("label-prefix", "studio:", "the action's label-prefix input")
-	labels := fs.Bool("labels", false, "also create the studio's labels in --repo (needs --token or GITHUB_TOKEN)")
-	repoArg := fs.String("repo", "", "owner/name of the GitHub repository, for --labels (default $GITHUB_REPOSITORY)")
-	token := fs.String("token", "", "GitHub token for --labels (default $GITHUB_TOKEN)")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+// initOptions are `studio init`'s flags: the seed's (§11 `init`/`new`) plus the GitHub side.
+type initOptions struct {
+	name, engine, mode, studioMode                             string
+	concept, genre, platform, audience, monetization, timeline string
+	engineVersion                                              string
+	competitors                                                []string
+	nonInteractive, force, keepTemplateAuthoring               bool
+	project, labelPrefix, repo, token                          string
+	labels                                                     bool
+}
+
+// initStdin and initStdinIsTerminal are how init asks before replacing a file; tests replace them.
+var (
+	initStdin           io.Reader = os.Stdin
+	initStdinIsTerminal           = func() bool {
+		fi, err := os.Stdin.Stat()
+		return err == nil && fi.Mode()&os.ModeCharDevice != 0
 	}
-	fail := func(msg string) int { fmt.Fprintln(stderr, "studio init: "+msg); return exitError }
+)
+
+const initLong = `Writes what a first run needs into a checkout (seed §1.3-1.4): .codex/studio.json (project
+state), .codex/studio/config.json (the customization pack), AGENTS.md, one .codex/agents/<role>.toml
+per role of the project, stubs under docs/engine-reference/<engine>/, the starter documents
+(design/gdd.md, production/timeline.md, docs/architecture/README.md, docs/market-overview.md),
+the workflow and the Studio task issue form; with --labels also the studio's labels.
+
+Flags alone are enough. A file that exists is never replaced silently: in a terminal init asks
+for each one; otherwise (or with --non-interactive) it is kept and listed as skipped, and
+--force replaces it. The customization pack is never replaced, as in the seed.`
+
+func newInitCmd(e env) *cobra.Command {
+	var o initOptions
+	cmd := &cobra.Command{
+		Use:     "init --name N --engine E --mode M",
+		Aliases: []string{"new"},
+		Short:   "write the studio's files into a checkout (project state, AGENTS.md, roles, docs, workflow)",
+		Long:    initLong,
+		Example: `  studio init --name Hop --engine godot --mode prototype
+  studio init --name Hop --engine godot --mode prototype --studio-mode fast-prototype --labels --repo acme/hop`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runInit(c.Context(), e, o)
+		},
+	}
+	f := cmd.Flags()
+	f.SortFlags = false
+	f.StringVar(&o.name, "name", "", "project name (required)")
+	f.StringVar(&o.engine, "engine", "", "godot, unity or unreal (required; aliases such as ue5 work)")
+	f.StringVar(&o.mode, "mode", "", "project stage: design, prototype or development (required)")
+	f.StringVar(&o.studioMode, "studio-mode", string(policy.ModeGuidedStudio), "fast-prototype, guided-studio or strict-studio")
+	f.StringVar(&o.concept, "concept", "", `project concept (default "<name> concept")`)
+	f.StringVar(&o.genre, "genre", "Unspecified", "genre")
+	f.StringVar(&o.platform, "platform", "PC", "platform")
+	f.StringVar(&o.audience, "audience", "General players", "audience")
+	f.StringArrayVar(&o.competitors, "competitor", nil, "competitor name (repeatable)")
+	f.StringVar(&o.monetization, "monetization", "undecided", "monetization model")
+	f.StringVar(&o.timeline, "timeline", "TBD", "timeline")
+	f.StringVar(&o.engineVersion, "engine-version", "", "engine version (default the engine's: godot 4.4.1, unity 6000.0, unreal 5.4)")
+	f.BoolVar(&o.force, "force", false, "replace files that exist (except the customization pack)")
+	f.BoolVar(&o.force, "force-refresh", false, "the same as --force (the seed's name)")
+	f.BoolVar(&o.nonInteractive, "non-interactive", false, "never ask: keep existing files unless --force (init needs no answers otherwise)")
+	f.BoolVar(&o.keepTemplateAuthoring, "keep-template-authoring", false, "accepted for the seed's command lines; init prunes nothing here")
+	_ = f.MarkHidden("keep-template-authoring")
+	f.StringVar(&o.project, "project", ".", "project root")
+	f.StringVar(&o.labelPrefix, "label-prefix", "studio:", "the action's label-prefix input")
+	f.BoolVar(&o.labels, "labels", false, "also create the studio's labels in --repo (needs --token or GITHUB_TOKEN)")
+	f.StringVar(&o.repo, "repo", "", "owner/name of the GitHub repository, for --labels (default $GITHUB_REPOSITORY)")
+	f.StringVar(&o.token, "token", "", "GitHub token for --labels (default $GITHUB_TOKEN)")
+	return cmd
+}
+
+// runInit validates the flags, then writes initFiles. Exit codes: 0 done (files kept are not an
+// error), 1 a flag value is wrong or a file cannot be written, 2 usage.
+func runInit(ctx context.Context, e env, o initOptions) error {
 	switch {
-	case fs.NArg() > 0:
-		return fail(fmt.Sprintf("unexpected argument %q", fs.Arg(0)))
-	case !*nonInteractive:
-		return fail("init requires --non-interactive")
-	case *mode == "":
-		return fail("init requires --mode")
-	case strings.TrimSpace(*name) == "":
-		return fail("init requires --name")
+	case strings.TrimSpace(o.name) == "":
+		return failf("init requires --name")
+	case o.mode == "":
+		return failf("init requires --mode")
+	case strings.TrimSpace(o.engine) == "":
+		return failf("init requires --engine (godot, unity or unreal)")
 	}
-	engine, ok := engineAliases[strings.ToLower(strings.TrimSpace(*engineArg))]
+	engine, ok := engineAliases[strings.ToLower(strings.TrimSpace(o.engine))]
 	if !ok {
-		return fail(fmt.Sprintf("Unknown engine %q. Expected one of: godot, unity, unreal", *engineArg))
+		return failf("Unknown engine %q. Expected one of: godot, unity, unreal", o.engine)
 	}
-	if !policy.ValidStage(policy.ProjectStage(*mode)) {
-		return fail("studio.json mode must be design, prototype, or development")
+	if !policy.ValidStage(policy.ProjectStage(o.mode)) {
+		return failf("studio.json mode must be design, prototype, or development")
 	}
-	if !policy.ValidMode(policy.StudioMode(*studioMode)) {
-		return fail("studio.json studioMode must be fast-prototype, guided-studio, or strict-studio")
+	if !policy.ValidMode(policy.StudioMode(o.studioMode)) {
+		return failf("studio.json studioMode must be fast-prototype, guided-studio, or strict-studio")
 	}
-	slug := strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(*name), "-"), "-")
+	slug := strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(o.name), "-"), "-")
 	if slug == "" {
-		return fail(fmt.Sprintf("project name %q has no letters or digits to make a slug from", *name))
+		return failf("project name %q has no letters or digits to make a slug from", o.name)
 	}
 	var target labelTarget
-	if *labels {
+	if o.labels {
 		var err error
-		if target, err = labelTargetFrom(*repoArg, *token, getenv); err != nil {
-			return fail(err.Error())
+		if target, err = labelTargetFrom(o.repo, o.token, e.getenv); err != nil {
+			return failf("%v", err)
 		}
 	}
 	milestone := "prototype"
-	if *mode == "design" || *mode == "development" {
-		milestone = *mode
+	if o.mode == "design" || o.mode == "development" {
+		milestone = o.mode
 	}
-	roles := prompts.RolesForEngine(engine)
+	competitors := []string{}
+	for _, c := range o.competitors {
+		if c = strings.TrimSpace(c); c != "" {
+			competitors = append(competitors, c)
+		}
+	}
 	state := studioState{
-		SchemaVersion: 1, Product: "codex-game-studio", Name: *name, Slug: slug, Concept: *name + " concept",
-		Genre: "Unspecified", Platform: "PC", Audience: "General players", Competitors: []string{}, Monetization: "undecided",
-		Timeline: "TBD", Engine: engine, EngineVersion: engineVersions[engine], Mode: *mode, StudioMode: *studioMode,
-		Phase: "Initialization", Status: "active", CurrentMilestone: milestone,
-		Roles: roles, ActiveRoles: prompts.ActiveRolesFor(*mode, engine), Workflows: []string{},
+		SchemaVersion: 1, Product: "codex-game-studio", Name: o.name, Slug: slug, Concept: orText(o.concept, o.name+" concept"),
+		Genre: o.genre, Platform: o.platform, Audience: o.audience, Competitors: competitors, Monetization: o.monetization,
+		Timeline: o.timeline, Engine: engine, EngineVersion: orText(o.engineVersion, engineVersions[engine]), Mode: o.mode,
+		StudioMode: o.studioMode, Phase: "Initialization", Status: policy.StatusActive, CurrentMilestone: milestone,
+		Roles: prompts.RolesForEngine(engine), ActiveRoles: prompts.ActiveRolesFor(o.mode, engine), Workflows: prompts.BuiltinWorkflowIDs(),
 	}
-	data, _ := json.MarshalIndent(state, "", "  ")
-	files := []struct {
-		path, note string
-		data       []byte
-	}{
-		{policy.StudioConfigPath, fmt.Sprintf(" (%s, %s, %s)", engine, *mode, *studioMode), append(data, '\n')},
-		{examples.WorkflowPath, "", examples.Workflow},
-		{examples.IssueFormPath, "", examples.IssueForm(roles, *labelPrefix)},
+	files, err := initFiles(state, o.labelPrefix)
+	if err != nil {
+		return failf("%v", err)
 	}
-	var written []string
+	ask := initStdinIsTerminal() && !o.nonInteractive && !o.force
+	written, err := writeInitFiles(o.project, files, o.force, ask, e)
+	if err != nil {
+		return failf("%v", err)
+	}
+	if o.labels {
+		if err := createLabels(ctx, target, studioLabels(o.labelPrefix, state.Roles), e.stdout, e.stderr); err != nil {
+			return failf("%v", err)
+		}
+	}
+	printNextSteps(e.stdout, gitAddPaths(written), o.labels, o.labelPrefix, o.studioMode)
+	return nil
+}
+
+func orText(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}
+
+// writeInitFiles writes files under root. A file that exists is replaced only with force, or
+// when the person at the terminal says so (ask); otherwise it is kept and listed. The pack
+// (keep) is never replaced. It returns the files written.
+func writeInitFiles(root string, files []initFile, force, ask bool, e env) ([]initFile, error) {
+	answers := bufio.NewReader(initStdin)
+	replaceAll := false
+	var written []initFile
+	groups := map[string]int{}
+	var groupOrder []string
 	for _, f := range files {
-		path := filepath.Join(*project, filepath.FromSlash(f.path))
-		if _, err := os.Lstat(path); err == nil && !force {
-			fmt.Fprintf(stdout, "skipped %s: it exists (--force replaces it)\n", f.path)
+		p := filepath.Join(root, filepath.FromSlash(f.path))
+		_, err := os.Lstat(p)
+		switch {
+		case err != nil && !errors.Is(err, os.ErrNotExist):
+			return written, err
+		case err == nil && f.keep:
+			fmt.Fprintf(e.stdout, "kept %s: it exists, and init never replaces it\n", f.path)
 			continue
-		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fail(err.Error())
+		case err == nil && !force && !replaceAll:
+			replace := false
+			if ask {
+				fmt.Fprintf(e.stderr, "%s exists. Replace it? [y]es, [n]o, [a]ll: ", f.path)
+				line, _ := answers.ReadString('\n')
+				switch strings.ToLower(strings.TrimSpace(line)) {
+				case "y", "yes":
+					replace = true
+				case "a", "all":
+					replace, replaceAll = true, true
+				}
+			}
+			if !replace {
+				hint := "--force replaces it"
+				if ask {
+					hint = "kept as answered"
+				}
+				fmt.Fprintf(e.stdout, "skipped %s: it exists (%s)\n", f.path, hint)
+				continue
+			}
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return fail(err.Error())
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return written, err
 		}
-		if err := os.WriteFile(path, f.data, 0o644); err != nil {
-			return fail(err.Error())
+		if err := os.WriteFile(p, f.data, 0o644); err != nil {
+			return written, err
 		}
-		fmt.Fprintf(stdout, "wrote %s%s\n", f.path, f.note)
-		written = append(written, f.path)
+		written = append(written, f)
+		if f.group != "" {
+			if groups[f.group] == 0 {
+				groupOrder = append(groupOrder, f.group)
+			}
+			groups[f.group]++
+			continue
+		}
+		fmt.Fprintf(e.stdout, "wrote %s%s\n", f.path, f.note)
 	}
-	if *labels {
-		if err := createLabels(ctx, target, studioLabels(*labelPrefix, roles), stdout, stderr); err != nil {
-			return fail(err.Error())
-		}
+	for _, g := range groupOrder {
+		fmt.Fprintf(e.stdout, "wrote %d %s\n", groups[g], g)
 	}
-	printNextSteps(stdout, written, *labels, *labelPrefix, *studioMode)
-	return exitOK
+	return written, nil
 }
 
 // printNextSteps says what init cannot do: the secret, the Actions setting, the push, and
@@ -169,7 +272,7 @@ func printNextSteps(w io.Writer, written []string, labelsDone bool, labelPrefix,
 	step("Add the repository secret OPENAI_API_KEY (Settings → Secrets and variables → Actions, or\n     `gh secret set OPENAI_API_KEY`).")
 	step("Enable Settings → Actions → General → \"Allow GitHub Actions to create and approve pull\n     requests\" (the studio opens pull requests with the workflow token).")
 	if len(written) > 0 {
-		step("Commit and push to the default branch:\n       git add %s\n       git commit -m \"Set up Codex Studio\" && git push", strings.Join(written, " "))
+		step("Commit and push to the default branch:\n       git add %s\n       git commit -m \"Set up Codex Studio\" && git push", wrapWords(written, 90, " \\\n           "))
 	} else {
 		step("Commit and push the studio's files to the default branch, if they are not there yet.")
 	}
@@ -177,10 +280,46 @@ func printNextSteps(w io.Writer, written []string, labelsDone bool, labelPrefix,
 		step("Optionally create the studio's labels: rerun with --labels --repo OWNER/NAME and a token in\n     GITHUB_TOKEN (or --token).")
 	}
 	step("Open an issue from the \"Studio task\" form (Issues → New issue), then comment `/studio run`\n     on it (%srun as a label works too).", labelPrefix)
+	step("Try it locally first: `studio start` prints the onboarding prompt, and\n     `studio run producer \"Plan the first milestone\" --dry-run` shows what a run would do.")
 	// The first run's shape depends on the mode: say it, so nobody expects code and gets a plan.
 	if studioMode == string(policy.ModeFastPrototype) {
 		fmt.Fprintln(w, "\nstudioMode is fast-prototype: /studio run commits code straight away, with no approval.")
 	} else {
 		fmt.Fprintf(w, "\nstudioMode is %s: the first /studio run opens a draft pull request with a plan, and\napproving it starts the implementation (--studio-mode fast-prototype skips approvals).\n", studioMode)
 	}
+}
+
+// gitAddPaths names what `git add` needs for the files written: each file, except that a
+// directory init fills as a whole (the role files, the engine reference) is named once.
+func gitAddPaths(written []initFile) []string {
+	var out []string
+	for _, f := range written {
+		p := f.path
+		if f.addAs != "" {
+			p = f.addAs
+		}
+		if !slices.Contains(out, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// wrapWords joins words with spaces, breaking the line with sep before a word that would pass
+// width (counted from the line's start, for a command spread over shell continuation lines).
+func wrapWords(words []string, width int, sep string) string {
+	var b strings.Builder
+	n := 0
+	for i, w := range words {
+		if i > 0 && n+1+len(w) > width {
+			b.WriteString(sep)
+			n = len(sep) - strings.LastIndex(sep, "\n") - 1
+		} else if i > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	return b.String()
 }

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,27 +50,25 @@ func TestInitErrors(t *testing.T) {
 	dir := t.TempDir()
 	tests := []struct {
 		args []string
+		code int
 		want string
 	}{
-		{[]string{"--name", "x", "--engine", "godot", "--mode", "design"}, "init requires --non-interactive"},
-		{[]string{"--non-interactive", "--name", "x", "--engine", "godot"}, "init requires --mode"},
-		{[]string{"--non-interactive", "--name", "x", "--engine", "cryengine", "--mode", "design"}, `Unknown engine "cryengine". Expected one of: godot, unity, unreal`},
-		{[]string{"--non-interactive", "--name", "x", "--engine", "godot", "--mode", "alpha"}, "studio.json mode must be design, prototype, or development"},
+		{[]string{"--name", "x", "--engine", "godot"}, exitError, "init requires --mode"},
+		{[]string{"--engine", "godot", "--mode", "design"}, exitError, "init requires --name"},
+		{[]string{"--name", "x", "--mode", "design"}, exitError, "init requires --engine"},
+		{[]string{"--name", "x", "--engine", "cryengine", "--mode", "design"}, exitError, `Unknown engine "cryengine". Expected one of: godot, unity, unreal`},
+		{[]string{"--name", "x", "--engine", "godot", "--mode", "alpha"}, exitError, "studio.json mode must be design, prototype, or development"},
+		{[]string{"--name", "x", "--engine", "godot", "--mode", "design", "--studio-mode", "strict"}, exitError, "studio.json studioMode must be"},
+		{[]string{"--name", "x", "--engine", "godot", "--mode", "design", "extra"}, exitUsage, `unknown command "extra"`},
+		{[]string{"--name", "x", "--engine", "godot", "--mode", "design", "--bogus"}, exitUsage, "unknown flag: --bogus"},
+		{[]string{"--name", "x", "--engine", "godot", "--mode", "design", "--labels", "--token", "t"}, exitError, "--repo"},
+		{[]string{"--name", "x", "--engine", "godot", "--mode", "design", "--labels", "--repo", "acme/hop"}, exitError, "token"},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer
-		if code := run(context.Background(), append([]string{"init", "--project", dir}, tt.args...), func(string) string { return "" }, &stdout, &stderr); code != exitError || !strings.Contains(stderr.String(), tt.want) {
-			t.Errorf("%v: exit %d, %q; want %q", tt.args, code, stderr.String(), tt.want)
-		}
-	}
-	for _, args := range [][]string{
-		{"--non-interactive", "--name", "x", "--engine", "godot", "--mode", "design", "extra"},
-		{"--non-interactive", "--name", "x", "--engine", "godot", "--mode", "design", "--labels", "--token", "t"},
-		{"--non-interactive", "--name", "x", "--engine", "godot", "--mode", "design", "--labels", "--repo", "acme/hop"},
-	} {
-		var stdout, stderr bytes.Buffer
-		if code := run(context.Background(), append([]string{"init", "--project", dir}, args...), func(string) string { return "" }, &stdout, &stderr); code != exitError || stdout.Len() > 0 {
-			t.Errorf("%v: exit %d, stdout %q, stderr %q; want an error and nothing written", args, code, stdout.String(), stderr.String())
+		code := run(context.Background(), append([]string{"init", "--project", dir}, tt.args...), func(string) string { return "" }, &stdout, &stderr)
+		if code != tt.code || !strings.Contains(stderr.String(), tt.want) || stdout.Len() > 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d and %q", tt.args, code, stdout.String(), stderr.String(), tt.code, tt.want)
 		}
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
@@ -77,11 +77,34 @@ func TestInitErrors(t *testing.T) {
 }
 
 func initArgs(dir string, extra ...string) []string {
-	return append([]string{"init", "--non-interactive", "--name", "Hop", "--engine", "godot", "--mode", "prototype", "--studio-mode", "fast-prototype", "--project", dir}, extra...)
+	return append([]string{"init", "--name", "Hop", "--engine", "godot", "--mode", "prototype", "--studio-mode", "fast-prototype", "--project", dir}, extra...)
 }
 
-// init writes studio.json, the workflow (the example, byte for byte) and the issue form, and
-// says what is left to do.
+// wantInitFiles is every file init writes for a godot project: what a first run reads.
+func wantInitFiles(t *testing.T) []string {
+	files := []string{".codex/studio.json", ".codex/studio/config.json", "AGENTS.md", "design/gdd.md", "production/timeline.md",
+		"docs/architecture/README.md", "docs/market-overview.md", ".github/workflows/studio.yml", ".github/ISSUE_TEMPLATE/studio-task.yml"}
+	for _, r := range prompts.RolesForEngine("godot") {
+		files = append(files, ".codex/agents/"+r+".toml")
+	}
+	files = append(files, prompts.EngineReferenceFiles("godot")...)
+	if len(files) != 9+40+15 {
+		t.Fatalf("%d files", len(files))
+	}
+	return files
+}
+
+func readFile(t *testing.T, dir, rel string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// init, with flags alone, in an empty directory, writes every file a first run needs (and no
+// other), and says what is left to do.
 func TestInitWritesTheStudioFiles(t *testing.T) {
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
@@ -89,32 +112,107 @@ func TestInitWritesTheStudioFiles(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	golden.Check(t, "init/stdout.txt", stdout.String())
-	read := func(rel string) string {
-		t.Helper()
-		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
-		if err != nil {
-			t.Fatal(err)
+	var got []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			got = append(got, filepath.ToSlash(rel))
 		}
-		return string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	golden.Check(t, "init/studio.json", read(".codex/studio.json"))
-	golden.Check(t, "init/studio-task.yml", read(".github/ISSUE_TEMPLATE/studio-task.yml"))
+	want := wantInitFiles(t)
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("init wrote\n%v\nwant\n%v", got, want)
+	}
+	golden.Check(t, "init/studio.json", readFile(t, dir, ".codex/studio.json"))
+	golden.Check(t, "init/studio-task.yml", readFile(t, dir, ".github/ISSUE_TEMPLATE/studio-task.yml"))
+	golden.Check(t, "init/AGENTS.md", readFile(t, dir, "AGENTS.md"))
+	golden.Check(t, "init/release-manager.toml", readFile(t, dir, ".codex/agents/release-manager.toml"))
+	golden.Check(t, "init/timeline.md", readFile(t, dir, "production/timeline.md"))
 	example, err := os.ReadFile("../../examples/workflows/studio.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if read(".github/workflows/studio.yml") != string(example) {
+	if readFile(t, dir, ".github/workflows/studio.yml") != string(example) {
 		t.Error("the written workflow differs from examples/workflows/studio.yml")
 	}
 }
 
-// An existing file is never replaced without --force, whichever file it is; init lists it as
-// skipped, writes the others and leaves `git add` to the files it wrote.
+// What init writes is what the rest of the studio reads: studio.json parses, the pack validates,
+// each role file routes to the role's tier and effort, AGENTS.md has the seed's required
+// sections, and a run's required context is all there.
+func TestInitFilesAreWhatARunReads(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errOut := runCLI(initArgs(dir), nil); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	ctx := context.Background()
+	cfg, err := policy.ParseStudioConfig([]byte(readFile(t, dir, ".codex/studio.json")))
+	if err != nil || cfg.Status != "active" || len(cfg.ActiveRoles) == 0 {
+		t.Fatalf("studio.json: %+v, %v", cfg, err)
+	}
+	custom, err := prompts.ReadCustomization(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diags, err := prompts.ValidateCustomization(ctx, dir, custom, nil); err != nil || !diags[0].OK {
+		t.Errorf("pack: %+v, %v", diags, err)
+	}
+	for _, r := range prompts.BuiltinRoles() {
+		if prompts.EngineForRole(r.ID) != "" && prompts.EngineForRole(r.ID) != "godot" {
+			continue
+		}
+		surface, err := prompts.RoleSurface(dir, r.ID)
+		tier := prompts.TierForModel(surface.Model)
+		if err != nil || tier != r.Tier || surface.Effort != r.Effort {
+			t.Errorf("%s: surface %+v (tier %s), %v; want %s/%s", r.ID, surface, tier, err, r.Tier, r.Effort)
+		}
+	}
+	agents := readFile(t, dir, "AGENTS.md")
+	for _, sec := range []string{"Project Goal", "Engine", "Commands", "Context Bootstrap", "Model Routing", "Coding Conventions",
+		"Asset Conventions", "Studio Roles", "Current Milestone", "Verification", "Rules"} {
+		i := strings.Index(agents, "\n## "+sec+"\n")
+		if i < 0 || strings.HasPrefix(strings.TrimSpace(agents[i+len(sec)+5:]), "#") {
+			t.Errorf("AGENTS.md lacks a non-empty ## %s", sec)
+		}
+	}
+	timeline := readFile(t, dir, "production/timeline.md")
+	for _, sec := range []string{"# Timeline", "# Milestones", "# Risks", "# Next Validation Gate"} {
+		if !strings.Contains(timeline, "\n"+sec+"\n") && !strings.HasPrefix(timeline, sec+"\n") {
+			t.Errorf("timeline lacks %s", sec)
+		}
+	}
+	// A run after init finds all its required context: nothing is reported missing.
+	for _, role := range []string{"gameplay-programmer", "producer", "release-manager"} {
+		code, out, errOut := runCLI([]string{"run", role, "Implement the jump", "--dry-run", "--allow-broad-context", "--project", dir}, nil)
+		if code != exitOK || !strings.Contains(out, "Omissions and blockers:\n- None\n") {
+			t.Errorf("%s after init: exit %d\n%s%s", role, code, out, errOut)
+		}
+	}
+	for _, w := range []string{"market", "milestone", "start", "ship-check"} {
+		code, out, errOut := runCLI([]string{w, "--project", dir}, nil)
+		if code != exitOK || !strings.Contains(out, "Omissions and Blockers:\n- None\n") {
+			t.Errorf("%s after init: exit %d\n%s%s", w, code, out, errOut)
+		}
+	}
+}
+
+// An existing file is never replaced silently: without a terminal and without --force init
+// keeps it and lists it as skipped, writes the others and leaves `git add` to the files it
+// wrote; --force replaces everything but the customization pack.
 func TestInitSkipsExistingFilesUnlessForce(t *testing.T) {
 	dir := t.TempDir()
 	mine := map[string]string{
 		".codex/studio.json":                     `{"name": "Other"}` + "\n",
 		".github/ISSUE_TEMPLATE/studio-task.yml": "name: ours\n",
+		"AGENTS.md":                              "# Our own agent rules\n",
+		".codex/agents/producer.toml":            "model = \"gpt-5.6-sol\"\n",
+		".codex/studio/config.json":              `{"schemaVersion": 1, "roles": []}` + "\n",
 	}
 	for rel, content := range mine {
 		p := filepath.Join(dir, filepath.FromSlash(rel))
@@ -139,22 +237,74 @@ func TestInitSkipsExistingFilesUnlessForce(t *testing.T) {
 		t.Errorf("the missing workflow was not written: %v", err)
 	}
 
-	stdout.Reset()
-	if code := run(context.Background(), initArgs(dir, "--force"), func(string) string { return "" }, &stdout, &stderr); code != exitOK {
-		t.Fatalf("--force: exit %d: %s", code, stderr.String())
-	}
-	if strings.Contains(stdout.String(), "skipped") {
-		t.Errorf("--force skipped a file:\n%s", stdout.String())
-	}
-	for rel, content := range mine {
-		if data, _ := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel))); string(data) == content {
-			t.Errorf("%s was kept with --force", rel)
+	for _, flag := range []string{"--force", "--force-refresh"} { // --force-refresh, the seed's name, still works
+		stdout.Reset()
+		if code := run(context.Background(), initArgs(dir, flag), func(string) string { return "" }, &stdout, &stderr); code != exitOK {
+			t.Fatalf("%s: exit %d: %s", flag, code, stderr.String())
+		}
+		if strings.Contains(stdout.String(), "skipped") || !strings.Contains(stdout.String(), "kept .codex/studio/config.json: it exists, and init never replaces it") {
+			t.Errorf("%s:\n%s", flag, stdout.String())
+		}
+		for rel, content := range mine {
+			data, _ := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+			if kept := string(data) == content; kept != (rel == ".codex/studio/config.json") {
+				t.Errorf("%s: %s kept = %v", flag, rel, kept)
+			}
 		}
 	}
-	// --force-refresh, the old name, still works.
-	stdout.Reset()
-	if code := run(context.Background(), initArgs(dir, "--force-refresh"), func(string) string { return "" }, &stdout, &stderr); code != exitOK || strings.Contains(stdout.String(), "skipped") {
-		t.Errorf("--force-refresh: exit %d:\n%s", code, stdout.String())
+}
+
+// In a terminal init asks before replacing each existing file: y replaces it, anything else
+// keeps it, a replaces it and every later one; --non-interactive never asks.
+func TestInitAsksInATerminal(t *testing.T) {
+	defer func(r io.Reader, tty func() bool) { initStdin, initStdinIsTerminal = r, tty }(initStdin, initStdinIsTerminal)
+	initStdinIsTerminal = func() bool { return true }
+	existing := []string{".codex/studio.json", "AGENTS.md", "design/gdd.md", "docs/market-overview.md"}
+	setup := func() string {
+		dir := t.TempDir()
+		for _, rel := range existing {
+			p := filepath.Join(dir, filepath.FromSlash(rel))
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte("ours\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	for _, tt := range []struct {
+		name, answers string
+		extra         []string
+		replaced      []string
+		asked         int
+	}{
+		{"yes then no", "y\nn\nyes\n\n", nil, []string{".codex/studio.json", "design/gdd.md"}, 4},
+		{"all", "n\na\n", nil, []string{"AGENTS.md", "design/gdd.md", "docs/market-overview.md"}, 2},
+		{"no answers at all (end of input)", "", nil, nil, 4},
+		{"non-interactive never asks", "y\ny\ny\ny\n", []string{"--non-interactive"}, nil, 0},
+		{"force never asks", "", []string{"--force"}, existing, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := setup()
+			initStdin = strings.NewReader(tt.answers)
+			var stdout, stderr bytes.Buffer
+			if code := run(context.Background(), initArgs(dir, tt.extra...), func(string) string { return "" }, &stdout, &stderr); code != exitOK {
+				t.Fatalf("exit %d: %s", code, stderr.String())
+			}
+			if n := strings.Count(stderr.String(), "Replace it? [y]es, [n]o, [a]ll: "); n != tt.asked {
+				t.Errorf("asked %d times, want %d:\n%s", n, tt.asked, stderr.String())
+			}
+			for _, rel := range existing {
+				replaced := readFile(t, dir, rel) != "ours\n"
+				if replaced != slices.Contains(tt.replaced, rel) {
+					t.Errorf("%s replaced = %v\n%s", rel, replaced, stdout.String())
+				}
+				if !replaced && !strings.Contains(stdout.String(), "skipped "+rel+": it exists") {
+					t.Errorf("%s kept without saying so:\n%s", rel, stdout.String())
+				}
+			}
+		})
 	}
 }
 
@@ -190,7 +340,9 @@ func TestInitIssueFormMatchesTheParser(t *testing.T) {
 		if item.ID != f.ID || item.Attributes.Label != f.Label {
 			t.Errorf("form item %d = %s %q, want %s %q", i, item.ID, item.Attributes.Label, f.ID, f.Label)
 		}
-		if (f.ID == "writeFiles" || f.ID == "objective") != item.Validations.Required {
+		// writeFiles is optional: roles that change nothing need none (the parser asks for it
+		// once the role is known).
+		if (f.ID == "objective") != item.Validations.Required {
 			t.Errorf("%s: required = %v", f.ID, item.Validations.Required)
 		}
 		v := values[f.ID]
@@ -205,6 +357,25 @@ func TestInitIssueFormMatchesTheParser(t *testing.T) {
 	task, err := policy.ParseTask(strings.Join(rendered, "\n\n"))
 	if err != nil || task.Role != "unity-specialist" || !reflect.DeepEqual(task.WriteFiles, []string{"Assets/Player/Jump.cs", "Assets/Tests/**"}) || !reflect.DeepEqual(task.DependsOn, []string{"#3"}) {
 		t.Fatalf("task = %+v, err = %v", task, err)
+	}
+	// A producer task submitted with the optional writeFiles left empty is a task, and needs no
+	// writeFiles; the same form for a writing role asks for them.
+	for role, wantErr := range map[string]bool{"producer": false, "unity-specialist": true} {
+		var body []string
+		for _, f := range policy.FormFields {
+			v := map[string]string{"role": role, "objective": "Plan the port."}[f.ID]
+			if v == "" {
+				v = policy.NoResponse
+			}
+			body = append(body, "### "+f.Label+"\n\n"+v)
+		}
+		task, err := policy.ParseTask(strings.Join(body, "\n\n"))
+		if err != nil || task.Role != role {
+			t.Fatalf("%s: task = %+v, err = %v", role, task, err)
+		}
+		if err := policy.CheckWriteFiles(task, role); (err != nil) != wantErr {
+			t.Errorf("%s without writeFiles: %v", role, err)
+		}
 	}
 }
 

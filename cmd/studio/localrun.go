@@ -2,114 +2,174 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
-	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 )
 
-const runUsage = "usage: studio run <role> [--task <issue-number-or-text>] [--project <dir>] (--print-prompt | --dry-run) [--review] [--fix] [--allow-broad-context] [--include-artifact <path>]... [--write-file <path>]... [--approved-by-user]"
+// runFlags are `studio run`'s flags: the seed's (§11) plus --write-file, the task's writeFiles.
+type runFlags struct {
+	task, project                   string
+	printPrompt, dryRun             bool
+	artifacts, writeFiles, scopes   []string
+	allowBroadContext               bool
+	verifyCommand                   string
+	verifyArgs                      []string
+	review, fix                     bool
+	maxFixPasses                    int
+	approvedByUser, constrainedSbox bool
+	modelTier                       string
+}
 
-type stringList []string
+// LocalRun is what `studio run` without --print-prompt or --dry-run hands the local lifecycle:
+// the parsed command line and the facts --print-prompt renders from, computed with the same
+// policy decisions the action makes.
+type LocalRun struct {
+	Root               string // absolute project root
+	Role               string
+	Objective          string // --task, else the positional words joined by spaces
+	IssueNumber        int    // when the objective is "12" or "#12"
+	WriteFiles         []string
+	Artifacts          []string
+	ApprovalScope      []string
+	Verify             []string // argv; nil without --verify-command
+	Review, Fix        bool
+	MaxFixPasses       int
+	ApprovedByUser     bool
+	ConstrainedSandbox bool
+	ModelTier          string
+	Facts              prompts.RunFacts
+	Eligibility        policy.Eligibility
+}
 
-func (s *stringList) String() string     { return strings.Join(*s, ",") }
-func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+// runLifecycleLocal is the seam for `studio run` without --print-prompt or --dry-run: the same
+// lifecycle as the action (Codex, verification, review, fix passes, gitops scope enforcement),
+// run on the local checkout, committing in-scope work on a local branch and pushing nothing
+// (issue #12). It prints the run summary and returns the exit code (0 done, 1 otherwise). While
+// it is nil, `studio run` answers as before: a usage error naming the two inspection modes.
+var runLifecycleLocal func(ctx context.Context, run LocalRun, stdout, stderr io.Writer) int
 
-// runLocal implements `studio run` in a local checkout: it renders exactly what the action would
-// send to Codex, without GitHub and without running Codex. Exit codes: 0 printed, 1 the run is
-// refused (unknown role, wrong engine, bad project state), 2 usage.
-func runLocal(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("studio run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	task := fs.String("task", "", "issue number (#12) or task text")
-	project := fs.String("project", "", "project root (default $GITHUB_WORKSPACE, else the current directory)")
-	printPrompt := fs.Bool("print-prompt", false, "print the implementation prompt only")
-	dryRun := fs.Bool("dry-run", false, "print the decisions, context and review/fix prompts")
-	review := fs.Bool("review", false, "also render the read-only review prompt")
-	fix := fs.Bool("fix", false, "also render the fix prompt")
-	broad := fs.Bool("allow-broad-context", false, "add the broad reference documents")
-	approved := fs.Bool("approved-by-user", false, "guided-studio override (provenance override)")
-	maxFix := fs.Int("max-fix-passes", 1, "fix passes shown in the dry run")
-	var artifacts, writeFiles stringList
-	fs.Var(&artifacts, "include-artifact", "project file to embed (repeatable)")
-	fs.Var(&writeFiles, "write-file", "path the run may commit (repeatable)")
+const runLong = `Renders, for a local checkout, exactly what the action would send Codex for a task of <role>.
 
-	// The role may come before or after the flags.
-	var role string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		role, args = args[0], args[1:]
+The objective is --task or, without it, the words after the role (joined by spaces); "12" or
+"#12" names an issue instead (its text is not fetched locally). Flags may come anywhere on the
+line; "--" ends them, so an objective may start with a dash.
+
+--print-prompt prints the implementation prompt; --dry-run prints the decisions (eligibility,
+model route), the context outcome and, with --review/--fix, the review and fix prompts.`
+
+func newRunCmd(e env) *cobra.Command {
+	var o runFlags
+	cmd := &cobra.Command{
+		Use:   "run <role> [objective...]",
+		Short: "print what the action would send Codex for a task, from a local checkout",
+		Long:  runLong,
+		Example: `  studio run gameplay-programmer "Implement jump" --dry-run
+  studio run producer --print-prompt Plan the first milestone
+  studio run qa-playtester --task 12 --dry-run --review`,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("a role is required (for example gameplay-programmer or producer)")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			objective := joinWords(args[1:])
+			if c.Flags().Changed("task") {
+				objective = o.task // --task wins over the positional objective, as in the seed
+			}
+			return runLocal(c.Context(), e, args[0], objective, o)
+		},
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	f := cmd.Flags()
+	f.SortFlags = false
+	f.StringVar(&o.task, "task", "", "the objective, or an issue number (12 or #12); wins over the positional objective")
+	f.StringVar(&o.project, "project", "", "project root (default $GITHUB_WORKSPACE, else the current directory)")
+	f.BoolVar(&o.printPrompt, "print-prompt", false, "print the implementation prompt only")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print the decisions, context and review/fix prompts without running Codex")
+	f.StringArrayVar(&o.artifacts, "include-artifact", nil, "project file to embed in the prompt (repeatable)")
+	f.StringArrayVar(&o.writeFiles, "write-file", nil, "path the run may commit, the task's writeFiles (repeatable)")
+	f.StringArrayVar(&o.scopes, "approval-scope", nil, "approval scope of the task, part of what an approval approves (repeatable)")
+	f.BoolVar(&o.allowBroadContext, "allow-broad-context", false, "add the broad reference documents")
+	f.StringVar(&o.verifyCommand, "verify-command", "", "verification command (argv[0], run without a shell)")
+	f.StringArrayVar(&o.verifyArgs, "verify-arg", nil, "verification argument (repeatable; needs --verify-command)")
+	f.BoolVar(&o.review, "review", false, "also render the read-only review prompt")
+	f.BoolVar(&o.fix, "fix", false, "also render the fix prompt")
+	f.IntVar(&o.maxFixPasses, "max-fix-passes", 1, "fix passes (shown in the dry run)")
+	f.BoolVar(&o.approvedByUser, "approved-by-user", false, "guided-studio override: write without a matching approval (provenance override)")
+	f.BoolVar(&o.constrainedSbox, "constrained-sandbox", false, "writing roles run in Codex's workspace-write sandbox instead of danger-full-access")
+	f.StringVar(&o.modelTier, "model-tier", "", "sol, terra or luna instead of the role's own model")
+	return cmd
+}
+
+// runLocal renders (--print-prompt, --dry-run) or, through runLifecycleLocal, runs one task of
+// role. Exit codes: 0 printed, 1 the run is refused (unknown role, wrong engine, bad project
+// state), 2 usage.
+func runLocal(ctx context.Context, e env, role, objective string, o runFlags) error {
+	switch {
+	case o.printPrompt && o.dryRun:
+		return usagef("choose exactly one of --print-prompt or --dry-run, not both")
+	case len(o.verifyArgs) > 0 && o.verifyCommand == "":
+		return usagef("--verify-arg needs --verify-command")
+	case o.modelTier != "" && o.modelTier != "sol" && o.modelTier != "terra" && o.modelTier != "luna":
+		return usagef("--model-tier must be sol, terra or luna, not %q", o.modelTier)
+	case o.maxFixPasses < 0:
+		return usagef("--max-fix-passes must be 0 or more")
+	case !o.printPrompt && !o.dryRun && runLifecycleLocal == nil:
+		return usagef("choose exactly one of --print-prompt or --dry-run; only the action executes Codex")
 	}
-	if role == "" && fs.NArg() > 0 {
-		role = fs.Arg(0)
-	} else if fs.NArg() > 0 {
-		fmt.Fprintln(stderr, runUsage)
-		return 2
-	}
-	if role == "" || *printPrompt == *dryRun {
-		fmt.Fprintln(stderr, runUsage)
-		if role != "" {
-			fmt.Fprintln(stderr, "studio run: choose exactly one of --print-prompt or --dry-run; only the action executes Codex")
-		}
-		return 2
-	}
-	root := *project
-	if root == "" {
-		root = getenv("GITHUB_WORKSPACE")
-	}
-	if root == "" {
-		root = "."
-	}
-	abs, err := filepath.Abs(root)
+	root, err := projectRoot(o.project, e.getenv)
 	if err != nil {
-		fmt.Fprintf(stderr, "studio run: %v\n", err)
-		return 1
+		return failf("%v", err)
 	}
-	facts, elig, err := localFacts(ctx, abs, role, *task, *approved)
+	facts, elig, err := localFacts(ctx, root, role, objective, o)
 	if err != nil {
-		fmt.Fprintf(stderr, "studio run: %v\n", err)
-		return 1
+		return failf("%v", err)
 	}
-	facts.Artifacts, facts.WriteFiles = artifacts, writeFiles
-	facts.AllowBroadContext, facts.Review, facts.Fix = *broad, *review, *fix && *maxFix > 0
-	p, err := prompts.Prepare(ctx, abs, facts)
+	if o.verifyCommand != "" {
+		facts.Verification = append([]string{o.verifyCommand}, o.verifyArgs...)
+	}
+	facts.Artifacts, facts.WriteFiles = o.artifacts, o.writeFiles
+	facts.AllowBroadContext, facts.Review, facts.Fix = o.allowBroadContext, o.review, o.fix && o.maxFixPasses > 0
+	if !o.printPrompt && !o.dryRun {
+		return exitWith(runLifecycleLocal(ctx, LocalRun{
+			Root: root, Role: role, Objective: objective, IssueNumber: facts.IssueNumber, WriteFiles: o.writeFiles,
+			Artifacts: o.artifacts, ApprovalScope: o.scopes, Verify: facts.Verification, Review: o.review, Fix: o.fix,
+			MaxFixPasses: o.maxFixPasses, ApprovedByUser: o.approvedByUser, ConstrainedSandbox: o.constrainedSbox,
+			ModelTier: o.modelTier, Facts: facts, Eligibility: elig,
+		}, e.stdout, e.stderr))
+	}
+	p, err := prompts.Prepare(ctx, root, facts)
 	if err != nil {
-		fmt.Fprintf(stderr, "studio run: %v\n", err)
-		return 1
+		return failf("%v", err)
 	}
-	if *printPrompt {
-		fmt.Fprintln(stdout, p.Prompt)
-		return 0
+	if o.printPrompt {
+		fmt.Fprintln(e.stdout, p.Prompt)
+		return nil
 	}
-	fmt.Fprint(stdout, prompts.FormatDryRun(p, facts, elig, *maxFix))
-	return 0
+	fmt.Fprint(e.stdout, prompts.FormatDryRun(p, facts, bot.PromptEligibility(elig), o.maxFixPasses))
+	return nil
 }
 
 // localFacts gathers the run facts from the checkout with the same policy decisions the action
 // makes (a local run has no approvals, so only --approved-by-user can lift a guided block).
-func localFacts(ctx context.Context, root, role, task string, approvedByUser bool) (prompts.RunFacts, prompts.Eligibility, error) {
+func localFacts(ctx context.Context, root, role, task string, o runFlags) (prompts.RunFacts, policy.Eligibility, error) {
 	project, err := prompts.LoadProject(ctx, root)
 	if err != nil {
-		return prompts.RunFacts{}, prompts.Eligibility{}, err
+		return prompts.RunFacts{}, policy.Eligibility{}, err
 	}
 	custom, err := prompts.ReadCustomization(ctx, root)
 	if err != nil {
-		return prompts.RunFacts{}, prompts.Eligibility{}, err
+		return prompts.RunFacts{}, policy.Eligibility{}, err
 	}
 	builtin, customRole, err := prompts.ResolveRoleID(custom, role)
 	if err != nil {
-		return prompts.RunFacts{}, prompts.Eligibility{}, err
+		return prompts.RunFacts{}, policy.Eligibility{}, err
 	}
 	phase := policy.PhaseForRole(role)
 	if !builtin {
@@ -119,24 +179,25 @@ func localFacts(ctx context.Context, root, role, task string, approvedByUser boo
 	if issue > 0 {
 		text = fmt.Sprintf("Issue #%d (issue text is not fetched in a local run)", issue)
 	}
-	elig := bot.PromptEligibility(policy.Evaluate(policy.EligibilityInput{
+	elig := policy.Evaluate(policy.EligibilityInput{
 		ProjectStage: policy.ProjectStage(project.Stage), StudioMode: policy.StudioMode(project.StudioMode),
-		Phase: phase, ApprovedByUser: approvedByUser,
-	}))
+		Phase: phase, ApprovedByUser: o.approvedByUser, ConstrainedSandbox: o.constrainedSbox,
+	})
+	pe := bot.PromptEligibility(elig)
 	surface, err := prompts.RoleSurface(root, role)
 	if !builtin {
 		surface, _ = prompts.TierPrimary(customRole.ModelTier)
 	}
 	if err != nil && builtin {
-		return prompts.RunFacts{}, prompts.Eligibility{}, err
+		return prompts.RunFacts{}, policy.Eligibility{}, err
 	}
-	routes, err := prompts.ResolveRoutes(surface, "")
+	routes, err := prompts.ResolveRoutes(surface, o.modelTier)
 	if err != nil {
-		return prompts.RunFacts{}, prompts.Eligibility{}, err
+		return prompts.RunFacts{}, policy.Eligibility{}, err
 	}
 	facts := prompts.RunFacts{
-		Role: role, Phase: string(phase), WritePolicy: elig.WritePolicy, Sandbox: elig.Sandbox, AllowFileEdits: elig.AllowFileEdits,
-		Provenance: elig.Provenance, Objective: text, IssueNumber: issue, Project: project,
+		Role: role, Phase: string(phase), WritePolicy: pe.WritePolicy, Sandbox: pe.Sandbox, AllowFileEdits: pe.AllowFileEdits,
+		Provenance: pe.Provenance, Objective: text, IssueNumber: issue, Project: project,
 		Routes: routes.Display(),
 	}
 	return facts, elig, nil

@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// The local commands are parsed with cobra, as the GitHub CLI's are: flags go anywhere on the
+// line (`studio run gameplay-programmer "Implement jump" --dry-run`), `--` ends them, and help
+// is generated from the same definitions that parse. The action mode is not a command: run
+// dispatches it before cobra sees the arguments (main.go).
+
+// cliError carries a command's exit code. msg, when set, is printed as `<command path>: <msg>`;
+// an error that is not a cliError comes from cobra itself (an unknown command or flag, missing
+// arguments) and is a usage error.
+type cliError struct {
+	code  int
+	msg   string
+	usage bool // also print the command's usage line
+}
+
+func (e *cliError) Error() string { return e.msg }
+
+// failf is a run failure (exit 1): the command could not do what was asked.
+func failf(format string, args ...any) error {
+	return &cliError{code: exitError, msg: fmt.Sprintf(format, args...)}
+}
+
+// usagef is a usage error (exit 2): the command line itself is wrong.
+func usagef(format string, args ...any) error {
+	return &cliError{code: exitUsage, msg: fmt.Sprintf(format, args...), usage: true}
+}
+
+// exitWith returns a code a legacy command already reported on stderr.
+func exitWith(code int) error {
+	if code == exitOK {
+		return nil
+	}
+	return &cliError{code: code}
+}
+
+// env is what every command may read besides its flags: the environment (tests pass their own)
+// and the output streams.
+type env struct {
+	getenv         func(string) string
+	stdout, stderr io.Writer
+}
+
+const rootLong = `Codex Studio Action: the GitHub Action entry point and its local CLI.
+
+Inside GitHub Actions (GITHUB_ACTIONS=true, or "studio action") the binary handles the
+event; everything below works on a local checkout.`
+
+func init() {
+	// Help lists the commands in the order they are added: the studio's own in workflow order,
+	// the workflow commands alphabetically (newWorkflowAliasCmds sorts them).
+	cobra.EnableCommandSorting = false
+}
+
+// newRootCmd builds the command tree. Each call builds a fresh tree, so tests can run commands
+// side by side.
+func newRootCmd(e env) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "studio <command>",
+		Short:         "Codex Studio Action",
+		Long:          rootLong,
+		Version:       version,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		// Args stays nil: cobra's default refuses an unknown command ("unknown command \"x\" for
+		// \"studio\"", with suggestions), which execute reports as a usage error.
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+	}
+	root.SetVersionTemplate("studio {{.Version}}\n")
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &cliError{code: exitUsage, msg: err.Error(), usage: true}
+	})
+	root.AddGroup(
+		&cobra.Group{ID: "studio", Title: "Commands:"},
+		&cobra.Group{ID: "workflows", Title: "Workflow commands (print a workflow's prompt; nothing runs):"},
+	)
+	root.SetHelpCommandGroupID("studio")
+	add := func(c *cobra.Command) {
+		if c.GroupID == "" {
+			c.GroupID = "studio"
+		}
+		root.AddCommand(c)
+	}
+	add(&cobra.Command{
+		Use:   "action",
+		Short: "handle the GitHub Actions event (the default when GITHUB_ACTIONS=true)",
+		Args:  cobra.NoArgs,
+		// Never reached: run dispatches the action mode before cobra. Listed for help only.
+		RunE: func(*cobra.Command, []string) error { return failf("the action mode runs only as the first argument") },
+	})
+	add(newInitCmd(e))
+	add(legacyCmd("doctor", "check the tools and every studio file of a checkout", "[--project DIR] [--codex-path P] [--agent-user U]",
+		func(ctx context.Context, args []string) int {
+			return runDoctor(ctx, args, e.getenv, e.stdout, e.stderr)
+		}))
+	add(newRunCmd(e))
+	add(newWorkflowCmd(e))
+	add(legacyCmd("guidance", "compile a multi-agent profile into per-role guidance", "compile --profile <file> --out <dir>",
+		func(ctx context.Context, args []string) int { return runGuidance(ctx, args, e.stdout, e.stderr) }))
+	add(legacyCmd("demo", "run the whole /studio run story offline and print the result", "[--dir D] [--real-codex]",
+		func(ctx context.Context, args []string) int { return runDemo(ctx, args, e.getenv, e.stdout, e.stderr) }))
+	add(&cobra.Command{
+		Use:   "version",
+		Short: "print the version",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			fmt.Fprintln(c.OutOrStdout(), "studio", version)
+			return nil
+		},
+	})
+	for _, c := range newWorkflowAliasCmds(e) {
+		add(c)
+	}
+	return root
+}
+
+// legacyCmd wraps a command that parses its own flags with the standard flag package; cobra
+// only routes to it.
+func legacyCmd(name, short, args string, run func(context.Context, []string) int) *cobra.Command {
+	return &cobra.Command{
+		Use:                name + " " + args,
+		Short:              short,
+		DisableFlagParsing: true,
+		RunE: func(c *cobra.Command, args []string) error {
+			return exitWith(run(c.Context(), args))
+		},
+	}
+}
+
+// execute runs the command tree on args and turns the outcome into an exit code, printing the
+// error the way the standard flag package did: `studio run: <message>` and, for usage errors,
+// the command's usage line.
+func execute(ctx context.Context, root *cobra.Command, args []string, stderr io.Writer) int {
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return exitOK
+	}
+	if cmd == nil {
+		cmd = root
+	}
+	var ce *cliError
+	if !errors.As(err, &ce) {
+		ce = &cliError{code: exitUsage, msg: err.Error(), usage: true}
+	}
+	if ce.msg != "" {
+		fmt.Fprintf(stderr, "%s: %s\n", cmd.CommandPath(), ce.msg)
+	}
+	if ce.usage {
+		fmt.Fprintf(stderr, "usage: %s\nRun '%s --help' for more.\n", cmd.UseLine(), cmd.CommandPath())
+	}
+	return ce.code
+}
+
+// projectRoot is the checkout a local command works on: --project, else $GITHUB_WORKSPACE,
+// else the current directory, made absolute.
+func projectRoot(flag string, getenv func(string) string) (string, error) {
+	root := flag
+	if root == "" {
+		root = getenv("GITHUB_WORKSPACE")
+	}
+	if root == "" {
+		root = "."
+	}
+	abs, err := filepath.Abs(root)
+	if err != nil {
+		return "", err
+	}
+	return abs, nil
+}
+
+// joinWords joins positional words into one objective, as the seed joins `[objective...]`.
+func joinWords(words []string) string { return strings.TrimSpace(strings.Join(words, " ")) }

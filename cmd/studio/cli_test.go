@@ -1,0 +1,263 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/codex-studio/studio-action/internal/golden"
+	"github.com/codex-studio/studio-action/prompts"
+)
+
+func init() {
+	// go test may inherit a terminal; init must not wait for answers in tests that do not ask.
+	initStdinIsTerminal = func() bool { return false }
+}
+
+// quotedObjective is how a prompt shows the objective: fenced as the untrusted issue title.
+func quotedObjective(s string) string { return "```text\n" + s + "\n```" }
+
+// `studio run` reads its flags anywhere on the line, joins the positional words into the
+// objective, and lets --task win over them.
+func TestRunCLIParsing(t *testing.T) {
+	root := copyFixture(t)
+	tests := []struct {
+		name      string
+		args      []string
+		objective string
+		more      []string
+	}{
+		{"flags after the objective", []string{"run", "gameplay-programmer", "Implement jump", "--print-prompt", "--project", root}, "Implement jump", nil},
+		{"flags first", []string{"run", "--project", root, "--print-prompt", "gameplay-programmer", "Implement jump"}, "Implement jump", nil},
+		{"flags between the words", []string{"run", "gameplay-programmer", "Implement", "--print-prompt", "the", "--project", root, "jump"}, "Implement the jump", nil},
+		{"--task wins over the positional objective", []string{"run", "gameplay-programmer", "Implement jump", "--task", "Tune drift", "--print-prompt", "--project", root}, "Tune drift", nil},
+		{"--task=value form", []string{"run", "--task=Tune drift", "gameplay-programmer", "--print-prompt", "--project=" + root}, "Tune drift", nil},
+		{"-- ends the flags", []string{"run", "--print-prompt", "--project", root, "gameplay-programmer", "--", "--dry-run", "is", "a", "word"}, "--dry-run is a word", nil},
+		{"positional issue number", []string{"run", "producer", "#12", "--print-prompt", "--project", root}, "Issue #12 (issue text is not fetched in a local run)", []string{"Issue: #12"}},
+		{"verify command and model tier", []string{"run", "gameplay-programmer", "Fix", "--verify-command", "godot", "--verify-arg", "--headless", "--verify-arg", "-s", "--model-tier", "sol", "--print-prompt", "--project", root},
+			"Fix", []string{"## Verification\ngodot --headless -s", "- Selected model: gpt-5.6-sol\n- Reasoning effort: medium"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCLI(tt.args, nil)
+			if code != exitOK {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			for _, want := range append([]string{quotedObjective(tt.objective)}, tt.more...) {
+				if !strings.Contains(out, want) {
+					t.Errorf("prompt lacks %q:\n%s", want, out)
+				}
+			}
+		})
+	}
+}
+
+func TestRunCLIUsageErrors(t *testing.T) {
+	root := copyFixture(t)
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown flag", []string{"run", "producer", "Plan", "--dry-run", "--bogus", "--project", root}, "studio run: unknown flag: --bogus\nusage: studio run <role> [objective...] [flags]"},
+		{"unknown flag before the role", []string{"run", "--bogus", "producer"}, "unknown flag: --bogus"},
+		{"single-dash long flag", []string{"run", "producer", "-task", "x", "--dry-run"}, "unknown shorthand flag"},
+		{"flag without its value", []string{"run", "producer", "--dry-run", "--task"}, "flag needs an argument: --task"},
+		{"no role", []string{"run", "--dry-run", "--project", root}, "a role is required"},
+		{"both modes", []string{"run", "producer", "x", "--dry-run", "--print-prompt", "--project", root}, "choose exactly one of --print-prompt or --dry-run"},
+		{"neither mode", []string{"run", "producer", "x", "--project", root}, "choose exactly one of --print-prompt or --dry-run; only the action executes Codex"},
+		{"bad tier", []string{"run", "producer", "x", "--dry-run", "--model-tier", "mars", "--project", root}, `--model-tier must be sol, terra or luna, not "mars"`},
+		{"verify arg alone", []string{"run", "producer", "x", "--dry-run", "--verify-arg", "-s", "--project", root}, "--verify-arg needs --verify-command"},
+		{"bad int", []string{"run", "producer", "x", "--dry-run", "--max-fix-passes", "many"}, `invalid argument "many" for "--max-fix-passes"`},
+		{"unknown command", []string{"rum", "producer"}, `studio: unknown command "rum" for "studio"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCLI(tt.args, nil)
+			if code != exitUsage || out != "" || !strings.Contains(errOut, tt.want) {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and %q", code, out, errOut, tt.want)
+			}
+		})
+	}
+}
+
+// Without --print-prompt or --dry-run, `studio run` hands runLifecycleLocal the whole command
+// line and the facts the inspection modes render from.
+func TestRunCLIHandsTheLocalLifecycleTheRun(t *testing.T) {
+	root := copyFixture(t)
+	var got LocalRun
+	defer func(f func(context.Context, LocalRun, io.Writer, io.Writer) int) { runLifecycleLocal = f }(runLifecycleLocal)
+	runLifecycleLocal = func(_ context.Context, r LocalRun, stdout, _ io.Writer) int {
+		got = r
+		io.WriteString(stdout, "lifecycle ran\n")
+		return exitError
+	}
+	code, out, errOut := runCLI([]string{"run", "gameplay-programmer", "Implement", "--write-file", "src/jump.gd", "jump", "--review", "--fix",
+		"--max-fix-passes", "2", "--approval-scope", "src/**", "--verify-command", "godot", "--verify-arg", "--headless",
+		"--constrained-sandbox", "--model-tier", "luna", "--include-artifact", "design/gdd.md", "--project", root}, nil)
+	if code != exitError || out != "lifecycle ran\n" || errOut != "" {
+		t.Fatalf("exit %d, stdout %q, stderr %q: the lifecycle's code and output must be the command's", code, out, errOut)
+	}
+	want := LocalRun{Root: root, Role: "gameplay-programmer", Objective: "Implement jump", WriteFiles: []string{"src/jump.gd"},
+		Artifacts: []string{"design/gdd.md"}, ApprovalScope: []string{"src/**"}, Verify: []string{"godot", "--headless"}, Review: true, Fix: true,
+		MaxFixPasses: 2, ConstrainedSandbox: true, ModelTier: "luna"}
+	gotHead := got
+	gotHead.Facts, gotHead.Eligibility = prompts.RunFacts{}, want.Eligibility
+	if !reflect.DeepEqual(gotHead, want) {
+		t.Errorf("run = %+v\nwant %+v", gotHead, want)
+	}
+	if got.Facts.Phase != "implement" || got.Facts.Routes.Implementation.Tier != "luna" || got.Eligibility.CodexSandbox != "workspace-write" ||
+		!reflect.DeepEqual(got.Facts.WriteFiles, []string{"src/jump.gd"}) || got.Facts.Objective != "Implement jump" {
+		t.Errorf("facts = %+v, eligibility = %+v", got.Facts, got.Eligibility)
+	}
+	// A refused role never reaches the lifecycle.
+	got = LocalRun{}
+	if code, _, errOut := runCLI([]string{"run", "qa_agent", "x", "--project", root}, nil); code != exitError || !strings.Contains(errOut, `Unknown studio role "qa_agent"`) || got.Role != "" {
+		t.Errorf("legacy role: exit %d %q, lifecycle saw %+v", code, errOut, got)
+	}
+}
+
+// Workflow commands print the seed's workflow prompts: by id, by alias, through the alias
+// commands, and review and ship-check. The absolute root is replaced for the golden files.
+func TestWorkflowCommandsGolden(t *testing.T) {
+	root := copyFixture(t)
+	for _, tt := range []struct {
+		golden string
+		args   [][]string
+	}{
+		{"market.md", [][]string{{"market"}, {"workflow", "market-analysis"}, {"workflow", "render", "market"}, {"market", "--dry-run"}}},
+		{"review.md", [][]string{{"review"}, {"workflow", "review"}}},
+		{"ship-check.md", [][]string{{"ship-check"}, {"workflow", "render", "ship-check", "--dry-run"}}},
+		{"start.md", [][]string{{"start"}, {"onboard"}, {"workflow", "onboard"}}},
+		{"feel-review.md", [][]string{{"feel-review"}, {"workflow", "game-feel-tuning"}}},
+		{"boss-review.md", [][]string{{"workflow", "boss-review"}, {"workflow", "render", "custom-boss-review"}}},
+	} {
+		t.Run(tt.golden, func(t *testing.T) {
+			var first string
+			for i, args := range tt.args {
+				code, out, errOut := runCLI(append(args, "--project", root), nil)
+				if code != exitOK {
+					t.Fatalf("%v: exit %d: %s", args, code, errOut)
+				}
+				if i == 0 {
+					first = out
+					golden.Check(t, "workflow/"+tt.golden, strings.ReplaceAll(out, root, "<root>"))
+				} else if out != first {
+					t.Errorf("%v prints something else than %v", args, tt.args[0])
+				}
+			}
+		})
+	}
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"workflow", "sprint"}, exitError, `studio workflow: Unknown workflow "sprint" (studio workflow list shows them)`},
+		{[]string{"workflow"}, exitUsage, "a workflow id is required"},
+		{[]string{"workflow", "render"}, exitUsage, "a workflow id is required"},
+		{[]string{"workflow", "market", "extra"}, exitUsage, "one workflow id, optionally after render"},
+		{[]string{"market", "extra"}, exitUsage, `unknown command "extra" for "studio market"`},
+		{[]string{"workflow", "market", "--project", t.TempDir()}, exitError, "read .codex/studio.json"},
+	} {
+		code, out, errOut := runCLI(tt.args, map[string]string{"GITHUB_WORKSPACE": root})
+		if code != tt.code || out != "" || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d and %q", tt.args, code, out, errOut, tt.code, tt.want)
+		}
+	}
+	code, out, _ := runCLI([]string{"workflow", "list", "--project", root}, nil)
+	for _, want := range []string{"market-analysis", "studio market", "studio start, studio onboard", "studio workflow custom-boss-review, studio workflow boss-review (.codex/studio/config.json)"} {
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Errorf("workflow list lacks %q (exit %d):\n%s", want, code, out)
+		}
+	}
+}
+
+// Every built-in workflow renders in a fresh project, and each alias command exists.
+func TestEveryWorkflowRenders(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, errOut := runCLI(initArgs(dir), nil); code != exitOK {
+		t.Fatal(errOut)
+	}
+	for _, w := range prompts.BuiltinWorkflows() {
+		args := []string{"workflow", w.ID}
+		if len(w.Aliases) > 0 {
+			args = []string{w.Aliases[len(w.Aliases)-1]}
+		}
+		code, out, errOut := runCLI(append(args, "--project", dir), nil)
+		if code != exitOK || !strings.Contains(out, "Objective: "+w.Objective) || !strings.Contains(out, "Phase: "+w.Phase) {
+			t.Errorf("%v: exit %d %s", args, code, errOut)
+		}
+	}
+}
+
+func TestHelpListsTheCommands(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"help"}, {"-h"}} {
+		code, out, _ := runCLI(args, nil)
+		if code != exitOK {
+			t.Fatalf("%v: exit %d", args, code)
+		}
+		for _, want := range []string{"  run ", "  init ", "  workflow ", "  doctor ", "  action ", "  market ", "  ship-check ", "  start ", "Workflow commands"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%v: help lacks %q", args, want)
+			}
+		}
+	}
+	code, out, _ := runCLI([]string{"run", "--help"}, nil)
+	for _, want := range []string{"studio run <role> [objective...] [flags]", "--task", "--approval-scope", "--model-tier", "--constrained-sandbox", "--verify-arg"} {
+		if code != exitOK || !strings.Contains(out, want) {
+			t.Errorf("run --help lacks %q", want)
+		}
+	}
+	// The seed's test: help never mentions next, telemetry or parallel as words.
+	_, all, _ := runCLI([]string{"--help"}, nil)
+	for _, word := range []string{"next", "telemetry", "parallel"} {
+		for _, f := range strings.FieldsFunc(strings.ToLower(all), func(r rune) bool { return !(r >= 'a' && r <= 'z') }) {
+			if f == word {
+				t.Errorf("help mentions %q", word)
+			}
+		}
+	}
+	if code, out, _ := runCLI([]string{"version"}, nil); code != exitOK || out != "studio dev\n" {
+		t.Errorf("version: %d %q", code, out)
+	}
+	if code, out, _ := runCLI([]string{"--version"}, nil); code != exitOK || out != "studio dev\n" {
+		t.Errorf("--version: %d %q", code, out)
+	}
+	if code, _, errOut := runCLI(nil, nil); code != exitUsage || !strings.Contains(errOut, "Usage:") {
+		t.Errorf("no args: %d %q", code, errOut)
+	}
+}
+
+// The built binary in a scratch git repository: init with flags alone, then the issue's own
+// example, `studio run gameplay-programmer "Implement jump" --dry-run`, and a workflow alias.
+func TestBuiltBinaryInAScratchRepository(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	env := map[string]string{"PATH": os.Getenv("PATH"), "HOME": t.TempDir()}
+	if code, out, errOut := runStudio(t, env, "init", "--name", "Hop", "--engine", "godot", "--mode", "prototype", "--project", dir); code != 0 || !strings.Contains(out, "wrote AGENTS.md") {
+		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
+	}
+	env["GITHUB_WORKSPACE"] = dir
+	code, out, errOut := runStudio(t, env, "run", "gameplay-programmer", "Implement jump", "--dry-run")
+	for _, want := range []string{"Role: gameplay-programmer", "Eligibility: blocked", "Codex custom agent: .codex/agents/gameplay-programmer.toml", "Omissions and blockers:\n- None"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("run --dry-run lacks %q: exit %d\n%s%s", want, code, out, errOut)
+		}
+	}
+	if code, out, errOut := runStudio(t, env, "milestone", "--dry-run"); code != 0 || !strings.Contains(out, "Objective: Convert current project state into milestone goals") {
+		t.Errorf("milestone: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, _, errOut := runStudio(t, env, "run", "gameplay-programmer", "Implement jump", "--dry-run", "--nope"); code != 2 || !strings.Contains(errOut, "unknown flag: --nope") {
+		t.Errorf("unknown flag: exit %d %q", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".codex", "runs")); !os.IsNotExist(err) {
+		t.Error("an inspection run wrote run files")
+	}
+}

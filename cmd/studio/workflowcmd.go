@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/prompts"
+)
+
+// workflowFlags are the flags every workflow command takes (seed §11: --project --dry-run).
+type workflowFlags struct {
+	project string
+	dryRun  bool
+}
+
+func (w *workflowFlags) bind(fs *pflag.FlagSet) {
+	fs.StringVar(&w.project, "project", "", "project root (default $GITHUB_WORKSPACE, else the current directory)")
+	// The seed's alias commands take --dry-run; they only ever render, so it changes nothing.
+	fs.BoolVar(&w.dryRun, "dry-run", false, "accepted for the seed's command lines: workflow commands only print")
+}
+
+const workflowLong = `Prints the prompt of a workflow: its role's session with the workflow's objective and phase, the
+context contract, the workflow's instructions and its templates. Nothing runs.
+
+<id> is a built-in workflow's id or alias ("studio workflow list" shows them) or a custom
+workflow's id or alias from .codex/studio/config.json. "render" is the default subcommand:
+"studio workflow market" and "studio workflow render market" are the same.`
+
+func newWorkflowCmd(e env) *cobra.Command {
+	var wf workflowFlags
+	cmd := &cobra.Command{
+		Use:   "workflow [render] <id>",
+		Short: "print a workflow's prompt (built-in or custom, by id or alias)",
+		Long:  workflowLong,
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 1 && args[0] == "render" || len(args) == 0 {
+				return usagef("a workflow id is required (studio workflow list shows them)")
+			}
+			if len(args) > 2 || len(args) == 2 && args[0] != "render" {
+				return usagef("one workflow id, optionally after render")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			return renderWorkflowCmd(c.Context(), e, args[len(args)-1], wf)
+		},
+	}
+	wf.bind(cmd.PersistentFlags()) // `workflow list --project P` too
+	cmd.AddCommand(&cobra.Command{
+		Use:   "list",
+		Short: "list the built-in workflows and the project's custom ones",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return listWorkflows(c.Context(), e, wf)
+		},
+	})
+	return cmd
+}
+
+// newWorkflowAliasCmds makes one command per built-in workflow with aliases (the seed's cliAlias,
+// with cliAliases as cobra aliases: `studio start` and `studio onboard` are one command), plus
+// `review` and `ship-check`, which render the workflows of those ids.
+func newWorkflowAliasCmds(e env) []*cobra.Command {
+	var cmds []*cobra.Command
+	add := func(use string, aliases []string, w prompts.Workflow) {
+		var wf workflowFlags
+		c := &cobra.Command{
+			Use:     use,
+			Aliases: aliases,
+			GroupID: "workflows",
+			Short:   fmt.Sprintf("%s (%s, %s)", w.ID, w.Role, w.Phase),
+			Long:    fmt.Sprintf("Prints the prompt of the %s workflow: %s\n\nRole %s, phase %s. Nothing runs.", w.ID, w.Objective, w.Role, w.Phase),
+			Args:    cobra.NoArgs,
+			RunE: func(c *cobra.Command, _ []string) error {
+				return renderWorkflowCmd(c.Context(), e, w.ID, wf)
+			},
+		}
+		wf.bind(c.Flags())
+		cmds = append(cmds, c)
+	}
+	for _, w := range prompts.BuiltinWorkflows() {
+		switch {
+		case w.ID == "review" || w.ID == "ship-check":
+			add(w.ID, nil, w)
+		case len(w.Aliases) > 0:
+			add(w.Aliases[0], w.Aliases[1:], w)
+		}
+	}
+	sort.Slice(cmds, func(i, j int) bool { return cmds[i].Name() < cmds[j].Name() })
+	return cmds
+}
+
+// renderWorkflowCmd prints the prompt of workflow name in the project: exit 1 for a project or
+// workflow that does not resolve.
+func renderWorkflowCmd(ctx context.Context, e env, name string, wf workflowFlags) error {
+	root, err := projectRoot(wf.project, e.getenv)
+	if err != nil {
+		return failf("%v", err)
+	}
+	project, err := prompts.LoadProject(ctx, root)
+	if err != nil {
+		return failf("%v", err)
+	}
+	custom, err := prompts.ReadCustomization(ctx, root)
+	if err != nil {
+		return failf("%v", err)
+	}
+	w, ok := prompts.FindWorkflow(custom, name)
+	if !ok {
+		return failf("%s (studio workflow list shows them)", prompts.UnknownWorkflowMessage(name))
+	}
+	// The workflow's phase decides its write policy, with no approval: a render states what a run
+	// of the workflow would be allowed before anyone approved it.
+	elig := policy.Evaluate(policy.EligibilityInput{ProjectStage: policy.ProjectStage(project.Stage),
+		StudioMode: policy.StudioMode(project.StudioMode), Phase: policy.Phase(w.Phase)})
+	out, err := prompts.RenderWorkflow(ctx, root, custom, w, prompts.WorkflowFacts{Project: project,
+		WritePolicy: string(elig.WritePolicy), Sandbox: string(elig.CodexSandbox), AllowFileEdits: elig.AllowFileEdits})
+	if err != nil {
+		return failf("%v", err)
+	}
+	fmt.Fprintln(e.stdout, out)
+	return nil
+}
+
+// listWorkflows prints one line per workflow: id, role, phase, the names that reach it and,
+// for custom ones, where they come from. The project is read only for its custom workflows.
+func listWorkflows(ctx context.Context, e env, wf workflowFlags) error {
+	root, err := projectRoot(wf.project, e.getenv)
+	if err != nil {
+		return failf("%v", err)
+	}
+	custom, err := prompts.ReadCustomization(ctx, root)
+	if err != nil {
+		return failf("%v", err)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tROLE\tPHASE\tCOMMAND")
+	for _, w := range prompts.BuiltinWorkflows() {
+		command := "studio workflow " + w.ID
+		switch {
+		case w.ID == "review" || w.ID == "ship-check":
+			command = "studio " + w.ID
+		case len(w.Aliases) > 0:
+			command = "studio " + strings.Join(w.Aliases, ", studio ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", w.ID, w.Role, w.Phase, command)
+	}
+	for _, w := range custom.Workflows {
+		names := append([]string{w.ID}, w.Aliases...)
+		fmt.Fprintf(tw, "%s\t%s\t%s\tstudio workflow %s (%s)\n", w.ID, w.Role, w.Phase, strings.Join(names, ", studio workflow "), prompts.CustomizationPath)
+	}
+	return tw.Flush()
+}
