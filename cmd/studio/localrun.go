@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -156,24 +157,22 @@ func runLocal(ctx context.Context, e env, role, objective string, o runFlags) er
 	return nil
 }
 
-// localFacts gathers the run facts from the checkout with the same policy decisions the action
-// makes (a local run has no approvals, so only --approved-by-user can lift a guided block).
+// localFacts gathers the run facts from the checkout through the action's own builder
+// (bot.Roles, bot.RunFactsFor): the same roles (custom ones included), phase, model route and
+// refusal texts. A local run has no approvals, so only --approved-by-user lifts a guided block.
 func localFacts(ctx context.Context, root, role, task string, o runFlags) (prompts.RunFacts, policy.Eligibility, error) {
 	project, err := prompts.LoadProject(ctx, root)
 	if err != nil {
 		return prompts.RunFacts{}, policy.Eligibility{}, err
 	}
-	custom, err := prompts.ReadCustomization(ctx, root)
+	files := bot.DiskFiles(root)
+	roles, err := bot.LoadRoles(files)
 	if err != nil {
 		return prompts.RunFacts{}, policy.Eligibility{}, err
 	}
-	builtin, customRole, err := prompts.ResolveRoleID(custom, role)
-	if err != nil {
-		return prompts.RunFacts{}, policy.Eligibility{}, err
-	}
-	phase := policy.PhaseForRole(role)
-	if !builtin {
-		phase = policy.Phase(customRole.Phase)
+	phase, ok := roles.Lookup(role)
+	if !ok {
+		return prompts.RunFacts{}, policy.Eligibility{}, errors.New(prompts.UnknownRoleMessage(role))
 	}
 	issue, text := prompts.ParseTaskArg(task)
 	if issue > 0 {
@@ -183,22 +182,13 @@ func localFacts(ctx context.Context, root, role, task string, o runFlags) (promp
 		ProjectStage: policy.ProjectStage(project.Stage), StudioMode: policy.StudioMode(project.StudioMode),
 		Phase: phase, ApprovedByUser: o.approvedByUser, ConstrainedSandbox: o.constrainedSbox,
 	})
-	pe := bot.PromptEligibility(elig)
-	surface, err := prompts.RoleSurface(root, role)
-	if !builtin {
-		surface, _ = prompts.TierPrimary(customRole.ModelTier)
-	}
-	if err != nil && builtin {
-		return prompts.RunFacts{}, policy.Eligibility{}, err
-	}
-	routes, err := prompts.ResolveRoutes(surface, o.modelTier)
+	routes, err := roles.Route(role, files, bot.RouteInputs{ModelTier: o.modelTier})
 	if err != nil {
 		return prompts.RunFacts{}, policy.Eligibility{}, err
 	}
-	facts := prompts.RunFacts{
-		Role: role, Phase: string(phase), WritePolicy: pe.WritePolicy, Sandbox: pe.Sandbox, AllowFileEdits: pe.AllowFileEdits,
-		Provenance: pe.Provenance, Objective: text, IssueNumber: issue, Project: project,
-		Routes: routes.Display(),
-	}
+	facts := bot.RunFactsFor(bot.FactsInput{
+		Role: policy.ResolvedRole{ID: role, Phase: phase}, Eligibility: elig, Project: project, Routes: routes,
+		Objective: text, Issue: issue,
+	})
 	return facts, elig, nil
 }
