@@ -570,7 +570,7 @@ func (b *Bot) readyBase(ctx context.Context, base string) error {
 	if err := b.Workspace.CheckoutBase(ctx, base); err != nil {
 		return err
 	}
-	b.onBase = true
+	b.onBase, b.pristine = true, true
 	if tr, ok := b.Workspace.(treeReader); ok {
 		if u, ok := b.Locks.(lockTreeUser); ok {
 			if head, err := b.Workspace.HeadSHA(ctx); err == nil {
@@ -593,6 +593,7 @@ func (r *run) prepareWorkspace(ctx context.Context, branch, base string) error {
 	if err := r.readyBase(ctx, base); err != nil {
 		return err
 	}
+	r.pristine = false
 	existed, err := r.Workspace.PrepareBranch(ctx, branch, base)
 	r.newBranch = err == nil && !existed
 	return err

@@ -79,6 +79,14 @@ func (m *memo) knowFile(path, ref string, data []byte) {
 	m.files[[2]string{path, ref}] = data
 }
 
+// knownFile returns a file of ref the memo holds; data is nil for a file known to be absent.
+func (m *memo) knownFile(path, ref string) (data []byte, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	data, ok = m.files[[2]string{path, ref}]
+	return slices.Clone(data), ok
+}
+
 // newCommit records a commit this run built and pushed: GitHub has no check runs on it but the
 // ones this run writes.
 func (m *memo) newCommit(sha string) {
@@ -517,12 +525,23 @@ func (m *memo) UpdateCheckRun(ctx context.Context, cr CheckRun) error {
 	return nil
 }
 
-// baseFile reads a file of the default branch: from the run's own checkout of it once readyBase
-// put the workspace there (before any agent ran, so the bytes are the branch's), else through the
-// API (the pull-request flows have no checkout). A link or anything but a regular file is read as
+// baseFile reads a file of the default branch: from what this event already read, else from the
+// run's own checkout of it while readyBase's checkout is untouched (no agent ran, no other branch
+// was checked out), else through the API (the pull-request flows have no checkout). A link or anything but a regular file is read as
 // absent, as the contents API would not follow it either.
 func (b *Bot) baseFile(ctx context.Context, path, base string) ([]byte, error) {
-	if !b.onBase || b.WorkDir == "" {
+	m, _ := b.GitHub.(*memo)
+	if m != nil {
+		if data, ok := m.knownFile(path, base); ok {
+			if data == nil {
+				return nil, ErrNotFound
+			}
+			return data, nil
+		}
+	}
+	// Once the workspace was handed to the agent (or put on the task branch) its bytes are no
+	// longer the default branch's: ask GitHub.
+	if !b.onBase || !b.pristine || b.WorkDir == "" {
 		return b.GitHub.FileAtRef(ctx, path, base)
 	}
 	data, err := readRegular(b.WorkDir, path)
@@ -532,7 +551,7 @@ func (b *Bot) baseFile(ctx context.Context, path, base string) ([]byte, error) {
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("read %s from the checkout of %s: %w", path, base, err)
 	}
-	if m, ok := b.GitHub.(*memo); ok {
+	if m != nil {
 		m.knowFile(path, base, data)
 	}
 	return data, err

@@ -266,10 +266,33 @@ func verifyWords(v *policy.Verification) []string {
 // taskBlockYAML is the block's content: the fields a proposal sets, lists in flow style as the
 // README writes them. yaml.v3 quotes every value that would read as something else.
 type taskBlockYAML struct {
-	Role       string      `yaml:"role"`
-	WriteFiles []string    `yaml:"writeFiles,flow"`
-	Files      []string    `yaml:"files,omitempty,flow"`
-	Verify     *verifyYAML `yaml:"verify,omitempty"`
+	Role          string         `yaml:"role"`
+	WriteFiles    []string       `yaml:"writeFiles,flow"`
+	Files         []string       `yaml:"files,omitempty,flow"`
+	Verify        *verifyYAML    `yaml:"verify,omitempty"`
+	ApprovalScope []string       `yaml:"approvalScope,omitempty,flow"`
+	RunPolicy     *runPolicyYAML `yaml:"runPolicy,omitempty"`
+}
+
+type runPolicyYAML struct {
+	Review       *bool `yaml:"review,omitempty"`
+	MaxFixPasses *int  `yaml:"maxFixPasses,omitempty"`
+}
+
+// TaskBlock writes a task as the ```studio block an issue holds, for a task made outside an
+// issue (the local `studio run`): the block is then read back by the same parser as any issue's.
+func TaskBlock(t policy.Task) (string, error) {
+	doc := taskBlockYAML{Role: t.Role, WriteFiles: t.WriteFiles, Files: t.Files, ApprovalScope: t.ApprovalScope}
+	if t.WriteFiles == nil {
+		doc.WriteFiles = []string{}
+	}
+	if t.Verify != nil {
+		doc.Verify = &verifyYAML{Command: t.Verify.Command, Args: t.Verify.Args}
+	}
+	if t.RunPolicy.Review != nil || t.RunPolicy.MaxFixPasses != nil {
+		doc.RunPolicy = &runPolicyYAML{Review: t.RunPolicy.Review, MaxFixPasses: t.RunPolicy.MaxFixPasses}
+	}
+	return encodeBlock(doc)
 }
 
 type verifyYAML struct {
@@ -284,6 +307,10 @@ func renderTaskBlock(role string, writeFiles, files []string, verify *policy.Ver
 	if verify != nil {
 		doc.Verify = &verifyYAML{Command: verify.Command, Args: verify.Args}
 	}
+	return encodeBlock(doc)
+}
+
+func encodeBlock(doc taskBlockYAML) (string, error) {
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)

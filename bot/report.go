@@ -78,7 +78,7 @@ func (r *run) report(ctx context.Context, cfg policy.StudioConfig, task policy.T
 		summary += "\n\n<details><summary>Lifecycle</summary>\n\n```text\n" + strings.ReplaceAll(tail, "```", "`\u200b``") + "\n```\n</details>"
 	}
 	summary += leftoversNote(out.Leftovers())
-	summary += fmt.Sprintf("\n\nRun evidence: `%s` (uploaded as a workflow artifact by the example workflow).", r.evidencePath(task.Role))
+	summary += r.evidenceNote(task.Role)
 	r.st.Summary = summary
 	r.out.Summary = summary
 

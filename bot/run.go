@@ -136,6 +136,7 @@ type Bot struct {
 	lock        *heldLock      // the issue lock this run holds (lock.go)
 	onBase      bool           // the workspace is on the default branch (readyBase)
 	loadedRoles *Roles         // the default branch's roles (roles)
+	pristine    bool           // ... and still holds its bytes: no agent ran, no branch was checked out
 	published   map[int64]*run // last writer of each status comment (status_run.go)
 }
 
@@ -465,7 +466,7 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 		summary += "\n\n<details><summary>Lifecycle</summary>\n\n```text\n" + strings.ReplaceAll(tail, "```", "`\u200b``") + "\n```\n</details>"
 	}
 	summary += leftoversNote(out.Leftovers())
-	summary += fmt.Sprintf("\n\nRun evidence: `%s` (uploaded as a workflow artifact by the example workflow).", r.evidencePath(task.Role))
+	summary += r.evidenceNote(task.Role)
 	r.st.Summary = summary
 	r.out.Summary = summary
 	if st.pr.Number != 0 || (len(st.committed) > 0 && !st.pullRefused) {

@@ -65,6 +65,7 @@ type implState struct {
 // runLifecycle runs implement -> verify -> review -> bounded fix passes (seed §9.3) with the
 // prepared prompts, committing in-scope work after every Codex call and posting every review.
 func (r *run) runLifecycle(ctx context.Context, st *implState, routes prompts.RoutePlan, prepared *prompts.Prepared, facts prompts.RunFacts) (codex.Outcome, error) {
+	r.pristine = false // the agent may change the workspace from here on
 	ev, err := codex.NewEvidence(r.RunsDir, r.RunID, st.task.Role, r.Redactor)
 	if err != nil {
 		return codex.Outcome{}, err
@@ -362,6 +363,16 @@ func verdictFrom(out codex.Outcome, st *implState) (string, []string) {
 		LifecycleDone: out.FinalStatus == codex.StatusDone, Reason: out.Reason, Blockers: out.Blockers,
 		Committed: st.committed, OutOfScope: st.outOfScope, ReadOnly: st.readOnly,
 	})
+}
+
+// evidenceNote points the verdict at the run's evidence folder; in the action, the example
+// workflow uploads it as an artifact.
+func (r *run) evidenceNote(role string) string {
+	note := fmt.Sprintf("\n\nRun evidence: `%s`", r.evidencePath(role))
+	if r.RunURL != "" {
+		note += " (uploaded as a workflow artifact by the example workflow)"
+	}
+	return note + "."
 }
 
 // evidencePath names the run's evidence folder for the summary: relative to the workspace when

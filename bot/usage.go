@@ -45,6 +45,7 @@ func (r *run) codexStep(ctx context.Context, s singleStep) (codex.Execution, *co
 	if err != nil {
 		return codex.Execution{}, nil, fmt.Errorf("run evidence: %w", err)
 	}
+	r.pristine = false // the agent may change the workspace from here on
 	meter := r.meter()
 	exe, _ := codex.RunStep(ctx, codex.Step{
 		Evidence: ev, Runner: meter, Label: s.label, Phase: s.phase, Prompt: s.prompt, Workdir: r.WorkDir,

@@ -70,7 +70,6 @@ func TestRunCLIUsageErrors(t *testing.T) {
 		{"flag without its value", []string{"run", "producer", "--dry-run", "--task"}, "flag needs an argument: --task"},
 		{"no role", []string{"run", "--dry-run", "--project", root}, "a role is required"},
 		{"both modes", []string{"run", "producer", "x", "--dry-run", "--print-prompt", "--project", root}, "choose exactly one of --print-prompt or --dry-run"},
-		{"neither mode", []string{"run", "producer", "x", "--project", root}, "choose exactly one of --print-prompt or --dry-run; only the action executes Codex"},
 		{"bad tier", []string{"run", "producer", "x", "--dry-run", "--model-tier", "mars", "--project", root}, `--model-tier must be sol, terra or luna, not "mars"`},
 		{"verify arg alone", []string{"run", "producer", "x", "--dry-run", "--verify-arg", "-s", "--project", root}, "--verify-arg needs --verify-command"},
 		{"bad int", []string{"run", "producer", "x", "--dry-run", "--max-fix-passes", "many"}, `invalid argument "many" for "--max-fix-passes"`},

@@ -51,24 +51,29 @@ type LocalRun struct {
 // runLifecycleLocal is the seam for `studio run` without --print-prompt or --dry-run: the same
 // lifecycle as the action (Codex, verification, review, fix passes, gitops scope enforcement),
 // run on the local checkout, committing in-scope work on a local branch and pushing nothing
-// (issue #12). It prints the run summary and returns the exit code (0 done, 1 otherwise). While
-// it is nil, `studio run` answers as before: a usage error naming the two inspection modes.
+// (issue #12). It prints the run summary and returns the exit code (0 done, 1 otherwise);
+// locallife.go sets it, tests replace it.
 var runLifecycleLocal func(ctx context.Context, run LocalRun, stdout, stderr io.Writer) int
 
-const runLong = `Renders, for a local checkout, exactly what the action would send Codex for a task of <role>.
+const runLong = `Runs a task of <role> on a local checkout, with the action's own lifecycle: Codex,
+verification, review (--review) and fix passes (--fix), scope enforcement by writeFiles
+(--write-file). In-scope work is committed on a local branch (studio/local/task-<N>); nothing is
+pushed, and the checkout is given back on its branch. The checkout must be clean, and Codex
+needs OPENAI_API_KEY (CODEX_BIN names the CLI; OPENAI_BASE_URL another model API).
 
 The objective is --task or, without it, the words after the role (joined by spaces); "12" or
 "#12" names an issue instead (its text is not fetched locally). Flags may come anywhere on the
 line; "--" ends them, so an objective may start with a dash.
 
 --print-prompt prints the implementation prompt; --dry-run prints the decisions (eligibility,
-model route), the context outcome and, with --review/--fix, the review and fix prompts.`
+model route), the context outcome and, with --review/--fix, the review and fix prompts. Neither
+runs Codex or changes anything.`
 
 func newRunCmd(e env) *cobra.Command {
 	var o runFlags
 	cmd := &cobra.Command{
 		Use:   "run <role> [objective...]",
-		Short: "print what the action would send Codex for a task, from a local checkout",
+		Short: "run a task on a local checkout (or print what Codex would get)",
 		Long:  runLong,
 		Example: `  studio run gameplay-programmer "Implement jump" --dry-run
   studio run producer --print-prompt Plan the first milestone
@@ -121,8 +126,6 @@ func runLocal(ctx context.Context, e env, role, objective string, o runFlags) er
 		return usagef("--model-tier must be sol, terra or luna, not %q", o.modelTier)
 	case o.maxFixPasses < 0:
 		return usagef("--max-fix-passes must be 0 or more")
-	case !o.printPrompt && !o.dryRun && runLifecycleLocal == nil:
-		return usagef("choose exactly one of --print-prompt or --dry-run; only the action executes Codex")
 	}
 	root, err := projectRoot(o.project, e.getenv)
 	if err != nil {

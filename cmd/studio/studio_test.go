@@ -67,7 +67,7 @@ func TestRunLocal(t *testing.T) {
 		noStdout bool
 	}{
 		{"no role", []string{"run", "--dry-run"}, nil, 2, nil, "usage: studio run", true},
-		{"neither mode", []string{"run", "producer", "--project", root}, nil, 2, nil, "exactly one of --print-prompt or --dry-run", true},
+		{"neither mode outside a git checkout runs nothing", []string{"run", "producer", "--project", root}, nil, 1, nil, "has no branch checked out", true},
 		{"both modes", []string{"run", "producer", "--project", root, "--dry-run", "--print-prompt"}, nil, 2, nil, "exactly one", true},
 		{"unknown flag", []string{"run", "producer", "--bogus"}, nil, 2, nil, "bogus", true},
 		{"legacy role", []string{"run", "qa_agent", "--project", root, "--dry-run"}, nil, 1, nil, `Unknown studio role "qa_agent"`, true},

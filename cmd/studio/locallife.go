@@ -1,0 +1,190 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/codex-studio/studio-action/bot"
+	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/gitops"
+	"github.com/codex-studio/studio-action/policy"
+)
+
+// The local lifecycle: `studio run <role> <objective>` without --print-prompt or --dry-run runs the
+// action's own bot on the local checkout. The task becomes a task issue held by bot.LocalGitHub,
+// which prints what would go to GitHub; the workspace is a gitops.Repo whose "remote" is the
+// checkout's own repository, so the in-scope work is committed on a local branch
+// (studio/local/task-<N>) and nothing is pushed anywhere else. Codex, verification, review, fix
+// passes and scope enforcement are the action's code, unchanged.
+
+func init() { runLifecycleLocal = runLocalLifecycle }
+
+// localBranchPrefix keeps local task branches apart from the action's.
+const localBranchPrefix = "studio/local/"
+
+func runLocalLifecycle(ctx context.Context, lr LocalRun, stdout, stderr io.Writer) int {
+	fail := func(format string, args ...any) int {
+		fmt.Fprintf(stderr, "studio run: "+format+"\n", args...)
+		return exitError
+	}
+	base, err := localGit(ctx, lr.Root, "symbolic-ref", "--quiet", "--short", "HEAD")
+	if err != nil || base == "" {
+		return fail("%s has no branch checked out (a detached HEAD?); check out the branch the task starts from", lr.Root)
+	}
+	// The run checks out the branch it works on and cleans the work tree, as the action does on
+	// the runner: refuse rather than lose uncommitted work.
+	dirty, err := localGit(ctx, lr.Root, "status", "--porcelain", "--untracked-files=all")
+	if err != nil {
+		return fail("%v", err)
+	}
+	if dirty != "" {
+		n := len(strings.Split(dirty, "\n"))
+		return fail("the checkout has %d uncommitted or untracked %s; commit or stash them first: the run checks out its task branch and would otherwise remove them. Nothing was changed.", n, plural(n, "path", "paths"))
+	}
+
+	task := policy.Task{Role: lr.Role, WriteFiles: lr.WriteFiles, Files: lr.Artifacts, ApprovalScope: lr.ApprovalScope}
+	if len(lr.Verify) > 0 {
+		task.Verify = &policy.Verification{Command: lr.Verify[0], Args: lr.Verify[1:]}
+	}
+	// As in the seed, the local lifecycle reviews only with --review and fixes only with --fix.
+	review, passes := lr.Review, 0
+	if lr.Fix {
+		passes = lr.MaxFixPasses
+	}
+	task.RunPolicy.Review, task.RunPolicy.MaxFixPasses = &review, &passes
+	block, err := bot.TaskBlock(task)
+	if err != nil {
+		return fail("%v", err)
+	}
+	number := lr.IssueNumber
+	if number == 0 {
+		number = 1
+	}
+	title := lr.Objective
+	if lr.IssueNumber > 0 {
+		title = fmt.Sprintf("Issue #%d", lr.IssueNumber)
+	}
+	issue := bot.Issue{Number: number, Title: title, Body: lr.Objective + "\n\n" + block + "\n"}
+
+	const botLogin, user = "studio-local[bot]", "local"
+	gh := bot.NewLocalGitHub(stdout, user, botLogin, lr.Root, base, issue)
+	stateDir, err := os.MkdirTemp("", "studio-local-")
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer os.RemoveAll(stateDir)
+	repo := &gitops.Repo{Dir: lr.Root, RemoteURL: lr.Root, StateDir: filepath.Join(stateDir, "git")}
+
+	if strings.TrimSpace(os.Getenv("OPENAI_API_KEY")) == "" {
+		return fail("Codex needs a model API key: export OPENAI_API_KEY=... (it goes to the studio's local proxy only, never to the agent). Nothing was changed.")
+	}
+	home := os.Getenv("STUDIO_CODEX_HOME")
+	rt, err := codex.Start(ctx, codex.Config{
+		Bin: os.Getenv("CODEX_BIN"), OpenAIKey: os.Getenv("OPENAI_API_KEY"), Upstream: os.Getenv("OPENAI_BASE_URL"),
+		CodexHome: home, Getenv: os.Getenv,
+	})
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer rt.Close()
+
+	runID := time.Now().UTC().Format("20060102-150405")
+	runsDir := filepath.Join(os.TempDir(), "studio-runs")
+	log := newLocalLog(stdout)
+	defer log.Close()
+	b := bot.New(bot.Deps{GitHub: gh, Workspace: repo, Codex: rt.CLI, Redactor: rt.Redactor, Log: log}, bot.Settings{
+		BotLogin: botLogin, BranchPrefix: localBranchPrefix, RunID: runID, WorkDir: lr.Root, RunsDir: runsDir,
+		CodexTimeout: 30 * time.Minute, ModelTier: lr.ModelTier, ConstrainedSandbox: lr.ConstrainedSandbox,
+		Containment: "Local run: Codex runs as you, unconfined (the action confines it on the runner).",
+	})
+	line := "/studio run"
+	if lr.ApprovedByUser {
+		line += " --approved-by-user"
+	}
+	out, herr := b.Handle(ctx, bot.Trigger{
+		Kind: bot.TriggerComment, Owner: "local", Repo: filepath.Base(lr.Root), DefaultBranch: base,
+		Issue: number, Actor: bot.Actor{Login: user, Type: "User"}, CommentID: 1, CommentBody: line, Snapshot: issue,
+	})
+	log.Close()
+	// Give the checkout back as it was: the work is on the task branch.
+	if err := repo.CheckoutBase(context.WithoutCancel(ctx), base); err != nil {
+		fmt.Fprintf(stderr, "studio run: could not put %s back on %s: %v\n", lr.Root, base, err)
+	}
+	if herr != nil {
+		return fail("%v", herr)
+	}
+	fmt.Fprintf(stdout, "\n%s\n", strings.TrimSpace(out.Summary))
+	if out.Branch != "" && out.Status != "refused" {
+		fmt.Fprintf(stdout, "\nBranch: %s (local; nothing was pushed). The checkout is back on %s: `git switch %s` to look at the work.\n", out.Branch, base, out.Branch)
+	}
+	fmt.Fprintf(stdout, "Status: %s\n", out.Status)
+	if out.Status != "done" {
+		return exitError
+	}
+	return exitOK
+}
+
+func localGit(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(errb.String()))
+	}
+	return strings.TrimSpace(out.String()), nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// localLog prints the bot's log for a terminal: the lifecycle's lines as they are, Actions
+// workflow commands turned into plain words.
+type localLog struct {
+	pw   *io.PipeWriter
+	done chan struct{}
+}
+
+func newLocalLog(w io.Writer) *localLog {
+	pr, pw := io.Pipe()
+	l := &localLog{pw: pw, done: make(chan struct{})}
+	go func() {
+		defer close(l.done)
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 64*1024), 4<<20)
+		for sc.Scan() {
+			ln := sc.Text()
+			switch {
+			case strings.HasPrefix(ln, "::group::"), strings.HasPrefix(ln, "::endgroup::"):
+				continue
+			case strings.HasPrefix(ln, "::warning::"):
+				ln = "warning: " + strings.TrimPrefix(ln, "::warning::")
+			case strings.HasPrefix(ln, "::error::"):
+				ln = "error: " + strings.TrimPrefix(ln, "::error::")
+			}
+			fmt.Fprintln(w, ln)
+		}
+		_, _ = io.Copy(io.Discard, pr)
+	}()
+	return l
+}
+
+func (l *localLog) Write(p []byte) (int, error) { return l.pw.Write(p) }
+
+// Close flushes what was written; it may be called more than once.
+func (l *localLog) Close() error {
+	l.pw.Close()
+	<-l.done
+	return nil
+}

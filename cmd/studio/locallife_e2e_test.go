@@ -1,0 +1,107 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/codex-studio/studio-action/internal/fakecodex"
+	"github.com/codex-studio/studio-action/internal/sandbox"
+)
+
+// localCheckout is a git checkout of the sandbox project on main, and a scripted agent for it.
+func localCheckout(t *testing.T, calls ...fakecodex.Call) string {
+	t.Helper()
+	dir := t.TempDir()
+	for p, c := range sandbox.DefaultFiles("fast-prototype") {
+		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(t, dir, "init", "-q", "-b", "main")
+	git(t, dir, "add", "-A")
+	git(t, dir, "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-q", "-m", "start")
+	home := t.TempDir()
+	data, _ := json.Marshal(fakecodex.Script{Calls: calls})
+	if err := os.WriteFile(filepath.Join(home, fakecodex.ScriptFile), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("STUDIO_CODEX_HOME", home)
+	t.Setenv("CODEX_BIN", fakeCodexBin)
+	t.Setenv("OPENAI_API_KEY", "sk-local-test")
+	t.Setenv("TMPDIR", t.TempDir())
+	return dir
+}
+
+// `studio run` without --print-prompt or --dry-run runs the action's lifecycle on the local
+// checkout (issue #12): in-scope work committed on a local branch, out-of-scope work refused and
+// reverted, nothing pushed, the seed's run summary printed, and the checkout given back.
+func TestLocalRunCommitsOnALocalBranch(t *testing.T) {
+	dir := localCheckout(t, fakecodex.Call{
+		Edits: []fakecodex.Edit{
+			{Write: "src/player/jump.gd", Content: "extends Node\n\nconst JUMP_VELOCITY = -420.0\n"},
+			{Write: "README.md", Content: "# Hop\n\nSnappy!\n"},
+		},
+		FinalMessage: "Raised the jump velocity.",
+	})
+	code, stdout, stderr := runCLI([]string{"run", "gameplay-programmer", "Make", "the", "jump", "snappier", "--write-file", "src/player/jump.gd", "--project", dir}, nil)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1 (blocked: README.md is out of scope)\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"implementation: exit=0", "final status: done", "Verdict: blocked", "`README.md` (modified)", "Branch: studio/local/task-1 (local; nothing was pushed)", "Status: blocked"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if got := git(t, dir, "show", "--name-only", "--format=%s", "studio/local/task-1"); got != "gameplay-programmer: Make the jump snappier\n\nsrc/player/jump.gd" {
+		t.Errorf("the task branch's commit = %q", got)
+	}
+	if got := git(t, dir, "status", "--porcelain", "--untracked-files=all"); got != "" {
+		t.Errorf("the checkout is not given back clean:\n%s", got)
+	}
+	if got := git(t, dir, "symbolic-ref", "--short", "HEAD"); got != "main" {
+		t.Errorf("HEAD = %s, want main", got)
+	}
+	if data, _ := os.ReadFile(filepath.Join(dir, "README.md")); string(data) != "# Hop\n\nA tiny platformer.\n" {
+		t.Errorf("README.md = %q: the out-of-scope edit survived", data)
+	}
+}
+
+func TestLocalRunIsDoneWhenEverythingIsInScope(t *testing.T) {
+	dir := localCheckout(t, fakecodex.Call{
+		Edits:        []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "extends Node\n"}},
+		FinalMessage: "Done.",
+	})
+	code, stdout, stderr := runCLI([]string{"run", "gameplay-programmer", "--task", "Make the jump snappier", "--write-file", "src/player/jump.gd", "--project", dir, "--review"}, nil)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"review: exit=0", "github (not sent, local run): review of", "github (not sent, local run): check studio/review", "Status: done"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+}
+
+// A checkout with uncommitted work is refused before anything changes: the run would clean it.
+func TestLocalRunRefusesADirtyCheckout(t *testing.T) {
+	dir := localCheckout(t, fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x\n"}}})
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI([]string{"run", "gameplay-programmer", "Jump", "--write-file", "src/player/jump.gd", "--project", dir}, nil)
+	if code != 1 || !strings.Contains(stderr, "commit or stash them first") {
+		t.Fatalf("exit %d stderr %q stdout %q", code, stderr, stdout)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, "notes.txt")); err != nil || string(data) != "mine\n" {
+		t.Errorf("notes.txt = %q, %v: the refusal lost uncommitted work", data, err)
+	}
+	if strings.Contains(git(t, dir, "branch", "--list"), "studio/") {
+		t.Error("a refused run created a branch")
+	}
+}
