@@ -520,10 +520,10 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 // ErrForbidden (wrapped) when the token lacks `checks: write`.
 func (r *run) recordPlan(ctx context.Context, sha, recordLine string) error {
 	summary := fmt.Sprintf("The plan for #%d is waiting for an approving review of this commit. This check run records what the approval is for (the task's identity and the exact issue text) and who asked for the run; approvals are matched against it, not against the pull request body.\n\n%s\n", r.tr.Issue, recordLine)
-	_, err := r.GitHub.CreateCheckRun(ctx, CheckRun{Name: PlanCheckName, HeadSHA: sha, Status: "completed", Conclusion: "neutral",
-		Title: fmt.Sprintf("Plan for #%d: awaiting approval", r.tr.Issue), Summary: summary, DetailsURL: r.RunURL})
+	err := r.writeCheck(ctx, checkWrite{run: CheckRun{Name: PlanCheckName, HeadSHA: sha, Status: "completed", Conclusion: "neutral",
+		Title: fmt.Sprintf("Plan for #%d: awaiting approval", r.tr.Issue), Summary: summary}})
 	if err != nil {
-		return fmt.Errorf("record the plan on %s: %w", shortSHA(sha), err)
+		return fmt.Errorf("record the plan: %w", err)
 	}
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -74,46 +73,14 @@ func (b *Bot) writeGate(ctx context.Context, pr PullRequest, tn taskNow, pa pull
 	return res, nil
 }
 
-// publishGate creates the gate's check run on sha, or updates the bot's existing one in place (one
-// per head commit), and writes nothing when it is unchanged. Without `checks: write` it falls back
-// to a commit status of the same name and says so.
+// publishGate writes the gate's check run on sha: one per head commit, updated in place, nothing
+// written when it is unchanged, a commit status when check runs cannot be written (writeCheck).
 func (b *Bot) publishGate(ctx context.Context, sha string, res policy.GateResult) error {
-	want := CheckRun{Name: policy.GateCheckName, HeadSHA: sha, Status: "completed", Conclusion: string(res.Conclusion),
-		Title: res.Title, Summary: res.Summary, DetailsURL: b.RunURL}
-	existing, err := b.GitHub.CheckRuns(ctx, sha, policy.GateCheckName)
-	if err == nil {
-		for _, cr := range existing {
-			if !strings.EqualFold(cr.AppSlug, b.botApp()) {
-				continue
-			}
-			if cr.Conclusion == want.Conclusion && cr.Title == want.Title && cr.Summary == want.Summary {
-				return nil
-			}
-			want.ID = cr.ID
-			err = b.GitHub.UpdateCheckRun(ctx, want)
-			break
-		}
-		if want.ID == 0 {
-			_, err = b.GitHub.CreateCheckRun(ctx, want)
-		}
-	}
-	if !errors.Is(err, ErrForbidden) {
-		return err
-	}
-	b.logf("::warning::the token cannot write check runs (%v); grant the workflow `checks: write`. Setting the commit status %s instead.", err, policy.GateCheckName)
-	return b.GitHub.CreateStatus(ctx, sha, CommitStatus{State: statusState(res.Conclusion), Context: policy.GateCheckName, Description: res.Title, TargetURL: b.RunURL})
-}
-
-// statusState maps a gate conclusion onto a commit status. Waiting is `pending`, which a required
-// status never lets merge.
-func statusState(c policy.GateConclusion) string {
-	switch c {
-	case policy.GateSuccess:
-		return "success"
-	case policy.GateFailure:
-		return "failure"
-	}
-	return "pending"
+	return b.writeCheck(ctx, checkWrite{
+		run: CheckRun{Name: policy.GateCheckName, HeadSHA: sha, Status: "completed", Conclusion: string(res.Conclusion),
+			Title: res.Title, Summary: res.Summary},
+		inPlace: true, statusFallback: true,
+	})
 }
 
 // refreshGate recomputes the gate after a run the bot made (its push moved the head). A failure

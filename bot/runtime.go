@@ -309,16 +309,10 @@ func (b *Bot) publishReview(ctx context.Context, number int, sha string, files [
 	if !passed {
 		conclusion, title = "failure", "Studio review found blockers"
 	}
-	_, err = b.GitHub.CreateCheckRun(ctx, CheckRun{Name: ReviewCheckName, HeadSHA: sha, Status: "completed", Conclusion: conclusion, Title: title, Summary: truncateBody(text), DetailsURL: b.RunURL})
-	if errors.Is(err, ErrForbidden) {
-		b.logf("::warning::cannot write the %s check run (grant the workflow `checks: write`); setting a commit status instead", ReviewCheckName)
-		state := "success"
-		if !passed {
-			state = "failure"
-		}
-		return b.GitHub.CreateStatus(ctx, sha, CommitStatus{Context: ReviewCheckName, State: state, Description: title, TargetURL: b.RunURL})
-	}
-	return err
+	return b.writeCheck(ctx, checkWrite{
+		run:            CheckRun{Name: ReviewCheckName, HeadSHA: sha, Status: "completed", Conclusion: conclusion, Title: title, Summary: text},
+		statusFallback: true,
+	})
 }
 
 func reviewBody(rev codex.ReviewOutcome, passed bool, blockers []codex.Blocker) string {
@@ -354,8 +348,6 @@ func reviewBody(rev codex.ReviewOutcome, passed bool, blockers []codex.Blocker) 
 	return b.String()
 }
 
-// truncateBody keeps a check run summary inside GitHub's limit (65,535 bytes) with a visible note.
-func truncateBody(s string) string { return policy.FitCheckSummary(s, policy.NoteCutRunEvidence) }
 
 // verdictFrom merges the lifecycle's outcome with the scope check (policy.Verdict).
 func verdictFrom(out codex.Outcome, st *implState) (string, []string) {
