@@ -348,7 +348,6 @@ func reviewBody(rev codex.ReviewOutcome, passed bool, blockers []codex.Blocker) 
 	return b.String()
 }
 
-
 // verdictFrom merges the lifecycle's outcome with the scope check (policy.Verdict).
 func verdictFrom(out codex.Outcome, st *implState) (string, []string) {
 	return policy.Verdict(policy.VerdictFacts{
