@@ -28,13 +28,6 @@ const planPhaseTrailer = policy.PlanPhaseTrailer
 // Outcome statuses of the approval flow, beside done, blocked, skipped and refused.
 const statusAwaitingApproval = "awaiting-approval"
 
-func markerPrefix(line string) string {
-	if line == "" {
-		return ""
-	}
-	return line + "\n"
-}
-
 // taskOfBranch returns the task issue a studio branch (`<branch-prefix>task-<N>`) belongs to, or 0.
 func (b *Bot) taskOfBranch(ref string) int {
 	n, _ := policy.IssueOfTaskBranch(b.BranchPrefix, ref)
@@ -369,18 +362,12 @@ func (r *run) authorizeAndRun(ctx context.Context, cfg policy.StudioConfig, task
 // dryRun answers with the seed's dry-run diagnostics and changes nothing: no branch, no pull
 // request, no label, no Codex.
 func (r *run) dryRun(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string, elig policy.Eligibility, diag policy.ApprovalDiagnostic) (Outcome, error) {
-	var b strings.Builder
-	b.WriteString("**Dry run**: nothing was changed (no branch, pull request, label or Codex run).\n\n")
+	refused := ""
 	if !cfg.Active() {
-		b.WriteString("**A run would be refused:** " + cfg.InactiveReason() + "\n\n")
+		refused = cfg.InactiveReason()
 	}
-	b.WriteString(fenced(policy.RenderDryRun(elig, diag), "text"))
-	if extra, why := r.promptDryRun(ctx, cfg, task, base, elig); extra != "" {
-		b.WriteString("\n\n<details><summary>Prompt and context</summary>\n\n" + fenced(extra, "text") + "\n</details>")
-	} else if why != "" {
-		b.WriteString("\n\n_Prompt preview unavailable: " + oneLine(why, 300) + "_")
-	}
-	r.st.Summary = b.String()
+	preview, why := r.promptDryRun(ctx, cfg, task, base, elig)
+	r.st.Summary = dryRunSummary(refused, policy.RenderDryRun(elig, diag), preview, why)
 	r.st.set(stepCodex, StepSkipped, "dry run")
 	r.out.Status = "done"
 	r.out.Summary = r.st.Summary
@@ -603,57 +590,3 @@ func (r *run) prepareWorkspace(ctx context.Context, branch, base string) error {
 // asked for a plan a reviewer can approve instead of changes.
 const planInstruction = "\n\n## Plan phase\nThis is the plan phase: change no file. Reply with a short plan a reviewer can approve: what you will change in each writeFiles path, how you will verify it, and the risks.\n"
 
-func planCommitMessage(role, title string, issue int, runID string) string {
-	return fmt.Sprintf("plan: %s\n\nStudio-Task: #%d\nStudio-Run: %s\nStudio-Policy: %s/%s\n%s\n",
-		oneLine(title, 200), issue, runID, policy.WriteReadOnly, policy.ProvenanceReadOnly, planPhaseTrailer)
-}
-
-// approver says who may approve: strict-studio forbids the requester to approve their own run.
-func approver(requestedBy string, mode policy.StudioMode) string {
-	if mode == policy.ModeStrictStudio {
-		return fmt.Sprintf("a writer other than @%s (strict-studio forbids self-approval)", requestedBy)
-	}
-	return "a writer"
-}
-
-func approveSentence(requestedBy string, mode policy.StudioMode) string {
-	return fmt.Sprintf("**Approve this pull request to authorize the implementation.** The approval must come from %s, on the pull request's current head commit. Editing the issue (its title or any of its text) afterwards, or changing the role, the stage or the studio mode, makes it stale.", approver(requestedBy, mode))
-}
-
-func awaitingSummary(pull int, requestedBy string, mode policy.StudioMode, diagnostics string) string {
-	return fmt.Sprintf("**Awaiting approval.** Approve pull request #%d to authorize the implementation; the approval must come from %s, on its current head commit.\n\n%s",
-		pull, approver(requestedBy, mode), fenced(diagnostics, "text"))
-}
-
-func planBody(markerLine string, issue int, title string, task policy.Task, plan, diagnostics, requestedBy string, mode policy.StudioMode) string {
-	plan = strings.TrimSpace(plan)
-	if plan == "" {
-		plan = "(Codex returned no plan text.)"
-	}
-	if r := []rune(plan); len(r) > maxPlanChars {
-		plan = string(r[:maxPlanChars]) + "\n[plan cut to fit the pull request body]"
-	}
-	scopes := "none"
-	if len(task.ApprovalScope) > 0 {
-		scopes = strings.Join(quoteAll(task.ApprovalScope), ", ")
-	}
-	var b strings.Builder
-	b.WriteString(markerLine + "\n")
-	fmt.Fprintf(&b, "<!-- studio:pr issue=%d -->\n", issue)
-	fmt.Fprintf(&b, "## Plan for #%d: %s\n\n", issue, oneLine(title, 200))
-	b.WriteString(approveSentence(requestedBy, mode) + "\n\n")
-	fmt.Fprintf(&b, "### Codex's plan (`%s`, plan phase, read-only sandbox)\n\nModel output, quoted as untrusted text:\n\n%s\n\n", task.Role, fenced(plan, "text"))
-	b.WriteString("### Scope\n\n")
-	fmt.Fprintf(&b, "- writeFiles: %s\n- approval scopes: %s\n\n", strings.Join(quoteAll(task.WriteFiles), ", "), scopes)
-	b.WriteString("### Eligibility and approvals\n\n" + fenced(diagnostics, "text") + "\n")
-	return b.String()
-}
-
-// fenced puts text in a code fence its own backticks cannot close.
-func fenced(text, info string) string {
-	fence := "```"
-	for strings.Contains(text, fence) {
-		fence += "`"
-	}
-	return fence + info + "\n" + strings.TrimRight(text, "\n") + "\n" + fence
-}

@@ -203,11 +203,7 @@ func (b *Bot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 
 // refuseMisplaced answers a verb written where it does not work, before anything changes.
 func (b *Bot) refuseMisplaced(ctx context.Context, tr Trigger, cmd Command, v *verb, pull bool, issue int) (Outcome, error) {
-	here := "on an issue the commands are " + verbsWhere(b.TriggerPhrase, false)
-	if pull {
-		here = fmt.Sprintf("on a studio pull request the commands are %s; run `%s run` on the task issue #%d", verbsWhere(b.TriggerPhrase, true), b.TriggerPhrase, issue)
-	}
-	reply := fmt.Sprintf("> %s\n\n@%s, `%s %s` works %s; %s. Nothing was done.", quoteLine(cmd.Line), tr.Actor.Login, b.TriggerPhrase, v.name, v.where, here)
+	reply := misplacedReply(cmd.Line, tr.Actor.Login, b.TriggerPhrase, v, pull, issue)
 	if _, err := b.GitHub.CreateComment(ctx, tr.Issue, reply); err != nil {
 		return Outcome{RunID: b.RunID}, err
 	}
@@ -225,8 +221,7 @@ func (b *Bot) authorize(ctx context.Context, tr Trigger, cmd Command, replyTo in
 	if policy.ParsePermission(perm).CanWrite() {
 		return true, nil
 	}
-	reply := fmt.Sprintf("> %s\n\n@%s, this command needs write, maintain or admin permission on %s/%s; you have %s. Ask a maintainer to run it.",
-		quoteLine(cmd.Line), tr.Actor.Login, tr.Owner, tr.Repo, perm)
+	reply := permissionReply(cmd.Line, tr.Actor.Login, tr.Owner, tr.Repo, perm)
 	if _, err := b.GitHub.CreateComment(ctx, replyTo, reply); err != nil {
 		return false, err
 	}
@@ -238,7 +233,7 @@ func (b *Bot) authorize(ctx context.Context, tr Trigger, cmd Command, replyTo in
 // nothing else: no reaction, no status comment, no label.
 func (b *Bot) refuseUsage(ctx context.Context, tr Trigger, cmd Command, replyTo int) (Outcome, error) {
 	out := Outcome{RunID: b.RunID, Status: "refused"}
-	reply := fmt.Sprintf("> %s\n\n@%s, %s Nothing was done.", quoteLine(cmd.Line), tr.Actor.Login, cmd.Err.Error())
+	reply := usageReply(cmd.Line, tr.Actor.Login, cmd.Err)
 	if _, err := b.GitHub.CreateComment(ctx, replyTo, reply); err != nil {
 		return out, err
 	}

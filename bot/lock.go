@@ -326,15 +326,7 @@ func (b *Bot) locked(ctx context.Context, issue int, event, actor string, fn fun
 func (b *Bot) reportBusy(ctx context.Context, busy *LockBusyError, event, actor string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	who := ""
-	if actor != "" {
-		who = "@" + actor + ", "
-	}
-	body := fmt.Sprintf("> %s\n\n%s%s was still working on #%d after this run waited %s for it (its lock expires %s), so this was **not carried out**. Send it again when that run has finished, or re-run this workflow run.",
-		quoteLine(event), who, busy.Holder.link(), busy.Issue, busy.Waited.Round(time.Second), busy.Holder.Expires.UTC().Format(time.RFC3339))
-	if b.RunURL != "" {
-		body += fmt.Sprintf("\n\n[This workflow run](%s)", b.RunURL)
-	}
+	body := busyReply(event, actor, busy, b.RunURL)
 	if _, err := b.GitHub.CreateComment(ctx, busy.Issue, body); err != nil {
 		b.logf("::warning::could not say on #%d that the event was not carried out: %v", busy.Issue, err)
 	}

@@ -347,25 +347,6 @@ func proposalInstruction(labelRole string, roles []string) string {
 	return b.String()
 }
 
-// proposalReply is the reply holding a proposal: the marker, the command quoted, the block, the
-// model's explanation as quoted untrusted text, and what a writer can do next.
-func proposalReply(phrase, actor, cmdLine, planner string, issue int, p Proposal) string {
-	summary := p.Summary
-	if summary == "" {
-		summary = "(Codex gave no explanation.)"
-	}
-	var b strings.Builder
-	b.WriteString(proposalMarker(issue) + "\n")
-	fmt.Fprintf(&b, "> %s\n\n", quoteLine(cmdLine))
-	fmt.Fprintf(&b, "@%s, this issue has no `studio` task block, so a read-only planning pass (`%s`) proposes one:\n\n", actor, planner)
-	b.WriteString(p.Block + "\n\n")
-	b.WriteString("Codex's explanation, model output quoted as untrusted text:\n\n")
-	b.WriteString(fenced(summary, "text") + "\n\n")
-	fmt.Fprintf(&b, "A writer can paste this block into the issue body, or comment `%s accept`. ", phrase)
-	fmt.Fprintf(&b, "Nothing was written to the repository (no branch, commit or pull request); once the issue holds the block, comment `%s run` to start.\n", phrase)
-	return b.String()
-}
-
 // propose is `/studio run` on a plain request: a read-only Codex call on the default branch's
 // checkout, as the planning role, answers with a task block proposal; a valid one is posted as a
 // reply, a malformed one is reported on the status comment. The issue ends awaiting a writer.
@@ -465,21 +446,6 @@ func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string)
 		return *r.out, err
 	}
 	return *r.out, r.publish(ctx)
-}
-
-// quotedAnswer bounds a model answer for quoting it back in a fence: control characters other
-// than newline and tab dropped, at most 40 lines and 4,000 characters.
-func quotedAnswer(s string) string {
-	s = lastLines(strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' || !unicode.IsControl(r) {
-			return r
-		}
-		return -1
-	}, s), 40)
-	if r := []rune(s); len(r) > 4_000 {
-		s = string(r[:4_000]) + "…"
-	}
-	return s
 }
 
 // latestProposal returns the most recent reply of the bot holding a proposal for issue. A marker

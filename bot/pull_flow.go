@@ -174,24 +174,6 @@ func (b *Bot) showApprovalStatus(ctx context.Context, issue int, pr PullRequest,
 	diag := policy.ApprovalDiagnostic{ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, ApprovalScopes: tn.task.ApprovalScope, Match: pa.match}
 	r.st.set(stepPull, StepDone, fmt.Sprintf("#%d (draft plan)", pr.Number))
 	r.st.set(stepVerdict, StepPending, "**awaiting approval**")
-	var b2 strings.Builder
-	if pa.match.HasMatchingApproval() {
-		fmt.Fprintf(&b2, "An approval matches pull request #%d, but the implementation did not start", pr.Number)
-		if tn.problem != "" {
-			fmt.Fprintf(&b2, ": %s", tn.problem)
-		}
-		b2.WriteString(".\n\n")
-	} else {
-		fmt.Fprintf(&b2, "**No approval authorizes the implementation yet.** Approve pull request #%d; the approval must come from %s, on its current head commit.\n\n",
-			pr.Number, approver(pa.marker.RequestedBy, tn.cfg.StudioMode))
-	}
-	if tn.problem != "" && !pa.match.HasMatchingApproval() {
-		fmt.Fprintf(&b2, "The task cannot be used now: %s\n\n", tn.problem)
-	}
-	if pa.plan.why != "" {
-		fmt.Fprintf(&b2, "The plan's identity cannot be trusted: %s\n\n", pa.plan.why)
-	}
-	b2.WriteString(fenced(diag.Render(), "text"))
-	r.st.Summary = b2.String()
+	r.st.Summary = approvalStatus(pr.Number, pa.match.HasMatchingApproval(), tn.problem, pa.plan.why, approver(pa.marker.RequestedBy, tn.cfg.StudioMode), diag.Render())
 	return r.publish(ctx)
 }

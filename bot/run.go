@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -484,32 +483,11 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	return *r.out, r.publish(ctx)
 }
 
-// leftoversNote tells the reader that the agent left processes running after its calls (the
-// studio killed them): harmless once killed, but a sign of an agent trying to outlive its call.
-func leftoversNote(n int) string {
-	if n == 0 {
-		return ""
-	}
-	return "\n\n**Leftovers:** " + codex.LeftoversLine(n) + " after its calls ended; the studio killed them before using any credential."
-}
-
-func passesNote(out codex.Outcome) string {
-	if n := len(out.FixPasses); n > 0 {
-		return fmt.Sprintf(", %d fix %s", n, plural(n, "pass", "passes"))
-	}
-	return ""
-}
-
 // upsertPull opens the task's pull request or updates it, with the run's summary in its body.
 // On a branch this run created there can be no pull request yet, so it is opened without a lookup.
 func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, summary string) (PullRequest, error) {
-	title := fmt.Sprintf("%s: %s", task.Role, oneLine(r.issue.Title, 200))
-	body := fmt.Sprintf("%s<!-- studio:pr issue=%d -->\nCloses #%d\n\nCodex Studio ran `%s` for #%d (run `%s`).\n\n%s\n",
-		markerPrefix(r.marker), r.tr.Issue, r.tr.Issue, task.Role, r.tr.Issue, r.RunID, summary)
-	if r.RunURL != "" {
-		body += fmt.Sprintf("\n[Workflow run](%s)\n", r.RunURL)
-	}
-	body = policy.FitBody(body, policy.NoteCutWorkflowRun)
+	title := pullTitle(task.Role, r.issue.Title)
+	body := pullBody(r.marker, r.tr.Issue, task.Role, r.RunID, r.RunURL, summary)
 	var pr PullRequest
 	var err error
 	known := PullRequest{}
@@ -566,66 +544,6 @@ func (b *Bot) memo() *memo {
 	m := newMemo(b.GitHub, b.Now, b.BotLogin)
 	b.GitHub = m
 	return m
-}
-
-func commitMessage(role, title string, issue int, runID string, elig policy.Eligibility) string {
-	return fmt.Sprintf("%s: %s\n\nStudio-Task: #%d\nStudio-Run: %s\nStudio-Policy: %s/%s\n",
-		role, oneLine(title, 200), issue, runID, elig.WritePolicy, elig.Provenance)
-}
-
-func verdictSummary(verdict string, inScope, blockers []string, sha string) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "**Verdict: %s**\n", verdict)
-	if len(inScope) > 0 {
-		fmt.Fprintf(&b, "\nCommitted in `%s`:\n", shortSHA(sha))
-		for _, p := range inScope {
-			fmt.Fprintf(&b, "- `%s`\n", p)
-		}
-	}
-	if len(blockers) > 0 {
-		b.WriteString("\nBlockers:\n")
-		for _, bl := range blockers {
-			fmt.Fprintf(&b, "- %s\n", bl)
-		}
-	}
-	return strings.TrimRight(b.String(), "\n")
-}
-
-// modeNotes lists committed mode changes (an executable bit, a file turned into a link): allowed,
-// but a reviewer should see them.
-func modeNotes(modes map[string]string) string {
-	if len(modes) == 0 {
-		return ""
-	}
-	paths := make([]string, 0, len(modes))
-	for p := range modes {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	var b strings.Builder
-	b.WriteString("Mode changes:")
-	for _, p := range paths {
-		fmt.Fprintf(&b, "\n- `%s`: %s", p, modes[p])
-	}
-	return b.String()
-}
-
-func codexFailureLine(res codex.Result) string {
-	switch {
-	case res.TimedOut:
-		return "Codex timed out; the work it finished inside writeFiles is kept on the branch"
-	case res.Err != nil:
-		return "Codex could not run: " + res.Err.Error()
-	}
-	return fmt.Sprintf("Codex exited with status %d", res.ExitCode)
-}
-
-func codexFailureSummary(res codex.Result) string {
-	s := codexFailureLine(res)
-	if tail := lastLines(res.Stderr, 20); tail != "" {
-		s += "\n\n<details><summary>Codex stderr (tail)</summary>\n\n```\n" + strings.ReplaceAll(tail, "```", "`\u200b``") + "\n```\n</details>"
-	}
-	return s
 }
 
 func lastLines(s string, n int) string {

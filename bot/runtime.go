@@ -315,39 +315,6 @@ func (b *Bot) publishReview(ctx context.Context, number int, sha string, files [
 	})
 }
 
-func reviewBody(rev codex.ReviewOutcome, passed bool, blockers []codex.Blocker) string {
-	var b strings.Builder
-	if passed {
-		b.WriteString("### Studio review: passed\n")
-	} else {
-		b.WriteString("### Studio review: changes requested\n")
-	}
-	switch {
-	case rev.Malformed != "":
-		fmt.Fprintf(&b, "\nThe review could not be read: %s\n", oneLine(rev.Malformed, 500))
-	case rev.Verdict != nil:
-		if s := strings.TrimSpace(rev.Verdict.Summary); s != "" {
-			fmt.Fprintf(&b, "\n%s\n", oneLine(s, 2000))
-		}
-		if rev.Verdict.NeedsFix && len(rev.Verdict.Blockers) == 0 {
-			b.WriteString("\nThe reviewer says the change needs a fix.\n")
-		}
-	}
-	if len(blockers) > 0 {
-		b.WriteString("\n**Blockers**\n")
-		for _, bl := range blockers {
-			fmt.Fprintf(&b, "- %s\n", oneLine(bl.String(), 1000))
-		}
-	}
-	if rev.Verdict != nil && len(rev.Verdict.Warnings) > 0 {
-		b.WriteString("\n**Warnings**\n")
-		for _, w := range rev.Verdict.Warnings {
-			fmt.Fprintf(&b, "- %s\n", oneLine(w, 1000))
-		}
-	}
-	return b.String()
-}
-
 // verdictFrom merges the lifecycle's outcome with the scope check (policy.Verdict).
 func verdictFrom(out codex.Outcome, st *implState) (string, []string) {
 	return policy.Verdict(policy.VerdictFacts{

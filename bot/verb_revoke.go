@@ -29,7 +29,7 @@ func (r *run) revoke(ctx context.Context) (Outcome, error) {
 	r.out.Branch = branch
 	pr, err := r.GitHub.FindPull(ctx, branch, base)
 	if errors.Is(err, ErrNotFound) {
-		r.st.Summary = fmt.Sprintf("`%s revoke`: there is no open studio pull request for #%d, so there is no approval to withdraw.", r.TriggerPhrase, r.tr.Issue)
+		r.st.Summary = noRevokeTarget(r.TriggerPhrase, r.tr.Issue)
 		r.out.Status, r.out.Summary = "done", r.st.Summary
 		return *r.out, r.publish(ctx)
 	}
@@ -51,8 +51,7 @@ func (r *run) revoke(ctx context.Context) (Outcome, error) {
 	diag := policy.ApprovalDiagnostic{ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, ApprovalScopes: tn.task.ApprovalScope, Match: pa.match}
 	r.out.PullRequest, r.out.PullURL = full.Number, full.URL
 	r.st.set(stepPull, StepDone, fmt.Sprintf("#%d", full.Number))
-	r.st.Summary = fmt.Sprintf("**Approvals withdrawn** by @%s: no approval of pull request #%d submitted before this command counts any more. Approve again to authorize.\n\n%s",
-		r.tr.Actor.Login, full.Number, fenced(diag.Render(), "text"))
+	r.st.Summary = revokedSummary(r.tr.Actor.Login, full.Number, diag.Render())
 	r.out.Status, r.out.Summary = "done", r.st.Summary
 	if err := r.publish(ctx); err != nil {
 		return *r.out, err

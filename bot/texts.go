@@ -1,0 +1,321 @@
+package bot
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/policy"
+)
+
+// Every text the studio writes for people (replies, verdicts, reviews, pull request bodies, plan
+// bodies, commit messages) is rendered here, from plain values, so each has one place and a golden
+// file per state (texts_test.go, testdata/golden/texts/). Untrusted text (issue titles, command
+// lines, model output) is quoted with oneLine, codeSpan or fenced before it reaches Markdown.
+
+// permissionReply refuses a command from an account without write permission.
+func permissionReply(line, login, owner, repo, perm string) string {
+	return fmt.Sprintf("> %s\n\n@%s, this command needs write, maintain or admin permission on %s/%s; you have %s. Ask a maintainer to run it.",
+		quoteLine(line), login, owner, repo, perm)
+}
+
+// usageReply answers a malformed command with what was wrong and how it is written.
+func usageReply(line, login string, err error) string {
+	return fmt.Sprintf("> %s\n\n@%s, %s Nothing was done.", quoteLine(line), login, err.Error())
+}
+
+// misplacedReply answers a verb written where it does not work.
+func misplacedReply(line, login, phrase string, v *verb, pull bool, issue int) string {
+	here := "on an issue the commands are " + verbsWhere(phrase, false)
+	if pull {
+		here = fmt.Sprintf("on a studio pull request the commands are %s; run `%s run` on the task issue #%d", verbsWhere(phrase, true), phrase, issue)
+	}
+	return fmt.Sprintf("> %s\n\n@%s, `%s %s` works %s; %s. Nothing was done.", quoteLine(line), login, phrase, v.name, v.where, here)
+}
+
+// busyReply says an event was not carried out because another run held the task's lock.
+func busyReply(event, actor string, busy *LockBusyError, runURL string) string {
+	who := ""
+	if actor != "" {
+		who = "@" + actor + ", "
+	}
+	body := fmt.Sprintf("> %s\n\n%s%s was still working on #%d after this run waited %s for it (its lock expires %s), so this was **not carried out**. Send it again when that run has finished, or re-run this workflow run.",
+		quoteLine(event), who, busy.Holder.link(), busy.Issue, busy.Waited.Round(1e9), busy.Holder.Expires.UTC().Format("2006-01-02T15:04:05Z07:00"))
+	if runURL != "" {
+		body += fmt.Sprintf("\n\n[This workflow run](%s)", runURL)
+	}
+	return body
+}
+
+// pullTitle and pullBody are the task pull request's: the identity marker first (approvals.go),
+// then the task it closes and the run's summary, cut to GitHub's body limit.
+func pullTitle(role, issueTitle string) string {
+	return fmt.Sprintf("%s: %s", role, oneLine(issueTitle, 200))
+}
+
+func pullBody(marker string, issue int, role, runID, runURL, summary string) string {
+	body := fmt.Sprintf("%s<!-- studio:pr issue=%d -->\nCloses #%d\n\nCodex Studio ran `%s` for #%d (run `%s`).\n\n%s\n",
+		markerPrefix(marker), issue, issue, role, issue, runID, summary)
+	if runURL != "" {
+		body += fmt.Sprintf("\n[Workflow run](%s)\n", runURL)
+	}
+	return policy.FitBody(body, policy.NoteCutWorkflowRun)
+}
+
+// revokedSummary is the status comment's summary after `/studio revoke`.
+func revokedSummary(actor string, pull int, diagnostics string) string {
+	return fmt.Sprintf("**Approvals withdrawn** by @%s: no approval of pull request #%d submitted before this command counts any more. Approve again to authorize.\n\n%s",
+		actor, pull, fenced(diagnostics, "text"))
+}
+
+// noRevokeTarget is the summary of a `/studio revoke` with no pull request to revoke on.
+func noRevokeTarget(phrase string, issue int) string {
+	return fmt.Sprintf("`%s revoke`: there is no open studio pull request for #%d, so there is no approval to withdraw.", phrase, issue)
+}
+
+// leftoversNote tells the reader that the agent left processes running after its calls (the
+// studio killed them): harmless once killed, but a sign of an agent trying to outlive its call.
+func leftoversNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return "\n\n**Leftovers:** " + codex.LeftoversLine(n) + " after its calls ended; the studio killed them before using any credential."
+}
+
+func passesNote(out codex.Outcome) string {
+	if n := len(out.FixPasses); n > 0 {
+		return fmt.Sprintf(", %d fix %s", n, plural(n, "pass", "passes"))
+	}
+	return ""
+}
+
+func commitMessage(role, title string, issue int, runID string, elig policy.Eligibility) string {
+	return fmt.Sprintf("%s: %s\n\nStudio-Task: #%d\nStudio-Run: %s\nStudio-Policy: %s/%s\n",
+		role, oneLine(title, 200), issue, runID, elig.WritePolicy, elig.Provenance)
+}
+
+func verdictSummary(verdict string, inScope, blockers []string, sha string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Verdict: %s**\n", verdict)
+	if len(inScope) > 0 {
+		fmt.Fprintf(&b, "\nCommitted in `%s`:\n", shortSHA(sha))
+		for _, p := range inScope {
+			fmt.Fprintf(&b, "- `%s`\n", p)
+		}
+	}
+	if len(blockers) > 0 {
+		b.WriteString("\nBlockers:\n")
+		for _, bl := range blockers {
+			fmt.Fprintf(&b, "- %s\n", bl)
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// modeNotes lists committed mode changes (an executable bit, a file turned into a link): allowed,
+// but a reviewer should see them.
+func modeNotes(modes map[string]string) string {
+	if len(modes) == 0 {
+		return ""
+	}
+	paths := make([]string, 0, len(modes))
+	for p := range modes {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var b strings.Builder
+	b.WriteString("Mode changes:")
+	for _, p := range paths {
+		fmt.Fprintf(&b, "\n- `%s`: %s", p, modes[p])
+	}
+	return b.String()
+}
+
+func codexFailureLine(res codex.Result) string {
+	switch {
+	case res.TimedOut:
+		return "Codex timed out; the work it finished inside writeFiles is kept on the branch"
+	case res.Err != nil:
+		return "Codex could not run: " + res.Err.Error()
+	}
+	return fmt.Sprintf("Codex exited with status %d", res.ExitCode)
+}
+
+func codexFailureSummary(res codex.Result) string {
+	s := codexFailureLine(res)
+	if tail := lastLines(res.Stderr, 20); tail != "" {
+		s += "\n\n<details><summary>Codex stderr (tail)</summary>\n\n```\n" + strings.ReplaceAll(tail, "```", "`\u200b``") + "\n```\n</details>"
+	}
+	return s
+}
+
+func reviewBody(rev codex.ReviewOutcome, passed bool, blockers []codex.Blocker) string {
+	var b strings.Builder
+	if passed {
+		b.WriteString("### Studio review: passed\n")
+	} else {
+		b.WriteString("### Studio review: changes requested\n")
+	}
+	switch {
+	case rev.Malformed != "":
+		fmt.Fprintf(&b, "\nThe review could not be read: %s\n", oneLine(rev.Malformed, 500))
+	case rev.Verdict != nil:
+		if s := strings.TrimSpace(rev.Verdict.Summary); s != "" {
+			fmt.Fprintf(&b, "\n%s\n", oneLine(s, 2000))
+		}
+		if rev.Verdict.NeedsFix && len(rev.Verdict.Blockers) == 0 {
+			b.WriteString("\nThe reviewer says the change needs a fix.\n")
+		}
+	}
+	if len(blockers) > 0 {
+		b.WriteString("\n**Blockers**\n")
+		for _, bl := range blockers {
+			fmt.Fprintf(&b, "- %s\n", oneLine(bl.String(), 1000))
+		}
+	}
+	if rev.Verdict != nil && len(rev.Verdict.Warnings) > 0 {
+		b.WriteString("\n**Warnings**\n")
+		for _, w := range rev.Verdict.Warnings {
+			fmt.Fprintf(&b, "- %s\n", oneLine(w, 1000))
+		}
+	}
+	return b.String()
+}
+
+func planCommitMessage(role, title string, issue int, runID string) string {
+	return fmt.Sprintf("plan: %s\n\nStudio-Task: #%d\nStudio-Run: %s\nStudio-Policy: %s/%s\n%s\n",
+		oneLine(title, 200), issue, runID, policy.WriteReadOnly, policy.ProvenanceReadOnly, planPhaseTrailer)
+}
+
+// approver says who may approve: strict-studio forbids the requester to approve their own run.
+func approver(requestedBy string, mode policy.StudioMode) string {
+	if mode == policy.ModeStrictStudio {
+		return fmt.Sprintf("a writer other than @%s (strict-studio forbids self-approval)", requestedBy)
+	}
+	return "a writer"
+}
+
+func approveSentence(requestedBy string, mode policy.StudioMode) string {
+	return fmt.Sprintf("**Approve this pull request to authorize the implementation.** The approval must come from %s, on the pull request's current head commit. Editing the issue (its title or any of its text) afterwards, or changing the role, the stage or the studio mode, makes it stale.", approver(requestedBy, mode))
+}
+
+func awaitingSummary(pull int, requestedBy string, mode policy.StudioMode, diagnostics string) string {
+	return fmt.Sprintf("**Awaiting approval.** Approve pull request #%d to authorize the implementation; the approval must come from %s, on its current head commit.\n\n%s",
+		pull, approver(requestedBy, mode), fenced(diagnostics, "text"))
+}
+
+func planBody(markerLine string, issue int, title string, task policy.Task, plan, diagnostics, requestedBy string, mode policy.StudioMode) string {
+	plan = strings.TrimSpace(plan)
+	if plan == "" {
+		plan = "(Codex returned no plan text.)"
+	}
+	if r := []rune(plan); len(r) > maxPlanChars {
+		plan = string(r[:maxPlanChars]) + "\n[plan cut to fit the pull request body]"
+	}
+	scopes := "none"
+	if len(task.ApprovalScope) > 0 {
+		scopes = strings.Join(quoteAll(task.ApprovalScope), ", ")
+	}
+	var b strings.Builder
+	b.WriteString(markerLine + "\n")
+	fmt.Fprintf(&b, "<!-- studio:pr issue=%d -->\n", issue)
+	fmt.Fprintf(&b, "## Plan for #%d: %s\n\n", issue, oneLine(title, 200))
+	b.WriteString(approveSentence(requestedBy, mode) + "\n\n")
+	fmt.Fprintf(&b, "### Codex's plan (`%s`, plan phase, read-only sandbox)\n\nModel output, quoted as untrusted text:\n\n%s\n\n", task.Role, fenced(plan, "text"))
+	b.WriteString("### Scope\n\n")
+	fmt.Fprintf(&b, "- writeFiles: %s\n- approval scopes: %s\n\n", strings.Join(quoteAll(task.WriteFiles), ", "), scopes)
+	b.WriteString("### Eligibility and approvals\n\n" + fenced(diagnostics, "text") + "\n")
+	return b.String()
+}
+
+// fenced puts text in a code fence its own backticks cannot close.
+func fenced(text, info string) string {
+	fence := "```"
+	for strings.Contains(text, fence) {
+		fence += "`"
+	}
+	return fence + info + "\n" + strings.TrimRight(text, "\n") + "\n" + fence
+}
+
+func markerPrefix(line string) string {
+	if line == "" {
+		return ""
+	}
+	return line + "\n"
+}
+
+// proposalReply is the reply holding a proposal: the marker, the command quoted, the block, the
+// model's explanation as quoted untrusted text, and what a writer can do next.
+func proposalReply(phrase, actor, cmdLine, planner string, issue int, p Proposal) string {
+	summary := p.Summary
+	if summary == "" {
+		summary = "(Codex gave no explanation.)"
+	}
+	var b strings.Builder
+	b.WriteString(proposalMarker(issue) + "\n")
+	fmt.Fprintf(&b, "> %s\n\n", quoteLine(cmdLine))
+	fmt.Fprintf(&b, "@%s, this issue has no `studio` task block, so a read-only planning pass (`%s`) proposes one:\n\n", actor, planner)
+	b.WriteString(p.Block + "\n\n")
+	b.WriteString("Codex's explanation, model output quoted as untrusted text:\n\n")
+	b.WriteString(fenced(summary, "text") + "\n\n")
+	fmt.Fprintf(&b, "A writer can paste this block into the issue body, or comment `%s accept`. ", phrase)
+	fmt.Fprintf(&b, "Nothing was written to the repository (no branch, commit or pull request); once the issue holds the block, comment `%s run` to start.\n", phrase)
+	return b.String()
+}
+
+// quotedAnswer bounds a model answer for quoting it back in a fence: control characters other
+// than newline and tab dropped, at most 40 lines and 4,000 characters.
+func quotedAnswer(s string) string {
+	s = lastLines(strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' || !unicode.IsControl(r) {
+			return r
+		}
+		return -1
+	}, s), 40)
+	if r := []rune(s); len(r) > 4_000 {
+		s = string(r[:4_000]) + "…"
+	}
+	return s
+}
+
+// dryRunSummary is the answer to `/studio run --dry-run`: the decisions, and the prompt preview
+// or why there is none. refused is the reason a real run would be refused, "" when it would not.
+func dryRunSummary(refused, decisions, preview, whyNoPreview string) string {
+	var b strings.Builder
+	b.WriteString("**Dry run**: nothing was changed (no branch, pull request, label or Codex run).\n\n")
+	if refused != "" {
+		b.WriteString("**A run would be refused:** " + refused + "\n\n")
+	}
+	b.WriteString(fenced(decisions, "text"))
+	if preview != "" {
+		b.WriteString("\n\n<details><summary>Prompt and context</summary>\n\n" + fenced(preview, "text") + "\n</details>")
+	} else if whyNoPreview != "" {
+		b.WriteString("\n\n_Prompt preview unavailable: " + oneLine(whyNoPreview, 300) + "_")
+	}
+	return b.String()
+}
+
+// approvalStatus is the task's status summary while its plan waits for approval: whether an
+// approval matches, what keeps it from starting, and every review's diagnostics.
+func approvalStatus(pull int, matched bool, problem, untrustedPlan, approverText, diagnostics string) string {
+	var b strings.Builder
+	if matched {
+		fmt.Fprintf(&b, "An approval matches pull request #%d, but the implementation did not start", pull)
+		if problem != "" {
+			fmt.Fprintf(&b, ": %s", problem)
+		}
+		b.WriteString(".\n\n")
+	} else {
+		fmt.Fprintf(&b, "**No approval authorizes the implementation yet.** Approve pull request #%d; the approval must come from %s, on its current head commit.\n\n", pull, approverText)
+	}
+	if problem != "" && !matched {
+		fmt.Fprintf(&b, "The task cannot be used now: %s\n\n", problem)
+	}
+	if untrustedPlan != "" {
+		fmt.Fprintf(&b, "The plan's identity cannot be trusted: %s\n\n", untrustedPlan)
+	}
+	b.WriteString(fenced(diagnostics, "text"))
+	return b.String()
+}

@@ -1,0 +1,142 @@
+package bot
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/policy"
+)
+
+// Every text the studio writes for people, in every state, against a golden file
+// (testdata/golden/texts/<name>.md; UPDATE_GOLDEN=1 rewrites them after a deliberate change).
+func TestTextsMatchTheirGoldenFiles(t *testing.T) {
+	review := func(v *codex.Verdict, malformed string) codex.ReviewOutcome {
+		return codex.ReviewOutcome{Verdict: v, Malformed: malformed}
+	}
+	busy := &LockBusyError{Issue: 7, Waited: 20 * time.Minute, Holder: LockRecord{Issue: 7, Run: "4241", Attempt: "1",
+		RunURL: "https://github.example/acme/hop/actions/runs/4241", Event: "/studio run by @octocat",
+		Expires: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}}
+	runVerb := verbNamed("run")
+	reviewVerb := verbNamed("review")
+	task := policy.Task{Role: "gameplay-programmer", WriteFiles: []string{"src/player/jump.gd", "tests/test_jump.gd"}, ApprovalScope: []string{"gameplay"}}
+	diagnostics := "Eligibility: blocked\nReason: guided-studio needs an approval"
+	tests := []struct {
+		name string
+		text string
+	}{
+		{"reply-permission", permissionReply("/studio run", "mallory", "acme", "hop", "read")},
+		{"reply-usage", usageReply("/studio revoke --dry-run", "octocat", &CommandError{Problem: "`/studio revoke` does not take the flag `--dry-run`.", Usage: usageOf("/studio", verbNamed("revoke"))})},
+		{"reply-misplaced-on-issue", misplacedReply("/studio review", "octocat", "/studio", reviewVerb, false, 7)},
+		{"reply-misplaced-on-pull", misplacedReply("/studio run", "octocat", "/studio", runVerb, true, 7)},
+		{"reply-busy", busyReply("/studio run by @hubot", "hubot", busy, "https://github.example/acme/hop/actions/runs/4242")},
+		{"help", HelpText("/studio")},
+		{"pull-body", pullBody("<!-- studio:identity objective=abc issue=7 requested-by=octocat -->", 7, "gameplay-programmer", "4242", "https://github.example/acme/hop/actions/runs/4242", "**Verdict: done**")},
+		{"pull-body-cut", firstAndLast(pullBody("", 7, "gameplay-programmer", "4242", "", strings.Repeat("é", 70_000)), 300)},
+		{"verdict-done", verdictSummary("done", []string{"src/player/jump.gd"}, nil, "0123456789abcdef")},
+		{"verdict-blocked", verdictSummary("blocked", []string{"src/player/jump.gd"}, []string{"`README.md` (modified): outside writeFiles; not committed", "review blockers: the jump is too high"}, "0123456789abcdef")},
+		{"verdict-nothing-committed", verdictSummary("blocked", nil, []string{"Codex changed nothing inside writeFiles"}, "")},
+		{"mode-notes", modeNotes(map[string]string{"tools/run.sh": "100644 → 100755", "assets/link": "100644 → 120000"})},
+		{"leftovers", leftoversNote(2)},
+		{"codex-failure-timeout", codexFailureSummary(codex.Result{TimedOut: true, Stderr: "waiting\n```\nstill waiting"})},
+		{"codex-failure-exit", codexFailureSummary(codex.Result{ExitCode: 3})},
+		{"codex-failure-error", codexFailureSummary(codex.Result{Err: errors.New("exec: \"codex\": executable file not found in $PATH")})},
+		{"review-passed", reviewBody(review(&codex.Verdict{Summary: "Looks good.", Warnings: []string{"add a test for coyote time"}}, ""), true, nil)},
+		{"review-blocked", reviewBody(review(&codex.Verdict{Summary: "The jump is too high.", Blockers: []codex.Blocker{{Message: "too high", File: "src/player/jump.gd", Line: 3}}}, ""), false, []codex.Blocker{{Message: "too high", File: "src/player/jump.gd", Line: 3}})},
+		{"review-needs-fix", reviewBody(review(&codex.Verdict{Summary: "Almost.", NeedsFix: true}, ""), false, nil)},
+		{"review-malformed", reviewBody(review(nil, "review JSON blockers must be string[]"), false, nil)},
+		{"commit-message", commitMessage("gameplay-programmer", "Make the jump\nsnappier", 7, "4242", policy.Eligibility{WritePolicy: policy.WriteAdvisory, Provenance: policy.ProvenanceAdvisory})},
+		{"plan-commit-message", planCommitMessage("gameplay-programmer", "Make the jump snappier", 7, "4242")},
+		{"awaiting-approval-guided", awaitingSummary(8, "octocat", policy.ModeGuidedStudio, diagnostics)},
+		{"awaiting-approval-strict", awaitingSummary(8, "octocat", policy.ModeStrictStudio, diagnostics)},
+		{"plan-body", planBody("<!-- studio:identity objective=abc issue=7 requested-by=octocat -->", 7, "Make the jump snappier", task, "1. Raise the velocity.\n2. Add a test.", diagnostics, "octocat", policy.ModeStrictStudio)},
+		{"plan-body-empty-plan", planBody("", 7, "Make the jump snappier", policy.Task{Role: "gameplay-programmer", WriteFiles: []string{"a.gd"}}, "  ", diagnostics, "octocat", policy.ModeGuidedStudio)},
+		{"revoked", revokedSummary("octocat", 8, diagnostics)},
+		{"revoke-no-pull", noRevokeTarget("/studio", 7)},
+		{"dry-run", dryRunSummary("", "Eligibility: allowed", "# Prompt\n...", "")},
+		{"dry-run-refused-no-preview", dryRunSummary("the project is frozen; set status to active to resume", "Eligibility: allowed", "", "the workspace is not a checkout")},
+		{"approval-status-waiting", approvalStatus(8, false, "", "", approver("octocat", policy.ModeStrictStudio), diagnostics)},
+		{"approval-status-matched-but-stale", approvalStatus(8, true, "the task block cannot be used: writeFiles is empty", "", "a writer", diagnostics)},
+		{"approval-status-untrusted-plan", approvalStatus(8, false, "the issue was edited", "plan commit `abc1234` has no `studio/plan` check run written by the bot", "a writer", diagnostics)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			checkGolden(t, "texts/"+tt.name+".md", tt.text)
+		})
+	}
+}
+
+// firstAndLast keeps a long text's ends, so a golden file shows where it was cut.
+func firstAndLast(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= 2*n {
+		return s
+	}
+	return string(r[:n]) + "\n[…]\n" + string(r[len(r)-n:])
+}
+
+// The pull request body stays within GitHub's limit, however long the summary.
+func TestPullBodyFitsGitHubsLimit(t *testing.T) {
+	body := pullBody("<!-- marker -->", 7, "gameplay-programmer", "4242", "https://x", strings.Repeat("é", 100_000))
+	if n := len([]rune(body)); n > policy.MaxBodyChars {
+		t.Fatalf("body has %d characters", n)
+	}
+	if !strings.HasPrefix(body, "<!-- marker -->\n<!-- studio:pr issue=7 -->") || !strings.HasSuffix(body, policy.NoteCutWorkflowRun) {
+		t.Errorf("body lost its markers or its note: %q … %q", body[:60], body[len(body)-80:])
+	}
+}
+
+// The status comment in each state a run can leave it in.
+func TestStatusCommentStatesMatchTheirGoldenFiles(t *testing.T) {
+	base := func() *Status {
+		st := newStatus(7, "https://github.example/acme/hop/actions/runs/4242", []int64{1006})
+		st.set(stepAuthorized, StepDone, "@octocat")
+		st.set(stepTaskParsed, StepDone, "role `gameplay-programmer`, writeFiles `src/player/jump.gd`")
+		return st
+	}
+	states := map[string]func(*Status){
+		"running": func(st *Status) {
+			st.set(stepCodex, StepPending, "`gpt-5.6-terra` (medium), sandbox `danger-full-access`")
+		},
+		"done": func(st *Status) {
+			st.set(stepCodex, StepDone, "`gpt-5.6-terra` (medium), 1 fix pass")
+			st.set(stepCommitted, StepDone, "`0123456` on `studio/task-7` (fix pass 1: 1 file)")
+			st.set(stepPull, StepDone, "#8")
+			st.set(stepVerdict, StepDone, "**done**")
+			st.Verdict, st.Summary = "done", verdictSummary("done", []string{"src/player/jump.gd"}, nil, "0123456789")
+			st.Usage = "Tokens: 1,200 in, 300 out (2 calls)"
+		},
+		"blocked": func(st *Status) {
+			st.set(stepCodex, StepFailed, "review blockers: too high")
+			st.set(stepCommitted, StepSkipped, "no changes inside writeFiles")
+			st.set(stepPull, StepSkipped, "nothing was committed")
+			st.set(stepVerdict, StepDone, "**blocked**")
+			st.Verdict, st.Summary = "blocked", verdictSummary("blocked", nil, []string{"Codex changed nothing inside writeFiles"}, "")
+		},
+		"refused": func(st *Status) {
+			st.set(stepCodex, StepSkipped, "refused")
+			st.set(stepVerdict, StepDone, "**refused**")
+			st.Verdict, st.Summary = "refused", "**Refused:** the project is frozen; set `status` to `active` in `.codex/studio.json` to resume."
+		},
+		"awaiting-approval": func(st *Status) {
+			st.set(stepCodex, StepDone, "plan phase: `gpt-5.6-terra` (medium), sandbox `read-only`")
+			st.set(stepPull, StepDone, "#8 (draft plan)")
+			st.set(stepVerdict, StepPending, "**awaiting approval**")
+			st.Summary = awaitingSummary(8, "octocat", policy.ModeGuidedStudio, "Eligibility: blocked")
+			st.Ended = true
+		},
+		"unconfined": func(st *Status) {
+			st.set(stepCodex, StepPending, "`gpt-5.6-terra` (medium)")
+			st.Containment = "Containment: **none**: the runner is not root, so Codex runs as the runner user."
+		},
+	}
+	for name, set := range states {
+		t.Run(name, func(t *testing.T) {
+			st := base()
+			set(st)
+			checkGolden(t, "texts/status-"+name+".md", st.Render())
+		})
+	}
+}
