@@ -589,4 +589,3 @@ func (r *run) prepareWorkspace(ctx context.Context, branch, base string) error {
 // planInstruction closes the plan phase's prompt: the task as the implementation would see it,
 // asked for a plan a reviewer can approve instead of changes.
 const planInstruction = "\n\n## Plan phase\nThis is the plan phase: change no file. Reply with a short plan a reviewer can approve: what you will change in each writeFiles path, how you will verify it, and the risks.\n"
-
