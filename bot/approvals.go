@@ -300,7 +300,7 @@ func (b *Bot) revocations(ctx context.Context, numbers ...int) ([]policy.Revocat
 // authorizeAndRun decides what `/studio run` does once the task is parsed: a dry run, the plan
 // phase (no matching approval in strict or guided mode), or the implementation with the
 // provenance policy grants (advisory, approval or override).
-func (r *run) authorizeAndRun(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string) (Outcome, error) {
+func (r *run) authorizeAndRun(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string) error {
 	branch := r.taskBranch(r.tr.Issue)
 	hash, hashErr := policy.ObjectiveHash(policy.TaskIdentity(task.Role, r.issue.Title, task, cfg))
 	// The digest is of the issue as delivered with the command, the text this run will use.
@@ -316,10 +316,10 @@ func (r *run) authorizeAndRun(ctx context.Context, cfg policy.StudioConfig, task
 		switch {
 		case errors.Is(err, ErrNotFound):
 		case err != nil:
-			return *r.out, err
+			return err
 		default:
 			if pa, err = r.approvalsOf(ctx, pr, tn, r.tr.Issue, true); err != nil {
-				return *r.out, err
+				return err
 			}
 			match = pa.match
 		}
@@ -352,16 +352,16 @@ func (r *run) authorizeAndRun(ctx context.Context, cfg policy.StudioConfig, task
 	default:
 		r.logf("no identity marker for #%d: %v; the gate cannot count approvals until the task block is fixed", r.tr.Issue, hashErr)
 	}
-	out, err := r.implement(ctx, cfg, task, elig, base)
-	if err == nil && out.PullRequest > 0 {
-		r.refreshGate(ctx, out.PullRequest, r.tr.Issue)
+	err := r.implement(ctx, cfg, task, elig, base)
+	if err == nil && r.out.PullRequest > 0 {
+		r.refreshGate(ctx, r.out.PullRequest, r.tr.Issue)
 	}
-	return out, err
+	return err
 }
 
 // dryRun answers with the seed's dry-run diagnostics and changes nothing: no branch, no pull
 // request, no label, no Codex.
-func (r *run) dryRun(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string, elig policy.Eligibility, diag policy.ApprovalDiagnostic) (Outcome, error) {
+func (r *run) dryRun(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string, elig policy.Eligibility, diag policy.ApprovalDiagnostic) error {
 	refused := ""
 	if !cfg.Active() {
 		refused = cfg.InactiveReason()
@@ -371,7 +371,7 @@ func (r *run) dryRun(ctx context.Context, cfg policy.StudioConfig, task policy.T
 	r.st.set(stepCodex, StepSkipped, "dry run")
 	r.out.Status = "done"
 	r.out.Summary = r.st.Summary
-	return *r.out, r.publish(ctx)
+	return r.publish(ctx)
 }
 
 // promptDryRun renders prompts.FormatDryRun from the workspace (a checkout of the default branch
@@ -395,7 +395,7 @@ func (r *run) promptDryRun(ctx context.Context, cfg policy.StudioConfig, task po
 
 // plan runs Codex read-only in the plan phase, pushes an empty plan commit on the task branch and
 // opens (or updates) the draft plan pull request whose approval authorizes the implementation.
-func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string, blocked policy.Eligibility, diag policy.ApprovalDiagnostic, marker policy.IdentityMarker) (Outcome, error) {
+func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string, blocked policy.Eligibility, diag policy.ApprovalDiagnostic, marker policy.IdentityMarker) error {
 	markerLine, err := marker.Render()
 	if err != nil {
 		return r.block(ctx, stepTaskParsed, "the plan's identity marker cannot be written: "+err.Error())
@@ -415,7 +415,7 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 		if errors.As(err, &refusal) {
 			return r.block(ctx, stepCodex, refusal.Msg)
 		}
-		return *r.out, err
+		return err
 	}
 	planElig := policy.Evaluate(policy.EligibilityInput{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: policy.PhasePlan})
 	prepared, _, err := r.prepareFor(ctx, cfg, task, base, policy.PhasePlan, planElig, route, false, false)
@@ -423,12 +423,12 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 		return r.block(ctx, stepTaskParsed, err.Error())
 	}
 	if err := r.prepareWorkspace(ctx, branch, base); err != nil {
-		return *r.out, err
+		return err
 	}
 
 	r.st.set(stepCodex, StepPending, fmt.Sprintf("plan phase: `%s` (%s), sandbox `%s`", route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox))
 	if err := r.publish(ctx); err != nil {
-		return *r.out, err
+		return err
 	}
 	prompt, err := r.withGuidance(ctx, base, task.Role, prepared.Prompt+planInstruction)
 	if err != nil {
@@ -436,12 +436,12 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 		if errors.As(err, &ge) {
 			return r.block(ctx, stepTaskParsed, ge.msg)
 		}
-		return *r.out, err
+		return err
 	}
 	exe, _, err := r.codexStep(ctx, singleStep{folder: task.Role + "-plan", label: "plan", phase: string(policy.PhasePlan),
 		prompt: prompt, sandbox: string(planElig.CodexSandbox), route: route.Implementation})
 	if err != nil {
-		return *r.out, err
+		return err
 	}
 	res := exe.Result
 	if res.Failed() {
@@ -452,17 +452,17 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 	r.st.set(stepCodex, StepDone, fmt.Sprintf("plan phase: `%s` (%s), sandbox `%s`", route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox))
 	// The read-only sandbox should make changes impossible; the empty commit leaves them out anyway.
 	if changes, err := r.revertChanges(ctx); err != nil {
-		return *r.out, err
+		return err
 	} else if len(changes) > 0 {
 		r.logf("::warning::the plan phase changed %d path(s); they were discarded, not committed", len(changes))
 	}
 
 	sha, err := r.Workspace.Commit(ctx, gitops.CommitRequest{Message: planCommitMessage(task.Role, r.issue.Title, r.tr.Issue, r.RunID), Author: gitops.BotSignature, AllowEmpty: true})
 	if err != nil {
-		return *r.out, fmt.Errorf("commit the plan: %w", err)
+		return fmt.Errorf("commit the plan: %w", err)
 	}
 	if err := r.push(ctx, branch); err != nil {
-		return *r.out, err
+		return err
 	}
 	r.st.set(stepCommitted, StepSkipped, fmt.Sprintf("plan phase: empty plan commit `%s` on `%s`", shortSHA(sha), branch))
 	if err := r.recordPlan(ctx, sha, recordLine); err != nil {
@@ -471,7 +471,7 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 			// pull request that asks for one would only mislead.
 			return r.block(ctx, stepPull, fmt.Sprintf("the token cannot write check runs, so the plan's identity cannot be recorded where approvals can trust it (the `%s` check run); grant the workflow `checks: write` and run `%s run` again.", PlanCheckName, r.TriggerPhrase))
 		}
-		return *r.out, err
+		return err
 	}
 
 	body := planBody(markerLine, r.tr.Issue, r.issue.Title, task, res.FinalMessage, policy.RenderDryRun(blocked, diag), marker.RequestedBy, cfg.StudioMode)
@@ -485,7 +485,7 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 		pr, err = r.GitHub.EditPull(ctx, existing.Number, title, body)
 	}
 	if err != nil {
-		return *r.out, err
+		return err
 	}
 	r.out.PullRequest, r.out.PullURL = pr.Number, pr.URL
 	r.st.set(stepPull, StepDone, fmt.Sprintf("#%d (draft plan)", pr.Number))
@@ -494,13 +494,13 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 	r.out.Status = statusAwaitingApproval
 	r.out.Summary = r.st.Summary
 	if err := r.setStatusLabel(ctx, statusAwaitingApproval); err != nil {
-		return *r.out, err
+		return err
 	}
 	if err := r.publish(ctx); err != nil {
-		return *r.out, err
+		return err
 	}
 	r.refreshGate(ctx, pr.Number, r.tr.Issue)
-	return *r.out, nil
+	return nil
 }
 
 // recordPlan writes the plan's record as the studio/plan check run on the plan commit. It answers

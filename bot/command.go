@@ -38,8 +38,9 @@ type verb struct {
 	needsBase bool
 	// onIssue handles the verb on a task issue, onPull on a studio pull request; both run under
 	// the task's lock, after the shared preamble. nil: the verb does not work there.
-	onIssue func(ctx context.Context, r *run) (Outcome, error)
-	onPull  func(ctx context.Context, r *run, pr PullRequest) (Outcome, error)
+	// Both record their result in the run's outcome (run.out), which the preamble returns.
+	onIssue func(ctx context.Context, r *run) error
+	onPull  func(ctx context.Context, r *run, pr PullRequest) error
 	// open handles a verb any reader may use, outside the lock (help).
 	open func(b *Bot, ctx context.Context, tr Trigger, cmd Command) (Outcome, error)
 }

@@ -185,19 +185,15 @@ func (b *Bot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 		// The status comment is written when there is something to say (Codex starting, or a
 		// verdict): the reaction already acknowledged the command.
 		r.st.set(stepAuthorized, StepDone, "@"+tr.Actor.Login)
-		var o Outcome
 		if pull {
-			o, err = v.onPull(ctx, r, pr)
+			err = v.onPull(ctx, r, pr)
 		} else {
-			o, err = v.onIssue(ctx, r)
+			err = v.onIssue(ctx, r)
 		}
 		if err != nil {
 			r.reportFailure(ctx, err)
-			if r.out.Status == "cancelled" {
-				o = *r.out
-			}
 		}
-		return o, err
+		return *r.out, err
 	})
 }
 

@@ -350,7 +350,7 @@ func proposalInstruction(labelRole string, roles []string) string {
 // propose is `/studio run` on a plain request: a read-only Codex call on the default branch's
 // checkout, as the planning role, answers with a task block proposal; a valid one is posted as a
 // reply, a malformed one is reported on the status comment. The issue ends awaiting a writer.
-func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string) (Outcome, error) {
+func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string) error {
 	labels := r.labelRoles()
 	planner, labelRole := proposalRole, ""
 	switch {
@@ -371,7 +371,7 @@ func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string)
 		r.st.Summary = fmt.Sprintf("**Dry run**: nothing was changed (no Codex run, comment, label or branch). This issue has no `studio` task block, so `%s run` would run a read-only planning pass as `%s` that proposes one.", r.TriggerPhrase, planner)
 		r.st.set(stepCodex, StepSkipped, "dry run")
 		r.out.Status, r.out.Summary = "done", r.st.Summary
-		return *r.out, r.publish(ctx)
+		return r.publish(ctx)
 	}
 	task := policy.Task{Role: planner, Description: r.issue.Body}
 	route, err := r.modelRoute(ctx, task, base)
@@ -380,7 +380,7 @@ func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string)
 		if errors.As(err, &refusal) {
 			return r.block(ctx, stepCodex, refusal.Msg)
 		}
-		return *r.out, err
+		return err
 	}
 	// The plan phase's eligibility: read-only, whatever the studio mode or constrained-sandbox say.
 	elig := policy.Evaluate(policy.EligibilityInput{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: policy.PhasePlan})
@@ -398,23 +398,23 @@ func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string)
 		if errors.As(err, &ge) {
 			return r.block(ctx, stepTaskParsed, ge.msg)
 		}
-		return *r.out, err
+		return err
 	}
 	impl := route.Implementation.Primary
 	callLine := fmt.Sprintf("planning pass: `%s` (%s), sandbox `%s`", impl.Model, impl.Effort, policy.SandboxReadOnly)
 	r.st.set(stepCodex, StepPending, callLine)
 	if err := r.publish(ctx); err != nil {
-		return *r.out, err
+		return err
 	}
 
 	exe, ev, err := r.codexStep(ctx, singleStep{folder: planner + "-proposal", label: "proposal", phase: string(policy.PhasePlan),
 		prompt: prompt, sandbox: string(policy.SandboxReadOnly), schema: ProposalSchema, route: route.Implementation})
 	if err != nil {
-		return *r.out, err
+		return err
 	}
 	// The read-only sandbox should make changes impossible; nothing is committed here anyway.
 	if changes, err := r.revertChanges(ctx); err != nil {
-		return *r.out, err
+		return err
 	} else if len(changes) > 0 {
 		r.logf("::warning::the planning pass changed %d path(s); they were discarded", len(changes))
 	}
@@ -434,7 +434,7 @@ func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string)
 
 	reply := r.Redactor.Redact(proposalReply(r.TriggerPhrase, r.tr.Actor.Login, r.cmd.Line, planner, r.tr.Issue, p))
 	if _, err := r.GitHub.CreateComment(ctx, r.tr.Issue, reply); err != nil {
-		return *r.out, err
+		return err
 	}
 	r.st.set(stepCommitted, StepSkipped, "nothing is written before the issue holds a task block")
 	r.st.set(stepPull, StepSkipped, "nothing is written before the issue holds a task block")
@@ -443,9 +443,9 @@ func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string)
 		p.Task.Role, strings.Join(quoteAll(p.Task.WriteFiles), ", "), r.TriggerPhrase, r.TriggerPhrase) + leftoversNote(exe.Leftovers())
 	r.out.Status, r.out.Summary = statusAwaitingApproval, r.st.Summary
 	if err := r.setStatusLabel(ctx, statusAwaitingApproval); err != nil {
-		return *r.out, err
+		return err
 	}
-	return *r.out, r.publish(ctx)
+	return r.publish(ctx)
 }
 
 // latestProposal returns the most recent reply of the bot holding a proposal for issue. A marker

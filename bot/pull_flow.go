@@ -132,17 +132,16 @@ func (b *Bot) implementApproved(ctx context.Context, tr Trigger, issue int, tn t
 		return out, true, err
 	}
 	b.logf("review-%d by %s authorizes the implementation of #%d (provenance %s)", first.ID, first.Author, issue, elig.Provenance)
-	out, err = r.implement(ctx, tn.cfg, tn.task, elig, tn.base)
-	if err != nil {
+	if err := r.implement(ctx, tn.cfg, tn.task, elig, tn.base); err != nil {
 		// The status comment already says the implementation is running: finish it, as the
 		// issue-comment path does, so it never hangs.
 		r.reportFailure(ctx, err)
-		return out, true, err
+		return *r.out, true, err
 	}
-	if out.PullRequest > 0 {
-		b.refreshGate(ctx, out.PullRequest, issue)
+	if r.out.PullRequest > 0 {
+		b.refreshGate(ctx, r.out.PullRequest, issue)
 	}
-	return out, true, nil
+	return *r.out, true, nil
 }
 
 // runForIssue builds a run on the task issue's status comment, for flows that do not start from

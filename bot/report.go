@@ -20,27 +20,27 @@ const reportFile = "report.md"
 // the deliverable. It is kept in the run evidence and posted on the issue as a comment the status
 // comment links; no branch, commit or pull request is made. A file Codex changed anyway is
 // reverted and blocks the run.
-func (r *run) report(ctx context.Context, cfg policy.StudioConfig, task policy.Task, elig policy.Eligibility, base string) (Outcome, error) {
+func (r *run) report(ctx context.Context, cfg policy.StudioConfig, task policy.Task, elig policy.Eligibility, base string) error {
 	rr, stop, err := r.render(ctx, cfg, task, base, elig, false, false)
 	if stop || err != nil {
-		return *r.out, err
+		return err
 	}
 	routes, prepared, facts := rr.routes, rr.prepared, rr.facts
 	// Codex reads the default branch; no task branch is made for a run that writes nothing.
 	if err := r.readyBase(ctx, base); err != nil {
-		return *r.out, err
+		return err
 	}
 
 	impl := routes.Implementation.Primary
 	r.st.set(stepCodex, StepPending, fmt.Sprintf("`%s` (%s), sandbox `%s`, read-only role", impl.Model, impl.Effort, elig.CodexSandbox))
 	if err := r.publish(ctx); err != nil {
-		return *r.out, err
+		return err
 	}
 	st := &implState{task: task, elig: elig, base: base, readOnly: true, outOfScope: map[string]policy.ScopeRefusal{}, modes: map[string]string{}}
 	out, runErr := r.runLifecycle(ctx, st, routes, prepared, facts)
 	r.noteUsage(out.Usage)
 	if runErr != nil {
-		return *r.out, runErr
+		return runErr
 	}
 	if out.FinalStatus == codex.StatusDone {
 		r.st.set(stepCodex, StepDone, fmt.Sprintf("`%s` (%s)", impl.Model, impl.Effort))
@@ -59,12 +59,12 @@ func (r *run) report(ctx context.Context, cfg policy.StudioConfig, task policy.T
 		} else {
 			if st.ev != nil {
 				if err := st.ev.Write(reportFile, []byte(text+"\n")); err != nil {
-					return *r.out, err
+					return err
 				}
 			}
 			c, err := r.GitHub.CreateComment(ctx, r.tr.Issue, r.reportBody(task, impl.Model, text))
 			if err != nil {
-				return *r.out, err
+				return err
 			}
 			link = fmt.Sprintf("[the report](#issuecomment-%d)", c.ID)
 		}
@@ -90,9 +90,9 @@ func (r *run) report(ctx context.Context, cfg policy.StudioConfig, task policy.T
 	r.st.Verdict = verdict
 	r.out.Status = verdict
 	if err := r.setStatusLabel(ctx, verdict); err != nil {
-		return *r.out, err
+		return err
 	}
-	return *r.out, r.publish(ctx)
+	return r.publish(ctx)
 }
 
 // reportBody is the issue comment carrying a read-only role's report. The report is model output:

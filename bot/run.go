@@ -221,7 +221,7 @@ func (r *run) publish(ctx context.Context) error {
 }
 
 // block ends the run with a blocked verdict whose reason the user can act on.
-func (r *run) block(ctx context.Context, step, reason string) (Outcome, error) {
+func (r *run) block(ctx context.Context, step, reason string) error {
 	r.st.set(step, StepFailed, "")
 	r.st.set(stepVerdict, StepDone, "**blocked**")
 	r.st.Verdict = "blocked"
@@ -233,21 +233,21 @@ func (r *run) block(ctx context.Context, step, reason string) (Outcome, error) {
 	r.out.Status = "blocked"
 	r.out.Summary = r.st.Summary
 	if err := r.setStatusLabel(ctx, "blocked"); err != nil {
-		return *r.out, err
+		return err
 	}
-	return *r.out, r.publish(ctx)
+	return r.publish(ctx)
 }
 
 // refuse ends the run without doing anything: the reason is the verdict, and the issue's status
 // label is left as it was, since nothing ran.
-func (r *run) refuse(ctx context.Context, reason string) (Outcome, error) {
+func (r *run) refuse(ctx context.Context, reason string) error {
 	r.st.set(stepCodex, StepSkipped, "refused")
 	r.st.set(stepVerdict, StepDone, "**refused**")
 	r.st.Verdict = "refused"
 	r.st.Summary = "**Refused:** " + reason
 	r.out.Status = "refused"
 	r.out.Summary = r.st.Summary
-	return *r.out, r.publish(ctx)
+	return r.publish(ctx)
 }
 
 func (r *run) setStatusLabel(ctx context.Context, status string) error {
@@ -274,24 +274,24 @@ func (r *run) setStatusLabel(ctx context.Context, status string) error {
 
 // execute is `run` on a task issue: the task block (or a plain request) with the default
 // branch's configuration, then eligibility, dry run, plan phase or implementation.
-func (r *run) execute(ctx context.Context) (Outcome, error) {
+func (r *run) execute(ctx context.Context) error {
 	if r.tr.Kind == TriggerLabel && r.tr.Label == r.LabelPrefix+"run" {
 		// The trigger label is a button: take it off so adding it again re-runs.
 		if err := r.GitHub.RemoveLabel(ctx, r.tr.Issue, r.tr.Label); err != nil {
-			return *r.out, err
+			return err
 		}
 	}
 
 	base, err := r.GitHub.DefaultBranch(ctx)
 	if err != nil {
-		return *r.out, err
+		return err
 	}
 	cfgBytes, err := r.baseFile(ctx, policy.StudioConfigPath, base)
 	if errors.Is(err, ErrNotFound) {
 		return r.block(ctx, stepTaskParsed, policy.ErrNoStudioConfig.Error()+".")
 	}
 	if err != nil {
-		return *r.out, err
+		return err
 	}
 	cfg, err := policy.ParseStudioConfig(cfgBytes)
 	if err != nil {
@@ -388,14 +388,14 @@ func (r *run) render(ctx context.Context, cfg policy.StudioConfig, task policy.T
 	if err != nil {
 		var refusal *RouteRefusal
 		if errors.As(err, &refusal) {
-			_, err = r.block(ctx, stepCodex, refusal.Msg)
+			err = r.block(ctx, stepCodex, refusal.Msg)
 			return rr, true, err
 		}
 		return rr, true, err
 	}
 	prepared, facts, err := r.prepareFor(ctx, cfg, task, base, r.phaseOf(task.Role), elig, routes, review, fix)
 	if err != nil {
-		_, err = r.block(ctx, stepTaskParsed, err.Error())
+		err = r.block(ctx, stepTaskParsed, err.Error())
 		return rr, true, err
 	}
 	if note := prepared.Stripped.Summary(); note != "" {
@@ -404,7 +404,7 @@ func (r *run) render(ctx context.Context, cfg policy.StudioConfig, task policy.T
 	if prepared.Prompt, err = r.withGuidance(ctx, base, task.Role, prepared.Prompt); err != nil {
 		var ge *guidanceError
 		if errors.As(err, &ge) {
-			_, err = r.block(ctx, stepTaskParsed, ge.msg)
+			err = r.block(ctx, stepTaskParsed, ge.msg)
 			return rr, true, err
 		}
 		return rr, true, err
@@ -412,7 +412,7 @@ func (r *run) render(ctx context.Context, cfg policy.StudioConfig, task policy.T
 	return rendered{routes: routes, prepared: prepared, facts: facts}, false, nil
 }
 
-func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task policy.Task, elig policy.Eligibility, base string) (Outcome, error) {
+func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task policy.Task, elig policy.Eligibility, base string) error {
 	if elig.WritePolicy == policy.WriteReadOnly {
 		// A role that may not write (producer, qa-playtester): its report is the deliverable.
 		return r.report(ctx, cfg, task, elig, base)
@@ -423,17 +423,17 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	// which is where role packs and context must come from.
 	rr, stop, err := r.render(ctx, cfg, task, base, elig, reviewEnabled(task), r.maxFixPasses(task) > 0)
 	if stop || err != nil {
-		return *r.out, err
+		return err
 	}
 	routes, prepared, facts := rr.routes, rr.prepared, rr.facts
 	if err := r.prepareWorkspace(ctx, branch, base); err != nil {
-		return *r.out, err
+		return err
 	}
 
 	impl := routes.Implementation.Primary
 	r.st.set(stepCodex, StepPending, fmt.Sprintf("`%s` (%s), sandbox `%s`", impl.Model, impl.Effort, elig.CodexSandbox))
 	if err := r.publish(ctx); err != nil {
-		return *r.out, err
+		return err
 	}
 	st := &implState{task: task, elig: elig, branch: branch, base: base, scope: policy.Scope(task.WriteFiles), outOfScope: map[string]policy.ScopeRefusal{}, modes: map[string]string{},
 		needsPullEarly: reviewEnabled(task)}
@@ -441,7 +441,7 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	out, runErr := r.runLifecycle(ctx, st, routes, prepared, facts)
 	r.noteUsage(out.Usage)
 	if runErr != nil && ctx.Err() != nil {
-		return *r.out, runErr
+		return runErr
 	}
 	if out.FinalStatus == codex.StatusDone {
 		r.st.set(stepCodex, StepDone, fmt.Sprintf("`%s` (%s)%s", impl.Model, impl.Effort, passesNote(out)))
@@ -470,7 +470,7 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	r.out.Summary = summary
 	if st.pr.Number != 0 || (len(st.committed) > 0 && !st.pullRefused) {
 		if _, err := r.upsertPull(ctx, task, branch, base, summary); err != nil {
-			return *r.out, err
+			return err
 		}
 	}
 
@@ -478,9 +478,9 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	r.st.Verdict = verdict
 	r.out.Status = verdict
 	if err := r.setStatusLabel(ctx, verdict); err != nil {
-		return *r.out, err
+		return err
 	}
-	return *r.out, r.publish(ctx)
+	return r.publish(ctx)
 }
 
 // upsertPull opens the task's pull request or updates it, with the run's summary in its body.

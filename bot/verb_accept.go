@@ -15,20 +15,20 @@ func init() {
 	register(&verb{
 		name: "accept", order: 20, where: "on an issue without a task block",
 		what:    "appends the task block the studio last proposed on the issue to its body; it does not start a run",
-		onIssue: func(ctx context.Context, r *run) (Outcome, error) { return r.accept(ctx) },
+		onIssue: func(ctx context.Context, r *run) error { return r.accept(ctx) },
 	})
 }
 
 // accept is `/studio accept`: it appends the bot's latest proposal to the issue body, on a body
 // that holds no task block yet, and says so. It never starts a run.
-func (r *run) accept(ctx context.Context) (Outcome, error) {
-	refuse := func(reason string) (Outcome, error) {
+func (r *run) accept(ctx context.Context) error {
+	refuse := func(reason string) error {
 		r.st.set(stepTaskParsed, StepFailed, "nothing accepted")
 		return r.acceptReply(ctx, "refused", fmt.Sprintf("nothing was accepted: %s", reason))
 	}
 	issue, err := r.GitHub.Issue(ctx, r.tr.Issue)
 	if err != nil {
-		return *r.out, err
+		return err
 	}
 	switch _, err := policy.ParseTask(issue.Body); {
 	case err == nil:
@@ -38,7 +38,7 @@ func (r *run) accept(ctx context.Context) (Outcome, error) {
 	}
 	comments, err := r.GitHub.Comments(ctx, r.tr.Issue)
 	if err != nil {
-		return *r.out, err
+		return err
 	}
 	c, ok := latestProposal(comments, r.tr.Issue, r.BotLogin)
 	if !ok {
@@ -46,7 +46,7 @@ func (r *run) accept(ctx context.Context) (Outcome, error) {
 	}
 	base, err := r.GitHub.DefaultBranch(ctx)
 	if err != nil {
-		return *r.out, err
+		return err
 	}
 	roles, err := r.roles(ctx, base)
 	if err != nil {
@@ -64,7 +64,7 @@ func (r *run) accept(ctx context.Context) (Outcome, error) {
 		return refuse(fmt.Sprintf("with the block the issue body would exceed GitHub's %d-character limit.", maxCommentChars))
 	}
 	if err := r.GitHub.EditIssueBody(ctx, r.tr.Issue, body); err != nil {
-		return *r.out, err
+		return err
 	}
 	r.logf("appended the task block of proposal comment %d to the body of #%d", c.ID, r.tr.Issue)
 	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("task block accepted: role `%s`, writeFiles %s", task.Role, strings.Join(quoteAll(task.WriteFiles), ", ")))
@@ -74,12 +74,12 @@ func (r *run) accept(ctx context.Context) (Outcome, error) {
 
 // acceptReply answers `/studio accept` with a reply quoting the command and the same words on the
 // status comment.
-func (r *run) acceptReply(ctx context.Context, status, what string) (Outcome, error) {
+func (r *run) acceptReply(ctx context.Context, status, what string) error {
 	reply := fmt.Sprintf("> %s\n\n@%s, %s", quoteLine(r.cmd.Line), r.tr.Actor.Login, what)
 	if _, err := r.GitHub.CreateComment(ctx, r.tr.Issue, reply); err != nil {
-		return *r.out, err
+		return err
 	}
 	r.st.Summary = fmt.Sprintf("`%s accept` by @%s: %s", r.TriggerPhrase, r.tr.Actor.Login, what)
 	r.out.Status, r.out.Summary = status, r.st.Summary
-	return *r.out, r.publish(ctx)
+	return r.publish(ctx)
 }

@@ -14,7 +14,7 @@ func init() {
 	register(&verb{
 		name: "review", order: 40, where: "on a studio pull request",
 		what:   "reviews the pull request's head commit again and posts the verdict",
-		onPull: func(ctx context.Context, r *run, pr PullRequest) (Outcome, error) { return r.reviewPull(ctx, pr) },
+		onPull: func(ctx context.Context, r *run, pr PullRequest) error { return r.reviewPull(ctx, pr) },
 	})
 }
 
@@ -22,11 +22,11 @@ func init() {
 // (the gate waits for it after every push, a human's included). The qa-playtester review runs
 // read-only on the review route; its verdict becomes a pull-request review and the check run
 // ReviewCheckName on the reviewed commit, which is what the gate reads.
-func (r *run) reviewPull(ctx context.Context, pr PullRequest) (Outcome, error) {
+func (r *run) reviewPull(ctx context.Context, pr PullRequest) error {
 	r.st.set(stepAuthorized, StepDone, "@"+r.tr.Actor.Login)
 	tn, err := r.loadTaskNow(ctx, r.issue.Number)
 	if err != nil {
-		return *r.out, err
+		return err
 	}
 	if tn.problem != "" {
 		return r.block(ctx, stepTaskParsed, tn.problem)
@@ -45,19 +45,19 @@ func (r *run) reviewPull(ctx context.Context, pr PullRequest) (Outcome, error) {
 		return r.block(ctx, stepTaskParsed, err.Error())
 	}
 	if err := r.prepareWorkspace(ctx, pr.HeadRef, tn.base); err != nil {
-		return *r.out, err
+		return err
 	}
 	head, err := r.Workspace.HeadSHA(ctx)
 	if err != nil {
-		return *r.out, err
+		return err
 	}
 	files, err := r.GitHub.PullFiles(ctx, pr.Number)
 	if err != nil {
-		return *r.out, err
+		return err
 	}
 	r.st.set(stepCodex, StepPending, fmt.Sprintf("review of `%s` with `%s` (%s), sandbox `read-only`", shortSHA(head), routes.Review.Primary.Model, routes.Review.Primary.Effort))
 	if err := r.publish(ctx); err != nil {
-		return *r.out, err
+		return err
 	}
 
 	prompt := prepared.ReviewPrompt + fmt.Sprintf("\n\n# Pull request under review\n\nPull request #%d, head commit %s, on branch %s.\nChanged paths:\n- %s\n",
@@ -65,12 +65,12 @@ func (r *run) reviewPull(ctx context.Context, pr PullRequest) (Outcome, error) {
 	exe, ev, err := r.codexStep(ctx, singleStep{folder: prompts.ReviewRole + "-review", label: "review", phase: string(policy.PhaseReview),
 		prompt: prompt, sandbox: string(policy.SandboxReadOnly), schema: codex.ReviewSchema, route: routes.Review})
 	if err != nil {
-		return *r.out, err
+		return err
 	}
 	rev := codex.NewReviewOutcome(exe)
 	_ = ev.WriteOutput(rev.Lines())
 	if err := r.Bot.publishReview(ctx, pr.Number, head, files, rev, r.Redactor); err != nil {
-		return *r.out, err
+		return err
 	}
 	r.refreshGate(ctx, pr.Number, r.issue.Number)
 
@@ -87,7 +87,7 @@ func (r *run) reviewPull(ctx context.Context, pr PullRequest) (Outcome, error) {
 	// studio/review check run and the gate. So the label is left as it is.
 	r.st.set(stepVerdict, StepDone, fmt.Sprintf("studio review of `%s` %s (the issue's status label is the run's and is unchanged)", shortSHA(head), said))
 	r.out.Status, r.out.Summary = verdict, r.st.Summary
-	return *r.out, r.publish(ctx)
+	return r.publish(ctx)
 }
 
 func reviewBlockers(rev codex.ReviewOutcome) []codex.Blocker {

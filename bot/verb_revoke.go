@@ -12,18 +12,18 @@ func init() {
 	register(&verb{
 		name: "revoke", order: 30, where: "on a task issue or its studio pull request",
 		what:    "withdraws the approvals given so far and recomputes the `studio/gate` check",
-		onIssue: func(ctx context.Context, r *run) (Outcome, error) { return r.revoke(ctx) },
-		onPull:  func(ctx context.Context, r *run, _ PullRequest) (Outcome, error) { return r.revoke(ctx) },
+		onIssue: func(ctx context.Context, r *run) error { return r.revoke(ctx) },
+		onPull:  func(ctx context.Context, r *run, _ PullRequest) error { return r.revoke(ctx) },
 	})
 }
 
 // revoke answers `/studio revoke` (on the issue or its pull request). The withdrawal itself is
 // stateless: the command stays in the thread, and approval matching reads it every time. This
 // shows the result and recomputes the gate.
-func (r *run) revoke(ctx context.Context) (Outcome, error) {
+func (r *run) revoke(ctx context.Context) error {
 	base, err := r.GitHub.DefaultBranch(ctx)
 	if err != nil {
-		return *r.out, err
+		return err
 	}
 	branch := r.taskBranch(r.tr.Issue)
 	r.out.Branch = branch
@@ -31,22 +31,22 @@ func (r *run) revoke(ctx context.Context) (Outcome, error) {
 	if errors.Is(err, ErrNotFound) {
 		r.st.Summary = noRevokeTarget(r.TriggerPhrase, r.tr.Issue)
 		r.out.Status, r.out.Summary = "done", r.st.Summary
-		return *r.out, r.publish(ctx)
+		return r.publish(ctx)
 	}
 	if err != nil {
-		return *r.out, err
+		return err
 	}
 	tn, err := r.loadTaskNow(ctx, r.tr.Issue)
 	if err != nil {
-		return *r.out, err
+		return err
 	}
 	full, err := r.GitHub.Pull(ctx, pr.Number)
 	if err != nil {
-		return *r.out, err
+		return err
 	}
 	pa, err := r.approvalsOf(ctx, full, tn, r.tr.Issue, false)
 	if err != nil {
-		return *r.out, err
+		return err
 	}
 	diag := policy.ApprovalDiagnostic{ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, ApprovalScopes: tn.task.ApprovalScope, Match: pa.match}
 	r.out.PullRequest, r.out.PullURL = full.Number, full.URL
@@ -54,10 +54,10 @@ func (r *run) revoke(ctx context.Context) (Outcome, error) {
 	r.st.Summary = revokedSummary(r.tr.Actor.Login, full.Number, diag.Render())
 	r.out.Status, r.out.Summary = "done", r.st.Summary
 	if err := r.publish(ctx); err != nil {
-		return *r.out, err
+		return err
 	}
 	if _, err := r.writeGate(ctx, full, tn, pa); err != nil {
-		return *r.out, err
+		return err
 	}
-	return *r.out, nil
+	return nil
 }

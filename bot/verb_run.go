@@ -41,6 +41,6 @@ func init() {
 		what:      "runs Codex on the issue's `studio` task block (implement, verify, review, fix passes) and opens a pull request; `--dry-run` only shows the decisions, `--approved-by-user` is a writer's approval where the studio mode accepts one. On an issue without a task block it runs a read-only planning pass that proposes one",
 		parse:     parseRunOptions,
 		needsBase: true,
-		onIssue:   func(ctx context.Context, r *run) (Outcome, error) { return r.execute(ctx) },
+		onIssue:   func(ctx context.Context, r *run) error { return r.execute(ctx) },
 	})
 }

@@ -3,6 +3,7 @@ package codex
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/codex-studio/studio-action/policy"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,28 +36,28 @@ const Product = "codex-studio-action"
 
 // Metadata is metadata.json: the seed §9.2 fields plus runId.
 type Metadata struct {
-	RunID                   string `json:"runId"`
-	Timestamp               string `json:"timestamp"`
-	Product                 string `json:"product"`
-	Project                 string `json:"project"`
-	Role                    string `json:"role"`
-	Task                    string `json:"task"`
-	CustomRole              bool   `json:"customRole,omitempty"`
-	PromptChars             int    `json:"prompt_chars"`
-	PromptCachePath         string `json:"prompt_cache_path"`
-	SelectedModelTier       string `json:"selectedModelTier"`
-	SelectedModel           string `json:"selectedModel"`
-	ModelReasoningEffort    string `json:"modelReasoningEffort"`
-	FallbackModel           string `json:"fallbackModel"`
-	FallbackReasoningEffort string `json:"fallbackReasoningEffort"`
-	ModelSelectionSource    string `json:"modelSelectionSource"`
-	Review                  bool   `json:"review"`
-	Fix                     bool   `json:"fix"`
-	MaxFixPasses            int    `json:"max_fix_passes"`
-	WritePolicy             string `json:"writePolicy"`
-	AllowFileEdits          bool   `json:"allowFileEdits"`
-	CodexSandbox            string `json:"codexSandbox"`
-	Eligibility             any    `json:"eligibility"`
+	RunID                   string             `json:"runId"`
+	Timestamp               string             `json:"timestamp"`
+	Product                 string             `json:"product"`
+	Project                 string             `json:"project"`
+	Role                    string             `json:"role"`
+	Task                    string             `json:"task"`
+	CustomRole              bool               `json:"customRole,omitempty"`
+	PromptChars             int                `json:"prompt_chars"`
+	PromptCachePath         string             `json:"prompt_cache_path"`
+	SelectedModelTier       string             `json:"selectedModelTier"`
+	SelectedModel           string             `json:"selectedModel"`
+	ModelReasoningEffort    string             `json:"modelReasoningEffort"`
+	FallbackModel           string             `json:"fallbackModel"`
+	FallbackReasoningEffort string             `json:"fallbackReasoningEffort"`
+	ModelSelectionSource    string             `json:"modelSelectionSource"`
+	Review                  bool               `json:"review"`
+	Fix                     bool               `json:"fix"`
+	MaxFixPasses            int                `json:"max_fix_passes"`
+	WritePolicy             string             `json:"writePolicy"`
+	AllowFileEdits          bool               `json:"allowFileEdits"`
+	CodexSandbox            string             `json:"codexSandbox"`
+	Eligibility             policy.Eligibility `json:"eligibility"`
 }
 
 // Evidence is one run folder, <runs>/<run-id>-<role>/. Every file goes through the redactor.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/codex-studio/studio-action/policy"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,7 +48,8 @@ type RunInfo struct {
 	CustomRole     bool
 	WritePolicy    string
 	AllowFileEdits bool
-	Eligibility    any
+	// Eligibility is the policy decision the run was made under, kept in the run evidence.
+	Eligibility policy.Eligibility
 }
 
 // Plan is one run of the seed §9.3 lifecycle.
