@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/codex-studio/studio-action/policy"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -199,7 +200,8 @@ func TestLifecycleRoutesSandboxesHooksAndGolden(t *testing.T) {
 		},
 	}
 	plan := Plan{
-		Info:    RunInfo{RunID: "20261129185400123-42-1", Role: "gameplay-programmer", Task: "Add a jump", WritePolicy: "workspace", AllowFileEdits: true},
+		Info: RunInfo{RunID: "20261129185400123-42-1", Role: "gameplay-programmer", Task: "Add a jump", WritePolicy: "workspace", AllowFileEdits: true,
+			Eligibility: policy.Evaluate(policy.EligibilityInput{ProjectStage: policy.StagePrototype, StudioMode: policy.ModeFastPrototype, Phase: policy.PhaseImplement})},
 		Workdir: dir, Sandbox: "danger-full-access", Routes: testRoutes(t),
 		Prompt: "Implement the jump.", ReviewPrompt: "Review the jump.", FixPrompt: fixPrompt(t, &fixes), MaxFixPasses: 2,
 		Verify: &pass, CallTimeout: 7 * time.Minute,
