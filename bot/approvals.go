@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/codex-studio/studio-action/policy/routing"
 	"path/filepath"
 	"strings"
 
@@ -517,15 +518,15 @@ func (r *run) recordPlan(ctx context.Context, sha, recordLine string) error {
 
 // modelRoute resolves the role's model route from the default branch (Roles.Route: the role's
 // agent file, or a custom role's tier), with the action's model inputs.
-func (r *run) modelRoute(ctx context.Context, task policy.Task, base string) (prompts.RoutePlan, error) {
+func (r *run) modelRoute(ctx context.Context, task policy.Task, base string) (routing.RoutePlan, error) {
 	if r.Workspace != nil {
 		if err := r.readyBase(ctx, base); err != nil {
-			return prompts.RoutePlan{}, err
+			return routing.RoutePlan{}, err
 		}
 	}
 	rs, err := r.roles(ctx, base)
 	if err != nil {
-		return prompts.RoutePlan{}, &RouteRefusal{err.Error()}
+		return routing.RoutePlan{}, &RouteRefusal{err.Error()}
 	}
 	return rs.Route(task.Role, func(path string) ([]byte, error) { return r.baseFile(ctx, path, base) },
 		RouteInputs{Model: r.Model, ModelTier: r.ModelTier, TaskTier: task.RunPolicy.ModelTier})

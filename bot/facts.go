@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/codex-studio/studio-action/policy/routing"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,7 +48,7 @@ func PromptEligibility(e policy.Eligibility) prompts.Eligibility {
 // prepareFor renders the prompts of one Codex call for this run's task from the workspace, put on
 // the default branch first: the same facts for the implementation, the plan phase and the dry
 // run, so what a dry run shows is what Codex gets.
-func (r *run) prepareFor(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string, phase policy.Phase, elig policy.Eligibility, routes prompts.RoutePlan, review, fix bool) (*prompts.Prepared, prompts.RunFacts, error) {
+func (r *run) prepareFor(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string, phase policy.Phase, elig policy.Eligibility, routes routing.RoutePlan, review, fix bool) (*prompts.Prepared, prompts.RunFacts, error) {
 	if err := r.readyBase(ctx, base); err != nil {
 		return nil, prompts.RunFacts{}, err
 	}
@@ -60,7 +61,7 @@ func (r *run) prepareFor(ctx context.Context, cfg policy.StudioConfig, task poli
 		Role: task.Role, Phase: string(phase), WritePolicy: pe.WritePolicy, Sandbox: pe.Sandbox,
 		AllowFileEdits: pe.AllowFileEdits, Provenance: pe.Provenance, WriteFiles: task.WriteFiles,
 		Objective: r.issue.Title, Description: task.Description, IssueNumber: r.tr.Issue, Artifacts: task.Files,
-		Routes: routes.Display(), Project: project, Review: review, Fix: fix,
+		Routes: prompts.DisplayRoutes(routes), Project: project, Review: review, Fix: fix,
 	}
 	if v := r.verification(task); v != nil {
 		facts.Verification = append([]string{v.Command}, v.Args...)

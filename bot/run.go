@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/codex-studio/studio-action/policy/routing"
 	"io"
 	"os"
 	"path/filepath"
@@ -44,7 +45,7 @@ type Settings struct {
 	VerifyExpose []string
 	// ModelTier is the `model-tier` input; it wins over the task's runPolicy.modelTier.
 	ModelTier string
-	// Model is the `model` input: a model name that wins over every tier (prompts.ResolveModelRoutes).
+	// Model is the `model` input: a model name that wins over every tier (routing.ResolveModelRoutes).
 	Model string
 	// MaxTokens is the `max-tokens` input: input plus output tokens a run may use, checked before
 	// each Codex call (a call can overshoot it); 0 means no bound.
@@ -374,7 +375,7 @@ func (r *run) resolveRole(ctx context.Context, task policy.Task, base string) (s
 
 // rendered is a run's model route and prompts, rendered from the default branch.
 type rendered struct {
-	routes   prompts.RoutePlan
+	routes   routing.RoutePlan
 	prepared *prompts.Prepared
 	facts    prompts.RunFacts
 }

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"errors"
+	"github.com/codex-studio/studio-action/policy/routing"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -83,35 +84,35 @@ func (e *RouteRefusal) Error() string { return e.Msg }
 
 // Route resolves a role's model route: a built-in role's from `.codex/agents/<role>.toml` (read by
 // readFile; ErrNotFound when absent), a custom role's from its declared tier.
-func (rs Roles) Route(role string, readFile func(path string) ([]byte, error), in RouteInputs) (prompts.RoutePlan, error) {
+func (rs Roles) Route(role string, readFile func(path string) ([]byte, error), in RouteInputs) (routing.RoutePlan, error) {
 	builtin, custom, err := prompts.ResolveRoleID(rs.custom, role)
 	if err != nil {
-		return prompts.RoutePlan{}, &RouteRefusal{err.Error()}
+		return routing.RoutePlan{}, &RouteRefusal{err.Error()}
 	}
-	var surface prompts.ModelChoice
+	var surface routing.ModelChoice
 	tierFallback := ""
 	if builtin {
 		data, err := readFile(".codex/agents/" + role + ".toml")
 		switch {
 		case err == nil:
-			if surface, err = prompts.ParseRoleSurface(role, data); err != nil {
-				return prompts.RoutePlan{}, &RouteRefusal{err.Error()}
+			if surface, err = routing.ParseRoleSurface(role, data); err != nil {
+				return routing.RoutePlan{}, &RouteRefusal{err.Error()}
 			}
 		case isNotFound(err):
-			surface, _ = prompts.ParseRoleSurface(role, nil)
+			surface, _ = routing.ParseRoleSurface(role, nil)
 		default:
-			return prompts.RoutePlan{}, err
+			return routing.RoutePlan{}, err
 		}
 	} else {
 		var ok bool
-		if surface, ok = prompts.TierPrimary(custom.ModelTier); !ok {
-			surface, _ = prompts.ParseRoleSurface(role, nil)
+		if surface, ok = routing.TierPrimary(custom.ModelTier); !ok {
+			surface, _ = routing.ParseRoleSurface(role, nil)
 		}
 		tierFallback = custom.ModelTier
 	}
-	routes, err := prompts.ResolveModelRoutes(surface, in.Model, prompts.RequestedTier(in.ModelTier, in.TaskTier, tierFallback))
+	routes, err := routing.ResolveModelRoutes(surface, in.Model, routing.RequestedTier(in.ModelTier, in.TaskTier, tierFallback))
 	if err != nil {
-		return prompts.RoutePlan{}, &RouteRefusal{err.Error()}
+		return routing.RoutePlan{}, &RouteRefusal{err.Error()}
 	}
 	return routes, nil
 }
@@ -121,7 +122,7 @@ type FactsInput struct {
 	Role        policy.ResolvedRole
 	Eligibility policy.Eligibility
 	Project     prompts.ProjectFacts
-	Routes      prompts.RoutePlan
+	Routes      routing.RoutePlan
 	Task        policy.Task
 	Objective   string // the issue title (untrusted) or the local objective
 	Issue       int
@@ -137,7 +138,7 @@ func RunFactsFor(in FactsInput) prompts.RunFacts {
 		Role: in.Role.ID, Phase: string(in.Role.Phase), WritePolicy: pe.WritePolicy, Sandbox: pe.Sandbox,
 		AllowFileEdits: pe.AllowFileEdits, Provenance: pe.Provenance, WriteFiles: in.Task.WriteFiles,
 		Objective: in.Objective, Description: in.Task.Description, IssueNumber: in.Issue, Artifacts: in.Task.Files,
-		Routes: in.Routes.Display(), Project: in.Project, Review: in.Review, Fix: in.Fix,
+		Routes: prompts.DisplayRoutes(in.Routes), Project: in.Project, Review: in.Review, Fix: in.Fix,
 		Verification: in.Verification,
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/codex-studio/studio-action/policy/routing"
 	"path/filepath"
 	"strings"
 
@@ -64,7 +65,7 @@ type implState struct {
 
 // runLifecycle runs implement -> verify -> review -> bounded fix passes (seed §9.3) with the
 // prepared prompts, committing in-scope work after every Codex call and posting every review.
-func (r *run) runLifecycle(ctx context.Context, st *implState, routes prompts.RoutePlan, prepared *prompts.Prepared, facts prompts.RunFacts) (codex.Outcome, error) {
+func (r *run) runLifecycle(ctx context.Context, st *implState, routes routing.RoutePlan, prepared *prompts.Prepared, facts prompts.RunFacts) (codex.Outcome, error) {
 	r.pristine = false // the agent may change the workspace from here on
 	ev, err := codex.NewEvidence(r.RunsDir, r.RunID, st.task.Role, r.Redactor)
 	if err != nil {

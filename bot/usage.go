@@ -3,9 +3,9 @@ package bot
 import (
 	"context"
 	"fmt"
+	"github.com/codex-studio/studio-action/policy/routing"
 
 	"github.com/codex-studio/studio-action/bot/codex"
-	"github.com/codex-studio/studio-action/prompts"
 )
 
 // Token usage of a run (the `usage` output, the job summary and the status comment's line) and
@@ -34,7 +34,7 @@ type singleStep struct {
 	prompt  string
 	sandbox string
 	schema  string // output schema text, "" for none
-	route   prompts.Route
+	route   routing.Route
 }
 
 // codexStep runs one such call through codex.RunStep (the API the lifecycle's calls use too),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/codex-studio/studio-action/policy/routing"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +13,6 @@ import (
 	"time"
 
 	"github.com/codex-studio/studio-action/bot/jail"
-	"github.com/codex-studio/studio-action/prompts"
 )
 
 // Request is one Codex call.
@@ -21,7 +21,7 @@ type Request struct {
 	Prompt  string
 	Workdir string
 	Sandbox string
-	Model   prompts.ModelChoice
+	Model   routing.ModelChoice
 	RunDir  string        // evidence folder for this call: events.jsonl, last-message.txt, stderr.txt
 	Timeout time.Duration // 0 means no limit beyond ctx
 	// OutputSchema is the path of a JSON Schema file for the final message (--output-schema).

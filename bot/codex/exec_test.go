@@ -2,6 +2,7 @@ package codex
 
 import (
 	"context"
+	"github.com/codex-studio/studio-action/policy/routing"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codex-studio/studio-action/prompts"
 )
 
 func TestArgsGolden(t *testing.T) {
@@ -22,12 +22,12 @@ func TestArgsGolden(t *testing.T) {
 	}{
 		{
 			name: "implementation",
-			req:  Request{Workdir: "/ws", Sandbox: "danger-full-access", Model: prompts.ModelChoice{Model: "gpt-5.6-terra", Effort: "medium"}},
+			req:  Request{Workdir: "/ws", Sandbox: "danger-full-access", Model: routing.ModelChoice{Model: "gpt-5.6-terra", Effort: "medium"}},
 			opts: ArgOptions{LastMessagePath: "/runs/r1/steps/01-implementation/last-message.txt", Provider: provider},
 		},
 		{
 			name: "review",
-			req:  Request{Workdir: "/ws", Sandbox: "read-only", Model: prompts.ModelChoice{Model: "gpt-5.6-sol", Effort: "high"}, OutputSchema: "/runs/r1/review-schema.json"},
+			req:  Request{Workdir: "/ws", Sandbox: "read-only", Model: routing.ModelChoice{Model: "gpt-5.6-sol", Effort: "high"}, OutputSchema: "/runs/r1/review-schema.json"},
 			opts: ArgOptions{LastMessagePath: "/runs/r1/steps/03-review/last-message.txt", Provider: provider},
 		},
 		{

@@ -4,10 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/codex-studio/studio-action/policy/routing"
 	"regexp"
 	"strings"
-
-	"github.com/codex-studio/studio-action/prompts"
 )
 
 // modelUnavailable is the seed's regex (§9.1), matched against lower-cased text, plus one
@@ -47,7 +46,7 @@ func (e Execution) Failed() bool { return e.Result.Failed() }
 // RunWithFallback runs req on route's primary and, only when that call failed because the model is
 // unavailable, once more on route's fallback (seed §9.1 executeCodexCommandWithFallback). A route
 // without a fallback (a model named by the `model` input) never retries.
-func RunWithFallback(ctx context.Context, r Runner, req Request, route prompts.Route) Execution {
+func RunWithFallback(ctx context.Context, r Runner, req Request, route routing.Route) Execution {
 	req.Model = route.Primary
 	res := r.Run(ctx, req)
 	if !res.Failed() || res.TimedOut || ctx.Err() != nil || !route.HasFallback() || !ModelUnavailable(res) {

@@ -3,9 +3,9 @@ package codex
 import (
 	"context"
 	"errors"
+	"github.com/codex-studio/studio-action/policy/routing"
 	"testing"
 
-	"github.com/codex-studio/studio-action/prompts"
 )
 
 func TestModelUnavailable(t *testing.T) {
@@ -33,7 +33,7 @@ func TestModelUnavailable(t *testing.T) {
 }
 
 func TestRunWithFallback(t *testing.T) {
-	route := prompts.Route{Tier: "sol", Primary: prompts.ModelChoice{Model: "gpt-5.6-sol", Effort: "low"}, Fallback: prompts.ModelChoice{Model: "gpt-5.5", Effort: "low"}}
+	route := routing.Route{Tier: "sol", Primary: routing.ModelChoice{Model: "gpt-5.6-sol", Effort: "low"}, Fallback: routing.ModelChoice{Model: "gpt-5.5", Effort: "low"}}
 	tests := []struct {
 		name       string
 		primary    Result
@@ -94,7 +94,7 @@ func TestExecutionLines(t *testing.T) {
 
 // A model named by the `model` input has no fallback: an unavailable model fails the step.
 func TestRunWithFallbackNamedModelHasNone(t *testing.T) {
-	routes, err := prompts.ResolveModelRoutes(prompts.ModelChoice{Model: "gpt-5.6-terra", Effort: "medium"}, "acme-coder-2", "sol")
+	routes, err := routing.ResolveModelRoutes(routing.ModelChoice{Model: "gpt-5.6-terra", Effort: "medium"}, "acme-coder-2", "sol")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,12 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/policy/routing"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/codex-studio/studio-action/prompts"
 )
 
 // Limits from the issue and the context contract.
@@ -57,7 +56,7 @@ type Plan struct {
 	Info    RunInfo
 	Workdir string
 	Sandbox string // implementation and fix sandbox (from eligibility); review is always read-only
-	Routes  prompts.RoutePlan
+	Routes  routing.RoutePlan
 	Prompt  string
 	// ReviewPrompt enables the review when non-empty.
 	ReviewPrompt string
@@ -298,7 +297,7 @@ func (r *run) execute(ctx context.Context) error {
 }
 
 // attempt runs one Codex step and the checks that follow it.
-func (r *run) attempt(ctx context.Context, pass int, label, phase string, route prompts.Route, prompt string) (attempt, error) {
+func (r *run) attempt(ctx context.Context, pass int, label, phase string, route routing.Route, prompt string) (attempt, error) {
 	var a attempt
 	if a.stop = r.checkBudget(label); a.stop != nil {
 		return a, nil
@@ -383,7 +382,7 @@ func passReviewLabel(pass int) string {
 
 // codex runs one lifecycle step through RunStep; it returns the step folder relative to the run
 // folder.
-func (r *run) codex(ctx context.Context, phase, label, sandbox string, route prompts.Route, prompt, schema string) (Execution, string) {
+func (r *run) codex(ctx context.Context, phase, label, sandbox string, route routing.Route, prompt, schema string) (Execution, string) {
 	return RunStep(ctx, Step{
 		Evidence: r.l.Evidence, Runner: r.meter, Label: label, Phase: phase, Prompt: prompt,
 		Workdir: r.p.Workdir, Sandbox: sandbox, Timeout: r.p.CallTimeout, Schema: schema, SchemaName: "review-schema.json", Route: route,

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/policy/routing"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codex-studio/studio-action/prompts"
 )
 
 // scripted is a Runner that answers calls in order and records them. It fails the test on a call
@@ -62,9 +62,9 @@ const (
 	blockVerdict = `{"blockers":[{"message":"jump height ignores gravity","file":"src/jump.gd","line":7}],"warnings":["no changelog"],"summary":"one bug","needsFix":true}`
 )
 
-func testRoutes(t *testing.T) prompts.RoutePlan {
+func testRoutes(t *testing.T) routing.RoutePlan {
 	t.Helper()
-	r, err := prompts.ResolveRoutes(prompts.ModelChoice{Model: "gpt-5.6-luna", Effort: "low"}, "")
+	r, err := routing.ResolveRoutes(routing.ModelChoice{Model: "gpt-5.6-luna", Effort: "low"}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

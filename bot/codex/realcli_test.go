@@ -7,6 +7,7 @@ package codex
 import (
 	"context"
 	"encoding/json"
+	"github.com/codex-studio/studio-action/policy/routing"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -17,7 +18,6 @@ import (
 
 	"github.com/codex-studio/studio-action/internal/codextest"
 	"github.com/codex-studio/studio-action/internal/fakemodel"
-	"github.com/codex-studio/studio-action/prompts"
 )
 
 // Canary values for the two secrets. They are set in the test process environment, the way the
@@ -102,7 +102,7 @@ func (r *realRig) run(plan Plan, hooks Hooks) Outcome {
 		plan.Sandbox = "danger-full-access"
 	}
 	if plan.Routes.Implementation.Primary.Model == "" {
-		plan.Routes = mustRoutes(r.t, prompts.ModelChoice{Model: "gpt-5.6-terra", Effort: "medium"}, "")
+		plan.Routes = mustRoutes(r.t, routing.ModelChoice{Model: "gpt-5.6-terra", Effort: "medium"}, "")
 	}
 	if plan.CallTimeout == 0 {
 		plan.CallTimeout = time.Minute
@@ -119,9 +119,9 @@ func (r *realRig) run(plan Plan, hooks Hooks) Outcome {
 	return out
 }
 
-func mustRoutes(t *testing.T, surface prompts.ModelChoice, tier string) prompts.RoutePlan {
+func mustRoutes(t *testing.T, surface routing.ModelChoice, tier string) routing.RoutePlan {
 	t.Helper()
-	routes, err := prompts.ResolveRoutes(surface, tier)
+	routes, err := routing.ResolveRoutes(surface, tier)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestRealReviewBlocksThenFixClears(t *testing.T) {
 	var fixes []FixInput
 	var reviews []bool
 	out := rig.run(Plan{
-		Routes:       mustRoutes(t, prompts.ModelChoice{Model: "gpt-5.6-luna", Effort: "low"}, ""),
+		Routes:       mustRoutes(t, routing.ModelChoice{Model: "gpt-5.6-luna", Effort: "low"}, ""),
 		Prompt:       "Add a jump.",
 		ReviewPrompt: "Review the jump. Return only JSON with blockers, warnings, summary, and needsFix.",
 		FixPrompt:    fixPrompt(t, &fixes),
@@ -366,7 +366,7 @@ func TestRealFallbackWhenPrimaryUnavailable(t *testing.T) {
 		Unavailable: []string{"gpt-5.6-sol"},
 		Turns:       []fakemodel.Turn{{Model: "gpt-5.5", Items: []fakemodel.Item{fakemodel.Message("done on the fallback")}}},
 	})
-	out := rig.run(Plan{Routes: mustRoutes(t, prompts.ModelChoice{Model: "gpt-5.6-sol", Effort: "high"}, ""), Prompt: "Do it."}, Hooks{})
+	out := rig.run(Plan{Routes: mustRoutes(t, routing.ModelChoice{Model: "gpt-5.6-sol", Effort: "high"}, ""), Prompt: "Do it."}, Hooks{})
 	if out.FinalStatus != StatusDone {
 		t.Fatalf("status %s\n%s", out.FinalStatus, out.Output())
 	}

@@ -2,11 +2,10 @@ package codex
 
 import (
 	"context"
+	"github.com/codex-studio/studio-action/policy/routing"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/codex-studio/studio-action/prompts"
 )
 
 // Step is one Codex call of any kind: the implementation, a fix pass, a review, the plan phase,
@@ -26,7 +25,7 @@ type Step struct {
 	Schema     string
 	SchemaName string
 	Timeout    time.Duration
-	Route      prompts.Route
+	Route      routing.Route
 }
 
 // RunStep runs the step with its fallback and records it. dir is the step folder relative to the

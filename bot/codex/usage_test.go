@@ -4,13 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/codex-studio/studio-action/policy/routing"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/codex-studio/studio-action/prompts"
 )
 
 // recordedStream parses a Codex event stream recorded from the real CLI (testdata/usage, written
@@ -230,7 +230,7 @@ func TestMeterRefusesOnceTheBoundIsReached(t *testing.T) {
 	if res := m.Run(context.Background(), Request{Phase: "plan", Fallback: true}); res.Failed() {
 		t.Fatalf("80 tokens used, under 100: %v", res.Err)
 	}
-	res := m.Run(context.Background(), Request{Phase: "plan", Fallback: true, Model: prompts.ModelChoice{Model: "gpt-5.5"}})
+	res := m.Run(context.Background(), Request{Phase: "plan", Fallback: true, Model: routing.ModelChoice{Model: "gpt-5.5"}})
 	var be *BudgetError
 	if !errors.As(res.Err, &be) || res.Model != "gpt-5.5" || !res.Failed() {
 		t.Fatalf("third call = %+v, want refused", res)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/codex-studio/studio-action/policy/routing"
 	"io"
 	"os"
 	"os/exec"
@@ -131,8 +132,8 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		id := "codex.agent." + role
 		data, err := os.ReadFile(p)
 		if err == nil {
-			var surface prompts.ModelChoice
-			if surface, err = prompts.ParseRoleSurface(role, data); err == nil {
+			var surface routing.ModelChoice
+			if surface, err = routing.ParseRoleSurface(role, data); err == nil {
 				add("PASS", id, fmt.Sprintf("%s (%s)", surface.Model, surface.Effort), rel(root, p))
 				continue
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/codex-studio/studio-action/policy/routing"
 	"io"
 	"os"
 	"path/filepath"
@@ -168,7 +169,7 @@ func TestInitFilesAreWhatARunReads(t *testing.T) {
 			continue
 		}
 		surface, err := prompts.RoleSurface(dir, r.ID)
-		tier := prompts.TierForModel(surface.Model)
+		tier := routing.TierForModel(surface.Model)
 		if err != nil || tier != r.Tier || surface.Effort != r.Effort {
 			t.Errorf("%s: surface %+v (tier %s), %v; want %s/%s", r.ID, surface, tier, err, r.Tier, r.Effort)
 		}

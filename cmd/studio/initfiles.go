@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/codex-studio/studio-action/policy/routing"
 	"path"
 	"strings"
 
@@ -130,7 +131,7 @@ func roleToml(id string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	model, _ := prompts.TierPrimary(role.Tier)
+	model, _ := routing.TierPrimary(role.Tier)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s The studio reads model and model_reasoning_effort;\n# the studio's prompt carries the full role contract (prompts/roles/%s.md).\n", generatedBy, id)
 	fmt.Fprintf(&b, "name = %s\n", tomlString(id))

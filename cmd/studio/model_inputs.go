@@ -3,12 +3,12 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/codex-studio/studio-action/policy/routing"
 	"strconv"
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/bot/codex"
-	"github.com/codex-studio/studio-action/prompts"
 	"github.com/sethvargo/go-githubactions"
 )
 
@@ -24,7 +24,7 @@ type modelSettings struct {
 func modelInputs(input func(string) string) (modelSettings, error) {
 	var s modelSettings
 	if v := input("model"); v != "" {
-		if err := prompts.ValidateModelName(v); err != nil {
+		if err := routing.ValidateModelName(v); err != nil {
 			return s, fmt.Errorf("the model input %q %v", v, err)
 		}
 		s.model = v
