@@ -5,7 +5,6 @@ import (
 	"errors"
 	"github.com/codex-studio/studio-action/policy/routing"
 	"testing"
-
 )
 
 func TestModelUnavailable(t *testing.T) {

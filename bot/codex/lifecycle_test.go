@@ -15,7 +15,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
 )
 
 // scripted is a Runner that answers calls in order and records them. It fails the test on a call

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
 )
 
 // recordedStream parses a Codex event stream recorded from the real CLI (testdata/usage, written
