@@ -238,22 +238,19 @@ func (c *Client) AddCommentReaction(ctx context.Context, commentID int64, conten
 }
 
 func (c *Client) Comments(ctx context.Context, issue int) ([]Comment, error) {
-	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
-	var out []Comment
-	for {
-		page, resp, err := c.gh.Issues.ListComments(ctx, c.owner, c.repo, issue, opts)
-		if err != nil {
-			return nil, fmt.Errorf("list comments of #%d: %w", issue, classify(err))
-		}
-		for _, cm := range page {
-			out = append(out, Comment{ID: cm.GetID(), Body: cm.GetBody(), Author: cm.GetUser().GetLogin(), UpdatedAt: cm.GetUpdatedAt().Time,
+	opts := &github.IssueListCommentsOptions{}
+	out, err := collect(&opts.ListOptions,
+		func() ([]*github.IssueComment, *github.Response, error) {
+			return c.gh.Issues.ListComments(ctx, c.owner, c.repo, issue, opts)
+		},
+		func(cm *github.IssueComment) []Comment {
+			return one(Comment{ID: cm.GetID(), Body: cm.GetBody(), Author: cm.GetUser().GetLogin(), UpdatedAt: cm.GetUpdatedAt().Time,
 				AuthorType: cm.GetUser().GetType(), CreatedAt: cm.GetCreatedAt().Time})
-		}
-		if resp.NextPage == 0 {
-			return out, nil
-		}
-		opts.Page = resp.NextPage
+		})
+	if err != nil {
+		return nil, fmt.Errorf("list comments of #%d: %w", issue, classify(err))
 	}
+	return out, nil
 }
 
 // CreateComment posts a comment. A failure that may have landed (a 5xx, a timeout, a dropped
@@ -411,44 +408,38 @@ func (c *Client) Pull(ctx context.Context, number int) (PullRequest, error) {
 }
 
 func (c *Client) Reviews(ctx context.Context, number int) ([]Review, error) {
-	opts := &github.ListOptions{PerPage: 100}
-	var out []Review
-	for {
-		page, resp, err := c.gh.PullRequests.ListReviews(ctx, c.owner, c.repo, number, opts)
-		if err != nil {
-			return nil, fmt.Errorf("list reviews of #%d: %w", number, classify(err))
-		}
-		for _, rv := range page {
-			out = append(out, Review{ID: rv.GetID(), Author: rv.GetUser().GetLogin(), AuthorType: rv.GetUser().GetType(),
+	opts := &github.ListOptions{}
+	out, err := collect(opts,
+		func() ([]*github.PullRequestReview, *github.Response, error) {
+			return c.gh.PullRequests.ListReviews(ctx, c.owner, c.repo, number, opts)
+		},
+		func(rv *github.PullRequestReview) []Review {
+			return one(Review{ID: rv.GetID(), Author: rv.GetUser().GetLogin(), AuthorType: rv.GetUser().GetType(),
 				State: rv.GetState(), CommitID: rv.GetCommitID(), SubmittedAt: rv.GetSubmittedAt().Time})
-		}
-		if resp.NextPage == 0 {
-			return out, nil
-		}
-		opts.Page = resp.NextPage
+		})
+	if err != nil {
+		return nil, fmt.Errorf("list reviews of #%d: %w", number, classify(err))
 	}
+	return out, nil
 }
 
 func (c *Client) PullFiles(ctx context.Context, number int) ([]string, error) {
-	opts := &github.ListOptions{PerPage: 100}
-	var out []string
-	for {
-		page, resp, err := c.gh.PullRequests.ListFiles(ctx, c.owner, c.repo, number, opts)
-		if err != nil {
-			return nil, fmt.Errorf("list files of #%d: %w", number, classify(err))
-		}
-		for _, f := range page {
-			out = append(out, f.GetFilename())
+	opts := &github.ListOptions{}
+	out, err := collect(opts,
+		func() ([]*github.CommitFile, *github.Response, error) {
+			return c.gh.PullRequests.ListFiles(ctx, c.owner, c.repo, number, opts)
+		},
+		func(f *github.CommitFile) []string {
 			// Moving a file out of scope must be caught too: both names are checked.
 			if prev := f.GetPreviousFilename(); prev != "" {
-				out = append(out, prev)
+				return []string{f.GetFilename(), prev}
 			}
-		}
-		if resp.NextPage == 0 {
-			return out, nil
-		}
-		opts.Page = resp.NextPage
+			return one(f.GetFilename())
+		})
+	if err != nil {
+		return nil, fmt.Errorf("list files of #%d: %w", number, classify(err))
 	}
+	return out, nil
 }
 
 func toCheckRun(cr *github.CheckRun) CheckRun {
@@ -458,21 +449,22 @@ func toCheckRun(cr *github.CheckRun) CheckRun {
 }
 
 func (c *Client) CheckRuns(ctx context.Context, sha, name string) ([]CheckRun, error) {
-	opts := &github.ListCheckRunsOptions{CheckName: github.String(name), Filter: github.String("all"), ListOptions: github.ListOptions{PerPage: 100}}
-	var out []CheckRun
-	for {
-		res, resp, err := c.gh.Checks.ListCheckRunsForRef(ctx, c.owner, c.repo, sha, opts)
-		if err != nil {
-			return nil, fmt.Errorf("list check runs %s on %s: %w", name, shortSHA(sha), forbidden(resp, err))
-		}
-		for _, cr := range res.CheckRuns {
-			out = append(out, toCheckRun(cr))
-		}
-		if resp.NextPage == 0 {
-			return out, nil
-		}
-		opts.Page = resp.NextPage
+	opts := &github.ListCheckRunsOptions{CheckName: github.String(name), Filter: github.String("all")}
+	var last *github.Response
+	out, err := collect(&opts.ListOptions,
+		func() ([]*github.CheckRun, *github.Response, error) {
+			res, resp, err := c.gh.Checks.ListCheckRunsForRef(ctx, c.owner, c.repo, sha, opts)
+			last = resp
+			if res == nil {
+				return nil, resp, err
+			}
+			return res.CheckRuns, resp, err
+		},
+		func(cr *github.CheckRun) []CheckRun { return one(toCheckRun(cr)) })
+	if err != nil {
+		return nil, fmt.Errorf("list check runs %s on %s: %w", name, shortSHA(sha), forbidden(last, err))
 	}
+	return out, nil
 }
 
 func checkOutput(cr CheckRun) *github.CheckRunOutput {
@@ -526,21 +518,18 @@ type PullCommit struct {
 }
 
 func (c *Client) PullCommits(ctx context.Context, number int) ([]PullCommit, error) {
-	opts := &github.ListOptions{PerPage: 100}
-	var out []PullCommit
-	for {
-		page, resp, err := c.gh.PullRequests.ListCommits(ctx, c.owner, c.repo, number, opts)
-		if err != nil {
-			return nil, fmt.Errorf("list commits of #%d: %w", number, classify(err))
-		}
-		for _, cm := range page {
-			out = append(out, PullCommit{SHA: cm.GetSHA(), Message: cm.GetCommit().GetMessage()})
-		}
-		if resp.NextPage == 0 {
-			return out, nil
-		}
-		opts.Page = resp.NextPage
+	opts := &github.ListOptions{}
+	out, err := collect(opts,
+		func() ([]*github.RepositoryCommit, *github.Response, error) {
+			return c.gh.PullRequests.ListCommits(ctx, c.owner, c.repo, number, opts)
+		},
+		func(cm *github.RepositoryCommit) []PullCommit {
+			return one(PullCommit{SHA: cm.GetSHA(), Message: cm.GetCommit().GetMessage()})
+		})
+	if err != nil {
+		return nil, fmt.Errorf("list commits of #%d: %w", number, classify(err))
 	}
+	return out, nil
 }
 
 // The studio review (issue 4).

@@ -117,22 +117,23 @@ func ambiguous(ctx context.Context, err error) bool {
 // landedComment looks among the issue's comments updated since `since` for the newest one by the
 // bot with exactly this body.
 func (c *Client) landedComment(ctx context.Context, issue int, body string, since time.Time) (Comment, bool, error) {
-	opts := &github.IssueListCommentsOptions{Since: &since, ListOptions: github.ListOptions{PerPage: 100}}
-	var found *github.IssueComment
-	for {
-		page, resp, err := c.gh.Issues.ListComments(ctx, c.owner, c.repo, issue, opts)
-		if err != nil {
-			return Comment{}, false, fmt.Errorf("list comments of #%d: %w", issue, classify(err))
-		}
-		for _, cm := range page {
+	opts := &github.IssueListCommentsOptions{Since: &since}
+	mine, err := collect(&opts.ListOptions,
+		func() ([]*github.IssueComment, *github.Response, error) {
+			return c.gh.Issues.ListComments(ctx, c.owner, c.repo, issue, opts)
+		},
+		func(cm *github.IssueComment) []*github.IssueComment {
 			if strings.EqualFold(cm.GetUser().GetLogin(), c.login) && sameBody(cm.GetBody(), body) {
-				found = cm
+				return one(cm)
 			}
-		}
-		if resp.NextPage == 0 {
-			break
-		}
-		opts.Page = resp.NextPage
+			return nil
+		})
+	if err != nil {
+		return Comment{}, false, fmt.Errorf("list comments of #%d: %w", issue, classify(err))
+	}
+	var found *github.IssueComment
+	if len(mine) > 0 {
+		found = mine[len(mine)-1]
 	}
 	if found == nil {
 		return Comment{}, false, nil
