@@ -26,6 +26,7 @@ type Command struct {
 type verb struct {
 	name  string
 	order int      // position in help and in the verb list
+	args  string   // its positional arguments, for the usage line and help ("<id>")
 	flags []string // for the usage line and help
 	where string   // where the verb works, for help
 	what  string   // one line of what it does, for help
@@ -72,6 +73,9 @@ func (e *CommandError) Error() string { return e.Problem + " " + e.Usage }
 
 func flagList(v *verb) string {
 	var flags string
+	if v.args != "" {
+		flags = " " + v.args
+	}
 	for _, f := range v.flags {
 		flags += " [" + f + "]"
 	}

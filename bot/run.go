@@ -304,20 +304,34 @@ func (r *run) execute(ctx context.Context) error {
 		return r.refuse(ctx, cfg.InactiveReason())
 	}
 
-	task, err := policy.ParseTask(r.issue.Body)
-	if errors.Is(err, policy.ErrNoTaskBlock) {
-		// A plain request: a read-only planning pass proposes a task block (proposal.go).
-		return r.propose(ctx, cfg, base)
+	var task policy.Task
+	if wf, ok := r.cmd.Opts.(WorkflowOptions); ok {
+		t, reason, err := r.workflowTask(ctx, base, wf.ID)
+		if err != nil {
+			return err
+		}
+		if reason != "" {
+			return r.block(ctx, stepTaskParsed, reason)
+		}
+		task = t
+		r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("workflow `%s`: role `%s`, writeFiles %s", oneLine(wf.ID, 100), task.Role, strings.Join(quoteAll(task.WriteFiles), ", ")))
+	} else {
+		parsed, err := policy.ParseTask(r.issue.Body)
+		if errors.Is(err, policy.ErrNoTaskBlock) {
+			// A plain request: a read-only planning pass proposes a task block (proposal.go).
+			return r.propose(ctx, cfg, base)
+		}
+		if err != nil {
+			return r.block(ctx, stepTaskParsed, "the task block cannot be used: "+err.Error())
+		}
+		role, err := r.resolveRole(ctx, parsed, base)
+		if err != nil {
+			return r.block(ctx, stepTaskParsed, err.Error())
+		}
+		task = parsed
+		task.Role = role
+		r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("role `%s`, writeFiles %s", role, strings.Join(quoteAll(task.WriteFiles), ", ")))
 	}
-	if err != nil {
-		return r.block(ctx, stepTaskParsed, "the task block cannot be used: "+err.Error())
-	}
-	role, err := r.resolveRole(ctx, task, base)
-	if err != nil {
-		return r.block(ctx, stepTaskParsed, err.Error())
-	}
-	task.Role = role
-	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("role `%s`, writeFiles %s", role, strings.Join(quoteAll(task.WriteFiles), ", ")))
 
 	// Eligibility, dry run, plan phase or implementation: approvals.go decides which.
 	return r.authorizeAndRun(ctx, cfg, task, base)

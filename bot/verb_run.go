@@ -29,10 +29,16 @@ func parseRunOptions(args []string) (any, error) {
 	return o, nil
 }
 
-// runOptions are a command's `run` options (zero for any other verb).
+// runOptions are a command's `run` options (a workflow's run takes them too; zero for any other
+// verb).
 func (c Command) runOptions() RunOptions {
-	o, _ := c.Opts.(RunOptions)
-	return o
+	switch o := c.Opts.(type) {
+	case RunOptions:
+		return o
+	case WorkflowOptions:
+		return o.RunOptions
+	}
+	return RunOptions{}
 }
 
 func init() {

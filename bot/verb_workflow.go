@@ -1,0 +1,80 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/prompts"
+)
+
+// `/studio workflow <id>` on an issue runs one of the studio's workflows (a built-in one by id or
+// alias, or the project's own from its customization file) as the issue's task: the workflow's
+// role, with the workflow's objective ahead of the issue's text. Everything else is `run`'s:
+// eligibility, plan phase, implementation or read-only report.
+
+// WorkflowOptions are `workflow`'s: the workflow and `run`'s --dry-run.
+type WorkflowOptions struct {
+	ID string
+	RunOptions
+}
+
+func parseWorkflowOptions(args []string) (any, error) {
+	var o WorkflowOptions
+	for _, a := range args {
+		switch {
+		case strings.EqualFold(a, "--dry-run"):
+			o.DryRun = true
+		case o.ID == "" && !strings.HasPrefix(a, "-"):
+			o.ID = a
+		default:
+			return nil, &unexpectedArgError{arg: a}
+		}
+	}
+	if o.ID == "" {
+		return nil, errors.New("`workflow` needs the workflow's id or alias (for example `milestone`); `studio workflow list` names them all.")
+	}
+	return o, nil
+}
+
+func init() {
+	register(&verb{
+		name: "workflow", order: 15, args: "<id>", flags: []string{"--dry-run"}, where: "on an issue",
+		what:      "runs one of the studio's workflows (built-in or the project's own, by id or alias) as the issue's task: the workflow's role and objective, the issue's text and `studio` block (for `writeFiles`)",
+		parse:     parseWorkflowOptions,
+		needsBase: true,
+		onIssue:   func(ctx context.Context, r *run) error { return r.execute(ctx) },
+	})
+}
+
+// workflowTask is the task a workflow run takes: the issue's task block if it has one (it must
+// name the workflow's role or none), the workflow's role, and its objective first.
+func (r *run) workflowTask(ctx context.Context, base, id string) (policy.Task, string, error) {
+	rs, err := r.roles(ctx, base)
+	if err != nil {
+		return policy.Task{}, err.Error(), nil
+	}
+	wf, ok := prompts.FindWorkflow(rs.custom, id)
+	if !ok {
+		return policy.Task{}, fmt.Sprintf("%s; `studio workflow list` names the built-in ones, and the project's own are in `%s`.", prompts.UnknownWorkflowMessage(oneLine(id, 100)), prompts.CustomizationPath), nil
+	}
+	task, err := policy.ParseTask(r.issue.Body)
+	switch {
+	case errors.Is(err, policy.ErrNoTaskBlock):
+		task = policy.Task{Description: strings.TrimSpace(r.issue.Body)}
+	case err != nil:
+		return policy.Task{}, "the task block cannot be used: " + err.Error(), nil
+	case task.Role != "" && task.Role != wf.Role:
+		return policy.Task{}, fmt.Sprintf("the task block names role `%s`, but workflow `%s` runs `%s`; remove `role` from the block, or use `%s run`.", task.Role, wf.ID, wf.Role, r.TriggerPhrase), nil
+	}
+	task.Role = wf.Role
+	task.Description = strings.TrimSpace(fmt.Sprintf("Workflow `%s`: %s\n\n%s", wf.ID, wf.Objective, task.Description))
+	role, err := r.resolveRole(ctx, task, base)
+	if err != nil {
+		return policy.Task{}, err.Error(), nil
+	}
+	task.Role = role
+	return task, "", nil
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/codex-studio/studio-action/internal/fakecodex"
+	"github.com/codex-studio/studio-action/internal/sandbox"
+)
+
+// `/studio workflow <id>` runs a workflow's role as the issue's task (issue #12): here the
+// `milestone` alias, a producer's read-only plan, whose report is posted on the issue.
+func TestWorkflowVerbRunsTheWorkflowsRole(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Plan the first milestone", "We want a playable jump by Friday.")
+	_, payload := w.comment(n, sandbox.Writer, "/studio workflow milestone")
+	w.script(fakecodex.Call{FinalMessage: "Milestone 1: jump, coyote time, one level."})
+	res := w.run("issue_comment", payload, nil)
+	if res.code != 0 || res.outputs["status"] != "done" {
+		t.Fatalf("exit %d status %q\n%s", res.code, res.outputs["status"], res.stdout)
+	}
+	invs := w.invocations()
+	if len(invs) != 1 {
+		t.Fatalf("codex calls = %d", len(invs))
+	}
+	for _, want := range []string{"producer", "Workflow `production-milestone`: Convert current project state into milestone goals", "We want a playable jump by Friday."} {
+		if !strings.Contains(invs[0].Prompt, want) {
+			t.Errorf("prompt lacks %q", want)
+		}
+	}
+	if !strings.Contains(strings.Join(invs[0].Args, " "), "--sandbox read-only") {
+		t.Errorf("a producer's workflow must run read-only: %v", invs[0].Args)
+	}
+	var report bool
+	for _, c := range w.botComments(n) {
+		if strings.Contains(c.Body, "Milestone 1: jump, coyote time, one level.") {
+			report = true
+		}
+	}
+	if !report {
+		t.Errorf("the producer's report is not on the issue")
+	}
+}
+
+func TestWorkflowVerbRefusesUnknownWorkflowsAndConflictingRoles(t *testing.T) {
+	for _, tc := range []struct{ name, body, line, want string }{
+		{"unknown", "Plan.", "/studio workflow moonshot", `Unknown workflow "moonshot"`},
+		{"role conflict", "Fix it.\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [a.gd]\n```\n", "/studio workflow milestone", "workflow `production-milestone` runs `producer`"},
+		{"writer without writeFiles", "Fix the jump.", "/studio workflow bugfix", "writeFiles"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, nil)
+			n := w.issue("Task", tc.body)
+			_, payload := w.comment(n, sandbox.Writer, tc.line)
+			res := w.run("issue_comment", payload, nil)
+			if res.outputs["status"] != "blocked" || len(w.invocations()) != 0 {
+				t.Fatalf("status %q, %d codex calls", res.outputs["status"], len(w.invocations()))
+			}
+			if body := w.botComments(n)[0].Body; !strings.Contains(body, tc.want) {
+				t.Errorf("status comment lacks %q:\n%s", tc.want, body)
+			}
+		})
+	}
+}
+
+func TestWorkflowVerbNeedsAnID(t *testing.T) {
+	w := newWorld(t, nil)
+	n := w.issue("Task", "Plan.")
+	_, payload := w.comment(n, sandbox.Writer, "/studio workflow")
+	res := w.run("issue_comment", payload, nil)
+	if res.outputs["status"] != "refused" {
+		t.Fatalf("status %q", res.outputs["status"])
+	}
+	if c := w.botComments(n); len(c) != 1 || !strings.Contains(c[0].Body, "`workflow` needs the workflow's id") || !strings.Contains(c[0].Body, "Usage: `/studio workflow <id> [--dry-run]`") {
+		t.Errorf("reply = %+v", c)
+	}
+}
