@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/codex-studio/studio-action/internal/codextest"
 	"github.com/codex-studio/studio-action/internal/fakecodex"
+	"github.com/codex-studio/studio-action/internal/fakemodel"
 	"github.com/codex-studio/studio-action/internal/sandbox"
 )
 
@@ -103,5 +105,58 @@ func TestLocalRunRefusesADirtyCheckout(t *testing.T) {
 	}
 	if strings.Contains(git(t, dir, "branch", "--list"), "studio/") {
 		t.Error("a refused run created a branch")
+	}
+}
+
+// The local lifecycle with the genuine Codex CLI against the scripted model server: the patch
+// Codex applies lands on the local branch, the review runs on the review route.
+func TestLocalRunWithTheRealCodexCLI(t *testing.T) {
+	bin := codextest.Bin(t)
+	const key = "sk-local-real-0123456789"
+	model, err := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{
+		fakemodel.Reply(fakemodel.Patch("p1", "*** Begin Patch\n*** Update File: src/player/jump.gd\n@@\n-const JUMP_VELOCITY = -300.0\n+const JUMP_VELOCITY = -420.0\n*** End Patch\n")),
+		fakemodel.Reply(fakemodel.Message("Raised the jump velocity.")),
+		fakemodel.Reply(fakemodel.Message(`{"blockers":[],"warnings":[],"summary":"Small and right.","needsFix":false}`)),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+	dir := localCheckout(t)
+	t.Setenv("CODEX_BIN", bin)
+	t.Setenv("OPENAI_API_KEY", key)
+	t.Setenv("OPENAI_BASE_URL", model.URL)
+	t.Setenv("STUDIO_CODEX_HOME", "")
+	code, stdout, stderr := runCLI([]string{"run", "gameplay-programmer", "Make the jump snappier", "--write-file", "src/player/jump.gd", "--review", "--project", dir}, nil)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"implementation: exit=0", "review summary: Small and right.", "final status: done", "Status: done"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if got := git(t, dir, "show", "studio/local/task-1:src/player/jump.gd"); !strings.Contains(got, "-420.0") {
+		t.Errorf("the branch's jump.gd = %q", got)
+	}
+	for _, r := range model.Requests() {
+		if got := r.Header.Get("Authorization"); got != "Bearer "+key {
+			t.Errorf("request %s reached the model with Authorization %q: the proxy adds the real key", r.Path, got)
+		}
+	}
+}
+
+// A read-only role needs no writeFiles locally either: its report is the deliverable.
+func TestLocalRunOfAReadOnlyRoleReports(t *testing.T) {
+	dir := localCheckout(t, fakecodex.Call{FinalMessage: "Milestone 1: the jump."})
+	code, stdout, stderr := runCLI([]string{"run", "producer", "Plan the first milestone", "--project", dir}, nil)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "Milestone 1: the jump.") || !strings.Contains(stdout, "Status: done") {
+		t.Errorf("stdout lacks the report or the status:\n%s", stdout)
+	}
+	if strings.Contains(git(t, dir, "branch", "--list"), "studio/") {
+		t.Error("a read-only run made a branch")
 	}
 }
