@@ -94,9 +94,7 @@ func (c hCase) run(t *testing.T) {
 		tune = append(tune, c.tune)
 	}
 	out, api := w.mustHandle(tr, c.status, tune...)
-	if len(api) > c.budget {
-		t.Errorf("%d REST requests, budget %d:\n%s", len(api), c.budget, strings.Join(api, "\n"))
-	}
+	within(t, c.name, api, c.budget)
 	if locks := w.locks(); len(locks) != 0 {
 		t.Errorf("lock refs left: %v", locks)
 	}

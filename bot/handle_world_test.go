@@ -401,3 +401,11 @@ func hasAll(t *testing.T, what, got string, wants ...string) {
 		}
 	}
 }
+
+// within fails the test when an event made more REST requests than its budget (issue #10).
+func within(t *testing.T, what string, api []string, budget int) {
+	t.Helper()
+	if len(api) > budget {
+		t.Errorf("%s made %d REST requests, budget %d:\n%s", what, len(api), budget, strings.Join(api, "\n"))
+	}
+}
