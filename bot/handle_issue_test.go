@@ -1,10 +1,13 @@
 package bot
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/codex-studio/studio-action/internal/ghemu"
 	"github.com/codex-studio/studio-action/internal/sandbox"
 )
 
@@ -135,6 +138,10 @@ const hPlain = "The jump feels floaty. Make it snappier, please."
 
 func TestHandleCommentOnIssue(t *testing.T) {
 	edit := []agentCall{{write: map[string]string{"src/player/jump.gd": hJump}}}
+	profile, err := os.ReadFile(filepath.Join("..", "prompts", "guidance", "testdata", "hybrid.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []hCase{
 		{
 			name: "run blocked by an out-of-scope path", say: "/studio run", status: "blocked", budget: 15,
@@ -309,6 +316,161 @@ func TestHandleCommentOnIssue(t *testing.T) {
 			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) { nothingWritten(t, w, n, tr, 0) },
 		},
 		{
+			name: "agent failure blocks", say: "/studio run", status: "blocked", budget: 10,
+			agent: []agentCall{{exit: 2, message: "crashed"}},
+			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
+				hasAll(t, "verdict", out.Summary, "**Verdict: blocked**")
+				if w.branch("studio/task-1") != "" || len(w.pulls()) != 0 {
+					t.Error("a failed call left a branch or pull request")
+				}
+				if got := w.labels(n); !slices.Equal(got, []string{"studio:status/blocked"}) {
+					t.Errorf("labels = %v", got)
+				}
+			},
+		},
+		{
+			name: "review blockers get a fix pass", say: "/studio run", status: "done", budget: 17,
+			agent:  []agentCall{{write: map[string]string{"src/player/jump.gd": "extends Node\n"}}, {write: map[string]string{"src/player/jump.gd": hJump}}},
+			answer: []string{`{"blockers":["the jump constant is gone"],"warnings":["keep it short"],"summary":"Missing constant.","needsFix":true}`, passingReview},
+			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
+				writes, reviews := w.agent.requests()
+				if len(writes) != 2 || len(reviews) != 2 || !strings.Contains(writes[1].Prompt, "the jump constant is gone") {
+					t.Fatalf("agent calls: %d writing, %d reviews; the fix prompt must carry the blocker", len(writes), len(reviews))
+				}
+				head := w.branch("studio/task-1")
+				if w.file("studio/task-1", "src/player/jump.gd") != hJump {
+					t.Error("the fix is not on the branch")
+				}
+				if rv := w.checks(ReviewCheckName, head); len(rv) != 1 || rv[0].Conclusion != "success" {
+					t.Errorf("review check runs on the fixed head = %+v", rv)
+				}
+				hasAll(t, "status comment", w.status(n), "1 fix pass")
+			},
+		},
+		{
+			name: "changes the verification makes are reverted", say: "/studio run", status: "done", budget: 15,
+			body:  "Make the jump feel snappier.\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\nverify: {command: sh, args: [-c, \"echo built > src/player/jump.gd\"]}\n```\n",
+			agent: edit,
+			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
+				hasAll(t, "verdict", out.Summary, "The verification command changed `src/player/jump.gd`; reverted before the review, never committed.")
+				if w.file("studio/task-1", "src/player/jump.gd") != hJump {
+					t.Error("the verification's change reached the branch")
+				}
+			},
+		},
+		{
+			name: "malformed proposal blocks", body: hPlain, say: "/studio run", answer: []string{"You should raise the jump."}, status: "blocked", budget: 10,
+			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
+				hasAll(t, "status comment", w.status(n), "is not a usable task block", "You should raise the jump.")
+				if len(w.replies(n)) != 0 {
+					t.Errorf("a malformed proposal was posted: %q", w.replies(n))
+				}
+			},
+		},
+		{
+			name: "planning pass failure blocks", body: hPlain, say: "/studio run", status: "blocked", budget: 10,
+			answer: []string{failAnswer},
+			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
+				hasAll(t, "status comment", w.status(n), "Codex exited with status 1", "the planning pass failed")
+				if len(w.replies(n)) != 0 {
+					t.Errorf("a failed planning pass replied: %q", w.replies(n))
+				}
+			},
+		},
+		{
+			name: "dry run on a frozen project says a run would be refused", files: studioFiles("fast-prototype", "frozen"), say: "/studio run --dry-run", status: "done", budget: 9,
+			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
+				hasAll(t, "status comment", w.status(n), "**Dry run**", "**A run would be refused:**")
+			},
+		},
+		{
+			name: "dry run on a plain request", body: hPlain, say: "/studio run --dry-run", status: "done", budget: 9,
+			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
+				hasAll(t, "status comment", w.status(n), "would run a read-only planning pass as `producer`")
+				if writes, schema := w.agent.requests(); len(writes)+len(schema) != 0 {
+					t.Error("a dry run ran the agent")
+				}
+			},
+		},
+		{
+			name: "several role labels on a plain request block", body: hPlain, labels: []string{"studio:role/producer", "studio:role/gameplay-programmer"}, say: "/studio run", status: "blocked", budget: 9,
+			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
+				hasAll(t, "verdict", out.Summary, "several role labels (`gameplay-programmer`, `producer`)")
+			},
+		},
+		{
+			name: "a task block that cannot be used blocks", body: "```studio\nrole: gameplay-programmer\nwriteFiles: [../escape.gd]\n```\n", say: "/studio run", status: "blocked", budget: 9,
+			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
+				hasAll(t, "verdict", out.Summary, "**Blocked:**", "the task block cannot be used")
+				if w.branch("studio/task-1") != "" {
+					t.Error("an unusable task got a branch")
+				}
+			},
+		},
+		{
+			name: "a repository without studio.json blocks", files: map[string]string{"README.md": "# Hop\n"}, say: "/studio run", status: "blocked", budget: 9,
+			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
+				hasAll(t, "verdict", out.Summary, "**Blocked:**", ".codex/studio.json")
+			},
+		},
+		{
+			name: "an invalid profile blocks", files: withFile(".codex/profile.json", `{"profile":{"id":"x","root":"lead"},"agents":{"lead":{"model":"gpt-9"}}}`), say: "/studio run", status: "blocked", budget: 9,
+			agent: edit,
+			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
+				hasAll(t, "verdict", out.Summary, "`.codex/profile.json` on `main`", "invalid profile")
+				if writes, _ := w.agent.requests(); len(writes) != 0 {
+					t.Error("the agent ran despite the invalid profile")
+				}
+			},
+		},
+		{
+			name: "profile guidance reaches the agent, outside the workspace", say: "/studio run", status: "done", budget: 15,
+			files: withFile(".codex/profile.json", strings.ReplaceAll(string(profile), `"builder"`, `"gameplay-programmer"`)), agent: edit,
+			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
+				writes, _ := w.agent.requests()
+				if len(writes) != 1 || !strings.Contains(writes[0].Prompt, "# Multi-agent guidance (compiled from .codex/profile.json)") {
+					t.Fatalf("the role's guidance is not in the prompt")
+				}
+				if installed, _ := filepath.Glob(filepath.Join(w.RunnerTemp, "studio-guidance", "*-gameplay-programmer", "guidance", "agents", "*.md")); len(installed) != 1 {
+					t.Errorf("guidance installed: %v", installed)
+				}
+				if files, err := w.Emu.ChangedFiles(sandbox.Owner, sandbox.Repo, w.branch("studio/task-1")); err != nil || !slices.Equal(files, []string{"src/player/jump.gd"}) {
+					t.Errorf("the commit changes %v (%v), want only the task's file", files, err)
+				}
+			},
+		},
+		{
+			name: "guided studio runs on the requester's own approval", files: studioFiles("guided-studio", ""), say: "/studio run --approved-by-user", status: "done", budget: 16,
+			agent: edit,
+			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
+				if w.file("studio/task-1", "src/player/jump.gd") != hJump {
+					t.Error("the edit is not on the branch")
+				}
+				if p := w.pulls(); len(p) != 1 || p[0].Draft {
+					t.Errorf("pull requests = %+v, want one ready for review", p)
+				}
+			},
+		},
+		{
+			name: "guided studio plans first", files: studioFiles("guided-studio", ""), say: "/studio run", status: "awaiting-approval", budget: 24,
+			agent: []agentCall{{message: "The plan."}},
+			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
+				if p := w.pulls(); len(p) != 1 || !p[0].Draft || !strings.Contains(p[0].Body, "The plan.") {
+					t.Errorf("pull requests = %+v", p)
+				}
+			},
+		},
+		{
+			name: "plan phase failure blocks", files: studioFiles("strict-studio", ""), say: "/studio run", status: "blocked", budget: 12,
+			agent: []agentCall{{exit: 1, message: "no"}},
+			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
+				hasAll(t, "verdict", out.Summary, "the plan phase failed", "Codex exited with status 1")
+				if len(w.pulls()) != 0 || w.branch("studio/task-1") != "" {
+					t.Error("a failed plan opened a pull request or pushed a branch")
+				}
+			},
+		},
+		{
 			name: "plain run stays inside its request budget", agent: edit, say: "/studio run", status: "done", budget: 12,
 			body: "Make the jump feel snappier.\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\nrunPolicy: {review: false}\n```\n",
 			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
@@ -458,4 +620,47 @@ func TestHandleLabelOnIssue(t *testing.T) {
 			c.check(t, w, n, out)
 		})
 	}
+}
+
+// withFile is the default project with one more file.
+func withFile(path, content string) map[string]string {
+	files := sandbox.DefaultFiles("fast-prototype")
+	files[path] = content
+	return files
+}
+
+// `/studio accept` refuses what it cannot append as the task: a proposal someone edited into an
+// unknown role, and a body whose own block is broken.
+func TestHandleAcceptRefusesWhatCannotBeUsed(t *testing.T) {
+	t.Run("edited proposal", func(t *testing.T) {
+		w := newHWorld(t, nil)
+		n := w.issue("Snappier jump", hPlain)
+		w.script(nil, hProposal)
+		w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "awaiting-approval")
+		var proposal ghemu.Comment
+		for _, c := range w.botComments(n) {
+			if strings.HasPrefix(c.Body, proposalMarker(n)) {
+				proposal = c
+			}
+		}
+		if err := w.Emu.EditComment(sandbox.Owner, sandbox.Repo, proposal.ID, sandbox.Writer, strings.Replace(proposal.Body, "role: gameplay-programmer", "role: wizard", 1)); err != nil {
+			t.Fatal(err)
+		}
+		w.mustHandle(w.comment(n, sandbox.Writer, "/studio accept"), "refused")
+		if w.issueBody(n) != hPlain {
+			t.Error("an edited proposal was appended")
+		}
+		r := w.replies(n)
+		hasAll(t, "reply", r[len(r)-1], "cannot be used", "its role `wizard` is not a studio role")
+	})
+	t.Run("broken block", func(t *testing.T) {
+		w := newHWorld(t, nil)
+		broken := "Jump.\n\n```studio\nrole: [\n```\n"
+		n := w.issue("Snappier jump", broken)
+		w.mustHandle(w.comment(n, sandbox.Writer, "/studio accept"), "refused")
+		if w.issueBody(n) != broken {
+			t.Error("the body changed")
+		}
+		hasAll(t, "reply", w.replies(n)[0], "already holds a task block or issue form, which cannot be used")
+	})
 }

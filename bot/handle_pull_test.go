@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -41,10 +42,41 @@ func TestHandleCommentOnStudioPull(t *testing.T) {
 	for _, c := range []struct {
 		name, author, say string
 		answer            []string
+		setup             func(t *testing.T, w *hWorld, n int)
+		quiet             bool // a refusal before anything changes: one reply, the status comment untouched
 		status            string
 		budget            int
 		check             func(t *testing.T, w *hWorld, n int, pr ghemu.Pull, tr Trigger, out Outcome)
 	}{
+		{
+			name: "review of a frozen project is refused", say: "/studio review", status: "refused", budget: 16,
+			setup: func(t *testing.T, w *hWorld, n int) {
+				frozen := studioFiles("fast-prototype", "frozen")[".codex/studio.json"]
+				if _, err := w.Emu.CommitFiles(sandbox.Owner, sandbox.Repo, "main", ghemu.CommitSpec{Message: "freeze", Files: map[string]string{".codex/studio.json": frozen}}); err != nil {
+					t.Fatal(err)
+				}
+			},
+			check: func(t *testing.T, w *hWorld, n int, pr ghemu.Pull, tr Trigger, out Outcome) {
+				hasAll(t, "status comment", w.status(n), "**Refused:**", `the project is "frozen"`)
+				if _, schema := w.agent.requests(); len(schema) != 0 {
+					t.Error("a frozen project was reviewed")
+				}
+			},
+		},
+		{
+			name: "review of a task that cannot be used blocks", say: "/studio review", status: "blocked", budget: 17,
+			setup: func(t *testing.T, w *hWorld, n int) {
+				if err := w.client().EditIssueBody(context.Background(), n, "No task block any more."); err != nil {
+					t.Fatal(err)
+				}
+			},
+			check: func(t *testing.T, w *hWorld, n int, pr ghemu.Pull, tr Trigger, out Outcome) {
+				hasAll(t, "verdict", out.Summary, "**Blocked:** the task block cannot be used")
+				if _, schema := w.agent.requests(); len(schema) != 0 {
+					t.Error("an unusable task was reviewed")
+				}
+			},
+		},
 		{
 			name: "review passes", say: "/studio review", status: "done", budget: 28,
 			check: func(t *testing.T, w *hWorld, n int, pr ghemu.Pull, tr Trigger, out Outcome) {
@@ -94,7 +126,7 @@ func TestHandleCommentOnStudioPull(t *testing.T) {
 			},
 		},
 		{
-			name: "run is misplaced", say: "/studio run", status: "refused", budget: 4,
+			name: "run is misplaced", say: "/studio run", quiet: true, status: "refused", budget: 4,
 			check: func(t *testing.T, w *hWorld, n int, pr ghemu.Pull, tr Trigger, out Outcome) {
 				if r := w.replies(pr.Number); len(r) != 1 || !strings.Contains(r[0], "run `/studio run` on the task issue #1") {
 					t.Errorf("replies on the pull request = %q", r)
@@ -113,7 +145,7 @@ func TestHandleCommentOnStudioPull(t *testing.T) {
 			},
 		},
 		{
-			name: "malformed review gets its usage", say: "/studio review now", status: "refused", budget: 4,
+			name: "malformed review gets its usage", say: "/studio review now", quiet: true, status: "refused", budget: 4,
 			check: func(t *testing.T, w *hWorld, n int, pr ghemu.Pull, tr Trigger, out Outcome) {
 				if r := w.replies(pr.Number); len(r) != 1 || !strings.Contains(r[0], "does not take the argument `now`") {
 					t.Errorf("replies on the pull request = %q", r)
@@ -121,7 +153,7 @@ func TestHandleCommentOnStudioPull(t *testing.T) {
 			},
 		},
 		{
-			name: "non-writer is refused on the pull request", author: hReader, say: "/studio review", status: "refused", budget: 4,
+			name: "non-writer is refused on the pull request", author: hReader, say: "/studio review", quiet: true, status: "refused", budget: 4,
 			check: func(t *testing.T, w *hWorld, n int, pr ghemu.Pull, tr Trigger, out Outcome) {
 				if r := w.replies(pr.Number); len(r) != 1 || !strings.Contains(r[0], "you have read") {
 					t.Errorf("replies on the pull request = %q", r)
@@ -135,6 +167,9 @@ func TestHandleCommentOnStudioPull(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			w := newHWorld(t, nil)
 			n, pr := w.studioPull()
+			if c.setup != nil {
+				c.setup(t, w, n)
+			}
 			statusBefore := w.status(n)
 			w.script(nil, c.answer...)
 			author := c.author
@@ -147,7 +182,7 @@ func TestHandleCommentOnStudioPull(t *testing.T) {
 			if locks := w.locks(); len(locks) != 0 {
 				t.Errorf("lock refs left: %v", locks)
 			}
-			if c.status == "refused" && w.status(n) != statusBefore {
+			if c.quiet && w.status(n) != statusBefore {
 				t.Errorf("a refusal rewrote the status comment")
 			}
 			c.check(t, w, n, pr, tr, out)

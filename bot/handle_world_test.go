@@ -58,6 +58,7 @@ type agentCall struct {
 	write   map[string]string // workspace path -> content
 	message string            // final message; "Done." when empty
 	exit    int
+	during  func() // runs after the edits, while the call is still going (a cancellation)
 }
 
 // scriptedCodex is the in-process agent: writing calls take calls in order, calls with an output
@@ -72,6 +73,9 @@ type scriptedCodex struct {
 	n, a int
 }
 
+// failAnswer, as an answer, makes the schema call fail (exit 1).
+const failAnswer = "\x00fail"
+
 const passingReview = `{"blockers":[],"warnings":[],"summary":"Looks good.","needsFix":false}`
 
 func (s *scriptedCodex) Run(_ context.Context, req codex.Request) codex.Result {
@@ -82,6 +86,9 @@ func (s *scriptedCodex) Run(_ context.Context, req codex.Request) codex.Result {
 		call.message = passingReview
 		if len(s.answers) > 0 {
 			call.message = s.answers[min(s.a, len(s.answers)-1)]
+		}
+		if call.message == failAnswer {
+			call = agentCall{exit: 1, message: "failed"}
 		}
 		s.a++
 	} else {
@@ -106,6 +113,9 @@ func (s *scriptedCodex) Run(_ context.Context, req codex.Request) codex.Result {
 		if err != nil {
 			res.ExitCode, res.Err = 1, err
 		}
+	}
+	if call.during != nil {
+		call.during()
 	}
 	return res
 }
@@ -264,18 +274,25 @@ func (w *hWorld) bot(tune ...func(*Settings)) *Bot {
 // handle runs one event and returns its outcome and the REST requests it made.
 func (w *hWorld) handle(tr Trigger, tune ...func(*Settings)) (Outcome, []string) {
 	w.t.Helper()
-	before := len(w.Emu.Requests())
-	out, err := w.bot(tune...).Handle(context.Background(), tr)
+	out, api, err := w.handleCtx(context.Background(), tr, tune...)
 	if err != nil {
 		w.t.Fatalf("Handle(%s on #%d): %v\nlog:\n%s", tr.Kind, tr.Issue, err, w.log.String())
 	}
+	return out, api
+}
+
+// handleCtx runs one event with ctx and returns what Handle returned.
+func (w *hWorld) handleCtx(ctx context.Context, tr Trigger, tune ...func(*Settings)) (Outcome, []string, error) {
+	w.t.Helper()
+	before := len(w.Emu.Requests())
+	out, err := w.bot(tune...).Handle(ctx, tr)
 	var api []string
 	for _, r := range w.Emu.Requests()[before:] {
 		if !r.Git {
 			api = append(api, r.Method+" "+r.Path)
 		}
 	}
-	return out, api
+	return out, api, err
 }
 
 // mustHandle is handle with the outcome's status checked.
