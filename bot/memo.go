@@ -115,12 +115,21 @@ func (m *memo) knowPull(number int, head string, commits []PullCommit, files []s
 	}
 }
 
-// movedHead records a push to a pull request's branch.
+// movedHead records a push to a pull request's branch. The push changed what the pull request
+// holds, so its files and commits, and GitHub's count of changed files, are asked again unless the
+// run seeds them (knowPull): a list read before the push would hide the pushed paths from the
+// gate, which reads a list shorter than the count as truncated.
 func (m *memo) movedHead(number int, sha string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if pr, ok := m.pulls[number]; ok {
-		pr.HeadSHA = sha
+	pr, ok := m.pulls[number]
+	if ok && pr.HeadSHA == sha {
+		return
+	}
+	delete(m.pullFiles, number)
+	delete(m.pullCommits, number)
+	if ok {
+		pr.HeadSHA, pr.ChangedFiles = sha, 0
 		m.pulls[number] = pr
 		m.pullsByHead[[2]string{pr.HeadRef, pr.BaseRef}] = pr
 	}

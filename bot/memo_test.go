@@ -346,10 +346,67 @@ func TestMemoKnowsWhatTheRunBuilt(t *testing.T) {
 		t.Errorf("memo lists %+v, GitHub %+v", mine, theirs)
 	}
 
-	// A push moves the head the memo answers with.
-	m.movedHead(pr.Number, "0123456789abcdef0123456789abcdef01234567")
-	if got, _ := m.Pull(ctx, pr.Number); got.HeadSHA != "0123456789abcdef0123456789abcdef01234567" {
-		t.Errorf("head after movedHead = %s", got.HeadSHA)
+	// Another push by the run on the branch it created: the same head again changes nothing, a new
+	// head is answered at once and its content is the run's to seed again (knowPull).
+	m.movedHead(pr.Number, head)
+	if n := w.requests(func() { _, _ = m.PullFiles(ctx, pr.Number) }); n != 0 {
+		t.Errorf("the same head again dropped the seeded files (%d requests)", n)
+	}
+	next, err := w.Emu.CommitFiles(sandbox.Owner, sandbox.Repo, "studio/task-3", ghemu.CommitSpec{Files: map[string]string{"c.md": "c\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.movedHead(pr.Number, next)
+	if n := w.requests(func() {
+		if found, _ := m.FindPull(ctx, "studio/task-3", "main"); found.HeadSHA != next {
+			t.Errorf("head after movedHead = %s", found.HeadSHA)
+		}
+	}); n != 0 {
+		t.Errorf("the moved head cost %d requests", n)
+	}
+	m.knowPull(pr.Number, next, append(commits, PullCommit{SHA: next, Message: "c"}), []string{"a.md", "b.md", "c.md"})
+	if n := w.requests(func() {
+		got, _ := m.Pull(ctx, pr.Number)
+		files, _ := m.PullFiles(ctx, pr.Number)
+		if got.HeadSHA != next || len(files) != 3 {
+			t.Errorf("pull %+v, files %v", got, files)
+		}
+	}); n != 0 {
+		t.Errorf("the reseeded pull request cost %d requests", n)
+	}
+}
+
+// A push to a pull request whose content the run did not seed (a branch it did not create) makes
+// the memo ask for the files, commits and count again: the gate must see the pushed paths, and a
+// list shorter than a stale count reads as truncated.
+func TestMemoAPushForgetsWhatThePullRequestHeld(t *testing.T) {
+	w := newMemoWorld(t)
+	ctx := context.Background()
+	m := w.memo()
+	if _, err := m.Pull(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if files, _ := m.PullFiles(ctx, 2); len(files) != 1 {
+		t.Fatalf("files before the push = %v", files)
+	}
+	_, _ = m.PullCommits(ctx, 2)
+	head, err := w.Emu.CommitFiles(sandbox.Owner, sandbox.Repo, "studio/task-1", ghemu.CommitSpec{Files: map[string]string{"tests/test_jump.gd": "extends Node\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.movedHead(2, head)
+	var pr PullRequest
+	var files []string
+	var commits []PullCommit
+	if n := w.requests(func() {
+		pr, _ = m.Pull(ctx, 2)
+		files, _ = m.PullFiles(ctx, 2)
+		commits, _ = m.PullCommits(ctx, 2)
+	}); n != 3 {
+		t.Errorf("after the push the memo made %d requests, want the pull request, its files and commits asked again", n)
+	}
+	if pr.HeadSHA != head || pr.ChangedFiles != 2 || len(files) != 2 || len(commits) != 2 {
+		t.Errorf("after the push: pull %+v, files %v, commits %d", pr, files, len(commits))
 	}
 }
 
