@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -232,7 +233,7 @@ func TestHandleCommentOnIssue(t *testing.T) {
 			},
 		},
 		{
-			name: "accept without a proposal is refused", body: hPlain, say: "/studio accept", status: "refused", budget: 13,
+			name: "accept without a proposal is refused", body: hPlain, say: "/studio accept", status: "refused", budget: 14,
 			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
 				if r := w.replies(n); len(r) != 1 || !strings.Contains(r[0], "the studio has proposed no task block") {
 					t.Errorf("replies = %q", r)
@@ -243,7 +244,7 @@ func TestHandleCommentOnIssue(t *testing.T) {
 			},
 		},
 		{
-			name: "accept on a task issue is refused", say: "/studio accept", status: "refused", budget: 13,
+			name: "accept on a task issue is refused", say: "/studio accept", status: "refused", budget: 14,
 			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
 				if r := w.replies(n); len(r) != 1 || !strings.Contains(r[0], "the issue already has a task block") {
 					t.Errorf("replies = %q", r)
@@ -663,4 +664,35 @@ func TestHandleAcceptRefusesWhatCannotBeUsed(t *testing.T) {
 		}
 		hasAll(t, "reply", w.replies(n)[0], "already holds a task block or issue form, which cannot be used")
 	})
+}
+
+// `/studio accept` rewrites the issue body, so it must start from the body as it is when the job
+// runs: an edit made after the comment (the job can wait in a queue, or for the task's lock) must
+// survive, and a block pasted meanwhile must not be overwritten by another.
+func TestHandleAcceptKeepsAnEditMadeMeanwhile(t *testing.T) {
+	for _, c := range []struct {
+		name, edit string
+		status     string
+		wantBody   func(body string) bool
+	}{
+		{"a note added", hPlain + "\n\nAlso: keep the double jump.", "done", func(body string) bool {
+			return strings.Contains(body, "keep the double jump") && strings.Contains(body, "role: gameplay-programmer")
+		}},
+		{"a block pasted by hand", hTask, "refused", func(body string) bool { return body == hTask }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newHWorld(t, nil)
+			n := w.issue("Snappier jump", hPlain)
+			w.script(nil, hProposal)
+			w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "awaiting-approval")
+			tr := w.comment(n, sandbox.Writer, "/studio accept")
+			if err := w.client().EditIssueBody(context.Background(), n, c.edit); err != nil {
+				t.Fatal(err)
+			}
+			w.mustHandle(tr, c.status)
+			if body := w.issueBody(n); !c.wantBody(body) {
+				t.Errorf("issue body after accept:\n%s", body)
+			}
+		})
+	}
 }

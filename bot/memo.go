@@ -168,6 +168,19 @@ func (m *memo) Issue(ctx context.Context, number int) (Issue, error) {
 	return is, err
 }
 
+// issueNow reads an issue from GitHub whatever the memo holds, and keeps the answer. A step that
+// rewrites the body (`/studio accept`) must start from the body as it is now: the payload's copy
+// would overwrite an edit made since the command was written.
+func (m *memo) issueNow(ctx context.Context, number int) (Issue, error) {
+	is, err := m.GitHub.Issue(ctx, number)
+	if err == nil {
+		m.mu.Lock()
+		m.issues[number] = is
+		m.mu.Unlock()
+	}
+	return is, err
+}
+
 func (m *memo) EditIssueBody(ctx context.Context, number int, body string) error {
 	if err := m.GitHub.EditIssueBody(ctx, number, body); err != nil {
 		return err
