@@ -339,3 +339,56 @@ func TestHandleStrictPlanApproval(t *testing.T) {
 		t.Errorf("lock refs left: %v", locks)
 	}
 }
+
+// `/studio revoke` withdraws the approvals given before it, whoever's they are, when a writer
+// writes it; a reader's revoke is refused and withdraws nothing.
+func TestHandleRevokeWithdrawsApprovals(t *testing.T) {
+	w := newHWorld(t, nil)
+	n, pr := w.studioPull()
+	w.clk.Advance(time.Minute)
+	w.mustHandle(w.review(pr.Number, hReviewer, ghemu.ReviewSpec{}), "done")
+	if g := w.checks("studio/gate", pr.HeadSHA); len(g) != 1 || g[0].Conclusion != "success" {
+		t.Fatalf("gate after the approval = %+v", g)
+	}
+
+	w.clk.Advance(time.Minute)
+	w.mustHandle(w.comment(pr.Number, hReader, "/studio revoke"), "refused")
+	w.mustHandle(w.pullEvent("edited", pr.Number, sandbox.Writer), "done")
+	if g := w.checks("studio/gate", pr.HeadSHA); len(g) != 1 || g[0].Conclusion != "success" {
+		t.Fatalf("a reader's revoke withdrew the approval: %+v", g)
+	}
+
+	w.clk.Advance(time.Minute)
+	out, _ := w.mustHandle(w.comment(n, sandbox.Writer, "/studio revoke"), "done")
+	g := w.checks("studio/gate", pr.HeadSHA)
+	if len(g) != 1 || g[0].Conclusion != "action_required" {
+		t.Fatalf("gate after the revoke = %+v", g)
+	}
+	hasAll(t, "revoke", out.Summary, "**Approvals withdrawn** by @octocat", "pull request #2")
+	hasAll(t, "gate", g[0].Summary, "review-")
+
+	// Approving again, after the revoke, counts.
+	w.clk.Advance(time.Minute)
+	w.mustHandle(w.review(pr.Number, hReviewer, ghemu.ReviewSpec{}), "done")
+	if g := w.checks("studio/gate", pr.HeadSHA); len(g) != 1 || g[0].Conclusion != "success" {
+		t.Errorf("gate after approving again = %+v", g)
+	}
+}
+
+// An approval of the plan of a project frozen since starts nothing, and the issue says why.
+func TestHandleApprovalOfAFrozenProjectSaysWhy(t *testing.T) {
+	w := newHWorld(t, studioFiles("strict-studio", ""))
+	n := w.issue("Snappier jump", hTask)
+	agent := w.script([]agentCall{{message: "The plan."}, {write: map[string]string{"src/player/jump.gd": hJump}}})
+	out, _ := w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "awaiting-approval")
+	frozen := studioFiles("strict-studio", "frozen")[".codex/studio.json"]
+	if _, err := w.Emu.CommitFiles(sandbox.Owner, sandbox.Repo, "main", ghemu.CommitSpec{Message: "freeze", Files: map[string]string{".codex/studio.json": frozen}}); err != nil {
+		t.Fatal(err)
+	}
+	w.clk.Advance(time.Minute)
+	w.mustHandle(w.review(out.PullRequest, hReviewer, ghemu.ReviewSpec{}), "done")
+	if writes, _ := agent.requests(); len(writes) != 1 {
+		t.Fatalf("a frozen project's approved plan was implemented (%d agent calls)", len(writes))
+	}
+	hasAll(t, "status comment", w.status(n), "but the implementation did not start", `the project is "frozen"`)
+}

@@ -177,8 +177,11 @@ func (b *Bot) showApprovalStatus(ctx context.Context, issue int, pr PullRequest,
 	var b2 strings.Builder
 	if pa.match.HasMatchingApproval() {
 		fmt.Fprintf(&b2, "An approval matches pull request #%d, but the implementation did not start", pr.Number)
-		if tn.problem != "" {
+		switch {
+		case tn.problem != "":
 			fmt.Fprintf(&b2, ": %s", tn.problem)
+		case !tn.cfg.Active():
+			fmt.Fprintf(&b2, ": %s", tn.cfg.InactiveReason())
 		}
 		b2.WriteString(".\n\n")
 	} else {
