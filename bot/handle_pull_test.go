@@ -317,7 +317,7 @@ func TestHandleStrictPlanApproval(t *testing.T) {
 	// Another writer approves: the implementation runs on the plan's branch.
 	w.clk.Advance(time.Minute)
 	out, api = w.mustHandle(w.review(pr.Number, hReviewer, ghemu.ReviewSpec{}), "done")
-	within(t, "the approved implementation", api, 30)
+	within(t, "the approved implementation", api, 31) // the plan's commits are listed again after the push
 	if writes, _ := agent.requests(); len(writes) != 2 || writes[1].Sandbox == "read-only" {
 		t.Fatalf("the approval did not start a writing implementation: %d calls", len(writes))
 	}
@@ -391,4 +391,29 @@ func TestHandleApprovalOfAFrozenProjectSaysWhy(t *testing.T) {
 		t.Fatalf("a frozen project's approved plan was implemented (%d agent calls)", len(writes))
 	}
 	hasAll(t, "status comment", w.status(n), "but the implementation did not start", `the project is "frozen"`)
+}
+
+// A second `/studio run` before anyone approved the plan plans again on the same pull request: the
+// gate on the new plan commit must still say that nothing is implemented yet, not ask for a review
+// of an empty commit.
+func TestHandleReplanKeepsThePlanGate(t *testing.T) {
+	w := newHWorld(t, studioFiles("strict-studio", ""))
+	n := w.issue("Snappier jump", hTask)
+	w.script([]agentCall{{message: "The plan."}})
+	first, _ := w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "awaiting-approval")
+	before := w.branch("studio/task-1")
+	out, api := w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "awaiting-approval")
+	within(t, "the second plan", api, 26)
+	head := w.branch("studio/task-1")
+	if out.PullRequest != first.PullRequest || head == before || len(w.pulls()) != 1 {
+		t.Fatalf("second plan: outcome %+v, head %s -> %s, pulls %+v", out, before, head, w.pulls())
+	}
+	if plan := w.checks(PlanCheckName, head); len(plan) != 1 {
+		t.Errorf("plan records on the new plan commit = %+v", plan)
+	}
+	g := w.checks("studio/gate", head)
+	if len(g) != 1 {
+		t.Fatalf("gate on the new plan commit = %+v", g)
+	}
+	hasAll(t, "gate on the new plan commit", g[0].Title+"\n"+g[0].Summary, "nothing implemented yet", "approve the plan to start the implementation")
 }

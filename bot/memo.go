@@ -325,6 +325,12 @@ func (m *memo) RemoveLabel(ctx context.Context, issue int, label string) error {
 }
 
 func (m *memo) rememberPull(pr PullRequest) {
+	if old, ok := m.pulls[pr.Number]; ok && old.HeadSHA != pr.HeadSHA {
+		// GitHub reports a head the memo did not know (a push, the plan's among them): the files
+		// and commits read before were the old head's.
+		delete(m.pullFiles, pr.Number)
+		delete(m.pullCommits, pr.Number)
+	}
 	m.pulls[pr.Number] = pr
 	if pr.HeadRef != "" {
 		m.pullsByHead[[2]string{pr.HeadRef, pr.BaseRef}] = pr
