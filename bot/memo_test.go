@@ -472,3 +472,33 @@ func TestBaseFileNeverReadsTheWorkspaceAfterTheAgent(t *testing.T) {
 		t.Errorf("a file read off the default branch = %q, %v with %d requests", got, err, n)
 	}
 }
+
+// When GitHub reports a head the memo did not know (EditPull after a push the memo was not told
+// of, such as the plan's), the files and commits read for the old head are asked again.
+func TestMemoANewHeadFromGitHubForgetsTheOldLists(t *testing.T) {
+	w := newMemoWorld(t)
+	ctx := context.Background()
+	m := w.memo()
+	if _, err := m.Pull(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = m.PullFiles(ctx, 2)
+	_, _ = m.PullCommits(ctx, 2)
+	if _, err := w.Emu.CommitFiles(sandbox.Owner, sandbox.Repo, "studio/task-1", ghemu.CommitSpec{Files: map[string]string{"tests/test_jump.gd": "extends Node\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := w.requests(func() { _, _ = m.PullFiles(ctx, 2) }); n != 0 {
+		t.Fatalf("files were asked again before anything said the head moved (%d requests)", n)
+	}
+	if _, err := m.EditPull(ctx, 2, "jump", "Closes #1"); err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	var commits []PullCommit
+	if n := w.requests(func() {
+		files, _ = m.PullFiles(ctx, 2)
+		commits, _ = m.PullCommits(ctx, 2)
+	}); n != 2 || len(files) != 2 || len(commits) != 2 {
+		t.Errorf("after the new head: %d requests, files %v, %d commits", n, files, len(commits))
+	}
+}
