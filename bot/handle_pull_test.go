@@ -390,7 +390,7 @@ func TestHandleApprovalOfAFrozenProjectSaysWhy(t *testing.T) {
 	if writes, _ := agent.requests(); len(writes) != 1 {
 		t.Fatalf("a frozen project's approved plan was implemented (%d agent calls)", len(writes))
 	}
-	hasAll(t, "status comment", w.status(n), "but the implementation did not start", `the project is "frozen"`)
+	hasAll(t, "status comment", w.status(n), "but the implementation did not start: the project is \"frozen\"", "still answer.\n")
 }
 
 // A second `/studio run` before anyone approved the plan plans again on the same pull request: the

@@ -181,7 +181,7 @@ func (b *Bot) showApprovalStatus(ctx context.Context, issue int, pr PullRequest,
 		case tn.problem != "":
 			fmt.Fprintf(&b2, ": %s", tn.problem)
 		case !tn.cfg.Active():
-			fmt.Fprintf(&b2, ": %s", tn.cfg.InactiveReason())
+			fmt.Fprintf(&b2, ": %s", strings.TrimSuffix(tn.cfg.InactiveReason(), "."))
 		}
 		b2.WriteString(".\n\n")
 	} else {
