@@ -115,12 +115,21 @@ func (m *memo) knowPull(number int, head string, commits []PullCommit, files []s
 	}
 }
 
-// movedHead records a push to a pull request's branch.
+// movedHead records a push to a pull request's branch. The push changed what the pull request
+// holds, so its files and commits, and GitHub's count of changed files, are asked again unless the
+// run seeds them (knowPull): a list read before the push would hide the pushed paths from the
+// gate, which reads a list shorter than the count as truncated.
 func (m *memo) movedHead(number int, sha string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if pr, ok := m.pulls[number]; ok {
-		pr.HeadSHA = sha
+	pr, ok := m.pulls[number]
+	if ok && pr.HeadSHA == sha {
+		return
+	}
+	delete(m.pullFiles, number)
+	delete(m.pullCommits, number)
+	if ok {
+		pr.HeadSHA, pr.ChangedFiles = sha, 0
 		m.pulls[number] = pr
 		m.pullsByHead[[2]string{pr.HeadRef, pr.BaseRef}] = pr
 	}
@@ -150,6 +159,19 @@ func (m *memo) Issue(ctx context.Context, number int) (Issue, error) {
 		is.Labels = slices.Clone(is.Labels)
 		return is, nil
 	}
+	is, err := m.GitHub.Issue(ctx, number)
+	if err == nil {
+		m.mu.Lock()
+		m.issues[number] = is
+		m.mu.Unlock()
+	}
+	return is, err
+}
+
+// issueNow reads an issue from GitHub whatever the memo holds, and keeps the answer. A step that
+// rewrites the body (`/studio accept`) must start from the body as it is now: the payload's copy
+// would overwrite an edit made since the command was written.
+func (m *memo) issueNow(ctx context.Context, number int) (Issue, error) {
 	is, err := m.GitHub.Issue(ctx, number)
 	if err == nil {
 		m.mu.Lock()
@@ -303,6 +325,12 @@ func (m *memo) RemoveLabel(ctx context.Context, issue int, label string) error {
 }
 
 func (m *memo) rememberPull(pr PullRequest) {
+	if old, ok := m.pulls[pr.Number]; ok && old.HeadSHA != pr.HeadSHA {
+		// GitHub reports a head the memo did not know (a push, the plan's among them): the files
+		// and commits read before were the old head's.
+		delete(m.pullFiles, pr.Number)
+		delete(m.pullCommits, pr.Number)
+	}
 	m.pulls[pr.Number] = pr
 	if pr.HeadRef != "" {
 		m.pullsByHead[[2]string{pr.HeadRef, pr.BaseRef}] = pr

@@ -173,6 +173,11 @@ func (b *Bot) showApprovalStatus(ctx context.Context, issue int, pr PullRequest,
 	diag := policy.ApprovalDiagnostic{ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, ApprovalScopes: tn.task.ApprovalScope, Match: pa.match}
 	r.st.set(stepPull, StepDone, fmt.Sprintf("#%d (draft plan)", pr.Number))
 	r.st.set(stepVerdict, StepPending, "**awaiting approval**")
-	r.st.Summary = approvalStatus(pr.Number, pa.match.HasMatchingApproval(), tn.problem, pa.plan.why, approver(pa.marker.RequestedBy, tn.cfg.StudioMode), diag.Render())
+	// Why a matching approval did not start the implementation: the task, or a frozen project.
+	notStarted := tn.problem
+	if notStarted == "" && !tn.cfg.Active() {
+		notStarted = strings.TrimSuffix(tn.cfg.InactiveReason(), ".")
+	}
+	r.st.Summary = approvalStatus(pr.Number, pa.match.HasMatchingApproval(), notStarted, tn.problem, pa.plan.why, approver(pa.marker.RequestedBy, tn.cfg.StudioMode), diag.Render())
 	return r.publish(ctx)
 }

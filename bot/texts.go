@@ -299,12 +299,12 @@ func dryRunSummary(refused, decisions, preview, whyNoPreview string) string {
 
 // approvalStatus is the task's status summary while its plan waits for approval: whether an
 // approval matches, what keeps it from starting, and every review's diagnostics.
-func approvalStatus(pull int, matched bool, problem, untrustedPlan, approverText, diagnostics string) string {
+func approvalStatus(pull int, matched bool, notStarted, problem, untrustedPlan, approverText, diagnostics string) string {
 	var b strings.Builder
 	if matched {
 		fmt.Fprintf(&b, "An approval matches pull request #%d, but the implementation did not start", pull)
-		if problem != "" {
-			fmt.Fprintf(&b, ": %s", problem)
+		if notStarted != "" {
+			fmt.Fprintf(&b, ": %s", notStarted)
 		}
 		b.WriteString(".\n\n")
 	} else {

@@ -57,9 +57,9 @@ func TestTextsMatchTheirGoldenFiles(t *testing.T) {
 		{"revoke-no-pull", noRevokeTarget("/studio", 7)},
 		{"dry-run", dryRunSummary("", "Eligibility: allowed", "# Prompt\n...", "")},
 		{"dry-run-refused-no-preview", dryRunSummary("the project is frozen; set status to active to resume", "Eligibility: allowed", "", "the workspace is not a checkout")},
-		{"approval-status-waiting", approvalStatus(8, false, "", "", approver("octocat", policy.ModeStrictStudio), diagnostics)},
-		{"approval-status-matched-but-stale", approvalStatus(8, true, "the task block cannot be used: writeFiles is empty", "", "a writer", diagnostics)},
-		{"approval-status-untrusted-plan", approvalStatus(8, false, "the issue was edited", "plan commit `abc1234` has no `studio/plan` check run written by the bot", "a writer", diagnostics)},
+		{"approval-status-waiting", approvalStatus(8, false, "", "", "", approver("octocat", policy.ModeStrictStudio), diagnostics)},
+		{"approval-status-matched-but-stale", approvalStatus(8, true, "the task block cannot be used: writeFiles is empty", "the task block cannot be used: writeFiles is empty", "", "a writer", diagnostics)},
+		{"approval-status-untrusted-plan", approvalStatus(8, false, "", "the issue was edited", "plan commit `abc1234` has no `studio/plan` check run written by the bot", "a writer", diagnostics)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -26,7 +26,8 @@ func (r *run) accept(ctx context.Context) error {
 		r.st.set(stepTaskParsed, StepFailed, "nothing accepted")
 		return r.acceptReply(ctx, "refused", fmt.Sprintf("nothing was accepted: %s", reason))
 	}
-	issue, err := r.GitHub.Issue(ctx, r.tr.Issue)
+	// The body is rewritten below: start from it as it is now, not as the payload delivered it.
+	issue, err := r.memo().issueNow(ctx, r.tr.Issue)
 	if err != nil {
 		return err
 	}
