@@ -71,7 +71,9 @@ type GitHub interface {
 	Comments(ctx context.Context, issue int) ([]Comment, error)
 	CreateComment(ctx context.Context, issue int, body string) (Comment, error)
 	EditComment(ctx context.Context, commentID int64, body string) error
-	AddLabels(ctx context.Context, issue int, labels ...string) error
+	// AddLabels adds labels and returns every label the issue has now (GitHub's answer), so a
+	// caller can see labels another run set since the event was delivered.
+	AddLabels(ctx context.Context, issue int, labels ...string) ([]string, error)
 	RemoveLabel(ctx context.Context, issue int, label string) error
 	// FindPull returns the open pull request from head into base, or ErrNotFound.
 	FindPull(ctx context.Context, head, base string) (PullRequest, error)
@@ -283,11 +285,16 @@ func (c *Client) EditComment(ctx context.Context, commentID int64, body string) 
 	return nil
 }
 
-func (c *Client) AddLabels(ctx context.Context, issue int, labels ...string) error {
-	if _, _, err := c.gh.Issues.AddLabelsToIssue(ctx, c.owner, c.repo, issue, labels); err != nil {
-		return fmt.Errorf("label #%d with %v: %w", issue, labels, classify(err))
+func (c *Client) AddLabels(ctx context.Context, issue int, labels ...string) ([]string, error) {
+	now, _, err := c.gh.Issues.AddLabelsToIssue(ctx, c.owner, c.repo, issue, labels)
+	if err != nil {
+		return nil, fmt.Errorf("label #%d with %v: %w", issue, labels, classify(err))
 	}
-	return nil
+	names := make([]string, len(now))
+	for i, l := range now {
+		names[i] = l.GetName()
+	}
+	return names, nil
 }
 
 func (c *Client) RemoveLabel(ctx context.Context, issue int, label string) error {

@@ -706,7 +706,6 @@ func TestHandleAcceptKeepsAnEditMadeMeanwhile(t *testing.T) {
 // so the second run adds studio:status/blocked beside the first run's studio:status/done. Set
 // STUDIO_KNOWN_BUGS=1 to run it.
 func TestHandleQueuedRunsLeaveOneStatusLabel(t *testing.T) {
-	knownBug(t, "setStatusLabel removes only the status labels the payload listed")
 	w := newHWorld(t, nil)
 	n := w.issue("Snappier jump", hTask)
 	first := w.comment(n, sandbox.Writer, "/studio run")

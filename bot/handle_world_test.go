@@ -426,11 +426,3 @@ func within(t *testing.T, what string, api []string, budget int) {
 		t.Errorf("%s made %d REST requests, budget %d:\n%s", what, len(api), budget, strings.Join(api, "\n"))
 	}
 }
-
-// knownBug skips a test that shows a reported, unfixed bug, unless STUDIO_KNOWN_BUGS is set.
-func knownBug(t *testing.T, what string) {
-	t.Helper()
-	if os.Getenv("STUDIO_KNOWN_BUGS") == "" {
-		t.Skipf("known bug: %s (set STUDIO_KNOWN_BUGS=1 to run)", what)
-	}
-}

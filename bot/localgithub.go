@@ -130,7 +130,7 @@ func (g *LocalGitHub) EditComment(_ context.Context, id int64, body string) erro
 	return nil
 }
 
-func (g *LocalGitHub) AddLabels(_ context.Context, n int, labels ...string) error {
+func (g *LocalGitHub) AddLabels(_ context.Context, n int, labels ...string) ([]string, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	is := g.issues[n]
@@ -141,7 +141,7 @@ func (g *LocalGitHub) AddLabels(_ context.Context, n int, labels ...string) erro
 	}
 	g.issues[n] = is
 	g.printf("label #%d %s", n, strings.Join(labels, ", "))
-	return nil
+	return append([]string(nil), is.Labels...), nil
 }
 
 func (g *LocalGitHub) RemoveLabel(_ context.Context, n int, label string) error {

@@ -294,21 +294,19 @@ func (m *memo) EditComment(ctx context.Context, id int64, body string) error {
 	return nil
 }
 
-func (m *memo) AddLabels(ctx context.Context, issue int, labels ...string) error {
-	if err := m.GitHub.AddLabels(ctx, issue, labels...); err != nil {
-		return err
+func (m *memo) AddLabels(ctx context.Context, issue int, labels ...string) ([]string, error) {
+	now, err := m.GitHub.AddLabels(ctx, issue, labels...)
+	if err != nil {
+		return nil, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if is, ok := m.issues[issue]; ok {
-		for _, l := range labels {
-			if !slices.Contains(is.Labels, l) {
-				is.Labels = append(is.Labels, l)
-			}
-		}
+		// GitHub's answer is the issue's labels now, whoever set them.
+		is.Labels = slices.Clone(now)
 		m.issues[issue] = is
 	}
-	return nil
+	return now, nil
 }
 
 func (m *memo) RemoveLabel(ctx context.Context, issue int, label string) error {

@@ -149,7 +149,8 @@ func TestMemoWritesUpdateTheAnswer(t *testing.T) {
 			return err
 		}},
 		{"AddLabels", func(*memoWorld) fact { return issue }, func(_ *memoWorld, m *memo) error {
-			return m.AddLabels(ctx, 1, "studio:role/producer", "studio:status/done")
+			_, err := m.AddLabels(ctx, 1, "studio:role/producer", "studio:status/done")
+			return err
 		}},
 		{"RemoveLabel", func(*memoWorld) fact { return issue }, func(_ *memoWorld, m *memo) error {
 			return m.RemoveLabel(ctx, 1, "studio:status/done")

@@ -251,25 +251,38 @@ func (r *run) refuse(ctx context.Context, reason string) error {
 	return r.publish(ctx)
 }
 
+// setStatusLabel is every status transition of a task: the issue ends with exactly one
+// `<prefix>status/<status>` label, and the status comment's history gains a line. The new label is
+// added first: GitHub answers with every label the issue has now, so a status label another run
+// set after this event was delivered is seen and removed too (the event's own list may be old).
 func (r *run) setStatusLabel(ctx context.Context, status string) error {
-	want := r.LabelPrefix + "status/" + status
-	for _, l := range r.issue.Labels {
-		if strings.HasPrefix(l, r.LabelPrefix+"status/") && l != want {
+	prefix := r.LabelPrefix + "status/"
+	want := prefix + status
+	had := contains(r.issue.Labels, want)
+	now, err := r.GitHub.AddLabels(ctx, r.tr.Issue, want)
+	if err != nil {
+		return err
+	}
+	var kept, was []string
+	for _, l := range now {
+		if strings.HasPrefix(l, prefix) && l != want {
 			if err := r.GitHub.RemoveLabel(ctx, r.tr.Issue, l); err != nil {
 				return err
 			}
+			was = append(was, strings.TrimPrefix(l, prefix))
+			continue
 		}
-	}
-	if err := r.GitHub.AddLabels(ctx, r.tr.Issue, want); err != nil {
-		return err
-	}
-	kept := []string{want}
-	for _, l := range r.issue.Labels {
-		if !strings.HasPrefix(l, r.LabelPrefix+"status/") {
-			kept = append(kept, l)
-		}
+		kept = append(kept, l)
 	}
 	r.issue.Labels = kept
+	if len(was) == 0 && had {
+		return nil // unchanged: no transition to record
+	}
+	from := "none"
+	if len(was) > 0 {
+		from = strings.Join(was, ", ")
+	}
+	r.st.History = append(r.st.History, fmt.Sprintf("%s: status %s → %s (run %s)", r.Now().UTC().Format(time.RFC3339), from, status, r.RunID))
 	return nil
 }
 

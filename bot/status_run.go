@@ -64,7 +64,7 @@ func (s *Status) running() bool { return s.Verdict == "" && !s.Ended }
 func (s *Status) renderRun() string {
 	var b strings.Builder
 	if len(s.History) > 0 {
-		b.WriteString("\n<!-- studio:history -->\n**Earlier runs**\n")
+		b.WriteString("\n<!-- studio:history -->\n**History**\n")
 		for _, e := range s.History {
 			fmt.Fprintf(&b, "- %s\n", oneLine(e, 600))
 		}

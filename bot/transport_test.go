@@ -147,7 +147,7 @@ func TestTransportRepeatsPOSTsThatAreSafeToRepeat(t *testing.T) {
 		ghemu.Fault{Method: "POST", Path: "/repos/{owner}/{repo}/issues/{number}/labels", Kind: ghemu.FaultLanded},
 		ghemu.Fault{Method: "POST", Path: "/repos/{owner}/{repo}/issues/comments/{id}/reactions", Kind: ghemu.FaultLanded},
 	)
-	if err := w.gh.AddLabels(ctx, w.issue, "studio:status/done"); err != nil {
+	if _, err := w.gh.AddLabels(ctx, w.issue, "studio:status/done"); err != nil {
 		t.Fatal(err)
 	}
 	if got := w.emu.IssueLabels(tOwner, tRepo, w.issue); len(got) != 1 {

@@ -137,7 +137,7 @@ func TestDeadRunsStatusIsCorrectedByTheNextRun(t *testing.T) {
 	}
 	status := comments[0].Body
 	for _, want := range []string{
-		"**Earlier runs**",
+		"**History**",
 		"[Run 1111](" + w.Emu.URL() + "/acme/hop/actions/runs/1111) ended without a verdict (the job was killed or timed out)",
 		"its lock, too, (taken", "was broken by run " + sandbox.RunID,
 		"<!-- studio:run id=" + sandbox.RunID + " attempt=1 state=ended",
