@@ -84,17 +84,20 @@ func rawJSON(v any) json.RawMessage {
 }
 
 // webhookJSON drops what REST responses carry but webhook objects do not (per octokit's
-// payload schemas and GitHub's examples): user_view_type on users and closed_by on issues.
+// payload schemas and GitHub's examples): user_view_type on users, and closed_by and the
+// sub-issue fields (sub_issues_summary, parent_issue_url) on issues.
 func webhookJSON(v obj) json.RawMessage {
 	return rawJSON(stripRESTOnly(v))
 }
+
+var restOnly = map[string]bool{"user_view_type": true, "closed_by": true, "sub_issues_summary": true, "parent_issue_url": true}
 
 func stripRESTOnly(v any) any {
 	switch t := v.(type) {
 	case obj:
 		out := obj{}
 		for k, x := range t {
-			if k == "user_view_type" || k == "closed_by" {
+			if restOnly[k] {
 				continue
 			}
 			out[k] = stripRESTOnly(x)
