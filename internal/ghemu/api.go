@@ -116,6 +116,9 @@ func (s *Server) routes() []route {
 	add("GET", "/repos/{owner}/{repo}/contents/{path...}", getContents)
 
 	add("POST", "/repos/{owner}/{repo}/actions/workflows/{workflow}/dispatches", createDispatch)
+	add("GET", "/repos/{owner}/{repo}/actions/runs", listWorkflowRuns)
+	add("GET", "/repos/{owner}/{repo}/actions/runs/{run_id}", getWorkflowRun)
+	add("POST", "/repos/{owner}/{repo}/actions/runs/{run_id}/cancel", cancelWorkflowRun)
 	add("POST", "/repos/{owner}/{repo}/dispatches", createRepositoryDispatch)
 	return rt
 }

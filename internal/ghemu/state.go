@@ -185,13 +185,19 @@ type Status struct {
 	CreatedAt   time.Time
 }
 
-// Dispatch is a recorded workflow dispatch.
+// Dispatch is a recorded workflow dispatch (or repository dispatch, whose Workflow is
+// "repository_dispatch:<event_type>").
 type Dispatch struct {
+	// Workflow is the workflow as the request named it: a file name or an id.
 	Workflow string
 	Ref      string
-	Inputs   map[string]any
-	User     string
-	At       time.Time
+	// Inputs are the inputs as sent (the run's Inputs add the workflow's defaults).
+	Inputs map[string]any
+	User   string
+	At     time.Time
+	// RunID is the workflow run an accepted workflow dispatch became (0 for repository
+	// dispatches).
+	RunID int64
 }
 
 type user struct {
@@ -292,6 +298,8 @@ type repo struct {
 	checkRuns      []*checkRun
 	statuses       []*Status
 	dispatches     []Dispatch
+	workflows      []*workflow    // workflow files seen, with their ids (workflows.go)
+	runs           []*workflowRun // workflow runs, oldest first
 }
 
 func (r *repo) fullName() string { return r.owner.Login + "/" + r.name }
