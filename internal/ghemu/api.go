@@ -71,6 +71,10 @@ func (s *Server) routes() []route {
 	add("POST", "/repos/{owner}/{repo}/issues/{number}/comments", createComment)
 	add("GET", "/repos/{owner}/{repo}/issues/{number}/reactions", listIssueReactions)
 	add("POST", "/repos/{owner}/{repo}/issues/{number}/reactions", createIssueReaction)
+	add("GET", "/repos/{owner}/{repo}/issues/{number}/sub_issues", listSubIssues)
+	add("POST", "/repos/{owner}/{repo}/issues/{number}/sub_issues", addSubIssue)
+	add("DELETE", "/repos/{owner}/{repo}/issues/{number}/sub_issue", removeSubIssue)
+	add("GET", "/repos/{owner}/{repo}/issues/{number}/parent", getParentIssue)
 	add("GET", "/repos/{owner}/{repo}/issues/{number}/labels", listIssueLabels)
 	add("POST", "/repos/{owner}/{repo}/issues/{number}/labels", addIssueLabels)
 	add("PUT", "/repos/{owner}/{repo}/issues/{number}/labels", setIssueLabels)
@@ -112,6 +116,9 @@ func (s *Server) routes() []route {
 	add("GET", "/repos/{owner}/{repo}/contents/{path...}", getContents)
 
 	add("POST", "/repos/{owner}/{repo}/actions/workflows/{workflow}/dispatches", createDispatch)
+	add("GET", "/repos/{owner}/{repo}/actions/runs", listWorkflowRuns)
+	add("GET", "/repos/{owner}/{repo}/actions/runs/{run_id}", getWorkflowRun)
+	add("POST", "/repos/{owner}/{repo}/actions/runs/{run_id}/cancel", cancelWorkflowRun)
 	add("POST", "/repos/{owner}/{repo}/dispatches", createRepositoryDispatch)
 	return rt
 }

@@ -540,27 +540,6 @@ func wrap60(s string) string {
 
 // ---- actions ----
 
-func createDispatch(c *call) (int, any, error) {
-	if err := c.need(RoleWrite); err != nil {
-		return 0, nil, err
-	}
-	var req struct {
-		Ref    string         `json:"ref"`
-		Inputs map[string]any `json:"inputs"`
-	}
-	if err := c.decode(&req); err != nil {
-		return 0, nil, err
-	}
-	if req.Ref == "" {
-		return 0, nil, errValidation("WorkflowDispatch", "ref", "missing_field", "")
-	}
-	if _, err := c.s.resolve(c.repo.gitDir, req.Ref); err != nil {
-		return 0, nil, errUnprocessable("No ref found for: " + req.Ref)
-	}
-	c.repo.dispatches = append(c.repo.dispatches, Dispatch{Workflow: c.params["workflow"], Ref: req.Ref, Inputs: req.Inputs, User: c.user.Login, At: c.s.now()})
-	return http.StatusNoContent, nil, nil
-}
-
 func createRepositoryDispatch(c *call) (int, any, error) {
 	if err := c.need(RoleWrite); err != nil {
 		return 0, nil, err

@@ -18,7 +18,12 @@ func getIssue(c *call) (int, any, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	return 200, c.s.issueJSON(c.repo, is), nil
+	o := c.s.issueJSON(c.repo, is)
+	// Only the single-issue answer links a sub-issue to its parent; lists do not.
+	if is.parent != nil {
+		o["parent_issue_url"] = c.s.repoAPI(is.parent.repo) + "/issues/" + strconv.Itoa(is.parent.number)
+	}
+	return 200, o, nil
 }
 
 func listIssues(c *call) (int, any, error) {

@@ -22,6 +22,25 @@ var tokens = map[string]string{
 	"alice": "tok-alice", "bob": "tok-bob", "tina": "tok-tina", "rita": "tok-rita", "eve": "tok-eve", botLogin: "tok-bot",
 }
 
+// studioWorkflow is the fixture repository's dispatchable workflow.
+const studioWorkflow = `name: Studio
+on:
+  issue_comment:
+    types: [created]
+  workflow_dispatch:
+    inputs:
+      task:
+        description: Issue number
+        required: true
+      mode:
+        type: choice
+        options: [plan, build]
+        default: build
+      dry_run:
+        type: boolean
+jobs: {}
+`
+
 // fixedClock advances one second per reading, so timestamps are distinct and reproducible.
 func fixedClock() func() time.Time {
 	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -56,6 +75,9 @@ func newServer(t testing.TB, opts ghemu.Options) *ghemu.Server {
 		"README.md":          "# game\n",
 		"src/player/jump.gd": "extends Node\n\nfunc jump():\n\tpass\n",
 		"docs/old.md":        "old\n",
+		// The bot's workflow, dispatchable with a "task" input, and one that is not dispatchable.
+		".github/workflows/studio.yml": studioWorkflow,
+		".github/workflows/ci.yml":     "name: CI\non: [push, pull_request]\njobs: {}\n",
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -208,6 +208,7 @@ func (s *Server) issueJSON(r *repo, is *issue) obj {
 		"reactions":                reactionRollup(api+"/reactions", is.reactions),
 		"state_reason":             nil,
 		"performed_via_github_app": nil,
+		"sub_issues_summary":       subIssuesSummary(is),
 	}
 	if is.state == "closed" {
 		o["state_reason"] = "completed"

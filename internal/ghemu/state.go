@@ -62,6 +62,8 @@ type User struct {
 
 // Issue is a copy of an issue or the issue half of a pull request.
 type Issue struct {
+	// ID is the issue's database id, which sub-issue requests name (sub_issue_id), not Number.
+	ID        int64
 	Number    int
 	Title     string
 	Body      string
@@ -183,13 +185,19 @@ type Status struct {
 	CreatedAt   time.Time
 }
 
-// Dispatch is a recorded workflow dispatch.
+// Dispatch is a recorded workflow dispatch (or repository dispatch, whose Workflow is
+// "repository_dispatch:<event_type>").
 type Dispatch struct {
+	// Workflow is the workflow as the request named it: a file name or an id.
 	Workflow string
 	Ref      string
-	Inputs   map[string]any
-	User     string
-	At       time.Time
+	// Inputs are the inputs as sent (the run's Inputs add the workflow's defaults).
+	Inputs map[string]any
+	User   string
+	At     time.Time
+	// RunID is the workflow run an accepted workflow dispatch became (0 for repository
+	// dispatches).
+	RunID int64
 }
 
 type user struct {
@@ -219,6 +227,11 @@ type issue struct {
 	created, updated, closedAt time.Time
 	reactions                  []*reaction
 	pull                       *pull // nil for plain issues
+	repo                       *repo
+	// parent and subs are the sub-issue links (api_subissues.go); a sub-issue may live in
+	// another repository of the same owner, so each side knows its own repo.
+	parent *issue
+	subs   []*issue // in the order they were added, as GitHub lists them
 }
 
 type pull struct {
@@ -285,6 +298,8 @@ type repo struct {
 	checkRuns      []*checkRun
 	statuses       []*Status
 	dispatches     []Dispatch
+	workflows      []*workflow    // workflow files seen, with their ids (workflows.go)
+	runs           []*workflowRun // workflow runs, oldest first
 }
 
 func (r *repo) fullName() string { return r.owner.Login + "/" + r.name }
@@ -479,7 +494,7 @@ func (s *Server) CreateIssue(owner, name, author string, spec IssueSpec) (Issue,
 
 func (s *Server) newIssue(r *repo, u *user, title, body string) *issue {
 	now := s.now()
-	is := &issue{id: s.newID(), number: r.nextNumber, title: title, body: body, state: "open", author: u, created: now, updated: now}
+	is := &issue{id: s.newID(), number: r.nextNumber, title: title, body: body, state: "open", author: u, created: now, updated: now, repo: r}
 	r.nextNumber++
 	r.issues[is.number] = is
 	return is
@@ -595,7 +610,7 @@ func (s *Server) Issue(owner, name string, number int) (Issue, error) {
 }
 
 func (s *Server) issueCopy(is *issue) Issue {
-	return Issue{Number: is.number, Title: is.title, Body: is.body, State: is.state, Author: is.author.Login,
+	return Issue{ID: is.id, Number: is.number, Title: is.title, Body: is.body, State: is.state, Author: is.author.Login,
 		Labels: labelNames(is.labels), IsPull: is.pull != nil, CreatedAt: is.created, UpdatedAt: is.updated, ClosedAt: is.closedAt}
 }
 

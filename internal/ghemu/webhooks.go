@@ -28,7 +28,8 @@ type EventSpec struct {
 	// head commit's parent.
 	Before string
 	// Ref, Workflow and Inputs describe a workflow_dispatch event; Ref defaults to the default
-	// branch.
+	// branch, and Workflow may be a file name under .github/workflows ("studio.yml") or the
+	// path GitHub puts in the payload (".github/workflows/studio.yml").
 	Ref      string
 	Workflow string
 	Inputs   map[string]any
@@ -78,23 +79,38 @@ func (s *Server) IssueCommentEvent(owner, repo string, number int, commentID int
 	return s.WebhookPayload("issue_comment", "created", EventSpec{Owner: owner, Repo: repo, Number: number, CommentID: commentID, Sender: sender})
 }
 
+// WorkflowDispatchEvent builds the workflow_dispatch payload GitHub delivers for a workflow run
+// an accepted dispatch became: its workflow path, ref, inputs (with the workflow's defaults)
+// and the dispatching user as sender.
+func (s *Server) WorkflowDispatchEvent(owner, repo string, runID int64) ([]byte, error) {
+	run, err := s.GetWorkflowRun(owner, repo, runID)
+	if err != nil {
+		return nil, err
+	}
+	return s.WebhookPayload("workflow_dispatch", "", EventSpec{Owner: owner, Repo: repo, Sender: run.Actor,
+		Ref: run.Ref, Workflow: run.Path, Inputs: run.Inputs})
+}
+
 func rawJSON(v any) json.RawMessage {
 	b, _ := json.Marshal(v)
 	return b
 }
 
 // webhookJSON drops what REST responses carry but webhook objects do not (per octokit's
-// payload schemas and GitHub's examples): user_view_type on users and closed_by on issues.
+// payload schemas and GitHub's examples): user_view_type on users, and closed_by and the
+// sub-issue fields (sub_issues_summary, parent_issue_url) on issues.
 func webhookJSON(v obj) json.RawMessage {
 	return rawJSON(stripRESTOnly(v))
 }
+
+var restOnly = map[string]bool{"user_view_type": true, "closed_by": true, "sub_issues_summary": true, "parent_issue_url": true}
 
 func stripRESTOnly(v any) any {
 	switch t := v.(type) {
 	case obj:
 		out := obj{}
 		for k, x := range t {
-			if k == "user_view_type" || k == "closed_by" {
+			if restOnly[k] {
 				continue
 			}
 			out[k] = stripRESTOnly(x)
@@ -207,7 +223,7 @@ func (s *Server) pointing(event, action string, spec EventSpec) (ghfixtures.Poin
 		p.Set["ref"] = rawJSON(ref)
 		p.Set["inputs"] = rawJSON(inputs)
 		if spec.Workflow != "" {
-			p.Set["workflow"] = rawJSON(spec.Workflow)
+			p.Set["workflow"] = rawJSON(workflowPath(spec.Workflow))
 		}
 	default:
 		return p, fmt.Errorf("unsupported event %q", event)
