@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"strings"
@@ -411,5 +412,61 @@ func TestRenderPlan(t *testing.T) {
 	}
 	if strings.Contains(RenderPlan(plan, nil), "approval:") {
 		t.Fatal("no approval func, no approval lines")
+	}
+}
+
+// TestPlanWavesInvariants: on random graphs, every wave fits the concurrency, holds no two
+// conflicting tasks, starts a task only after its dependencies' waves, and starts every ready
+// task of a valid acyclic selection.
+func TestPlanWavesInvariants(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	files := []string{"a", "b", "c"}
+	for round := range 500 {
+		n := 1 + rng.IntN(8)
+		var tasks []GraphTask
+		for i := 1; i <= n; i++ {
+			gt := GraphTask{Issue: i, Priority: rng.IntN(5) - 2, ReadOnly: rng.IntN(4) == 0}
+			for _, f := range files {
+				if rng.IntN(3) == 0 {
+					gt.WriteFiles = append(gt.WriteFiles, f)
+				}
+			}
+			for d := 1; d < i; d++ { // only earlier issues: acyclic
+				if rng.IntN(4) == 0 {
+					gt.DependsOn = append(gt.DependsOn, d)
+				}
+			}
+			tasks = append(tasks, gt)
+		}
+		maxc := 1 + rng.IntN(MaxConcurrencyLimit)
+		plan, err := PlanOrchestration(tasks, OrchestrateRequest{MaxConcurrency: maxc})
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		waveOf := map[int]int{}
+		for w, wave := range plan.Waves {
+			if len(wave) == 0 || len(wave) > maxc {
+				t.Fatalf("round %d: wave %v with max %d", round, wave, maxc)
+			}
+			for i, a := range wave {
+				waveOf[a] = w
+				for _, b := range wave[i+1:] {
+					if LocksConflict(tasks[a-1].LockKeys(), tasks[b-1].LockKeys()) {
+						t.Fatalf("round %d: #%d and #%d conflict in wave %v", round, a, b, wave)
+					}
+				}
+			}
+		}
+		for _, gt := range tasks {
+			w, ok := waveOf[gt.Issue]
+			if !ok {
+				t.Fatalf("round %d: #%d never starts; plan %+v", round, gt.Issue, plan)
+			}
+			for _, d := range gt.DependsOn {
+				if waveOf[d] >= w {
+					t.Fatalf("round %d: #%d in wave %d before its dependency #%d", round, gt.Issue, w, d)
+				}
+			}
+		}
 	}
 }
