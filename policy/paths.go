@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"path"
 	"regexp"
@@ -94,4 +95,32 @@ func (s Scope) Allows(p string) bool {
 		}
 	}
 	return false
+}
+
+// CleanLiteralPath is the seed's literal path rule for a task created by command (seed §7.1,
+// assertLiteralTaskPath), in the seed's words with label the option that gave the path (`--file`,
+// `--write-file`): no glob characters, no trailing slash, relative and inside the repository
+// (CleanWritePath's rules), never in .git. Besides the seed's `*`, `?` and `[`, `{` is refused too:
+// the studio's write scope reads `{a,b}` as a pattern (IsGlob), so a literal path holding it
+// would not mean itself. Hand-written task blocks may still use globs (DESIGN §3).
+func CleanLiteralPath(p, label string) (string, error) {
+	p = strings.TrimSpace(p)
+	if strings.ContainsAny(p, "*?[{") {
+		return "", fmt.Errorf("%s must be a literal relative file path, not a glob: %s", label, p)
+	}
+	if strings.HasSuffix(p, "/") || strings.HasSuffix(p, `\`) {
+		return "", fmt.Errorf("%s must be a file path, not a directory: %s", label, p)
+	}
+	c, err := CleanWritePath(p)
+	if err != nil {
+		var pe *PathError
+		if errors.As(err, &pe) && strings.Contains(pe.Reason, ".git") {
+			return "", fmt.Errorf("%s cannot target .git: %s", label, p)
+		}
+		if errors.As(err, &pe) {
+			return "", fmt.Errorf("%s %s: %s", label, pe.Reason, p)
+		}
+		return "", fmt.Errorf("%s %v", label, err)
+	}
+	return c, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -25,10 +26,13 @@ type RunPolicy struct {
 
 // Task is the studio task block of an issue (DESIGN §3): the seed's task fields in YAML.
 type Task struct {
-	Role          string        `yaml:"role" json:"role,omitempty"`
-	WriteFiles    []string      `yaml:"writeFiles" json:"writeFiles"`
-	Files         []string      `yaml:"files" json:"files,omitempty"`
-	DependsOn     []string      `yaml:"dependsOn" json:"dependsOn,omitempty"`
+	Role       string   `yaml:"role" json:"role,omitempty"`
+	WriteFiles []string `yaml:"writeFiles" json:"writeFiles"`
+	Files      []string `yaml:"files" json:"files,omitempty"`
+	// DependsOn lists the issues this task waits for, normalized to "#N" whatever shape the block
+	// gave them in (see depRefs); Dependencies gives their numbers. The block's key is dependsOn
+	// or, as in the seed's task store, dependencies.
+	DependsOn     []string      `yaml:"-" json:"dependsOn,omitempty"`
 	Priority      int           `yaml:"priority" json:"priority,omitempty"`
 	Verify        *Verification `yaml:"verify" json:"verify,omitempty"`
 	RunPolicy     RunPolicy     `yaml:"runPolicy" json:"runPolicy"`
@@ -144,21 +148,156 @@ func decodeTask(src string, fenceLine int) (Task, error) {
 	if len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
 		return task, &TaskError{Line: fenceLine + 1, Message: "the ```studio block must be a YAML mapping of keys such as role, writeFiles, files"}
 	}
-	dec := yaml.NewDecoder(bytes.NewReader([]byte(src)))
-	dec.KnownFields(true)
-	if err := dec.Decode(&task); err != nil {
-		return task, yamlError(err, fenceLine)
-	}
-	lineOf := func(key string) int {
+	keyLine := func(key string) int {
 		m := root.Content[0]
 		for i := 0; i+1 < len(m.Content); i += 2 {
 			if m.Content[i].Value == key {
-				return fenceLine + m.Content[i].Line
+				return m.Content[i].Line
 			}
 		}
-		return fenceLine
+		return 0
 	}
+	lineOf := func(key string) int { return fenceLine + keyLine(key) }
+	depKey := "dependsOn"
+	if keyLine("dependsOn") == 0 && keyLine("dependencies") > 0 {
+		depKey = "dependencies"
+	}
+	var doc taskDoc
+	dec := yaml.NewDecoder(bytes.NewReader([]byte(src)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&doc); err != nil {
+		var de *depError
+		if errors.As(err, &de) {
+			return task, &TaskError{Line: fenceLine + de.line, Field: depKey, Message: de.msg}
+		}
+		return task, yamlError(err, fenceLine)
+	}
+	if keyLine("dependsOn") > 0 && keyLine("dependencies") > 0 {
+		return task, &TaskError{Line: lineOf("dependencies"), Field: "dependencies", Message: "is the seed's name for dependsOn; give one of them, not both"}
+	}
+	task = doc.Task
+	task.DependsOn = append(doc.DependsOn.refs, doc.Dependencies.refs...)
 	return task, validateTask(&task, lineOf)
+}
+
+// taskDoc is what a ```studio block decodes into: the Task, with its dependency list under either
+// key and in any shape depRefs accepts.
+type taskDoc struct {
+	Task         `yaml:",inline"`
+	DependsOn    depRefs `yaml:"dependsOn"`
+	Dependencies depRefs `yaml:"dependencies"`
+}
+
+// depRefs is a dependency list as a block may write it. Besides this block's own `["#12"]`, it
+// takes the shapes of the seed's task store (seed §7.1, v1 and v2), so tasks carried over from a
+// .codex/tasks.json keep their graph: a bare number (`12`), a numeric string (`"12"`), an object
+// `{taskId: "#12", requiredStatus: done}`, and a single entry without the list. The seed forces
+// requiredStatus to done whatever it says, and so does the studio: it is accepted and ignored.
+// Every entry becomes "#N".
+type depRefs struct{ refs []string }
+
+// depError is a bad dependency entry, on its line of the block (decodeTask adds the fence's).
+type depError struct {
+	line int
+	msg  string
+}
+
+func (e *depError) Error() string { return e.msg }
+
+func (d *depRefs) UnmarshalYAML(n *yaml.Node) error {
+	entries := []*yaml.Node{n}
+	switch n.Kind {
+	case yaml.SequenceNode:
+		entries = n.Content
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return nil
+		}
+	}
+	for _, e := range entries {
+		ref, err := depEntry(e)
+		if err != nil {
+			return err
+		}
+		d.refs = append(d.refs, ref)
+	}
+	return nil
+}
+
+// depEntry reads one dependency: a scalar issue reference or a {taskId, requiredStatus} object.
+func depEntry(e *yaml.Node) (string, error) {
+	switch e.Kind {
+	case yaml.ScalarNode:
+		if ref, ok := canonicalIssueRef(e.Value); ok && e.Tag != "!!null" {
+			return ref, nil
+		}
+		return "", &depError{e.Line, fmt.Sprintf("%q is not an issue reference; write \"#12\"", e.Value)}
+	case yaml.MappingNode:
+		var ref string
+		for i := 0; i+1 < len(e.Content); i += 2 {
+			k, v := e.Content[i], e.Content[i+1]
+			switch k.Value {
+			case "taskId":
+				if v.Kind != yaml.ScalarNode {
+					return "", &depError{v.Line, "taskId must be an issue reference such as \"#12\""}
+				}
+				r, ok := canonicalIssueRef(v.Value)
+				if !ok {
+					return "", &depError{v.Line, fmt.Sprintf("taskId %q is not an issue reference; write \"#12\"", v.Value)}
+				}
+				ref = r
+			case "requiredStatus":
+				// Forced to done, as the seed does: a dependency is satisfied only when done.
+			default:
+				return "", &depError{k.Line, fmt.Sprintf("%q is not a dependency field; an entry is \"#12\" or {taskId: \"#12\", requiredStatus: done}", k.Value)}
+			}
+		}
+		if ref == "" {
+			return "", &depError{e.Line, "a dependency object needs taskId, as in {taskId: \"#12\", requiredStatus: done}"}
+		}
+		return ref, nil
+	}
+	return "", &depError{e.Line, "a dependency is an issue reference such as \"#12\" or {taskId: \"#12\", requiredStatus: done}"}
+}
+
+// canonicalIssueRef reads "#12", "12" or " #12 " as "#12"; 0, signs, other text and numbers too
+// large for an int are not issue references.
+func canonicalIssueRef(s string) (string, bool) {
+	n, ok := issueNumber(s)
+	if !ok {
+		return "", false
+	}
+	return "#" + strconv.Itoa(n), true
+}
+
+func issueNumber(s string) (int, bool) {
+	s = strings.TrimSpace(s)
+	if !issueRefShape.MatchString(s) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(s, "#"))
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return n, true
+}
+
+// Dependencies returns the issue numbers the task depends on, in the order given, each once.
+// ParseTask has already normalized DependsOn, so the error is for a Task built by hand.
+func (t Task) Dependencies() ([]int, error) {
+	var out []int
+	seen := map[int]bool{}
+	for _, d := range t.DependsOn {
+		n, ok := issueNumber(d)
+		if !ok {
+			return nil, &TaskError{Line: t.Line, Field: "dependsOn", Message: fmt.Sprintf("%q is not an issue reference; write \"#12\"", d)}
+		}
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out, nil
 }
 
 // validateTask checks and normalizes a decoded task, whether it came from a ```studio block or
@@ -198,10 +337,12 @@ func validateTask(task *Task, lineOf func(key string) int) error {
 	if tier := task.RunPolicy.ModelTier; tier != "" && tier != "sol" && tier != "terra" && tier != "luna" {
 		return &TaskError{Line: lineOf("runPolicy"), Field: "runPolicy.modelTier", Message: "must be sol, terra or luna"}
 	}
-	for _, d := range task.DependsOn {
-		if !issueRefShape.MatchString(strings.TrimSpace(d)) {
+	for i, d := range task.DependsOn {
+		ref, ok := canonicalIssueRef(d)
+		if !ok {
 			return &TaskError{Line: lineOf("dependsOn"), Field: "dependsOn", Message: fmt.Sprintf("%q is not an issue reference; write \"#12\"", d)}
 		}
+		task.DependsOn[i] = ref
 	}
 	return nil
 }
@@ -228,7 +369,7 @@ func yamlError(err error, fenceLine int) error {
 		field := ""
 		if f := unknownField.FindStringSubmatch(detail); f != nil {
 			field = f[1]
-			detail = "is not a task field; known fields are role, writeFiles, files, dependsOn, priority, verify, runPolicy, approvalScope, workflowId, groupId"
+			detail = "is not a task field; known fields are role, writeFiles, files, dependsOn (or dependencies), priority, verify, runPolicy, approvalScope, workflowId, groupId"
 		}
 		if !isType {
 			detail = "invalid YAML: " + detail

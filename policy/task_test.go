@@ -103,3 +103,87 @@ func TestCheckWriteFilesOnlyForWritingRoles(t *testing.T) {
 		t.Fatalf("form error = %#v, want the form field's label and heading line", te)
 	}
 }
+
+// TestDependsOnAcceptsTheSeedShapes: a block carried over from the seed's task store keeps its
+// graph. Strings with or without "#", bare numbers, {taskId, requiredStatus} objects (the status
+// forced to done), one entry without a list, and the seed's key `dependencies` all read as "#N".
+func TestDependsOnAcceptsTheSeedShapes(t *testing.T) {
+	tests := []struct {
+		name  string
+		block string
+		want  []string
+		nums  []int
+	}{
+		{"this block's shape", `dependsOn: ["#12", "#3"]`, []string{"#12", "#3"}, []int{12, 3}},
+		{"numeric strings", `dependsOn: ["12", " 3 "]`, []string{"#12", "#3"}, []int{12, 3}},
+		{"numbers", `dependsOn: [12, 3]`, []string{"#12", "#3"}, []int{12, 3}},
+		{"objects", "dependsOn:\n  - {taskId: \"#12\", requiredStatus: done}\n  - taskId: 3\n    requiredStatus: blocked", []string{"#12", "#3"}, []int{12, 3}},
+		{"mixed", `dependsOn: [12, "#3", {taskId: "7"}]`, []string{"#12", "#3", "#7"}, []int{12, 3, 7}},
+		{"a single entry", `dependsOn: 12`, []string{"#12"}, []int{12}},
+		{"the seed's key", `dependencies: [{taskId: "#5", requiredStatus: done}]`, []string{"#5"}, []int{5}},
+		{"repeats kept in the block, once in Dependencies", `dependsOn: [5, "#5"]`, []string{"#5", "#5"}, []int{5}},
+		{"null", `dependsOn:`, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			task, err := ParseTask("```studio\nwriteFiles: [a.gd]\n" + tt.block + "\n```")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(task.DependsOn, tt.want) {
+				t.Fatalf("DependsOn = %q, want %q", task.DependsOn, tt.want)
+			}
+			nums, err := task.Dependencies()
+			if err != nil || !reflect.DeepEqual(nums, tt.nums) {
+				t.Fatalf("Dependencies() = %v, %v; want %v", nums, err, tt.nums)
+			}
+		})
+	}
+}
+
+func TestDependsOnBadEntriesNameFieldAndLine(t *testing.T) {
+	tests := []struct {
+		name      string
+		block     string
+		wantLine  int
+		wantField string
+		wantMsg   string
+	}{
+		{"a seed task id", "dependsOn: [task-001]", 3, "dependsOn", `"task-001" is not an issue reference`},
+		{"zero", "dependsOn: [0]", 3, "dependsOn", `"0" is not an issue reference`},
+		{"negative", "dependsOn: [-4]", 3, "dependsOn", `"-4" is not an issue reference`},
+		{"too large", "dependsOn: [99999999999999999999999]", 3, "dependsOn", "not an issue reference"},
+		{"object without taskId", "dependsOn:\n  - requiredStatus: done", 4, "dependsOn", "needs taskId"},
+		{"object with a bad taskId", "dependsOn:\n  - taskId: task-2", 4, "dependsOn", `taskId "task-2"`},
+		{"object with another key", "dependsOn:\n  - {taskId: 2, status: done}", 4, "dependsOn", `"status" is not a dependency field`},
+		{"a nested list", "dependsOn: [[1]]", 3, "dependsOn", "a dependency is an issue reference"},
+		{"under the seed's key", "dependencies: [x]", 3, "dependencies", `"x" is not an issue reference`},
+		{"both keys", "dependsOn: [1]\ndependencies: [2]", 4, "dependencies", "not both"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseTask("intro\n```studio\n" + tt.block + "\n```")
+			var te *TaskError
+			if !errors.As(err, &te) {
+				t.Fatalf("err = %v, want *TaskError", err)
+			}
+			if te.Line != tt.wantLine || te.Field != tt.wantField || !strings.Contains(te.Error(), tt.wantMsg) {
+				t.Fatalf("err = %#v (%v); want line %d field %q msg %q", te, te, tt.wantLine, tt.wantField, tt.wantMsg)
+			}
+		})
+	}
+}
+
+// TestDependenciesOfAHandBuiltTask: the form path normalizes too, and a Task built by hand with a
+// bad entry is a TaskError rather than a silent drop.
+func TestDependenciesOfAHandBuiltTask(t *testing.T) {
+	form, err := ParseTask(formBody(map[string]string{"writeFiles": "a.gd", "dependsOn": "12, #14 3"}))
+	if err != nil || !reflect.DeepEqual(form.DependsOn, []string{"#12", "#14", "#3"}) {
+		t.Fatalf("form DependsOn = %q, %v", form.DependsOn, err)
+	}
+	_, err = Task{DependsOn: []string{"#1", "soon"}, Line: 7}.Dependencies()
+	var te *TaskError
+	if !errors.As(err, &te) || te.Field != "dependsOn" || te.Line != 7 || !strings.Contains(te.Message, `"soon"`) {
+		t.Fatalf("Dependencies() err = %#v", err)
+	}
+}
