@@ -91,9 +91,5 @@ func DecodeEvent(eventName string, payload []byte) (Trigger, error) {
 }
 
 func snapshot(is *github.Issue) Issue {
-	out := Issue{Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), IsPull: is.IsPullRequest()}
-	for _, l := range is.Labels {
-		out.Labels = append(out.Labels, l.GetName())
-	}
-	return out
+	return toIssue(is)
 }

@@ -24,11 +24,13 @@ type Comment struct {
 
 // Issue is the task issue.
 type Issue struct {
+	ID     int64 // GitHub's id, which the sub-issues API takes
 	Number int
 	Title  string
 	Body   string
 	Labels []string
 	IsPull bool
+	State  string // open or closed; "" when not known
 }
 
 // PullRequest is the task's pull request.
@@ -101,6 +103,19 @@ type GitHub interface {
 	// CreateReview posts a review; ErrUnprocessable when GitHub refuses its event or an inline
 	// comment (the caller retries in a plainer form).
 	CreateReview(ctx context.Context, number int, r NewReview) (int64, error)
+
+	// Task graphs (github_tasks.go).
+
+	// CreateIssue opens an issue with labels.
+	CreateIssue(ctx context.Context, is NewIssue) (Issue, error)
+	// AddSubIssue links child under parent (GitHub's sub-issues); ErrUnprocessable when GitHub
+	// refuses the link (the child has another parent, the cap is reached).
+	AddSubIssue(ctx context.Context, parent int, childID int64) error
+	// IssuesLabeled lists the open and closed issues (never pull requests) carrying label.
+	IssuesLabeled(ctx context.Context, label string) ([]Issue, error)
+	// DispatchWorkflow starts a workflow_dispatch run of workflow (a file name such as
+	// studio.yml) on ref with inputs.
+	DispatchWorkflow(ctx context.Context, workflow, ref string, inputs map[string]any) error
 }
 
 // Client adapts go-github to GitHub for one repository. It memoizes what cannot change during a
@@ -202,11 +217,15 @@ func (c *Client) Issue(ctx context.Context, number int) (Issue, error) {
 	if err != nil {
 		return Issue{}, fmt.Errorf("get issue #%d: %w", number, notFound(resp, err))
 	}
-	out := Issue{Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), IsPull: is.IsPullRequest()}
+	return toIssue(is), nil
+}
+
+func toIssue(is *github.Issue) Issue {
+	out := Issue{ID: is.GetID(), Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), IsPull: is.IsPullRequest(), State: is.GetState()}
 	for _, l := range is.Labels {
 		out.Labels = append(out.Labels, l.GetName())
 	}
-	return out, nil
+	return out
 }
 
 func (c *Client) EditIssueBody(ctx context.Context, number int, body string) error {

@@ -290,3 +290,35 @@ func indent(s string) string {
 }
 
 var _ GitHub = (*LocalGitHub)(nil)
+
+func (g *LocalGitHub) CreateIssue(_ context.Context, is NewIssue) (Issue, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := int(g.id())
+	out := Issue{ID: int64(n) * 10, Number: n, Title: is.Title, Body: is.Body, Labels: append([]string(nil), is.Labels...), State: "open"}
+	g.issues[n] = out
+	g.printf("issue #%d %q (labels %s)", n, is.Title, strings.Join(is.Labels, ", "))
+	return out, nil
+}
+
+func (g *LocalGitHub) AddSubIssue(_ context.Context, parent int, childID int64) error {
+	g.printf("sub-issue %d under #%d", childID, parent)
+	return nil
+}
+
+func (g *LocalGitHub) IssuesLabeled(_ context.Context, label string) ([]Issue, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []Issue
+	for _, is := range g.issues {
+		if contains(is.Labels, label) {
+			out = append(out, is)
+		}
+	}
+	return out, nil
+}
+
+func (g *LocalGitHub) DispatchWorkflow(_ context.Context, workflow, ref string, inputs map[string]any) error {
+	g.printf("dispatch %s on %s with %v", workflow, ref, inputs)
+	return nil
+}

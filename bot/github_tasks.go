@@ -1,0 +1,90 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/google/go-github/v60/github"
+)
+
+// The GitHub calls of task graphs: tasks are issues, a recipe's tasks are sub-issues of the issue
+// it was typed on, and an orchestration dispatches one workflow run per task.
+
+// NewIssue describes an issue to open.
+type NewIssue struct {
+	Title, Body string
+	Labels      []string
+}
+
+func (c *Client) CreateIssue(ctx context.Context, is NewIssue) (Issue, error) {
+	req := &github.IssueRequest{Title: github.String(is.Title), Body: github.String(is.Body)}
+	if len(is.Labels) > 0 {
+		req.Labels = &is.Labels
+	}
+	created, _, err := c.gh.Issues.Create(ctx, c.owner, c.repo, req)
+	if err != nil {
+		return Issue{}, fmt.Errorf("open issue %q: %w", oneLine(is.Title, 80), classify(err))
+	}
+	return toIssue(created), nil
+}
+
+func (c *Client) AddSubIssue(ctx context.Context, parent int, childID int64) error {
+	u := fmt.Sprintf("repos/%s/%s/issues/%d/sub_issues", c.owner, c.repo, parent)
+	req, err := c.gh.NewRequest("POST", u, map[string]any{"sub_issue_id": childID})
+	if err != nil {
+		return err
+	}
+	resp, err := c.gh.Do(ctx, req, nil)
+	if err != nil {
+		if unprocessable(resp) {
+			return fmt.Errorf("link issue %d under #%d: %w: %v", childID, parent, ErrUnprocessable, err)
+		}
+		return fmt.Errorf("link issue %d under #%d: %w", childID, parent, classify(err))
+	}
+	return nil
+}
+
+func (c *Client) IssuesLabeled(ctx context.Context, label string) ([]Issue, error) {
+	opts := &github.IssueListByRepoOptions{Labels: []string{label}, State: "all"}
+	out, err := collect(&opts.ListOptions,
+		func() ([]*github.Issue, *github.Response, error) {
+			return c.gh.Issues.ListByRepo(ctx, c.owner, c.repo, opts)
+		},
+		func(is *github.Issue) []Issue {
+			if is.IsPullRequest() {
+				return nil
+			}
+			return one(toIssue(is))
+		})
+	if err != nil {
+		return nil, fmt.Errorf("list issues labelled %s: %w", label, classify(err))
+	}
+	return out, nil
+}
+
+func (c *Client) DispatchWorkflow(ctx context.Context, workflow, ref string, inputs map[string]any) error {
+	_, err := c.gh.Actions.CreateWorkflowDispatchEventByFileName(ctx, c.owner, c.repo, workflow, github.CreateWorkflowDispatchEventRequest{Ref: ref, Inputs: inputs})
+	if err != nil {
+		return fmt.Errorf("dispatch %s on %s: %w", workflow, ref, classify(err))
+	}
+	return nil
+}
+
+// RefEntry is one ref and the object it points at.
+type RefEntry struct{ Ref, SHA string }
+
+// MatchingRefs lists the refs under prefix (for example refs/studio/locks/), for the locks and
+// slots of orchestrations.
+func (c *Client) MatchingRefs(ctx context.Context, prefix string) ([]RefEntry, error) {
+	opts := &github.ReferenceListOptions{Ref: strings.TrimPrefix(prefix, "refs/")}
+	out, err := collect(&opts.ListOptions,
+		func() ([]*github.Reference, *github.Response, error) {
+			return c.gh.Git.ListMatchingRefs(ctx, c.owner, c.repo, opts)
+		},
+		func(r *github.Reference) []RefEntry { return one(RefEntry{Ref: r.GetRef(), SHA: r.GetObject().GetSHA()}) })
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", prefix, classify(err))
+	}
+	return out, nil
+}
