@@ -25,6 +25,7 @@ var routes = map[eventTarget]func(*Bot, context.Context, Trigger) (Outcome, erro
 	{TriggerLabel, true}:       (*Bot).onPullLabel,
 	{TriggerPullRequest, true}: (*Bot).handlePullEvent,
 	{TriggerReview, true}:      (*Bot).handlePullEvent,
+	{TriggerDispatch, false}:   (*Bot).onDispatch,
 }
 
 // Handle runs the whole flow for one decoded trigger. A returned error means the bot itself
@@ -38,7 +39,8 @@ func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
 		b.GitHub = m
 		defer func() { b.GitHub = orig }()
 	}
-	if strings.EqualFold(tr.Actor.Login, b.BotLogin) {
+	// The bot's own events start nothing, except the workflow runs an orchestration dispatches.
+	if strings.EqualFold(tr.Actor.Login, b.BotLogin) && tr.Kind != TriggerDispatch {
 		return b.skip("the event was caused by the bot itself")
 	}
 	handle, ok := routes[eventTarget{tr.Kind, tr.IsPull || tr.Snapshot.IsPull}]

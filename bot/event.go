@@ -1,6 +1,7 @@
 package bot
 
 import (
+	"encoding/json"
 	"fmt"
 
 	"github.com/google/go-github/v60/github"
@@ -15,6 +16,9 @@ const (
 	// TriggerPullRequest and TriggerReview drive the approval flow and the gate (pull_event.go).
 	TriggerPullRequest TriggerKind = "pull_request"
 	TriggerReview      TriggerKind = "review"
+	// TriggerDispatch is workflow_dispatch: an orchestration's task run, or an orchestration
+	// started from the Actions tab (orchestrate.go).
+	TriggerDispatch TriggerKind = "dispatch"
 )
 
 // Actor is who caused the event.
@@ -42,6 +46,8 @@ type Trigger struct {
 	Label string
 	// Pull fields (TriggerPullRequest, TriggerReview).
 	Pull PullEvent
+	// Inputs are a workflow_dispatch's inputs (TriggerDispatch), as strings.
+	Inputs map[string]string
 }
 
 // Skip explains why an event needs no work; the bot logs it so every skipped event has a line.
@@ -86,6 +92,23 @@ func DecodeEvent(eventName string, payload []byte) (Trigger, error) {
 		return decodePullRequestEvent(e)
 	case *github.PullRequestReviewEvent:
 		return decodeReviewEvent(e)
+	case *github.WorkflowDispatchEvent:
+		inputs := map[string]string{}
+		var raw map[string]any
+		if len(e.Inputs) > 0 {
+			if err := json.Unmarshal(e.Inputs, &raw); err != nil {
+				return Trigger{}, &Skip{Reason: fmt.Sprintf("workflow_dispatch inputs do not decode: %v", err)}
+			}
+		}
+		for k, v := range raw {
+			inputs[k] = fmt.Sprint(v)
+		}
+		return Trigger{
+			Kind: TriggerDispatch, Owner: e.GetRepo().GetOwner().GetLogin(), Repo: e.GetRepo().GetName(),
+			DefaultBranch: e.GetRepo().GetDefaultBranch(),
+			Actor:         Actor{Login: e.GetSender().GetLogin(), Type: e.GetSender().GetType()},
+			Inputs:        inputs,
+		}, nil
 	}
 	return Trigger{}, &Skip{Reason: fmt.Sprintf("event %q is not handled by this version", eventName)}
 }

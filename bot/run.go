@@ -62,6 +62,9 @@ type Settings struct {
 	// Containment is one markdown line saying how the agent is confined (or why it is not); the
 	// status comment shows it. Empty shows nothing.
 	Containment string
+	// DispatchWorkflow is the `dispatch-workflow` input: the workflow file an orchestration
+	// dispatches one run of per task (default studio.yml).
+	DispatchWorkflow string
 	// LockSettings bound the per-issue lock (lock.go).
 	LockSettings
 }
@@ -78,6 +81,9 @@ func (s *Settings) defaults() {
 	}
 	if s.BotLogin == "" {
 		s.BotLogin = "github-actions[bot]"
+	}
+	if s.DispatchWorkflow == "" {
+		s.DispatchWorkflow = "studio.yml"
 	}
 	if s.RunsDir == "" {
 		s.RunsDir = filepath.Join(os.TempDir(), "studio-runs")

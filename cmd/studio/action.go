@@ -262,6 +262,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		Model:              models.model,
 		MaxTokens:          models.maxTokens,
 		GuidanceDir:        filepath.Join(env.runnerTemp, "studio-guidance"),
+		DispatchWorkflow:   orDefault(act.GetInput("dispatch-workflow"), "studio.yml"),
 
 		RequiredApprovals: approvals.required,
 		ApprovalTTL:       approvals.ttl,

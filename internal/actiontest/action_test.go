@@ -54,7 +54,7 @@ var (
 		"allowed-bots": "", "bot-login": "", "required-approvals": "1", "approval-ttl": "",
 		"constrained-sandbox": "false", "timeout-minutes": "30", "max-fix-passes": "",
 		"verify-command": "", "verify-timeout": "30s", "model-tier": "", "openai-base-url": "", "agent-user": "studio-agent",
-		"agent-pid-namespace": "true", "model": "", "max-tokens": "",
+		"agent-pid-namespace": "true", "model": "", "max-tokens": "", "dispatch-workflow": "studio.yml",
 	}
 	wantOutputs = []string{"status", "branch", "pull-request", "run-id", "evidence-dir", "usage"}
 )

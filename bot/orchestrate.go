@@ -1,0 +1,518 @@
+package bot
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/policy"
+)
+
+// Orchestration (DESIGN §6): GitHub Actions is the engine. An orchestration lives on the issue it
+// was started from, in one tracking comment whose hidden state lists its tasks and bound. Each
+// start takes the task's write locks (refs/studio/locks/<24 hex>) and a concurrency slot
+// (refs/studio/slots/<n>) through the Git refs API, whose create is atomic, then dispatches one
+// workflow run for the task. That run works the task like `/studio run`, then releases its refs
+// and advances the orchestration: skips what a failed dependency blocks, and starts what it freed.
+// No process waits for another; the issues, labels and refs are the whole state.
+
+// orchState is what the tracking comment keeps between runs.
+type orchState struct {
+	Issue   int               `json:"issue"`
+	Tasks   []int             `json:"tasks"`
+	Max     int               `json:"max"`
+	Run     string            `json:"run"` // the run that started it
+	Status  string            `json:"status"`
+	Pulls   map[string]int    `json:"pulls,omitempty"`
+	Runs    map[string]string `json:"runs,omitempty"`
+	Handled []int64           `json:"handled,omitempty"`
+	Notes   []string          `json:"notes,omitempty"`
+}
+
+const maxOrchNotes = 20
+
+func orchMarker(issue int) string {
+	return fmt.Sprintf("<!-- studio:orchestration issue=%d -->", issue)
+}
+
+var orchStateRE = regexp.MustCompile(`<!-- studio:orchestration-state ([A-Za-z0-9+/=]+) -->`)
+
+// trackingComment finds the bot's tracking comment of the orchestration on issue, and its state.
+func (b *Bot) trackingComment(ctx context.Context, issue int) (Comment, *orchState, error) {
+	comments, err := b.GitHub.Comments(ctx, issue)
+	if err != nil {
+		return Comment{}, nil, err
+	}
+	for i := len(comments) - 1; i >= 0; i-- {
+		c := comments[i]
+		if !strings.EqualFold(c.Author, b.BotLogin) || !strings.HasPrefix(c.Body, orchMarker(issue)) {
+			continue
+		}
+		m := orchStateRE.FindStringSubmatch(c.Body)
+		if m == nil {
+			continue
+		}
+		raw, err := base64.StdEncoding.DecodeString(m[1])
+		if err != nil {
+			continue
+		}
+		var st orchState
+		if json.Unmarshal(raw, &st) != nil || st.Issue != issue {
+			continue
+		}
+		return c, &st, nil
+	}
+	return Comment{}, nil, nil
+}
+
+// orchRun is one process's work on an orchestration: its facts and the events it records.
+type orchRun struct {
+	b       *Bot
+	st      *orchState
+	comment Comment
+	base    string
+	tasks   []policy.GraphTask
+	events  []map[string]any
+	cfg     *policy.StudioConfig
+}
+
+func (o *orchRun) event(name string, fields map[string]any) {
+	e := map[string]any{"timestamp": o.b.Now().UTC().Format(time.RFC3339Nano), "event": name, "orchestration": o.st.Issue}
+	for k, v := range fields {
+		e[k] = v
+	}
+	o.events = append(o.events, e)
+	o.b.logf("orchestration #%d: %s %v", o.st.Issue, name, fields)
+}
+
+func (o *orchRun) note(s string) {
+	o.st.Notes = append(o.st.Notes, o.b.Now().UTC().Format(time.RFC3339)+": "+s)
+	if n := len(o.st.Notes); n > maxOrchNotes {
+		o.st.Notes = o.st.Notes[n-maxOrchNotes:]
+	}
+	o.b.logf("::notice::orchestration #%d: %s", o.st.Issue, s)
+}
+
+// writeEvidence keeps the events of this process in the run evidence, in their own file (the
+// Codex event stream is events.jsonl).
+func (o *orchRun) writeEvidence() {
+	if len(o.events) == 0 {
+		return
+	}
+	ev, err := codex.NewEvidence(o.b.RunsDir, o.b.RunID, fmt.Sprintf("orchestration-%d", o.st.Issue), o.b.Redactor)
+	if err != nil {
+		o.b.logf("::warning::orchestration evidence: %v", err)
+		return
+	}
+	var lines []string
+	for _, e := range o.events {
+		data, _ := json.Marshal(e)
+		lines = append(lines, string(data))
+	}
+	if err := ev.Write("orchestration-events.jsonl", []byte(strings.Join(lines, "\n")+"\n")); err != nil {
+		o.b.logf("::warning::orchestration evidence: %v", err)
+	}
+}
+
+// graphTasks reads the task issues (labelled `<prefix>task`), the named ones and every dependency
+// of them as the graph's facts.
+func (b *Bot) graphTasks(ctx context.Context, base string, named []int) ([]policy.GraphTask, error) {
+	issues, err := b.GitHub.IssuesLabeled(ctx, b.LabelPrefix+"task")
+	if err != nil {
+		return nil, err
+	}
+	byNumber := map[int]Issue{}
+	for _, is := range issues {
+		byNumber[is.Number] = is
+	}
+	want := append([]int(nil), named...)
+	var out []policy.GraphTask
+	seen := map[int]bool{}
+	queue := make([]int, 0, len(issues)+len(want))
+	for _, is := range issues {
+		queue = append(queue, is.Number)
+	}
+	queue = append(queue, want...)
+	for len(queue) > 0 {
+		n := queue[0]
+		queue = queue[1:]
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		is, ok := byNumber[n]
+		if !ok {
+			is, err = b.GitHub.Issue(ctx, n)
+			if errors.Is(err, ErrNotFound) {
+				continue // unknown: the graph's validation names it
+			}
+			if err != nil {
+				return nil, err
+			}
+			if is.IsPull {
+				continue
+			}
+		}
+		t := b.graphTask(ctx, base, is)
+		out = append(out, t)
+		queue = append(queue, t.DependsOn...)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Issue < out[j].Issue })
+	return out, nil
+}
+
+// graphTask is one issue as a task of the graph. A task block that cannot be read still makes a
+// task (its run refuses it with the reason); a closed issue without a status label is done.
+func (b *Bot) graphTask(ctx context.Context, base string, is Issue) policy.GraphTask {
+	t := policy.GraphTask{Issue: is.Number, Title: is.Title}
+	task, err := policy.ParseTask(is.Body)
+	if err == nil {
+		t.DependsOn, _ = task.Dependencies()
+		t.Priority, t.WorkflowID, t.WriteFiles, t.Role = task.Priority, task.WorkflowID, task.WriteFiles, task.Role
+	}
+	if t.Role == "" {
+		if roles := policy.LabelRoles(b.LabelPrefix, is.Labels, ""); len(roles) == 1 {
+			t.Role = roles[0]
+		}
+	}
+	if rs, err := b.roles(ctx, base); err == nil {
+		if phase, ok := rs.Lookup(t.Role); ok {
+			t.ReadOnly = !phase.Mutating()
+		}
+	}
+	status, err := policy.StatusOfLabels(b.LabelPrefix, is.Labels)
+	switch {
+	case err != nil:
+		status = policy.StatusBlocked
+	case is.State == "closed" && !hasStatusLabel(b.LabelPrefix, is.Labels):
+		status = policy.StatusDone
+	}
+	t.Status = status
+	return t
+}
+
+func hasStatusLabel(prefix string, labels []string) bool {
+	for _, l := range labels {
+		if strings.HasPrefix(l, prefix+"status/") {
+			return true
+		}
+	}
+	return false
+}
+
+// heldRefs lists the live records under a refs/studio/ prefix (write locks or slots). Expired or
+// unreadable ones are returned apart: whoever needs the ref breaks it, with a note.
+func (b *Bot) heldRefs(ctx context.Context, prefix string, keep func(ref string) bool) (live []policy.LockRecord, refs map[string]string, err error) {
+	lister, ok := b.Locks.(refLister)
+	if !ok {
+		return nil, nil, errors.New("orchestration needs the Git refs API (no lock refs configured)")
+	}
+	entries, err := lister.MatchingRefs(ctx, prefix)
+	if err != nil {
+		return nil, nil, err
+	}
+	refs = map[string]string{}
+	now := b.Now()
+	for _, e := range entries {
+		if !keep(e.Ref) {
+			continue
+		}
+		_, msg, err := b.Locks.LockRecord(ctx, e.Ref)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		rec, ok := policy.ParseLockRecord(msg)
+		if !ok || rec.Expired(now) {
+			continue
+		}
+		live = append(live, rec)
+		refs[e.Ref] = rec.Key
+	}
+	return live, refs, nil
+}
+
+// refLister is a LockRefs that can list refs (the go-github Client).
+type refLister interface {
+	MatchingRefs(ctx context.Context, prefix string) ([]RefEntry, error)
+}
+
+// takeRef creates ref for rec, breaking an expired or unreadable holder (with a note). It reports
+// false, with why, when a live holder has it.
+func (o *orchRun) takeRef(ctx context.Context, ref string, rec policy.LockRecord) (bool, string, error) {
+	b := o.b
+	sha, err := b.Locks.CreateLockCommit(ctx, rec.Render(), "")
+	if err != nil {
+		return false, "", err
+	}
+	for try := 0; try < 3; try++ {
+		err := b.Locks.CreateRef(ctx, ref, sha)
+		if err == nil {
+			return true, "", nil
+		}
+		if !errors.Is(err, ErrRefExists) {
+			return false, "", err
+		}
+		cur, msg, err := b.Locks.LockRecord(ctx, ref)
+		if errors.Is(err, ErrNotFound) {
+			continue // released meanwhile
+		}
+		if err != nil {
+			return false, "", err
+		}
+		held, readable := policy.ParseLockRecord(msg)
+		d := policy.DecideHeldLock(rec.Key, held, readable, b.Now())
+		if !d.Break {
+			return false, d.Note, nil
+		}
+		mine, err := b.Locks.CreateLockCommit(ctx, rec.Render(), cur)
+		if err != nil {
+			return false, "", err
+		}
+		if err := b.Locks.AdvanceRef(ctx, ref, mine); errors.Is(err, ErrRefMoved) {
+			continue // someone else broke or released it first: look again
+		} else if err != nil {
+			return false, "", err
+		}
+		o.note(d.Note)
+		return true, "", nil
+	}
+	return false, "the ref kept changing under this run", nil
+}
+
+// claimRef is the ref a started task holds until its run ends.
+func claimRef(task int) string { return fmt.Sprintf("refs/studio/tasks/%d", task) }
+
+func claimKey(task int) string { return fmt.Sprintf("__task_%d__", task) }
+
+// releaseRef deletes ref when its record still names task (a lock broken and taken over by
+// another task is left to it).
+func (b *Bot) releaseRef(ctx context.Context, ref string, task int) (bool, error) {
+	_, msg, err := b.Locks.LockRecord(ctx, ref)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if rec, ok := policy.ParseLockRecord(msg); !ok || rec.Task != task {
+		return false, nil
+	}
+	return true, b.Locks.DeleteRef(ctx, ref)
+}
+
+// startTask takes task t's slot and write locks, labels it running and dispatches its run. It
+// reports false when another run holds what t needs (t waits for a later event); everything it
+// took is given back then.
+func (o *orchRun) startTask(ctx context.Context, t policy.GraphTask) (bool, error) {
+	b := o.b
+	now := b.Now()
+	var taken []string
+	giveBack := func() {
+		for _, ref := range taken {
+			if _, err := b.releaseRef(context.WithoutCancel(ctx), ref, t.Issue); err != nil {
+				b.logf("::warning::orchestration #%d: could not give back %s: %v", o.st.Issue, ref, err)
+			}
+		}
+	}
+	// The claim: one ref per task, so two orchestrations racing never both start it (a read-only
+	// task takes no lock that would tell them apart).
+	ok, _, err := o.takeRef(ctx, claimRef(t.Issue), policy.NewLockRecord(claimKey(t.Issue), t.Issue, b.RunID, b.RunURL, now, policy.DefaultLockTTL))
+	if err != nil || !ok {
+		return false, err
+	}
+	taken = append(taken, claimRef(t.Issue))
+	slot := -1
+	for n := 0; n < o.st.Max && slot < 0; n++ {
+		ok, _, err := o.takeRef(ctx, policy.SlotRef(n), policy.NewLockRecord(policy.SlotKey(n), t.Issue, b.RunID, b.RunURL, now, policy.DefaultLockTTL))
+		if err != nil {
+			return false, err
+		}
+		if ok {
+			slot = n
+			taken = append(taken, policy.SlotRef(n))
+		}
+	}
+	if slot < 0 {
+		giveBack()
+		return false, nil // every slot is taken: the bound holds
+	}
+	keys := t.LockKeys()
+	for _, key := range keys {
+		ok, why, err := o.takeRef(ctx, policy.LockRef(key), policy.NewLockRecord(key, t.Issue, b.RunID, b.RunURL, now, policy.DefaultLockTTL))
+		if err != nil {
+			giveBack()
+			return false, err
+		}
+		if !ok {
+			giveBack()
+			o.event("task.waiting", map[string]any{"taskId": t.Issue, "reason": why})
+			return false, nil
+		}
+		taken = append(taken, policy.LockRef(key))
+	}
+	if len(keys) > 0 {
+		// The project-wide lock and a per-file lock live on different refs, so the atomic create
+		// alone cannot keep them apart: look at every live write lock now, and back off on any
+		// conflict. Two racers may both back off; they never both proceed.
+		held, _, err := b.heldRefs(ctx, "refs/studio/locks/", policy.IsWriteLockRef)
+		if err != nil {
+			giveBack()
+			return false, err
+		}
+		if c := policy.LockConflicts(keys, t.Issue, held, now); len(c) > 0 {
+			giveBack()
+			o.event("task.waiting", map[string]any{"taskId": t.Issue, "reason": fmt.Sprintf("lock %s held by #%d", c[0].Key, c[0].Task)})
+			return false, nil
+		}
+	}
+	if err := b.setIssueStatus(ctx, t.Issue, policy.StatusRunning); err != nil {
+		giveBack()
+		return false, err
+	}
+	inputs := map[string]any{"task": strconv.Itoa(t.Issue), "orchestration": strconv.Itoa(o.st.Issue), "slot": strconv.Itoa(slot)}
+	if err := b.GitHub.DispatchWorkflow(ctx, b.DispatchWorkflow, o.base, inputs); err != nil {
+		giveBack()
+		if serr := b.setIssueStatus(context.WithoutCancel(ctx), t.Issue, policy.StatusReady); serr != nil {
+			b.logf("::warning::could not put #%d back to ready: %v", t.Issue, serr)
+		}
+		return false, fmt.Errorf("dispatch the run of #%d: %w", t.Issue, err)
+	}
+	locks := keys
+	if locks == nil {
+		locks = []string{}
+	}
+	o.event("task.started", map[string]any{"taskId": t.Issue, "locks": locks, "slot": slot})
+	return true, nil
+}
+
+// advance decides and performs the orchestration's next step (policy.AdvanceOrchestration):
+// skips and blocks first, then starts the next wave. It runs under the orchestration issue's lock.
+func (o *orchRun) advance(ctx context.Context) error {
+	b := o.b
+	tasks, err := b.graphTasks(ctx, o.base, o.st.Tasks)
+	if err != nil {
+		return err
+	}
+	o.tasks = tasks
+	held, _, err := b.heldRefs(ctx, "refs/studio/locks/", policy.IsWriteLockRef)
+	if err != nil {
+		return err
+	}
+	slots, _, err := b.heldRefs(ctx, "refs/studio/slots/", func(ref string) bool {
+		n, err := strconv.Atoi(strings.TrimPrefix(ref, "refs/studio/slots/"))
+		return err == nil && n < o.st.Max
+	})
+	if err != nil {
+		return err
+	}
+	var keys []string
+	for _, h := range held {
+		keys = append(keys, h.Key)
+	}
+	step := policy.AdvanceOrchestration(policy.GraphState{Tasks: tasks, Selected: o.st.Tasks, HeldLocks: keys, FreeSlots: o.st.Max - len(slots)})
+	for _, c := range step.Changes {
+		if err := b.setIssueStatus(ctx, c.Issue, c.Status); err != nil {
+			return err
+		}
+		o.setStatus(c.Issue, c.Status)
+		switch c.Status {
+		case policy.StatusSkipped:
+			o.event("task.skipped", map[string]any{"taskId": c.Issue, "blocker": c.Blocker, "reason": c.Reason})
+		default:
+			o.event("task.blocked", map[string]any{"taskId": c.Issue, "reason": c.Reason})
+		}
+	}
+	for _, n := range step.Start {
+		t, ok := o.task(n)
+		if !ok {
+			continue
+		}
+		started, err := o.startTask(ctx, t)
+		if err != nil {
+			return err
+		}
+		if started {
+			o.setStatus(n, policy.StatusRunning)
+		}
+	}
+	if step.Finished && o.st.Status != step.Status {
+		o.st.Status = step.Status
+		o.event("orchestration.finished", map[string]any{"status": step.Status})
+	}
+	return nil
+}
+
+func (o *orchRun) task(n int) (policy.GraphTask, bool) {
+	for _, t := range o.tasks {
+		if t.Issue == n {
+			return t, true
+		}
+	}
+	return policy.GraphTask{}, false
+}
+
+func (o *orchRun) setStatus(n int, status string) {
+	for i := range o.tasks {
+		if o.tasks[i].Issue == n {
+			o.tasks[i].Status = status
+		}
+	}
+}
+
+// publish writes the tracking comment: the table of tasks and the hidden state.
+func (o *orchRun) publish(ctx context.Context) error {
+	body := trackingBody(o.st, o.tasks, o.b.RunURL)
+	if o.comment.ID == 0 {
+		c, err := o.b.GitHub.CreateComment(ctx, o.st.Issue, body)
+		if err != nil {
+			return err
+		}
+		o.comment = c
+		return nil
+	}
+	return o.b.GitHub.EditComment(ctx, o.comment.ID, body)
+}
+
+// setIssueStatus moves another issue (a task of an orchestration) to status: exactly one status
+// label, whatever labels other runs set meanwhile.
+func (b *Bot) setIssueStatus(ctx context.Context, issue int, status string) error {
+	prefix := b.LabelPrefix + "status/"
+	want := prefix + status
+	now, err := b.GitHub.AddLabels(ctx, issue, want)
+	if err != nil {
+		return err
+	}
+	for _, l := range now {
+		if strings.HasPrefix(l, prefix) && l != want {
+			if err := b.GitHub.RemoveLabel(ctx, issue, l); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// orchestrationConfig is the default branch's studio.json, for the approvals a dry run names.
+func (o *orchRun) approval(t policy.GraphTask) string {
+	if o.cfg == nil || t.ReadOnly {
+		return "none (read-only)"
+	}
+	switch o.cfg.StudioMode {
+	case policy.ModeFastPrototype:
+		return "none (fast-prototype)"
+	case policy.ModeStrictStudio:
+		return "an approving review of its plan pull request by a writer other than the requester"
+	}
+	return "an approving review of its plan pull request, or --approved-by-user"
+}

@@ -1,0 +1,330 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/codex-studio/studio-action/policy"
+)
+
+// `/studio orchestrate [#N ...] [--workflow W] [--max-concurrency N] [--dry-run]` on any issue
+// (and a workflow_dispatch with the same inputs) starts an orchestration of task issues there
+// (orchestrate.go); on an issue whose orchestration is still running, without tasks named, it
+// resumes it.
+
+// OrchestrateOptions are `orchestrate`'s.
+type OrchestrateOptions struct {
+	Tasks          []int
+	Workflow       string
+	MaxConcurrency int // 0 is the default, 1
+	DryRun         bool
+}
+
+func parseOrchestrateOptions(args []string) (any, error) {
+	var o OrchestrateOptions
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		value := func() (string, error) {
+			if i+1 >= len(args) {
+				return "", fmt.Errorf("`%s` needs a value.", a)
+			}
+			i++
+			return args[i], nil
+		}
+		switch strings.ToLower(a) {
+		case "--dry-run":
+			o.DryRun = true
+		case "--workflow":
+			v, err := value()
+			if err != nil {
+				return nil, err
+			}
+			o.Workflow = v
+		case "--max-concurrency":
+			v, err := value()
+			if err != nil {
+				return nil, err
+			}
+			n, err := policy.ParseMaxConcurrency(v)
+			if err != nil {
+				return nil, errors.New(err.Error() + ".")
+			}
+			o.MaxConcurrency = n
+		default:
+			n, ok := issueRef(a)
+			if !ok {
+				return nil, &unexpectedArgError{arg: a}
+			}
+			o.Tasks = append(o.Tasks, n)
+		}
+	}
+	return o, nil
+}
+
+// issueRef reads `#12` or `12`.
+func issueRef(s string) (int, bool) {
+	n, err := strconv.Atoi(strings.TrimPrefix(s, "#"))
+	return n, err == nil && n > 0 && !strings.HasPrefix(strings.TrimPrefix(s, "#"), "+")
+}
+
+func init() {
+	register(&verb{
+		name: "orchestrate", order: 27, args: "[#N ...]", flags: []string{"--workflow W", "--max-concurrency N", "--dry-run"}, where: "on any issue",
+		what:    "runs task issues as a graph: the named tasks (else a workflow's, else every ready task), each in its own workflow run as its dependencies finish, at most N at once (1 to 3) and never two writing the same file; `--dry-run` shows the plan, its waves and the approvals; on an issue whose orchestration is running it resumes it",
+		parse:   parseOrchestrateOptions,
+		onIssue: func(ctx context.Context, r *run) error { return r.orchestrate(ctx) },
+	})
+}
+
+func (r *run) orchestrate(ctx context.Context) error {
+	opts, _ := r.cmd.Opts.(OrchestrateOptions)
+	out, err := r.Bot.orchestrateOn(ctx, r.tr.Issue, opts, r.tr.CommentID, r.tr.Actor.Login, r.cmd.Line)
+	*r.out = out
+	return err
+}
+
+// orchestrateOn starts (or resumes) the orchestration on issue; it runs under issue's lock.
+func (b *Bot) orchestrateOn(ctx context.Context, issue int, opts OrchestrateOptions, commentID int64, actor, line string) (Outcome, error) {
+	out := Outcome{RunID: b.RunID}
+	reply := func(status, text string) (Outcome, error) {
+		out.Status, out.Summary = status, text
+		_, err := b.GitHub.CreateComment(ctx, issue, orchestrationReply(line, actor, text))
+		return out, err
+	}
+	base, err := b.GitHub.DefaultBranch(ctx)
+	if err != nil {
+		return out, err
+	}
+	comment, st, err := b.trackingComment(ctx, issue)
+	if err != nil {
+		return out, err
+	}
+	if st != nil && commentID != 0 && containsID(st.Handled, commentID) {
+		return b.skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", commentID))
+	}
+	o := &orchRun{b: b, base: base, comment: comment}
+	if data, err := b.baseFile(ctx, policy.StudioConfigPath, base); err == nil {
+		if cfg, err := policy.ParseStudioConfig(data); err == nil {
+			o.cfg = &cfg
+			if !cfg.Active() && !opts.DryRun {
+				return reply("refused", "**Refused:** "+cfg.InactiveReason())
+			}
+		}
+	}
+	resume := st != nil && st.Status == "running" && len(opts.Tasks) == 0 && opts.Workflow == "" && !opts.DryRun
+	if !resume {
+		if err := policy.CheckMaxConcurrency(max(opts.MaxConcurrency, 1)); err != nil {
+			return reply("refused", err.Error()+". Nothing was dispatched.")
+		}
+		tasks, err := b.graphTasks(ctx, base, opts.Tasks)
+		if err != nil {
+			return out, err
+		}
+		req := policy.OrchestrateRequest{Explicit: opts.Tasks, Workflow: opts.Workflow, MaxConcurrency: opts.MaxConcurrency, DryRun: opts.DryRun}
+		plan, err := policy.PlanOrchestration(tasks, req)
+		if err != nil {
+			return reply("refused", "The orchestration cannot start: "+err.Error()+". Nothing was dispatched.")
+		}
+		o.tasks = tasks
+		if opts.DryRun {
+			return reply("done", "**Dry run**: nothing was changed (no lock, slot, label or workflow run).\n\n"+fenced(policy.RenderPlan(plan, o.approval), "text"))
+		}
+		if len(plan.Tasks) == 0 {
+			return reply("done", "There is no ready task to orchestrate. Name the tasks (`#N`), or label issues `"+b.LabelPrefix+"task` with a `studio` block.")
+		}
+		prev := st
+		st = &orchState{Issue: issue, Max: plan.MaxConcurrency, Run: b.RunID, Status: "running", Pulls: map[string]int{}, Runs: map[string]string{}}
+		for _, t := range plan.Tasks {
+			st.Tasks = append(st.Tasks, t.Issue)
+		}
+		if prev != nil {
+			st.Handled, st.Notes = prev.Handled, prev.Notes
+		}
+	}
+	o.st = st
+	if commentID != 0 {
+		st.Handled = append(st.Handled, commentID)
+	}
+	if resume {
+		o.event("orchestration.resumed", map[string]any{"selectedTaskIds": st.Tasks, "maxConcurrency": st.Max})
+	} else {
+		o.event("orchestration.started", map[string]any{"selectedTaskIds": st.Tasks, "maxConcurrency": st.Max})
+	}
+	defer o.writeEvidence()
+	advErr := o.advance(ctx)
+	if err := o.publish(ctx); err != nil {
+		return out, err
+	}
+	out.Status = "done"
+	if st.Status == "blocked" {
+		out.Status = "blocked"
+	}
+	out.Summary = trackingBody(st, o.tasks, b.RunURL)
+	return out, advErr
+}
+
+// runDispatchedTask is a task run an orchestration dispatched: `/studio run` on the task issue,
+// then its refs given back and the orchestration advanced, whatever the run's end (a run that
+// failed after its locks were taken releases them too; one killed outright leaves them to expire).
+func (b *Bot) runDispatchedTask(ctx context.Context, tr Trigger) (Outcome, error) {
+	task, ok := issueRef(tr.Inputs["task"])
+	if !ok {
+		return b.skip(fmt.Sprintf("workflow_dispatch input task %q is not an issue number", tr.Inputs["task"]))
+	}
+	orch, _ := issueRef(tr.Inputs["orchestration"])
+	slot := -1
+	if n, err := strconv.Atoi(tr.Inputs["slot"]); err == nil && n >= 0 {
+		slot = n
+	}
+	issue, err := b.GitHub.Issue(ctx, task)
+	if err != nil {
+		return Outcome{RunID: b.RunID}, fmt.Errorf("read task #%d: %w", task, err)
+	}
+	line := "dispatched run"
+	if orch > 0 {
+		line = fmt.Sprintf("orchestration #%d", orch)
+	}
+	cmd := Command{Verb: "run", Line: line, Opts: RunOptions{}}
+	out, runErr := b.locked(ctx, task, eventLine(tr, cmd), tr.Actor.Login, func(ctx context.Context) (Outcome, error) {
+		r, err := b.runForIssue(ctx, tr, issue, cmd)
+		if err != nil {
+			return Outcome{RunID: b.RunID}, err
+		}
+		r.st.set(stepAuthorized, StepDone, line+" (@"+tr.Actor.Login+")")
+		if err := r.execute(ctx); err != nil {
+			r.reportFailure(ctx, err)
+			return *r.out, err
+		}
+		return *r.out, nil
+	})
+	if orch > 0 {
+		if err := b.finishOrchestrated(context.WithoutCancel(ctx), orch, task, slot, out); err != nil {
+			b.logf("::warning::orchestration #%d was not advanced: %v", orch, err)
+			if runErr == nil {
+				runErr = err
+			}
+		}
+	}
+	return out, runErr
+}
+
+// finishOrchestrated gives back a finished task's refs and advances its orchestration.
+func (b *Bot) finishOrchestrated(ctx context.Context, orch, task, slot int, out Outcome) error {
+	base, err := b.GitHub.DefaultBranch(ctx)
+	if err != nil {
+		return err
+	}
+	is, err := b.memo().issueNow(ctx, task)
+	if err != nil {
+		return err
+	}
+	t := b.graphTask(ctx, base, is)
+	var released []string
+	for _, key := range t.LockKeys() {
+		if ok, err := b.releaseRef(ctx, policy.LockRef(key), task); err != nil {
+			return err
+		} else if ok {
+			released = append(released, key)
+		}
+	}
+	if slot >= 0 {
+		if _, err := b.releaseRef(ctx, policy.SlotRef(slot), task); err != nil {
+			return err
+		}
+	}
+	if _, err := b.releaseRef(ctx, claimRef(task), task); err != nil {
+		return err
+	}
+	_, err = b.locked(ctx, orch, fmt.Sprintf("orchestration #%d: #%d finished", orch, task), "", func(ctx context.Context) (Outcome, error) {
+		comment, st, err := b.trackingComment(ctx, orch)
+		if err != nil || st == nil {
+			if err == nil {
+				b.logf("::warning::#%d names orchestration #%d, which has no tracking comment", task, orch)
+			}
+			return Outcome{}, err
+		}
+		o := &orchRun{b: b, base: base, st: st, comment: comment}
+		defer o.writeEvidence()
+		if st.Runs == nil {
+			st.Runs = map[string]string{}
+		}
+		if st.Pulls == nil {
+			st.Pulls = map[string]int{}
+		}
+		if b.RunURL != "" {
+			st.Runs[strconv.Itoa(task)] = b.RunURL
+		}
+		if out.PullRequest > 0 {
+			st.Pulls[strconv.Itoa(task)] = out.PullRequest
+		}
+		locks := released
+		if locks == nil {
+			locks = []string{}
+		}
+		o.event("task.unlocked", map[string]any{"taskId": task, "locks": locks, "slot": slot})
+		o.event("task.finished", map[string]any{"taskId": task, "status": orDefault(out.Status, "error")})
+		advErr := o.advance(ctx)
+		if err := o.publish(ctx); err != nil {
+			return Outcome{}, err
+		}
+		return Outcome{}, advErr
+	})
+	return err
+}
+
+// onDispatch handles workflow_dispatch: an orchestration's task run (input task), or an
+// orchestration started from the Actions tab (input orchestrate, on the issue named by input
+// issue). GitHub lets only writers dispatch a workflow; a person's dispatch is checked anyway.
+func (b *Bot) onDispatch(ctx context.Context, tr Trigger) (Outcome, error) {
+	if !strings.EqualFold(tr.Actor.Login, b.BotLogin) {
+		perm, err := b.GitHub.Permission(ctx, tr.Actor.Login)
+		if err != nil {
+			return Outcome{RunID: b.RunID}, fmt.Errorf("authorize %s: %w", tr.Actor.Login, err)
+		}
+		if !policy.ParsePermission(perm).CanWrite() {
+			return Outcome{RunID: b.RunID, Status: "refused", Skip: tr.Actor.Login + " may not dispatch studio runs"}, nil
+		}
+	}
+	switch {
+	case tr.Inputs["task"] != "":
+		return b.runDispatchedTask(ctx, tr)
+	case tr.Inputs["orchestrate"] != "":
+		issue, ok := issueRef(tr.Inputs["issue"])
+		if !ok {
+			return b.skip("workflow_dispatch input issue must name the issue that tracks the orchestration (`#N`)")
+		}
+		args := strings.Fields(tr.Inputs["orchestrate"])
+		if len(args) == 1 && (args[0] == "ready" || args[0] == "all") {
+			args = nil
+		}
+		if w := tr.Inputs["workflow-id"]; w != "" {
+			args = append(args, "--workflow", w)
+		}
+		if m := tr.Inputs["max-concurrency"]; m != "" {
+			args = append(args, "--max-concurrency", m)
+		}
+		if tr.Inputs["dry-run"] == "true" {
+			args = append(args, "--dry-run")
+		}
+		parsed, err := parseOrchestrateOptions(args)
+		line := "workflow_dispatch orchestrate " + strings.Join(args, " ")
+		if err != nil {
+			_, cerr := b.GitHub.CreateComment(ctx, issue, orchestrationReply(line, tr.Actor.Login, "The orchestration cannot start: "+err.Error()+" Nothing was dispatched."))
+			return Outcome{RunID: b.RunID, Status: "refused"}, cerr
+		}
+		return b.locked(ctx, issue, eventLine(tr, Command{Line: line}), tr.Actor.Login, func(ctx context.Context) (Outcome, error) {
+			return b.orchestrateOn(ctx, issue, parsed.(OrchestrateOptions), 0, tr.Actor.Login, line)
+		})
+	}
+	return b.skip("workflow_dispatch without a task or orchestrate input")
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
