@@ -376,14 +376,14 @@ func (o *orchRun) startTask(ctx context.Context, t policy.GraphTask) (bool, erro
 			return false, nil
 		}
 	}
-	if err := b.setIssueStatus(ctx, t.Issue, policy.StatusRunning); err != nil {
+	if err := b.setIssueStatus(ctx, t.Issue, policy.StatusRunning, ""); err != nil {
 		giveBack()
 		return false, err
 	}
 	inputs := map[string]any{"task": strconv.Itoa(t.Issue), "orchestration": strconv.Itoa(o.st.Issue), "slot": strconv.Itoa(slot)}
 	if err := b.GitHub.DispatchWorkflow(ctx, b.DispatchWorkflow, o.base, inputs); err != nil {
 		giveBack()
-		if serr := b.setIssueStatus(context.WithoutCancel(ctx), t.Issue, policy.StatusReady); serr != nil {
+		if serr := b.setIssueStatus(context.WithoutCancel(ctx), t.Issue, policy.StatusReady, ""); serr != nil {
 			b.logf("::warning::could not put #%d back to ready: %v", t.Issue, serr)
 		}
 		return false, fmt.Errorf("dispatch the run of #%d: %w", t.Issue, err)
@@ -422,7 +422,7 @@ func (o *orchRun) advance(ctx context.Context) error {
 	}
 	step := policy.AdvanceOrchestration(policy.GraphState{Tasks: tasks, Selected: o.st.Tasks, HeldLocks: keys, FreeSlots: o.st.Max - len(slots)})
 	for _, c := range step.Changes {
-		if err := b.setIssueStatus(ctx, c.Issue, c.Status); err != nil {
+		if err := b.setIssueStatus(ctx, c.Issue, c.Status, fmt.Sprintf("%s (orchestration #%d)", c.Reason, o.st.Issue)); err != nil {
 			return err
 		}
 		o.setStatus(c.Issue, c.Status)
@@ -484,23 +484,32 @@ func (o *orchRun) publish(ctx context.Context) error {
 	return o.b.GitHub.EditComment(ctx, o.comment.ID, body)
 }
 
-// setIssueStatus moves another issue (a task of an orchestration) to status: exactly one status
-// label, whatever labels other runs set meanwhile.
-func (b *Bot) setIssueStatus(ctx context.Context, issue int, status string) error {
-	prefix := b.LabelPrefix + "status/"
-	want := prefix + status
-	now, err := b.GitHub.AddLabels(ctx, issue, want)
+// setIssueStatus moves another issue (a task of an orchestration) to status through the one
+// transition function. A task that ends without running (skipped, blocked) gets its status
+// comment, with the move and why in its history; a task starting gets only its label (its own
+// run writes the comment).
+func (b *Bot) setIssueStatus(ctx context.Context, issue int, status, why string) error {
+	is, err := b.GitHub.Issue(ctx, issue)
 	if err != nil {
 		return err
 	}
-	for _, l := range now {
-		if strings.HasPrefix(l, prefix) && l != want {
-			if err := b.GitHub.RemoveLabel(ctx, issue, l); err != nil {
-				return err
-			}
-		}
+	if status == policy.StatusRunning || status == policy.StatusReady {
+		_, _, _, err := b.transition(ctx, issue, is.Labels, status)
+		return err
 	}
-	return nil
+	r, err := b.runForIssue(ctx, Trigger{Kind: TriggerDispatch}, is, Command{Verb: "run"})
+	if err != nil {
+		return err
+	}
+	_, from, changed, err := b.transition(ctx, issue, is.Labels, status)
+	if err != nil || !changed {
+		return err
+	}
+	r.st.History = append(r.st.History, statusHistoryLine(b.Now(), from, status, b.RunID, why))
+	r.st.Verdict, r.st.Ended = status, true
+	r.st.set(stepVerdict, StepDone, "**"+status+"**")
+	r.st.Summary = fmt.Sprintf("**%s:** %s", strings.ToUpper(status[:1])+status[1:], why)
+	return r.publish(ctx)
 }
 
 // orchestrationConfig is the default branch's studio.json, for the approvals a dry run names.

@@ -257,39 +257,49 @@ func (r *run) refuse(ctx context.Context, reason string) error {
 	return r.publish(ctx)
 }
 
-// setStatusLabel is every status transition of a task: the issue ends with exactly one
-// `<prefix>status/<status>` label, and the status comment's history gains a line. The new label is
-// added first: GitHub answers with every label the issue has now, so a status label another run
-// set after this event was delivered is seen and removed too (the event's own list may be old).
+// setStatusLabel moves the run's task to status (transition) and records the move in the status
+// comment's history.
 func (r *run) setStatusLabel(ctx context.Context, status string) error {
-	prefix := r.LabelPrefix + "status/"
-	want := prefix + status
-	had := contains(r.issue.Labels, want)
-	now, err := r.GitHub.AddLabels(ctx, r.tr.Issue, want)
+	kept, from, changed, err := r.transition(ctx, r.tr.Issue, r.issue.Labels, status)
 	if err != nil {
 		return err
 	}
-	var kept, was []string
+	r.issue.Labels = kept
+	if changed {
+		r.st.History = append(r.st.History, statusHistoryLine(r.Now(), from, status, r.RunID, ""))
+	}
+	return nil
+}
+
+// transition is every status change of a task issue: it ends with exactly one
+// `<prefix>status/<status>` label. The new label is added first: GitHub answers with every label
+// the issue has now, so a status label another run set after this event was delivered (known is
+// the event's list, maybe old) is seen and removed too. changed is false when the issue already
+// had that status and no other.
+func (b *Bot) transition(ctx context.Context, issue int, known []string, status string) (kept []string, from string, changed bool, err error) {
+	prefix := b.LabelPrefix + "status/"
+	want := prefix + status
+	had := contains(known, want)
+	now, err := b.GitHub.AddLabels(ctx, issue, want)
+	if err != nil {
+		return nil, "", false, err
+	}
+	var was []string
 	for _, l := range now {
 		if strings.HasPrefix(l, prefix) && l != want {
-			if err := r.GitHub.RemoveLabel(ctx, r.tr.Issue, l); err != nil {
-				return err
+			if err := b.GitHub.RemoveLabel(ctx, issue, l); err != nil {
+				return nil, "", false, err
 			}
 			was = append(was, strings.TrimPrefix(l, prefix))
 			continue
 		}
 		kept = append(kept, l)
 	}
-	r.issue.Labels = kept
-	if len(was) == 0 && had {
-		return nil // unchanged: no transition to record
-	}
-	from := "none"
+	from = "none"
 	if len(was) > 0 {
 		from = strings.Join(was, ", ")
 	}
-	r.st.History = append(r.st.History, fmt.Sprintf("%s: status %s → %s (run %s)", r.Now().UTC().Format(time.RFC3339), from, status, r.RunID))
-	return nil
+	return kept, from, len(was) > 0 || !had, nil
 }
 
 // execute is `run` on a task issue: the task block (or a plain request) with the default

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/codex-studio/studio-action/bot/codex"
@@ -378,4 +379,13 @@ func trackingBody(st *orchState, tasks []policy.GraphTask, runURL string) string
 	data, _ := json.Marshal(st)
 	fmt.Fprintf(&b, "\n<!-- studio:orchestration-state %s -->\n", base64.StdEncoding.EncodeToString(data))
 	return b.String()
+}
+
+// statusHistoryLine is one status transition in a status comment's history.
+func statusHistoryLine(at time.Time, from, to, runID, why string) string {
+	line := fmt.Sprintf("%s: status %s → %s (run %s)", at.UTC().Format(time.RFC3339), from, to, runID)
+	if why != "" {
+		line += ": " + why
+	}
+	return line
 }
