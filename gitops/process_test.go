@@ -1,0 +1,170 @@
+package gitops
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// countGit records the git processes the studio starts until the returned function is called
+// (which returns them). The --attr-source probe runs once per process and is left out.
+func countGit(t *testing.T) func() []string {
+	t.Helper()
+	globalOptions()
+	var mu sync.Mutex
+	var seen []string
+	gitStarted = func(args []string) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, strings.Join(args, " "))
+	}
+	stop := func() []string {
+		gitStarted = nil
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), seen...)
+	}
+	t.Cleanup(func() { stop() })
+	return stop
+}
+
+// plainRunProcesses is what a plain run costs in git processes (the bot's readyBase,
+// prepareWorkspace and one commitPass on a workspace actions/checkout left with its credential):
+//
+//	StripCredentialHelpers  config --get-regexp, config --unset-all, config --includes    3
+//	CheckoutBase            fetch (the files are hashed beside it, in-process),
+//	                        read-tree -m, status ‖ ls-files --others ‖ ls-files .gitignore 5
+//	PrepareBranch (new)     ls-remote                                                    1
+//	Changes                 status ‖ ls-files --others (ignore rules cached)             2
+//	Commit                  none (objects and refs in-process, the index waits for a scan) 0
+//	Push                    push                                                         1
+//
+// Before issue #10 the same sequence started 20 (git init, two config reads, a second fetch,
+// rev-parse and reset --hard and clean twice, update-index, update-ref), plus the probe.
+const plainRunProcesses = 12
+
+func TestPlainRunGitProcesses(t *testing.T) {
+	_, repo := remoteClone(t)
+	ctx := context.Background()
+	if out, err := exec.Command("git", "-C", repo.Dir, "config", "--local", "http.https://github.com/.extraheader", "AUTHORIZATION: basic xyz").CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	stop := countGit(t)
+	if removed, err := repo.StripCredentialHelpers(ctx); err != nil || len(removed) != 1 {
+		t.Fatalf("strip: %v %v", removed, err)
+	}
+	if err := repo.Exclude(ctx, "/.codex/runs/"); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.CheckoutBase(ctx, "main"); err != nil {
+		t.Fatal(err)
+	}
+	if existed, err := repo.PrepareBranch(ctx, "studio/task-1", "main"); err != nil || existed {
+		t.Fatalf("prepare: %v %v", existed, err)
+	}
+	write(t, repo.Dir, "a.txt", "edited\n")
+	changes, err := repo.Changes(ctx)
+	if err != nil || len(changes) != 1 {
+		t.Fatalf("changes = %v, %v", kinds(changes), err)
+	}
+	if err := repo.Discard(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Commit(ctx, CommitRequest{Paths: []string{"a.txt"}, Message: "m\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Push(ctx, "studio/task-1"); err != nil {
+		t.Fatal(err)
+	}
+	seen := stop()
+	if len(seen) != plainRunProcesses {
+		t.Fatalf("a plain run started %d git processes, want %d:\n  git %s", len(seen), plainRunProcesses, strings.Join(seen, "\n  git "))
+	}
+	// The next scan takes the commit into the index first, then finds the tree clean.
+	if ch, err := repo.Changes(ctx); err != nil || len(ch) != 0 {
+		t.Fatalf("after the commit, changes = %v, %v", kinds(ch), err)
+	}
+}
+
+// The stat hint: entries whose bytes equal the base keep the stat data read-tree -m is given;
+// a file that differs gets none, so git reads it.
+func TestStatHintKeepsStatDataOnlyForEqualFiles(t *testing.T) {
+	_, repo := remoteClone(t)
+	ctx := context.Background()
+	write(t, repo.Dir, "keep/b.txt", "edited before the run\n")
+	hint := startHint(ctx, repo.Dir)
+	if hint == nil {
+		t.Skip("no openat2 on this kernel: the hint is not built")
+	}
+	if err := repo.init(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.fetch(ctx, "main"); err != nil {
+		t.Fatal(err)
+	}
+	hint.finish(repo.index, true, time.Minute) // two files: let it finish, however slow the machine
+
+	tip, err := repo.resolve("refs/remotes/origin/main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.run(ctx, "read-tree", "-m", tip); err != nil {
+		t.Fatal(err)
+	}
+	out, err := repo.run(ctx, "ls-files", "--debug")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "path\n  ctime: s:ns\n  mtime: s:ns\n  dev: ..\tino: ..\n  uid: ..\tgid: ..\n  size: ..\tflags: .."
+	stat := map[string]string{}
+	var cur string
+	for _, line := range strings.Split(string(out), "\n") {
+		if !strings.HasPrefix(line, "  ") {
+			cur = line
+			continue
+		}
+		if f, ok := strings.CutPrefix(strings.TrimSpace(line), "size: "); ok {
+			stat[cur] = strings.Fields(f)[0]
+		}
+	}
+	if stat["a.txt"] != "2" {
+		t.Errorf("a.txt (equal to the base) has size %q in the index, want the hint's 2:\n%s", stat["a.txt"], out)
+	}
+	if stat["keep/b.txt"] != "0" {
+		t.Errorf("keep/b.txt (edited) has size %q in the index, want none (git must read it):\n%s", stat["keep/b.txt"], out)
+	}
+	if len(stat) != 2 {
+		t.Errorf("index entries = %v, want the base's two", stat)
+	}
+}
+
+// A file rewritten after the hint hashed it, with the same size and its old mtime put back, is
+// still seen as changed: the ctime moved, and no process can set that.
+func TestStatHintCannotHideAnEditWithAForgedMtime(t *testing.T) {
+	_, repo := remoteClone(t)
+	ctx := context.Background()
+	if err := repo.CheckoutBase(ctx, "main"); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(repo.Dir, "a.txt")
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if err := os.WriteFile(p, []byte("b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	changes, err := repo.Changes(ctx)
+	if err != nil || len(changes) != 1 || changes[0].Path != "a.txt" {
+		t.Fatalf("changes = %v, %v: an edit behind a forged mtime must show", kinds(changes), err)
+	}
+}
