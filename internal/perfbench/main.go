@@ -65,6 +65,7 @@ type config struct {
 	keep       bool
 	traceGit   bool
 	reviewFix  bool
+	baseline   string
 	work       string
 }
 
@@ -81,6 +82,7 @@ func main() {
 	flag.StringVar(&c.agentUser, "agent-user", "none", "the action's agent-user input: none runs the agent unconfined; \"sandbox\" uses the sandbox's own uid (the jail, when running as root)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the work directory")
 	flag.BoolVar(&c.traceGit, "trace-git", false, "log every git process the action starts (a wrapper on PATH; adds its own cost) and print them after round 1")
+	flag.StringVar(&c.baseline, "baseline", "", "a studio binary built from another commit, run in every round too (in a world of its own) for a before/after comparison under the same load")
 	flag.BoolVar(&c.reviewFix, "review-fix", false, "run with review on and one fix pass (the first review blocks) instead of review: false; the floor still commits once")
 	flag.StringVar(&c.work, "work", "", "work directory (default: a new temporary directory)")
 	flag.Parse()
@@ -104,6 +106,10 @@ type round struct {
 	rssKB         int64
 	api, gitReqs  int
 	start         time.Time // when the action started, for the git trace
+	baseline      time.Duration
+	baselineRSSKB int64
+	trace         string // -trace-git's report of round 1
+	baselineTrace string
 }
 
 func bench(c config) (bool, error) {
@@ -161,19 +167,19 @@ func bench(c config) (bool, error) {
 
 	var rounds []round
 	for i := 1; i <= c.rounds; i++ {
-		r, err := oneRound(c, work, seed, self, studio, codexBin, pathEnv, i)
+		r, err := oneRound(c, work, seed, bins{self: self, studio: studio, baseline: c.baseline, codex: codexBin, pathEnv: pathEnv, traceLog: traceLog}, i)
 		if err != nil {
 			return false, fmt.Errorf("round %d: %w", i, err)
 		}
 		rounds = append(rounds, r)
 		fmt.Printf("round %d: whole run %7.3f s   git CLI floor %7.3f s   ratio %.2f   peak RSS %5.1f MB   (%d API requests, %d git HTTP requests)\n",
 			i, r.action.Seconds(), r.floor.Seconds(), r.action.Seconds()/r.floor.Seconds(), float64(r.rssKB)/1024, r.api, r.gitReqs)
-		if traceLog != "" {
-			if i == 1 {
-				printTrace(traceLog, r.start, r.action)
-			}
-			os.Remove(traceLog)
+		fmt.Print(r.trace)
+		if c.baseline != "" {
+			fmt.Printf("         baseline %7.3f s   ratio %.2f   peak RSS %5.1f MB\n", r.baseline.Seconds(), r.baseline.Seconds()/r.floor.Seconds(), float64(r.baselineRSSKB)/1024)
+			fmt.Print(r.baselineTrace)
 		}
+
 	}
 	var as, fs []time.Duration
 	var rss int64
@@ -182,6 +188,13 @@ func bench(c config) (bool, error) {
 		rss = max(rss, r.rssKB)
 	}
 	ma, mf := median(as), median(fs)
+	if c.baseline != "" {
+		var bs []time.Duration
+		for _, r := range rounds {
+			bs = append(bs, r.baseline)
+		}
+		fmt.Printf("\nbaseline %s: median whole run %.3f s, ratio %.2f\n", c.baseline, median(bs).Seconds(), median(bs).Seconds()/mf.Seconds())
+	}
 	ratio := ma.Seconds() / mf.Seconds()
 	rssMB := float64(rss) / 1024
 	fmt.Printf("\nmedian: whole run %.3f s, git CLI floor %.3f s, ratio %.2f (target <= %.2f)\n", ma.Seconds(), mf.Seconds(), ratio, c.maxRatio)
@@ -289,40 +302,110 @@ func gitIn(dir string, extra []string, args ...string) error {
 	return nil
 }
 
-func oneRound(c config, work, seed, self, studio, codexBin, pathEnv string, i int) (round, error) {
+// bins are the executables a round runs.
+type bins struct {
+	self, studio, baseline, codex, pathEnv string
+	traceLog                               string // the tracer's log, "" without -trace-git
+}
+
+func oneRound(c config, work, seed string, b bins, i int) (round, error) {
 	dir := filepath.Join(work, fmt.Sprintf("round-%d", i))
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return round{}, err
-	}
 	defer func() {
 		if !c.keep {
 			os.RemoveAll(dir)
 		}
 	}()
-	w, err := sandbox.New(sandbox.Options{Dir: dir})
+	content := fmt.Sprintf("extends Node\n\nconst JUMP_VELOCITY = -%d.0\n", 400+i)
+	w, err := newWorld(filepath.Join(dir, "studio"), seed)
 	if err != nil {
 		return round{}, err
 	}
 	defer w.Close()
-	// The generated repository becomes the remote's main, and the workspace is checked out at it
-	// as actions/checkout leaves a runner's workspace.
-	bare := filepath.Join(dir, "remote", sandbox.Owner, sandbox.Repo+".git")
-	if err := gitIn(seed, nil, "push", "-q", "--force", bare, "main:main"); err != nil {
-		return round{}, err
-	}
-	if err := gitIn(w.Workspace, nil, "fetch", "-q", "origin", "main"); err != nil {
-		return round{}, err
-	}
-	if err := gitIn(w.Workspace, nil, "reset", "-q", "--hard", "FETCH_HEAD"); err != nil {
-		return round{}, err
-	}
-	floorDir := filepath.Join(dir, "floor")
-	if err := gitIn(dir, nil, "clone", "-q", w.Emu.GitURL(sandbox.Owner, sandbox.Repo), floorDir); err != nil {
-		return round{}, err
-	}
-	content := fmt.Sprintf("extends Node\n\nconst JUMP_VELOCITY = -%d.0\n", 400+i)
-
 	// (a) the whole run.
+	r, err := runAction(c, w, b, b.studio, content)
+	if err != nil {
+		return round{}, err
+	}
+	if b.traceLog != "" {
+		if i == 1 {
+			r.trace = traceReport(b.traceLog, r.start, r.action)
+		}
+		os.Remove(b.traceLog)
+	}
+	// The same run by the baseline binary, in a world of its own (the run above moved this one's
+	// workspace, remote and runner temp on).
+	if b.baseline != "" {
+		bw, err := newWorld(filepath.Join(dir, "baseline"), seed)
+		if err != nil {
+			return round{}, err
+		}
+		defer bw.Close()
+		br, err := runAction(c, bw, b, b.baseline, content)
+		if err != nil {
+			return round{}, fmt.Errorf("baseline: %w", err)
+		}
+		if b.traceLog != "" {
+			if i == 1 {
+				r.baselineTrace = traceReport(b.traceLog, br.start, br.action)
+			}
+			os.Remove(b.traceLog)
+		}
+		r.baseline, r.baselineRSSKB = br.action, br.rssKB
+	}
+	// (b) the git CLI floor on an equivalent clone: the same edit, then status, add, commit, push
+	// to the same emulator.
+	floorDir := filepath.Join(dir, "floor")
+	if err := gitIn(filepath.Dir(floorDir), nil, "clone", "-q", w.Emu.GitURL(sandbox.Owner, sandbox.Repo), floorDir); err != nil {
+		return round{}, err
+	}
+	if err := os.WriteFile(filepath.Join(floorDir, inScope), []byte(content), 0o644); err != nil {
+		return round{}, err
+	}
+	auth := "http.extraheader=AUTHORIZATION: basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+w.Token))
+	t0 := time.Now()
+	for _, args := range [][]string{
+		{"status", "--porcelain"},
+		{"add", "--", inScope},
+		{"commit", "-q", "-m", "gameplay-programmer: Tune the jump"},
+		{"-c", auth, "push", "-q", "origin", "HEAD:refs/heads/floor/task-1"},
+	} {
+		if err := gitIn(floorDir, nil, args...); err != nil {
+			return round{}, fmt.Errorf("floor: %w", err)
+		}
+	}
+	r.floor = time.Since(t0)
+	return r, nil
+}
+
+// newWorld is the sandbox's world with the generated repository as the remote's main and the
+// workspace checked out at it, as actions/checkout leaves a runner's workspace.
+func newWorld(dir, seed string) (*sandbox.World, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	w, err := sandbox.New(sandbox.Options{Dir: dir})
+	if err != nil {
+		return nil, err
+	}
+	bare := filepath.Join(dir, "remote", sandbox.Owner, sandbox.Repo+".git")
+	for _, step := range []struct {
+		dir  string
+		args []string
+	}{
+		{seed, []string{"push", "-q", "--force", bare, "main:main"}},
+		{w.Workspace, []string{"fetch", "-q", "origin", "main"}},
+		{w.Workspace, []string{"reset", "-q", "--hard", "FETCH_HEAD"}},
+	} {
+		if err := gitIn(step.dir, nil, step.args...); err != nil {
+			w.Close()
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// runAction runs one studio binary's whole run on a new task issue in w.
+func runAction(c config, w *sandbox.World, b bins, studio, content string) (round, error) {
 	policy := "{review: false}"
 	script := fakecodex.Script{Calls: []fakecodex.Call{{Edits: []fakecodex.Edit{{Write: inScope, Content: content}}, FinalMessage: "Tuned the jump."}}}
 	if c.reviewFix {
@@ -350,7 +433,7 @@ func oneRound(c config, work, seed, self, studio, codexBin, pathEnv string, i in
 	if err := os.WriteFile(filepath.Join(home, fakecodex.ScriptFile), data, 0o644); err != nil {
 		return round{}, err
 	}
-	extra := map[string]string{"INPUT_CODEX-PATH": codexBin, "PATH": pathEnv}
+	extra := map[string]string{"INPUT_CODEX-PATH": b.codex, "PATH": b.pathEnv}
 	if c.agentUser != "sandbox" {
 		extra["INPUT_AGENT-USER"] = c.agentUser
 	}
@@ -364,7 +447,7 @@ func oneRound(c config, work, seed, self, studio, codexBin, pathEnv string, i in
 	}
 	before := len(w.Emu.Requests())
 	start := time.Now()
-	res, stderr, err := runWrapped(self, env, studio, "action")
+	res, stderr, err := runWrapped(b.self, env, studio, "action")
 	if err != nil {
 		return round{}, err
 	}
@@ -379,33 +462,15 @@ func oneRound(c config, work, seed, self, studio, codexBin, pathEnv string, i in
 	}
 	outputs, _ := w.Outputs()
 	if res.Exit != 0 || outputs["status"] != "done" {
-		return round{}, fmt.Errorf("the action exited %d with status %q:\n%s", res.Exit, outputs["status"], stderr)
+		return round{}, fmt.Errorf("%s exited %d with status %q:\n%s", studio, res.Exit, outputs["status"], stderr)
 	}
 	refs, err := w.Emu.Refs(sandbox.Owner, sandbox.Repo, "refs/heads/")
 	if err != nil {
 		return round{}, err
 	}
 	if _, ok := refs["refs/heads/studio/task-"+strconv.Itoa(is.Number)]; !ok {
-		return round{}, fmt.Errorf("the action pushed no task branch (refs %v)", refs)
+		return round{}, fmt.Errorf("%s pushed no task branch (refs %v)", studio, refs)
 	}
-
-	// (b) the git CLI floor: the same edit, then status, add, commit, push.
-	if err := os.WriteFile(filepath.Join(floorDir, inScope), []byte(content), 0o644); err != nil {
-		return round{}, err
-	}
-	auth := "http.extraheader=AUTHORIZATION: basic " + base64.StdEncoding.EncodeToString([]byte("x-access-token:"+w.Token))
-	t0 := time.Now()
-	for _, args := range [][]string{
-		{"status", "--porcelain"},
-		{"add", "--", inScope},
-		{"commit", "-q", "-m", "gameplay-programmer: Tune the jump"},
-		{"-c", auth, "push", "-q", "origin", "HEAD:refs/heads/floor/task-" + strconv.Itoa(is.Number)},
-	} {
-		if err := gitIn(floorDir, nil, args...); err != nil {
-			return round{}, fmt.Errorf("floor: %w", err)
-		}
-	}
-	r.floor = time.Since(t0)
 	return r, nil
 }
 
@@ -501,18 +566,18 @@ func writeTracer(dir, log string) error {
 	return os.WriteFile(filepath.Join(dir, "git"), []byte(script), 0o755)
 }
 
-// printTrace lists the git processes of the traced run with their start (from the action's
+// traceReport lists the git processes of the traced run with their start (from the action's
 // start) and duration, and how much of the run had at least one running.
-func printTrace(log string, start time.Time, total time.Duration) {
+func traceReport(log string, start time.Time, total time.Duration) string {
+	var b strings.Builder
 	data, err := os.ReadFile(log)
 	if err != nil {
-		fmt.Println("  (no git trace:", err, ")")
-		return
+		return fmt.Sprintf("  (no git trace: %v)\n", err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 	type span struct{ s, e int64 }
 	var spans []span
-	fmt.Printf("  git processes the action started in round 1: %d (start, duration; the tracer adds a few ms to each)\n", len(lines))
+	fmt.Fprintf(&b, "  git processes the action started in round 1: %d (start, duration; the tracer adds a few ms to each)\n", len(lines))
 	for _, l := range lines {
 		f := strings.SplitN(l, " ", 3)
 		if len(f) < 3 {
@@ -525,7 +590,7 @@ func printTrace(log string, start time.Time, total time.Duration) {
 		if len(args) > 110 {
 			args = args[:110] + "..."
 		}
-		fmt.Printf("    %7.1f ms %6.1f ms  git %s\n", float64(s-start.UnixNano())/1e6, float64(e-s)/1e6, args)
+		fmt.Fprintf(&b, "    %7.1f ms %6.1f ms  git %s\n", float64(s-start.UnixNano())/1e6, float64(e-s)/1e6, args)
 	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i].s < spans[j].s })
 	var busy, end int64
@@ -538,6 +603,7 @@ func printTrace(log string, start time.Time, total time.Duration) {
 			end = sp.e
 		}
 	}
-	fmt.Printf("  git running during %.0f ms of the %.0f ms run; nothing of git during the other %.0f ms\n",
+	fmt.Fprintf(&b, "  git running during %.0f ms of the %.0f ms run; nothing of git during the other %.0f ms\n",
 		float64(busy)/1e6, total.Seconds()*1000, total.Seconds()*1000-float64(busy)/1e6)
+	return b.String()
 }
