@@ -5,10 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/codex-studio/studio-action/internal/ghemu"
 )
 
 // countGit records the git processes the studio starts until the returned function is called
@@ -166,5 +169,131 @@ func TestStatHintCannotHideAnEditWithAForgedMtime(t *testing.T) {
 	changes, err := repo.Changes(ctx)
 	if err != nil || len(changes) != 1 || changes[0].Path != "a.txt" {
 		t.Fatalf("changes = %v, %v: an edit behind a forged mtime must show", kinds(changes), err)
+	}
+}
+
+// The first checkout repairs whatever the workflow left: a work tree at another commit, files
+// edited with their mtime put back, a tracked file replaced by a directory, a tracked directory
+// replaced by a link out of the workspace, untracked files hidden by a .gitignore of the work
+// tree's own, an executable bit. Afterwards the work tree is the base exactly and a scan finds
+// nothing.
+func TestCheckoutBaseRepairsWhatTheWorkflowLeft(t *testing.T) {
+	emu, repo := remoteClone(t)
+	ctx := context.Background()
+	base, err := emu.CommitFiles("o", "r", "main", ghemu.CommitSpec{Message: "more", Files: map[string]string{"dir/x.txt": "x\n", "c.txt": "c\n", "tool.sh": "#!/bin/sh\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The workspace stays at the first commit (a pull request's checkout, say), then is shaped.
+	p := filepath.Join(repo.Dir, "a.txt")
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, repo.Dir, "a.txt", "A\n")
+	if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(repo.Dir, "keep")); err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	write(t, outside, "b.txt", "outside\n")
+	if err := os.Symlink(outside, filepath.Join(repo.Dir, "keep")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, repo.Dir, "c.txt/inner.txt", "a directory where a file belongs\n")
+	write(t, repo.Dir, ".gitignore", "hidden.txt\n.gitignore\n")
+	write(t, repo.Dir, "hidden.txt", "hidden by the work tree's own .gitignore\n")
+	write(t, repo.Dir, "tool.sh", "#!/bin/sh\n")
+	if err := os.Chmod(filepath.Join(repo.Dir, "tool.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.CheckoutBase(ctx, "main"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(repo.Dir, "tool.sh")); err != nil || fi.Mode().Perm()&0o111 != 0 {
+		t.Errorf("tool.sh keeps an executable bit the base does not have: %v %v", fi.Mode(), err)
+	}
+	if head, _ := repo.HeadSHA(ctx); head != base {
+		t.Fatalf("HEAD = %s, want %s", head, base)
+	}
+	want := map[string]string{"a.txt": "a\n", "keep/b.txt": "b\n", "dir/x.txt": "x\n", "c.txt": "c\n", "tool.sh": "#!/bin/sh\n"}
+	got := map[string]string{}
+	err = filepath.WalkDir(repo.Dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(repo.Dir, path)
+		if rel == ".git" {
+			return filepath.SkipDir
+		}
+		if d.Type()&os.ModeSymlink != 0 {
+			t.Errorf("%s is still a link", rel)
+			return nil
+		}
+		if d.Type().IsRegular() {
+			data, _ := os.ReadFile(path)
+			got[filepath.ToSlash(rel)] = string(data)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("work tree = %v, want %v", got, want)
+	}
+	if data, _ := os.ReadFile(filepath.Join(outside, "b.txt")); string(data) != "outside\n" {
+		t.Fatalf("the checkout wrote through the link: %q", data)
+	}
+	if ch, err := repo.Changes(ctx); err != nil || len(ch) != 0 {
+		t.Fatalf("after the checkout, changes = %v, %v", kinds(ch), err)
+	}
+}
+
+// An existing task branch right after CheckoutBase: only the paths its tree changed move, and a
+// .gitignore it changed is honoured as a checkout would (what the base ignored and the branch
+// does not is removed).
+func TestPrepareBranchMovesOnlyWhatTheBranchChanged(t *testing.T) {
+	emu, repo := remoteClone(t)
+	ctx := context.Background()
+	if _, err := emu.CommitFiles("o", "r", "main", ghemu.CommitSpec{Message: "ignore build", Files: map[string]string{".gitignore": "build/\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := emu.CommitFiles("o", "r", "studio/task-4", ghemu.CommitSpec{Message: "earlier run", Files: map[string]string{".gitignore": "# nothing\n", "new/n.txt": "n\n"}, Delete: []string{"keep/b.txt"}}); err != nil {
+		t.Fatal(err)
+	}
+	sha, err := emu.CommitFiles("o", "r", "studio/task-4", ghemu.CommitSpec{Message: "earlier run, part 2", Files: map[string]string{"keep": "a file where a directory was\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.CheckoutBase(ctx, "main"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, repo.Dir, "build/out.o", "ignored on main\n")
+	stop := countGit(t)
+	if existed, err := repo.PrepareBranch(ctx, "studio/task-4", "main"); err != nil || !existed {
+		t.Fatalf("existed = %v, err = %v", existed, err)
+	}
+	seen := stop()
+	for _, args := range seen {
+		if strings.HasPrefix(args, "read-tree") {
+			t.Errorf("PrepareBranch right after CheckoutBase read the whole tree: git %s", args)
+		}
+	}
+	if head, _ := repo.HeadSHA(ctx); head != sha {
+		t.Fatalf("HEAD = %s, want %s", head, sha)
+	}
+	for p, want := range map[string]string{"new/n.txt": "n\n", "keep": "a file where a directory was\n", ".gitignore": "# nothing\n", "a.txt": "a\n"} {
+		if got, err := os.ReadFile(filepath.Join(repo.Dir, p)); err != nil || string(got) != want {
+			t.Errorf("%s = %q, %v; want %q", p, got, err, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(repo.Dir, "build", "out.o")); !os.IsNotExist(err) {
+		t.Error("build/out.o is no longer ignored on the branch and must be cleaned")
+	}
+	if ch, err := repo.Changes(ctx); err != nil || len(ch) != 0 {
+		t.Fatalf("after PrepareBranch, changes = %v, %v", kinds(ch), err)
 	}
 }
