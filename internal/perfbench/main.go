@@ -24,6 +24,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +35,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -109,6 +114,8 @@ type round struct {
 	baseline      time.Duration
 	baselineRSSKB int64
 	trace         string // -trace-git's report of round 1
+	apiWait       time.Duration
+	apiCalls      int
 	baselineTrace string
 }
 
@@ -328,7 +335,8 @@ func oneRound(c config, work, seed string, b bins, i int) (round, error) {
 	}
 	if b.traceLog != "" {
 		if i == 1 {
-			r.trace = traceReport(b.traceLog, r.start, r.action)
+			r.trace = traceReport(b.traceLog, r.start, r.action) +
+				fmt.Sprintf("  REST API: %d calls, %.0f ms waiting on the emulator's answers (through a timing proxy)\n", r.apiCalls, r.apiWait.Seconds()*1000)
 		}
 		os.Remove(b.traceLog)
 	}
@@ -346,7 +354,8 @@ func oneRound(c config, work, seed string, b bins, i int) (round, error) {
 		}
 		if b.traceLog != "" {
 			if i == 1 {
-				r.baselineTrace = traceReport(b.traceLog, br.start, br.action)
+				r.baselineTrace = traceReport(b.traceLog, br.start, br.action) +
+					fmt.Sprintf("  REST API: %d calls, %.0f ms waiting on the emulator's answers (through a timing proxy)\n", br.apiCalls, br.apiWait.Seconds()*1000)
 			}
 			os.Remove(b.traceLog)
 		}
@@ -434,6 +443,15 @@ func runAction(c config, w *sandbox.World, b bins, studio, content string) (roun
 		return round{}, err
 	}
 	extra := map[string]string{"INPUT_CODEX-PATH": b.codex, "PATH": b.pathEnv}
+	var api *apiTimer
+	if b.traceLog != "" {
+		// The REST calls go through a timing proxy: how long the run waited on the API.
+		if api, err = newAPITimer(w.Emu.URL()); err != nil {
+			return round{}, err
+		}
+		defer api.close()
+		extra["GITHUB_API_URL"] = api.url + "/api/v3"
+	}
 	if c.agentUser != "sandbox" {
 		extra["INPUT_AGENT-USER"] = c.agentUser
 	}
@@ -453,6 +471,9 @@ func runAction(c config, w *sandbox.World, b bins, studio, content string) (roun
 	}
 	r := round{start: start}
 	r.action, r.rssKB = res.Wall, max(res.SelfMaxRSSKB, res.ChildrenMaxRSSKB)
+	if api != nil {
+		r.apiWait, r.apiCalls = api.total()
+	}
 	for _, q := range w.Emu.Requests()[before:] {
 		if q.Git {
 			r.gitReqs++
@@ -607,3 +628,43 @@ func traceReport(log string, start time.Time, total time.Duration) string {
 		float64(busy)/1e6, total.Seconds()*1000, total.Seconds()*1000-float64(busy)/1e6)
 	return b.String()
 }
+
+// apiTimer is a reverse proxy in front of the emulator that adds up how long each REST call took.
+type apiTimer struct {
+	url   string
+	srv   *http.Server
+	mu    sync.Mutex
+	wait  time.Duration
+	calls int
+}
+
+func newAPITimer(target string) (*apiTimer, error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	t := &apiTimer{url: "http://" + ln.Addr().String()}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	t.srv = &http.Server{ReadHeaderTimeout: 30 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t0 := time.Now()
+		proxy.ServeHTTP(w, r)
+		t.mu.Lock()
+		t.wait += time.Since(t0)
+		t.calls++
+		t.mu.Unlock()
+	})}
+	go func() { _ = t.srv.Serve(ln) }()
+	return t, nil
+}
+
+func (t *apiTimer) total() (time.Duration, int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.wait, t.calls
+}
+
+func (t *apiTimer) close() { _ = t.srv.Close() }
