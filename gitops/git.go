@@ -385,14 +385,14 @@ func (r *Repo) fetchTip(ctx context.Context, branch string) (string, error) {
 	}
 	var hint *statHint
 	if _, err := os.Stat(r.index); errors.Is(err, os.ErrNotExist) {
-		hint = startHint(ctx, r.Dir)
+		hint = startHint(ctx, r.Dir, r.index)
 	}
 	t0 := time.Now()
 	err := r.fetch(ctx, branch)
 	if hint != nil {
 		// Hashing is as fast as git's own pass, on every core: let it finish, for at most as
 		// long again as the fetch took.
-		hint.finish(r.index, err == nil, max(time.Since(t0), 250*time.Millisecond))
+		hint.finish(max(time.Since(t0), 250*time.Millisecond))
 	}
 	if err != nil {
 		return "", err

@@ -36,38 +36,37 @@ type hintEntry struct {
 	size                uint32
 }
 
-// statHint is the hashing running beside a fetch.
+// statHint is the hashing running beside a fetch. It writes what it hashed as the private index
+// as soon as it is done (or stopped), still beside the fetch: an index of hints is valid whatever
+// the fetch does, since read-tree -m keeps only the entries the fetched tree confirms.
 type statHint struct {
-	cancel  context.CancelFunc
-	done    chan struct{}
-	entries []hintEntry
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
-func newHint(ctx context.Context, run func(ctx context.Context) []hintEntry) *statHint {
+func newHint(ctx context.Context, index string, run func(ctx context.Context) []hintEntry) *statHint {
 	ctx, cancel := context.WithCancel(ctx)
 	h := &statHint{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(h.done)
-		h.entries = run(ctx)
+		if entries := run(ctx); len(entries) > 0 {
+			// Failing to write it costs time only (git reads the files), so it is not an error.
+			_ = writeIndex(index, entries)
+		}
 	}()
 	return h
 }
 
-// finish lets the hashing go on for at most grace more, stops it (what is not hashed by then, git
-// reads during the scan: the bound keeps a work tree full of untracked files from costing more
-// than the fetch did), waits for it and, with use, writes the entries as the private index at path. Failing to write it costs time
-// only, so it is not an error.
-func (h *statHint) finish(path string, use bool, grace time.Duration) {
+// finish lets the hashing go on for at most grace more, then stops it (what is not hashed by then,
+// git reads during the scan: the bound keeps a work tree full of untracked files from costing
+// more than the fetch did) and waits until the index is written.
+func (h *statHint) finish(grace time.Duration) {
 	select {
 	case <-h.done:
 	case <-time.After(grace):
 	}
 	h.cancel()
 	<-h.done
-	if !use || len(h.entries) == 0 {
-		return
-	}
-	_ = writeIndex(path, h.entries)
 }
 
 // writeIndex writes entries as a version 2 index file (git's index-format.txt): a header, the

@@ -14,10 +14,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// startHint hashes the regular files under root in the background (see hint.go). It returns nil
+// startHint hashes the regular files under root in the background and writes them as the index
+// file index (see hint.go). It returns nil
 // when the kernel has no openat2, without which a file cannot be opened beneath the workspace in
 // one call.
-func startHint(ctx context.Context, root string) *statHint {
+func startHint(ctx context.Context, root, index string) *statHint {
 	rootFD, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
@@ -28,7 +29,7 @@ func startHint(ctx context.Context, root string) *statHint {
 	} else {
 		unix.Close(fd)
 	}
-	return newHint(ctx, func(ctx context.Context) []hintEntry {
+	return newHint(ctx, index, func(ctx context.Context) []hintEntry {
 		defer unix.Close(rootFD)
 		return hashTree(ctx, root, rootFD)
 	})

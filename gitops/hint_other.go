@@ -6,4 +6,4 @@ import "context"
 
 // startHint is Linux's (it needs openat2 to read beneath the workspace in one call per file):
 // elsewhere git reads the files itself during the first scan.
-func startHint(context.Context, string) *statHint { return nil }
+func startHint(context.Context, string, string) *statHint { return nil }

@@ -100,17 +100,17 @@ func TestStatHintKeepsStatDataOnlyForEqualFiles(t *testing.T) {
 	_, repo := remoteClone(t)
 	ctx := context.Background()
 	write(t, repo.Dir, "keep/b.txt", "edited before the run\n")
-	hint := startHint(ctx, repo.Dir)
-	if hint == nil {
-		t.Skip("no openat2 on this kernel: the hint is not built")
-	}
 	if err := repo.init(ctx); err != nil {
 		t.Fatal(err)
+	}
+	hint := startHint(ctx, repo.Dir, repo.index)
+	if hint == nil {
+		t.Skip("no openat2 on this kernel: the hint is not built")
 	}
 	if err := repo.fetch(ctx, "main"); err != nil {
 		t.Fatal(err)
 	}
-	hint.finish(repo.index, true, time.Minute) // two files: let it finish, however slow the machine
+	hint.finish(time.Minute) // two files: let it finish, however slow the machine
 
 	tip, err := repo.resolve("refs/remotes/origin/main")
 	if err != nil {
