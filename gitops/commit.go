@@ -9,9 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/cache"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
@@ -53,7 +51,7 @@ func (r *Repo) Commit(ctx context.Context, req CommitRequest) (string, error) {
 	if err := r.init(ctx); err != nil {
 		return "", err
 	}
-	st := filesystem.NewStorage(osfs.New(r.gitDir), cache.NewObjectLRUDefault())
+	st := r.storage()
 	base, err := object.GetCommit(st, plumbing.NewHash(r.tip))
 	if err != nil {
 		return "", fmt.Errorf("commit: read the base commit %s: %w", r.tip, err)
@@ -133,25 +131,35 @@ func (r *Repo) Commit(ctx context.Context, req CommitRequest) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("commit: store: %w", err)
 	}
-	// The private index follows the new base for exactly the committed paths (their stat data is
-	// re-read on the next scan); nothing else in it moves.
-	if indexInfo.Len() > 0 {
-		if _, err := r.exec(ctx, gitRun{args: []string{"update-index", "-z", "--index-info"}, stdin: []byte(indexInfo.String())}); err != nil {
-			return "", fmt.Errorf("commit: update the studio's index: %w", err)
-		}
-	}
-	if r.branch != "" {
-		if _, err := r.run(ctx, "update-ref", "refs/heads/"+r.branch, sha.String()); err != nil {
-			return "", fmt.Errorf("commit: record %s: %w", r.branch, err)
-		}
+	if err := r.record(sha.String()); err != nil {
+		return "", fmt.Errorf("commit: %w", err)
 	}
 	r.tip = sha.String()
+	// The private index follows the new base for exactly the committed paths (their stat data is
+	// re-read on the next scan); nothing else in it moves. Nothing reads the index before the
+	// next scan, so the update waits for it (flushIndex) and a commit that is pushed and ends the
+	// run costs no git process.
+	r.pendingIndex = append(r.pendingIndex, indexInfo.String()...)
 	for p := range edits {
 		if path.Base(p) == ".gitignore" {
 			r.ignores = nil
 		}
 	}
 	return r.tip, nil
+}
+
+// record points HEAD (and the task branch, when there is one) of the private repository at a
+// commit the studio built: status then compares the index with that commit's tree.
+func (r *Repo) record(sha string) error {
+	if r.branch != "" {
+		if err := r.setRef("refs/heads/"+r.branch, sha); err != nil {
+			return fmt.Errorf("record %s: %w", r.branch, err)
+		}
+	}
+	if err := r.setRef("HEAD", sha); err != nil {
+		return fmt.Errorf("record HEAD: %w", err)
+	}
+	return nil
 }
 
 // committable refuses paths git must never receive from the agent, whatever the scope says.
@@ -297,7 +305,7 @@ func applyEdits(st *filesystem.Storage, treeHash plumbing.Hash, edits map[string
 // replay rebuilds commit sha on top of parent: the paths sha changed against its own parent take
 // sha's entries (or disappear) in parent's tree; author and message are kept.
 func (r *Repo) replay(ctx context.Context, sha, parent string) (string, error) {
-	st := filesystem.NewStorage(osfs.New(r.gitDir), cache.NewObjectLRUDefault())
+	st := r.storage()
 	c, err := object.GetCommit(st, plumbing.NewHash(sha))
 	if err != nil {
 		return "", fmt.Errorf("replay %s: %w", sha, err)
@@ -349,10 +357,8 @@ func (r *Repo) replay(ctx context.Context, sha, parent string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if r.branch != "" {
-		if _, err := r.run(ctx, "update-ref", "refs/heads/"+r.branch, h.String()); err != nil {
-			return "", err
-		}
+	if err := r.record(h.String()); err != nil {
+		return "", err
 	}
 	return h.String(), nil
 }

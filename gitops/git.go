@@ -8,11 +8,20 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/go-git/go-billy/v5/osfs"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/cache"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
+	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // Signature is a commit author or committer.
@@ -69,9 +78,26 @@ type Repo struct {
 	// pushed is the remote task branch's tip as the studio last knew it (checked out or pushed);
 	// base is what the branch started from when it did not exist yet.
 	pushed, startedFrom string
+	// onBase and baseTip name the base branch CheckoutBase last put the work tree on and the
+	// commit it was at: PrepareBranch right after it builds on that checkout instead of fetching
+	// and checking out the same commit again.
+	onBase, baseTip string
+	// pendingIndex holds `update-index --index-info` records of commits the private index has not
+	// taken yet (see Commit and flushIndex).
+	pendingIndex []byte
 	// excludes are studio-owned ignore patterns (evidence folders inside the workspace).
 	excludes []string
 	ignores  *ignoreRules
+}
+
+// gitStarted, when set (by tests), is told the arguments of every git process the studio starts,
+// so tests can hold the number of processes a run costs. It may be called from several goroutines.
+var gitStarted func(args []string)
+
+func started(args []string) {
+	if gitStarted != nil {
+		gitStarted(args)
+	}
 }
 
 // GitError carries git's stderr so replies can say what went wrong.
@@ -148,6 +174,7 @@ var (
 
 func globalOptions() []string {
 	gitOptionsOnce.Do(func() {
+		started([]string{"--attr-source=" + emptyTree, "version"})
 		out, err := exec.Command("git", "--attr-source="+emptyTree, "version").Output()
 		if err == nil && bytes.HasPrefix(out, []byte("git version")) {
 			gitOptions = []string{"--attr-source=" + emptyTree}
@@ -192,15 +219,31 @@ func (r *Repo) setup(ctx context.Context) error {
 		}
 		r.RemoteURL = strings.TrimSpace(url)
 	}
+	// The probe for --attr-source runs while the rest of the run gets going.
+	go globalOptions()
 	if _, err := os.Stat(filepath.Join(r.gitDir, "HEAD")); err == nil {
 		return nil
 	}
-	cmd := exec.CommandContext(ctx, "git", "init", "-q", "--bare", "--template=", r.gitDir)
-	cmd.Env = r.baseEnv()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return &GitError{Args: cmd.Args[1:], Stderr: string(out), Err: err}
+	if err := initBare(r.gitDir); err != nil {
+		return fmt.Errorf("create the studio's repository: %w", err)
 	}
 	return nil
+}
+
+// initBare lays out an empty bare repository the way `git init --bare --template=` does, without
+// a process: the directories git requires, HEAD and a config naming the format.
+func initBare(dir string) error {
+	for _, d := range []string{"objects/info", "objects/pack", "refs/heads", "refs/tags"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o700); err != nil {
+			return err
+		}
+	}
+	cfg := "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n"
+	if err := os.WriteFile(filepath.Join(dir, "config"), []byte(cfg), 0o600); err != nil {
+		return err
+	}
+	// HEAD last: its presence is what marks the repository as made.
+	return os.WriteFile(filepath.Join(dir, "HEAD"), []byte("ref: refs/heads/main\n"), 0o600)
 }
 
 // baseEnv is a clean environment: PATH and TMPDIR from Env, nothing else of the runner's (no
@@ -267,6 +310,7 @@ func (r *Repo) exec(ctx context.Context, g gitRun) ([]byte, error) {
 		files = append(files, h.file)
 		extra = append(extra, [2]string{"credential.helper", h.helper})
 	}
+	started(g.args)
 	cmd := exec.CommandContext(ctx, "git", append(append([]string(nil), globalOptions()...), g.args...)...)
 	cmd.Dir = r.StateDir
 	cmd.Env = r.env(extra...)
@@ -286,6 +330,7 @@ func (r *Repo) exec(ctx context.Context, g gitRun) ([]byte, error) {
 // repository is opened, nothing in it runs.
 func (r *Repo) workspaceConfig(ctx context.Context, args ...string) (string, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"config", "--file", filepath.Join(r.Dir, ".git", "config")}, args...)...)
+	started(cmd.Args[1:])
 	cmd.Dir = r.Dir
 	cmd.Env = r.baseEnv()
 	var stdout, stderr bytes.Buffer
@@ -330,56 +375,248 @@ func (r *Repo) fetch(ctx context.Context, branches ...string) error {
 	return nil
 }
 
-// checkout makes the work tree hold commit's tree exactly (tracked files overwritten, untracked
-// ones removed unless the tree's own .gitignore files ignore them) and records commit as the tip.
-func (r *Repo) checkout(ctx context.Context, commit, branch string) error {
-	sha, err := r.run(ctx, "rev-parse", "--verify", commit+"^{commit}")
+// fetchTip fetches branch and returns the commit origin's tip of it names. When the private
+// index does not exist yet (the run's first checkout), the work tree's files are hashed while the
+// fetch runs (see hint.go), so the checkout that follows compares stat data instead of reading
+// every file again.
+func (r *Repo) fetchTip(ctx context.Context, branch string) (string, error) {
+	if err := r.init(ctx); err != nil {
+		return "", err
+	}
+	var hint *statHint
+	if _, err := os.Stat(r.index); errors.Is(err, os.ErrNotExist) {
+		hint = startHint(ctx, r.Dir, r.index)
+	}
+	t0 := time.Now()
+	err := r.fetch(ctx, branch)
+	if hint != nil {
+		// Hashing is as fast as git's own pass, on every core: let it finish, for at most as
+		// long again as the fetch took.
+		hint.finish(max(time.Since(t0), 250*time.Millisecond))
+	}
 	if err != nil {
-		return fmt.Errorf("resolve %s: %w", commit, err)
+		return "", err
 	}
-	tip := strings.TrimSpace(string(sha))
-	if _, err := r.run(ctx, "reset", "--quiet", "--hard", tip); err != nil {
-		return fmt.Errorf("check out %s: %w", commit, err)
+	return r.resolve("refs/remotes/origin/" + branch)
+}
+
+// resolve reads a ref of the private repository and checks that it names a commit.
+func (r *Repo) resolve(ref string) (string, error) {
+	st := r.storage()
+	h, err := storer.ResolveReference(st, plumbing.ReferenceName(ref))
+	if err != nil {
+		return "", fmt.Errorf("resolve %s: %w", ref, err)
 	}
-	if _, err := r.run(ctx, "clean", "-fdq"); err != nil {
-		return fmt.Errorf("clean workspace: %w", err)
+	if _, err := object.GetCommit(st, h.Hash()); err != nil {
+		return "", fmt.Errorf("resolve %s: %w", ref, err)
 	}
-	r.tip, r.branch, r.ignores = tip, branch, nil
-	r.pushed, r.startedFrom = "", tip
+	return h.Hash().String(), nil
+}
+
+// storage opens the private repository's objects and refs for go-git; a new one for every use,
+// so packs a fetch just wrote are seen.
+func (r *Repo) storage() *filesystem.Storage {
+	return filesystem.NewStorage(osfs.New(r.gitDir), cache.NewObjectLRUDefault())
+}
+
+// setRef points a ref of the private repository (HEAD included, detached) at sha, without a
+// process. HEAD follows the tip so that status compares the index with the same tree.
+func (r *Repo) setRef(name, sha string) error {
+	return r.storage().SetReference(plumbing.NewHashReference(plumbing.ReferenceName(name), plumbing.NewHash(sha)))
+}
+
+// checkout makes the work tree hold commit's tree exactly (tracked files rewritten where their
+// bytes or mode differ, untracked ones removed unless the tree's own .gitignore files or the
+// studio's excludes ignore them) and records commit as the tip. The private index takes the tree
+// with `read-tree -m`, which keeps the stat data of every entry whose blob does not change; the
+// scan then reads only files whose stat data is unknown or differs, and Discard puts back what
+// the scan finds.
+func (r *Repo) checkout(ctx context.Context, tip, branch string) error {
+	// The tree replaces the whole index: updates pending from commits do not matter any more
+	// (an entry they would have changed keeps stale stat data at worst, which makes git read the
+	// file).
+	r.pendingIndex = nil
+	// Until the work tree is known to hold the tree, there is no tip to build on.
+	r.tip, r.branch, r.ignores = "", branch, nil
+	r.pushed, r.startedFrom, r.onBase, r.baseTip = "", tip, "", ""
+	if _, err := r.run(ctx, "read-tree", "-m", tip); err != nil {
+		return fmt.Errorf("check out %s: %w", tip, err)
+	}
+	if err := r.setRef("HEAD", tip); err != nil {
+		return fmt.Errorf("check out %s: %w", tip, err)
+	}
+	r.tip = tip
+	changes, err := r.Changes(ctx)
+	if err == nil {
+		err = r.Discard(ctx, changes)
+	}
+	if err != nil {
+		r.tip = ""
+		return fmt.Errorf("check out %s: %w", tip, err)
+	}
+	return nil
+}
+
+// moveTo takes the work tree and the private index from the tip to commit, which the caller knows
+// was checked out exactly: only the paths the two trees differ in are written or removed. When a
+// .gitignore changes, files the old rules ignored may no longer be, so the whole tree is scanned
+// and cleaned as a checkout would.
+func (r *Repo) moveTo(ctx context.Context, commit string) error {
+	from := r.tip
+	// Until the work tree is known to hold the new tree, there is no tip to build on.
+	r.tip = ""
+	diff, err := r.changedPaths(ctx, from, commit)
+	if err != nil {
+		return err
+	}
+	if err := r.applyEntries(ctx, diff); err != nil {
+		return err
+	}
+	if err := r.setRef("HEAD", commit); err != nil {
+		return err
+	}
+	r.tip = commit
+	for p := range diff {
+		if path.Base(p) == ".gitignore" {
+			r.ignores = nil
+			changes, err := r.Changes(ctx)
+			if err == nil {
+				err = r.Discard(ctx, changes)
+			}
+			if err != nil {
+				r.tip = ""
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// applyEntries writes the given entries (mode and blob, mode 000000 for a removal) into the
+// private index and the work tree: removals first, then every other path from the studio's own
+// objects in one checkout-index, after clearing a directory or link standing in its place.
+func (r *Repo) applyEntries(ctx context.Context, entries map[string]treeEntry) error {
+	paths := make([]string, 0, len(entries))
+	for p := range entries {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	var info strings.Builder
+	// The commits' pending records go first, in the same process; these entries win over them.
+	info.Write(r.pendingIndex)
+	var present []string
+	for _, p := range paths {
+		e := entries[p]
+		if e.mode == "000000" {
+			fmt.Fprintf(&info, "0 %s\t%s\x00", strings.Repeat("0", 40), p)
+			if err := removeBeneath(r.Dir, p); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(&info, "%s %s\t%s\x00", e.mode, e.blob, p)
+		present = append(present, p)
+	}
+	if info.Len() == 0 {
+		return nil
+	}
+	if _, err := r.exec(ctx, gitRun{args: []string{"update-index", "-z", "--index-info"}, stdin: []byte(info.String())}); err != nil {
+		return fmt.Errorf("update the studio's index: %w", err)
+	}
+	r.pendingIndex = nil
+	return r.restore(ctx, present)
+}
+
+// flushIndex brings the private index up to the commits built since it was last written.
+func (r *Repo) flushIndex(ctx context.Context) error {
+	if len(r.pendingIndex) == 0 {
+		return nil
+	}
+	if _, err := r.exec(ctx, gitRun{args: []string{"update-index", "-z", "--index-info"}, stdin: r.pendingIndex}); err != nil {
+		return fmt.Errorf("update the studio's index: %w", err)
+	}
+	r.pendingIndex = nil
+	return nil
+}
+
+// restore rewrites tracked paths from the private index in one process (paths on stdin, so their
+// number is not bounded by the argument list), after clearing a directory or a link that stands
+// where a file belongs. -u records the new files' stat data, so the next scan need not read them.
+func (r *Repo) restore(ctx context.Context, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	var list strings.Builder
+	for _, p := range paths {
+		if e, err := lstatEntry(r.Dir, p, false); err == nil && e.exists && (e.isDir() || e.isSymlink()) {
+			if err := removeBeneath(r.Dir, p); err != nil {
+				return fmt.Errorf("restore %s: %w", p, err)
+			}
+		}
+		list.WriteString(p)
+		list.WriteByte(0)
+	}
+	if _, err := r.exec(ctx, gitRun{args: []string{"checkout-index", "--force", "--quiet", "-u", "-z", "--stdin"}, stdin: []byte(list.String())}); err != nil {
+		return fmt.Errorf("restore %d paths: %w", len(paths), err)
+	}
 	return nil
 }
 
 // PrepareBranch checks out branch for a run: origin's copy when the task branch already exists
 // (a re-run continues the same pull request), otherwise origin's base branch.
+//
+// Right after CheckoutBase of the same base (the bot renders in between; nothing it runs writes
+// the workspace), the work tree already holds the base exactly: a new branch starts from it with
+// no further git process, and an existing branch is fetched and only the paths it changed are
+// written.
 func (r *Repo) PrepareBranch(ctx context.Context, branch, base string) (existed bool, err error) {
 	existed, err = r.RemoteBranchExists(ctx, branch)
 	if err != nil {
 		return false, err
 	}
-	start := base
-	if existed {
-		start = branch
+	onBase := r.onBase == base && r.branch == "" && r.tip != "" && r.tip == r.baseTip
+	if !existed {
+		if !onBase {
+			tip, err := r.fetchTip(ctx, base)
+			if err != nil {
+				return false, err
+			}
+			if err := r.checkout(ctx, tip, ""); err != nil {
+				return false, err
+			}
+		}
+		r.branch, r.pushed, r.startedFrom, r.onBase, r.baseTip = branch, "", r.tip, "", ""
+		return false, nil
 	}
-	if err := r.fetch(ctx, start); err != nil {
-		return false, err
+	tip, err := r.fetchTip(ctx, branch)
+	if err != nil {
+		return true, err
 	}
-	if err := r.checkout(ctx, "refs/remotes/origin/"+start, branch); err != nil {
-		return existed, err
+	if onBase {
+		err = r.moveTo(ctx, tip)
+	} else {
+		err = r.checkout(ctx, tip, branch)
 	}
-	if existed {
-		r.pushed = r.tip
+	if err != nil {
+		return true, err
 	}
-	return existed, nil
+	r.branch, r.pushed, r.startedFrom, r.onBase, r.baseTip = branch, tip, tip, "", ""
+	return true, nil
 }
 
 // CheckoutBase puts the workspace on origin's tip of base, whatever the workflow checked out: role
 // packs, templates and context must come from the default branch, not from a pull request's merge
 // commit.
 func (r *Repo) CheckoutBase(ctx context.Context, base string) error {
-	if err := r.fetch(ctx, base); err != nil {
+	tip, err := r.fetchTip(ctx, base)
+	if err != nil {
 		return err
 	}
-	return r.checkout(ctx, "refs/remotes/origin/"+base, "")
+	if err := r.checkout(ctx, tip, ""); err != nil {
+		return err
+	}
+	r.onBase, r.baseTip = base, tip
+	return nil
 }
 
 // Push sends the commit the studio last built to the remote's refs/heads/<branch>. It never
@@ -416,11 +653,10 @@ func (r *Repo) rebase(ctx context.Context, branch string) error {
 	if err := r.fetch(ctx, branch); err != nil {
 		return err
 	}
-	out, err := r.run(ctx, "rev-parse", "--verify", "refs/remotes/origin/"+branch+"^{commit}")
+	theirTip, err := r.resolve("refs/remotes/origin/" + branch)
 	if err != nil {
 		return fmt.Errorf("resolve the moved %s: %w", branch, err)
 	}
-	theirTip := strings.TrimSpace(string(out))
 	known := r.pushed
 	if known == "" {
 		known = r.startedFrom
@@ -455,26 +691,11 @@ func (r *Repo) rebase(ctx context.Context, branch string) error {
 	}
 	// Bring their paths into the private index and the work tree: the entries the diff already
 	// names (mode and blob on their side; mode 000000 for a deletion).
-	var info strings.Builder
-	var present []string
-	for p, e := range theirs {
-		if e.mode == "000000" {
-			fmt.Fprintf(&info, "0 %s\t%s\x00", strings.Repeat("0", 40), p)
-			if err := removeBeneath(r.Dir, p); err != nil {
-				return err
-			}
-			continue
-		}
-		fmt.Fprintf(&info, "%s %s\t%s\x00", e.mode, e.blob, p)
-		present = append(present, p)
-	}
-	if _, err := r.exec(ctx, gitRun{args: []string{"update-index", "-z", "--index-info"}, stdin: []byte(info.String())}); err != nil {
+	if err := r.applyEntries(ctx, theirs); err != nil {
 		return fmt.Errorf("take %s's new paths: %w", branch, err)
 	}
-	if len(present) > 0 {
-		if _, err := r.run(ctx, append([]string{"checkout-index", "--force", "--quiet", "--"}, present...)...); err != nil {
-			return fmt.Errorf("take %s's new paths: %w", branch, err)
-		}
+	if err := r.setRef("HEAD", parent); err != nil {
+		return err
 	}
 	r.tip, r.pushed, r.ignores = parent, theirTip, nil
 	return nil
@@ -549,14 +770,21 @@ func (r *Repo) StripCredentialHelpers(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	var removed []string
-	keys, err := r.configKeys(ctx, false, `^http\..*extraheader$`)
+	// One read of .git/config for both the headers and the includes that may hold one.
+	entries, err := r.configEntries(ctx, false, headerKey+"|"+includeKey)
 	if err != nil {
 		return nil, fmt.Errorf("list persisted credentials: %w", err)
 	}
-	// actions/checkout v6 keeps the header in a file under RUNNER_TEMP that .git/config includes.
-	includes, err := r.configEntries(ctx, false, `^include(if\..*)?\.path$`)
-	if err != nil {
-		return nil, fmt.Errorf("list config includes: %w", err)
+	var keys []string
+	var includes [][2]string
+	for _, e := range entries {
+		if includeKeyRE.MatchString(e[0]) {
+			// actions/checkout v6 keeps the header in a file under RUNNER_TEMP that .git/config
+			// includes.
+			includes = append(includes, e)
+		} else {
+			keys = append(keys, e[0])
+		}
 	}
 	for _, inc := range includes {
 		target := inc[1]
@@ -575,7 +803,7 @@ func (r *Repo) StripCredentialHelpers(ctx context.Context) ([]string, error) {
 	}
 	// Fail closed if a header is still in effect through an include or the runner's global or
 	// system config, which the agent (as the same user, where it is) could read.
-	left, err := r.configKeys(ctx, true, `^http\..*extraheader$`)
+	left, err := r.configKeys(ctx, true, headerKey)
 	if err != nil {
 		return removed, fmt.Errorf("check remaining credentials: %w", err)
 	}
@@ -584,6 +812,15 @@ func (r *Repo) StripCredentialHelpers(ctx context.Context) ([]string, error) {
 	}
 	return removed, nil
 }
+
+// headerKey and includeKey match the config keys StripCredentialHelpers looks for (git config
+// --get-regexp patterns, extended syntax, which Go's regexp reads the same).
+const (
+	headerKey  = `^http\..*extraheader$`
+	includeKey = `^include(if\..*)?\.path$`
+)
+
+var includeKeyRE = regexp.MustCompile(includeKey)
 
 // ErrCredentialInWorkspace means a git credential the agent could read stays configured.
 var ErrCredentialInWorkspace = errors.New("a git credential is configured for the workspace")
@@ -610,6 +847,7 @@ func (r *Repo) configEntries(ctx context.Context, effective bool, pattern string
 		cmd.Env = r.baseEnv()
 	}
 	cmd.Dir = r.Dir
+	started(cmd.Args[1:])
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

@@ -17,8 +17,19 @@ import (
 const token = "ghs_gitopsTestToken"
 
 // remote starts the emulator with a repository served by the real git http-backend and returns
-// a fresh clone of it.
+// a fresh clone of it, checked out on main by the studio.
 func remote(t *testing.T) (*ghemu.Server, *Repo) {
+	t.Helper()
+	emu, repo := remoteClone(t)
+	if err := repo.CheckoutBase(context.Background(), "main"); err != nil {
+		t.Fatal(err)
+	}
+	return emu, repo
+}
+
+// remoteClone is remote without the studio's first checkout: the workspace as actions/checkout
+// leaves it.
+func remoteClone(t *testing.T) (*ghemu.Server, *Repo) {
 	t.Helper()
 	emu, err := ghemu.New(ghemu.Options{Dir: t.TempDir()})
 	if err != nil {
@@ -39,11 +50,7 @@ func remote(t *testing.T) (*ghemu.Server, *Repo) {
 	if out, err := exec.Command("git", "clone", "-q", emu.GitURL("o", "r"), dir).CombinedOutput(); err != nil {
 		t.Fatalf("clone: %v\n%s", err, out)
 	}
-	repo := &Repo{Dir: dir, Token: token, RemoteURL: emu.GitURL("o", "r"), StateDir: filepath.Join(t.TempDir(), "state")}
-	if err := repo.CheckoutBase(context.Background(), "main"); err != nil {
-		t.Fatal(err)
-	}
-	return emu, repo
+	return emu, &Repo{Dir: dir, Token: token, RemoteURL: emu.GitURL("o", "r"), StateDir: filepath.Join(t.TempDir(), "state")}
 }
 
 // kinds reduces changes to "path kind" lines, for comparisons.
@@ -161,7 +168,13 @@ func TestPrepareBranchContinuesAnExistingTaskBranch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Leftovers from before the run: CheckoutBase cleans them, and PrepareBranch right after it
+	// builds on that checkout (moving only the paths the branch changed).
 	write(t, repo.Dir, "stray.txt", "left over\n")
+	write(t, repo.Dir, "keep/b.txt", "edited before the run\n")
+	if err := repo.CheckoutBase(ctx, "main"); err != nil {
+		t.Fatal(err)
+	}
 	existed, err := repo.PrepareBranch(ctx, "studio/task-9", "main")
 	if err != nil || !existed {
 		t.Fatalf("existed = %v, err = %v", existed, err)
@@ -171,6 +184,27 @@ func TestPrepareBranchContinuesAnExistingTaskBranch(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(repo.Dir, "stray.txt")); !os.IsNotExist(err) {
 		t.Fatal("untracked leftovers must be cleaned before a run")
+	}
+	for p, want := range map[string]string{"a.txt": "earlier\n", "keep/b.txt": "b\n"} {
+		if got, _ := os.ReadFile(filepath.Join(repo.Dir, p)); string(got) != want {
+			t.Errorf("%s = %q, want %q", p, got, want)
+		}
+	}
+	if ch, err := repo.Changes(ctx); err != nil || len(ch) != 0 {
+		t.Fatalf("after PrepareBranch, changes = %v, %v", kinds(ch), err)
+	}
+	// Without a CheckoutBase before it (a new state directory), PrepareBranch checks the branch
+	// out in full and cleans too.
+	fresh := &Repo{Dir: repo.Dir, Token: token, RemoteURL: repo.RemoteURL, StateDir: filepath.Join(t.TempDir(), "state")}
+	write(t, repo.Dir, "stray.txt", "left over\n")
+	if existed, err := fresh.PrepareBranch(ctx, "studio/task-9", "main"); err != nil || !existed {
+		t.Fatalf("fresh: existed = %v, err = %v", existed, err)
+	}
+	if _, err := os.Stat(filepath.Join(repo.Dir, "stray.txt")); !os.IsNotExist(err) {
+		t.Fatal("fresh: untracked leftovers must be cleaned before a run")
+	}
+	if head, _ := fresh.HeadSHA(ctx); head != sha {
+		t.Fatalf("fresh: HEAD = %s, want %s", head, sha)
 	}
 	existed, err = repo.PrepareBranch(ctx, "studio/task-10", "main")
 	if err != nil || existed {

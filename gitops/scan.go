@@ -11,6 +11,7 @@ import (
 	"path"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
@@ -59,13 +60,42 @@ func (r *Repo) Changes(ctx context.Context) ([]Change, error) {
 	if r.tip == "" {
 		return nil, fmt.Errorf("list changes: the studio has not checked out a commit in the workspace yet")
 	}
-	// One pass over the tracked files: status refreshes the private index's stat data as it goes
-	// (so later scans are stat-only) and reports the work tree's side with its modes.
-	out, err := r.run(ctx, "status", "--porcelain=v2", "-z", "--untracked-files=no", "--no-renames", "--ignore-submodules=none")
-	if err != nil {
-		return nil, fmt.Errorf("list changed files: %w", err)
+	if err := r.init(ctx); err != nil {
+		return nil, err
 	}
-	changes, err := parseStatus(out)
+	if err := r.flushIndex(ctx); err != nil {
+		return nil, err
+	}
+	// The tracked files' pass, the listing of untracked ones and the base's ignore rules are
+	// independent: they run at once. status refreshes the private index's stat data as it goes
+	// (so later scans are stat-only) and reports the work tree's side with its modes; the listing
+	// only reads the index, which git replaces atomically.
+	var (
+		wg                   sync.WaitGroup
+		statusOut, othersOut []byte
+		statusErr, othersErr error
+	)
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		statusOut, statusErr = r.run(ctx, "status", "--porcelain=v2", "-z", "--untracked-files=no", "--no-renames", "--ignore-submodules=none")
+	}()
+	go func() {
+		defer wg.Done()
+		othersOut, othersErr = r.run(ctx, "ls-files", "--others", "-z", "--directory", "--no-empty-directory")
+	}()
+	ign, ignErr := r.ignoreRules(ctx)
+	wg.Wait()
+	if statusErr != nil {
+		return nil, fmt.Errorf("list changed files: %w", statusErr)
+	}
+	if othersErr != nil {
+		return nil, fmt.Errorf("list untracked files: %w", othersErr)
+	}
+	if ignErr != nil {
+		return nil, ignErr
+	}
+	changes, err := parseStatus(statusOut)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +108,7 @@ func (r *Repo) Changes(ctx context.Context) ([]Change, error) {
 			changes[i].LinkTarget = e.target
 		}
 	}
-	added, err := r.untracked(ctx)
+	added, err := r.untracked(ctx, othersOut, ign)
 	if err != nil {
 		return nil, err
 	}
@@ -108,19 +138,14 @@ func parseStatus(out []byte) ([]Change, error) {
 	return changes, nil
 }
 
-// untracked lists paths the base commit does not have. The listing uses no exclude file at all;
-// only the base commit's .gitignore files (and the studio's own excludes) are applied after, so
-// neither .git/info/exclude nor a .gitignore the agent wrote can hide a file.
-func (r *Repo) untracked(ctx context.Context) ([]Change, error) {
-	out, err := r.run(ctx, "ls-files", "--others", "-z", "--directory", "--no-empty-directory")
-	if err != nil {
-		return nil, fmt.Errorf("list untracked files: %w", err)
-	}
-	ign, err := r.ignoreRules(ctx)
-	if err != nil {
-		return nil, err
-	}
+// untracked judges the paths the base commit does not have (`ls-files --others --directory`,
+// out). The listing uses no exclude file at all; only the base commit's .gitignore files (and the
+// studio's own excludes) are applied after, so neither .git/info/exclude nor a .gitignore the
+// agent wrote can hide a file. Directories not ignored as a whole are listed file by file, all in
+// one more process.
+func (r *Repo) untracked(ctx context.Context, out []byte, ign *ignoreRules) ([]Change, error) {
 	var changes []Change
+	var dirs []string
 	for _, p := range splitZ(out) {
 		if strings.HasSuffix(p, "/") {
 			dir := strings.TrimSuffix(p, "/")
@@ -135,30 +160,34 @@ func (r *Repo) untracked(ctx context.Context) ([]Change, error) {
 				changes = append(changes, Change{Path: dir, Kind: Added, NewMode: ModeGitlink, Nested: true})
 				continue
 			}
-			// Not ignored as a whole: list what is inside and judge each file.
-			inner, err := r.run(ctx, "ls-files", "--others", "-z", "--", ":(literal)"+p)
-			if err != nil {
-				return nil, fmt.Errorf("list untracked files in %s: %w", p, err)
-			}
-			for _, f := range splitZ(inner) {
-				if strings.HasSuffix(f, "/") {
-					// A repository nested deeper.
-					if !ign.match(strings.TrimSuffix(f, "/"), true) {
-						changes = append(changes, Change{Path: strings.TrimSuffix(f, "/"), Kind: Added, NewMode: ModeGitlink, Nested: true})
-					}
-					continue
-				}
-				c, ok, err := r.untrackedFile(f, ign)
-				if err != nil {
-					return nil, err
-				}
-				if ok {
-					changes = append(changes, c)
-				}
-			}
+			dirs = append(dirs, ":(literal)"+p)
 			continue
 		}
 		c, ok, err := r.untrackedFile(p, ign)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			changes = append(changes, c)
+		}
+	}
+	if len(dirs) == 0 {
+		return changes, nil
+	}
+	// Not ignored as a whole: list what is inside and judge each file.
+	inner, err := r.run(ctx, append([]string{"ls-files", "--others", "-z", "--"}, dirs...)...)
+	if err != nil {
+		return nil, fmt.Errorf("list untracked files in %d directories: %w", len(dirs), err)
+	}
+	for _, f := range splitZ(inner) {
+		if strings.HasSuffix(f, "/") {
+			// A repository nested deeper.
+			if !ign.match(strings.TrimSuffix(f, "/"), true) {
+				changes = append(changes, Change{Path: strings.TrimSuffix(f, "/"), Kind: Added, NewMode: ModeGitlink, Nested: true})
+			}
+			continue
+		}
+		c, ok, err := r.untrackedFile(f, ign)
 		if err != nil {
 			return nil, err
 		}
@@ -298,6 +327,12 @@ func parseBatch(data []byte, n int) ([][]byte, error) {
 // the studio's own objects. The studio calls it for changes it will not commit, so verification
 // and review judge exactly what was committed.
 func (r *Repo) Discard(ctx context.Context, changes []Change) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	if err := r.flushIndex(ctx); err != nil {
+		return err
+	}
 	var restore []string
 	// Removals first: a link that replaced a tracked directory must go before its files return.
 	for _, c := range changes {
@@ -309,20 +344,8 @@ func (r *Repo) Discard(ctx context.Context, changes []Change) error {
 		}
 		restore = append(restore, c.Path)
 	}
-	if len(restore) == 0 {
-		return nil
-	}
-	for _, p := range restore {
-		// A tracked file whose place is now a directory (or a link) must be cleared first.
-		if e, err := lstatEntry(r.Dir, p, false); err == nil && e.exists && (e.isDir() || e.isSymlink()) {
-			if err := removeBeneath(r.Dir, p); err != nil {
-				return fmt.Errorf("discard %s: %w", p, err)
-			}
-		}
-	}
-	args := append([]string{"checkout-index", "--force", "--quiet", "--"}, restore...)
-	if _, err := r.run(ctx, args...); err != nil {
-		return fmt.Errorf("discard %d paths: %w", len(restore), err)
+	if err := r.restore(ctx, restore); err != nil {
+		return fmt.Errorf("discard: %w", err)
 	}
 	return nil
 }

@@ -1,0 +1,121 @@
+package gitops
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// The run's first checkout must compare every tracked file with the base commit: the studio
+// cannot take the stat data of the workspace's own index (the agent's, or a previous step's), so
+// its private index starts without any and git would read and hash every file, one after the
+// other, after the fetch. A statHint does that work while the fetch runs instead, on all cores: it
+// hashes the work tree's regular files the way git hashes a blob and writes them, with the stat
+// data of the very descriptor it read, as the private index. `read-tree -m` then keeps that stat
+// data for exactly the entries whose blob and mode equal the base commit's, and git's scan reads
+// only what differs or is unknown.
+//
+// The hint is only a cache, as git's own stat data is: a file changed after it was hashed has
+// another ctime (which no process can set) and mtime, and git compares both (core.trustctime,
+// core.checkStat=default), with inode, owner and size. What the hint cannot vouch for, git reads.
+// Files are opened beneath the workspace with no symlink followed anywhere on the path, and a
+// file whose stat data moved while it was read is left out.
+
+// hintEntry is one hashed file as the index records it.
+type hintEntry struct {
+	name                string
+	oid                 [sha1.Size]byte
+	mode                uint32
+	ctimeSec, ctimeNsec uint32
+	mtimeSec, mtimeNsec uint32
+	dev, ino, uid, gid  uint32
+	size                uint32
+}
+
+// statHint is the hashing running beside a fetch. It writes what it hashed as the private index
+// as soon as it is done (or stopped), still beside the fetch: an index of hints is valid whatever
+// the fetch does, since read-tree -m keeps only the entries the fetched tree confirms.
+type statHint struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+func newHint(ctx context.Context, index string, run func(ctx context.Context) []hintEntry) *statHint {
+	ctx, cancel := context.WithCancel(ctx)
+	h := &statHint{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(h.done)
+		if entries := run(ctx); len(entries) > 0 {
+			// Failing to write it costs time only (git reads the files), so it is not an error.
+			_ = writeIndex(index, entries)
+		}
+	}()
+	return h
+}
+
+// finish lets the hashing go on for at most grace more, then stops it (what is not hashed by then,
+// git reads during the scan: the bound keeps a work tree full of untracked files from costing
+// more than the fetch did) and waits until the index is written.
+func (h *statHint) finish(grace time.Duration) {
+	select {
+	case <-h.done:
+	case <-time.After(grace):
+	}
+	h.cancel()
+	<-h.done
+}
+
+// writeIndex writes entries as a version 2 index file (git's index-format.txt): a header, the
+// entries sorted by name, each padded with NULs to a multiple of eight bytes, and the SHA-1 of
+// everything before it. It is written beside path and renamed over it, so git never reads half.
+func writeIndex(path string, entries []hintEntry) error {
+	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
+	b := make([]byte, 0, 12+len(entries)*96+sha1.Size)
+	b = append(b, "DIRC"...)
+	b = binary.BigEndian.AppendUint32(b, 2)
+	count := len(b)
+	b = binary.BigEndian.AppendUint32(b, 0)
+	n := uint32(0)
+	for i := range entries {
+		e := &entries[i]
+		if i > 0 && entries[i-1].name == e.name {
+			continue
+		}
+		start := len(b)
+		for _, v := range [...]uint32{e.ctimeSec, e.ctimeNsec, e.mtimeSec, e.mtimeNsec, e.dev, e.ino, e.mode, e.uid, e.gid, e.size} {
+			b = binary.BigEndian.AppendUint32(b, v)
+		}
+		b = append(b, e.oid[:]...)
+		b = binary.BigEndian.AppendUint16(b, uint16(min(len(e.name), 0xfff)))
+		b = append(b, e.name...)
+		// 62 bytes of fixed fields, the name, then 1 to 8 NULs up to a multiple of 8.
+		l := len(b) - start
+		b = append(b, make([]byte, (l+8)&^7-l)...)
+		n++
+	}
+	binary.BigEndian.PutUint32(b[count:], n)
+	sum := sha1.Sum(b)
+	b = append(b, sum[:]...)
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".index-hint-")
+	if err != nil {
+		return err
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,199 @@
+package gitops
+
+import (
+	"context"
+	"crypto/sha1"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// startHint hashes the regular files under root in the background and writes them as the index
+// file index (see hint.go). It returns nil
+// when the kernel has no openat2, without which a file cannot be opened beneath the workspace in
+// one call.
+func startHint(ctx context.Context, root, index string) *statHint {
+	rootFD, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	if fd, done, err := openat2Beneath(rootFD, "."); !done || err != nil {
+		unix.Close(rootFD)
+		return nil
+	} else {
+		unix.Close(fd)
+	}
+	return newHint(ctx, index, func(ctx context.Context) []hintEntry {
+		defer unix.Close(rootFD)
+		return hashTree(ctx, root, rootFD)
+	})
+}
+
+// hashTree walks the directories under rootFD (never into one named .git, never through a link)
+// and hashes the regular files it meets, a directory at a time on every core, until ctx ends.
+func hashTree(ctx context.Context, root string, rootFD int) []hintEntry {
+	workers := max(runtime.NumCPU(), 1)
+	q := &dirQueue{dirs: []string{""}}
+	q.cond = sync.NewCond(&q.mu)
+	results := make([][]hintEntry, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 64<<10)
+			for {
+				dir, ok := q.pop(ctx)
+				if !ok {
+					return
+				}
+				results[w] = hashDir(ctx, root, rootFD, dir, q, buf, results[w])
+				q.done()
+			}
+		}()
+	}
+	wg.Wait()
+	var all []hintEntry
+	for _, r := range results {
+		all = append(all, r...)
+	}
+	return all
+}
+
+// dirQueue hands directories to the workers; it ends when none is queued or being read.
+type dirQueue struct {
+	mu     sync.Mutex
+	cond   *sync.Cond
+	dirs   []string
+	active int
+	ended  bool
+}
+
+func (q *dirQueue) push(dir string) {
+	q.mu.Lock()
+	q.dirs = append(q.dirs, dir)
+	q.mu.Unlock()
+	q.cond.Signal()
+}
+
+func (q *dirQueue) pop(ctx context.Context) (string, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.dirs) == 0 && q.active > 0 && !q.ended {
+		q.cond.Wait()
+	}
+	if q.ended || len(q.dirs) == 0 || ctx.Err() != nil {
+		q.ended = true
+		q.cond.Broadcast()
+		return "", false
+	}
+	dir := q.dirs[len(q.dirs)-1]
+	q.dirs = q.dirs[:len(q.dirs)-1]
+	q.active++
+	return dir, true
+}
+
+func (q *dirQueue) done() {
+	q.mu.Lock()
+	q.active--
+	q.mu.Unlock()
+	q.cond.Broadcast()
+}
+
+// hashDir opens dir beneath rootFD (one openat2 that follows no link), queues its
+// subdirectories and hashes its regular files, each opened from the directory's descriptor
+// without following a link.
+func hashDir(ctx context.Context, root string, rootFD int, dir string, q *dirQueue, buf []byte, out []hintEntry) []hintEntry {
+	var fd int
+	var err error
+	if dir == "" {
+		fd, err = unix.Dup(rootFD)
+	} else {
+		var done bool
+		if fd, done, err = openat2Beneath(rootFD, dir); !done {
+			return out
+		}
+	}
+	if err != nil {
+		return out
+	}
+	// The name only serves the rare file system that does not report entry types (Go then
+	// lstats by name): a wrong type costs a skipped file, never a read outside.
+	f := os.NewFile(uintptr(fd), filepath.Join(root, dir))
+	defer f.Close()
+	entries, _ := f.ReadDir(-1)
+	for _, e := range entries {
+		name := e.Name()
+		if strings.EqualFold(name, ".git") {
+			continue
+		}
+		rel := name
+		if dir != "" {
+			rel = dir + "/" + name
+		}
+		switch {
+		case e.IsDir():
+			q.push(rel)
+		case e.Type().IsRegular():
+			if ctx.Err() != nil {
+				return out
+			}
+			if h, ok := hashFile(ctx, fd, name, rel, buf); ok {
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
+
+// hashFile reads the regular file name in dirFD and returns its blob id with the stat data of
+// the descriptor it read; ok is false for anything that is not a regular file or that changed
+// while it was read.
+func hashFile(ctx context.Context, dirFD int, name, rel string, buf []byte) (hintEntry, bool) {
+	fd, err := unix.Openat(dirFD, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return hintEntry{}, false
+	}
+	defer unix.Close(fd)
+	var before unix.Stat_t
+	if unix.Fstat(fd, &before) != nil || before.Mode&unix.S_IFMT != unix.S_IFREG {
+		return hintEntry{}, false
+	}
+	// Exactly the size fstat gave is hashed: a file that grows or shrinks meanwhile has another
+	// size or times than recorded when git looks, and git reads it then. (A second fstat here
+	// would see nothing git's own comparison does not.)
+	h := sha1.New()
+	h.Write([]byte("blob " + strconv.FormatInt(before.Size, 10) + "\x00"))
+	for n := int64(0); n < before.Size; {
+		if ctx.Err() != nil {
+			return hintEntry{}, false
+		}
+		m, err := unix.Read(fd, buf[:min(int64(len(buf)), before.Size-n)])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil || m <= 0 {
+			return hintEntry{}, false
+		}
+		h.Write(buf[:m])
+		n += int64(m)
+	}
+	e := hintEntry{
+		name: rel, mode: 0o100644,
+		ctimeSec: uint32(before.Ctim.Sec), ctimeNsec: uint32(before.Ctim.Nsec),
+		mtimeSec: uint32(before.Mtim.Sec), mtimeNsec: uint32(before.Mtim.Nsec),
+		dev: uint32(before.Dev), ino: uint32(before.Ino), uid: before.Uid, gid: before.Gid, size: uint32(before.Size),
+	}
+	// git records the executable bit of the owner only (0755 or 0644).
+	if before.Mode&0o100 != 0 {
+		e.mode = 0o100755
+	}
+	copy(e.oid[:], h.Sum(nil))
+	return e, true
+}

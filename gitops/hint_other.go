@@ -1,0 +1,9 @@
+//go:build !linux
+
+package gitops
+
+import "context"
+
+// startHint is Linux's (it needs openat2 to read beneath the workspace in one call per file):
+// elsewhere git reads the files itself during the first scan.
+func startHint(context.Context, string, string) *statHint { return nil }
