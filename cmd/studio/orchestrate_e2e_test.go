@@ -348,3 +348,30 @@ func TestOrchestrationBreaksTheLocksOfACrashedTask(t *testing.T) {
 		t.Errorf("the broken lock is not noted:\n%s", tracking)
 	}
 }
+
+// `studio locks` lists what an orchestration holds, with the records, from a token.
+func TestLocksCommandListsWhatOrchestrationsHold(t *testing.T) {
+	w := orchWorld(t)
+	t1 := w.task("Jump", "role: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\n")
+	tracker := w.issue("Sprint", "go")
+	_, payload := w.comment(tracker, sandbox.Writer, fmt.Sprintf("/studio orchestrate #%d", t1))
+	if res := w.run("issue_comment", payload, nil); res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	env := map[string]string{"GITHUB_TOKEN": w.Token, "GITHUB_REPOSITORY": sandbox.Owner + "/" + sandbox.Repo, "GITHUB_API_URL": strings.TrimSuffix(w.Emu.APIURL(), "/")}
+	code, stdout, stderr := runCLI([]string{"locks"}, env)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"refs/studio/tasks/1", "__task_1__", "refs/studio/slots/0", "__slot_0__", "src/player/jump.gd", "#1", "held"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("studio locks lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "issue-") {
+		t.Errorf("a run's per-issue lock is listed as an orchestration's:\n%s", stdout)
+	}
+	if code, _, stderr := runCLI([]string{"locks"}, map[string]string{"GITHUB_REPOSITORY": "a/b"}); code != exitUsage || !strings.Contains(stderr, "GITHUB_TOKEN") {
+		t.Errorf("without a token: exit %d, %q", code, stderr)
+	}
+}
