@@ -82,7 +82,9 @@ func (c *Client) MatchingRefs(ctx context.Context, prefix string) ([]RefEntry, e
 		func() ([]*github.Reference, *github.Response, error) {
 			return c.gh.Git.ListMatchingRefs(ctx, c.owner, c.repo, opts)
 		},
-		func(r *github.Reference) []RefEntry { return one(RefEntry{Ref: r.GetRef(), SHA: r.GetObject().GetSHA()}) })
+		func(r *github.Reference) []RefEntry {
+			return one(RefEntry{Ref: r.GetRef(), SHA: r.GetObject().GetSHA()})
+		})
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", prefix, classify(err))
 	}
