@@ -319,3 +319,17 @@ func approvalStatus(pull int, matched bool, notStarted, problem, untrustedPlan, 
 	b.WriteString(fenced(diagnostics, "text"))
 	return b.String()
 }
+
+// ---- tasks and recipes (dependencies.go, verb_task.go, recipes.go) ----
+
+// dependencyRefusal is why a task does not start: each dependency that is not done, one per line
+// (policy.UnmetDependencies' words), and what to do.
+func dependencyRefusal(phrase string, unmet []string) string {
+	var b strings.Builder
+	b.WriteString("the task's dependencies are not done, so it did not start (no Codex call, branch or pull request):\n")
+	for _, l := range unmet {
+		b.WriteString("- " + oneLine(l, 300) + "\n")
+	}
+	fmt.Fprintf(&b, "\nComment `%s run` again once they are done, or remove them from the block's `dependsOn`.", phrase)
+	return b.String()
+}
