@@ -333,3 +333,57 @@ func dependencyRefusal(phrase string, unmet []string) string {
 	fmt.Fprintf(&b, "\nComment `%s run` again once they are done, or remove them from the block's `dependsOn`.", phrase)
 	return b.String()
 }
+
+// taskCreatedReply says which task `/studio task create` opened, what its block holds, and how
+// it starts. writes says the role changes files (its phase is a mutating one).
+func taskCreatedReply(phrase string, number int, t policy.NewTask, writes bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "created task #%d, %s: role `%s`", number, codeSpan(t.Title), t.Role)
+	if len(t.WriteFiles) > 0 {
+		fmt.Fprintf(&b, ", writeFiles %s", pathsOrNone(t.WriteFiles))
+	}
+	if len(t.Files) > 0 {
+		fmt.Fprintf(&b, ", files %s", pathsOrNone(t.Files))
+	}
+	if len(t.DependsOn) > 0 {
+		fmt.Fprintf(&b, ", depends on %s", issueRefs(t.DependsOn))
+	}
+	if t.Priority != 0 {
+		fmt.Fprintf(&b, ", priority %d", t.Priority)
+	}
+	if t.Verify != nil {
+		fmt.Fprintf(&b, ", verified by %s", codeSpan(strings.Join(append([]string{t.Verify.Command}, t.Verify.Args...), " ")))
+	}
+	b.WriteString(". It is ready and does not start by itself: ")
+	if len(t.DependsOn) > 0 {
+		fmt.Fprintf(&b, "once its dependencies are done, comment `%s run` on #%d.", phrase, number)
+	} else {
+		fmt.Fprintf(&b, "comment `%s run` on #%d to start it.", phrase, number)
+	}
+	if len(t.WriteFiles) == 0 && writes {
+		fmt.Fprintf(&b, " Role `%s` changes files and the task names none: add `writeFiles` to its block before it runs.", t.Role)
+	}
+	return b.String()
+}
+
+// taskRefusedReply says why nothing was created.
+func taskRefusedReply(reason string) string {
+	return "no task was created: " + oneLine(reason, 600)
+}
+
+// pathsOrNone lists paths as code spans, or "none".
+func pathsOrNone(ps []string) string {
+	if len(ps) == 0 {
+		return "none"
+	}
+	return strings.Join(quoteAll(ps), ", ")
+}
+
+// issueRefs writes issue numbers as "#3, #5".
+func issueRefs(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = fmt.Sprintf("#%d", n)
+	}
+	return strings.Join(parts, ", ")
+}

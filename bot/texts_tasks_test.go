@@ -1,6 +1,10 @@
 package bot
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/codex-studio/studio-action/policy"
+)
 
 // The texts of task creation, recipes and the dependency gate, against their golden files
 // (testdata/golden/texts/<name>.md; UPDATE_GOLDEN=1 rewrites them after a deliberate change).
@@ -9,6 +13,12 @@ func TestTaskTextsMatchTheirGoldenFiles(t *testing.T) {
 		name string
 		text string
 	}{
+		{"task-created", taskCreatedReply("/studio", 12, policy.NewTask{Title: "Add coyote time", Role: "gameplay-programmer",
+			WriteFiles: []string{"src/player/jump.gd"}, Files: []string{"design/gdd.md"}, DependsOn: []int{3, 4}, Priority: 2,
+			Verify: &policy.Verification{Command: "godot", Args: []string{"--headless", "-s", "tests/run.gd"}}}, true)},
+		{"task-created-plain", taskCreatedReply("/studio", 12, policy.NewTask{Title: "Review the `jump` feel", Role: "qa-playtester"}, false)},
+		{"task-created-writer-without-writefiles", taskCreatedReply("/studio", 12, policy.NewTask{Title: "Fix the jump", Role: "gameplay-programmer"}, true)},
+		{"task-refused", taskRefusedReply("Unknown dependency task: #999")},
 		{"dependencies-unmet", dependencyRefusal("/studio", []string{"Task #9 depends on blocked task #4", "Task #9 depends on unknown task #999", "Task #9 depends on #5 (ready); complete it first"})},
 	}
 	for _, tt := range tests {
