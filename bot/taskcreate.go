@@ -22,7 +22,9 @@ type TaskRefusal struct{ Msg string }
 
 func (e *TaskRefusal) Error() string { return e.Msg }
 
-func refusalf(format string, args ...any) error { return &TaskRefusal{Msg: fmt.Sprintf(format, args...)} }
+func refusalf(format string, args ...any) error {
+	return &TaskRefusal{Msg: fmt.Sprintf(format, args...)}
+}
 
 // TaskCreator opens task issues in one repository, with the roles of its default branch.
 type TaskCreator struct {
