@@ -30,7 +30,7 @@ GitHub is reached with GITHUB_TOKEN (or GH_TOKEN), in the repository GITHUB_REPO
 https://HOST/api/v3 works).`
 
 type taskCreateFlags struct {
-	role, verifyCommand, repo, labelPrefix string
+	role, verifyCommand, repo, labelPrefix   string
 	files, writeFiles, dependsOn, verifyArgs []string
 	priority                                 int
 }
