@@ -387,3 +387,30 @@ func issueRefs(ns []int) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// recipeDryRunReply shows the task issues `workflow create-tasks` would open (policy.RenderRecipe).
+func recipeDryRunReply(parent int, recipe string) string {
+	return fmt.Sprintf("**dry run**: nothing was created. Without `--dry-run` this opens these task issues, each a sub-issue of #%d, with their dependencies:\n\n%s",
+		parent, fenced(recipe, "text"))
+}
+
+// recipeCreatedReply says which task issues a recipe opened (policy.RenderRecipe with their
+// numbers), what did not happen, and how they start.
+func recipeCreatedReply(phrase string, parent, n int, recipe string, notes []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "opened %d task %s for #%d, as its sub-issues and in a task list in its body:\n\n%s\n\n", n, plural(n, "issue", "issues"), parent, fenced(recipe, "text"))
+	for _, note := range notes {
+		b.WriteString("- **Note:** " + oneLine(note, 400) + "\n")
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "Each is ready and starts with `%s run` on it once its dependencies are done.", phrase)
+	return b.String()
+}
+
+// recipeTaskListSection is what a recipe appends to the body of the issue it was typed on: a
+// heading naming the recipe and its group, and the task list (policy.RecipeTaskList).
+func recipeTaskListSection(workflowID, groupID, list string) string {
+	return fmt.Sprintf("### Tasks: `%s` recipe (group `%s`)\n\n%s", workflowID, groupID, list)
+}

@@ -51,3 +51,19 @@ func TestParseTaskCreateUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestParseWorkflowCreateTasks(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		want any
+	}{
+		{"/studio workflow create-tasks bugfix", RecipeOptions{ID: "bugfix"}},
+		{"/studio workflow Create-Tasks --dry-run release-checklist", RecipeOptions{ID: "release-checklist", DryRun: true}},
+		{"/studio workflow bugfix --dry-run", WorkflowOptions{ID: "bugfix", RunOptions: RunOptions{DryRun: true}}},
+	} {
+		cmd, ok := ParseCommand(tc.line, "/studio")
+		if !ok || cmd.Err != nil || !reflect.DeepEqual(cmd.Opts, tc.want) {
+			t.Errorf("%s: %+v, %v; want %+v", tc.line, cmd.Opts, cmd.Err, tc.want)
+		}
+	}
+}
