@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-github/v60/github"
 
 	"github.com/codex-studio/studio-action/internal/fakecodex"
+	"github.com/codex-studio/studio-action/internal/ghemu"
 	"github.com/codex-studio/studio-action/internal/sandbox"
 )
 
@@ -103,5 +104,42 @@ func TestDryRunShowsUnmetDependencies(t *testing.T) {
 	}
 	if labels := w.Emu.IssueLabels(sandbox.Owner, sandbox.Repo, n); len(labels) != 0 {
 		t.Errorf("a dry run labelled the task: %v", labels)
+	}
+}
+
+// A dependency that stops being done between the plan and its approval stops the
+// implementation the approval would start.
+func TestApprovalDoesNotStartATaskWhoseDependencyRegressed(t *testing.T) {
+	w, _ := newStudioWorld(t, "strict-studio")
+	dep := w.issue("Design the jump", "design", "studio:task", "studio:status/done")
+	n := w.issue("Make the jump snappier", depTaskBody(fmt.Sprintf(`"#%d"`, dep)))
+	_, payload := w.comment(n, sandbox.Writer, "/studio run")
+	w.script(fakecodex.Call{FinalMessage: planText}, fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "extends Node\n"}}, FinalMessage: "Done."})
+	if res := w.run("issue_comment", payload, nil); res.outputs["status"] != "awaiting-approval" {
+		t.Fatalf("plan: status %q\n%s", res.outputs["status"], res.stdout)
+	}
+	pulls := w.Emu.Pulls(sandbox.Owner, sandbox.Repo)
+	if len(pulls) != 1 {
+		t.Fatalf("pulls = %+v", pulls)
+	}
+	// Someone re-runs the dependency and it ends blocked.
+	api := w.api(writerToken)
+	if _, err := api.Issues.RemoveLabelForIssue(context.Background(), sandbox.Owner, sandbox.Repo, dep, "studio:status/done"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := api.Issues.AddLabelsToIssue(context.Background(), sandbox.Owner, sandbox.Repo, dep, []string{"studio:status/blocked"}); err != nil {
+		t.Fatal(err)
+	}
+	_, payload = w.approve(pulls[0].Number, reviewer, ghemu.ReviewSpec{})
+	res := w.run("pull_request_review", payload, nil)
+	if res.code != 0 && res.code != 1 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	if got := len(w.writes()); got != 1 {
+		t.Fatalf("the approval started the implementation of a task whose dependency is blocked (%d codex calls)", got)
+	}
+	mustContain(t, "status comment", w.statusBody(n), fmt.Sprintf("Task #%d depends on blocked task #%d", n, dep))
+	if labels := w.Emu.IssueLabels(sandbox.Owner, sandbox.Repo, n); !slices.Contains(labels, "studio:status/blocked") {
+		t.Errorf("labels = %v", labels)
 	}
 }
