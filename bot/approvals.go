@@ -363,10 +363,14 @@ func (r *run) authorizeAndRun(ctx context.Context, cfg policy.StudioConfig, task
 // dryRun answers with the seed's dry-run diagnostics and changes nothing: no branch, no pull
 // request, no label, no Codex.
 func (r *run) dryRun(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string, elig policy.Eligibility, diag policy.ApprovalDiagnostic) error {
-	refused := ""
+	var refusals []string
 	if !cfg.Active() {
-		refused = cfg.InactiveReason()
+		refusals = append(refusals, cfg.InactiveReason())
 	}
+	if r.refusedNote != "" {
+		refusals = append(refusals, r.refusedNote)
+	}
+	refused := strings.Join(refusals, "\n\n")
 	preview, why := r.promptDryRun(ctx, cfg, task, base, elig)
 	r.st.Summary = dryRunSummary(refused, policy.RenderDryRun(elig, diag), preview, why)
 	r.st.set(stepCodex, StepSkipped, "dry run")

@@ -31,6 +31,9 @@ type Issue struct {
 	Labels []string
 	IsPull bool
 	State  string // open or closed; "" when not known
+	// StateReason is why a closed issue was closed (completed, not_planned), "" when not known.
+	StateReason string
+	URL         string // the issue's page (html_url)
 }
 
 // PullRequest is the task's pull request.
@@ -221,7 +224,7 @@ func (c *Client) Issue(ctx context.Context, number int) (Issue, error) {
 }
 
 func toIssue(is *github.Issue) Issue {
-	out := Issue{ID: is.GetID(), Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), IsPull: is.IsPullRequest(), State: is.GetState()}
+	out := Issue{ID: is.GetID(), Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), IsPull: is.IsPullRequest(), State: is.GetState(), StateReason: is.GetStateReason(), URL: is.GetHTMLURL()}
 	for _, l := range is.Labels {
 		out.Labels = append(out.Labels, l.GetName())
 	}

@@ -42,11 +42,12 @@ func TestHelpAnswersAnyoneWithTheVerbTable(t *testing.T) {
 		for _, want := range []string{
 			"> /studio help\n\n@visitor, ",
 			"- `/studio run [--approved-by-user] [--dry-run]` (on a task issue): runs Codex",
+			"- `/studio task create --role <role> <title> [--file <path>]",
 			"- `/studio accept` (on an issue without a task block): appends the task block the studio last proposed",
 			"- `/studio revoke` (on a task issue or its studio pull request): withdraws",
 			"- `/studio review` (on a studio pull request): reviews",
 			"- `/studio help` (on any issue or pull request): lists these commands",
-			"`run`, `workflow`, `accept`, `orchestrate`, `revoke` and `review` need write, maintain or admin permission",
+			"`run`, `workflow`, `task`, `accept`, `orchestrate`, `revoke` and `review` need write, maintain or admin permission",
 			helpMarker(77),
 		} {
 			if !strings.Contains(reply, want) {

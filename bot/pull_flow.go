@@ -127,6 +127,13 @@ func (b *Bot) implementApproved(ctx context.Context, tr Trigger, issue int, tn t
 	r.marker = pa.markerLine
 	r.st.set(stepAuthorized, StepDone, fmt.Sprintf("approved by @%s (review-%d on `%s`), requested by @%s", first.Author, first.ID, shortSHA(first.CommitID), pa.marker.RequestedBy))
 	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("role `%s`, writeFiles %s", tn.task.Role, strings.Join(quoteAll(tn.task.WriteFiles), ", ")))
+	// A dependency may have been re-run or blocked since the plan (dependencies.go).
+	if stop, err := r.checkDependencies(ctx, tn.task); stop || err != nil {
+		if err != nil {
+			r.reportFailure(ctx, err)
+		}
+		return *r.out, true, err
+	}
 	if err := r.publish(ctx); err != nil {
 		r.reportFailure(ctx, err)
 		return out, true, err

@@ -207,6 +207,8 @@ type run struct {
 	impl *implState
 	// newBranch: this run created the task branch, so its pull request holds only this run's work.
 	newBranch bool
+	// refusedNote is why a real run would be refused, for a dry run to show (dependencies.go).
+	refusedNote string
 }
 
 func (r *run) publish(ctx context.Context) error {
@@ -360,6 +362,11 @@ func (r *run) execute(ctx context.Context) error {
 		task = parsed
 		task.Role = role
 		r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("role `%s`, writeFiles %s", role, strings.Join(quoteAll(task.WriteFiles), ", ")))
+	}
+
+	// A task whose dependencies are not done does not start (dependencies.go).
+	if stop, err := r.checkDependencies(ctx, task); stop || err != nil {
+		return err
 	}
 
 	// Eligibility, dry run, plan phase or implementation: approvals.go decides which.

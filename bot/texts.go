@@ -389,3 +389,98 @@ func statusHistoryLine(at time.Time, from, to, runID, why string) string {
 	}
 	return line
 }
+
+// ---- tasks and recipes (dependencies.go, verb_task.go, recipes.go) ----
+
+// dependencyRefusal is why a task does not start: each dependency that is not done, one per line
+// (policy.UnmetDependencies' words), and what to do.
+func dependencyRefusal(phrase string, unmet []string) string {
+	var b strings.Builder
+	b.WriteString("the task's dependencies are not done, so it did not start (no Codex call, branch or pull request):\n")
+	for _, l := range unmet {
+		b.WriteString("- " + oneLine(l, 300) + "\n")
+	}
+	fmt.Fprintf(&b, "\nComment `%s run` again once they are done, or remove them from the block's `dependsOn`.", phrase)
+	return b.String()
+}
+
+// taskCreatedReply says which task `/studio task create` opened, what its block holds, and how
+// it starts. writes says the role changes files (its phase is a mutating one).
+func taskCreatedReply(phrase string, number int, t policy.NewTask, writes bool) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "created task #%d, %s: role `%s`", number, codeSpan(t.Title), t.Role)
+	if len(t.WriteFiles) > 0 {
+		fmt.Fprintf(&b, ", writeFiles %s", pathsOrNone(t.WriteFiles))
+	}
+	if len(t.Files) > 0 {
+		fmt.Fprintf(&b, ", files %s", pathsOrNone(t.Files))
+	}
+	if len(t.DependsOn) > 0 {
+		fmt.Fprintf(&b, ", depends on %s", issueRefs(t.DependsOn))
+	}
+	if t.Priority != 0 {
+		fmt.Fprintf(&b, ", priority %d", t.Priority)
+	}
+	if t.Verify != nil {
+		fmt.Fprintf(&b, ", verified by %s", codeSpan(strings.Join(append([]string{t.Verify.Command}, t.Verify.Args...), " ")))
+	}
+	b.WriteString(". It is ready and does not start by itself: ")
+	if len(t.DependsOn) > 0 {
+		fmt.Fprintf(&b, "once its dependencies are done, comment `%s run` on #%d.", phrase, number)
+	} else {
+		fmt.Fprintf(&b, "comment `%s run` on #%d to start it.", phrase, number)
+	}
+	if len(t.WriteFiles) == 0 && writes {
+		fmt.Fprintf(&b, " Role `%s` changes files and the task names none: add `writeFiles` to its block before it runs.", t.Role)
+	}
+	return b.String()
+}
+
+// taskRefusedReply says why nothing was created.
+func taskRefusedReply(reason string) string {
+	return "no task was created: " + oneLine(reason, 600)
+}
+
+// pathsOrNone lists paths as code spans, or "none".
+func pathsOrNone(ps []string) string {
+	if len(ps) == 0 {
+		return "none"
+	}
+	return strings.Join(quoteAll(ps), ", ")
+}
+
+// issueRefs writes issue numbers as "#3, #5".
+func issueRefs(ns []int) string {
+	parts := make([]string, len(ns))
+	for i, n := range ns {
+		parts[i] = fmt.Sprintf("#%d", n)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// recipeDryRunReply shows the task issues `workflow create-tasks` would open (policy.RenderRecipe).
+func recipeDryRunReply(parent int, recipe string) string {
+	return fmt.Sprintf("**dry run**: nothing was created. Without `--dry-run` this opens these task issues, each a sub-issue of #%d, with their dependencies:\n\n%s",
+		parent, fenced(recipe, "text"))
+}
+
+// recipeCreatedReply says which task issues a recipe opened (policy.RenderRecipe with their
+// numbers), what did not happen, and how they start.
+func recipeCreatedReply(phrase string, parent, n int, recipe string, notes []string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "opened %d task %s for #%d, as its sub-issues and in a task list in its body:\n\n%s\n\n", n, plural(n, "issue", "issues"), parent, fenced(recipe, "text"))
+	for _, note := range notes {
+		b.WriteString("- **Note:** " + oneLine(note, 400) + "\n")
+	}
+	if len(notes) > 0 {
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "Each is ready and starts with `%s run` on it once its dependencies are done.", phrase)
+	return b.String()
+}
+
+// recipeTaskListSection is what a recipe appends to the body of the issue it was typed on: a
+// heading naming the recipe and its group, and the task list (policy.RecipeTaskList).
+func recipeTaskListSection(workflowID, groupID, list string) string {
+	return fmt.Sprintf("### Tasks: `%s` recipe (group `%s`)\n\n%s", workflowID, groupID, list)
+}

@@ -21,7 +21,17 @@ type WorkflowOptions struct {
 	RunOptions
 }
 
+// RecipeOptions are `workflow create-tasks`'s: the recipe (a workflow's id or alias) and
+// --dry-run (recipes.go).
+type RecipeOptions struct {
+	ID     string
+	DryRun bool
+}
+
 func parseWorkflowOptions(args []string) (any, error) {
+	if len(args) > 0 && strings.EqualFold(args[0], "create-tasks") {
+		return parseRecipeOptions(args[1:])
+	}
 	var o WorkflowOptions
 	for _, a := range args {
 		switch {
@@ -39,13 +49,37 @@ func parseWorkflowOptions(args []string) (any, error) {
 	return o, nil
 }
 
+func parseRecipeOptions(args []string) (any, error) {
+	var o RecipeOptions
+	for _, a := range args {
+		switch {
+		case strings.EqualFold(a, "--dry-run"):
+			o.DryRun = true
+		case o.ID == "" && !strings.HasPrefix(a, "-"):
+			o.ID = a
+		default:
+			return nil, &unexpectedArgError{arg: a}
+		}
+	}
+	if o.ID == "" {
+		return nil, fmt.Errorf("`workflow create-tasks` needs a recipe: %s.", strings.Join(quoteAll(policy.RecipeIDs()), ", "))
+	}
+	return o, nil
+}
+
 func init() {
 	register(&verb{
-		name: "workflow", order: 15, args: "<id>", flags: []string{"--dry-run"}, where: "on an issue",
-		what:      "runs one of the studio's workflows (built-in or the project's own, by id or alias) as the issue's task: the workflow's role and objective, the issue's text and `studio` block (for `writeFiles`)",
+		name: "workflow", order: 15, args: "<id> | create-tasks <recipe>", flags: []string{"--dry-run"}, where: "on an issue",
+		what: "runs one of the studio's workflows (built-in or the project's own, by id or alias) as the issue's task: the workflow's role and objective, the issue's text and `studio` block (for `writeFiles`). " +
+			"`create-tasks <recipe>` instead opens the recipe's task issues (" + strings.Join(quoteAll(policy.RecipeIDs()), ", ") + ") with their dependencies, as sub-issues of this one listed in its body; with `--dry-run` it only shows them",
 		parse:     parseWorkflowOptions,
 		needsBase: true,
-		onIssue:   func(ctx context.Context, r *run) error { return r.execute(ctx) },
+		onIssue: func(ctx context.Context, r *run) error {
+			if o, ok := r.cmd.Opts.(RecipeOptions); ok {
+				return r.createRecipeTasks(ctx, o)
+			}
+			return r.execute(ctx)
+		},
 	})
 }
 

@@ -109,6 +109,7 @@ func newRootCmd(e env) *cobra.Command {
 	add(newRunCmd(e))
 	add(newWorkflowCmd(e))
 	add(newLocksCmd(e))
+	add(newTaskCmd(e))
 	add(legacyCmd("guidance", "compile a multi-agent profile into per-role guidance", "compile --profile <file> --out <dir>",
 		func(ctx context.Context, args []string) int { return runGuidance(ctx, args, e.stdout, e.stderr) }))
 	add(legacyCmd("demo", "run the whole /studio run story offline and print the result", "[--dir D] [--real-codex]",

@@ -200,7 +200,7 @@ func TestHelpListsTheCommands(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("%v: exit %d", args, code)
 		}
-		for _, want := range []string{"  run ", "  init ", "  workflow ", "  doctor ", "  action ", "  market ", "  ship-check ", "  start ", "Workflow commands"} {
+		for _, want := range []string{"  run ", "  init ", "  workflow ", "  task ", "  doctor ", "  action ", "  market ", "  ship-check ", "  start ", "Workflow commands"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%v: help lacks %q", args, want)
 			}

@@ -29,7 +29,7 @@ the next orchestration that needs it. Reads GITHUB_TOKEN (or GH_TOKEN), GITHUB_R
 URL works).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			client, err := githubFromEnv(e, repo)
+			client, err := githubFromEnv(e, repo, "to read the refs", "read contents")
 			if err != nil {
 				return err
 			}
@@ -40,27 +40,33 @@ URL works).`,
 	return cmd
 }
 
-// githubFromEnv builds the GitHub client a local command uses, from the environment.
-func githubFromEnv(e env, repo string) (*bot.Client, error) {
+// githubFromEnv builds the GitHub client a local command uses: GITHUB_TOKEN (or GH_TOKEN), the
+// repository from --repo or GITHUB_REPOSITORY, GITHUB_API_URL (default https://api.github.com; a
+// GitHub Enterprise Server URL works). purpose and may say what the token is for, in the error.
+func githubFromEnv(e env, repo, purpose, may string) (*bot.Client, error) {
+	if repo == "" {
+		repo = e.getenv("GITHUB_REPOSITORY")
+	}
+	owner, name, ok := strings.Cut(repo, "/")
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+		return nil, usagef("the repository must be owner/name: give --repo or set GITHUB_REPOSITORY (got %q)", repo)
+	}
 	token := e.getenv("GITHUB_TOKEN")
 	if token == "" {
 		token = e.getenv("GH_TOKEN")
 	}
 	if token == "" {
-		return nil, usagef("a token is needed: export GITHUB_TOKEN=... (or GH_TOKEN)")
+		return nil, failf("a GitHub token is needed %s: set GITHUB_TOKEN (or GH_TOKEN) to a token that may %s in %s/%s", purpose, may, owner, name)
 	}
-	if repo == "" {
-		repo = e.getenv("GITHUB_REPOSITORY")
-	}
-	owner, name, ok := strings.Cut(repo, "/")
-	if !ok || owner == "" || name == "" {
-		return nil, usagef("which repository? --repo owner/name, or GITHUB_REPOSITORY")
-	}
-	api := e.getenv("GITHUB_API_URL")
+	api := strings.TrimSuffix(e.getenv("GITHUB_API_URL"), "/")
 	if api == "" {
 		api = "https://api.github.com"
 	}
-	return bot.NewClient(nil, api, token, owner, name)
+	c, err := bot.NewClient(githubHTTP(e.stderr), api, token, owner, name)
+	if err != nil {
+		return nil, failf("%v", err)
+	}
+	return c, nil
 }
 
 func listLocks(ctx context.Context, client *bot.Client, e env, now time.Time) error {

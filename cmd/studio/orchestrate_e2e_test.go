@@ -371,7 +371,7 @@ func TestLocksCommandListsWhatOrchestrationsHold(t *testing.T) {
 	if strings.Contains(stdout, "issue-") {
 		t.Errorf("a run's per-issue lock is listed as an orchestration's:\n%s", stdout)
 	}
-	if code, _, stderr := runCLI([]string{"locks"}, map[string]string{"GITHUB_REPOSITORY": "a/b"}); code != exitUsage || !strings.Contains(stderr, "GITHUB_TOKEN") {
+	if code, _, stderr := runCLI([]string{"locks"}, map[string]string{"GITHUB_REPOSITORY": "a/b"}); code != exitError || !strings.Contains(stderr, "GITHUB_TOKEN") {
 		t.Errorf("without a token: exit %d, %q", code, stderr)
 	}
 }

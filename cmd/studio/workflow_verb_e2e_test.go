@@ -71,7 +71,7 @@ func TestWorkflowVerbNeedsAnID(t *testing.T) {
 	if res.outputs["status"] != "refused" {
 		t.Fatalf("status %q", res.outputs["status"])
 	}
-	if c := w.botComments(n); len(c) != 1 || !strings.Contains(c[0].Body, "`workflow` needs the workflow's id") || !strings.Contains(c[0].Body, "Usage: `/studio workflow <id> [--dry-run]`") {
+	if c := w.botComments(n); len(c) != 1 || !strings.Contains(c[0].Body, "`workflow` needs the workflow's id") || !strings.Contains(c[0].Body, "Usage: `/studio workflow <id> | create-tasks <recipe> [--dry-run]`") {
 		t.Errorf("reply = %+v", c)
 	}
 }

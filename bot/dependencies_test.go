@@ -1,0 +1,33 @@
+package bot
+
+import (
+	"testing"
+
+	"github.com/codex-studio/studio-action/policy"
+)
+
+// A dependency's status: its label when it has one, else its state (closed as completed is done,
+// closed as not planned is cancelled, open is ready).
+func TestTaskStatusOfADependency(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		is   Issue
+		want string
+		bad  bool
+	}{
+		{"label wins over state", Issue{State: "closed", Labels: []string{"studio:status/blocked"}}, policy.StatusBlocked, false},
+		{"open without label", Issue{State: "open", Labels: []string{"bug"}}, policy.StatusReady, false},
+		{"closed as completed", Issue{State: "closed", StateReason: "completed"}, policy.StatusDone, false},
+		{"closed, reason unknown", Issue{State: "closed"}, policy.StatusDone, false},
+		{"closed as not planned", Issue{State: "closed", StateReason: "not_planned"}, policy.StatusCancelled, false},
+		{"open and done", Issue{State: "open", Labels: []string{"studio:status/done"}}, policy.StatusDone, false},
+		{"two status labels", Issue{Labels: []string{"studio:status/done", "studio:status/ready"}}, "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := taskStatusOf("studio:", tc.is)
+			if (err != nil) != tc.bad || got != tc.want {
+				t.Errorf("taskStatusOf = %q, %v; want %q (error %v)", got, err, tc.want, tc.bad)
+			}
+		})
+	}
+}

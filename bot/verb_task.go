@@ -1,0 +1,173 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/codex-studio/studio-action/policy"
+)
+
+// `/studio task create --role R [--file F]... [--write-file F]... [--depends-on #N]...
+// [--priority P] [--verify-command C [--verify-arg A]...] <title words>` on any issue opens a
+// task issue (taskcreate.go) and answers with its number. The CLI's `studio task create` takes
+// the same flags.
+
+// TaskOptions are `task`'s: the subcommand (only `create`) and the task to create.
+type TaskOptions struct {
+	Sub  string
+	Task policy.NewTask
+}
+
+// taskFlags are the flags that take a value; every one of them may be written `--flag value`
+// or `--flag=value`.
+var taskFlags = []string{"--role", "--file", "--write-file", "--depends-on", "--priority", "--verify-command", "--verify-arg"}
+
+func parseTaskOptions(args []string) (any, error) {
+	if len(args) == 0 {
+		return nil, errors.New("`task` needs a subcommand: `task create`.")
+	}
+	if !strings.EqualFold(args[0], "create") {
+		return nil, fmt.Errorf("%s is not a subcommand of `task`; the one there is is `create`.", codeSpan(args[0]))
+	}
+	o := TaskOptions{Sub: "create"}
+	t := &o.Task
+	var title []string
+	var verifyArgs []string
+	verifyCommand, sawVerifyCommand := "", false
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		if a == "--" { // everything after is the title, dashes and all
+			title = append(title, args[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") {
+			title = append(title, a)
+			continue
+		}
+		name, value, inline := strings.Cut(a, "=")
+		name = strings.ToLower(name)
+		if !contains(taskFlags, name) {
+			return nil, &unexpectedArgError{arg: a}
+		}
+		if !inline {
+			if i+1 >= len(args) {
+				return nil, fmt.Errorf("`%s` needs a value.", name)
+			}
+			i++
+			value = args[i]
+		}
+		switch name {
+		case "--role":
+			if t.Role != "" && t.Role != value {
+				return nil, errors.New("give `--role` once: a task has one role.")
+			}
+			t.Role = value
+		case "--file":
+			t.Files = append(t.Files, value)
+		case "--write-file":
+			t.WriteFiles = append(t.WriteFiles, value)
+		case "--depends-on":
+			n, ok := issueRef(value)
+			if !ok {
+				return nil, fmt.Errorf("`--depends-on` takes an issue number such as `#12`, not %s.", codeSpan(value))
+			}
+			t.DependsOn = append(t.DependsOn, n)
+		case "--priority":
+			p, err := strconv.Atoi(value)
+			if err != nil {
+				return nil, fmt.Errorf("`--priority` takes an integer (higher runs first), not %s.", codeSpan(value))
+			}
+			t.Priority = p
+		case "--verify-command":
+			if sawVerifyCommand {
+				return nil, errors.New("give `--verify-command` once, and each argument with its own `--verify-arg`.")
+			}
+			verifyCommand, sawVerifyCommand = value, true
+		case "--verify-arg":
+			verifyArgs = append(verifyArgs, value)
+		}
+	}
+	if len(verifyArgs) > 0 && !sawVerifyCommand {
+		return nil, errors.New("`--verify-arg` needs `--verify-command`: the arguments are the command's.")
+	}
+	if sawVerifyCommand {
+		t.Verify = &policy.Verification{Command: verifyCommand, Args: verifyArgs}
+	}
+	t.Title = strings.Join(title, " ")
+	return o, nil
+}
+
+func init() {
+	register(&verb{
+		name: "task", order: 17, args: "create --role <role> <title>",
+		flags: []string{"--file <path>", "--write-file <path>", "--depends-on #N", "--priority <n>", "--verify-command <cmd>", "--verify-arg <arg>"},
+		where: "on any issue",
+		what:  "opens a task issue: the title, a `studio` task block from the flags (each repeatable but `--role` and `--priority`; dependencies must be existing issues), and the labels of a ready task of that role. It does not start a run",
+		parse: parseTaskOptions,
+		// No checkout: the roles are read from the default branch through the API (baseFile).
+		onIssue: func(ctx context.Context, r *run) error { return r.taskCreate(ctx) },
+	})
+}
+
+// taskCreate is `/studio task create`: it creates the task and replies on the issue it was typed
+// on with the new task's number, or with why nothing was created.
+func (r *run) taskCreate(ctx context.Context) error {
+	o, _ := r.cmd.Opts.(TaskOptions)
+	creator, err := r.taskCreator(ctx)
+	if err != nil {
+		return r.taskReply(ctx, err, nil)
+	}
+	is, t, err := creator.Create(ctx, o.Task)
+	if err != nil {
+		return r.taskReply(ctx, err, nil)
+	}
+	r.logf("created task #%d (%s) from #%d", is.Number, t.Role, r.tr.Issue)
+	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("task #%d created: role `%s`", is.Number, t.Role))
+	return r.taskReply(ctx, nil, func() string { return taskCreatedReply(r.TriggerPhrase, is.Number, t, r.phaseOf(t.Role).Mutating()) })
+}
+
+// taskCreator is the creator of this run: the default branch must hold a valid studio
+// configuration, and its roles are the ones a task may name.
+func (r *run) taskCreator(ctx context.Context) (*TaskCreator, error) {
+	base, err := r.GitHub.DefaultBranch(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := RequireStudioConfig(func(path string) ([]byte, error) { return r.baseFile(ctx, path, base) }); err != nil {
+		return nil, err
+	}
+	roles, err := r.roles(ctx, base)
+	if err != nil { // the customization file cannot be used, as a run would say
+		return nil, &TaskRefusal{Msg: err.Error()}
+	}
+	return NewTaskCreator(r.GitHub, r.LabelPrefix, roles), nil
+}
+
+// taskReply answers a task or recipe command: the reply quoting the command, then the status
+// comment with the same words. err is a refusal (replied, status refused) or a failure of the
+// studio (returned for the preamble to report); done renders the reply when nothing failed.
+func (r *run) taskReply(ctx context.Context, err error, done func() string) error {
+	var refusal *TaskRefusal
+	status, what := "done", ""
+	switch {
+	case errors.As(err, &refusal):
+		status, what = "refused", taskRefusedReply(refusal.Msg)
+		r.st.set(stepTaskParsed, StepFailed, "nothing created")
+	case err != nil:
+		return err
+	default:
+		what = done()
+	}
+	r.st.set(stepCodex, StepSkipped, "creating tasks starts no run")
+	r.st.set(stepVerdict, StepDone, "**"+status+"**")
+	reply := fmt.Sprintf("> %s\n\n@%s, %s", quoteLine(r.cmd.Line), r.tr.Actor.Login, what)
+	if _, err := r.GitHub.CreateComment(ctx, r.tr.Issue, reply); err != nil {
+		return err
+	}
+	r.st.Summary = fmt.Sprintf("`%s %s` by @%s: %s", r.TriggerPhrase, r.cmd.Verb, r.tr.Actor.Login, what)
+	r.out.Status, r.out.Summary = status, r.st.Summary
+	return r.publish(ctx)
+}
