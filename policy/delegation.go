@@ -252,3 +252,274 @@ func strictJSON(data json.RawMessage, dst any) error {
 func isJSONArray(data json.RawMessage) bool {
 	return bytes.HasPrefix(bytes.TrimSpace(data), []byte("["))
 }
+
+// ActiveChild is a child task of the orchestration that holds capacity now (ChildHoldsCapacity):
+// the bot lists every such task under the root, the parent itself among them when the parent is
+// not the root. The root is not listed; it is always counted once.
+type ActiveChild struct {
+	Issue      int
+	Role       string
+	Writes     bool     // the role may change files
+	WriteFiles []string // its task's writeFiles; a writer without them holds the project-wide lock
+}
+
+// LockKeys are the write lock keys the child holds or will take.
+func (c ActiveChild) LockKeys() []string { return LockKeys(c.WriteFiles, !c.Writes) }
+
+// ChildHoldsCapacity reports whether a child task with this status counts against the profile's
+// limits: ready (admitted, waiting for a slot or a dependency), running, and awaiting approval of
+// its plan. A paused child (awaiting-approval after `/studio pause`) does not, nor does one that
+// ended: as in the seed, terminal, suspended and paused jobs release admission capacity.
+func ChildHoldsCapacity(status string, paused bool) bool {
+	switch status {
+	case "", StatusReady, StatusRunning:
+		return true
+	case StatusAwaitingApproval:
+		return !paused
+	}
+	return false
+}
+
+// DelegationFacts are what DecideDelegation decides from.
+type DelegationFacts struct {
+	Parent string // the parent's role: the agent whose run answered
+	// Depth is the parent's depth: the length of its parent-issue chain, 0 for the root's issue.
+	// Its children are at Depth+1.
+	Depth    int
+	Profile  ProfileFacts
+	Active   []ActiveChild
+	Requests []DelegationRequest // as ParseDelegation returned them
+	// RoleWrites says whether a role id is a studio role of the repository and whether its runs
+	// change files (its phase). nil knows every role and reads writing from the built-in phases
+	// (RoleWrites), which take an unknown role as one that writes, the safe side for locks.
+	RoleWrites func(role string) (known, writes bool)
+}
+
+// RequestDecision is the decision on one request.
+type RequestDecision struct {
+	Index    int // the request's index in the answer
+	Request  DelegationRequest
+	Accepted bool
+	// Reason says why a refused request was refused, for a person reading the parent issue; ""
+	// when accepted.
+	Reason string
+	Writes bool // the child's role changes files
+	// LockKeys are the write locks the child will take (LockKeys); nil for a read-only role.
+	LockKeys []string
+	Depth    int // the child's depth
+}
+
+// DelegationDecision is the decision on every request, in the answer's order.
+type DelegationDecision struct {
+	Requests []RequestDecision
+}
+
+// Accepted are the accepted requests, in order: each becomes a child task issue.
+func (d DelegationDecision) Accepted() []RequestDecision { return d.filter(true) }
+
+// Refused are the refused requests, in order: each is listed on the parent with its reason.
+func (d DelegationDecision) Refused() []RequestDecision { return d.filter(false) }
+
+func (d DelegationDecision) filter(accepted bool) []RequestDecision {
+	var out []RequestDecision
+	for _, r := range d.Requests {
+		if r.Accepted == accepted {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// RefusalLines are the parent issue's lines for the refused requests: `- Request 2 (`builder`):
+// refused: <reason>`. The objective is left to the caller, who quotes it as the untrusted text it
+// is.
+func (d DelegationDecision) RefusalLines() []string {
+	var out []string
+	for _, r := range d.Refused() {
+		out = append(out, fmt.Sprintf("- Request %d (%s): refused: %s", r.Index, quoteIDs([]string{r.Request.Role})[0], r.Reason))
+	}
+	return out
+}
+
+// DecideDelegation accepts or refuses each request, in order, with the first reason that applies:
+//
+//  1. the parent is no agent of the profile, or the profile's orchestration is native (every
+//     request is refused then);
+//  2. the role is unknown: not a studio role, or not an agent of the profile;
+//  3. the role is not in the parent's can_spawn;
+//  4. depth: the child, at the parent's depth + 1, would be deeper than max_depth;
+//  5. it depends on an earlier request that was refused (it could never start);
+//  6. writers: a writing child beyond max_active_writers, counting the active writers and the
+//     writers already accepted;
+//  7. agents: a child beyond max_active_agents, counting the root, the active children and those
+//     already accepted;
+//  8. a writing role with no writeFiles (a run would refuse it);
+//  9. writeFiles overlapping those of an active writer or an accepted one (LocksConflict over
+//     LockKeys). The lock refs enforce this mechanically at run time as well; refusing it here
+//     says why now, instead of leaving a child waiting on a lock it may never get. An accepted
+//     request this one depends on (directly or through others) is not counted: they never run at
+//     once, so a chain of children refining the same file is allowed.
+//
+// An accepted request counts against the ones after it, so the result depends only on the facts
+// and the order of the requests.
+func DecideDelegation(f DelegationFacts) DelegationDecision {
+	roleWrites := f.RoleWrites
+	if roleWrites == nil {
+		roleWrites = func(role string) (bool, bool) { return true, RoleWrites(role) }
+	}
+	p := f.Profile
+	parent, parentIsAgent := p.Agents[f.Parent]
+	var blanket string
+	switch {
+	case p.Orchestration == OrchestrationNative:
+		blanket = "the profile's orchestration is `native`: children run as Codex subagents inside the run, and the action files no child tasks"
+	case !parentIsAgent:
+		blanket = fmt.Sprintf("%s is not an agent of the profile, so it may not request child tasks", quoteIDs([]string{f.Parent})[0])
+	}
+
+	writers, agents := 0, 1 // the root is always counted
+	var held []lockHolder   // active and accepted writers, in order
+	for _, c := range f.Active {
+		agents++
+		if c.Writes {
+			writers++
+			held = append(held, lockHolder{name: fmt.Sprintf("#%d (%s)", c.Issue, quoteIDs([]string{c.Role})[0]), keys: c.LockKeys(), request: -1})
+		}
+	}
+	active := activeNames(f.Active)
+	var acceptedNames, acceptedWriterNames []string
+	ancestors := make([][]int, len(f.Requests)) // accepted requests each one depends on, transitively
+	out := DelegationDecision{}
+	for i, r := range f.Requests {
+		d := RequestDecision{Index: i, Request: r, Depth: f.Depth + 1}
+		role := quoteIDs([]string{r.Role})[0]
+		known, writes := roleWrites(r.Role)
+		_, isAgent := p.Agents[r.Role]
+		d.Writes = writes
+		if writes {
+			d.LockKeys = LockKeys(r.WriteFiles, false)
+		}
+		var deps []int
+		for _, j := range r.DependsOn {
+			if j >= 0 && j < i {
+				deps = append(deps, j)
+				deps = append(deps, ancestors[j]...)
+			}
+		}
+		ancestors[i] = deps
+		refusedDep := -1
+		for _, j := range r.DependsOn {
+			if j < 0 || j >= i || !out.Requests[j].Accepted {
+				refusedDep = j
+				break
+			}
+		}
+		switch {
+		case blanket != "":
+			d.Reason = blanket
+		case !known:
+			d.Reason = fmt.Sprintf("%s is not a studio role of this repository", role)
+		case !isAgent:
+			d.Reason = fmt.Sprintf("%s is not an agent of the profile", role)
+		case !slices.Contains(parent.CanSpawn, r.Role):
+			d.Reason = fmt.Sprintf("%s is not in %s's can_spawn (%s)", role, quoteIDs([]string{f.Parent})[0], idList(parent.CanSpawn))
+		case d.Depth > p.MaxDepth:
+			d.Reason = fmt.Sprintf("a child of %s would be at depth %d, deeper than the profile's max_depth %d", quoteIDs([]string{f.Parent})[0], d.Depth, p.MaxDepth)
+		case refusedDep >= 0 && refusedDep < i:
+			d.Reason = fmt.Sprintf("it depends on request %d, which was refused", refusedDep)
+		case refusedDep >= 0:
+			d.Reason = fmt.Sprintf("it depends on request %d, which is not an earlier request", refusedDep)
+		case writes && writers+1 > p.MaxActiveWriters:
+			d.Reason = capacityReason("max_active_writers", p.MaxActiveWriters, "writing child tasks", append(writerNames(f.Active), acceptedWriterNames...))
+		case agents+1 > p.MaxActiveAgents:
+			d.Reason = capacityReason("max_active_agents", p.MaxActiveAgents, "runs, counting the root,", append([]string{"the root"}, append(slices.Clone(active), acceptedNames...)...))
+		case writes && len(r.WriteFiles) == 0:
+			d.Reason = fmt.Sprintf("%s writes, so the request must list writeFiles; a run without them would be refused", role)
+		default:
+			if writes {
+				d.Reason = overlap(d.LockKeys, held, ancestors[i])
+			}
+		}
+		if d.Reason == "" {
+			d.Accepted = true
+			agents++
+			name := fmt.Sprintf("request %d (%s)", i, role)
+			acceptedNames = append(acceptedNames, name)
+			if writes {
+				writers++
+				acceptedWriterNames = append(acceptedWriterNames, name)
+				held = append(held, lockHolder{name: name, keys: d.LockKeys, request: i})
+			}
+		}
+		out.Requests = append(out.Requests, d)
+	}
+	return out
+}
+
+// lockHolder is an active or accepted writer; request is its index, -1 for an active child.
+type lockHolder struct {
+	name    string
+	keys    []string
+	request int
+}
+
+// overlap is the refusal for keys that conflict with a holder's, or "" when none does. Holders
+// among exempt (the requests this one depends on) never run beside it and are skipped.
+func overlap(keys []string, held []lockHolder, exempt []int) string {
+	for _, h := range held {
+		if h.request >= 0 && slices.Contains(exempt, h.request) {
+			continue
+		}
+		if !LocksConflict(keys, h.keys) {
+			continue
+		}
+		switch {
+		case slices.Contains(keys, ProjectWriteLockKey):
+			return fmt.Sprintf("its writeFiles take the project-wide write lock, which overlaps %s's; the write lock refs would refuse it too", h.name)
+		case slices.Contains(h.keys, ProjectWriteLockKey):
+			return fmt.Sprintf("%s holds the project-wide write lock, which overlaps every writeFiles; the write lock refs would refuse it too", h.name)
+		}
+		var shared []string
+		for _, k := range keys {
+			if slices.Contains(h.keys, k) {
+				shared = append(shared, k)
+			}
+		}
+		return fmt.Sprintf("its writeFiles overlap %s's: %s; the write lock refs would refuse it too", h.name, strings.Join(quoteIDs(shared), ", "))
+	}
+	return ""
+}
+
+func activeNames(cs []ActiveChild) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, fmt.Sprintf("#%d (%s)", c.Issue, quoteIDs([]string{c.Role})[0]))
+	}
+	return out
+}
+
+func writerNames(cs []ActiveChild) []string {
+	var out []string
+	for _, c := range cs {
+		if c.Writes {
+			out = append(out, fmt.Sprintf("#%d (%s)", c.Issue, quoteIDs([]string{c.Role})[0]))
+		}
+	}
+	return out
+}
+
+// capacityReason is the refusal for a full limit: its value and who fills it.
+func capacityReason(key string, limit int, what string, holders []string) string {
+	if len(holders) == 0 {
+		return fmt.Sprintf("%s is %d: the profile allows no %s", key, limit, strings.TrimSuffix(what, ","))
+	}
+	return fmt.Sprintf("%s is %d and %d %s are already active or accepted: %s", key, limit, len(holders), what, strings.Join(holders, ", "))
+}
+
+// idList writes role ids as "`a`, `b`", or "none".
+func idList(ids []string) string {
+	if len(ids) == 0 {
+		return "none"
+	}
+	return strings.Join(quoteIDs(ids), ", ")
+}
