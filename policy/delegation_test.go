@@ -50,6 +50,12 @@ func TestDelegationSchemaIsStrict(t *testing.T) {
 	if objects != 2 {
 		t.Errorf("found %d objects, want the answer and the request", objects)
 	}
+	// The bounds the descriptions tell the model are the ones the parser enforces.
+	for _, bound := range []string{fmt.Sprintf("at most %d", MaxDelegateRequests), fmt.Sprintf("at most %d characters", MaxDelegateString)} {
+		if !strings.Contains(DelegationSchema, bound) {
+			t.Errorf("schema does not say %q", bound)
+		}
+	}
 	// The schema and the parser name the same keys.
 	for _, k := range append(slices.Clone(delegationFields), requestFields...) {
 		if !strings.Contains(DelegationSchema, `"`+k+`"`) {
