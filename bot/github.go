@@ -119,6 +119,10 @@ type GitHub interface {
 	// DispatchWorkflow starts a workflow_dispatch run of workflow (a file name such as
 	// studio.yml) on ref with inputs.
 	DispatchWorkflow(ctx context.Context, workflow, ref string, inputs map[string]any) error
+	// ParentIssue returns the issue number an issue is a sub-issue of; 0 when it has none.
+	ParentIssue(ctx context.Context, number int) (int, error)
+	// SubIssues lists an issue's sub-issues, in the order they were added.
+	SubIssues(ctx context.Context, number int) ([]Issue, error)
 }
 
 // Client adapts go-github to GitHub for one repository. It memoizes what cannot change during a

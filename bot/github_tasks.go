@@ -90,3 +90,40 @@ func (c *Client) MatchingRefs(ctx context.Context, prefix string) ([]RefEntry, e
 	}
 	return out, nil
 }
+
+func (c *Client) ParentIssue(ctx context.Context, number int) (int, error) {
+	u := fmt.Sprintf("repos/%s/%s/issues/%d/parent", c.owner, c.repo, number)
+	req, err := c.gh.NewRequest("GET", u, nil)
+	if err != nil {
+		return 0, err
+	}
+	var parent github.Issue
+	resp, err := c.gh.Do(ctx, req, &parent)
+	if err != nil {
+		if resp != nil && resp.StatusCode == 404 {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("read the parent of #%d: %w", number, classify(err))
+	}
+	return parent.GetNumber(), nil
+}
+
+func (c *Client) SubIssues(ctx context.Context, number int) ([]Issue, error) {
+	opts := &github.ListOptions{}
+	u := fmt.Sprintf("repos/%s/%s/issues/%d/sub_issues", c.owner, c.repo, number)
+	out, err := collect(opts,
+		func() ([]*github.Issue, *github.Response, error) {
+			req, err := c.gh.NewRequest("GET", fmt.Sprintf("%s?per_page=%d&page=%d", u, opts.PerPage, max(opts.Page, 1)), nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			var page []*github.Issue
+			resp, err := c.gh.Do(ctx, req, &page)
+			return page, resp, err
+		},
+		func(is *github.Issue) []Issue { return one(toIssue(is)) })
+	if err != nil {
+		return nil, fmt.Errorf("list the sub-issues of #%d: %w", number, classify(err))
+	}
+	return out, nil
+}

@@ -322,3 +322,7 @@ func (g *LocalGitHub) DispatchWorkflow(_ context.Context, workflow, ref string, 
 	g.printf("dispatch %s on %s with %v", workflow, ref, inputs)
 	return nil
 }
+
+func (g *LocalGitHub) ParentIssue(context.Context, int) (int, error) { return 0, nil }
+
+func (g *LocalGitHub) SubIssues(context.Context, int) ([]Issue, error) { return nil, nil }

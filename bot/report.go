@@ -52,7 +52,17 @@ func (r *run) report(ctx context.Context, cfg policy.StudioConfig, task policy.T
 
 	verdict, blockers := verdictFrom(out, st)
 	text := strings.TrimSpace(out.Implementation.Result.FinalMessage)
-	var link string
+	var delegation *policy.Delegation
+	if r.spawn != nil && out.FinalStatus == codex.StatusDone {
+		d, err := delegationSummary(text)
+		if err != nil {
+			verdict, blockers = "blocked", append(blockers, "the delegation answer cannot be used ("+oneLine(err.Error(), 300)+"), so no child task was filed")
+			text = ""
+		} else {
+			delegation, text = &d, strings.TrimSpace(d.Summary)
+		}
+	}
+	var link, delegated string
 	if out.FinalStatus == codex.StatusDone {
 		if text == "" {
 			verdict, blockers = "blocked", append(blockers, "Codex finished without a report (its final message was empty)")
@@ -69,10 +79,18 @@ func (r *run) report(ctx context.Context, cfg policy.StudioConfig, task policy.T
 			link = fmt.Sprintf("[the report](#issuecomment-%d)", c.ID)
 		}
 	}
+	if delegation != nil && verdict == "done" {
+		if delegated, err = r.delegate(ctx, base, r.spawn, *delegation); err != nil {
+			return err
+		}
+	}
 
 	summary := verdictSummary(verdict, nil, blockers, "")
 	if link != "" {
 		summary += fmt.Sprintf("\n\n`%s` reports instead of changing files: %s is posted below and kept in the run evidence as `%s`.", task.Role, link, reportFile)
+	}
+	if delegated != "" {
+		summary += "\n\n" + delegated
 	}
 	if tail := lastLines(r.Redactor.Redact(out.Output()), 40); tail != "" {
 		summary += "\n\n<details><summary>Lifecycle</summary>\n\n```text\n" + strings.ReplaceAll(tail, "```", "`\u200b``") + "\n```\n</details>"

@@ -207,6 +207,8 @@ type run struct {
 	impl *implState
 	// newBranch: this run created the task branch, so its pull request holds only this run's work.
 	newBranch bool
+	// spawn is set for a role the default branch's profile lets delegate (delegation.go).
+	spawn *spawning
 	// refusedNote is why a real run would be refused, for a dry run to show (dependencies.go).
 	refusedNote string
 }
@@ -459,6 +461,23 @@ func (r *run) render(ctx context.Context, cfg policy.StudioConfig, task policy.T
 			return rr, true, err
 		}
 		return rr, true, err
+	}
+	// A role the profile lets spawn answers with its summary and the child tasks it asks for
+	// (delegation.go). Only a read-only role's answer is read so far (its report path); a writing
+	// role is not asked for one until its implementation reads it too.
+	if elig.WritePolicy != policy.WriteReadOnly {
+		return rendered{routes: routes, prepared: prepared, facts: facts}, false, nil
+	}
+	if r.spawn, err = r.delegationProfile(ctx, base, task.Role); err != nil {
+		var ge *guidanceError
+		if errors.As(err, &ge) {
+			err = r.block(ctx, stepTaskParsed, ge.msg)
+			return rr, true, err
+		}
+		return rr, true, err
+	}
+	if r.spawn != nil {
+		prepared.Prompt += delegationInstruction(task.Role, r.spawn.profile.Agents[task.Role].CanSpawn)
 	}
 	return rendered{routes: routes, prepared: prepared, facts: facts}, false, nil
 }

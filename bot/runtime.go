@@ -82,6 +82,9 @@ func (r *run) runLifecycle(ctx context.Context, st *implState, routes routing.Ro
 		VerifyOptions: codex.VerifyOptions{Jail: r.Jail, Timeout: r.VerifyTimeout, Env: r.VerifyEnv, Expose: r.VerifyExpose}, MaxTokens: r.MaxTokens,
 	}
 	st.ev = ev
+	if r.spawn != nil {
+		plan.OutputSchema = policy.DelegationSchema
+	}
 	if st.readOnly {
 		// The report is the deliverable: there is no change to verify, review or fix.
 		plan.MaxFixPasses, plan.Verify = 0, nil

@@ -484,3 +484,22 @@ func recipeCreatedReply(phrase string, parent, n int, recipe string, notes []str
 func recipeTaskListSection(workflowID, groupID, list string) string {
 	return fmt.Sprintf("### Tasks: `%s` recipe (group `%s`)\n\n%s", workflowID, groupID, list)
 }
+
+// delegationReply tells the parent issue which child tasks a spawning run filed and which of its
+// requests were refused, with each reason.
+func delegationReply(parent int, created []int, refusals []string) string {
+	var b strings.Builder
+	b.WriteString("### Delegation\n\n")
+	if len(created) > 0 {
+		fmt.Fprintf(&b, "Filed as task issues, sub-issues of #%d, orchestrated here: %s.\n", parent, issueRefs(created))
+	} else {
+		b.WriteString("No child task was filed.\n")
+	}
+	if len(refusals) > 0 {
+		b.WriteString("\nRefused (requests are numbered from 0, as `dependsOn` counts them):\n")
+		for _, l := range refusals {
+			b.WriteString(oneLine(l, 600) + "\n")
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}

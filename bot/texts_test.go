@@ -59,6 +59,8 @@ func TestTextsMatchTheirGoldenFiles(t *testing.T) {
 		{"dry-run-refused-no-preview", dryRunSummary("the project is frozen; set status to active to resume", "Eligibility: allowed", "", "the workspace is not a checkout")},
 		{"approval-status-waiting", approvalStatus(8, false, "", "", "", approver("octocat", policy.ModeStrictStudio), diagnostics)},
 		{"approval-status-matched-but-stale", approvalStatus(8, true, "the task block cannot be used: writeFiles is empty", "the task block cannot be used: writeFiles is empty", "", "a writer", diagnostics)},
+		{"delegation-filed-and-refused", delegationReply(9, []int{10, 11}, []string{"- Request 2 (`qa-playtester`): refused: `qa-playtester` is not in `producer`'s can_spawn (`gameplay-programmer`)"})},
+		{"delegation-nothing-filed", delegationReply(9, nil, []string{"- Request 0 (`gameplay-programmer`): refused: a child of #9 would be at depth 2, beyond max_depth 1"})},
 		{"approval-status-untrusted-plan", approvalStatus(8, false, "", "the issue was edited", "plan commit `abc1234` has no `studio/plan` check run written by the bot", "a writer", diagnostics)},
 	}
 	for _, tt := range tests {

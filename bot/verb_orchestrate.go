@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -142,6 +143,16 @@ func (b *Bot) orchestrateOn(ctx context.Context, issue int, opts OrchestrateOpti
 		}
 		if prev != nil {
 			st.Handled, st.Notes = prev.Handled, prev.Notes
+			if prev.Status == "running" {
+				// The earlier orchestration of this issue goes on: its tasks stay tracked beside
+				// the new ones (a second delegation, or tasks named while it runs).
+				for _, n := range prev.Tasks {
+					if !slices.Contains(st.Tasks, n) {
+						st.Tasks = append(st.Tasks, n)
+					}
+				}
+				st.Pulls, st.Runs, st.Run = prev.Pulls, prev.Runs, prev.Run
+			}
 		}
 	}
 	o.st = st

@@ -58,6 +58,9 @@ type Plan struct {
 	Sandbox string // implementation and fix sandbox (from eligibility); review is always read-only
 	Routes  routing.RoutePlan
 	Prompt  string
+	// OutputSchema, when set, is the JSON schema the implementation's and fix passes' final
+	// message must match (a spawning role's delegation answer); the review keeps ReviewSchema.
+	OutputSchema string
 	// ReviewPrompt enables the review when non-empty.
 	ReviewPrompt string
 	// FixPrompt enables fix passes when non-nil.
@@ -303,7 +306,7 @@ func (r *run) attempt(ctx context.Context, pass int, label, phase string, route 
 		return a, nil
 	}
 	a.called = true
-	a.exe, _ = r.codex(ctx, phase, label, r.p.Sandbox, route, prompt, "")
+	a.exe, _ = r.codex(ctx, phase, label, r.p.Sandbox, route, prompt, r.p.OutputSchema)
 	for _, ln := range a.exe.Lines(label) {
 		r.line(ln)
 	}
@@ -383,9 +386,13 @@ func passReviewLabel(pass int) string {
 // codex runs one lifecycle step through RunStep; it returns the step folder relative to the run
 // folder.
 func (r *run) codex(ctx context.Context, phase, label, sandbox string, route routing.Route, prompt, schema string) (Execution, string) {
+	name := "output-schema.json"
+	if schema == ReviewSchema {
+		name = "review-schema.json"
+	}
 	return RunStep(ctx, Step{
 		Evidence: r.l.Evidence, Runner: r.meter, Label: label, Phase: phase, Prompt: prompt,
-		Workdir: r.p.Workdir, Sandbox: sandbox, Timeout: r.p.CallTimeout, Schema: schema, SchemaName: "review-schema.json", Route: route,
+		Workdir: r.p.Workdir, Sandbox: sandbox, Timeout: r.p.CallTimeout, Schema: schema, SchemaName: name, Route: route,
 	})
 }
 

@@ -1,0 +1,213 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/prompts/guidance"
+)
+
+// Delegation (issue #14, seed-guidance §4): a role that the default branch's
+// `.codex/profile.json` lets spawn ends its run with a JSON answer (policy.DelegationSchema): its
+// summary, and the child tasks it asks for. The action decides each request against the profile
+// (policy.DecideDelegation: can_spawn, depth, writers, agents, overlapping writeFiles), opens the
+// accepted ones as task issues linked as sub-issues of the run's issue, and orchestrates them there
+// (orchestrate.go): each child is its own task, branch, pull request and run, and the lock and slot
+// refs enforce the limits mechanically. Refused requests are listed on the issue with the reason.
+
+// spawning is what a run of a spawning role carries: the profile's facts.
+type spawning struct {
+	profile policy.ProfileFacts
+}
+
+// delegationProfile returns the profile facts when role is an agent of the default branch's
+// profile that may spawn (and the profile's orchestration files child tasks at all).
+func (b *Bot) delegationProfile(ctx context.Context, base, role string) (*spawning, error) {
+	data, err := b.baseFile(ctx, ProfilePath, base)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	p, err := guidance.ParseProfile(data)
+	if err != nil {
+		return nil, nil // withGuidance refuses the run with the profile's problem
+	}
+	facts, err := profileFacts(p)
+	if err != nil {
+		return nil, &guidanceError{fmt.Sprintf("`%s` on `%s`: %v", ProfilePath, base, err)}
+	}
+	agent, ok := facts.Agents[role]
+	if !ok || len(agent.CanSpawn) == 0 || facts.Orchestration == policy.OrchestrationNative {
+		return nil, nil
+	}
+	return &spawning{profile: facts}, nil
+}
+
+// profileFacts turns a compiled profile into policy's facts.
+func profileFacts(p *guidance.Profile) (policy.ProfileFacts, error) {
+	f := policy.ProfileFacts{Root: p.Root, Orchestration: p.Coordination.Orchestration, Agents: map[string]policy.AgentFacts{},
+		ContradictionPolicy: p.Coordination.ContradictionPolicy}
+	var err error
+	if f.MaxDepth, err = policy.ParseProfileLimit("max_depth", p.Coordination.MaxDepth); err != nil {
+		return f, err
+	}
+	if f.MaxActiveAgents, err = policy.ParseProfileLimit("max_active_agents", p.Coordination.MaxActiveAgents); err != nil {
+		return f, err
+	}
+	if f.MaxActiveWriters, err = policy.ParseProfileLimit("max_active_writers", p.Coordination.MaxActiveWriters); err != nil {
+		return f, err
+	}
+	for id, a := range p.Agents {
+		f.Agents[id] = policy.AgentFacts{CanSpawn: a.CanSpawn, Controls: a.Controls, Trust: a.Trust, Verification: a.Verification}
+	}
+	return f, nil
+}
+
+// delegationInstruction closes a spawning role's prompt: how to answer.
+func delegationInstruction(role string, canSpawn []string) string {
+	return fmt.Sprintf("\n\n## Delegation\nAs `%s` you may ask for child tasks, each run by a specialist role in its own run, branch and pull request. "+
+		"End your run with one JSON object matching the output schema: `summary` is your report (what you did or planned, for the people reading the issue); "+
+		"`delegate` lists the child tasks you ask for, possibly none. Each has `role` (one of %s), `objective` (what the child must achieve, self-contained), "+
+		"`writeFiles` (the literal paths it alone may change; required for a role that writes, and no two children may share one), `files` (context it should read) "+
+		"and `dependsOn` (indexes of earlier entries it must wait for). The action checks every request against the profile's limits and refuses the rest, with the reason.\n",
+		role, strings.Join(quoteAll(canSpawn), ", "))
+}
+
+// delegate decides a spawning run's requests, opens the accepted children as sub-issues of the
+// run's issue and orchestrates them there, and says on the issue what was refused. It returns a
+// line for the run's summary.
+func (r *run) delegate(ctx context.Context, base string, sp *spawning, d policy.Delegation) (string, error) {
+	if len(d.Delegate) == 0 {
+		return "", nil
+	}
+	rs, err := r.roles(ctx, base)
+	if err != nil {
+		return "", err
+	}
+	depth, err := r.depth(ctx, sp.profile.MaxDepth)
+	if err != nil {
+		return "", err
+	}
+	active, err := r.activeChildren(ctx, base)
+	if err != nil {
+		return "", err
+	}
+	decision := policy.DecideDelegation(policy.DelegationFacts{
+		Parent: r.issueRole(), Depth: depth, Profile: sp.profile, Active: active, Requests: d.Delegate,
+		RoleWrites: func(role string) (bool, bool) {
+			phase, ok := rs.Lookup(role)
+			return ok, ok && phase.Mutating()
+		},
+	})
+	creator := NewTaskCreator(r.GitHub, r.LabelPrefix, rs)
+	numbers := map[int]int{} // request index -> child issue
+	var created []int
+	var notes []string
+	for _, rd := range decision.Accepted() {
+		req := rd.Request
+		nt := policy.NewTask{Title: childTitle(req.Objective), Role: req.Role, Description: req.Objective, Files: req.Files, WriteFiles: req.WriteFiles}
+		for _, i := range req.DependsOn {
+			if n, ok := numbers[i]; ok {
+				nt.DependsOn = append(nt.DependsOn, n)
+			}
+		}
+		child, _, err := creator.Create(ctx, nt)
+		if err != nil {
+			var refusal *TaskRefusal
+			if errors.As(err, &refusal) {
+				notes = append(notes, fmt.Sprintf("- Request %d (`%s`): refused: %s", rd.Index, req.Role, refusal.Msg))
+				continue
+			}
+			return "", err
+		}
+		numbers[rd.Index] = child.Number
+		created = append(created, child.Number)
+		if err := r.GitHub.AddSubIssue(ctx, r.tr.Issue, child.ID); err != nil {
+			if !errors.Is(err, ErrUnprocessable) {
+				return "", err
+			}
+			notes = append(notes, fmt.Sprintf("- #%d could not be linked as a sub-issue (%v); it is a task of this issue's orchestration all the same", child.Number, err))
+		}
+	}
+	reply := delegationReply(r.tr.Issue, created, append(decision.RefusalLines(), notes...))
+	if _, err := r.GitHub.CreateComment(ctx, r.tr.Issue, reply); err != nil {
+		return "", err
+	}
+	line := fmt.Sprintf("Delegated %d of %d requested child %s", len(created), len(d.Delegate), plural(len(d.Delegate), "task", "tasks"))
+	if len(created) == 0 {
+		return line + "; see the reply below.", nil
+	}
+	// The children run as an orchestration of this issue, bounded by the profile: the root counts
+	// as one of max_active_agents, and the action runs at most 3 at once.
+	maxc := min(max(sp.profile.MaxActiveAgents-1, 1), policy.MaxConcurrencyLimit)
+	if _, err := r.Bot.orchestrateOn(ctx, r.tr.Issue, OrchestrateOptions{Tasks: created, MaxConcurrency: maxc}, 0, r.tr.Actor.Login, "delegation by "+r.issueRole()); err != nil {
+		return "", err
+	}
+	return line + fmt.Sprintf(" (%s), orchestrated on this issue.", issueRefs(created)), nil
+}
+
+// issueRole is the run's role as its task block or role label names it.
+func (r *run) issueRole() string {
+	if r.impl != nil && r.impl.task.Role != "" {
+		return r.impl.task.Role
+	}
+	if task, err := policy.ParseTask(r.issue.Body); err == nil && task.Role != "" {
+		return task.Role
+	}
+	if roles := r.labelRoles(); len(roles) == 1 {
+		return roles[0]
+	}
+	return ""
+}
+
+// depth is the length of the run's issue's parent chain (the root's issue is 0), read up to
+// limit+1 steps: deeper is refused anyway.
+func (r *run) depth(ctx context.Context, limit int) (int, error) {
+	depth, n := 0, r.tr.Issue
+	for depth <= limit+1 {
+		parent, err := r.GitHub.ParentIssue(ctx, n)
+		if err != nil {
+			return 0, err
+		}
+		if parent == 0 {
+			return depth, nil
+		}
+		depth, n = depth+1, parent
+	}
+	return depth, nil
+}
+
+// activeChildren are the run's issue's sub-issues that still hold capacity.
+func (r *run) activeChildren(ctx context.Context, base string) ([]policy.ActiveChild, error) {
+	subs, err := r.GitHub.SubIssues(ctx, r.tr.Issue)
+	if err != nil {
+		return nil, err
+	}
+	var out []policy.ActiveChild
+	for _, is := range subs {
+		t := r.graphTask(ctx, base, is)
+		if !policy.ChildHoldsCapacity(t.Status, false) || is.State == "closed" {
+			continue
+		}
+		out = append(out, policy.ActiveChild{Issue: is.Number, Role: t.Role, Writes: !t.ReadOnly, WriteFiles: t.WriteFiles})
+	}
+	return out, nil
+}
+
+// childTitle is a child issue's title: the objective's first line, bounded.
+func childTitle(objective string) string {
+	first, _, _ := strings.Cut(strings.TrimSpace(objective), "\n")
+	return oneLine(first, 100)
+}
+
+// delegationSummary reads a spawning role's answer: the summary is the run's report, and the
+// requests are decided after the run. A malformed answer blocks the run: guessing what the model
+// meant would file tasks nobody asked for.
+func delegationSummary(final string) (policy.Delegation, error) {
+	return policy.ParseDelegation(final)
+}

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/codex-studio/studio-action/examples"
+	"github.com/codex-studio/studio-action/internal/fakecodex"
+	"github.com/codex-studio/studio-action/internal/sandbox"
+)
+
+// A producer root that may spawn gameplay programmers, one writer at a time.
+const studioProfile = `{"profile": {"id": "hop-studio", "root": "producer"}, "logical_hash": "0123456789abcdef",
+ "routes": {"r": {"name": "Default"}}, "models": {"m": {"upstream_id": "gpt-5.6-terra", "route": "r"}},
+ "coordination": {"orchestration": "mcp", "max_active_agents": 3, "max_depth": 1, "max_active_writers": 1,
+                  "result_visibility": "parent-only", "contradiction_policy": "root_adjudication"},
+ "agents": {
+  "producer": {"model": "m", "can_spawn": ["gameplay-programmer"], "trust": "high", "verification": "self",
+               "permissions": "read-only", "execution_mode": "turn", "stall_warning_seconds": 300, "finalization_grace_seconds": 60},
+  "gameplay-programmer": {"model": "m", "trust": "low", "verification": "root_adjudication", "permissions": "workspace-write",
+               "execution_mode": "turn", "stall_warning_seconds": 300, "finalization_grace_seconds": 60},
+  "qa-playtester": {"model": "m", "trust": "medium", "verification": "self", "permissions": "read-only",
+               "execution_mode": "turn", "stall_warning_seconds": 300, "finalization_grace_seconds": 60}}}`
+
+// A producer plans and delegates (issue #14): its answer asks for three children; the profile
+// admits one (a gameplay programmer), refuses a second writer and a role outside can_spawn, and
+// the admitted child runs as its own task through the orchestration of the producer's issue.
+func TestProducerDelegatesWithinTheProfile(t *testing.T) {
+	files := sandbox.DefaultFiles("fast-prototype")
+	files[examples.WorkflowPath] = string(examples.Workflow)
+	files[".codex/profile.json"] = studioProfile
+	w := newWorld(t, files)
+	parent := w.issue("Milestone 1", "Plan the first milestone.\n\n```studio\nrole: producer\n```\n")
+	answer := `{"summary": "Jump first, then coyote time.", "delegate": [
+	  {"role": "gameplay-programmer", "objective": "Raise the jump velocity\nMake it snappy.", "writeFiles": ["src/player/jump.gd"], "files": ["design/gdd.md"], "dependsOn": []},
+	  {"role": "gameplay-programmer", "objective": "Add coyote time", "writeFiles": ["src/player/coyote.gd"], "files": [], "dependsOn": []},
+	  {"role": "qa-playtester", "objective": "Playtest the jump", "writeFiles": [], "files": [], "dependsOn": [0]}]}`
+	// The scripted agent answers calls made with an output schema from Reviews (the producer's
+	// delegation answer here), and the others from Calls (the child's edit).
+	w.scriptWith(fakecodex.Script{
+		Reviews: []fakecodex.Call{{FinalMessage: answer}, {FinalMessage: fakecodex.PassingReview}},
+		Calls:   []fakecodex.Call{{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "extends Node\nconst JUMP_VELOCITY = -420.0\n"}}, FinalMessage: "Raised it."}},
+	})
+	_, payload := w.comment(parent, sandbox.Writer, "/studio run")
+	res := w.run("issue_comment", payload, nil)
+	if res.code != 0 || res.outputs["status"] != "done" {
+		t.Fatalf("exit %d status %q\n%s\n%s", res.code, res.outputs["status"], res.stdout, w.botComments(parent)[0].Body)
+	}
+	// The producer was asked for the delegation answer.
+	invs := w.invocations()
+	if len(invs) != 1 || !strings.Contains(strings.Join(invs[0].Args, " "), "--output-schema") || !strings.Contains(invs[0].Prompt, "## Delegation") {
+		t.Fatalf("the producer's call lacks the delegation schema or instruction: %+v", invs)
+	}
+	// One child: a task issue, a sub-issue of the producer's, running.
+	subs := w.Emu.SubIssues(sandbox.Owner, sandbox.Repo, parent)
+	if len(subs) != 1 {
+		t.Fatalf("sub-issues of #%d = %v, want one child", parent, subs)
+	}
+	child := subs[0]
+	is, err := w.Emu.Issue(sandbox.Owner, sandbox.Repo, child)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if is.Title != "Raise the jump velocity" || !strings.Contains(is.Body, "role: gameplay-programmer") || !strings.Contains(is.Body, "src/player/jump.gd") {
+		t.Errorf("child issue = %q\n%s", is.Title, is.Body)
+	}
+	labels := w.Emu.IssueLabels(sandbox.Owner, sandbox.Repo, child)
+	if !slices.Contains(labels, "studio:task") || !slices.Contains(labels, "studio:status/running") {
+		t.Errorf("child labels = %v", labels)
+	}
+	var reply, report string
+	for _, c := range w.botComments(parent) {
+		switch {
+		case strings.HasPrefix(c.Body, "### Delegation"):
+			reply = c.Body
+		case strings.Contains(c.Body, "### Report from `producer`"):
+			report = c.Body
+		}
+	}
+	for _, want := range []string{fmt.Sprintf("#%d", child), "Request 1 (`gameplay-programmer`): refused", "max_active_writers", "Request 2 (`qa-playtester`): refused", "can_spawn"} {
+		if !strings.Contains(reply, want) {
+			t.Errorf("delegation reply lacks %q:\n%s", want, reply)
+		}
+	}
+	if !strings.Contains(report, "Jump first, then coyote time.") || strings.Contains(report, `"delegate"`) {
+		t.Errorf("the report is the summary, not the raw answer:\n%s", report)
+	}
+	// The child runs as its own task, and its end comes back to the producer's issue.
+	w.drain(2, nil)
+	if s := w.status(child); s != "done" {
+		t.Fatalf("child #%d ends %s", child, s)
+	}
+	tracking := trackingComment(t, w, parent)
+	if !strings.Contains(tracking, "orchestration: **done**") || !strings.Contains(tracking, fmt.Sprintf("| #%d | `gameplay-programmer` | done |", child)) {
+		t.Errorf("tracking comment:\n%s", tracking)
+	}
+}
+
+// A malformed delegation answer blocks the run and files nothing.
+func TestMalformedDelegationAnswerFilesNothing(t *testing.T) {
+	files := sandbox.DefaultFiles("fast-prototype")
+	files[".codex/profile.json"] = studioProfile
+	w := newWorld(t, files)
+	parent := w.issue("Milestone 1", "Plan it.\n\n```studio\nrole: producer\n```\n")
+	w.scriptWith(fakecodex.Script{Reviews: []fakecodex.Call{{FinalMessage: "Here is my plan: do the jump."}}})
+	_, payload := w.comment(parent, sandbox.Writer, "/studio run")
+	res := w.run("issue_comment", payload, nil)
+	if res.outputs["status"] != "blocked" {
+		t.Fatalf("status %q", res.outputs["status"])
+	}
+	if n := len(w.Emu.SubIssues(sandbox.Owner, sandbox.Repo, parent)); n != 0 {
+		t.Errorf("%d children filed from a malformed answer", n)
+	}
+	if body := w.botComments(parent)[0].Body; !strings.Contains(body, "the delegation answer cannot be used") {
+		t.Errorf("status comment:\n%s", body)
+	}
+}
