@@ -117,8 +117,10 @@ type GitHub interface {
 	// IssuesLabeled lists the open and closed issues (never pull requests) carrying label.
 	IssuesLabeled(ctx context.Context, label string) ([]Issue, error)
 	// DispatchWorkflow starts a workflow_dispatch run of workflow (a file name such as
-	// studio.yml) on ref with inputs.
-	DispatchWorkflow(ctx context.Context, workflow, ref string, inputs map[string]any) error
+	// studio.yml) on ref with inputs, and returns the run's id when GitHub reports it (0 when not).
+	DispatchWorkflow(ctx context.Context, workflow, ref string, inputs map[string]any) (int64, error)
+	// CancelWorkflowRun asks GitHub to cancel a workflow run (`/studio pause` and `stop`).
+	CancelWorkflowRun(ctx context.Context, runID int64) error
 	// ParentIssue returns the issue number an issue is a sub-issue of; 0 when it has none.
 	ParentIssue(ctx context.Context, number int) (int, error)
 	// SubIssues lists an issue's sub-issues, in the order they were added.

@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -63,10 +64,34 @@ func (c *Client) IssuesLabeled(ctx context.Context, label string) ([]Issue, erro
 	return out, nil
 }
 
-func (c *Client) DispatchWorkflow(ctx context.Context, workflow, ref string, inputs map[string]any) error {
-	_, err := c.gh.Actions.CreateWorkflowDispatchEventByFileName(ctx, c.owner, c.repo, workflow, github.CreateWorkflowDispatchEventRequest{Ref: ref, Inputs: inputs})
+func (c *Client) DispatchWorkflow(ctx context.Context, workflow, ref string, inputs map[string]any) (int64, error) {
+	// return_run_details makes GitHub answer with the run it started, which `/studio pause` and
+	// `stop` cancel; a server that does not know the flag answers 204 and no id.
+	u := fmt.Sprintf("repos/%s/%s/actions/workflows/%s/dispatches", c.owner, c.repo, workflow)
+	req, err := c.gh.NewRequest("POST", u, map[string]any{"ref": ref, "inputs": inputs, "return_run_details": true})
 	if err != nil {
-		return fmt.Errorf("dispatch %s on %s: %w", workflow, ref, classify(err))
+		return 0, err
+	}
+	var details struct {
+		ID int64 `json:"workflow_run_id"`
+	}
+	if _, err := c.gh.Do(ctx, req, &details); err != nil {
+		return 0, fmt.Errorf("dispatch %s on %s: %w", workflow, ref, classify(err))
+	}
+	return details.ID, nil
+}
+
+func (c *Client) CancelWorkflowRun(ctx context.Context, runID int64) error {
+	resp, err := c.gh.Actions.CancelWorkflowRunByID(ctx, c.owner, c.repo, runID)
+	if err != nil {
+		if resp != nil && resp.StatusCode == 409 {
+			return nil // it already ended
+		}
+		var accepted *github.AcceptedError
+		if errors.As(err, &accepted) {
+			return nil
+		}
+		return fmt.Errorf("cancel workflow run %d: %w", runID, classify(err))
 	}
 	return nil
 }

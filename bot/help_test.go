@@ -47,7 +47,7 @@ func TestHelpAnswersAnyoneWithTheVerbTable(t *testing.T) {
 			"- `/studio revoke` (on a task issue or its studio pull request): withdraws",
 			"- `/studio review` (on a studio pull request): reviews",
 			"- `/studio help` (on any issue or pull request): lists these commands",
-			"`run`, `workflow`, `task`, `accept`, `orchestrate`, `revoke` and `review` need write, maintain or admin permission",
+			"`run`, `workflow`, `task`, `accept`, `orchestrate`, `revoke`, `review`, `steer`, `pause`, `continue` and `stop` need write, maintain or admin permission",
 			helpMarker(77),
 		} {
 			if !strings.Contains(reply, want) {

@@ -318,8 +318,13 @@ func (g *LocalGitHub) IssuesLabeled(_ context.Context, label string) ([]Issue, e
 	return out, nil
 }
 
-func (g *LocalGitHub) DispatchWorkflow(_ context.Context, workflow, ref string, inputs map[string]any) error {
+func (g *LocalGitHub) DispatchWorkflow(_ context.Context, workflow, ref string, inputs map[string]any) (int64, error) {
 	g.printf("dispatch %s on %s with %v", workflow, ref, inputs)
+	return 0, nil
+}
+
+func (g *LocalGitHub) CancelWorkflowRun(_ context.Context, runID int64) error {
+	g.printf("cancel workflow run %d", runID)
 	return nil
 }
 

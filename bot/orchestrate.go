@@ -26,15 +26,17 @@ import (
 
 // orchState is what the tracking comment keeps between runs.
 type orchState struct {
-	Issue   int               `json:"issue"`
-	Tasks   []int             `json:"tasks"`
-	Max     int               `json:"max"`
-	Run     string            `json:"run"` // the run that started it
-	Status  string            `json:"status"`
-	Pulls   map[string]int    `json:"pulls,omitempty"`
-	Runs    map[string]string `json:"runs,omitempty"`
-	Handled []int64           `json:"handled,omitempty"`
-	Notes   []string          `json:"notes,omitempty"`
+	Issue  int               `json:"issue"`
+	Tasks  []int             `json:"tasks"`
+	Max    int               `json:"max"`
+	Run    string            `json:"run"` // the run that started it
+	Status string            `json:"status"`
+	Pulls  map[string]int    `json:"pulls,omitempty"`
+	Runs   map[string]string `json:"runs,omitempty"`
+	// RunIDs are the workflow runs dispatched for the tasks, which pause and stop cancel.
+	RunIDs  map[string]int64 `json:"runIds,omitempty"`
+	Handled []int64          `json:"handled,omitempty"`
+	Notes   []string         `json:"notes,omitempty"`
 }
 
 const maxOrchNotes = 20
@@ -381,7 +383,8 @@ func (o *orchRun) startTask(ctx context.Context, t policy.GraphTask) (bool, erro
 		return false, err
 	}
 	inputs := map[string]any{"task": strconv.Itoa(t.Issue), "orchestration": strconv.Itoa(o.st.Issue), "slot": strconv.Itoa(slot)}
-	if err := b.GitHub.DispatchWorkflow(ctx, b.DispatchWorkflow, o.base, inputs); err != nil {
+	runID, err := b.GitHub.DispatchWorkflow(ctx, b.DispatchWorkflow, o.base, inputs)
+	if err != nil {
 		giveBack()
 		if serr := b.setIssueStatus(context.WithoutCancel(ctx), t.Issue, policy.StatusReady, ""); serr != nil {
 			b.logf("::warning::could not put #%d back to ready: %v", t.Issue, serr)
@@ -392,7 +395,13 @@ func (o *orchRun) startTask(ctx context.Context, t policy.GraphTask) (bool, erro
 	if locks == nil {
 		locks = []string{}
 	}
-	o.event("task.started", map[string]any{"taskId": t.Issue, "locks": locks, "slot": slot})
+	if runID != 0 {
+		if o.st.RunIDs == nil {
+			o.st.RunIDs = map[string]int64{}
+		}
+		o.st.RunIDs[strconv.Itoa(t.Issue)] = runID
+	}
+	o.event("task.started", map[string]any{"taskId": t.Issue, "locks": locks, "slot": slot, "runId": runID})
 	return true, nil
 }
 

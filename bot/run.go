@@ -462,6 +462,12 @@ func (r *run) render(ctx context.Context, cfg policy.StudioConfig, task policy.T
 		}
 		return rr, true, err
 	}
+	// Notes `/studio steer` left are read by this pass, once.
+	if len(r.st.Steer) > 0 {
+		prepared.Prompt += steeringSection(r.st.Steer)
+		r.st.History = append(r.st.History, fmt.Sprintf("%s: this run read %d steering %s", r.Now().UTC().Format(time.RFC3339), len(r.st.Steer), plural(len(r.st.Steer), "note", "notes")))
+		r.st.Steer = nil
+	}
 	// A role the profile lets spawn answers with its summary and the child tasks it asks for
 	// (delegation.go). Only a read-only role's answer is read so far (its report path); a writing
 	// role is not asked for one until its implementation reads it too.

@@ -56,6 +56,9 @@ type Status struct {
 	Expires        time.Time
 	History        []string
 	Ended          bool
+	// Steer are the notes `/studio steer` left for the task's next pass, kept hidden in the
+	// comment until a run uses them.
+	Steer []string
 }
 
 // Step names, in the order the checklist shows them.

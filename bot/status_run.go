@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"regexp"
 	"strings"
@@ -43,6 +44,19 @@ func parseRunMarker(body string) (prevRun, bool) {
 	return p, true
 }
 
+var steerRE = regexp.MustCompile(`<!-- studio:steer ([A-Za-z0-9+/=]+) -->`)
+
+// parseSteer reads the steering notes `/studio steer` left for the task's next pass.
+func parseSteer(body string) []string {
+	var out []string
+	for _, m := range steerRE.FindAllStringSubmatch(body, -1) {
+		if raw, err := base64.StdEncoding.DecodeString(m[1]); err == nil {
+			out = append(out, string(raw))
+		}
+	}
+	return out
+}
+
 func parseHistory(body string) []string {
 	m := historyRE.FindStringSubmatch(body)
 	if m == nil {
@@ -69,6 +83,9 @@ func (s *Status) renderRun() string {
 			fmt.Fprintf(&b, "- %s\n", oneLine(e, 600))
 		}
 		b.WriteString("<!-- /studio:history -->\n")
+	}
+	for _, note := range s.Steer {
+		fmt.Fprintf(&b, "\n<!-- studio:steer %s -->", base64.StdEncoding.EncodeToString([]byte(note)))
 	}
 	if s.RunID != "" {
 		state := "running"
@@ -115,6 +132,7 @@ func (b *Bot) runStatus(issue int, sc Comment, has bool) *Status {
 		return st
 	}
 	st.History = parseHistory(sc.Body)
+	st.Steer = parseSteer(sc.Body)
 	deadRun := ""
 	if prev, ok := parseRunMarker(sc.Body); ok && prev.state == "running" && (prev.id != st.RunID || prev.attempt != st.Attempt) {
 		who := "Run " + prev.id

@@ -13,7 +13,7 @@ func TestMentionedVerbs(t *testing.T) {
 	if want := []string{"run", "steer"}; !slices.Equal(got, want) {
 		t.Errorf("MentionedVerbs = %v, want %v", got, want)
 	}
-	if got := UnknownVerbs("/studio pause and /studio help"); !slices.Equal(got, []string{"pause"}) {
+	if got := UnknownVerbs("/studio pause and /studio help and /studio fly"); !slices.Equal(got, []string{"fly"}) {
 		t.Errorf("UnknownVerbs = %v", got)
 	}
 }

@@ -117,3 +117,123 @@ func TestMalformedDelegationAnswerFilesNothing(t *testing.T) {
 		t.Errorf("status comment:\n%s", body)
 	}
 }
+
+// The producer controls its gameplay programmers: steer, pause, continue and stop.
+var controlledProfile = strings.Replace(studioProfile, `"producer": {"model": "m", "can_spawn": ["gameplay-programmer"],`,
+	`"producer": {"model": "m", "can_spawn": ["gameplay-programmer"], "controls": {"gameplay-programmer": {"actions": ["steer", "pause", "continue", "stop"]}},`, 1)
+
+// delegatedChild sets up a producer issue that delegated one running child, and returns both.
+func delegatedChild(t *testing.T, profile string) (*world, int, int) {
+	t.Helper()
+	files := sandbox.DefaultFiles("fast-prototype")
+	files[examples.WorkflowPath] = string(examples.Workflow)
+	files[".codex/profile.json"] = profile
+	w := newWorld(t, files)
+	parent := w.issue("Milestone 1", "Plan the first milestone.\n\n```studio\nrole: producer\n```\n")
+	answer := `{"summary": "Jump first.", "delegate": [{"role": "gameplay-programmer", "objective": "Raise the jump velocity", "writeFiles": ["src/player/jump.gd"], "files": [], "dependsOn": []}]}`
+	w.scriptWith(fakecodex.Script{
+		Reviews: []fakecodex.Call{{FinalMessage: answer}, {FinalMessage: fakecodex.PassingReview}},
+		Calls:   []fakecodex.Call{{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "extends Node\n"}}, FinalMessage: "Raised it."}},
+	})
+	_, payload := w.comment(parent, sandbox.Writer, "/studio run")
+	if res := w.run("issue_comment", payload, nil); res.code != 0 || res.outputs["status"] != "done" {
+		t.Fatalf("producer: exit %d status %q\n%s", res.code, res.outputs["status"], res.stdout)
+	}
+	subs := w.Emu.SubIssues(sandbox.Owner, sandbox.Repo, parent)
+	if len(subs) != 1 || w.status(subs[0]) != "running" {
+		t.Fatalf("children %v", subs)
+	}
+	return w, parent, subs[0]
+}
+
+func TestControlsPauseContinueSteerAChild(t *testing.T) {
+	w, _, child := delegatedChild(t, controlledProfile)
+	runID := w.Emu.Dispatches(sandbox.Owner, sandbox.Repo)[0].RunID
+
+	_, payload := w.comment(child, sandbox.Writer, "/studio pause")
+	if res := w.run("issue_comment", payload, map[string]string{"GITHUB_RUN_ID": "6001"}); res.code != 0 {
+		t.Fatalf("pause: exit %d\n%s", res.code, res.stdout)
+	}
+	if s := w.status(child); s != "awaiting-approval" {
+		t.Fatalf("after pause: %s", s)
+	}
+	if run, err := w.Emu.GetWorkflowRun(sandbox.Owner, sandbox.Repo, runID); err != nil || !run.Cancelled {
+		t.Errorf("the child's workflow run was not cancelled: %+v %v", run, err)
+	}
+	if refs := w.refs("refs/studio/slots/"); len(refs) != 0 {
+		t.Errorf("pause kept the slot: %v", refs)
+	}
+
+	_, payload = w.comment(child, sandbox.Writer, "/studio steer Keep the velocity under 450.")
+	if res := w.run("issue_comment", payload, map[string]string{"GITHUB_RUN_ID": "6002"}); res.code != 0 {
+		t.Fatalf("steer: exit %d\n%s", res.code, res.stdout)
+	}
+	if s := w.status(child); s != "awaiting-approval" {
+		t.Fatalf("steer changed the status to %s", s)
+	}
+
+	_, payload = w.comment(child, sandbox.Writer, "/studio continue")
+	if res := w.run("issue_comment", payload, map[string]string{"GITHUB_RUN_ID": "6003"}); res.code != 0 {
+		t.Fatalf("continue: exit %d\n%s", res.code, res.stdout)
+	}
+	ds := w.Emu.Dispatches(sandbox.Owner, sandbox.Repo)
+	if len(ds) != 2 || fmt.Sprint(ds[1].Inputs["task"]) != fmt.Sprint(child) || w.status(child) != "running" {
+		t.Fatalf("continue did not start the child again: %d dispatches, status %s", len(ds), w.status(child))
+	}
+	// The second dispatch runs the child; its prompt carries the steering note, once.
+	payload, err := w.Emu.WorkflowDispatchEvent(sandbox.Owner, sandbox.Repo, ds[1].RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := w.run("workflow_dispatch", payload, map[string]string{"GITHUB_RUN_ID": "6004"}); res.code != 0 {
+		t.Fatalf("child run: exit %d\n%s", res.code, res.stdout)
+	}
+	writes := w.writes()
+	if len(writes) == 0 || !strings.Contains(writes[len(writes)-1].Prompt, "Keep the velocity under 450.") {
+		t.Errorf("the child's pass lacks the steering note")
+	}
+	if s := w.status(child); s != "done" {
+		t.Errorf("child ends %s", s)
+	}
+	var answers []string
+	for _, c := range w.botComments(child) {
+		if strings.Contains(c.Body, "The task is now **") {
+			answers = append(answers, c.Body)
+		}
+	}
+	if len(answers) != 3 {
+		t.Errorf("answers = %d, want one per control:\n%s", len(answers), strings.Join(answers, "\n---\n"))
+	}
+}
+
+func TestControlsFollowTheControlGraph(t *testing.T) {
+	w, _, child := delegatedChild(t, studioProfile) // the producer controls nothing
+	_, payload := w.comment(child, sandbox.Writer, "/studio stop")
+	res := w.run("issue_comment", payload, map[string]string{"GITHUB_RUN_ID": "6001"})
+	if res.outputs["status"] != "refused" || w.status(child) != "running" {
+		t.Fatalf("status %q, child %s", res.outputs["status"], w.status(child))
+	}
+	var found bool
+	for _, c := range w.botComments(child) {
+		if strings.Contains(c.Body, "control graph gives `producer` no control over `gameplay-programmer`") {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("the refusal does not name the control graph")
+	}
+}
+
+func TestStopCancelsAChildAndItsRun(t *testing.T) {
+	w, parent, child := delegatedChild(t, controlledProfile)
+	_, payload := w.comment(child, sandbox.Writer, "/studio stop")
+	if res := w.run("issue_comment", payload, map[string]string{"GITHUB_RUN_ID": "6001"}); res.code != 0 {
+		t.Fatalf("stop: exit %d\n%s", res.code, res.stdout)
+	}
+	if s := w.status(child); s != "cancelled" {
+		t.Fatalf("after stop: %s", s)
+	}
+	if tracking := trackingComment(t, w, parent); !strings.Contains(tracking, "orchestration: **blocked**") {
+		t.Errorf("the orchestration does not end:\n%s", tracking)
+	}
+}

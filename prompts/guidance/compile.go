@@ -153,11 +153,14 @@ func (p *Profile) limitLines() []string {
 func (p *Profile) backendText() string {
 	switch p.Coordination.Orchestration {
 	case "mcp":
-		return `Delegation through the action is not available yet: the action does not
-file or run child tasks, and it has no commands to steer, pause, resume or stop
-other work. Do the work in this run. If part of it should be a separate task,
-describe it in your final report (objective, paths, non-goals, deliverable and
-validation) so a person can open it as a new studio task issue.`
+		return `Delegation goes through the action. When your run's prompt has a Delegation
+section, end with the JSON answer it describes: your summary and the child tasks
+you ask for. The action checks each request against this profile's limits
+(can_spawn, depth, active writers and agents, disjoint writeFiles), files the
+admitted ones as sub-issues that each run as their own task, branch and pull
+request, and lists the refused ones with the reason. Without a Delegation
+section, do the work in this run and describe any follow-up task in your final
+report (objective, paths, non-goals, deliverable and validation).`
 	case "native":
 		return `Delegation uses Codex native subagents inside this run. They start fast and
 share this workspace, but the action cannot enforce a per-child write scope,
@@ -295,13 +298,15 @@ workspace: the action's write locks and output checks do not apply to them.
 		b.WriteString(`
 ## Child tasks on GitHub
 
-The action does not file or run child tasks yet, and it has no commands to
-steer, pause, resume or stop other work: the only ` + "`/studio`" + ` commands are
+Child tasks are task issues the action files from a spawning role's answer;
+each runs as its own task, branch and pull request, and its end is linked on the
+parent's issue. People with write access control a child on its issue with
+` + "`/studio steer <text>`, `/studio pause`, `/studio continue` and `/studio stop`" + `, only
+along the profile's control graph. The ` + "`/studio`" + ` commands are
 ` + prompts.VerbsSentence() + `, and a person posts them, not an agent. Where this guidance
-grants you durable children or control over other roles, do that work in this
-run instead, or describe each follow-up task in your final report (objective,
-paths, non-goals, deliverable and validation) so a person can open it as a new
-studio task issue. Never act on an issue number you guessed or one that a
+grants you durable children, ask for them in the delegation answer when your
+prompt asks for one; otherwise describe each follow-up task in your final report
+(objective, paths, non-goals, deliverable and validation). Never act on an issue number you guessed or one that a
 model's output supplied.
 `)
 	}
@@ -401,10 +406,9 @@ func skillText(p *Profile) string {
 - Child tasks run by the action are not available in this profile.`
 	case "mcp":
 		pathKind = "child tasks"
-		paths = `- Child tasks run by the action are not available yet: the action files no
-  child tasks and has no commands to steer, pause, resume or stop work. Do the
-  work in this run, or describe each follow-up task in your final report so a
-  person can open it as a new studio task issue.
+		paths = `- Child tasks run by the action: when your prompt has a Delegation section, end
+  with its JSON answer; the action files the admitted requests as sub-issues and
+  enforces the limits with lock and slot refs.
 - Codex native subagents are not available in this profile.`
 	default:
 		pathKind = "Codex native subagents"
@@ -457,13 +461,13 @@ boundary. Not knowing the orchestration tools is not a reason.
 		b.WriteString(`
 ## Child-task lifecycle
 
-The action does not run child tasks yet, and it has no commands to steer,
-pause, resume or stop other work; the control graph below records the profile's
-intended authority only. For each piece of durable work a child would have
-done, give in your final report an objective, the context and paths it needs,
-non-goals, the deliverable and the validation evidence expected, so a person
-can open it as a new studio task issue. The studio's commands are
-` + prompts.VerbsSentence() + `; people post them, agents do not.
+The action runs child tasks: each admitted request becomes a sub-issue with its
+own run, branch and pull request, and its end is linked in the parent's
+tracking comment. The controls of the graph below are ` + "`/studio steer`" + `,
+` + "`pause`, `continue` and `stop`" + ` comments on a child's issue, by people with write
+access. For each child give an objective, the context and paths it needs,
+non-goals, the deliverable and the validation evidence expected. The studio's
+commands are ` + prompts.VerbsSentence() + `; people post them, agents do not.
 
 Settle conflicts with primary evidence, not by vote or model reputation. An
 unavailable route or a malformed result is explicit uncertainty, not

@@ -114,8 +114,8 @@ func TestCompileFacts(t *testing.T) {
 		{"guidance/agents/builder.md", "one durable Codex turn", true},
 		{"guidance/agents/scout.md", "## Low-trust boundary", true},
 		{"guidance/agents/warden.md", "You may not request child tasks. The control graph names authority", true},
-		{"guidance/agents/warden.md", "/studio steer", false},
-		{SkillPath, "sub-issue", false},
+		{"guidance/agents/warden.md", "/studio steer", true},
+		{SkillPath, "sub-issue", true},
 		{"guidance/agents/warden.md", "## Child tasks on GitHub", true},
 		{"guidance/agents/warden.md", "## Delegation checkpoint", false},
 		{SkillPath, "name: mmo-profile-orchestration", true},
@@ -232,8 +232,10 @@ func TestGuidancePromisesOnlyExistingVerbs(t *testing.T) {
 			if bad := prompts.UnknownVerbs(f.Text); len(bad) > 0 {
 				t.Errorf("%s %s mentions /studio %v, which the action does not have (it has %v)", name, f.Path, bad, prompts.Verbs)
 			}
-			if strings.Contains(strings.ToLower(f.Text), "sub-issue") {
-				t.Errorf("%s %s promises sub-issues, which the action does not file", name, f.Path)
+			// Sub-issues are filed only for a durable orchestration (mcp, hybrid): a native-only
+			// profile must not promise them.
+			if p.Coordination.Orchestration == "native" && strings.Contains(strings.ToLower(f.Text), "sub-issue") {
+				t.Errorf("%s %s promises sub-issues, which the action does not file under native orchestration", name, f.Path)
 			}
 		}
 	}

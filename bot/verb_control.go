@@ -1,0 +1,218 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/prompts/guidance"
+)
+
+// The controls of a delegated child task (issue #14): `/studio steer <text>`, `/studio pause`,
+// `/studio continue`, `/studio stop`, on the child's issue, by writers, and only where the
+// profile's control graph lets the child's parent (the agent that asked for it) use them
+// (policy.DecideControl). Each answers with the child's new state.
+
+// ControlOptions are a control's: steer's text.
+type ControlOptions struct{ Text string }
+
+func init() {
+	for i, c := range []struct{ name, what string }{
+		{policy.ControlSteer, "adds the text to a delegated child task's next pass; the status is unchanged"},
+		{policy.ControlPause, "cancels a delegated child task's running workflow run (its evidence is kept), gives back its slot and locks, and holds it (awaiting-approval) until `continue`"},
+		{policy.ControlContinue, "resumes a paused child task: it is ready again and its orchestration starts it"},
+		{policy.ControlStop, "cancels a delegated child task's run and marks it cancelled; the tasks that depend on it are skipped"},
+	} {
+		name := c.name
+		v := &verb{
+			name: name, order: 60 + i, where: "on a delegated child task, along the profile's control graph",
+			what:    c.what,
+			onIssue: func(ctx context.Context, r *run) error { return r.control(ctx, name) },
+		}
+		if name == policy.ControlSteer {
+			v.args = "<text>"
+			v.parse = func(args []string) (any, error) {
+				if len(args) == 0 {
+					return nil, errors.New("`steer` needs the text to add to the next pass.")
+				}
+				return ControlOptions{Text: strings.Join(args, " ")}, nil
+			}
+		}
+		register(v)
+	}
+}
+
+// profileFactsOn reads the default branch's profile as policy's facts; nil when there is none.
+func (b *Bot) profileFactsOn(ctx context.Context, base string) (*policy.ProfileFacts, error) {
+	data, err := b.baseFile(ctx, ProfilePath, base)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	p, err := guidance.ParseProfile(data)
+	if err != nil {
+		return nil, &guidanceError{fmt.Sprintf("`%s` on `%s`: %v", ProfilePath, base, err)}
+	}
+	f, err := profileFacts(p)
+	if err != nil {
+		return nil, &guidanceError{fmt.Sprintf("`%s` on `%s`: %v", ProfilePath, base, err)}
+	}
+	return &f, nil
+}
+
+func (r *run) control(ctx context.Context, action string) error {
+	refuse := func(reason string) error {
+		r.out.Status = "refused"
+		_, err := r.GitHub.CreateComment(ctx, r.tr.Issue, controlRefusal(r.cmd.Line, r.tr.Actor.Login, reason))
+		return err
+	}
+	base, err := r.GitHub.DefaultBranch(ctx)
+	if err != nil {
+		return err
+	}
+	prof, err := r.profileFactsOn(ctx, base)
+	var ge *guidanceError
+	if errors.As(err, &ge) {
+		return refuse(ge.msg)
+	}
+	if err != nil {
+		return err
+	}
+	if prof == nil {
+		return refuse(fmt.Sprintf("the default branch has no `%s`, so no control graph exists", ProfilePath))
+	}
+	parent, err := r.GitHub.ParentIssue(ctx, r.tr.Issue)
+	if err != nil {
+		return err
+	}
+	child := r.graphTask(ctx, base, r.issue)
+	controller := ""
+	if parent > 0 {
+		pis, err := r.GitHub.Issue(ctx, parent)
+		if err != nil {
+			return err
+		}
+		controller = r.graphTask(ctx, base, pis).Role
+	}
+	paused := child.Status == policy.StatusAwaitingApproval && lastTransitionPaused(r.st.History)
+	allowed, answer, next := policy.DecideControl(policy.ControlFacts{
+		Action: action, ControllerRole: controller, ChildRole: child.Role, Profile: *prof,
+		ActorCanWrite: true, // the preamble authorized the actor
+		ChildStatus:   child.Status, ChildPaused: paused,
+	})
+	if !allowed {
+		return refuse(answer)
+	}
+	switch action {
+	case policy.ControlSteer:
+		opts, _ := r.cmd.Opts.(ControlOptions)
+		r.st.Steer = append(r.st.Steer, fmt.Sprintf("From @%s: %s", r.tr.Actor.Login, opts.Text))
+		r.st.History = append(r.st.History, fmt.Sprintf("%s: steering note from @%s for the next pass", r.Now().UTC().Format("2006-01-02T15:04:05Z"), r.tr.Actor.Login))
+	case policy.ControlPause, policy.ControlStop:
+		if child.Status == policy.StatusRunning {
+			if err := r.stopChildRun(ctx, parent); err != nil {
+				return err
+			}
+		}
+	}
+	if next != child.Status {
+		why := fmt.Sprintf("/studio %s by @%s", action, r.tr.Actor.Login)
+		if action == policy.ControlPause {
+			why = policy.PausedNote
+		}
+		kept, from, changed, err := r.transition(ctx, r.tr.Issue, r.issue.Labels, next)
+		if err != nil {
+			return err
+		}
+		r.issue.Labels = kept
+		if changed {
+			r.st.History = append(r.st.History, statusHistoryLine(r.Now(), from, next, r.RunID, why))
+		}
+	}
+	r.st.Summary = fmt.Sprintf("**%s** (`/studio %s` by @%s): %s", next, action, r.tr.Actor.Login, answer)
+	r.st.Ended = true
+	if err := r.publish(ctx); err != nil {
+		return err
+	}
+	if _, err := r.GitHub.CreateComment(ctx, r.tr.Issue, controlReply(r.cmd.Line, r.tr.Actor.Login, answer, next)); err != nil {
+		return err
+	}
+	// The parent's orchestration goes on: a paused or stopped child gave back its slot (and a
+	// stopped one skips its dependents); a continued one is started again.
+	if parent > 0 && (action == policy.ControlPause || action == policy.ControlStop || action == policy.ControlContinue) {
+		if err := r.advanceParent(ctx, base, parent); err != nil {
+			return err
+		}
+	}
+	r.out.Status = "done"
+	return nil
+}
+
+// stopChildRun cancels the child's dispatched workflow run (its evidence stays with the run) and
+// gives back its claim, slot and write locks at once: a cancelled run may never get to do it.
+func (r *run) stopChildRun(ctx context.Context, parent int) error {
+	_, st, err := r.trackingComment(ctx, parent)
+	if err != nil {
+		return err
+	}
+	if st != nil {
+		if id := st.RunIDs[strconv.Itoa(r.tr.Issue)]; id != 0 {
+			if err := r.GitHub.CancelWorkflowRun(ctx, id); err != nil {
+				return err
+			}
+		}
+	}
+	base, err := r.GitHub.DefaultBranch(ctx)
+	if err != nil {
+		return err
+	}
+	for _, key := range r.graphTask(ctx, base, r.issue).LockKeys() {
+		if _, err := r.releaseRef(ctx, policy.LockRef(key), r.tr.Issue); err != nil {
+			return err
+		}
+	}
+	if _, err := r.releaseRef(ctx, claimRef(r.tr.Issue), r.tr.Issue); err != nil {
+		return err
+	}
+	for n := 0; n < policy.MaxConcurrencyLimit; n++ {
+		if _, err := r.releaseRef(ctx, policy.SlotRef(n), r.tr.Issue); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// advanceParent advances the orchestration of the child's parent issue, under its lock.
+func (r *run) advanceParent(ctx context.Context, base string, parent int) error {
+	_, err := r.locked(ctx, parent, fmt.Sprintf("orchestration #%d: control on #%d", parent, r.tr.Issue), r.tr.Actor.Login, func(ctx context.Context) (Outcome, error) {
+		comment, st, err := r.trackingComment(ctx, parent)
+		if err != nil || st == nil {
+			return Outcome{}, err
+		}
+		o := &orchRun{b: r.Bot, base: base, st: st, comment: comment}
+		defer o.writeEvidence()
+		o.event("task.controlled", map[string]any{"taskId": r.tr.Issue, "action": r.cmd.Verb})
+		advErr := o.advance(ctx)
+		if err := o.publish(ctx); err != nil {
+			return Outcome{}, err
+		}
+		return Outcome{}, advErr
+	})
+	return err
+}
+
+// lastTransitionPaused reports whether the latest status move in a status comment's history was a
+// pause (policy.PausedNote): awaiting approval because of a pause, not of a plan review.
+func lastTransitionPaused(history []string) bool {
+	for i := len(history) - 1; i >= 0; i-- {
+		if strings.Contains(history[i], ": status ") {
+			return strings.Contains(history[i], policy.PausedNote)
+		}
+	}
+	return false
+}
