@@ -396,6 +396,7 @@ type Review struct {
 	State       string // APPROVED, CHANGES_REQUESTED, COMMENTED, DISMISSED, PENDING
 	CommitID    string
 	SubmittedAt time.Time
+	Body        string // what the reviewer wrote (a rejection's reason)
 }
 
 // CheckRun is a check run to write, or one read back. AppSlug is the GitHub App that created it:
@@ -450,7 +451,7 @@ func (c *Client) Reviews(ctx context.Context, number int) ([]Review, error) {
 		},
 		func(rv *github.PullRequestReview) []Review {
 			return one(Review{ID: rv.GetID(), Author: rv.GetUser().GetLogin(), AuthorType: rv.GetUser().GetType(),
-				State: rv.GetState(), CommitID: rv.GetCommitID(), SubmittedAt: rv.GetSubmittedAt().Time})
+				State: rv.GetState(), CommitID: rv.GetCommitID(), SubmittedAt: rv.GetSubmittedAt().Time, Body: rv.GetBody()})
 		})
 	if err != nil {
 		return nil, fmt.Errorf("list reviews of #%d: %w", number, classify(err))

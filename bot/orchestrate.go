@@ -33,6 +33,8 @@ type orchState struct {
 	Status string            `json:"status"`
 	Pulls  map[string]int    `json:"pulls,omitempty"`
 	Runs   map[string]string `json:"runs,omitempty"`
+	// Marks say how a delegated child's result is to be read (policy.ChildResultMark).
+	Marks map[string]string `json:"marks,omitempty"`
 	// RunIDs are the workflow runs dispatched for the tasks, which pause and stop cancel.
 	RunIDs  map[string]int64 `json:"runIds,omitempty"`
 	Handled []int64          `json:"handled,omitempty"`

@@ -483,7 +483,11 @@ func (r *run) render(ctx context.Context, cfg policy.StudioConfig, task policy.T
 		return rr, true, err
 	}
 	if r.spawn != nil {
-		prepared.Prompt += delegationInstruction(task.Role, r.spawn.profile.Agents[task.Role].CanSpawn)
+		results, err := r.childResults(ctx, base, r.spawn.profile)
+		if err != nil {
+			return rr, true, err
+		}
+		prepared.Prompt += results + delegationInstruction(task.Role, r.spawn.profile.Agents[task.Role].CanSpawn)
 	}
 	return rendered{routes: routes, prepared: prepared, facts: facts}, false, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -365,6 +366,9 @@ func trackingBody(st *orchState, tasks []policy.GraphTask, runURL string) string
 		if u := st.Runs[fmt.Sprint(n)]; u != "" {
 			last = fmt.Sprintf("[run](%s)", u)
 		}
+		if m := shortMark(st.Marks[fmt.Sprint(n)]); m != "" {
+			state += " (" + m + ")"
+		}
 		fmt.Fprintf(&b, "| #%d | `%s` | %s | %s | %s | %s |\n", n, oneLine(role, 60), state, deps, pull, last)
 	}
 	if len(st.Notes) > 0 {
@@ -523,4 +527,15 @@ func controlReply(line, actor, answer, status string) string {
 // controlRefusal answers a control that is not allowed.
 func controlRefusal(line, actor, reason string) string {
 	return fmt.Sprintf("> %s\n\n@%s, %s. Nothing was changed.", quoteLine(line), actor, strings.TrimSuffix(strings.TrimSpace(reason), "."))
+}
+
+var boldRE = regexp.MustCompile(`\*\*([^*]+)\*\*`)
+
+// shortMark keeps a trust mark's bold labels for a table cell ("**Adversarial input**").
+func shortMark(m string) string {
+	var labels []string
+	for _, b := range boldRE.FindAllStringSubmatch(m, -1) {
+		labels = append(labels, "**"+b[1]+"**")
+	}
+	return strings.Join(labels, ", ")
 }

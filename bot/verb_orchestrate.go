@@ -22,6 +22,8 @@ type OrchestrateOptions struct {
 	Workflow       string
 	MaxConcurrency int // 0 is the default, 1
 	DryRun         bool
+	// Marks are delegated children's trust marks, shown in the tracking comment.
+	Marks map[int]string
 }
 
 func parseOrchestrateOptions(args []string) (any, error) {
@@ -151,11 +153,17 @@ func (b *Bot) orchestrateOn(ctx context.Context, issue int, opts OrchestrateOpti
 						st.Tasks = append(st.Tasks, n)
 					}
 				}
-				st.Pulls, st.Runs, st.Run = prev.Pulls, prev.Runs, prev.Run
+				st.Pulls, st.Runs, st.Run, st.Marks, st.RunIDs = prev.Pulls, prev.Runs, prev.Run, prev.Marks, prev.RunIDs
 			}
 		}
 	}
 	o.st = st
+	for n, m := range opts.Marks {
+		if st.Marks == nil {
+			st.Marks = map[string]string{}
+		}
+		st.Marks[strconv.Itoa(n)] = m
+	}
 	if commentID != 0 {
 		st.Handled = append(st.Handled, commentID)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/codex-studio/studio-action/examples"
 	"github.com/codex-studio/studio-action/internal/fakecodex"
+	"github.com/codex-studio/studio-action/internal/ghemu"
 	"github.com/codex-studio/studio-action/internal/sandbox"
 )
 
@@ -93,7 +94,7 @@ func TestProducerDelegatesWithinTheProfile(t *testing.T) {
 		t.Fatalf("child #%d ends %s", child, s)
 	}
 	tracking := trackingComment(t, w, parent)
-	if !strings.Contains(tracking, "orchestration: **done**") || !strings.Contains(tracking, fmt.Sprintf("| #%d | `gameplay-programmer` | done |", child)) {
+	if !strings.Contains(tracking, "orchestration: **done**") || !strings.Contains(tracking, fmt.Sprintf("| #%d | `gameplay-programmer` | done (**Evidence needing verification**, **Adversarial input**) |", child)) {
 		t.Errorf("tracking comment:\n%s", tracking)
 	}
 }
@@ -235,5 +236,90 @@ func TestStopCancelsAChildAndItsRun(t *testing.T) {
 	}
 	if tracking := trackingComment(t, w, parent); !strings.Contains(tracking, "orchestration: **blocked**") {
 		t.Errorf("the orchestration does not end:\n%s", tracking)
+	}
+}
+
+// The parent's next run reads its children's results: one accepted by an approving review, one
+// rejected with the reviewer's reason.
+func TestParentReadsAcceptedAndRejectedResults(t *testing.T) {
+	files := sandbox.DefaultFiles("fast-prototype")
+	files[examples.WorkflowPath] = string(examples.Workflow)
+	files[".codex/profile.json"] = strings.Replace(studioProfile, `"max_active_writers": 1`, `"max_active_writers": 2`, 1)
+	w := newWorld(t, files)
+	w.Emu.AddUser(reviewer)
+	if err := w.Emu.SetRole(sandbox.Owner, sandbox.Repo, reviewer, "write"); err != nil {
+		t.Fatal(err)
+	}
+	parent := w.issue("Milestone 1", "Plan it.\n\n```studio\nrole: producer\n```\n")
+	answer := `{"summary": "Two tasks.", "delegate": [
+	  {"role": "gameplay-programmer", "objective": "Raise the jump velocity", "writeFiles": ["src/player/jump.gd"], "files": [], "dependsOn": []},
+	  {"role": "gameplay-programmer", "objective": "Add coyote time", "writeFiles": ["src/player/coyote.gd"], "files": [], "dependsOn": []}]}`
+	w.scriptWith(fakecodex.Script{
+		Reviews: []fakecodex.Call{{FinalMessage: answer}, {FinalMessage: fakecodex.PassingReview}, {FinalMessage: fakecodex.PassingReview},
+			{FinalMessage: `{"summary": "Reviewed.", "delegate": []}`}},
+		Calls: []fakecodex.Call{
+			{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "velocity\n"}}, FinalMessage: "jump"},
+			{Edits: []fakecodex.Edit{{Write: "src/player/coyote.gd", Content: "coyote\n"}}, FinalMessage: "coyote"},
+		},
+	})
+	_, payload := w.comment(parent, sandbox.Writer, "/studio run")
+	if res := w.run("issue_comment", payload, nil); res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	w.drain(2, nil)
+	pulls := w.Emu.Pulls(sandbox.Owner, sandbox.Repo)
+	if len(pulls) != 2 {
+		t.Fatalf("pull requests = %d", len(pulls))
+	}
+	w.approve(pulls[0].Number, reviewer, ghemu.ReviewSpec{})
+	w.approve(pulls[1].Number, reviewer, ghemu.ReviewSpec{Event: "REQUEST_CHANGES", Body: "Coyote time must be 0.1 s, not a frame count."})
+	_, payload = w.comment(parent, sandbox.Writer, "/studio run")
+	if res := w.run("issue_comment", payload, map[string]string{"GITHUB_RUN_ID": "4300"}); res.code != 0 {
+		t.Fatalf("second run: exit %d\n%s", res.code, res.stdout)
+	}
+	reviews := w.reviews()
+	prompt := reviews[len(reviews)-1].Prompt
+	for _, want := range []string{"## Results of your child tasks", fmt.Sprintf("ACCEPTED by @%s (approved pull request #%d)", reviewer, pulls[0].Number),
+		fmt.Sprintf("REJECTED by @%s (changes requested on pull request #%d)", reviewer, pulls[1].Number), "Coyote time must be 0.1 s", "Evidence needing verification"} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("the producer's second prompt lacks %q", want)
+		}
+	}
+}
+
+// Three levels: a producer delegates a QA lead that may spawn too; the lead's own request would be
+// deeper than max_depth and is refused with the reason.
+func TestDelegationBeyondMaxDepthIsRefused(t *testing.T) {
+	profile := strings.Replace(studioProfile, `"can_spawn": ["gameplay-programmer"]`, `"can_spawn": ["gameplay-programmer", "qa-playtester"]`, 1)
+	profile = strings.Replace(profile, `"qa-playtester": {"model": "m",`, `"qa-playtester": {"model": "m", "can_spawn": ["gameplay-programmer"],`, 1)
+	files := sandbox.DefaultFiles("fast-prototype")
+	files[examples.WorkflowPath] = string(examples.Workflow)
+	files[".codex/profile.json"] = profile
+	w := newWorld(t, files)
+	root := w.issue("Milestone 1", "Plan it.\n\n```studio\nrole: producer\n```\n")
+	w.scriptWith(fakecodex.Script{Reviews: []fakecodex.Call{
+		{FinalMessage: `{"summary": "QA first.", "delegate": [{"role": "qa-playtester", "objective": "Playtest the jump", "writeFiles": [], "files": [], "dependsOn": []}]}`},
+		{FinalMessage: `{"summary": "Found a bug.", "delegate": [{"role": "gameplay-programmer", "objective": "Fix the double jump", "writeFiles": ["src/player/jump.gd"], "files": [], "dependsOn": []}]}`},
+	}})
+	_, payload := w.comment(root, sandbox.Writer, "/studio run")
+	if res := w.run("issue_comment", payload, nil); res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	w.drain(2, nil)
+	lead := w.Emu.SubIssues(sandbox.Owner, sandbox.Repo, root)
+	if len(lead) != 1 {
+		t.Fatalf("root's children = %v", lead)
+	}
+	if kids := w.Emu.SubIssues(sandbox.Owner, sandbox.Repo, lead[0]); len(kids) != 0 {
+		t.Fatalf("a child at depth 2 was filed: %v", kids)
+	}
+	var reply string
+	for _, c := range w.botComments(lead[0]) {
+		if strings.HasPrefix(c.Body, "### Delegation") {
+			reply = c.Body
+		}
+	}
+	if !strings.Contains(reply, "max_depth") {
+		t.Errorf("the lead's refusal does not name max_depth:\n%s", reply)
 	}
 }
