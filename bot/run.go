@@ -469,11 +469,7 @@ func (r *run) render(ctx context.Context, cfg policy.StudioConfig, task policy.T
 		r.st.Steer = nil
 	}
 	// A role the profile lets spawn answers with its summary and the child tasks it asks for
-	// (delegation.go). Only a read-only role's answer is read so far (its report path); a writing
-	// role is not asked for one until its implementation reads it too.
-	if elig.WritePolicy != policy.WriteReadOnly {
-		return rendered{routes: routes, prepared: prepared, facts: facts}, false, nil
-	}
+	// (delegation.go): a read-only role in its report, a writing one in its last pass.
 	if r.spawn, err = r.delegationProfile(ctx, base, task.Role); err != nil {
 		var ge *guidanceError
 		if errors.As(err, &ge) {
@@ -534,7 +530,32 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	}
 
 	verdict, blockers := verdictFrom(out, st)
+	var delegation *policy.Delegation
+	if r.spawn != nil && verdict == "done" {
+		// The last pass's final message is the writing role's delegation answer.
+		final := out.Implementation.Result.FinalMessage
+		if n := len(out.FixPasses); n > 0 {
+			final = out.FixPasses[n-1].Execution.Result.FinalMessage
+		}
+		if d, err := delegationSummary(final); err != nil {
+			verdict, blockers = "blocked", append(blockers, "the delegation answer cannot be used ("+oneLine(err.Error(), 300)+"), so no child task was filed")
+		} else {
+			delegation = &d
+		}
+	}
 	summary := verdictSummary(verdict, st.committed, blockers, st.headSHA)
+	if delegation != nil {
+		if s := strings.TrimSpace(delegation.Summary); s != "" {
+			summary += "\n\nThe role's summary, model output quoted as untrusted text:\n\n" + fenced(r.Redactor.Redact(s), "text")
+		}
+		note, err := r.delegate(ctx, base, r.spawn, *delegation)
+		if err != nil {
+			return err
+		}
+		if note != "" {
+			summary += "\n\n" + note
+		}
+	}
 	if notes := modeNotes(st.modes); notes != "" {
 		summary += "\n\n" + notes
 	}

@@ -323,3 +323,33 @@ func TestDelegationBeyondMaxDepthIsRefused(t *testing.T) {
 		t.Errorf("the lead's refusal does not name max_depth:\n%s", reply)
 	}
 }
+
+// A writing role the profile lets spawn delegates too: its last pass's answer is read after its
+// work is committed, and its summary shows in the verdict.
+func TestWritingRoleDelegatesAfterItsWork(t *testing.T) {
+	profile := strings.Replace(studioProfile, `"gameplay-programmer": {"model": "m",`, `"gameplay-programmer": {"model": "m", "can_spawn": ["qa-playtester"],`, 1)
+	files := sandbox.DefaultFiles("fast-prototype")
+	files[examples.WorkflowPath] = string(examples.Workflow)
+	files[".codex/profile.json"] = profile
+	w := newWorld(t, files)
+	n := w.issue("Jump", "Make it snappy.\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\nrunPolicy: {review: false}\n```\n")
+	w.scriptWith(fakecodex.Script{Reviews: []fakecodex.Call{{
+		Edits:        []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "extends Node\nconst JUMP_VELOCITY = -420.0\n"}},
+		FinalMessage: `{"summary": "Raised the velocity; QA should try it.", "delegate": [{"role": "qa-playtester", "objective": "Playtest the new jump", "writeFiles": [], "files": ["src/player/jump.gd"], "dependsOn": []}]}`,
+	}}})
+	_, payload := w.comment(n, sandbox.Writer, "/studio run")
+	res := w.run("issue_comment", payload, nil)
+	if res.code != 0 || res.outputs["status"] != "done" {
+		t.Fatalf("exit %d status %q\n%s", res.code, res.outputs["status"], res.stdout)
+	}
+	if got := git(t, w.remote("studio/task-1"), "show", "--name-only", "--format=", "HEAD"); got != "src/player/jump.gd" {
+		t.Errorf("committed %q", got)
+	}
+	kids := w.Emu.SubIssues(sandbox.Owner, sandbox.Repo, n)
+	if len(kids) != 1 || !slices.Contains(w.Emu.IssueLabels(sandbox.Owner, sandbox.Repo, kids[0]), "studio:role/qa-playtester") {
+		t.Fatalf("children %v", kids)
+	}
+	if body := w.botComments(n)[0].Body; !strings.Contains(body, "Raised the velocity; QA should try it.") || !strings.Contains(body, "Delegated 1 of 1") {
+		t.Errorf("status comment lacks the summary or the delegation:\n%s", body)
+	}
+}
