@@ -353,3 +353,31 @@ func TestWritingRoleDelegatesAfterItsWork(t *testing.T) {
 		t.Errorf("status comment lacks the summary or the delegation:\n%s", body)
 	}
 }
+
+// Two writing children may not share a file: the second request is refused for the overlap.
+func TestDelegationRefusesOverlappingWriteFiles(t *testing.T) {
+	files := sandbox.DefaultFiles("fast-prototype")
+	files[examples.WorkflowPath] = string(examples.Workflow)
+	files[".codex/profile.json"] = strings.Replace(studioProfile, `"max_active_writers": 1`, `"max_active_writers": 2`, 1)
+	w := newWorld(t, files)
+	parent := w.issue("Milestone 1", "Plan it.\n\n```studio\nrole: producer\n```\n")
+	w.scriptWith(fakecodex.Script{Reviews: []fakecodex.Call{{FinalMessage: `{"summary": "Two.", "delegate": [
+	  {"role": "gameplay-programmer", "objective": "Raise the jump velocity", "writeFiles": ["src/player/jump.gd"], "files": [], "dependsOn": []},
+	  {"role": "gameplay-programmer", "objective": "Retune the jump", "writeFiles": ["src/player/jump.gd"], "files": [], "dependsOn": []}]}`}}})
+	_, payload := w.comment(parent, sandbox.Writer, "/studio run")
+	if res := w.run("issue_comment", payload, nil); res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	if kids := w.Emu.SubIssues(sandbox.Owner, sandbox.Repo, parent); len(kids) != 1 {
+		t.Fatalf("children %v, want one", kids)
+	}
+	var reply string
+	for _, c := range w.botComments(parent) {
+		if strings.HasPrefix(c.Body, "### Delegation") {
+			reply = c.Body
+		}
+	}
+	if !strings.Contains(reply, "Request 1 (`gameplay-programmer`): refused") || !strings.Contains(reply, "src/player/jump.gd") {
+		t.Errorf("reply:\n%s", reply)
+	}
+}
