@@ -457,7 +457,7 @@ func (m *memo) CreateReview(ctx context.Context, number int, r NewReview) (int64
 		case "REQUEST_CHANGES":
 			state = "CHANGES_REQUESTED"
 		}
-		m.reviews[number] = append(rs, Review{ID: id, Author: m.botLog, AuthorType: "Bot", State: state, CommitID: r.CommitID, SubmittedAt: m.now()})
+		m.reviews[number] = append(rs, Review{ID: id, Author: m.botLog, AuthorType: "Bot", State: state, CommitID: r.CommitID, SubmittedAt: m.now(), Body: r.Body})
 	}
 	return id, nil
 }

@@ -75,7 +75,6 @@ func runLocalLifecycle(ctx context.Context, lr LocalRun, stdout, stderr io.Write
 	issue := bot.Issue{Number: number, Title: title, Body: lr.Objective + "\n\n" + block + "\n"}
 
 	const botLogin, user = "studio-local[bot]", "local"
-	gh := bot.NewLocalGitHub(stdout, user, botLogin, lr.Root, base, issue)
 	stateDir, err := os.MkdirTemp("", "studio-local-")
 	if err != nil {
 		return fail("%v", err)
@@ -98,8 +97,11 @@ func runLocalLifecycle(ctx context.Context, lr LocalRun, stdout, stderr io.Write
 
 	runID := time.Now().UTC().Format("20060102-150405")
 	runsDir := filepath.Join(os.TempDir(), "studio-runs")
+	// One writer for the terminal: the bot's log and what the stand-in for GitHub prints go
+	// through the same pipe, in order.
 	log := newLocalLog(stdout)
 	defer log.Close()
+	gh := bot.NewLocalGitHub(log, user, botLogin, lr.Root, base, issue)
 	b := bot.New(bot.Deps{GitHub: gh, Workspace: repo, Codex: rt.CLI, Redactor: rt.Redactor, Log: log}, bot.Settings{
 		BotLogin: botLogin, BranchPrefix: localBranchPrefix, RunID: runID, WorkDir: lr.Root, RunsDir: runsDir,
 		CodexTimeout: 30 * time.Minute, ModelTier: lr.ModelTier, ConstrainedSandbox: lr.ConstrainedSandbox,
