@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts/guidance"
 )
@@ -270,4 +271,12 @@ func (r *run) childResults(ctx context.Context, base string, prof policy.Profile
 		}
 	}
 	return b.String(), nil
+}
+
+// lastSaid is the final message of a lifecycle's last Codex pass.
+func lastSaid(out codex.Outcome) string {
+	if n := len(out.FixPasses); n > 0 {
+		return out.FixPasses[n-1].Execution.Result.FinalMessage
+	}
+	return out.Implementation.Result.FinalMessage
 }

@@ -33,6 +33,8 @@ type orchState struct {
 	Status string            `json:"status"`
 	Pulls  map[string]int    `json:"pulls,omitempty"`
 	Runs   map[string]string `json:"runs,omitempty"`
+	// Said is a line of what each task's run said last (its report or summary), untrusted.
+	Said map[string]string `json:"said,omitempty"`
 	// Marks say how a delegated child's result is to be read (policy.ChildResultMark).
 	Marks map[string]string `json:"marks,omitempty"`
 	// RunIDs are the workflow runs dispatched for the tasks, which pause and stop cancel.

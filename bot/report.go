@@ -99,6 +99,7 @@ func (r *run) report(ctx context.Context, cfg policy.StudioConfig, task policy.T
 	summary += r.evidenceNote(task.Role)
 	r.st.Summary = summary
 	r.out.Summary = summary
+	r.out.Said = text
 
 	detail := "**" + verdict + "**"
 	if link != "" {

@@ -132,6 +132,9 @@ type Outcome struct {
 	Skip        string // why nothing ran, when Status is skipped
 	// Usage sums the tokens of every Codex call the run made (the `usage` output).
 	Usage codex.Usage
+	// Said is what the run's Codex said last: a read-only role's report, a writing role's final
+	// message (a delegating role's summary). Untrusted; an orchestration shows a line of it.
+	Said string
 }
 
 // Bot handles one event.
@@ -569,6 +572,10 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	summary += r.evidenceNote(task.Role)
 	r.st.Summary = summary
 	r.out.Summary = summary
+	r.out.Said = lastSaid(out)
+	if delegation != nil {
+		r.out.Said = delegation.Summary
+	}
 	if st.pr.Number != 0 || (len(st.committed) > 0 && !st.pullRefused) {
 		if _, err := r.upsertPull(ctx, task, branch, base, summary); err != nil {
 			return err

@@ -340,7 +340,7 @@ func trackingBody(st *orchState, tasks []policy.GraphTask, runURL string) string
 	b.WriteString(orchMarker(st.Issue) + "\n")
 	fmt.Fprintf(&b, "### Codex Studio orchestration: **%s**\n\n", st.Status)
 	fmt.Fprintf(&b, "At most %d %s at once; each task runs in its own workflow run once its dependencies are done.\n\n", st.Max, plural(st.Max, "task", "tasks"))
-	b.WriteString("| task | role | status | depends on | pull request | last run |\n|---|---|---|---|---|---|\n")
+	b.WriteString("| task | role | status | depends on | pull request | last run | said (untrusted) |\n|---|---|---|---|---|---|---|\n")
 	byIssue := map[int]policy.GraphTask{}
 	for _, t := range tasks {
 		byIssue[t.Issue] = t
@@ -369,7 +369,11 @@ func trackingBody(st *orchState, tasks []policy.GraphTask, runURL string) string
 		if m := shortMark(st.Marks[fmt.Sprint(n)]); m != "" {
 			state += " (" + m + ")"
 		}
-		fmt.Fprintf(&b, "| #%d | `%s` | %s | %s | %s | %s |\n", n, oneLine(role, 60), state, deps, pull, last)
+		said := "-"
+		if s := st.Said[fmt.Sprint(n)]; s != "" {
+			said = codeSpan(s)
+		}
+		fmt.Fprintf(&b, "| #%d | `%s` | %s | %s | %s | %s | %s |\n", n, oneLine(role, 60), state, deps, pull, last, strings.ReplaceAll(said, "|", "\\|"))
 	}
 	if len(st.Notes) > 0 {
 		b.WriteString("\n**Notes**\n")

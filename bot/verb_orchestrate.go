@@ -153,7 +153,7 @@ func (b *Bot) orchestrateOn(ctx context.Context, issue int, opts OrchestrateOpti
 						st.Tasks = append(st.Tasks, n)
 					}
 				}
-				st.Pulls, st.Runs, st.Run, st.Marks, st.RunIDs = prev.Pulls, prev.Runs, prev.Run, prev.Marks, prev.RunIDs
+				st.Pulls, st.Runs, st.Run, st.Marks, st.RunIDs, st.Said = prev.Pulls, prev.Runs, prev.Run, prev.Marks, prev.RunIDs, prev.Said
 			}
 		}
 	}
@@ -278,6 +278,12 @@ func (b *Bot) finishOrchestrated(ctx context.Context, orch, task, slot int, out 
 		}
 		if out.PullRequest > 0 {
 			st.Pulls[strconv.Itoa(task)] = out.PullRequest
+		}
+		if said := strings.TrimSpace(out.Said); said != "" {
+			if st.Said == nil {
+				st.Said = map[string]string{}
+			}
+			st.Said[strconv.Itoa(task)] = oneLine(b.Redactor.Redact(said), 160)
 		}
 		locks := released
 		if locks == nil {

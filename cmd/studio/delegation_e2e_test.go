@@ -94,7 +94,7 @@ func TestProducerDelegatesWithinTheProfile(t *testing.T) {
 		t.Fatalf("child #%d ends %s", child, s)
 	}
 	tracking := trackingComment(t, w, parent)
-	if !strings.Contains(tracking, "orchestration: **done**") || !strings.Contains(tracking, fmt.Sprintf("| #%d | `gameplay-programmer` | done (**Evidence needing verification**, **Adversarial input**) |", child)) {
+	if !strings.Contains(tracking, "orchestration: **done**") || !strings.Contains(tracking, fmt.Sprintf("| #%d | `gameplay-programmer` | done (**Evidence needing verification**, **Adversarial input**) |", child)) || !strings.Contains(tracking, "| `Raised it.` |") {
 		t.Errorf("tracking comment:\n%s", tracking)
 	}
 }
