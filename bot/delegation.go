@@ -111,7 +111,10 @@ func (r *run) delegate(ctx context.Context, base string, sp *spawning, d policy.
 	var notes []string
 	for _, rd := range decision.Accepted() {
 		req := rd.Request
-		nt := policy.NewTask{Title: childTitle(req.Objective), Role: req.Role, Description: req.Objective, Files: req.Files, WriteFiles: req.WriteFiles}
+		// The objective is model output: quoted in a fence, so it can mention nobody, link nothing
+		// and hold no task block of its own.
+		desc := fmt.Sprintf("Asked for by `%s` in #%d (model output, quoted):\n\n%s", r.issueRole(), r.tr.Issue, fenced(req.Objective, "text"))
+		nt := policy.NewTask{Title: childTitle(req.Objective), Role: req.Role, Description: desc, Files: req.Files, WriteFiles: req.WriteFiles}
 		for _, i := range req.DependsOn {
 			if n, ok := numbers[i]; ok {
 				nt.DependsOn = append(nt.DependsOn, n)
