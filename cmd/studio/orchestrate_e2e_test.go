@@ -14,6 +14,7 @@ import (
 	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/examples"
 	"github.com/codex-studio/studio-action/internal/fakecodex"
+	"github.com/codex-studio/studio-action/internal/ghemu"
 	"github.com/codex-studio/studio-action/internal/sandbox"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -373,5 +374,24 @@ func TestLocksCommandListsWhatOrchestrationsHold(t *testing.T) {
 	}
 	if code, _, stderr := runCLI([]string{"locks"}, map[string]string{"GITHUB_REPOSITORY": "a/b"}); code != exitError || !strings.Contains(stderr, "GITHUB_TOKEN") {
 		t.Errorf("without a token: exit %d, %q", code, stderr)
+	}
+}
+
+// A workflow_dispatch naming a task, sent by someone without write permission, runs nothing.
+func TestDispatchByAReaderRunsNothing(t *testing.T) {
+	w := orchWorld(t)
+	w.Emu.AddUser("visitor")
+	if err := w.Emu.SetRole(sandbox.Owner, sandbox.Repo, "visitor", "read"); err != nil {
+		t.Fatal(err)
+	}
+	task := w.task("Jump", "role: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\n")
+	payload, err := w.Emu.WebhookPayload("workflow_dispatch", "", ghemu.EventSpec{Owner: sandbox.Owner, Repo: sandbox.Repo, Sender: "visitor",
+		Workflow: "studio.yml", Inputs: map[string]any{"task": fmt.Sprint(task)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := w.run("workflow_dispatch", payload, nil)
+	if res.outputs["status"] != "refused" || len(w.invocations()) != 0 || w.status(task) != "ready" {
+		t.Fatalf("status %q, %d codex calls, task %s", res.outputs["status"], len(w.invocations()), w.status(task))
 	}
 }
