@@ -376,9 +376,12 @@ func (r *Repo) Discard(ctx context.Context, changes []Change) error {
 			continue
 		}
 		restore = append(restore, c.Path)
-		if c.blob != "" {
+		switch {
+		case c.OldMode == ModeGitlink:
+			// A gitlink names a commit of another repository: nothing to fetch.
+		case c.blob != "":
 			blobs = append(blobs, c.blob)
-		} else {
+		default:
 			unknown = append(unknown, c.Path)
 		}
 	}
