@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -88,6 +89,9 @@ type Repo struct {
 	// excludes are studio-owned ignore patterns (evidence folders inside the workspace).
 	excludes []string
 	ignores  *ignoreRules
+	// known holds blob contents read from the work tree with their ids (the hint's .gitignore
+	// files), so that the scan need not fetch them from the remote.
+	known map[string][]byte
 }
 
 // gitStarted, when set (by tests), is told the arguments of every git process the studio starts,
@@ -280,7 +284,8 @@ func (r *Repo) env(extra ...[2]string) []string {
 type gitRun struct {
 	args   []string
 	stdin  []byte
-	remote bool // fetch/push: hand the token over on fd 3
+	remote bool        // fetch/push: hand the token over on fd 3
+	config [][2]string // more configuration for this command only
 }
 
 func (r *Repo) run(ctx context.Context, args ...string) ([]byte, error) {
@@ -291,7 +296,7 @@ func (r *Repo) exec(ctx context.Context, g gitRun) ([]byte, error) {
 	if err := r.init(ctx); err != nil {
 		return nil, err
 	}
-	var extra [][2]string
+	extra := append([][2]string(nil), g.config...)
 	var files []*os.File
 	token := r.Token
 	if g.remote && r.TokenSource != nil {
@@ -300,6 +305,19 @@ func (r *Repo) exec(ctx context.Context, g gitRun) ([]byte, error) {
 			return nil, fmt.Errorf("git %s: get the GitHub token: %w", g.args[0], err)
 		}
 		token = t
+	}
+	if g.remote {
+		// The private repository is a partial clone of the remote (see fetch): only a remote run,
+		// which holds the token, knows the remote and that it promises the blobs left out, so only
+		// it may fetch one that is missing. The promisor lives in this environment and never in
+		// the repository's config file.
+		extra = append(extra, promisorConfig(r.RemoteURL)...)
+	} else {
+		// Every other command is local. Should anything still make git fetch a missing object
+		// lazily (a promisor that reached the config file), the fetch fails before any transport
+		// opens: no request without the token, and no "remote" read from a path the agent
+		// controls.
+		extra = append(extra, [2]string{"protocol.allow", "never"})
 	}
 	if g.remote && token != "" {
 		h, err := handOff(token)
@@ -362,15 +380,72 @@ func (r *Repo) RemoteBranchExists(ctx context.Context, branch string) (bool, err
 	return len(bytes.TrimSpace(out)) > 0, nil
 }
 
-// fetch brings the tips of branches into the private repository (shallow: the studio needs their
-// trees and builds on top of them; history stays on the remote).
+// promisorConfig names the remote as "origin", the promisor of the blobs a partial fetch leaves
+// out. It is given to remote runs only (see exec); the filter comes from here too, because a
+// --filter argument would make fetch write the promisor into the repository's config file, where
+// every local command would see it.
+func promisorConfig(url string) [][2]string {
+	return [][2]string{
+		{"remote.origin.url", url},
+		{"remote.origin.promisor", "true"},
+		{"remote.origin.partialclonefilter", "blob:none"},
+	}
+}
+
+// fetch brings the tips of branches into the private repository: shallow (the studio needs their
+// trees and builds on top of them; history stays on the remote) and partial, commits and trees
+// only. Most of the base's blobs are never read: the work tree is compared with the base by
+// hashing its files (the hint, git's status), and commits are built from tree entries. The few
+// blobs whose content a step needs (a path put back as the base has it, the base's .gitignore
+// files, a task branch's paths written into the work tree) are fetched by id first, see
+// ensureBlobs.
 func (r *Repo) fetch(ctx context.Context, branches ...string) error {
-	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--depth=1", r.RemoteURL}
+	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--depth=1", "origin"}
 	for _, b := range branches {
 		args = append(args, "+refs/heads/"+b+":refs/remotes/origin/"+b)
 	}
 	if _, err := r.exec(ctx, gitRun{args: args, remote: true}); err != nil {
 		return fmt.Errorf("fetch %s: %w", strings.Join(branches, ", "), err)
+	}
+	return nil
+}
+
+// ensureBlobs fetches, by id and in one remote run, the blobs among oids the private repository
+// does not hold: a partial fetch left them on the remote. Local commands never fetch (see exec),
+// so every step that reads a blob of the base makes sure of it here first.
+func (r *Repo) ensureBlobs(ctx context.Context, oids []string) error {
+	if len(oids) == 0 {
+		return nil
+	}
+	if err := r.init(ctx); err != nil {
+		return err
+	}
+	st := r.storage()
+	seen := map[string]bool{}
+	var missing strings.Builder
+	n := 0
+	for _, o := range oids {
+		if _, err := hex.DecodeString(o); err != nil || len(o) != 40 || seen[o] {
+			continue
+		}
+		h := plumbing.NewHash(o)
+		if h.IsZero() {
+			continue
+		}
+		seen[o] = true
+		if st.HasEncodedObject(h) != nil {
+			missing.WriteString(o + "\n")
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	// The noop negotiation names no commit the studio has: the remote would leave out blobs
+	// reachable from one, and these are.
+	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no", "origin", "--stdin"}
+	if _, err := r.exec(ctx, gitRun{args: args, stdin: []byte(missing.String()), remote: true, config: [][2]string{{"fetch.negotiationAlgorithm", "noop"}}}); err != nil {
+		return fmt.Errorf("fetch %d blobs of the base: %w", n, err)
 	}
 	return nil
 }
@@ -393,6 +468,12 @@ func (r *Repo) fetchTip(ctx context.Context, branch string) (string, error) {
 		// Hashing is as fast as git's own pass, on every core: let it finish, for at most as
 		// long again as the fetch took.
 		hint.finish(max(time.Since(t0), 250*time.Millisecond))
+		if len(hint.known) > 0 && r.known == nil {
+			r.known = map[string][]byte{}
+		}
+		for oid, b := range hint.known {
+			r.known[oid] = b
+		}
 	}
 	if err != nil {
 		return "", err
@@ -504,7 +585,7 @@ func (r *Repo) applyEntries(ctx context.Context, entries map[string]treeEntry) e
 	var info strings.Builder
 	// The commits' pending records go first, in the same process; these entries win over them.
 	info.Write(r.pendingIndex)
-	var present []string
+	var present, blobs []string
 	for _, p := range paths {
 		e := entries[p]
 		if e.mode == "000000" {
@@ -516,15 +597,42 @@ func (r *Repo) applyEntries(ctx context.Context, entries map[string]treeEntry) e
 		}
 		fmt.Fprintf(&info, "%s %s\t%s\x00", e.mode, e.blob, p)
 		present = append(present, p)
+		if e.mode != ModeGitlink {
+			blobs = append(blobs, e.blob)
+		}
 	}
 	if info.Len() == 0 {
 		return nil
+	}
+	if err := r.ensureBlobs(ctx, blobs); err != nil {
+		return err
 	}
 	if _, err := r.exec(ctx, gitRun{args: []string{"update-index", "-z", "--index-info"}, stdin: []byte(info.String())}); err != nil {
 		return fmt.Errorf("update the studio's index: %w", err)
 	}
 	r.pendingIndex = nil
 	return r.restore(ctx, present)
+}
+
+// baseBlobs returns the blobs the private index records for paths (`ls-files --stage`), for a
+// restore whose caller does not know them.
+func (r *Repo) baseBlobs(ctx context.Context, paths []string) ([]string, error) {
+	args := []string{"ls-files", "-z", "--stage", "--"}
+	for _, p := range paths {
+		args = append(args, ":(literal)"+p)
+	}
+	out, err := r.run(ctx, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list the base's blobs: %w", err)
+	}
+	var blobs []string
+	for _, rec := range splitZ(out) {
+		meta, _, _ := strings.Cut(rec, "\t")
+		if f := strings.Fields(meta); len(f) >= 2 && f[0] != ModeGitlink {
+			blobs = append(blobs, f[1])
+		}
+	}
+	return blobs, nil
 }
 
 // flushIndex brings the private index up to the commits built since it was last written.
@@ -542,6 +650,7 @@ func (r *Repo) flushIndex(ctx context.Context) error {
 // restore rewrites tracked paths from the private index in one process (paths on stdin, so their
 // number is not bounded by the argument list), after clearing a directory or a link that stands
 // where a file belongs. -u records the new files' stat data, so the next scan need not read them.
+// The caller has made sure the private repository holds their blobs (ensureBlobs).
 func (r *Repo) restore(ctx context.Context, paths []string) error {
 	if len(paths) == 0 {
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/binary"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"sort"
@@ -34,7 +35,12 @@ type hintEntry struct {
 	mtimeSec, mtimeNsec uint32
 	dev, ino, uid, gid  uint32
 	size                uint32
+	// content is the bytes hashed, kept for .gitignore files only (see statHint.known).
+	content []byte
 }
+
+// maxKeptIgnore bounds the .gitignore files whose bytes a hint keeps.
+const maxKeptIgnore = 1 << 20
 
 // statHint is the hashing running beside a fetch. It writes what it hashed as the private index
 // as soon as it is done (or stopped), still beside the fetch: an index of hints is valid whatever
@@ -42,6 +48,11 @@ type hintEntry struct {
 type statHint struct {
 	cancel context.CancelFunc
 	done   chan struct{}
+	// known maps the blob id of every .gitignore file hashed to the bytes hashed, set when done.
+	// The private repository is a partial clone and does not hold the base's blobs; where the
+	// work tree's .gitignore hashes equal to the base's (as it does after actions/checkout), these
+	// are the base's bytes, by the blob id itself, and the scan need not fetch them.
+	known map[string][]byte
 }
 
 func newHint(ctx context.Context, index string, run func(ctx context.Context) []hintEntry) *statHint {
@@ -49,7 +60,14 @@ func newHint(ctx context.Context, index string, run func(ctx context.Context) []
 	h := &statHint{cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(h.done)
-		if entries := run(ctx); len(entries) > 0 {
+		entries := run(ctx)
+		h.known = map[string][]byte{}
+		for _, e := range entries {
+			if e.content != nil {
+				h.known[hex.EncodeToString(e.oid[:])] = e.content
+			}
+		}
+		if len(entries) > 0 {
 			// Failing to write it costs time only (git reads the files), so it is not an error.
 			_ = writeIndex(index, entries)
 		}

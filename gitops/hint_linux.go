@@ -147,6 +147,12 @@ func hashDir(ctx context.Context, root string, rootFD int, dir string, q *dirQue
 			if h, ok := hashFile(ctx, fd, name, rel, buf); ok {
 				out = append(out, h)
 			}
+		case e.Type()&os.ModeSymlink != 0:
+			// Git compares a link whose stat data it does not know by reading the base's blob,
+			// which the private repository (a partial clone) does not hold.
+			if h, ok := hashLink(fd, name, rel); ok {
+				out = append(out, h)
+			}
 		}
 	}
 	return out
@@ -170,6 +176,10 @@ func hashFile(ctx context.Context, dirFD int, name, rel string, buf []byte) (hin
 	// would see nothing git's own comparison does not.)
 	h := sha1.New()
 	h.Write([]byte("blob " + strconv.FormatInt(before.Size, 10) + "\x00"))
+	var kept []byte
+	if name == ".gitignore" && before.Size <= maxKeptIgnore {
+		kept = make([]byte, 0, before.Size)
+	}
 	for n := int64(0); n < before.Size; {
 		if ctx.Err() != nil {
 			return hintEntry{}, false
@@ -182,10 +192,13 @@ func hashFile(ctx context.Context, dirFD int, name, rel string, buf []byte) (hin
 			return hintEntry{}, false
 		}
 		h.Write(buf[:m])
+		if kept != nil {
+			kept = append(kept, buf[:m]...)
+		}
 		n += int64(m)
 	}
 	e := hintEntry{
-		name: rel, mode: 0o100644,
+		name: rel, mode: 0o100644, content: kept,
 		ctimeSec: uint32(before.Ctim.Sec), ctimeNsec: uint32(before.Ctim.Nsec),
 		mtimeSec: uint32(before.Mtim.Sec), mtimeNsec: uint32(before.Mtim.Nsec),
 		dev: uint32(before.Dev), ino: uint32(before.Ino), uid: before.Uid, gid: before.Gid, size: uint32(before.Size),
@@ -193,6 +206,34 @@ func hashFile(ctx context.Context, dirFD int, name, rel string, buf []byte) (hin
 	// git records the executable bit of the owner only (0755 or 0644).
 	if before.Mode&0o100 != 0 {
 		e.mode = 0o100755
+	}
+	copy(e.oid[:], h.Sum(nil))
+	return e, true
+}
+
+// hashLink returns the blob id of the link name in dirFD (its target, as git stores a link) with
+// its stat data; ok is false when it is not a link or was replaced while it was read.
+func hashLink(dirFD int, name, rel string) (hintEntry, bool) {
+	var before, after unix.Stat_t
+	if unix.Fstatat(dirFD, name, &before, unix.AT_SYMLINK_NOFOLLOW) != nil || before.Mode&unix.S_IFMT != unix.S_IFLNK {
+		return hintEntry{}, false
+	}
+	buf := make([]byte, before.Size+1)
+	n, err := unix.Readlinkat(dirFD, name, buf)
+	if err != nil || int64(n) != before.Size {
+		return hintEntry{}, false
+	}
+	if unix.Fstatat(dirFD, name, &after, unix.AT_SYMLINK_NOFOLLOW) != nil || after != before {
+		return hintEntry{}, false
+	}
+	h := sha1.New()
+	h.Write([]byte("blob " + strconv.Itoa(n) + "\x00"))
+	h.Write(buf[:n])
+	e := hintEntry{
+		name: rel, mode: 0o120000,
+		ctimeSec: uint32(before.Ctim.Sec), ctimeNsec: uint32(before.Ctim.Nsec),
+		mtimeSec: uint32(before.Mtim.Sec), mtimeNsec: uint32(before.Mtim.Nsec),
+		dev: uint32(before.Dev), ino: uint32(before.Ino), uid: before.Uid, gid: before.Gid, size: uint32(before.Size),
 	}
 	copy(e.oid[:], h.Sum(nil))
 	return e, true

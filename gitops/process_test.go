@@ -40,7 +40,9 @@ func countGit(t *testing.T) func() []string {
 // prepareWorkspace and one commitPass on a workspace actions/checkout left with its credential):
 //
 //	StripCredentialHelpers  config --get-regexp, config --unset-all, config --includes    3
-//	CheckoutBase            fetch (the files are hashed beside it, in-process),
+//	CheckoutBase            fetch of commits and trees only (the files are hashed beside it,
+//	                        in-process; the .gitignore bytes hashed equal to the base's
+//	                        blobs are kept, so no blob is fetched or read),
 //	                        read-tree -m, status ‖ ls-files --others ‖ ls-files .gitignore 5
 //	PrepareBranch (new)     ls-remote                                                    1
 //	Changes                 status ‖ ls-files --others (ignore rules cached)             2
@@ -52,8 +54,21 @@ func countGit(t *testing.T) func() []string {
 const plainRunProcesses = 12
 
 func TestPlainRunGitProcesses(t *testing.T) {
-	_, repo := remoteClone(t)
+	emu, repo := remoteClone(t)
 	ctx := context.Background()
+	// The base has a .gitignore, which the work tree holds as actions/checkout would: the hint
+	// hashes it equal to the base's blob and keeps its bytes, so the partial clone needs no blob
+	// (a fetch by id and a cat-file would make 14).
+	if _, err := emu.CommitFiles("o", "r", "main", ghemu.CommitSpec{Message: "ignore logs", Files: map[string]string{".gitignore": "*.log\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	write(t, repo.Dir, ".gitignore", "*.log\n")
+	want := plainRunProcesses
+	if h := startHint(ctx, t.TempDir(), filepath.Join(t.TempDir(), "index")); h == nil {
+		want += 2 // no openat2, no hint: the .gitignore blob is fetched and read
+	} else {
+		h.finish(time.Minute)
+	}
 	if out, err := exec.Command("git", "-C", repo.Dir, "config", "--local", "http.https://github.com/.extraheader", "AUTHORIZATION: basic xyz").CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)
 	}
@@ -85,8 +100,8 @@ func TestPlainRunGitProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := stop()
-	if len(seen) != plainRunProcesses {
-		t.Fatalf("a plain run started %d git processes, want %d:\n  git %s", len(seen), plainRunProcesses, strings.Join(seen, "\n  git "))
+	if len(seen) != want {
+		t.Fatalf("a plain run started %d git processes, want %d:\n  git %s", len(seen), want, strings.Join(seen, "\n  git "))
 	}
 	// The next scan takes the commit into the index first, then finds the tree clean.
 	if ch, err := repo.Changes(ctx); err != nil || len(ch) != 0 {

@@ -44,6 +44,9 @@ type Change struct {
 	Nested bool
 	// LinkTarget is a symlink's target, when NewMode is ModeSymlink.
 	LinkTarget string
+	// blob is the base's blob of a tracked path, as the private index has it: what Discard puts
+	// back.
+	blob string
 }
 
 // ModeChanged reports a change of mode on a path that exists on both sides (an executable bit,
@@ -126,7 +129,7 @@ func parseStatus(out []byte) ([]Change, error) {
 		if len(f) != 9 || f[0] != "1" || len(f[1]) != 2 {
 			return nil, fmt.Errorf("list changed files: unexpected record %q", rec)
 		}
-		c := Change{Path: f[8], OldMode: f[4], NewMode: f[5], Kind: Modified}
+		c := Change{Path: f[8], OldMode: f[4], NewMode: f[5], Kind: Modified, blob: f[7]}
 		switch f[1][1] {
 		case '.':
 			continue
@@ -258,13 +261,9 @@ func (r *Repo) ignoreRules(ctx context.Context) (*ignoreRules, error) {
 	}
 	var patterns []gitignore.Pattern
 	if len(blobs) > 0 {
-		data, err := r.exec(ctx, gitRun{args: []string{"cat-file", "--batch"}, stdin: []byte(strings.Join(blobs, "\n") + "\n")})
+		contents, err := r.readBlobs(ctx, blobs)
 		if err != nil {
 			return nil, fmt.Errorf("read .gitignore files: %w", err)
-		}
-		contents, err := parseBatch(data, len(blobs))
-		if err != nil {
-			return nil, err
 		}
 		for i, content := range contents {
 			dir := path.Dir(paths[i])
@@ -294,6 +293,40 @@ func parseIgnore(content []byte, domain []string) []gitignore.Pattern {
 		ps = append(ps, gitignore.ParsePattern(line, domain))
 	}
 	return ps
+}
+
+// readBlobs returns the contents of blobs of the base: the ones the work tree was seen to hold
+// (r.known, by their ids), the rest from the studio's own objects, fetched first where the partial
+// clone left them out.
+func (r *Repo) readBlobs(ctx context.Context, blobs []string) ([][]byte, error) {
+	out := make([][]byte, len(blobs))
+	var rest []string
+	var at []int
+	for i, b := range blobs {
+		if c, ok := r.known[b]; ok {
+			out[i] = c
+			continue
+		}
+		rest, at = append(rest, b), append(at, i)
+	}
+	if len(rest) == 0 {
+		return out, nil
+	}
+	if err := r.ensureBlobs(ctx, rest); err != nil {
+		return nil, err
+	}
+	data, err := r.exec(ctx, gitRun{args: []string{"cat-file", "--batch"}, stdin: []byte(strings.Join(rest, "\n") + "\n")})
+	if err != nil {
+		return nil, err
+	}
+	contents, err := parseBatch(data, len(rest))
+	if err != nil {
+		return nil, err
+	}
+	for j, c := range contents {
+		out[at[j]] = c
+	}
+	return out, nil
 }
 
 // parseBatch splits `cat-file --batch` output into n object contents.
@@ -333,7 +366,7 @@ func (r *Repo) Discard(ctx context.Context, changes []Change) error {
 	if err := r.flushIndex(ctx); err != nil {
 		return err
 	}
-	var restore []string
+	var restore, blobs, unknown []string
 	// Removals first: a link that replaced a tracked directory must go before its files return.
 	for _, c := range changes {
 		if c.Kind == Added {
@@ -343,6 +376,24 @@ func (r *Repo) Discard(ctx context.Context, changes []Change) error {
 			continue
 		}
 		restore = append(restore, c.Path)
+		switch {
+		case c.OldMode == ModeGitlink:
+			// A gitlink names a commit of another repository: nothing to fetch.
+		case c.blob != "":
+			blobs = append(blobs, c.blob)
+		default:
+			unknown = append(unknown, c.Path)
+		}
+	}
+	if len(unknown) > 0 {
+		more, err := r.baseBlobs(ctx, unknown)
+		if err != nil {
+			return fmt.Errorf("discard: %w", err)
+		}
+		blobs = append(blobs, more...)
+	}
+	if err := r.ensureBlobs(ctx, blobs); err != nil {
+		return fmt.Errorf("discard: %w", err)
 	}
 	if err := r.restore(ctx, restore); err != nil {
 		return fmt.Errorf("discard: %w", err)

@@ -347,8 +347,12 @@ func (s *Server) serveGit(w http.ResponseWriter, r *http.Request) string {
 		Path: s.git,
 		Args: []string{"http-backend"},
 		Root: "/",
+		// As GitHub does: partial clones (--filter=blob:none) and fetching an object by its id,
+		// which a partial clone's client does for the blobs it needs.
 		Env: append(gitEnv(), "GIT_PROJECT_ROOT="+s.dir, "GIT_HTTP_EXPORT_ALL=1",
-			"REMOTE_USER="+login),
+			"REMOTE_USER="+login, "GIT_CONFIG_COUNT=2",
+			"GIT_CONFIG_KEY_0=uploadpack.allowFilter", "GIT_CONFIG_VALUE_0=true",
+			"GIT_CONFIG_KEY_1=uploadpack.allowAnySHA1InWant", "GIT_CONFIG_VALUE_1=true"),
 	}
 	// Canonical spelling, so /OWNER/Repo.git finds the directory created as owner/repo.git.
 	r2 := r.Clone(r.Context())
