@@ -59,6 +59,24 @@ func newMemo(gh GitHub, now func() time.Time, botLogin string) *memo {
 	}
 }
 
+// remember is every list read of the memo: the memoized answer when there is one, else GitHub's,
+// kept for next time. Callers get copies, so nothing they do changes the memo.
+func remember[K comparable, V any](m *memo, cache map[K][]V, key K, fetch func() ([]V, error)) ([]V, error) {
+	m.mu.Lock()
+	v, ok := cache[key]
+	m.mu.Unlock()
+	if ok {
+		return slices.Clone(v), nil
+	}
+	v, err := fetch()
+	if err == nil {
+		m.mu.Lock()
+		cache[key] = slices.Clone(v)
+		m.mu.Unlock()
+	}
+	return v, err
+}
+
 // knowTrigger seeds what the event payload holds.
 func (m *memo) knowTrigger(tr Trigger) {
 	m.mu.Lock()
@@ -215,19 +233,7 @@ func (m *memo) FileAtRef(ctx context.Context, path, ref string) ([]byte, error) 
 }
 
 func (m *memo) Comments(ctx context.Context, issue int) ([]Comment, error) {
-	m.mu.Lock()
-	cs, ok := m.comments[issue]
-	m.mu.Unlock()
-	if ok {
-		return slices.Clone(cs), nil
-	}
-	cs, err := m.GitHub.Comments(ctx, issue)
-	if err == nil {
-		m.mu.Lock()
-		m.comments[issue] = slices.Clone(cs)
-		m.mu.Unlock()
-	}
-	return cs, err
+	return remember(m, m.comments, issue, func() ([]Comment, error) { return m.GitHub.Comments(ctx, issue) })
 }
 
 // locked is called when the task's lock is taken: whatever was read from GitHub before it may
@@ -427,19 +433,7 @@ func (m *memo) Pull(ctx context.Context, number int) (PullRequest, error) {
 }
 
 func (m *memo) Reviews(ctx context.Context, number int) ([]Review, error) {
-	m.mu.Lock()
-	rs, ok := m.reviews[number]
-	m.mu.Unlock()
-	if ok {
-		return slices.Clone(rs), nil
-	}
-	rs, err := m.GitHub.Reviews(ctx, number)
-	if err == nil {
-		m.mu.Lock()
-		m.reviews[number] = slices.Clone(rs)
-		m.mu.Unlock()
-	}
-	return rs, err
+	return remember(m, m.reviews, number, func() ([]Review, error) { return m.GitHub.Reviews(ctx, number) })
 }
 
 func (m *memo) CreateReview(ctx context.Context, number int, r NewReview) (int64, error) {
@@ -463,35 +457,11 @@ func (m *memo) CreateReview(ctx context.Context, number int, r NewReview) (int64
 }
 
 func (m *memo) PullFiles(ctx context.Context, number int) ([]string, error) {
-	m.mu.Lock()
-	fs, ok := m.pullFiles[number]
-	m.mu.Unlock()
-	if ok {
-		return slices.Clone(fs), nil
-	}
-	fs, err := m.GitHub.PullFiles(ctx, number)
-	if err == nil {
-		m.mu.Lock()
-		m.pullFiles[number] = slices.Clone(fs)
-		m.mu.Unlock()
-	}
-	return fs, err
+	return remember(m, m.pullFiles, number, func() ([]string, error) { return m.GitHub.PullFiles(ctx, number) })
 }
 
 func (m *memo) PullCommits(ctx context.Context, number int) ([]PullCommit, error) {
-	m.mu.Lock()
-	cs, ok := m.pullCommits[number]
-	m.mu.Unlock()
-	if ok {
-		return slices.Clone(cs), nil
-	}
-	cs, err := m.GitHub.PullCommits(ctx, number)
-	if err == nil {
-		m.mu.Lock()
-		m.pullCommits[number] = slices.Clone(cs)
-		m.mu.Unlock()
-	}
-	return cs, err
+	return remember(m, m.pullCommits, number, func() ([]PullCommit, error) { return m.GitHub.PullCommits(ctx, number) })
 }
 
 func (m *memo) CheckRuns(ctx context.Context, sha, name string) ([]CheckRun, error) {

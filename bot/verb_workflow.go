@@ -30,41 +30,40 @@ type RecipeOptions struct {
 
 func parseWorkflowOptions(args []string) (any, error) {
 	if len(args) > 0 && strings.EqualFold(args[0], "create-tasks") {
-		return parseRecipeOptions(args[1:])
-	}
-	var o WorkflowOptions
-	for _, a := range args {
-		switch {
-		case strings.EqualFold(a, "--dry-run"):
-			o.DryRun = true
-		case o.ID == "" && !strings.HasPrefix(a, "-"):
-			o.ID = a
-		default:
-			return nil, &unexpectedArgError{arg: a}
+		id, dry, err := parseIDAndDryRun(args[1:])
+		if err != nil {
+			return nil, err
 		}
+		if id == "" {
+			return nil, fmt.Errorf("`workflow create-tasks` needs a recipe: %s.", strings.Join(quoteAll(policy.RecipeIDs()), ", "))
+		}
+		return RecipeOptions{ID: id, DryRun: dry}, nil
 	}
-	if o.ID == "" {
+	id, dry, err := parseIDAndDryRun(args)
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
 		return nil, errors.New("`workflow` needs the workflow's id or alias (for example `milestone`); `studio workflow list` names them all.")
 	}
+	o := WorkflowOptions{ID: id}
+	o.DryRun = dry
 	return o, nil
 }
 
-func parseRecipeOptions(args []string) (any, error) {
-	var o RecipeOptions
+// parseIDAndDryRun reads `<id> [--dry-run]`, in any order.
+func parseIDAndDryRun(args []string) (id string, dryRun bool, err error) {
 	for _, a := range args {
 		switch {
 		case strings.EqualFold(a, "--dry-run"):
-			o.DryRun = true
-		case o.ID == "" && !strings.HasPrefix(a, "-"):
-			o.ID = a
+			dryRun = true
+		case id == "" && !strings.HasPrefix(a, "-"):
+			id = a
 		default:
-			return nil, &unexpectedArgError{arg: a}
+			return "", false, &unexpectedArgError{arg: a}
 		}
 	}
-	if o.ID == "" {
-		return nil, fmt.Errorf("`workflow create-tasks` needs a recipe: %s.", strings.Join(quoteAll(policy.RecipeIDs()), ", "))
-	}
-	return o, nil
+	return id, dryRun, nil
 }
 
 func init() {
