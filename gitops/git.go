@@ -38,6 +38,8 @@ var BotSignature = Signature{Name: "github-actions[bot]", Email: "41898282+githu
 //
 // The workspace's own .git belongs to the agent: it can rewrite its config, hooks, attributes,
 // index flags and refs, and race the studio while it does. So the studio's git never reads it.
+// (Once, before any agent runs, the studio itself reads objects and index stat data from it as
+// untrusted data, every object verified by its id: see wsgit.go.)
 // Every command runs against a private repository in StateDir (objects, refs, config and index
 // of the studio's own) with the workspace only as its work tree; the scope scan compares the
 // bytes on disk with the recorded base commit through that private index; commits are built
@@ -92,6 +94,9 @@ type Repo struct {
 	// known holds blob contents read from the work tree with their ids (the hint's .gitignore
 	// files), so that the scan need not fetch them from the remote.
 	known map[string][]byte
+	// seeded is the commit whose tree seedFromWorkspace wrote as the private index: the checkout
+	// of it that follows needs no read-tree.
+	seeded string
 }
 
 // gitStarted, when set (by tests), is told the arguments of every git process the studio starts,
@@ -460,6 +465,16 @@ func (r *Repo) fetchTip(ctx context.Context, branch string) (string, error) {
 	}
 	var hint *statHint
 	if _, err := os.Stat(r.index); errors.Is(err, os.ErrNotExist) {
+		// The run's first checkout: the base is most often what actions/checkout just fetched, so
+		// ask origin for the tip and take its trees from the workspace's .git, verified (see
+		// wsgit.go). Otherwise fetch them, hashing the work tree meanwhile.
+		tip, err := r.lsRemoteTip(ctx, branch)
+		if err != nil {
+			return "", err
+		}
+		if r.seedFromWorkspace(ctx, branch, tip) == nil {
+			return tip, nil
+		}
 		hint = startHint(ctx, r.Dir, r.index)
 	}
 	t0 := time.Now()
@@ -520,9 +535,12 @@ func (r *Repo) checkout(ctx context.Context, tip, branch string) error {
 	// Until the work tree is known to hold the tree, there is no tip to build on.
 	r.tip, r.branch, r.ignores = "", branch, nil
 	r.pushed, r.startedFrom, r.onBase, r.baseTip = "", tip, "", ""
-	if _, err := r.run(ctx, "read-tree", "-m", tip); err != nil {
-		return fmt.Errorf("check out %s: %w", tip, err)
+	if r.seeded != tip {
+		if _, err := r.run(ctx, "read-tree", "-m", tip); err != nil {
+			return fmt.Errorf("check out %s: %w", tip, err)
+		}
 	}
+	r.seeded = ""
 	if err := r.setRef("HEAD", tip); err != nil {
 		return fmt.Errorf("check out %s: %w", tip, err)
 	}

@@ -11,10 +11,10 @@ import (
 	"time"
 )
 
-// The run's first checkout must compare every tracked file with the base commit: the studio
-// cannot take the stat data of the workspace's own index (the agent's, or a previous step's), so
-// its private index starts without any and git would read and hash every file, one after the
-// other, after the fetch. A statHint does that work while the fetch runs instead, on all cores: it
+// When the run's first checkout cannot be seeded from the workspace's .git (see wsgit.go: the
+// base moved after actions/checkout, or the workspace is no clone), it fetches the base and must
+// compare every tracked file with it: the private index starts without stat data and git would
+// read and hash every file, one after the other, after the fetch. A statHint does that work while the fetch runs instead, on all cores: it
 // hashes the work tree's regular files the way git hashes a blob and writes them, with the stat
 // data of the very descriptor it read, as the private index. `read-tree -m` then keeps that stat
 // data for exactly the entries whose blob and mode equal the base commit's, and git's scan reads
@@ -69,7 +69,7 @@ func newHint(ctx context.Context, index string, run func(ctx context.Context) []
 		}
 		if len(entries) > 0 {
 			// Failing to write it costs time only (git reads the files), so it is not an error.
-			_ = writeIndex(index, entries)
+			_ = writeIndex(index, entries, nil)
 		}
 	}()
 	return h
@@ -88,11 +88,18 @@ func (h *statHint) finish(grace time.Duration) {
 }
 
 // writeIndex writes entries as a version 2 index file (git's index-format.txt): a header, the
-// entries sorted by name, each padded with NULs to a multiple of eight bytes, and the SHA-1 of
-// everything before it. It is written beside path and renamed over it, so git never reads half.
-func writeIndex(path string, entries []hintEntry) error {
-	sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
-	b := make([]byte, 0, 12+len(entries)*96+sha1.Size)
+// entries sorted by name, each padded with NULs to a multiple of eight bytes, the extensions
+// given (already framed), and the SHA-1 of everything before it. It is written beside path and
+// renamed over it, so git never reads half.
+func writeIndex(path string, entries []hintEntry, extensions []byte) error {
+	if !sort.SliceIsSorted(entries, func(i, j int) bool { return entries[i].name < entries[j].name }) {
+		sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
+	}
+	size := 12 + len(extensions) + sha1.Size
+	for i := range entries {
+		size += 70 + len(entries[i].name)
+	}
+	b := make([]byte, 0, size)
 	b = append(b, "DIRC"...)
 	b = binary.BigEndian.AppendUint32(b, 2)
 	count := len(b)
@@ -112,10 +119,12 @@ func writeIndex(path string, entries []hintEntry) error {
 		b = append(b, e.name...)
 		// 62 bytes of fixed fields, the name, then 1 to 8 NULs up to a multiple of 8.
 		l := len(b) - start
-		b = append(b, make([]byte, (l+8)&^7-l)...)
+		var pad [8]byte
+		b = append(b, pad[:(l+8)&^7-l]...)
 		n++
 	}
 	binary.BigEndian.PutUint32(b[count:], n)
+	b = append(b, extensions...)
 	sum := sha1.Sum(b)
 	b = append(b, sum[:]...)
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".index-hint-")

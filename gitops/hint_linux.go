@@ -5,11 +5,13 @@ import (
 	"crypto/sha1"
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -237,4 +239,70 @@ func hashLink(dirFD int, name, rel string) (hintEntry, bool) {
 	}
 	copy(e.oid[:], h.Sum(nil))
 	return e, true
+}
+
+// hashEntries reads the files of entries (paths under root) on every core and gives each entry
+// the stat data of the descriptor it read when the file hashes to the entry's blob with its
+// mode; an entry whose file differs, or cannot be read beneath root, keeps what it had.
+func hashEntries(ctx context.Context, root string, entries []*hintEntry) {
+	rootFD, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(rootFD)
+	const chunk = 64
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range max(runtime.NumCPU(), 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 64<<10)
+			dirFD, dirName := -1, ""
+			defer func() {
+				if dirFD >= 0 {
+					unix.Close(dirFD)
+				}
+			}()
+			for ctx.Err() == nil {
+				start := int(next.Add(chunk)) - chunk
+				if start >= len(entries) {
+					return
+				}
+				for _, e := range entries[start:min(start+chunk, len(entries))] {
+					dir, name := path.Split(e.name)
+					dir = strings.TrimSuffix(dir, "/")
+					if dirFD < 0 || dir != dirName {
+						if dirFD >= 0 {
+							unix.Close(dirFD)
+						}
+						dirFD, dirName = -1, dir
+						if dir == "" {
+							if fd, err := unix.Dup(rootFD); err == nil {
+								dirFD = fd
+							}
+						} else if fd, done, err := openat2Beneath(rootFD, dir); done && err == nil {
+							dirFD = fd
+						}
+						if dirFD < 0 {
+							continue
+						}
+					}
+					var h hintEntry
+					var ok bool
+					switch e.mode {
+					case 0o120000:
+						h, ok = hashLink(dirFD, name, e.name)
+					case 0o100644, 0o100755:
+						h, ok = hashFile(ctx, dirFD, name, e.name, buf)
+					}
+					if ok && h.oid == e.oid && h.mode == e.mode {
+						h.content = nil
+						*e = h
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

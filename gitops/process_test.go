@@ -40,34 +40,55 @@ func countGit(t *testing.T) func() []string {
 // prepareWorkspace and one commitPass on a workspace actions/checkout left with its credential):
 //
 //	StripCredentialHelpers  config --get-regexp, config --unset-all, config --includes    3
-//	CheckoutBase            fetch of commits and trees only (the files are hashed beside it,
-//	                        in-process; the .gitignore bytes hashed equal to the base's
-//	                        blobs are kept, so no blob is fetched or read),
-//	                        read-tree -m, status ‖ ls-files --others ‖ ls-files .gitignore 5
+//	CheckoutBase            ls-remote of the base; its commit and trees come from the
+//	                        workspace's .git, verified, and the private index from the
+//	                        tree and the workspace index's stat data (see wsgit.go), in
+//	                        process; then status ‖ ls-files --others ‖ ls-files .gitignore  4
 //	PrepareBranch (new)     ls-remote                                                    1
 //	Changes                 status ‖ ls-files --others (ignore rules cached)             2
 //	Commit                  none (objects and refs in-process, the index waits for a scan) 0
 //	Push                    push                                                         1
 //
+// When the base moved after actions/checkout (the workspace lacks its commit), CheckoutBase
+// also fetches commits and trees, hashing the work tree beside, and runs read-tree -m: 13.
+//
 // Before issue #10 the same sequence started 20 (git init, two config reads, a second fetch,
 // rev-parse and reset --hard and clean twice, update-index, update-ref), plus the probe.
-const plainRunProcesses = 12
+const plainRunProcesses = 11
 
 func TestPlainRunGitProcesses(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		moved bool
+		want  int
+	}{
+		{"the workspace holds the base", false, plainRunProcesses},
+		{"the base moved after the checkout", true, plainRunProcesses + 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) { plainRun(t, tc.moved, tc.want) })
+	}
+}
+
+func plainRun(t *testing.T, moved bool, want int) {
 	emu, repo := remoteClone(t)
 	ctx := context.Background()
-	// The base has a .gitignore, which the work tree holds as actions/checkout would: the hint
-	// hashes it equal to the base's blob and keeps its bytes, so the partial clone needs no blob
-	// (a fetch by id and a cat-file would make 14).
+	// The base has a .gitignore, which the work tree holds as actions/checkout would. Seeded from
+	// the workspace, its verified blob is kept; hashed by the hint, so are the bytes that hash
+	// equal to the base's blob. Either way the partial clone needs no blob (a fetch by id and a
+	// cat-file would make two more).
 	if _, err := emu.CommitFiles("o", "r", "main", ghemu.CommitSpec{Message: "ignore logs", Files: map[string]string{".gitignore": "*.log\n"}}); err != nil {
 		t.Fatal(err)
 	}
-	write(t, repo.Dir, ".gitignore", "*.log\n")
-	want := plainRunProcesses
-	if h := startHint(ctx, t.TempDir(), filepath.Join(t.TempDir(), "index")); h == nil {
-		want += 2 // no openat2, no hint: the .gitignore blob is fetched and read
+	if moved {
+		write(t, repo.Dir, ".gitignore", "*.log\n")
+		if h := startHint(ctx, t.TempDir(), filepath.Join(t.TempDir(), "index")); h == nil {
+			want += 2 // no openat2, no hint: the .gitignore blob is fetched and read
+		} else {
+			h.finish(time.Minute)
+		}
 	} else {
-		h.finish(time.Minute)
+		gitIn(t, repo.Dir, "pull", "-q", "--ff-only")
+		settle(t, repo.Dir)
 	}
 	if out, err := exec.Command("git", "-C", repo.Dir, "config", "--local", "http.https://github.com/.extraheader", "AUTHORIZATION: basic xyz").CombinedOutput(); err != nil {
 		t.Fatalf("%v %s", err, out)

@@ -1,0 +1,238 @@
+package gitops
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// lsRemoteTip asks origin for the commit refs/heads/<branch> names.
+func (r *Repo) lsRemoteTip(ctx context.Context, branch string) (string, error) {
+	ref := "refs/heads/" + branch
+	out, err := r.exec(ctx, gitRun{args: []string{"ls-remote", r.RemoteURL, ref}, remote: true})
+	if err != nil {
+		return "", fmt.Errorf("look up %s on origin: %w", branch, err)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		sha, name, ok := strings.Cut(line, "\t")
+		if ok && name == ref && plumbing.IsHash(sha) {
+			return sha, nil
+		}
+	}
+	return "", fmt.Errorf("look up %s on origin: origin has no branch %q", branch, branch)
+}
+
+// seedFromWorkspace makes the private repository and index hold commit tip of branch from the
+// workspace's .git instead of a fetch (see wsgit.go): the commit and its trees, verified, written
+// as one pack marked as the partial clone's, tip recorded as shallow; the .gitignore blobs
+// verified into r.known; and the private index written from the tree with the workspace index's
+// stat data where its entry has the same blob and mode. It changes nothing when it fails.
+func (r *Repo) seedFromWorkspace(ctx context.Context, branch, tip string) error {
+	ws, err := openWorkspaceObjects(r.Dir)
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
+	// The workspace's index is read while the trees are.
+	statc := make(chan []hintEntry, 1)
+	go func() { statc <- workspaceIndex(r.Dir) }()
+	tipHash := plumbing.NewHash(tip)
+	commit, err := ws.get(tipHash, plumbing.CommitObject)
+	if err != nil {
+		return err
+	}
+	treeHex, ok := bytes.CutPrefix(commit, []byte("tree "))
+	if !ok || len(treeHex) < 41 || treeHex[40] != '\n' || !plumbing.IsHash(string(treeHex[:40])) {
+		return fmt.Errorf("%s: not a commit", tip)
+	}
+	w := &treeWalk{ctx: ctx, ws: ws, seen: map[plumbing.Hash]bool{}}
+	w.objs = append(w.objs, packObject{tipHash, plumbing.CommitObject, commit})
+	root, err := w.walk("", "", plumbing.NewHash(string(treeHex[:40])))
+	stat := <-statc
+	if err != nil {
+		return err
+	}
+	known := map[string][]byte{}
+	for _, h := range w.ignores {
+		// A .gitignore the workspace does not hold verified is fetched when the scan reads it.
+		if b, err := ws.get(h, plumbing.BlobObject); err == nil && len(b) <= maxKeptIgnore {
+			known[h.String()] = b
+		}
+	}
+
+	// Both lists are in index order (a tree's entries are sorted as if a directory's name ended
+	// in "/", which is what the index's order of whole paths comes to): merge them.
+	index := w.entries
+	for i, j := 0, 0; i < len(index) && j < len(stat); {
+		e, s := &index[i], &stat[j]
+		switch {
+		case e.name < s.name:
+			i++
+		case e.name > s.name:
+			j++
+		default:
+			if s.mode == e.mode && s.oid == e.oid {
+				*e = *s
+			}
+			i, j = i+1, j+1
+		}
+	}
+	// What the workspace's index does not vouch for (files written in the second it was, as many
+	// are right after a checkout; no usable index at all) is hashed here, on every core, as the
+	// hint does, rather than by git one file after the other.
+	var unknown []*hintEntry
+	for i := range index {
+		if e := &index[i]; e.ctimeSec == 0 && e.mtimeSec == 0 && e.mode != 0o160000 {
+			unknown = append(unknown, e)
+		}
+	}
+	if len(unknown) > 0 {
+		hashEntries(ctx, r.Dir, unknown)
+	}
+
+	// Write the objects as one pack of the partial clone, then the shallow boundary and the ref,
+	// then the index: what is written first is harmless should a later step fail.
+	if _, err := writeStoredPack(filepath.Join(r.gitDir, "objects", "pack"), w.objs, true); err != nil {
+		return fmt.Errorf("write the base's trees: %w", err)
+	}
+	st := r.storage()
+	shallow, err := st.Shallow()
+	if err != nil {
+		return err
+	}
+	if !slices.Contains(shallow, tipHash) {
+		if err := st.SetShallow(append(shallow, tipHash)); err != nil {
+			return err
+		}
+	}
+	if err := r.setRef("refs/remotes/origin/"+branch, tip); err != nil {
+		return err
+	}
+	if err := writeIndex(r.index, index, root.extension()); err != nil {
+		return err
+	}
+	if r.known == nil {
+		r.known = map[string][]byte{}
+	}
+	for k, v := range known {
+		r.known[k] = v
+	}
+	r.seeded = tip
+	return nil
+}
+
+// maxSeedEntries bounds the paths one base may hold (a tree that names the same subtree many
+// times multiplies them); a larger base is left to git.
+const maxSeedEntries = 10_000_000
+
+// treeWalk reads a tree and its subtrees from the workspace, depth first in git's order.
+type treeWalk struct {
+	ctx     context.Context
+	ws      *workspaceObjects
+	objs    []packObject
+	seen    map[plumbing.Hash]bool
+	entries []hintEntry
+	ignores []plumbing.Hash
+}
+
+// cacheTree is one node of the index's cache-tree extension: a directory's tree id and how many
+// index entries it covers.
+type cacheTree struct {
+	name     string
+	oid      plumbing.Hash
+	count    int
+	children []*cacheTree
+}
+
+func (w *treeWalk) walk(prefix, name string, oid plumbing.Hash) (*cacheTree, error) {
+	if err := w.ctx.Err(); err != nil {
+		return nil, err
+	}
+	content, err := w.ws.get(oid, plumbing.TreeObject)
+	if err != nil {
+		return nil, err
+	}
+	if !w.seen[oid] {
+		w.seen[oid] = true
+		w.objs = append(w.objs, packObject{oid, plumbing.TreeObject, content})
+	}
+	node := &cacheTree{name: name, oid: oid}
+	first := len(w.entries)
+	for rest := content; len(rest) > 0; {
+		sp := bytes.IndexByte(rest, ' ')
+		nul := bytes.IndexByte(rest, 0)
+		if sp <= 0 || nul < sp || nul+21 > len(rest) {
+			return nil, fmt.Errorf("%s: a malformed tree", oid)
+		}
+		mode, name := rest[:sp], string(rest[sp+1:nul])
+		var child plumbing.Hash
+		copy(child[:], rest[nul+1:nul+21])
+		rest = rest[nul+21:]
+		// git refuses these in a tree it checks out; such a tree is left to git (the fetch path).
+		if name == "" || name == "." || name == ".." || strings.EqualFold(name, ".git") || strings.ContainsRune(name, '/') || len(prefix)+len(name) > 4096 {
+			return nil, fmt.Errorf("%s: a path git would not check out", oid)
+		}
+		var m uint32
+		switch string(mode) {
+		case "40000":
+			sub, err := w.walk(prefix+name+"/", name, child)
+			if err != nil {
+				return nil, err
+			}
+			node.children = append(node.children, sub)
+			continue
+		case "100644":
+			m = 0o100644
+		case "100755":
+			m = 0o100755
+		case "120000":
+			m = 0o120000
+		case "160000":
+			m = 0o160000
+		default:
+			return nil, fmt.Errorf("%s: mode %s", oid, mode)
+		}
+		if len(w.entries) >= maxSeedEntries {
+			return nil, errors.New("a base of more paths than the studio seeds")
+		}
+		w.entries = append(w.entries, hintEntry{name: prefix + name, mode: m, oid: child})
+		if name == ".gitignore" && (m == 0o100644 || m == 0o100755) {
+			w.ignores = append(w.ignores, child)
+		}
+	}
+	node.count = len(w.entries) - first
+	return node, nil
+}
+
+// extension renders the tree as the index's "TREE" extension (index-format.txt): for every
+// node, depth first, its name, NUL, the entry count, a space, the number of subtrees, a newline
+// and the tree's id.
+func (t *cacheTree) extension() []byte {
+	var data []byte
+	var add func(n *cacheTree)
+	add = func(n *cacheTree) {
+		data = append(data, n.name...)
+		data = append(data, 0)
+		data = strconv.AppendInt(data, int64(n.count), 10)
+		data = append(data, ' ')
+		data = strconv.AppendInt(data, int64(len(n.children)), 10)
+		data = append(data, '\n')
+		data = append(data, n.oid[:]...)
+		for _, c := range n.children {
+			add(c)
+		}
+	}
+	add(t)
+	out := make([]byte, 0, 8+len(data))
+	out = append(out, "TREE"...)
+	out = binary.BigEndian.AppendUint32(out, uint32(len(data)))
+	return append(out, data...)
+}

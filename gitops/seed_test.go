@@ -1,0 +1,339 @@
+package gitops
+
+import (
+	"bytes"
+	"compress/zlib"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codex-studio/studio-action/internal/ghemu"
+	"golang.org/x/sys/unix"
+)
+
+// seededClone is remoteClone with a deeper base (nested directories, a .gitignore, an executable,
+// a link) that the workspace holds as actions/checkout leaves it; packed says whether its objects
+// are in a pack of deltas (as a fetch leaves a large base) or loose (a small one).
+func seededClone(t *testing.T, packed bool) (*ghemu.Server, *Repo, string) {
+	t.Helper()
+	emu, repo := remoteClone(t)
+	files := map[string]string{".gitignore": "*.log\n", "src/x/.gitignore": "tmp/\n", "run.sh": "echo hi\n"}
+	for i := range 40 {
+		files["src/x/f"+string(rune('a'+i%26))+strings.Repeat("z", i/26)+".txt"] = strings.Repeat("line\n", 50) + string(rune('a'+i%26))
+		files["src/y/d/g"+strings.Repeat("q", i)+".txt"] = "g\n"
+	}
+	tip, err := emu.CommitFiles("o", "r", "main", ghemu.CommitSpec{Message: "deeper base", Files: files})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, repo.Dir, "pull", "-q", "--ff-only")
+	settle(t, repo.Dir)
+	if packed {
+		gitIn(t, repo.Dir, "repack", "-a", "-d", "-f", "-q", "--depth=50", "--window=250")
+	}
+	return emu, repo, tip
+}
+
+// settle makes the workspace's index vouch for every file, as it does for a checkout that ended
+// a second or more before the studio starts: files written in the second the index was are
+// racily clean, and no stat data of theirs is used. The files are dated an hour back and the
+// index refreshed.
+func settle(t *testing.T, ws string) {
+	t.Helper()
+	past := time.Now().Add(-time.Hour)
+	err := filepath.WalkDir(ws, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.Name() == ".git" {
+			if d != nil && d.IsDir() {
+				return filepath.SkipDir
+			}
+			return err
+		}
+		if d.Type().IsRegular() {
+			return os.Chtimes(p, past, past)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, ws, "update-index", "-q", "--refresh")
+}
+
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// The run's first checkout takes the base's trees from the workspace's .git (verified) and the
+// stat data from its index: no fetch, no read-tree, and a private index equal to the one git
+// builds itself, cache-tree included (write-tree uses it).
+func TestCheckoutSeedsTheBaseFromTheWorkspace(t *testing.T) {
+	for _, packed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "loose", true: "packed"}[packed], func(t *testing.T) {
+			_, repo, tip := seededClone(t, packed)
+			ctx := context.Background()
+			stop := countGit(t)
+			if err := repo.CheckoutBase(ctx, "main"); err != nil {
+				t.Fatal(err)
+			}
+			seen := strings.Join(stop(), "\n")
+			if strings.Contains(seen, "fetch") || strings.Contains(seen, "read-tree") || !strings.Contains(seen, "ls-remote") {
+				t.Fatalf("the checkout fetched or read a tree:\n%s", seen)
+			}
+			if repo.tip != tip {
+				t.Fatalf("tip = %s, want %s", repo.tip, tip)
+			}
+			want := gitIn(t, repo.Dir, "ls-tree", "-r", "--full-tree", tip)
+			got, err := repo.run(ctx, "ls-files", "-s")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// ls-files -s prints "mode oid stage\tpath", ls-tree -r "mode type oid\tpath".
+			var conv []string
+			for _, l := range strings.Split(strings.TrimSpace(string(got)), "\n") {
+				meta, p, _ := strings.Cut(l, "\t")
+				f := strings.Fields(meta)
+				kind := "blob"
+				if f[0] == ModeGitlink {
+					kind = "commit"
+				}
+				conv = append(conv, f[0]+" "+kind+" "+f[1]+"\t"+p)
+			}
+			if strings.Join(conv, "\n") != want {
+				t.Fatalf("private index:\n%s\nwant:\n%s", strings.Join(conv, "\n"), want)
+			}
+			tree, err := repo.run(ctx, "write-tree")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := gitIn(t, repo.Dir, "rev-parse", tip+"^{tree}"); strings.TrimSpace(string(tree)) != w {
+				t.Fatalf("write-tree = %s, want %s", tree, w)
+			}
+			// Stat data came from the workspace's index: git reads no file to say it is clean.
+			dbg, err := repo.run(ctx, "ls-files", "--debug", "src/x/fa.txt")
+			if err != nil || strings.Contains(string(dbg), "ctime: 0:0") {
+				t.Fatalf("no stat data for an unchanged file: %v\n%s", err, dbg)
+			}
+			if _, ok := repo.known[gitIn(t, repo.Dir, "rev-parse", tip+":src/x/.gitignore")]; !ok {
+				t.Fatal("the base's .gitignore bytes were not kept")
+			}
+			// The scan still sees a change made after the checkout, and the ignore rules hold.
+			write(t, repo.Dir, "src/x/fb.txt", "edited\n")
+			write(t, repo.Dir, "src/x/tmp/junk", "x\n")
+			write(t, repo.Dir, "new.txt", "n\n")
+			changes, err := repo.Changes(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(kinds(changes), ","); got != "new.txt added,src/x/fb.txt modified" {
+				t.Fatalf("changes = %s", got)
+			}
+		})
+	}
+}
+
+// A workspace object store that does not hash to the ids the remote gave costs a fetch, never a
+// wrong base: the checkout falls back and the private index is the remote's tree.
+func TestCheckoutFetchesWhenTheWorkspaceObjectsLie(t *testing.T) {
+	for _, packed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "loose", true: "packed"}[packed], func(t *testing.T) {
+			_, repo, tip := seededClone(t, packed)
+			ctx := context.Background()
+			subtree := gitIn(t, repo.Dir, "rev-parse", tip+":src/x")
+			// The lie: src/x's tree, as the workspace holds it, names another blob for fa.txt.
+			other := gitIn(t, repo.Dir, "rev-parse", tip+":src/x/fb.txt")
+			real := gitIn(t, repo.Dir, "cat-file", "tree", subtree)
+			fa := gitIn(t, repo.Dir, "rev-parse", tip+":src/x/fa.txt")
+			forged := strings.Replace(real, string(hexBytes(t, fa)), string(hexBytes(t, other)), 1)
+			if forged == real {
+				t.Fatal("the forged tree is the real one")
+			}
+			plantObject(t, repo.Dir, subtree, "tree", []byte(forged), packed)
+			stop := countGit(t)
+			if err := repo.CheckoutBase(ctx, "main"); err != nil {
+				t.Fatal(err)
+			}
+			if seen := strings.Join(stop(), "\n"); !strings.Contains(seen, "fetch") {
+				t.Fatalf("no fetch after a forged object:\n%s", seen)
+			}
+			out, err := repo.run(ctx, "ls-files", "-s", "src/x/fa.txt")
+			if err != nil || !strings.Contains(string(out), fa) {
+				t.Fatalf("private index took the forged tree: %s %v", out, err)
+			}
+		})
+	}
+}
+
+func hexBytes(t *testing.T, oid string) []byte {
+	t.Helper()
+	var b [20]byte
+	for i := range b {
+		var v byte
+		for _, c := range oid[2*i : 2*i+2] {
+			v <<= 4
+			switch {
+			case c >= '0' && c <= '9':
+				v |= byte(c - '0')
+			default:
+				v |= byte(c-'a') + 10
+			}
+		}
+		b[i] = v
+	}
+	return b[:]
+}
+
+// plantObject makes the workspace's .git answer for oid with content: a loose object file under
+// oid's name, with every pack that holds the real one removed (the forged loose one is then all
+// there is).
+func plantObject(t *testing.T, ws, oid, typ string, content []byte, packed bool) {
+	t.Helper()
+	objects := filepath.Join(ws, ".git", "objects")
+	if packed {
+		// Unpack everything so the forged loose object is the only copy.
+		packs, _ := filepath.Glob(filepath.Join(objects, "pack", "pack-*.pack"))
+		tmp := t.TempDir()
+		for _, p := range packs {
+			moved := filepath.Join(tmp, filepath.Base(p))
+			if err := os.Rename(p, moved); err != nil {
+				t.Fatal(err)
+			}
+			os.Remove(strings.TrimSuffix(p, ".pack") + ".idx")
+			cmd := exec.Command("git", "-C", ws, "unpack-objects", "-q")
+			f, err := os.Open(moved)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.Stdin = f
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("unpack: %v %s", err, out)
+			}
+			f.Close()
+		}
+	}
+	var buf bytes.Buffer
+	z := zlib.NewWriter(&buf)
+	z.Write([]byte(typ + " " + strconv.Itoa(len(content)) + "\x00"))
+	z.Write(content)
+	z.Close()
+	p := filepath.Join(objects, oid[:2], oid[2:])
+	os.Chmod(p, 0o644)
+	if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The accepted limit of trusting the workspace index's stat data: a step before the studio that
+// changes a file and forges its index entry (the base's blob, the new file's stat data) makes the
+// file look unchanged. The agent then sees that file, but the commit keeps the base's blob for
+// it: nothing the stat data says reaches a pushed tree.
+func TestForgedIndexStatNeverReachesThePush(t *testing.T) {
+	emu, repo, tip := seededClone(t, true)
+	ctx := context.Background()
+	write(t, repo.Dir, "src/x/fa.txt", "planted before the run\n")
+	past := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(filepath.Join(repo.Dir, "src/x/fa.txt"), past, past); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Lstat(filepath.Join(repo.Dir, "src/x/fa.txt"), &st); err != nil {
+		t.Fatal(err)
+	}
+	entries := workspaceIndex(repo.Dir)
+	if entries == nil {
+		t.Fatal("no workspace index")
+	}
+	for i := range entries {
+		if entries[i].name == "src/x/fa.txt" {
+			e := &entries[i]
+			e.ctimeSec, e.ctimeNsec = uint32(st.Ctim.Sec), uint32(st.Ctim.Nsec)
+			e.mtimeSec, e.mtimeNsec = uint32(st.Mtim.Sec), uint32(st.Mtim.Nsec)
+			e.ino, e.dev, e.size = uint32(st.Ino), uint32(st.Dev), uint32(st.Size)
+		}
+	}
+	if err := writeIndex(filepath.Join(repo.Dir, ".git", "index"), entries, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.CheckoutBase(ctx, "main"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.PrepareBranch(ctx, "studio/task-1", "main"); err != nil {
+		t.Fatal(err)
+	}
+	write(t, repo.Dir, "src/y/d/g.txt", "the agent's edit\n")
+	changes, err := repo.Changes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, c := range changes {
+		paths = append(paths, c.Path)
+	}
+	if strings.Join(paths, ",") != "src/y/d/g.txt" {
+		t.Fatalf("changes = %v: the forged entry was not trusted, so this test shows nothing", paths)
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo.Dir, "src/x/fa.txt")); !bytes.Contains(b, []byte("planted")) {
+		t.Fatal("the planted file is gone before the agent ran")
+	}
+	if _, err := repo.Commit(ctx, CommitRequest{Paths: paths, Message: "m\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.Push(ctx, "studio/task-1"); err != nil {
+		t.Fatal(err)
+	}
+	pushed, err := emu.ReadFile("o", "r", "studio/task-1", "src/x/fa.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := emu.ReadFile("o", "r", tip, "src/x/fa.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(pushed, base) || bytes.Contains(pushed, []byte("planted")) {
+		t.Fatalf("the pushed tree took the planted file: %q", pushed)
+	}
+}
+
+// parseIndex holds to the bytes there are and to git's order; anything else is no hint at all.
+func TestParseIndexRefusesWhatGitWouldNotWrite(t *testing.T) {
+	dir := t.TempDir()
+	good := []hintEntry{{name: "a", mode: 0o100644, mtimeSec: 1}, {name: "b/c", mode: 0o100644, mtimeSec: 1}}
+	p := filepath.Join(dir, "index")
+	if err := writeIndex(p, append([]hintEntry(nil), good...), nil); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := time.Unix(100, 0)
+	if got := parseIndex(b, later); len(got) != 2 || got[1].name != "b/c" {
+		t.Fatalf("a good index: %v", got)
+	}
+	if got := parseIndex(b, time.Unix(1, 0)); len(got) != 0 || got == nil {
+		t.Fatalf("racily clean entries kept: %v", got)
+	}
+	unsorted := append([]byte(nil), b...)
+	i := bytes.Index(unsorted, []byte("b/c"))
+	copy(unsorted[i:], "0/c") // sorts before "a"
+	v4 := append([]byte(nil), b...)
+	v4[7] = 4
+	huge := append([]byte(nil), b...)
+	huge[8], huge[9] = 0x7f, 0xff
+	for name, bad := range map[string][]byte{
+		"truncated": b[:40], "unsorted": unsorted, "version 4": v4, "count past the end": huge, "not an index": []byte("DIRX" + string(b[4:])),
+	} {
+		if got := parseIndex(bad, later); got != nil {
+			t.Errorf("%s: parsed %v", name, got)
+		}
+	}
+}
