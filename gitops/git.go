@@ -63,6 +63,10 @@ type Repo struct {
 	// StateDir holds the private repository and index; empty means a new temporary directory.
 	// It must not be reachable by the agent.
 	StateDir string
+	// BranchPrefix, when set, names the task branches (e.g. "studio/"): the run's first
+	// ls-remote lists them beside the base, and the PrepareBranch that follows the first checkout
+	// takes its answer from there instead of asking origin again.
+	BranchPrefix string
 	// Env supplies PATH (and TMPDIR) for git; nil means the process environment. Nothing else of
 	// it reaches git.
 	Env []string
@@ -97,6 +101,9 @@ type Repo struct {
 	// seeded is the commit whose tree seedFromWorkspace wrote as the private index: the checkout
 	// of it that follows needs no read-tree.
 	seeded string
+	// heads are the task branches (full ref -> commit) the first ls-remote listed, for the next
+	// PrepareBranch only (see BranchPrefix).
+	heads map[string]string
 }
 
 // gitStarted, when set (by tests), is told the arguments of every git process the studio starts,
@@ -697,11 +704,16 @@ func (r *Repo) restore(ctx context.Context, paths []string) error {
 // no further git process, and an existing branch is fetched and only the paths it changed are
 // written.
 func (r *Repo) PrepareBranch(ctx context.Context, branch, base string) (existed bool, err error) {
-	existed, err = r.RemoteBranchExists(ctx, branch)
-	if err != nil {
+	onBase := r.onBase == base && r.branch == "" && r.tip != "" && r.tip == r.baseTip
+	heads := r.heads
+	r.heads = nil
+	if heads != nil && onBase && r.BranchPrefix != "" && strings.HasPrefix(branch, r.BranchPrefix) {
+		// Listed by the first checkout's ls-remote a moment ago. Should someone create the
+		// branch meanwhile, the push is refused as not a fast-forward and rebuilds on it.
+		_, existed = heads["refs/heads/"+branch]
+	} else if existed, err = r.RemoteBranchExists(ctx, branch); err != nil {
 		return false, err
 	}
-	onBase := r.onBase == base && r.branch == "" && r.tip != "" && r.tip == r.baseTip
 	if !existed {
 		if !onBase {
 			tip, err := r.fetchTip(ctx, base)

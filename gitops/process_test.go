@@ -40,21 +40,21 @@ func countGit(t *testing.T) func() []string {
 // prepareWorkspace and one commitPass on a workspace actions/checkout left with its credential):
 //
 //	StripCredentialHelpers  config --get-regexp, config --unset-all, config --includes    3
-//	CheckoutBase            ls-remote of the base; its commit and trees come from the
+//	CheckoutBase            ls-remote of the base and the task branches; its commit and trees come from the
 //	                        workspace's .git, verified, and the private index from the
 //	                        tree and the workspace index's stat data (see wsgit.go), in
 //	                        process; then status ‖ ls-files --others ‖ ls-files .gitignore  4
-//	PrepareBranch (new)     ls-remote                                                    1
+//	PrepareBranch (new)     none (the checkout's ls-remote listed the task branches)     0
 //	Changes                 status ‖ ls-files --others (ignore rules cached)             2
 //	Commit                  none (objects and refs in-process, the index waits for a scan) 0
 //	Push                    push                                                         1
 //
 // When the base moved after actions/checkout (the workspace lacks its commit), CheckoutBase
-// also fetches commits and trees, hashing the work tree beside, and runs read-tree -m: 13.
+// also fetches commits and trees, hashing the work tree beside, and runs read-tree -m: 12.
 //
 // Before issue #10 the same sequence started 20 (git init, two config reads, a second fetch,
 // rev-parse and reset --hard and clean twice, update-index, update-ref), plus the probe.
-const plainRunProcesses = 11
+const plainRunProcesses = 10
 
 func TestPlainRunGitProcesses(t *testing.T) {
 	for _, tc := range []struct {
@@ -71,6 +71,7 @@ func TestPlainRunGitProcesses(t *testing.T) {
 
 func plainRun(t *testing.T, moved bool, want int) {
 	emu, repo := remoteClone(t)
+	repo.BranchPrefix = "studio/"
 	ctx := context.Background()
 	// The base has a .gitignore, which the work tree holds as actions/checkout would. Seeded from
 	// the workspace, its verified blob is kept; hashed by the hint, so are the bytes that hash

@@ -14,20 +14,41 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// lsRemoteTip asks origin for the commit refs/heads/<branch> names.
+// lsRemoteTip asks origin for the commit refs/heads/<branch> names and, in the same request, for
+// the task branches (see Repo.BranchPrefix).
 func (r *Repo) lsRemoteTip(ctx context.Context, branch string) (string, error) {
 	ref := "refs/heads/" + branch
-	out, err := r.exec(ctx, gitRun{args: []string{"ls-remote", r.RemoteURL, ref}, remote: true})
+	args := []string{"ls-remote", r.RemoteURL, ref}
+	prefix := ""
+	if r.BranchPrefix != "" {
+		prefix = "refs/heads/" + r.BranchPrefix
+		args = append(args, prefix+"*")
+	}
+	out, err := r.exec(ctx, gitRun{args: args, remote: true})
 	if err != nil {
 		return "", fmt.Errorf("look up %s on origin: %w", branch, err)
 	}
+	tip := ""
+	heads := map[string]string{}
 	for _, line := range strings.Split(string(out), "\n") {
 		sha, name, ok := strings.Cut(line, "\t")
-		if ok && name == ref && plumbing.IsHash(sha) {
-			return sha, nil
+		if !ok || !plumbing.IsHash(sha) {
+			continue
+		}
+		if name == ref {
+			tip = sha
+		}
+		if prefix != "" && strings.HasPrefix(name, prefix) {
+			heads[name] = sha
 		}
 	}
-	return "", fmt.Errorf("look up %s on origin: origin has no branch %q", branch, branch)
+	if tip == "" {
+		return "", fmt.Errorf("look up %s on origin: origin has no branch %q", branch, branch)
+	}
+	if prefix != "" {
+		r.heads = heads
+	}
+	return tip, nil
 }
 
 // seedFromWorkspace makes the private repository and index hold commit tip of branch from the

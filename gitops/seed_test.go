@@ -337,3 +337,39 @@ func TestParseIndexRefusesWhatGitWouldNotWrite(t *testing.T) {
 		}
 	}
 }
+
+// The first checkout's ls-remote lists the task branches too: the PrepareBranch right after it
+// knows whether its branch exists without asking origin again, and an existing one is fetched.
+func TestPrepareBranchUsesTheCheckoutsListing(t *testing.T) {
+	emu, repo, _ := seededClone(t, false)
+	repo.BranchPrefix = "studio/"
+	ctx := context.Background()
+	if _, err := emu.CommitFiles("o", "r", "studio/task-7", ghemu.CommitSpec{Message: "earlier run", Files: map[string]string{"src/x/fa.txt": "from the branch\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		branch  string
+		existed bool
+	}{{"studio/task-7", true}, {"studio/task-8", false}} {
+		fresh := &Repo{Dir: repo.Dir, Token: repo.Token, RemoteURL: repo.RemoteURL, StateDir: t.TempDir(), BranchPrefix: "studio/"}
+		if err := fresh.CheckoutBase(ctx, "main"); err != nil {
+			t.Fatal(err)
+		}
+		stop := countGit(t)
+		existed, err := fresh.PrepareBranch(ctx, tc.branch, "main")
+		seen := strings.Join(stop(), "\n")
+		if err != nil || existed != tc.existed {
+			t.Fatalf("%s: existed = %v, %v", tc.branch, existed, err)
+		}
+		if strings.Contains(seen, "ls-remote") {
+			t.Fatalf("%s: asked origin again:\n%s", tc.branch, seen)
+		}
+		if b, _ := os.ReadFile(filepath.Join(repo.Dir, "src/x/fa.txt")); tc.existed != bytes.Equal(b, []byte("from the branch\n")) {
+			t.Fatalf("%s: work tree holds %q", tc.branch, b)
+		}
+		// Only the PrepareBranch right after the checkout uses the listing.
+		if fresh.heads != nil {
+			t.Fatal("the listing outlived its PrepareBranch")
+		}
+	}
+}

@@ -234,6 +234,8 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 			Dir: env.workspace, Token: token, TokenSource: auth.gitToken(),
 			RemoteURL: strings.TrimRight(env.serverURL, "/") + "/" + env.repository + ".git",
 			StateDir:  filepath.Join(env.runnerTemp, "studio-git"),
+			// The same prefix the bot names task branches with (Settings.BranchPrefix).
+			BranchPrefix: orDefault(act.GetInput("branch-prefix"), "studio/"),
 		},
 		Codex:    runner,
 		Redactor: redactor,
