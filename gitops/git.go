@@ -101,6 +101,10 @@ type Repo struct {
 	// seeded is the commit whose tree seedFromWorkspace wrote as the private index: the checkout
 	// of it that follows needs no read-tree.
 	seeded string
+	// seededClean says the seeding found the work tree holding that tree exactly (see
+	// treeIsClean), and seededIgnores are the base's ignore rules it built.
+	seededClean   bool
+	seededIgnores *ignoreRules
 	// heads are the task branches (full ref -> commit) the first ls-remote listed, for the next
 	// PrepareBranch only (see BranchPrefix).
 	heads map[string]string
@@ -542,16 +546,20 @@ func (r *Repo) checkout(ctx context.Context, tip, branch string) error {
 	// Until the work tree is known to hold the tree, there is no tip to build on.
 	r.tip, r.branch, r.ignores = "", branch, nil
 	r.pushed, r.startedFrom, r.onBase, r.baseTip = "", tip, "", ""
-	if r.seeded != tip {
-		if _, err := r.run(ctx, "read-tree", "-m", tip); err != nil {
-			return fmt.Errorf("check out %s: %w", tip, err)
-		}
+	seeded, clean := r.seeded == tip, r.seededClean
+	if seeded {
+		r.ignores = r.seededIgnores
+	} else if _, err := r.run(ctx, "read-tree", "-m", tip); err != nil {
+		return fmt.Errorf("check out %s: %w", tip, err)
 	}
-	r.seeded = ""
+	r.seeded, r.seededClean, r.seededIgnores = "", false, nil
 	if err := r.setRef("HEAD", tip); err != nil {
 		return fmt.Errorf("check out %s: %w", tip, err)
 	}
 	r.tip = tip
+	if seeded && clean {
+		return nil
+	}
 	changes, err := r.Changes(ctx)
 	if err == nil {
 		err = r.Discard(ctx, changes)

@@ -306,3 +306,113 @@ func hashEntries(ctx context.Context, root string, entries []*hintEntry) {
 	}
 	wg.Wait()
 }
+
+// treeIsClean says whether the work tree under root holds exactly the tree dirs and entries
+// describe: each entry's file with the stat data its entry records (compared as git does, and to
+// the nanosecond), each subdirectory a directory, and no other name the ignore rules do not
+// ignore. It reads directories and stat data only, on every core. Any doubt is false, and git's
+// scan decides.
+func treeIsClean(ctx context.Context, root string, dirs []seedDir, entries []hintEntry, ign *ignoreRules) bool {
+	rootFD, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(rootFD)
+	var dirty atomic.Bool
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range max(runtime.NumCPU(), 1) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !dirty.Load() && ctx.Err() == nil {
+				i := int(next.Add(1)) - 1
+				if i >= len(dirs) {
+					return
+				}
+				if !dirIsClean(rootFD, dirs[i], entries, ign) {
+					dirty.Store(true)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return !dirty.Load() && ctx.Err() == nil
+}
+
+func dirIsClean(rootFD int, d seedDir, entries []hintEntry, ign *ignoreRules) bool {
+	var fd int
+	if d.path == "" {
+		var err error
+		if fd, err = unix.Dup(rootFD); err != nil {
+			return false
+		}
+	} else if f, done, err := openat2Beneath(rootFD, d.path); done && err == nil {
+		fd = f
+	} else {
+		return false
+	}
+	dir := os.NewFile(uintptr(fd), d.path)
+	defer dir.Close()
+	list, err := dir.ReadDir(-1)
+	if err != nil {
+		return false
+	}
+	want := make(map[string]int, len(d.names))
+	for _, n := range d.names {
+		want[n.name] = n.entry
+	}
+	seen := 0
+	for _, de := range list {
+		name := de.Name()
+		at, ok := want[name]
+		if !ok {
+			if d.path == "" && name == ".git" {
+				continue
+			}
+			rel := name
+			if d.path != "" {
+				rel = d.path + "/" + name
+			}
+			// A repository nested below the root is for git's scan to judge.
+			if strings.EqualFold(name, ".git") || !ign.match(rel, de.IsDir()) {
+				return false
+			}
+			continue
+		}
+		seen++
+		if at < 0 {
+			if !de.IsDir() {
+				return false
+			}
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || !statMatches(&entries[at], &st) {
+			return false
+		}
+	}
+	return seen == len(d.names)
+}
+
+// statMatches compares an index entry's stat data with a file's the way git does with
+// core.checkStat=default and core.trustctime (times to the nanosecond, which only makes it
+// stricter), and its mode with the file's type and executable bit.
+func statMatches(e *hintEntry, st *unix.Stat_t) bool {
+	switch e.mode {
+	case 0o120000:
+		if st.Mode&unix.S_IFMT != unix.S_IFLNK {
+			return false
+		}
+	case 0o100644, 0o100755:
+		if st.Mode&unix.S_IFMT != unix.S_IFREG || (st.Mode&0o100 != 0) != (e.mode == 0o100755) {
+			return false
+		}
+	default:
+		return false
+	}
+	return e.ctimeSec == uint32(st.Ctim.Sec) && e.ctimeNsec == uint32(st.Ctim.Nsec) &&
+		e.mtimeSec == uint32(st.Mtim.Sec) && e.mtimeNsec == uint32(st.Mtim.Nsec) &&
+		e.ino == uint32(st.Ino) && e.uid == st.Uid && e.gid == st.Gid && e.size == uint32(st.Size) &&
+		(e.ctimeSec != 0 || e.mtimeSec != 0)
+}

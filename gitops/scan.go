@@ -259,26 +259,32 @@ func (r *Repo) ignoreRules(ctx context.Context) (*ignoreRules, error) {
 		}
 		blobs, paths = append(blobs, f[1]), append(paths, p)
 	}
-	var patterns []gitignore.Pattern
+	var contents [][]byte
 	if len(blobs) > 0 {
-		contents, err := r.readBlobs(ctx, blobs)
-		if err != nil {
+		if contents, err = r.readBlobs(ctx, blobs); err != nil {
 			return nil, fmt.Errorf("read .gitignore files: %w", err)
 		}
-		for i, content := range contents {
-			dir := path.Dir(paths[i])
-			var domain []string
-			if dir != "." {
-				domain = strings.Split(dir, "/")
-			}
-			patterns = append(patterns, parseIgnore(content, domain)...)
-		}
 	}
-	for _, ex := range r.excludes {
+	r.ignores = newIgnoreRules(paths, contents, r.excludes)
+	return r.ignores, nil
+}
+
+// newIgnoreRules builds the matcher of the .gitignore files at paths (with their contents) and
+// the studio's excludes.
+func newIgnoreRules(paths []string, contents [][]byte, excludes []string) *ignoreRules {
+	var patterns []gitignore.Pattern
+	for i, content := range contents {
+		dir := path.Dir(paths[i])
+		var domain []string
+		if dir != "." {
+			domain = strings.Split(dir, "/")
+		}
+		patterns = append(patterns, parseIgnore(content, domain)...)
+	}
+	for _, ex := range excludes {
 		patterns = append(patterns, gitignore.ParsePattern(ex, nil))
 	}
-	r.ignores = &ignoreRules{m: gitignore.NewMatcher(patterns)}
-	return r.ignores, nil
+	return &ignoreRules{m: gitignore.NewMatcher(patterns)}
 }
 
 func parseIgnore(content []byte, domain []string) []gitignore.Pattern {

@@ -82,10 +82,12 @@ func (r *Repo) seedFromWorkspace(ctx context.Context, branch, tip string) error 
 		return err
 	}
 	known := map[string][]byte{}
+	ignoreContents := make([][]byte, 0, len(w.ignores))
 	for _, h := range w.ignores {
 		// A .gitignore the workspace does not hold verified is fetched when the scan reads it.
 		if b, err := ws.get(h, plumbing.BlobObject); err == nil && len(b) <= maxKeptIgnore {
 			known[h.String()] = b
+			ignoreContents = append(ignoreContents, b)
 		}
 	}
 
@@ -118,6 +120,14 @@ func (r *Repo) seedFromWorkspace(ctx context.Context, branch, tip string) error 
 	if len(unknown) > 0 {
 		hashEntries(ctx, r.Dir, unknown)
 	}
+	// With every .gitignore in hand and no submodule to ask about, the studio can tell by itself
+	// whether the work tree holds the base exactly, and spare the checkout git's scan.
+	var ign *ignoreRules
+	clean := false
+	if len(ignoreContents) == len(w.ignores) && !w.gitlinks {
+		ign = newIgnoreRules(w.ignorePaths, ignoreContents, r.excludes)
+		clean = treeIsClean(ctx, r.Dir, w.dirs, index, ign)
+	}
 
 	// Write the objects as one pack of the partial clone, then the shallow boundary and the ref,
 	// then the index: what is written first is harmless should a later step fail.
@@ -146,7 +156,7 @@ func (r *Repo) seedFromWorkspace(ctx context.Context, branch, tip string) error 
 	for k, v := range known {
 		r.known[k] = v
 	}
-	r.seeded = tip
+	r.seeded, r.seededClean, r.seededIgnores = tip, clean, ign
 	return nil
 }
 
@@ -161,7 +171,24 @@ type treeWalk struct {
 	objs    []packObject
 	seen    map[plumbing.Hash]bool
 	entries []hintEntry
-	ignores []plumbing.Hash
+	// dirs are the tree's directories with the names each holds, for the cleanliness check.
+	dirs []seedDir
+	// ignores and ignorePaths are the base's .gitignore blobs and where they are.
+	ignores     []plumbing.Hash
+	ignorePaths []string
+	gitlinks    bool
+}
+
+// seedDir is one directory of the base tree: its path ("" for the root) and its entries.
+type seedDir struct {
+	path  string
+	names []seedName
+}
+
+// seedName is one name in a seedDir: a subdirectory (entry -1) or the index of a path's entry.
+type seedName struct {
+	name  string
+	entry int
 }
 
 // cacheTree is one node of the index's cache-tree extension: a directory's tree id and how many
@@ -187,6 +214,9 @@ func (w *treeWalk) walk(prefix, name string, oid plumbing.Hash) (*cacheTree, err
 	}
 	node := &cacheTree{name: name, oid: oid}
 	first := len(w.entries)
+	dirAt := len(w.dirs)
+	w.dirs = append(w.dirs, seedDir{path: strings.TrimSuffix(prefix, "/")})
+	var names []seedName
 	for rest := content; len(rest) > 0; {
 		sp := bytes.IndexByte(rest, ' ')
 		nul := bytes.IndexByte(rest, 0)
@@ -209,6 +239,7 @@ func (w *treeWalk) walk(prefix, name string, oid plumbing.Hash) (*cacheTree, err
 				return nil, err
 			}
 			node.children = append(node.children, sub)
+			names = append(names, seedName{name: name, entry: -1})
 			continue
 		case "100644":
 			m = 0o100644
@@ -224,11 +255,17 @@ func (w *treeWalk) walk(prefix, name string, oid plumbing.Hash) (*cacheTree, err
 		if len(w.entries) >= maxSeedEntries {
 			return nil, errors.New("a base of more paths than the studio seeds")
 		}
+		names = append(names, seedName{name: name, entry: len(w.entries)})
 		w.entries = append(w.entries, hintEntry{name: prefix + name, mode: m, oid: child})
+		if m == 0o160000 {
+			w.gitlinks = true
+		}
 		if name == ".gitignore" && (m == 0o100644 || m == 0o100755) {
 			w.ignores = append(w.ignores, child)
+			w.ignorePaths = append(w.ignorePaths, prefix+name)
 		}
 	}
+	w.dirs[dirAt].names = names
 	node.count = len(w.entries) - first
 	return node, nil
 }

@@ -373,3 +373,62 @@ func TestPrepareBranchUsesTheCheckoutsListing(t *testing.T) {
 		}
 	}
 }
+
+// The seeding tells by itself that the work tree holds the base, and spares the checkout git's
+// scan, only when nothing differs: anything else (a changed, missing or retyped file, a name
+// that is neither the base's nor ignored, a nested repository) hands over to git's scan, which
+// puts the base back. Ignored files stay, as git's scan would leave them.
+func TestCheckoutTrustsOnlyACleanWorkTree(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		plant func(t *testing.T, ws string)
+		clean bool
+		gone  string // a path the checkout must have removed or put back
+	}{
+		{"untouched", func(*testing.T, string) {}, true, ""},
+		{"an ignored file", func(t *testing.T, ws string) { write(t, ws, "debug.log", "x\n") }, true, ""},
+		{"an untracked file", func(t *testing.T, ws string) { write(t, ws, "src/x/planted.txt", "x\n") }, false, "src/x/planted.txt"},
+		{"an untracked directory", func(t *testing.T, ws string) { write(t, ws, "newdir/a.txt", "x\n") }, false, "newdir/a.txt"},
+		{"a nested repository", func(t *testing.T, ws string) { write(t, ws, "src/y/.git/HEAD", "ref: refs/heads/main\n") }, false, ""},
+		{"a changed file", func(t *testing.T, ws string) { write(t, ws, "src/x/fb.txt", "changed\n") }, false, ""},
+		{"a missing file", func(t *testing.T, ws string) { os.Remove(filepath.Join(ws, "src/x/fc.txt")) }, false, ""},
+		{"a file made executable", func(t *testing.T, ws string) { os.Chmod(filepath.Join(ws, "src/x/fd.txt"), 0o755) }, false, ""},
+		{"a directory turned into a file", func(t *testing.T, ws string) {
+			os.RemoveAll(filepath.Join(ws, "src/y/d"))
+			write(t, ws, "src/y/d", "x\n")
+		}, false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, repo, tip := seededClone(t, true)
+			ctx := context.Background()
+			tc.plant(t, repo.Dir)
+			stop := countGit(t)
+			if err := repo.CheckoutBase(ctx, "main"); err != nil {
+				t.Fatal(err)
+			}
+			scanned := strings.Contains(strings.Join(stop(), "\n"), "status")
+			if scanned == tc.clean {
+				t.Fatalf("git's scan ran: %v, want %v", scanned, !tc.clean)
+			}
+			if tc.gone != "" {
+				if _, err := os.Lstat(filepath.Join(repo.Dir, tc.gone)); err == nil {
+					t.Fatalf("%s is still there", tc.gone)
+				}
+			}
+			// Whatever the way, the work tree now holds the base.
+			for _, p := range []string{"src/x/fb.txt", "src/x/fc.txt", "src/x/fd.txt"} {
+				got, err := os.ReadFile(filepath.Join(repo.Dir, p))
+				want := gitIn(t, repo.Dir, "cat-file", "blob", tip+":"+p)
+				if err != nil || strings.TrimSpace(string(got)) != want {
+					t.Fatalf("%s = %q, %v", p, got, err)
+				}
+			}
+			if st, err := os.Stat(filepath.Join(repo.Dir, "src/x/fd.txt")); err != nil || st.Mode()&0o100 != 0 {
+				t.Fatalf("src/x/fd.txt mode: %v %v", st, err)
+			}
+			if changes, err := repo.Changes(ctx); err != nil || len(changes) != 0 && tc.name != "a nested repository" {
+				t.Fatalf("after the checkout, changes = %v, %v", kinds(changes), err)
+			}
+		})
+	}
+}
