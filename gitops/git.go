@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -479,11 +480,43 @@ func (r *Repo) fetchTip(ctx context.Context, branch string) (string, error) {
 		// The run's first checkout: the base is most often what actions/checkout just fetched, so
 		// ask origin for the tip and take its trees from the workspace's .git, verified (see
 		// wsgit.go). Otherwise fetch them, hashing the work tree meanwhile.
+		// The workspace's HEAD is read (unverified) as a guess, and the seeding of that commit
+		// starts while origin is asked: it is used only if origin names the same commit.
+		type seeding struct {
+			plan *seedPlan
+			err  error
+		}
+		guess := workspaceHead(r.Dir)
+		sctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		var spec chan seeding
+		if guess != "" {
+			spec = make(chan seeding, 1)
+			excludes := slices.Clone(r.excludes)
+			go func() {
+				p, err := prepareSeed(sctx, r.Dir, guess, excludes)
+				spec <- seeding{p, err}
+			}()
+		}
 		tip, err := r.lsRemoteTip(ctx, branch)
+		var plan *seedPlan
+		switch {
+		case spec != nil && err == nil && guess == tip:
+			if s := <-spec; s.err == nil {
+				plan = s.plan
+			}
+		case spec != nil:
+			// Nothing may still read the work tree once this returns or changes it.
+			cancel()
+			<-spec
+		}
 		if err != nil {
 			return "", err
 		}
-		if r.seedFromWorkspace(ctx, branch, tip) == nil {
+		if plan == nil && guess != tip {
+			plan, _ = prepareSeed(ctx, r.Dir, tip, r.excludes)
+		}
+		if plan != nil && r.applySeed(branch, plan) == nil {
 			return tip, nil
 		}
 		hint = startHint(ctx, r.Dir, r.index)

@@ -6,6 +6,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"golang.org/x/sys/unix"
+	"io"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -51,35 +54,59 @@ func (r *Repo) lsRemoteTip(ctx context.Context, branch string) (string, error) {
 	return tip, nil
 }
 
+// seedPlan is what seeding the private repository from the workspace takes, read and verified
+// but not written yet (see prepareSeed and applySeed).
+type seedPlan struct {
+	tip     string
+	objs    []packObject
+	index   []hintEntry
+	tree    *cacheTree
+	known   map[string][]byte
+	ignores *ignoreRules
+	clean   bool
+}
+
 // seedFromWorkspace makes the private repository and index hold commit tip of branch from the
-// workspace's .git instead of a fetch (see wsgit.go): the commit and its trees, verified, written
-// as one pack marked as the partial clone's, tip recorded as shallow; the .gitignore blobs
-// verified into r.known; and the private index written from the tree with the workspace index's
-// stat data where its entry has the same blob and mode. It changes nothing when it fails.
+// workspace's .git instead of a fetch (see wsgit.go). It changes nothing when it fails.
 func (r *Repo) seedFromWorkspace(ctx context.Context, branch, tip string) error {
-	ws, err := openWorkspaceObjects(r.Dir)
+	p, err := prepareSeed(ctx, r.Dir, tip, r.excludes)
 	if err != nil {
 		return err
+	}
+	return r.applySeed(branch, p)
+}
+
+// prepareSeed reads commit tip and its trees from the workspace's .git under root, each verified
+// by its id, and builds the private index from the tree with the workspace index's stat data
+// where its entry has the same blob and mode (hashing what it does not vouch for). With every
+// .gitignore of the base in hand, and no submodule, it also tells whether the work tree holds the
+// tree exactly (treeIsClean). It reads the workspace only.
+func prepareSeed(ctx context.Context, root, tip string, excludes []string) (*seedPlan, error) {
+	ws, err := openWorkspaceObjects(root)
+	if err != nil {
+		return nil, err
 	}
 	defer ws.Close()
 	// The workspace's index is read while the trees are.
 	statc := make(chan []hintEntry, 1)
-	go func() { statc <- workspaceIndex(r.Dir) }()
+	go func() { statc <- workspaceIndex(root) }()
 	tipHash := plumbing.NewHash(tip)
 	commit, err := ws.get(tipHash, plumbing.CommitObject)
 	if err != nil {
-		return err
+		<-statc
+		return nil, err
 	}
 	treeHex, ok := bytes.CutPrefix(commit, []byte("tree "))
 	if !ok || len(treeHex) < 41 || treeHex[40] != '\n' || !plumbing.IsHash(string(treeHex[:40])) {
-		return fmt.Errorf("%s: not a commit", tip)
+		<-statc
+		return nil, fmt.Errorf("%s: not a commit", tip)
 	}
 	w := &treeWalk{ctx: ctx, ws: ws, seen: map[plumbing.Hash]bool{}}
 	w.objs = append(w.objs, packObject{tipHash, plumbing.CommitObject, commit})
-	root, err := w.walk("", "", plumbing.NewHash(string(treeHex[:40])))
+	tree, err := w.walk("", "", plumbing.NewHash(string(treeHex[:40])))
 	stat := <-statc
 	if err != nil {
-		return err
+		return nil, err
 	}
 	known := map[string][]byte{}
 	ignoreContents := make([][]byte, 0, len(w.ignores))
@@ -118,22 +145,26 @@ func (r *Repo) seedFromWorkspace(ctx context.Context, branch, tip string) error 
 		}
 	}
 	if len(unknown) > 0 {
-		hashEntries(ctx, r.Dir, unknown)
+		hashEntries(ctx, root, unknown)
 	}
+	p := &seedPlan{tip: tip, objs: w.objs, index: index, tree: tree, known: known}
 	// With every .gitignore in hand and no submodule to ask about, the studio can tell by itself
 	// whether the work tree holds the base exactly, and spare the checkout git's scan.
-	var ign *ignoreRules
-	clean := false
 	if len(ignoreContents) == len(w.ignores) && !w.gitlinks {
-		ign = newIgnoreRules(w.ignorePaths, ignoreContents, r.excludes)
-		clean = treeIsClean(ctx, r.Dir, w.dirs, index, ign)
+		p.ignores = newIgnoreRules(w.ignorePaths, ignoreContents, excludes)
+		p.clean = treeIsClean(ctx, root, w.dirs, index, p.ignores)
 	}
+	return p, ctx.Err()
+}
 
-	// Write the objects as one pack of the partial clone, then the shallow boundary and the ref,
-	// then the index: what is written first is harmless should a later step fail.
-	if _, err := writeStoredPack(filepath.Join(r.gitDir, "objects", "pack"), w.objs, true); err != nil {
+// applySeed writes a plan into the private repository: the objects as one pack of the partial
+// clone, then the shallow boundary and the ref, then the index (what is written first is
+// harmless should a later step fail).
+func (r *Repo) applySeed(branch string, p *seedPlan) error {
+	if _, err := writeStoredPack(filepath.Join(r.gitDir, "objects", "pack"), p.objs, true); err != nil {
 		return fmt.Errorf("write the base's trees: %w", err)
 	}
+	tipHash := plumbing.NewHash(p.tip)
 	st := r.storage()
 	shallow, err := st.Shallow()
 	if err != nil {
@@ -144,20 +175,61 @@ func (r *Repo) seedFromWorkspace(ctx context.Context, branch, tip string) error 
 			return err
 		}
 	}
-	if err := r.setRef("refs/remotes/origin/"+branch, tip); err != nil {
+	if err := r.setRef("refs/remotes/origin/"+branch, p.tip); err != nil {
 		return err
 	}
-	if err := writeIndex(r.index, index, root.extension()); err != nil {
+	if err := writeIndex(r.index, p.index, p.tree.extension()); err != nil {
 		return err
 	}
 	if r.known == nil {
 		r.known = map[string][]byte{}
 	}
-	for k, v := range known {
+	for k, v := range p.known {
 		r.known[k] = v
 	}
-	r.seeded, r.seededClean, r.seededIgnores = tip, clean, ign
+	r.seeded, r.seededClean, r.seededIgnores = p.tip, p.clean, p.ignores
 	return nil
+}
+
+// workspaceHead reads the commit the workspace's HEAD names (a loose branch ref or a detached
+// id), as data and unverified: only a guess at the base, used once origin names the same commit.
+func workspaceHead(root string) string {
+	gitDir, err := openDirBeneath(root, ".git")
+	if err != nil {
+		return ""
+	}
+	defer unix.Close(gitDir)
+	read := func(dirFD int, name string) string {
+		f, err := openRegular(dirFD, name)
+		if err != nil {
+			return ""
+		}
+		defer f.Close()
+		b := make([]byte, 512)
+		n, _ := io.ReadFull(f, b)
+		return strings.TrimSpace(string(b[:n]))
+	}
+	head := read(gitDir, "HEAD")
+	ref, ok := strings.CutPrefix(head, "ref: ")
+	if !ok {
+		if plumbing.IsHash(head) {
+			return head
+		}
+		return ""
+	}
+	dir, name := path.Split(ref)
+	if !strings.HasPrefix(ref, "refs/heads/") || name == "" {
+		return ""
+	}
+	dirFD, err := openDirBeneath(root, ".git/"+strings.TrimSuffix(dir, "/"))
+	if err != nil {
+		return ""
+	}
+	defer unix.Close(dirFD)
+	if sha := read(dirFD, name); plumbing.IsHash(sha) {
+		return sha
+	}
+	return ""
 }
 
 // maxSeedEntries bounds the paths one base may hold (a tree that names the same subtree many
