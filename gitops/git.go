@@ -490,11 +490,13 @@ func (r *Repo) fetchTip(ctx context.Context, branch string) (string, error) {
 		sctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		var spec chan seeding
+		stage := filepath.Join(r.StateDir, "seed")
+		defer os.RemoveAll(stage)
 		if guess != "" {
 			spec = make(chan seeding, 1)
 			excludes := slices.Clone(r.excludes)
 			go func() {
-				p, err := prepareSeed(sctx, r.Dir, guess, excludes)
+				p, err := prepareSeed(sctx, r.Dir, guess, excludes, stage)
 				spec <- seeding{p, err}
 			}()
 		}
@@ -514,7 +516,7 @@ func (r *Repo) fetchTip(ctx context.Context, branch string) (string, error) {
 			return "", err
 		}
 		if plan == nil && guess != tip {
-			plan, _ = prepareSeed(ctx, r.Dir, tip, r.excludes)
+			plan, _ = prepareSeed(ctx, r.Dir, tip, r.excludes, "")
 		}
 		if plan != nil && r.applySeed(branch, plan) == nil {
 			return tip, nil

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"golang.org/x/sys/unix"
 	"io"
+	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -64,12 +65,15 @@ type seedPlan struct {
 	known   map[string][]byte
 	ignores *ignoreRules
 	clean   bool
+	// staged, when set, is where the pack (pack-<sum>.*) and the index were already written,
+	// beside the private repository, to be moved in by applySeed.
+	staged, pack string
 }
 
 // seedFromWorkspace makes the private repository and index hold commit tip of branch from the
 // workspace's .git instead of a fetch (see wsgit.go). It changes nothing when it fails.
 func (r *Repo) seedFromWorkspace(ctx context.Context, branch, tip string) error {
-	p, err := prepareSeed(ctx, r.Dir, tip, r.excludes)
+	p, err := prepareSeed(ctx, r.Dir, tip, r.excludes, "")
 	if err != nil {
 		return err
 	}
@@ -80,8 +84,9 @@ func (r *Repo) seedFromWorkspace(ctx context.Context, branch, tip string) error 
 // by its id, and builds the private index from the tree with the workspace index's stat data
 // where its entry has the same blob and mode (hashing what it does not vouch for). With every
 // .gitignore of the base in hand, and no submodule, it also tells whether the work tree holds the
-// tree exactly (treeIsClean). It reads the workspace only.
-func prepareSeed(ctx context.Context, root, tip string, excludes []string) (*seedPlan, error) {
+// tree exactly (treeIsClean). It reads the workspace only, and writes only into stage, when
+// given: a directory beside the private repository where the pack and index wait for applySeed.
+func prepareSeed(ctx context.Context, root, tip string, excludes []string, stage string) (*seedPlan, error) {
 	ws, err := openWorkspaceObjects(root)
 	if err != nil {
 		return nil, err
@@ -154,14 +159,46 @@ func prepareSeed(ctx context.Context, root, tip string, excludes []string) (*see
 		p.ignores = newIgnoreRules(w.ignorePaths, ignoreContents, excludes)
 		p.clean = treeIsClean(ctx, root, w.dirs, index, p.ignores)
 	}
-	return p, ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if stage != "" {
+		if err := p.stage(stage); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// stage writes the plan's pack and index into dir.
+func (p *seedPlan) stage(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	pack, err := writeStoredPack(dir, p.objs, true)
+	if err != nil {
+		return fmt.Errorf("write the base's trees: %w", err)
+	}
+	if err := writeIndex(filepath.Join(dir, "index"), p.index, p.tree.extension()); err != nil {
+		return err
+	}
+	p.staged, p.pack = dir, filepath.Base(pack)
+	return nil
 }
 
 // applySeed writes a plan into the private repository: the objects as one pack of the partial
 // clone, then the shallow boundary and the ref, then the index (what is written first is
 // harmless should a later step fail).
 func (r *Repo) applySeed(branch string, p *seedPlan) error {
-	if _, err := writeStoredPack(filepath.Join(r.gitDir, "objects", "pack"), p.objs, true); err != nil {
+	packs := filepath.Join(r.gitDir, "objects", "pack")
+	if p.staged != "" {
+		// The .idx last: git finds a pack by it.
+		for _, ext := range []string{".pack", ".promisor", ".idx"} {
+			if err := os.Rename(filepath.Join(p.staged, p.pack+ext), filepath.Join(packs, p.pack+ext)); err != nil {
+				return fmt.Errorf("write the base's trees: %w", err)
+			}
+		}
+	} else if _, err := writeStoredPack(packs, p.objs, true); err != nil {
 		return fmt.Errorf("write the base's trees: %w", err)
 	}
 	tipHash := plumbing.NewHash(p.tip)
@@ -178,7 +215,11 @@ func (r *Repo) applySeed(branch string, p *seedPlan) error {
 	if err := r.setRef("refs/remotes/origin/"+branch, p.tip); err != nil {
 		return err
 	}
-	if err := writeIndex(r.index, p.index, p.tree.extension()); err != nil {
+	if p.staged != "" {
+		if err := os.Rename(filepath.Join(p.staged, "index"), r.index); err != nil {
+			return err
+		}
+	} else if err := writeIndex(r.index, p.index, p.tree.extension()); err != nil {
 		return err
 	}
 	if r.known == nil {
