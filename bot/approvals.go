@@ -427,12 +427,10 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 	if err != nil {
 		return r.block(ctx, stepTaskParsed, err.Error())
 	}
-	if err := r.prepareWorkspace(ctx, branch, base); err != nil {
-		return err
-	}
-
-	r.st.set(stepCodex, StepPending, fmt.Sprintf("plan phase: `%s` (%s), sandbox `%s`", route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox))
-	if err := r.publish(ctx); err != nil {
+	// "Codex running" goes out while the task branch is checked out.
+	codexLine := fmt.Sprintf("plan phase: `%s` (%s), sandbox `%s`", route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox)
+	if err := r.publishAround(ctx, func(s *Status) { s.set(stepCodex, StepPending, codexLine) },
+		func() error { return r.prepareWorkspace(ctx, branch, base) }); err != nil {
 		return err
 	}
 	prompt, err := r.withGuidance(ctx, base, task.Role, prepared.Prompt+planInstruction)
