@@ -604,6 +604,11 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 			return err
 		}
 	}
+	if r.out.PullRequest > 0 {
+		// The push moved the head: studio/gate is recomputed for it, beside the label and the
+		// status comment below (the gate reads neither).
+		defer r.refreshGateBeside(ctx, r.out.PullRequest, r.tr.Issue)()
+	}
 
 	r.st.set(stepVerdict, StepDone, "**"+verdict+"**")
 	r.st.Verdict = verdict
