@@ -354,9 +354,6 @@ func (r *run) authorizeAndRun(ctx context.Context, cfg policy.StudioConfig, task
 		r.logf("no identity marker for #%d: %v; the gate cannot count approvals until the task block is fixed", r.tr.Issue, hashErr)
 	}
 	err := r.implement(ctx, cfg, task, elig, base)
-	if err == nil && r.out.PullRequest > 0 {
-		r.refreshGate(ctx, r.out.PullRequest, r.tr.Issue)
-	}
 	return err
 }
 
@@ -427,12 +424,10 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 	if err != nil {
 		return r.block(ctx, stepTaskParsed, err.Error())
 	}
-	if err := r.prepareWorkspace(ctx, branch, base); err != nil {
-		return err
-	}
-
-	r.st.set(stepCodex, StepPending, fmt.Sprintf("plan phase: `%s` (%s), sandbox `%s`", route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox))
-	if err := r.publish(ctx); err != nil {
+	// "Codex running" goes out while the task branch is checked out.
+	codexLine := fmt.Sprintf("plan phase: `%s` (%s), sandbox `%s`", route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox)
+	if err := r.publishAround(ctx, func(s *Status) { s.set(stepCodex, StepPending, codexLine) },
+		func() error { return r.prepareWorkspace(ctx, branch, base) }); err != nil {
 		return err
 	}
 	prompt, err := r.withGuidance(ctx, base, task.Role, prepared.Prompt+planInstruction)
@@ -498,14 +493,13 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 	r.st.Summary = awaitingSummary(pr.Number, marker.RequestedBy, cfg.StudioMode, policy.RenderDryRun(blocked, diag)) + leftoversNote(exe.Leftovers())
 	r.out.Status = statusAwaitingApproval
 	r.out.Summary = r.st.Summary
+	// The plan commit is the new head: studio/gate is recomputed for it, beside the label and the
+	// status comment (the gate reads neither).
+	defer r.refreshGateBeside(ctx, pr.Number, r.tr.Issue)()
 	if err := r.setStatusLabel(ctx, statusAwaitingApproval); err != nil {
 		return err
 	}
-	if err := r.publish(ctx); err != nil {
-		return err
-	}
-	r.refreshGate(ctx, pr.Number, r.tr.Issue)
-	return nil
+	return r.publish(ctx)
 }
 
 // recordPlan writes the plan's record as the studio/plan check run on the plan commit. It answers

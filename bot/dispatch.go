@@ -122,6 +122,21 @@ func (b *Bot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 
 	// Where the command acts: the issue it was written on, or the task of the studio pull request.
 	pull := tr.IsPull || tr.Snapshot.IsPull
+	// A verb that reads the default branch has it checked out (readyBase) before the lock, so the
+	// lock commit can carry its tree. The checkout changes nothing on GitHub, so it starts now,
+	// beside the round trips below (authorization, reaction): an actor without write permission
+	// still gets one reply and nothing else, once the checkout ended (it is never cut short
+	// half-way through an edit of the workspace's git config).
+	placed := v != nil && ((pull && v.onPull != nil) || (!pull && v.onIssue != nil))
+	var base baseCheckout
+	if placed && v.needsBase && b.Workspace != nil && cmd.Err == nil {
+		name, err := b.GitHub.DefaultBranch(ctx)
+		if err != nil {
+			return out, err
+		}
+		base.start(ctx, b, name)
+	}
+	defer base.wait()
 	issue, task := tr.Issue, tr.Snapshot
 	var pr PullRequest
 	if pull {
@@ -151,7 +166,7 @@ func (b *Bot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 	if cmd.Err != nil {
 		return b.refuseUsage(ctx, tr, cmd, tr.Issue)
 	}
-	if (pull && v.onPull == nil) || (!pull && v.onIssue == nil) {
+	if !placed {
 		return b.refuseMisplaced(ctx, tr, cmd, v, pull, issue)
 	}
 	if tr.Kind == TriggerComment {
@@ -159,16 +174,8 @@ func (b *Bot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 			return out, err
 		}
 	}
-	if v.needsBase && b.Workspace != nil {
-		// The handler reads the default branch's checkout: fetch it now, outside the lock, so the
-		// lock commit can carry its tree.
-		base, err := b.GitHub.DefaultBranch(ctx)
-		if err != nil {
-			return out, err
-		}
-		if err := b.readyBase(ctx, base); err != nil {
-			return out, err
-		}
+	if err := base.wait(); err != nil {
+		return out, err
 	}
 	// Everything from here writes: hold the task's lock (lock.go), then read the status comment,
 	// which the run that held the lock before may have rewritten (or which may record this very
@@ -237,4 +244,24 @@ func (b *Bot) refuseUsage(ctx context.Context, tr Trigger, cmd Command, replyTo 
 	}
 	b.logf("refused: malformed command %q: %v", quoteLine(cmd.Line), cmd.Err)
 	return out, nil
+}
+
+// baseCheckout is readyBase running beside onCommand's GitHub round trips. The zero value has
+// nothing running; wait is safe to call again and returns readyBase's error once.
+type baseCheckout struct {
+	done chan error
+}
+
+func (c *baseCheckout) start(ctx context.Context, b *Bot, base string) {
+	c.done = make(chan error, 1)
+	go func() { c.done <- b.readyBase(ctx, base) }()
+}
+
+func (c *baseCheckout) wait() error {
+	if c.done == nil {
+		return nil
+	}
+	err := <-c.done
+	c.done = nil
+	return err
 }

@@ -91,6 +91,19 @@ func (b *Bot) refreshGate(ctx context.Context, number, issue int) {
 	}
 }
 
+// refreshGateBeside is refreshGate on a goroutine of its own, for a run's last writes that the gate
+// does not read (the status label, the status comment): they go out beside it. wait returns once
+// the gate is written (or its failure logged); the run calls it before it returns, so the gate is
+// still written under the issue's lock.
+func (b *Bot) refreshGateBeside(ctx context.Context, number, issue int) (wait func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.refreshGate(ctx, number, issue)
+	}()
+	return func() { <-done }
+}
+
 func (b *Bot) recomputeGate(ctx context.Context, number, issue int) error {
 	pr, err := b.GitHub.Pull(ctx, number)
 	if err != nil {

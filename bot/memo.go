@@ -60,13 +60,18 @@ func newMemo(gh GitHub, now func() time.Time, botLogin string) *memo {
 }
 
 // remember is every list read of the memo: the memoized answer when there is one, else GitHub's,
-// kept for next time. Callers get copies, so nothing they do changes the memo.
+// kept for next time. Callers get copies, so nothing they do changes the memo; the copy is taken
+// under the lock, since writes (EditComment, a check run updated in place) change entries of the
+// memoized lists in place.
 func remember[K comparable, V any](m *memo, cache map[K][]V, key K, fetch func() ([]V, error)) ([]V, error) {
 	m.mu.Lock()
 	v, ok := cache[key]
+	if ok {
+		v = slices.Clone(v)
+	}
 	m.mu.Unlock()
 	if ok {
-		return slices.Clone(v), nil
+		return v, nil
 	}
 	v, err := fetch()
 	if err == nil {

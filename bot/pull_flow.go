@@ -145,9 +145,6 @@ func (b *Bot) implementApproved(ctx context.Context, tr Trigger, issue int, tn t
 		r.reportFailure(ctx, err)
 		return *r.out, true, err
 	}
-	if r.out.PullRequest > 0 {
-		b.refreshGate(ctx, r.out.PullRequest, issue)
-	}
 	return *r.out, true, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -217,7 +218,31 @@ type run struct {
 }
 
 func (r *run) publish(ctx context.Context) error {
-	body := r.st.Render()
+	return r.publishBody(ctx, r.st.Render())
+}
+
+// publishAround is publish of the status as next changes it, written while fn runs: the comment's
+// round trip overlaps a step it does not show (the task branch checked out before Codex starts).
+// The run's status takes the change only when fn succeeds, so a failure of fn is reported exactly
+// as if nothing had been written; both have ended when it returns, so the next write of the
+// comment edits this one (never a second comment, never an older text last). fn's error wins.
+func (r *run) publishAround(ctx context.Context, next func(*Status), fn func() error) error {
+	ahead := *r.st
+	ahead.Steps = slices.Clone(r.st.Steps)
+	next(&ahead)
+	body := ahead.Render()
+	done := make(chan error, 1)
+	go func() { done <- r.publishBody(ctx, body) }()
+	err := fn()
+	perr := <-done
+	if err != nil {
+		return err
+	}
+	next(r.st)
+	return perr
+}
+
+func (r *run) publishBody(ctx context.Context, body string) error {
 	if r.statusID == 0 {
 		c, err := r.GitHub.CreateComment(ctx, r.tr.Issue, body)
 		if err != nil {
@@ -505,13 +530,11 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 		return err
 	}
 	routes, prepared, facts := rr.routes, rr.prepared, rr.facts
-	if err := r.prepareWorkspace(ctx, branch, base); err != nil {
-		return err
-	}
-
+	// "Codex running" goes out while the task branch is checked out.
 	impl := routes.Implementation.Primary
-	r.st.set(stepCodex, StepPending, fmt.Sprintf("`%s` (%s), sandbox `%s`", impl.Model, impl.Effort, elig.CodexSandbox))
-	if err := r.publish(ctx); err != nil {
+	codexLine := fmt.Sprintf("`%s` (%s), sandbox `%s`", impl.Model, impl.Effort, elig.CodexSandbox)
+	if err := r.publishAround(ctx, func(s *Status) { s.set(stepCodex, StepPending, codexLine) },
+		func() error { return r.prepareWorkspace(ctx, branch, base) }); err != nil {
 		return err
 	}
 	st := &implState{task: task, elig: elig, branch: branch, base: base, scope: policy.Scope(task.WriteFiles), outOfScope: map[string]policy.ScopeRefusal{}, modes: map[string]string{},
@@ -580,6 +603,11 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 		if _, err := r.upsertPull(ctx, task, branch, base, summary); err != nil {
 			return err
 		}
+	}
+	if r.out.PullRequest > 0 {
+		// The push moved the head: studio/gate is recomputed for it, beside the label and the
+		// status comment below (the gate reads neither).
+		defer r.refreshGateBeside(ctx, r.out.PullRequest, r.tr.Issue)()
 	}
 
 	r.st.set(stepVerdict, StepDone, "**"+verdict+"**")

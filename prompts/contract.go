@@ -3,7 +3,6 @@ package prompts
 import (
 	"embed"
 	"fmt"
-	"io/fs"
 	"strings"
 	"sync"
 )
@@ -63,22 +62,31 @@ func SharedFragmentText(id string) (string, bool) {
 }
 
 var (
-	contractsOnce sync.Once
-	contracts     map[string]RoleContract
-	contractsErr  error
+	contractsMu sync.Mutex
+	contracts   = map[string]RoleContract{}
 )
 
-// LoadRoleContract returns the parsed contract of a built-in role. The embedded files are parsed
-// once; a malformed file is a build defect that the tests catch, reported here as an error.
+// LoadRoleContract returns the parsed contract of a built-in role. Each embedded file is parsed
+// on first use (a run reads one or two of the 50) and kept; a malformed file is a build defect
+// that the tests catch (they load every role's), reported here as an error.
 func LoadRoleContract(id string) (RoleContract, error) {
-	contractsOnce.Do(func() { contracts, contractsErr = parseAllContracts(roleFiles) })
-	if contractsErr != nil {
-		return RoleContract{}, contractsErr
-	}
-	c, ok := contracts[id]
-	if !ok {
+	if !IsBuiltinRole(id) {
 		return RoleContract{}, fmt.Errorf("%s", UnknownRoleMessage(id))
 	}
+	contractsMu.Lock()
+	defer contractsMu.Unlock()
+	if c, ok := contracts[id]; ok {
+		return c, nil
+	}
+	b, err := roleFiles.ReadFile("roles/" + id + ".md")
+	if err != nil {
+		return RoleContract{}, fmt.Errorf("read role contract %s: %w", id, err)
+	}
+	c, err := ParseRoleContract(id, string(b))
+	if err != nil {
+		return RoleContract{}, err
+	}
+	contracts[id] = c
 	return c, nil
 }
 
@@ -92,22 +100,6 @@ func RoleContractSource(id string) (string, error) {
 		return "", fmt.Errorf("read role contract %s: %w", id, err)
 	}
 	return string(b), nil
-}
-
-func parseAllContracts(fsys fs.FS) (map[string]RoleContract, error) {
-	out := make(map[string]RoleContract, len(builtinRoles))
-	for _, r := range builtinRoles {
-		b, err := fs.ReadFile(fsys, "roles/"+r.ID+".md")
-		if err != nil {
-			return nil, fmt.Errorf("read role contract %s: %w", r.ID, err)
-		}
-		c, err := ParseRoleContract(r.ID, string(b))
-		if err != nil {
-			return nil, err
-		}
-		out[r.ID] = c
-	}
-	return out, nil
 }
 
 // ParseRoleContract parses a contract file: a "# Title" line, then "## " sections in the fixed

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // workflowsJSON is the seed's built-in workflow registry (seed §11, src/workflows.ts): 61
@@ -48,7 +49,10 @@ type Workflow struct {
 	Custom    bool   `json:"-"`
 }
 
-var builtinWorkflows = func() []Workflow {
+// builtinWorkflows decodes the registry on first use, not at package initialization: every
+// studio process initializes this package (the action twice, as it re-executes itself), and a
+// run rarely looks at a workflow.
+var builtinWorkflows = sync.OnceValue(func() []Workflow {
 	var ws []Workflow
 	if err := json.Unmarshal(workflowsJSON, &ws); err != nil {
 		panic("prompts/workflows.json: " + err.Error())
@@ -57,15 +61,16 @@ var builtinWorkflows = func() []Workflow {
 		ws[i].File = ".codex/workflows/" + ws[i].ID + ".md"
 	}
 	return ws
-}()
+})
 
 // BuiltinWorkflows returns the built-in workflows in the seed's registry order. The slice is a copy.
-func BuiltinWorkflows() []Workflow { return append([]Workflow(nil), builtinWorkflows...) }
+func BuiltinWorkflows() []Workflow { return append([]Workflow(nil), builtinWorkflows()...) }
 
 // BuiltinWorkflowIDs lists the built-in workflow ids in registry order (studio.json `workflows`).
 func BuiltinWorkflowIDs() []string {
-	ids := make([]string, len(builtinWorkflows))
-	for i, w := range builtinWorkflows {
+	ws := builtinWorkflows()
+	ids := make([]string, len(ws))
+	for i, w := range ws {
 		ids[i] = w.ID
 	}
 	return ids
@@ -73,12 +78,12 @@ func BuiltinWorkflowIDs() []string {
 
 // lookupBuiltinWorkflow finds a built-in workflow by id, then by alias.
 func lookupBuiltinWorkflow(name string) (Workflow, bool) {
-	for _, w := range builtinWorkflows {
+	for _, w := range builtinWorkflows() {
 		if w.ID == name {
 			return w, true
 		}
 	}
-	for _, w := range builtinWorkflows {
+	for _, w := range builtinWorkflows() {
 		if contains(w.Aliases, name) {
 			return w, true
 		}

@@ -218,11 +218,20 @@ type run struct {
 	meter *Meter // every Codex call goes through it: it counts usage and enforces MaxTokens
 }
 
-func (r *run) line(s string) {
-	s = r.l.Redactor.Redact(s)
-	r.out.Lines = append(r.out.Lines, s)
-	if r.l.Hooks.OnLine != nil {
-		r.l.Hooks.OnLine(s)
+func (r *run) line(s string) { r.lines(s) }
+
+// lines adds a step's lines to the outcome and the log, and rewrites output.txt once for all of
+// them (not once per line: each rewrite is the whole file).
+func (r *run) lines(ss ...string) {
+	if len(ss) == 0 {
+		return
+	}
+	for _, s := range ss {
+		s = r.l.Redactor.Redact(s)
+		r.out.Lines = append(r.out.Lines, s)
+		if r.l.Hooks.OnLine != nil {
+			r.l.Hooks.OnLine(s)
+		}
 	}
 	_ = r.l.Evidence.WriteOutput(r.out.Lines) // best effort: the lines also go to OnLine
 }
@@ -307,9 +316,7 @@ func (r *run) attempt(ctx context.Context, pass int, label, phase string, route 
 	}
 	a.called = true
 	a.exe, _ = r.codex(ctx, phase, label, r.p.Sandbox, route, prompt, r.p.OutputSchema)
-	for _, ln := range a.exe.Lines(label) {
-		r.line(ln)
-	}
+	r.lines(a.exe.Lines(label)...)
 	if ctx.Err() != nil {
 		return a, fmt.Errorf("%s: %w", label, ctx.Err())
 	}
@@ -403,9 +410,7 @@ func (r *run) verify(ctx context.Context, pass int) (VerificationResult, error) 
 		v = VerificationResult{Command: r.p.Verify.Command, Args: r.p.Verify.Args, Cwd: r.p.Workdir, Stderr: err.Error()}
 		err = nil
 	}
-	for _, ln := range v.Lines() {
-		r.line(ln)
-	}
+	r.lines(v.Lines()...)
 	ev := r.l.Evidence
 	dir := rel(ev, ev.StepDir(passName("verification", pass)))
 	_ = ev.WriteJSON(filepath.Join(dir, "result.json"), v)
@@ -428,9 +433,7 @@ func (r *run) review(ctx context.Context, pass int) (ReviewOutcome, *BudgetError
 	prompt := r.l.Redactor.Redact(r.p.ReviewPrompt) + "\n\n# Implementation and verification output\n\n" + r.out.Output() + "\n"
 	exe, dir := r.codex(ctx, "review", passName("review", pass), "read-only", r.p.Routes.Review, prompt, ReviewSchema)
 	rev := NewReviewOutcome(exe)
-	for _, ln := range rev.Lines() {
-		r.line(ln)
-	}
+	r.lines(rev.Lines()...)
 	if stop := budgetStop(exe, passReviewLabel(pass)); stop != nil {
 		return rev, stop, nil
 	}

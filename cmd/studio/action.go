@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/codex-studio/studio-action/bot"
@@ -71,6 +72,9 @@ func runAction(ctx context.Context, getenv func(string) string, stdout, stderr i
 }
 
 func runActionWith(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer, over actionOverrides) int {
+	// The bot's log and the GitHub client's retry log share stderr, and the bot's work can run on
+	// more than one goroutine (the checkout beside the first API calls): one write at a time.
+	stderr = &lockedWriter{w: stderr}
 	act := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(stdout))
 	token := act.GetInput("github-token")
 	openAIKey := act.GetInput("openai-api-key")
@@ -419,4 +423,16 @@ func approvalInputs(input func(string) string) (approvalSettings, error) {
 		s.ttl = d
 	}
 	return s, nil
+}
+
+// lockedWriter serializes writes to w.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
