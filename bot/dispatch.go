@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -174,13 +175,18 @@ func (b *Bot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 			return out, err
 		}
 	}
-	if err := base.wait(); err != nil {
+	// The lock commit needs only the base's tree, which the checkout knows long before it has
+	// checked the work tree: the lock is taken then, and the rest of the checkout ends beside it.
+	if err := base.waitTree(); err != nil {
 		return out, err
 	}
 	// Everything from here writes: hold the task's lock (lock.go), then read the status comment,
 	// which the run that held the lock before may have rewritten (or which may record this very
 	// comment as handled, when it was delivered twice).
 	return b.locked(ctx, issue, eventLine(tr, cmd), tr.Actor.Login, func(ctx context.Context) (Outcome, error) {
+		if err := base.wait(); err != nil {
+			return out, err
+		}
 		r, err := b.runForIssue(ctx, tr, task, cmd)
 		if err != nil {
 			return out, err
@@ -250,11 +256,49 @@ func (b *Bot) refuseUsage(ctx context.Context, tr Trigger, cmd Command, replyTo 
 // nothing running; wait is safe to call again and returns readyBase's error once.
 type baseCheckout struct {
 	done chan error
+	// tree is closed once the lock may be taken: the workspace told the base's tree (see
+	// gitops.Repo.OnBaseTip), or the checkout ended.
+	tree     chan struct{}
+	treeOnce sync.Once
+}
+
+// baseTipTeller is a Workspace that can tell the base's tree before its checkout ends.
+type baseTipTeller interface {
+	OnBaseTip(func(tip, tree string))
 }
 
 func (c *baseCheckout) start(ctx context.Context, b *Bot, base string) {
 	c.done = make(chan error, 1)
-	go func() { c.done <- b.readyBase(ctx, base) }()
+	c.tree = make(chan struct{})
+	treeKnown := func() { c.treeOnce.Do(func() { close(c.tree) }) }
+	if t, ok := b.Workspace.(baseTipTeller); ok && !b.onBase {
+		if u, ok := b.Locks.(lockTreeUser); ok {
+			t.OnBaseTip(func(_, tree string) {
+				u.UseLockTree(tree)
+				treeKnown()
+			})
+		}
+	}
+	go func() {
+		err := b.readyBase(ctx, base)
+		treeKnown()
+		c.done <- err
+	}()
+}
+
+// waitTree returns once the lock may be taken, or with the checkout's error when it ended first.
+func (c *baseCheckout) waitTree() error {
+	if c.done == nil {
+		return nil
+	}
+	<-c.tree
+	select {
+	case err := <-c.done:
+		c.done = nil
+		return err
+	default:
+		return nil
+	}
 }
 
 func (c *baseCheckout) wait() error {

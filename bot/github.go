@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/google/go-github/v60/github"
@@ -140,7 +141,9 @@ type Client struct {
 	policy RetryPolicy
 	login  string
 
-	// lockTreeSHA is the tree lock commits carry (github_lock.go).
+	// lockTreeSHA is the tree lock commits carry (github_lock.go). The base checkout may tell it
+	// while the lock is being taken, hence the mutex.
+	lockTreeMu  sync.Mutex
 	lockTreeSHA string
 }
 

@@ -40,7 +40,9 @@ type lockTreeUser interface{ UseLockTree(tree string) }
 // UseLockTree sets the tree lock commits carry; "" is ignored.
 func (c *Client) UseLockTree(tree string) {
 	if tree != "" {
+		c.lockTreeMu.Lock()
 		c.lockTreeSHA = tree
+		c.lockTreeMu.Unlock()
 	}
 }
 
@@ -64,8 +66,11 @@ func unprocessable(resp *github.Response) bool {
 
 // lockTree is the tree lock commits carry: the default branch's, read once per process.
 func (c *Client) lockTree(ctx context.Context) (string, error) {
-	if c.lockTreeSHA != "" {
-		return c.lockTreeSHA, nil
+	c.lockTreeMu.Lock()
+	known := c.lockTreeSHA
+	c.lockTreeMu.Unlock()
+	if known != "" {
+		return known, nil
 	}
 	base, err := c.DefaultBranch(ctx)
 	if err != nil {
@@ -79,8 +84,8 @@ func (c *Client) lockTree(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read %s's commit for the lock commit: %w", base, classify(err))
 	}
-	c.lockTreeSHA = commit.GetTree().GetSHA()
-	return c.lockTreeSHA, nil
+	c.UseLockTree(commit.GetTree().GetSHA())
+	return commit.GetTree().GetSHA(), nil
 }
 
 func (c *Client) CreateLockCommit(ctx context.Context, message, parent string) (string, error) {

@@ -177,7 +177,7 @@ func BenchmarkSeed30k(b *testing.B) {
 		if err := repo.init(ctx); err != nil {
 			b.Fatal(err)
 		}
-		p, err := prepareSeed(ctx, ws, tip, nil, "")
+		p, err := prepareSeed(ctx, ws, tip, nil, "", nil)
 		if err != nil {
 			b.Fatal(err)
 		}

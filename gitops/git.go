@@ -106,6 +106,8 @@ type Repo struct {
 	// treeIsClean), and seededIgnores are the base's ignore rules it built.
 	seededClean   bool
 	seededIgnores *ignoreRules
+	// baseTipHook, set by OnBaseTip, is told origin's tip of the base and its tree once.
+	baseTipHook func(tip, tree string)
 	// heads are the task branches (full ref -> commit) the first ls-remote listed, for the next
 	// PrepareBranch only (see BranchPrefix).
 	heads map[string]string
@@ -490,13 +492,14 @@ func (r *Repo) fetchTip(ctx context.Context, branch string) (string, error) {
 		sctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		var spec chan seeding
+		early := make(chan string, 1)
 		stage := filepath.Join(r.StateDir, "seed")
 		defer os.RemoveAll(stage)
 		if guess != "" {
 			spec = make(chan seeding, 1)
 			excludes := slices.Clone(r.excludes)
 			go func() {
-				p, err := prepareSeed(sctx, r.Dir, guess, excludes, stage)
+				p, err := prepareSeed(sctx, r.Dir, guess, excludes, stage, early)
 				spec <- seeding{p, err}
 			}()
 		}
@@ -504,6 +507,10 @@ func (r *Repo) fetchTip(ctx context.Context, branch string) (string, error) {
 		var plan *seedPlan
 		switch {
 		case spec != nil && err == nil && guess == tip:
+			// The tip's tree is known (and verified) long before the work tree is checked.
+			if tree, ok := <-early; ok {
+				r.tellBaseTip(tip, tree)
+			}
 			if s := <-spec; s.err == nil {
 				plan = s.plan
 			}
@@ -516,7 +523,7 @@ func (r *Repo) fetchTip(ctx context.Context, branch string) (string, error) {
 			return "", err
 		}
 		if plan == nil && guess != tip {
-			plan, _ = prepareSeed(ctx, r.Dir, tip, r.excludes, "")
+			plan, _ = prepareSeed(ctx, r.Dir, tip, r.excludes, "", nil)
 		}
 		if plan != nil && r.applySeed(branch, plan) == nil {
 			return tip, nil
@@ -786,6 +793,18 @@ func (r *Repo) PrepareBranch(ctx context.Context, branch, base string) (existed 
 	return true, nil
 }
 
+// OnBaseTip asks the next CheckoutBase to tell f origin's tip of the base and its tree as soon as
+// both are known and verified, which may be well before the work tree is checked: the bot's
+// lock commit carries that tree. f is called once, from the goroutine running CheckoutBase.
+func (r *Repo) OnBaseTip(f func(tip, tree string)) { r.baseTipHook = f }
+
+func (r *Repo) tellBaseTip(tip, tree string) {
+	if f := r.baseTipHook; f != nil {
+		r.baseTipHook = nil
+		f(tip, tree)
+	}
+}
+
 // CheckoutBase puts the workspace on origin's tip of base, whatever the workflow checked out: role
 // packs, templates and context must come from the default branch, not from a pull request's merge
 // commit.
@@ -793,6 +812,11 @@ func (r *Repo) CheckoutBase(ctx context.Context, base string) error {
 	tip, err := r.fetchTip(ctx, base)
 	if err != nil {
 		return err
+	}
+	if r.baseTipHook != nil {
+		if tree, err := r.TreeOf(ctx, tip); err == nil {
+			r.tellBaseTip(tip, tree)
+		}
 	}
 	if err := r.checkout(ctx, tip, ""); err != nil {
 		return err

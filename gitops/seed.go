@@ -73,7 +73,7 @@ type seedPlan struct {
 // seedFromWorkspace makes the private repository and index hold commit tip of branch from the
 // workspace's .git instead of a fetch (see wsgit.go). It changes nothing when it fails.
 func (r *Repo) seedFromWorkspace(ctx context.Context, branch, tip string) error {
-	p, err := prepareSeed(ctx, r.Dir, tip, r.excludes, "")
+	p, err := prepareSeed(ctx, r.Dir, tip, r.excludes, "", nil)
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,13 @@ func (r *Repo) seedFromWorkspace(ctx context.Context, branch, tip string) error 
 // .gitignore of the base in hand, and no submodule, it also tells whether the work tree holds the
 // tree exactly (treeIsClean). It reads the workspace only, and writes only into stage, when
 // given: a directory beside the private repository where the pack and index wait for applySeed.
-func prepareSeed(ctx context.Context, root, tip string, excludes []string, stage string) (*seedPlan, error) {
+//
+// When early is not nil, it receives the tip's tree id as soon as the commit is verified, and is
+// closed when prepareSeed returns.
+func prepareSeed(ctx context.Context, root, tip string, excludes []string, stage string, early chan<- string) (*seedPlan, error) {
+	if early != nil {
+		defer close(early)
+	}
 	ws, err := openWorkspaceObjects(root)
 	if err != nil {
 		return nil, err
@@ -105,6 +111,9 @@ func prepareSeed(ctx context.Context, root, tip string, excludes []string, stage
 	if !ok || len(treeHex) < 41 || treeHex[40] != '\n' || !plumbing.IsHash(string(treeHex[:40])) {
 		<-statc
 		return nil, fmt.Errorf("%s: not a commit", tip)
+	}
+	if early != nil {
+		early <- string(treeHex[:40])
 	}
 	w := &treeWalk{ctx: ctx, ws: ws, seen: map[plumbing.Hash]bool{}}
 	w.objs = append(w.objs, packObject{tipHash, plumbing.CommitObject, commit})

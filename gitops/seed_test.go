@@ -432,3 +432,29 @@ func TestCheckoutTrustsOnlyACleanWorkTree(t *testing.T) {
 		})
 	}
 }
+
+// OnBaseTip tells origin's tip and its tree once, whether the base was seeded from the workspace
+// or fetched, before CheckoutBase returns.
+func TestOnBaseTipTellsTheTipAndItsTree(t *testing.T) {
+	for _, moved := range []bool{false, true} {
+		emu, repo, tip := seededClone(t, true)
+		if moved {
+			var err error
+			if tip, err = emu.CommitFiles("o", "r", "main", ghemu.CommitSpec{Message: "moved", Files: map[string]string{"late.txt": "l\n"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var calls []string
+		repo.OnBaseTip(func(tip, tree string) { calls = append(calls, tip+" "+tree) })
+		if err := repo.CheckoutBase(context.Background(), "main"); err != nil {
+			t.Fatal(err)
+		}
+		tree, err := repo.TreeOf(context.Background(), tip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(calls) != 1 || calls[0] != tip+" "+tree {
+			t.Fatalf("moved %v: told %v, want [%s %s]", moved, calls, tip, tree)
+		}
+	}
+}
