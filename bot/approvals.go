@@ -543,17 +543,27 @@ func (b *Bot) readyBase(ctx context.Context, base string) error {
 			return fmt.Errorf("refusing to fetch: %w", err)
 		}
 	}
-	if removed, err := b.Workspace.StripCredentialHelpers(ctx); err != nil {
-		return err
-	} else if len(removed) > 0 {
-		b.logf("removed persisted credentials from the workspace git config (%s) so the agent cannot read them; set persist-credentials: false on actions/checkout", strings.Join(removed, ", "))
-	}
 	if rel, err := filepath.Rel(b.WorkDir, b.RunsDir); err == nil && !strings.HasPrefix(rel, "..") {
 		if err := b.Workspace.Exclude(ctx, "/"+filepath.ToSlash(rel)+"/"); err != nil {
 			return err
 		}
 	}
-	if err := b.Workspace.CheckoutBase(ctx, base); err != nil {
+	// Stripping the persisted credential edits the workspace's .git/config as data; the checkout
+	// works in the studio's private repository and reads no config of the workspace's. Both end
+	// before this returns, so before any agent starts.
+	stripped := make(chan error, 1)
+	go func() {
+		removed, err := b.Workspace.StripCredentialHelpers(ctx)
+		if err == nil && len(removed) > 0 {
+			b.logf("removed persisted credentials from the workspace git config (%s) so the agent cannot read them; set persist-credentials: false on actions/checkout", strings.Join(removed, ", "))
+		}
+		stripped <- err
+	}()
+	err := b.Workspace.CheckoutBase(ctx, base)
+	if serr := <-stripped; serr != nil {
+		return serr
+	}
+	if err != nil {
 		return err
 	}
 	b.onBase, b.pristine = true, true
