@@ -12,6 +12,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -161,21 +162,33 @@ func prepareSeed(ctx context.Context, root, tip string, excludes []string, stage
 	if len(unknown) > 0 {
 		hashEntries(ctx, root, unknown)
 	}
+	// A tree git wrote is in index order already; sorting here keeps the index read-only below.
+	if !sort.SliceIsSorted(index, func(i, j int) bool { return index[i].name < index[j].name }) {
+		sort.Slice(index, func(i, j int) bool { return index[i].name < index[j].name })
+	}
 	p := &seedPlan{tip: tip, objs: w.objs, index: index, tree: tree, known: known}
+	// The pack and the index are written beside the check below (which only reads them).
+	staged := make(chan error, 1)
+	if stage != "" {
+		go func() { staged <- p.stage(stage) }()
+	} else {
+		staged <- nil
+	}
 	// With every .gitignore in hand and no submodule to ask about, the studio can tell by itself
 	// whether the work tree holds the base exactly, and spare the checkout git's scan.
+	var ignores *ignoreRules
+	clean := false
 	if len(ignoreContents) == len(w.ignores) && !w.gitlinks {
-		p.ignores = newIgnoreRules(w.ignorePaths, ignoreContents, excludes)
-		p.clean = treeIsClean(ctx, root, w.dirs, index, p.ignores)
+		ignores = newIgnoreRules(w.ignorePaths, ignoreContents, excludes)
+		clean = treeIsClean(ctx, root, w.dirs, index, ignores)
+	}
+	if err := <-staged; err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if stage != "" {
-		if err := p.stage(stage); err != nil {
-			return nil, err
-		}
-	}
+	p.ignores, p.clean = ignores, clean
 	return p, nil
 }
 
