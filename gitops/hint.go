@@ -1,10 +1,12 @@
 package gitops
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -95,22 +97,31 @@ func writeIndex(path string, entries []hintEntry, extensions []byte) error {
 	if !sort.SliceIsSorted(entries, func(i, j int) bool { return entries[i].name < entries[j].name }) {
 		sort.Slice(entries, func(i, j int) bool { return entries[i].name < entries[j].name })
 	}
-	size := 12 + len(extensions) + sha1.Size
+	n := uint32(0)
 	for i := range entries {
-		size += 70 + len(entries[i].name)
+		if i == 0 || entries[i-1].name != entries[i].name {
+			n++
+		}
 	}
-	b := make([]byte, 0, size)
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".index-hint-")
+	if err != nil {
+		return err
+	}
+	// Streamed through the checksum: at 100,000 files the index is 8 MB, which a buffer would
+	// add to the studio's peak memory.
+	sum := sha1.New()
+	w := bufio.NewWriterSize(io.MultiWriter(tmp, sum), 64<<10)
+	b := make([]byte, 0, 4096)
 	b = append(b, "DIRC"...)
 	b = binary.BigEndian.AppendUint32(b, 2)
-	count := len(b)
-	b = binary.BigEndian.AppendUint32(b, 0)
-	n := uint32(0)
+	b = binary.BigEndian.AppendUint32(b, n)
+	w.Write(b)
 	for i := range entries {
 		e := &entries[i]
 		if i > 0 && entries[i-1].name == e.name {
 			continue
 		}
-		start := len(b)
+		b = b[:0]
 		for _, v := range [...]uint32{e.ctimeSec, e.ctimeNsec, e.mtimeSec, e.mtimeNsec, e.dev, e.ino, e.mode, e.uid, e.gid, e.size} {
 			b = binary.BigEndian.AppendUint32(b, v)
 		}
@@ -118,20 +129,17 @@ func writeIndex(path string, entries []hintEntry, extensions []byte) error {
 		b = binary.BigEndian.AppendUint16(b, uint16(min(len(e.name), 0xfff)))
 		b = append(b, e.name...)
 		// 62 bytes of fixed fields, the name, then 1 to 8 NULs up to a multiple of 8.
-		l := len(b) - start
+		l := len(b)
 		var pad [8]byte
 		b = append(b, pad[:(l+8)&^7-l]...)
-		n++
+		w.Write(b)
 	}
-	binary.BigEndian.PutUint32(b[count:], n)
-	b = append(b, extensions...)
-	sum := sha1.Sum(b)
-	b = append(b, sum[:]...)
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".index-hint-")
+	w.Write(extensions)
+	err = w.Flush()
+	if err == nil {
+		_, err = tmp.Write(sum.Sum(nil))
+	}
 	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return err

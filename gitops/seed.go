@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strconv"
@@ -94,6 +95,9 @@ func prepareSeed(ctx context.Context, root, tip string, excludes []string, stage
 	if early != nil {
 		defer close(early)
 	}
+	// The seeding holds the base's paths twice over for a moment (the workspace's index and the
+	// tree's); a tighter collection target keeps the process's peak memory near what it keeps.
+	defer debug.SetGCPercent(debug.SetGCPercent(50))
 	ws, err := openWorkspaceObjects(root)
 	if err != nil {
 		return nil, err
