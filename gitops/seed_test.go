@@ -458,3 +458,62 @@ func TestOnBaseTipTellsTheTipAndItsTree(t *testing.T) {
 		}
 	}
 }
+
+// What a step before the studio can leave in the workspace's .git to make the seeding read
+// outside the workspace or hang: a link where the objects are, a FIFO as the index. Neither is
+// followed or waited on; the checkout still ends on the base.
+func TestSeedingFollowsNoLinkAndWaitsOnNoFIFO(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		plant func(t *testing.T, ws string)
+	}{
+		{"objects linked elsewhere", func(t *testing.T, ws string) {
+			objects := filepath.Join(ws, ".git", "objects")
+			moved := filepath.Join(t.TempDir(), "objects")
+			if err := os.Rename(objects, moved); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(moved, objects); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"the index a FIFO", func(t *testing.T, ws string) {
+			index := filepath.Join(ws, ".git", "index")
+			os.Remove(index)
+			if err := unix.Mkfifo(index, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a pack index linked to /dev/zero", func(t *testing.T, ws string) {
+			idx, _ := filepath.Glob(filepath.Join(ws, ".git", "objects", "pack", "*.idx"))
+			for _, p := range idx {
+				os.Remove(p)
+				if err := os.Symlink("/dev/zero", p); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, repo, tip := seededClone(t, true)
+			tc.plant(t, repo.Dir)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := repo.CheckoutBase(ctx, "main"); err != nil {
+				t.Fatal(err)
+			}
+			tree, err := repo.run(ctx, "write-tree")
+			want, werr := repo.TreeOf(ctx, tip)
+			if err != nil || werr != nil || strings.TrimSpace(string(tree)) != want {
+				t.Fatalf("write-tree = %s (%v), want %s (%v)", tree, err, want, werr)
+			}
+			if repo.tip != tip {
+				t.Fatalf("tip = %s, want %s", repo.tip, tip)
+			}
+			changes, err := repo.Changes(ctx)
+			if err != nil || len(changes) != 0 {
+				t.Fatalf("after the checkout, changes = %v, %v", kinds(changes), err)
+			}
+		})
+	}
+}
