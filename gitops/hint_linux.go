@@ -112,17 +112,8 @@ func (q *dirQueue) done() {
 // subdirectories and hashes its regular files, each opened from the directory's descriptor
 // without following a link.
 func hashDir(ctx context.Context, root string, rootFD int, dir string, q *dirQueue, buf []byte, out []hintEntry) []hintEntry {
-	var fd int
-	var err error
-	if dir == "" {
-		fd, err = unix.Dup(rootFD)
-	} else {
-		var done bool
-		if fd, done, err = openat2Beneath(rootFD, dir); !done {
-			return out
-		}
-	}
-	if err != nil {
+	fd, ok := dirBeneath(rootFD, dir)
+	if !ok {
 		return out
 	}
 	// The name only serves the rare file system that does not report entry types (Go then
@@ -250,61 +241,86 @@ func hashEntries(ctx context.Context, root string, entries []*hintEntry) {
 		return
 	}
 	defer unix.Close(rootFD)
-	const chunk = 64
+	onEveryCore(ctx, len(entries), 64, func() (func(lo, hi int) bool, func()) {
+		buf := make([]byte, 64<<10)
+		dirFD, dirName := -1, ""
+		work := func(lo, hi int) bool {
+			for _, e := range entries[lo:hi] {
+				dir, name := path.Split(e.name)
+				dir = strings.TrimSuffix(dir, "/")
+				if dirFD < 0 || dir != dirName {
+					if dirFD >= 0 {
+						unix.Close(dirFD)
+					}
+					dirName = dir
+					if dirFD, _ = dirBeneath(rootFD, dir); dirFD < 0 {
+						continue
+					}
+				}
+				var h hintEntry
+				var ok bool
+				switch e.mode {
+				case 0o120000:
+					h, ok = hashLink(dirFD, name, e.name)
+				case 0o100644, 0o100755:
+					h, ok = hashFile(ctx, dirFD, name, e.name, buf)
+				}
+				if ok && h.oid == e.oid && h.mode == e.mode {
+					h.content = nil
+					*e = h
+				}
+			}
+			return true
+		}
+		return work, func() {
+			if dirFD >= 0 {
+				unix.Close(dirFD)
+			}
+		}
+	})
+}
+
+// onEveryCore runs the items [0, n) in chunks on one goroutine per core until all are done, ctx
+// ends or a chunk's work says stop (false). Each goroutine gets its own work function (and its
+// own buffers or open directory) from newWorker, and its done after. It reports whether every
+// chunk ran and none said stop.
+func onEveryCore(ctx context.Context, n, chunk int, newWorker func() (work func(lo, hi int) bool, done func())) bool {
 	var next atomic.Int64
+	var stopped atomic.Bool
 	var wg sync.WaitGroup
 	for range max(runtime.NumCPU(), 1) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			buf := make([]byte, 64<<10)
-			dirFD, dirName := -1, ""
-			defer func() {
-				if dirFD >= 0 {
-					unix.Close(dirFD)
-				}
-			}()
-			for ctx.Err() == nil {
-				start := int(next.Add(chunk)) - chunk
-				if start >= len(entries) {
+			work, done := newWorker()
+			defer done()
+			for !stopped.Load() && ctx.Err() == nil {
+				lo := int(next.Add(int64(chunk))) - chunk
+				if lo >= n {
 					return
 				}
-				for _, e := range entries[start:min(start+chunk, len(entries))] {
-					dir, name := path.Split(e.name)
-					dir = strings.TrimSuffix(dir, "/")
-					if dirFD < 0 || dir != dirName {
-						if dirFD >= 0 {
-							unix.Close(dirFD)
-						}
-						dirFD, dirName = -1, dir
-						if dir == "" {
-							if fd, err := unix.Dup(rootFD); err == nil {
-								dirFD = fd
-							}
-						} else if fd, done, err := openat2Beneath(rootFD, dir); done && err == nil {
-							dirFD = fd
-						}
-						if dirFD < 0 {
-							continue
-						}
-					}
-					var h hintEntry
-					var ok bool
-					switch e.mode {
-					case 0o120000:
-						h, ok = hashLink(dirFD, name, e.name)
-					case 0o100644, 0o100755:
-						h, ok = hashFile(ctx, dirFD, name, e.name, buf)
-					}
-					if ok && h.oid == e.oid && h.mode == e.mode {
-						h.content = nil
-						*e = h
-					}
+				if !work(lo, min(lo+chunk, n)) {
+					stopped.Store(true)
 				}
 			}
 		}()
 	}
 	wg.Wait()
+	return !stopped.Load() && ctx.Err() == nil
+}
+
+// dirBeneath opens dir (slash-separated, "" for the root) beneath rootFD without following a
+// link; ok is false when it cannot (a link on the way, no openat2, gone).
+func dirBeneath(rootFD int, dir string) (fd int, ok bool) {
+	if dir == "" {
+		fd, err := unix.Dup(rootFD)
+		return fd, err == nil
+	}
+	fd, done, err := openat2Beneath(rootFD, dir)
+	if !done || err != nil {
+		return -1, false
+	}
+	return fd, true
 }
 
 // treeIsClean says whether the work tree under root holds exactly the tree dirs and entries
@@ -318,38 +334,14 @@ func treeIsClean(ctx context.Context, root string, dirs []seedDir, entries []hin
 		return false
 	}
 	defer unix.Close(rootFD)
-	var dirty atomic.Bool
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range max(runtime.NumCPU(), 1) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for !dirty.Load() && ctx.Err() == nil {
-				i := int(next.Add(1)) - 1
-				if i >= len(dirs) {
-					return
-				}
-				if !dirIsClean(rootFD, dirs[i], entries, ign) {
-					dirty.Store(true)
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	return !dirty.Load() && ctx.Err() == nil
+	return onEveryCore(ctx, len(dirs), 1, func() (func(lo, hi int) bool, func()) {
+		return func(lo, _ int) bool { return dirIsClean(rootFD, dirs[lo], entries, ign) }, func() {}
+	})
 }
 
 func dirIsClean(rootFD int, d seedDir, entries []hintEntry, ign *ignoreRules) bool {
-	var fd int
-	if d.path == "" {
-		var err error
-		if fd, err = unix.Dup(rootFD); err != nil {
-			return false
-		}
-	} else if f, done, err := openat2Beneath(rootFD, d.path); done && err == nil {
-		fd = f
-	} else {
+	fd, ok := dirBeneath(rootFD, d.path)
+	if !ok {
 		return false
 	}
 	dir := os.NewFile(uintptr(fd), d.path)
