@@ -116,6 +116,7 @@ type round struct {
 	trace         string // -trace-git's report of round 1
 	apiWait       time.Duration
 	apiCalls      int
+	apiSpans      string // the REST calls, one per line, when traced
 	baselineTrace string
 }
 
@@ -166,9 +167,18 @@ func bench(c config) (bool, error) {
 	if c.traceGit {
 		traceLog = filepath.Join(work, "git-trace.log")
 		tbin := filepath.Join(work, "trace-bin")
-		if err := writeTracer(tbin, traceLog); err != nil {
+		realGit, err := exec.LookPath("git")
+		if err != nil {
 			return false, err
 		}
+		if err := writeTracer(tbin, "git", realGit, traceLog); err != nil {
+			return false, err
+		}
+		// The agent too, so the timeline shows when it ran.
+		if err := writeTracer(tbin, "codex", codexBin, traceLog); err != nil {
+			return false, err
+		}
+		codexBin = filepath.Join(tbin, "codex")
 		pathEnv = tbin + string(os.PathListSeparator) + pathEnv
 	}
 
@@ -336,7 +346,7 @@ func oneRound(c config, work, seed string, b bins, i int) (round, error) {
 	if b.traceLog != "" {
 		if i == 1 {
 			r.trace = traceReport(b.traceLog, r.start, r.action) +
-				fmt.Sprintf("  REST API: %d calls, %.0f ms waiting on the emulator's answers (through a timing proxy)\n", r.apiCalls, r.apiWait.Seconds()*1000)
+				fmt.Sprintf("  REST API: %d calls, %.0f ms waiting on the emulator's answers (through a timing proxy)\n", r.apiCalls, r.apiWait.Seconds()*1000) + r.apiSpans
 		}
 		os.Remove(b.traceLog)
 	}
@@ -355,7 +365,7 @@ func oneRound(c config, work, seed string, b bins, i int) (round, error) {
 		if b.traceLog != "" {
 			if i == 1 {
 				r.baselineTrace = traceReport(b.traceLog, br.start, br.action) +
-					fmt.Sprintf("  REST API: %d calls, %.0f ms waiting on the emulator's answers (through a timing proxy)\n", br.apiCalls, br.apiWait.Seconds()*1000)
+					fmt.Sprintf("  REST API: %d calls, %.0f ms waiting on the emulator's answers (through a timing proxy)\n", br.apiCalls, br.apiWait.Seconds()*1000) + br.apiSpans
 			}
 			os.Remove(b.traceLog)
 		}
@@ -473,6 +483,7 @@ func runAction(c config, w *sandbox.World, b bins, studio, content string) (roun
 	r.action, r.rssKB = res.Wall, max(res.SelfMaxRSSKB, res.ChildrenMaxRSSKB)
 	if api != nil {
 		r.apiWait, r.apiCalls = api.total()
+		r.apiSpans = api.report(start)
 	}
 	for _, q := range w.Emu.Requests()[before:] {
 		if q.Git {
@@ -574,17 +585,14 @@ func rssKB(v int64) int64 {
 	return v
 }
 
-// writeTracer puts a git wrapper first on PATH that logs each process's duration and arguments.
-func writeTracer(dir, log string) error {
-	real, err := exec.LookPath("git")
-	if err != nil {
-		return err
-	}
+// writeTracer puts a wrapper of the program real, named name, in dir that logs each process's
+// duration and arguments.
+func writeTracer(dir, name, real, log string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	script := fmt.Sprintf("#!/bin/sh\ns=$(date +%%s%%N)\n%q \"$@\"\nrc=$?\ne=$(date +%%s%%N)\necho \"$s $e $*\" >> %q\nexit $rc\n", real, log)
-	return os.WriteFile(filepath.Join(dir, "git"), []byte(script), 0o755)
+	script := fmt.Sprintf("#!/bin/sh\ns=$(date +%%s%%N)\n%q \"$@\"\nrc=$?\ne=$(date +%%s%%N)\necho \"$s $e %s $*\" >> %q\nexit $rc\n", real, name, log)
+	return os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755)
 }
 
 // traceReport lists the git processes of the traced run with their start (from the action's
@@ -598,7 +606,7 @@ func traceReport(log string, start time.Time, total time.Duration) string {
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
 	type span struct{ s, e int64 }
 	var spans []span
-	fmt.Fprintf(&b, "  git processes the action started in round 1: %d (start, duration; the tracer adds a few ms to each)\n", len(lines))
+	fmt.Fprintf(&b, "  processes the action started in round 1: %d (start, duration; the tracer adds a few ms to each)\n", len(lines))
 	for _, l := range lines {
 		f := strings.SplitN(l, " ", 3)
 		if len(f) < 3 {
@@ -611,7 +619,7 @@ func traceReport(log string, start time.Time, total time.Duration) string {
 		if len(args) > 110 {
 			args = args[:110] + "..."
 		}
-		fmt.Fprintf(&b, "    %7.1f ms %6.1f ms  git %s\n", float64(s-start.UnixNano())/1e6, float64(e-s)/1e6, args)
+		fmt.Fprintf(&b, "    %7.1f ms %6.1f ms  %s\n", float64(s-start.UnixNano())/1e6, float64(e-s)/1e6, args)
 	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i].s < spans[j].s })
 	var busy, end int64
@@ -624,7 +632,7 @@ func traceReport(log string, start time.Time, total time.Duration) string {
 			end = sp.e
 		}
 	}
-	fmt.Fprintf(&b, "  git running during %.0f ms of the %.0f ms run; nothing of git during the other %.0f ms\n",
+	fmt.Fprintf(&b, "  git or the agent running during %.0f ms of the %.0f ms run; nothing of them during the other %.0f ms\n",
 		float64(busy)/1e6, total.Seconds()*1000, total.Seconds()*1000-float64(busy)/1e6)
 	return b.String()
 }
@@ -636,6 +644,14 @@ type apiTimer struct {
 	mu    sync.Mutex
 	wait  time.Duration
 	calls int
+	spans []apiSpan
+}
+
+// apiSpan is one REST call as the timing proxy saw it.
+type apiSpan struct {
+	start time.Time
+	took  time.Duration
+	what  string
 }
 
 func newAPITimer(target string) (*apiTimer, error) {
@@ -653,8 +669,10 @@ func newAPITimer(target string) (*apiTimer, error) {
 		t0 := time.Now()
 		proxy.ServeHTTP(w, r)
 		t.mu.Lock()
-		t.wait += time.Since(t0)
+		took := time.Since(t0)
+		t.wait += took
 		t.calls++
+		t.spans = append(t.spans, apiSpan{t0, took, r.Method + " " + r.URL.Path})
 		t.mu.Unlock()
 	})}
 	go func() { _ = t.srv.Serve(ln) }()
@@ -665,6 +683,17 @@ func (t *apiTimer) total() (time.Duration, int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.wait, t.calls
+}
+
+// report lists the calls with their start (from the action's start) and duration.
+func (t *apiTimer) report(start time.Time) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var b strings.Builder
+	for _, sp := range t.spans {
+		fmt.Fprintf(&b, "    %7.1f ms %6.1f ms  %s\n", float64(sp.start.Sub(start))/1e6, float64(sp.took)/1e6, sp.what)
+	}
+	return b.String()
 }
 
 func (t *apiTimer) close() { _ = t.srv.Close() }
