@@ -322,6 +322,24 @@ func TestParseIndexRefusesWhatGitWouldNotWrite(t *testing.T) {
 	if got := parseIndex(b, time.Unix(1, 0)); len(got) != 0 || got == nil {
 		t.Fatalf("racily clean entries kept: %v", got)
 	}
+	// Racy to the nanosecond: an entry written before the index is kept even in the same second.
+	for _, c := range []struct {
+		written time.Time
+		want    string
+	}{
+		{time.Unix(1, 1), "a,b/c"},
+		{time.Unix(1, 0), ""},
+		{time.Unix(0, 999_999_999), ""},
+		{time.Unix(2, 0), "a,b/c"},
+	} {
+		var names []string
+		for _, e := range parseIndex(b, c.written) {
+			names = append(names, e.name)
+		}
+		if strings.Join(names, ",") != c.want {
+			t.Errorf("index written at %v: kept %v, want %q", c.written.UnixNano(), names, c.want)
+		}
+	}
 	unsorted := append([]byte(nil), b...)
 	i := bytes.Index(unsorted, []byte("b/c"))
 	copy(unsorted[i:], "0/c") // sorts before "a"

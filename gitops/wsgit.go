@@ -201,30 +201,48 @@ func verified(h plumbing.Hash, typ plumbing.ObjectType, content []byte) ([]byte,
 }
 
 // workspaceIndex reads the stat data of the workspace's index (versions 2 and 3): its stage-0
-// entries in the index's order. Entries whose stat data git itself would not trust (racily clean:
-// modified in or after the second the index was written; assume-valid, skip-worktree or
-// intent-to-add flags) are left out. It returns nil when there is no usable index.
+// entries in the index's order. Entries whose stat data cannot be trusted (racily clean: modified
+// at or after the time the index was written; assume-valid, skip-worktree or intent-to-add
+// flags) are left out. It returns nil when there is no usable index.
 func workspaceIndex(root string) []hintEntry {
+	b, written := readWorkspaceIndex(root)
+	if b == nil {
+		return nil
+	}
+	return parseIndex(b, written)
+}
+
+// readWorkspaceIndex returns the bytes of the workspace's index file and the time it was
+// written, or nil.
+func readWorkspaceIndex(root string) ([]byte, time.Time) {
 	gitDir, err := openDirBeneath(root, ".git")
 	if err != nil {
-		return nil
+		return nil, time.Time{}
 	}
 	defer unix.Close(gitDir)
 	f, err := openRegular(gitDir, "index")
 	if err != nil {
-		return nil
+		return nil, time.Time{}
 	}
 	defer f.Close()
 	var st unix.Stat_t
 	if unix.Fstat(int(f.Fd()), &st) != nil || st.Size > maxWorkspaceIndex || st.Size < 12+sha1.Size {
-		return nil
+		return nil, time.Time{}
 	}
 	b := make([]byte, st.Size)
 	if _, err := io.ReadFull(f, b); err != nil {
-		return nil
+		return nil, time.Time{}
 	}
-	written := time.Unix(st.Mtim.Sec, st.Mtim.Nsec)
-	return parseIndex(b, written)
+	return b, time.Unix(st.Mtim.Sec, st.Mtim.Nsec)
+}
+
+// indexCount is the number of entries an index's header announces, bounded by what its bytes
+// can hold: a capacity hint only.
+func indexCount(b []byte) int {
+	if len(b) < 12 {
+		return 0
+	}
+	return min(int(binary.BigEndian.Uint32(b[8:12])), len(b)/62)
 }
 
 // parseIndex decodes index bytes (git's index-format.txt, versions 2 and 3), or returns nil.
@@ -282,10 +300,16 @@ func parseIndex(b []byte, written time.Time) []hintEntry {
 		prev = e.name
 		stage := (flags >> 12) & 3
 		assumeValid := flags&0x8000 != 0
-		// git compares whole seconds unless built with USE_NSEC (Debian's is not): an entry whose
-		// file was written in the second the index was is racily clean, and only git's reading
-		// of the index knows, by the index file's own time, which the private one does not share.
-		racy := int64(e.mtimeSec) >= written.Unix()
+		// Racily clean: the file's time is not before the index's, so a write after its stat data
+		// was taken may have kept that stat data. Git built without USE_NSEC (Debian's) compares
+		// whole seconds, so for it the whole second the index was written in is racy. The studio
+		// compares stat data to the nanosecond (statMatches): a write that keeps a file's stat
+		// data falls in the clock tick its time records, and when that time is before the
+		// index's, the tick, and so the write, came before the index was written, which git's
+		// own rule does not cover either. On a file system without nanoseconds this is git's rule
+		// to the second. (A racy entry is hashed.)
+		racy := e.mtimeSec > uint32(written.Unix()) ||
+			(e.mtimeSec == uint32(written.Unix()) && e.mtimeNsec >= uint32(written.Nanosecond()))
 		if stage != 0 || assumeValid || extended || racy || e.name == "" {
 			continue
 		}
