@@ -1,8 +1,10 @@
 package gitops
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha1"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path"
@@ -335,56 +337,105 @@ func treeIsClean(ctx context.Context, root string, dirs []seedDir, entries []hin
 	}
 	defer unix.Close(rootFD)
 	return onEveryCore(ctx, len(dirs), 1, func() (func(lo, hi int) bool, func()) {
-		return func(lo, _ int) bool { return dirIsClean(rootFD, dirs[lo], entries, ign) }, func() {}
+		// One directory buffer and one map of names per core, used again for every directory.
+		c := &cleanCheck{rootFD: rootFD, entries: entries, ign: ign, buf: make([]byte, 32<<10), want: map[string]int{}}
+		return func(lo, _ int) bool { return c.dir(dirs[lo]) }, func() {}
 	})
 }
 
-func dirIsClean(rootFD int, d seedDir, entries []hintEntry, ign *ignoreRules) bool {
-	fd, ok := dirBeneath(rootFD, d.path)
+// cleanCheck is one core's share of treeIsClean.
+type cleanCheck struct {
+	rootFD  int
+	entries []hintEntry
+	ign     *ignoreRules
+	buf     []byte
+	want    map[string]int
+}
+
+// dir reads d's names straight from getdents (no allocation per name) and checks each.
+func (c *cleanCheck) dir(d seedDir) bool {
+	fd, ok := dirBeneath(c.rootFD, d.path)
 	if !ok {
 		return false
 	}
-	dir := os.NewFile(uintptr(fd), d.path)
-	defer dir.Close()
-	list, err := dir.ReadDir(-1)
-	if err != nil {
-		return false
-	}
-	want := make(map[string]int, len(d.names))
+	defer unix.Close(fd)
+	clear(c.want)
 	for _, n := range d.names {
-		want[n.name] = n.entry
+		c.want[n.name] = n.entry
 	}
 	seen := 0
-	for _, de := range list {
-		name := de.Name()
-		at, ok := want[name]
-		if !ok {
-			if d.path == "" && name == ".git" {
+	for {
+		n, err := unix.Getdents(fd, c.buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return false
+		}
+		if n == 0 {
+			break
+		}
+		for b := c.buf[:n]; len(b) > 0; {
+			// struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name (NUL-ended).
+			if len(b) < 19 {
+				return false
+			}
+			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
+			if reclen < 19 || reclen > len(b) {
+				return false
+			}
+			typ := b[18]
+			raw := b[19:reclen]
+			if i := bytes.IndexByte(raw, 0); i >= 0 {
+				raw = raw[:i]
+			}
+			b = b[reclen:]
+			if string(raw) == "." || string(raw) == ".." {
 				continue
 			}
-			rel := name
-			if d.path != "" {
-				rel = d.path + "/" + name
-			}
-			// A repository nested below the root is for git's scan to judge.
-			if strings.EqualFold(name, ".git") || !ign.match(rel, de.IsDir()) {
+			ok, counted := c.name(fd, d, raw, typ)
+			if !ok {
 				return false
 			}
-			continue
-		}
-		seen++
-		if at < 0 {
-			if !de.IsDir() {
-				return false
+			if counted {
+				seen++
 			}
-			continue
-		}
-		var st unix.Stat_t
-		if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || !statMatches(&entries[at], &st) {
-			return false
 		}
 	}
 	return seen == len(d.names)
+}
+
+// name checks one name of directory d: whether it is as the base has it (counted when the base
+// names it) or a name the ignore rules ignore.
+func (c *cleanCheck) name(fd int, d seedDir, raw []byte, typ uint8) (ok, counted bool) {
+	at, known := c.want[string(raw)]
+	isDir := func() bool {
+		if typ != unix.DT_UNKNOWN {
+			return typ == unix.DT_DIR
+		}
+		var st unix.Stat_t
+		return unix.Fstatat(fd, string(raw), &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+	}
+	if !known {
+		name := string(raw)
+		if d.path == "" && name == ".git" {
+			return true, false
+		}
+		rel := name
+		if d.path != "" {
+			rel = d.path + "/" + name
+		}
+		// A repository nested below the root is for git's scan to judge.
+		return !strings.EqualFold(name, ".git") && c.ign.match(rel, isDir()), false
+	}
+	if at < 0 {
+		return isDir(), true
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(fd, string(raw), &st, unix.AT_SYMLINK_NOFOLLOW) != nil || !statMatches(&c.entries[at], &st) {
+		return false, true
+	}
+	return true, true
 }
 
 // statMatches compares an index entry's stat data with a file's the way git does with

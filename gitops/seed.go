@@ -103,9 +103,17 @@ func prepareSeed(ctx context.Context, root, tip string, excludes []string, stage
 		return nil, err
 	}
 	defer ws.Close()
-	// The workspace's index is read while the trees are.
+	// The workspace's index is parsed while the trees are read; its header tells how many paths
+	// to expect.
+	indexBytes, indexWritten := readWorkspaceIndex(root)
 	statc := make(chan []hintEntry, 1)
-	go func() { statc <- workspaceIndex(root) }()
+	go func() {
+		if indexBytes == nil {
+			statc <- nil
+			return
+		}
+		statc <- parseIndex(indexBytes, indexWritten)
+	}()
 	tipHash := plumbing.NewHash(tip)
 	commit, err := ws.get(tipHash, plumbing.CommitObject)
 	if err != nil {
@@ -120,7 +128,10 @@ func prepareSeed(ctx context.Context, root, tip string, excludes []string, stage
 	if early != nil {
 		early <- string(treeHex[:40])
 	}
-	w := &treeWalk{ctx: ctx, ws: ws, seen: map[plumbing.Hash]bool{}}
+	// Sized up front: growing a slice of 30,000 entries copies it a dozen times over.
+	expect := indexCount(indexBytes)
+	w := &treeWalk{ctx: ctx, ws: ws, seen: make(map[plumbing.Hash]bool, expect/16),
+		entries: make([]hintEntry, 0, expect), objs: make([]packObject, 0, expect/16)}
 	w.objs = append(w.objs, packObject{tipHash, plumbing.CommitObject, commit})
 	tree, err := w.walk("", "", plumbing.NewHash(string(treeHex[:40])))
 	stat := <-statc
@@ -355,7 +366,8 @@ func (w *treeWalk) walk(prefix, name string, oid plumbing.Hash) (*cacheTree, err
 	first := len(w.entries)
 	dirAt := len(w.dirs)
 	w.dirs = append(w.dirs, seedDir{path: strings.TrimSuffix(prefix, "/")})
-	var names []seedName
+	// Every entry ends in a NUL and a 20-byte id (which may hold NULs too): an upper bound.
+	names := make([]seedName, 0, bytes.Count(content, []byte{0}))
 	for rest := content; len(rest) > 0; {
 		sp := bytes.IndexByte(rest, ' ')
 		nul := bytes.IndexByte(rest, 0)
