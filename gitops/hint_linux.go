@@ -325,31 +325,39 @@ func dirBeneath(rootFD int, dir string) (fd int, ok bool) {
 	return fd, true
 }
 
-// treeIsClean says whether the work tree under root holds exactly the tree dirs and entries
-// describe: each entry's file with the stat data its entry records (compared as git does, and to
-// the nanosecond), each subdirectory a directory, and no other name the ignore rules do not
-// ignore. It reads directories and stat data only, on every core. Any doubt is false, and git's
-// scan decides.
-func treeIsClean(ctx context.Context, root string, dirs []seedDir, entries []hintEntry, ign *ignoreRules) bool {
+// checkWorkTree says whether the work tree under root holds the directories dirs and the
+// entries they name: each entry's file with the stat data its entry records (compared as git
+// does, and to the nanosecond; an entry without stat data is the caller's to hash), each
+// subdirectory a directory. Other names are returned as extras, for the caller's ignore rules to
+// judge, but for a nested repository (a ".git" below the root), which is never clean. It reads
+// directories and stat data only, on every core. Any doubt is false, and git's scan decides.
+func checkWorkTree(ctx context.Context, root string, dirs []seedDir, entries []hintEntry) (bool, []extraName) {
 	rootFD, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return false
+		return false, nil
 	}
 	defer unix.Close(rootFD)
-	return onEveryCore(ctx, len(dirs), 1, func() (func(lo, hi int) bool, func()) {
+	var mu sync.Mutex
+	var extras []extraName
+	ok := onEveryCore(ctx, len(dirs), 1, func() (func(lo, hi int) bool, func()) {
 		// One directory buffer and one map of names per core, used again for every directory.
-		c := &cleanCheck{rootFD: rootFD, entries: entries, ign: ign, buf: make([]byte, 32<<10), want: map[string]int{}}
-		return func(lo, _ int) bool { return c.dir(dirs[lo]) }, func() {}
+		c := &cleanCheck{rootFD: rootFD, entries: entries, buf: make([]byte, 32<<10), want: map[string]int{}}
+		return func(lo, _ int) bool { return c.dir(dirs[lo]) }, func() {
+			mu.Lock()
+			extras = append(extras, c.extras...)
+			mu.Unlock()
+		}
 	})
+	return ok, extras
 }
 
-// cleanCheck is one core's share of treeIsClean.
+// cleanCheck is one core's share of checkWorkTree.
 type cleanCheck struct {
 	rootFD  int
 	entries []hintEntry
-	ign     *ignoreRules
 	buf     []byte
 	want    map[string]int
+	extras  []extraName
 }
 
 // dir reads d's names straight from getdents (no allocation per name) and checks each.
@@ -405,8 +413,8 @@ func (c *cleanCheck) dir(d seedDir) bool {
 	return seen == len(d.names)
 }
 
-// name checks one name of directory d: whether it is as the base has it (counted when the base
-// names it) or a name the ignore rules ignore.
+// name checks one name of directory d: whether it is as the index has it (counted when the index
+// names it), or an extra.
 func (c *cleanCheck) name(fd int, d seedDir, raw []byte, typ uint8) (ok, counted bool) {
 	at, known := c.want[string(raw)]
 	isDir := func() bool {
@@ -421,18 +429,26 @@ func (c *cleanCheck) name(fd int, d seedDir, raw []byte, typ uint8) (ok, counted
 		if d.path == "" && name == ".git" {
 			return true, false
 		}
+		// A repository nested below the root is for git's scan to judge.
+		if strings.EqualFold(name, ".git") {
+			return false, false
+		}
 		rel := name
 		if d.path != "" {
 			rel = d.path + "/" + name
 		}
-		// A repository nested below the root is for git's scan to judge.
-		return !strings.EqualFold(name, ".git") && c.ign.match(rel, isDir()), false
+		c.extras = append(c.extras, extraName{path: rel, dir: isDir()})
+		return true, false
 	}
 	if at < 0 {
 		return isDir(), true
 	}
+	e := &c.entries[at]
+	if e.ctimeSec == 0 && e.mtimeSec == 0 {
+		return true, true // hashed by the caller
+	}
 	var st unix.Stat_t
-	if unix.Fstatat(fd, string(raw), &st, unix.AT_SYMLINK_NOFOLLOW) != nil || !statMatches(&c.entries[at], &st) {
+	if unix.Fstatat(fd, string(raw), &st, unix.AT_SYMLINK_NOFOLLOW) != nil || !statMatches(e, &st) {
 		return false, true
 	}
 	return true, true

@@ -11,5 +11,7 @@ func startHint(context.Context, string, string) *statHint { return nil }
 // hashEntries is Linux's too: elsewhere git reads the files whose stat data is not known.
 func hashEntries(context.Context, string, []*hintEntry) {}
 
-// treeIsClean is Linux's too: elsewhere git's scan decides.
-func treeIsClean(context.Context, string, []seedDir, []hintEntry, *ignoreRules) bool { return false }
+// checkWorkTree is Linux's too: elsewhere git's scan decides.
+func checkWorkTree(context.Context, string, []seedDir, []hintEntry) (bool, []extraName) {
+	return false, nil
+}

@@ -43,7 +43,7 @@ func countGit(t *testing.T) func() []string {
 //	CheckoutBase            ls-remote of the base and the task branches; its commit and trees come from the
 //	                        workspace's .git, verified, and the private index from the
 //	                        tree and the workspace index's stat data (see wsgit.go), and
-//	                        the work tree found to hold it (treeIsClean), all in process    1
+//	                        the work tree found to hold it (checkWorkTree), all in process  1
 //	PrepareBranch (new)     none (the checkout's ls-remote listed the task branches)     0
 //	Changes                 status ‖ ls-files --others (ignore rules from the seeding)   2
 //	Commit                  none (objects and refs in-process, the index waits for a scan) 0

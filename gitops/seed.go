@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
@@ -86,7 +87,7 @@ func (r *Repo) seedFromWorkspace(ctx context.Context, branch, tip string) error 
 // by its id, and builds the private index from the tree with the workspace index's stat data
 // where its entry has the same blob and mode (hashing what it does not vouch for). With every
 // .gitignore of the base in hand, and no submodule, it also tells whether the work tree holds the
-// tree exactly (treeIsClean). It reads the workspace only, and writes only into stage, when
+// tree exactly (checkAgainstIndex, when the index holds the tree). It reads the workspace only, and writes only into stage, when
 // given: a directory beside the private repository where the pack and index wait for applySeed.
 //
 // When early is not nil, it receives the tip's tree id as soon as the commit is verified, and is
@@ -103,27 +104,27 @@ func prepareSeed(ctx context.Context, root, tip string, excludes []string, stage
 		return nil, err
 	}
 	defer ws.Close()
-	// The workspace's index is parsed while the trees are read; its header tells how many paths
-	// to expect.
+	// The work tree is checked against the workspace's index while the trees are read (the two
+	// take about as long); the index's header also tells how many paths to expect. What the
+	// check found counts only if the index then turns out to hold exactly the tip's tree.
 	indexBytes, indexWritten := readWorkspaceIndex(root)
-	statc := make(chan []hintEntry, 1)
-	go func() {
-		if indexBytes == nil {
-			statc <- nil
-			return
-		}
-		statc <- parseIndex(indexBytes, indexWritten)
-	}()
+	checkCtx, stopCheck := context.WithCancel(ctx)
+	defer stopCheck()
+	checked := make(chan indexCheck, 1)
+	go func() { checked <- checkAgainstIndex(checkCtx, root, indexBytes, indexWritten) }()
+	fail := func(err error) (*seedPlan, error) {
+		stopCheck()
+		<-checked // nothing reads the workspace once prepareSeed has returned
+		return nil, err
+	}
 	tipHash := plumbing.NewHash(tip)
 	commit, err := ws.get(tipHash, plumbing.CommitObject)
 	if err != nil {
-		<-statc
-		return nil, err
+		return fail(err)
 	}
 	treeHex, ok := bytes.CutPrefix(commit, []byte("tree "))
 	if !ok || len(treeHex) < 41 || treeHex[40] != '\n' || !plumbing.IsHash(string(treeHex[:40])) {
-		<-statc
-		return nil, fmt.Errorf("%s: not a commit", tip)
+		return fail(fmt.Errorf("%s: not a commit", tip))
 	}
 	if early != nil {
 		early <- string(treeHex[:40])
@@ -134,9 +135,16 @@ func prepareSeed(ctx context.Context, root, tip string, excludes []string, stage
 		entries: make([]hintEntry, 0, expect), objs: make([]packObject, 0, expect/16)}
 	w.objs = append(w.objs, packObject{tipHash, plumbing.CommitObject, commit})
 	tree, err := w.walk("", "", plumbing.NewHash(string(treeHex[:40])))
-	stat := <-statc
 	if err != nil {
-		return nil, err
+		return fail(err)
+	}
+	p := &seedPlan{tip: tip, objs: w.objs, tree: tree}
+	// The pack is written while the check ends.
+	packed := make(chan error, 1)
+	if stage != "" {
+		go func() { packed <- p.stagePack(stage) }()
+	} else {
+		packed <- nil
 	}
 	known := map[string][]byte{}
 	ignoreContents := make([][]byte, 0, len(w.ignores))
@@ -146,6 +154,14 @@ func prepareSeed(ctx context.Context, root, tip string, excludes []string, stage
 			known[h.String()] = b
 			ignoreContents = append(ignoreContents, b)
 		}
+	}
+	chk := <-checked
+	stat := chk.entries
+	// The check speaks for the tree when the index holds exactly its paths, modes and blobs (and
+	// so its directories, but for an empty tree, which the count of directories catches).
+	same := len(stat) == len(w.entries) && chk.dirs == len(w.dirs)
+	for i := 0; same && i < len(stat); i++ {
+		same = stat[i].name == w.entries[i].name && stat[i].mode == w.entries[i].mode && stat[i].oid == w.entries[i].oid
 	}
 
 	// Both lists are in index order (a tree's entries are sorted as if a directory's name ended
@@ -165,9 +181,9 @@ func prepareSeed(ctx context.Context, root, tip string, excludes []string, stage
 			i, j = i+1, j+1
 		}
 	}
-	// What the workspace's index does not vouch for (files written in the second it was, as many
-	// are right after a checkout; no usable index at all) is hashed here, on every core, as the
-	// hint does, rather than by git one file after the other.
+	// What the workspace's index does not vouch for (it differs from the tree, or there is no
+	// usable index) is hashed here, on every core, as the hint does, rather than by git one file
+	// after the other. (Its racy entries were hashed by the check.)
 	var unknown []*hintEntry
 	for i := range index {
 		if e := &index[i]; e.ctimeSec == 0 && e.mtimeSec == 0 && e.mode != 0o160000 {
@@ -181,23 +197,23 @@ func prepareSeed(ctx context.Context, root, tip string, excludes []string, stage
 	if !sort.SliceIsSorted(index, func(i, j int) bool { return index[i].name < index[j].name }) {
 		sort.Slice(index, func(i, j int) bool { return index[i].name < index[j].name })
 	}
-	p := &seedPlan{tip: tip, objs: w.objs, index: index, tree: tree, known: known}
-	// The pack and the index are written beside the check below (which only reads them).
-	staged := make(chan error, 1)
-	if stage != "" {
-		go func() { staged <- p.stage(stage) }()
-	} else {
-		staged <- nil
-	}
+	p.index, p.known = index, known
 	// With every .gitignore in hand and no submodule to ask about, the studio can tell by itself
 	// whether the work tree holds the base exactly, and spare the checkout git's scan.
 	var ignores *ignoreRules
 	clean := false
 	if len(ignoreContents) == len(w.ignores) && !w.gitlinks {
 		ignores = newIgnoreRules(w.ignorePaths, ignoreContents, excludes)
-		clean = treeIsClean(ctx, root, w.dirs, index, ignores)
+		clean = same && chk.clean
+		for _, x := range chk.extras {
+			clean = clean && ignores.match(x.path, x.dir)
+		}
 	}
-	if err := <-staged; err != nil {
+	err = <-packed
+	if err == nil && stage != "" {
+		err = p.stageIndex(stage)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -207,8 +223,98 @@ func prepareSeed(ctx context.Context, root, tip string, excludes []string, stage
 	return p, nil
 }
 
-// stage writes the plan's pack and index into dir.
-func (p *seedPlan) stage(dir string) error {
+// indexCheck is what checkAgainstIndex found.
+type indexCheck struct {
+	// entries are the workspace index's stage-0 entries, its racy ones hashed (with the stat data
+	// of the file read when it holds the entry's blob).
+	entries []hintEntry
+	// dirs counts the directories the entries' paths make.
+	dirs int
+	// clean: the index is whole and valid, and the work tree holds each entry as its stat data
+	// (or, for a racy one, its blob) records, and no name besides extras.
+	clean  bool
+	extras []extraName
+}
+
+// extraName is a name in the work tree that the index does not hold.
+type extraName struct {
+	path string
+	dir  bool
+}
+
+// checkAgainstIndex parses the workspace's index (b, written at written) and checks the work
+// tree under root against it (checkWorkTree), then hashes its racy entries.
+func checkAgainstIndex(ctx context.Context, root string, b []byte, written time.Time) indexCheck {
+	if b == nil {
+		return indexCheck{}
+	}
+	entries, whole := parseIndex(b, written)
+	c := indexCheck{entries: entries}
+	dirs, valid := indexDirs(entries)
+	c.dirs = len(dirs)
+	if whole && valid {
+		c.clean, c.extras = checkWorkTree(ctx, root, dirs, entries)
+	}
+	var racy []*hintEntry
+	for i := range entries {
+		if e := &entries[i]; e.ctimeSec == 0 && e.mtimeSec == 0 && e.mode != 0o160000 {
+			racy = append(racy, e)
+		}
+	}
+	if len(racy) > 0 {
+		hashEntries(ctx, root, racy)
+		for _, e := range racy {
+			c.clean = c.clean && (e.ctimeSec != 0 || e.mtimeSec != 0)
+		}
+	}
+	c.clean = c.clean && ctx.Err() == nil
+	return c
+}
+
+// indexDirs groups index entries by directory, as seedDirs; valid is false when a path is one
+// git would not check out (an empty, ".", ".." or ".git" part), which the index, unlike a tree
+// the walk verified, may hold.
+func indexDirs(entries []hintEntry) (dirs []seedDir, valid bool) {
+	at := map[string]int{"": 0}
+	dirs = []seedDir{{path: ""}}
+	var dirOf func(p string) int
+	dirOf = func(p string) int {
+		if i, ok := at[p]; ok {
+			return i
+		}
+		parent, name := "", p
+		if i := strings.LastIndexByte(p, '/'); i >= 0 {
+			parent, name = p[:i], p[i+1:]
+		}
+		pi := dirOf(parent)
+		dirs[pi].names = append(dirs[pi].names, seedName{name: name, entry: -1})
+		at[p] = len(dirs)
+		dirs = append(dirs, seedDir{path: p})
+		return len(dirs) - 1
+	}
+	valid = true
+	for i := range entries {
+		full := entries[i].name
+		for part := range strings.SplitSeq(full, "/") {
+			if part == "" || part == "." || part == ".." || strings.EqualFold(part, ".git") {
+				valid = false
+			}
+		}
+		if !valid {
+			return dirs, false
+		}
+		dir, name := "", full
+		if j := strings.LastIndexByte(full, '/'); j >= 0 {
+			dir, name = full[:j], full[j+1:]
+		}
+		d := dirOf(dir)
+		dirs[d].names = append(dirs[d].names, seedName{name: name, entry: i})
+	}
+	return dirs, true
+}
+
+// stagePack writes the plan's pack into dir, and stageIndex its index.
+func (p *seedPlan) stagePack(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -216,10 +322,15 @@ func (p *seedPlan) stage(dir string) error {
 	if err != nil {
 		return fmt.Errorf("write the base's trees: %w", err)
 	}
+	p.pack = filepath.Base(pack)
+	return nil
+}
+
+func (p *seedPlan) stageIndex(dir string) error {
 	if err := writeIndex(filepath.Join(dir, "index"), p.index, p.tree.extension()); err != nil {
 		return err
 	}
-	p.staged, p.pack = dir, filepath.Base(pack)
+	p.staged = dir
 	return nil
 }
 

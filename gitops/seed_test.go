@@ -304,9 +304,11 @@ func TestForgedIndexStatNeverReachesThePush(t *testing.T) {
 }
 
 // parseIndex holds to the bytes there are and to git's order; anything else is no hint at all.
+// Of the entries it reads, it trusts the stat data only where git's rules (to the nanosecond)
+// and the entry's flags allow, and says whether the index holds stage-0 entries only.
 func TestParseIndexRefusesWhatGitWouldNotWrite(t *testing.T) {
 	dir := t.TempDir()
-	good := []hintEntry{{name: "a", mode: 0o100644, mtimeSec: 1}, {name: "b/c", mode: 0o100644, mtimeSec: 1}}
+	good := []hintEntry{{name: "a", mode: 0o100644, mtimeSec: 1, mtimeNsec: 5}, {name: "b/c", mode: 0o100644, mtimeSec: 1}}
 	p := filepath.Join(dir, "index")
 	if err := writeIndex(p, append([]hintEntry(nil), good...), nil); err != nil {
 		t.Fatal(err)
@@ -315,29 +317,46 @@ func TestParseIndexRefusesWhatGitWouldNotWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The first entry's flags: 2 bytes after its 60 bytes of stat data and id.
+	flagged := func(flags uint16) []byte {
+		c := append([]byte(nil), b...)
+		c[12+60] |= byte(flags >> 8)
+		return c
+	}
 	later := time.Unix(100, 0)
-	if got := parseIndex(b, later); len(got) != 2 || got[1].name != "b/c" {
-		t.Fatalf("a good index: %v", got)
+	// trusted renders the entries as name (its stat data kept) or name? (left to be hashed).
+	trusted := func(entries []hintEntry) string {
+		var out []string
+		for _, e := range entries {
+			if e.mtimeSec == 0 && e.ctimeSec == 0 {
+				out = append(out, e.name+"?")
+			} else {
+				out = append(out, e.name)
+			}
+		}
+		return strings.Join(out, ",")
 	}
-	if got := parseIndex(b, time.Unix(1, 0)); len(got) != 0 || got == nil {
-		t.Fatalf("racily clean entries kept: %v", got)
-	}
-	// Racy to the nanosecond: an entry written before the index is kept even in the same second.
 	for _, c := range []struct {
+		name    string
+		index   []byte
 		written time.Time
 		want    string
+		whole   bool
 	}{
-		{time.Unix(1, 1), "a,b/c"},
-		{time.Unix(1, 0), ""},
-		{time.Unix(0, 999_999_999), ""},
-		{time.Unix(2, 0), "a,b/c"},
+		{"written well after", b, later, "a,b/c", true},
+		// Racy to the nanosecond: an entry written before the index is trusted in the same second.
+		{"same second, after both", b, time.Unix(1, 6), "a,b/c", true},
+		{"same second, between", b, time.Unix(1, 5), "a?,b/c", true},
+		{"same nanosecond as the later", b, time.Unix(1, 0), "a?,b/c?", true},
+		{"before both", b, time.Unix(0, 999_999_999), "a?,b/c?", true},
+		{"assume-valid", flagged(0x8000), later, "a?,b/c", true},
+		{"a conflict's stage", flagged(0x1000), later, "b/c", false},
+		// An extended entry needs version 3; then it is skip-worktree or intent-to-add.
+		{"extended in version 2", flagged(0x4000), later, "", false},
 	} {
-		var names []string
-		for _, e := range parseIndex(b, c.written) {
-			names = append(names, e.name)
-		}
-		if strings.Join(names, ",") != c.want {
-			t.Errorf("index written at %v: kept %v, want %q", c.written.UnixNano(), names, c.want)
+		got, whole := parseIndex(c.index, c.written)
+		if trusted(got) != c.want || whole != c.whole {
+			t.Errorf("%s: got %q (whole %v), want %q (whole %v)", c.name, trusted(got), whole, c.want, c.whole)
 		}
 	}
 	unsorted := append([]byte(nil), b...)
@@ -350,7 +369,7 @@ func TestParseIndexRefusesWhatGitWouldNotWrite(t *testing.T) {
 	for name, bad := range map[string][]byte{
 		"truncated": b[:40], "unsorted": unsorted, "version 4": v4, "count past the end": huge, "not an index": []byte("DIRX" + string(b[4:])),
 	} {
-		if got := parseIndex(bad, later); got != nil {
+		if got, whole := parseIndex(bad, later); got != nil || whole {
 			t.Errorf("%s: parsed %v", name, got)
 		}
 	}
@@ -415,6 +434,23 @@ func TestCheckoutTrustsOnlyACleanWorkTree(t *testing.T) {
 			os.RemoveAll(filepath.Join(ws, "src/y/d"))
 			write(t, ws, "src/y/d", "x\n")
 		}, false, ""},
+		// The work tree is checked against the workspace's index, which must then hold the tree.
+		{"a new file staged", func(t *testing.T, ws string) {
+			write(t, ws, "src/x/staged.txt", "x\n")
+			gitIn(t, ws, "add", "src/x/staged.txt")
+		}, false, "src/x/staged.txt"},
+		// The index and the work tree agree, but not with the tree.
+		{"a change staged", func(t *testing.T, ws string) {
+			write(t, ws, "src/x/fb.txt", "changed\n")
+			gitIn(t, ws, "add", "src/x/fb.txt")
+		}, false, ""},
+		{"a file dropped from the index only", func(t *testing.T, ws string) { gitIn(t, ws, "rm", "-q", "--cached", "src/x/fb.txt") }, false, ""},
+		// Every entry racy (the index older than the files): each file is hashed instead.
+		{"every entry racy", func(t *testing.T, ws string) { backdateIndex(t, ws) }, true, ""},
+		{"every entry racy, one file changed", func(t *testing.T, ws string) {
+			write(t, ws, "src/x/fb.txt", "changed\n")
+			backdateIndex(t, ws)
+		}, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, repo, tip := seededClone(t, true)
@@ -448,6 +484,15 @@ func TestCheckoutTrustsOnlyACleanWorkTree(t *testing.T) {
 				t.Fatalf("after the checkout, changes = %v, %v", kinds(changes), err)
 			}
 		})
+	}
+}
+
+// backdateIndex makes the workspace's index older than every file, so all its entries are racy.
+func backdateIndex(t *testing.T, ws string) {
+	t.Helper()
+	past := time.Now().Add(-24 * time.Hour)
+	if err := os.Chtimes(filepath.Join(ws, ".git", "index"), past, past); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -200,16 +200,14 @@ func verified(h plumbing.Hash, typ plumbing.ObjectType, content []byte) ([]byte,
 	return content, nil
 }
 
-// workspaceIndex reads the stat data of the workspace's index (versions 2 and 3): its stage-0
-// entries in the index's order. Entries whose stat data cannot be trusted (racily clean: modified
-// at or after the time the index was written; assume-valid, skip-worktree or intent-to-add
-// flags) are left out. It returns nil when there is no usable index.
+// workspaceIndex reads the workspace's index (see parseIndex), or returns nil.
 func workspaceIndex(root string) []hintEntry {
 	b, written := readWorkspaceIndex(root)
 	if b == nil {
 		return nil
 	}
-	return parseIndex(b, written)
+	entries, _ := parseIndex(b, written)
+	return entries
 }
 
 // readWorkspaceIndex returns the bytes of the workspace's index file and the time it was
@@ -246,28 +244,35 @@ func indexCount(b []byte) int {
 }
 
 // parseIndex decodes index bytes (git's index-format.txt, versions 2 and 3), or returns nil.
-// Extensions are not read. Its checksum is not checked either: every entry is only a hint, which
-// git checks against the file, and bounds hold the parsing to the bytes there are. Entries must
-// come in the index's order, as git writes them.
-func parseIndex(b []byte, written time.Time) []hintEntry {
+// It returns the stage-0 entries in the index's order; an entry whose stat data cannot be
+// trusted (racily clean: modified at or after the time the index was written; flagged
+// assume-valid, skip-worktree or intent-to-add) keeps its path, mode and blob without stat data.
+// whole is false when the index holds more than stage-0 entries, or flagged ones, whose files
+// the work tree need not hold as their blobs say.
+//
+// Extensions are not read. The checksum is not checked either: every entry is only a hint, which
+// the studio or git checks against the file, and bounds hold the parsing to the bytes there are.
+// Entries must come in the index's order, as git writes them.
+func parseIndex(b []byte, written time.Time) (entries []hintEntry, whole bool) {
 	if len(b) < 12+sha1.Size || string(b[:4]) != "DIRC" {
-		return nil
+		return nil, false
 	}
 	body := b[:len(b)-sha1.Size]
 	version := binary.BigEndian.Uint32(b[4:8])
 	if version != 2 && version != 3 {
-		return nil
+		return nil, false
 	}
 	count := binary.BigEndian.Uint32(b[8:12])
 	if uint64(count)*62 > uint64(len(body)) {
-		return nil
+		return nil, false
 	}
 	out := make([]hintEntry, 0, count)
+	whole = true
 	prev := ""
 	pos := 12
 	for i := uint32(0); i < count; i++ {
 		if pos+62 > len(body) {
-			return nil
+			return nil, false
 		}
 		f := body[pos : pos+62]
 		u := func(k int) uint32 { return binary.BigEndian.Uint32(f[4*k:]) }
@@ -281,21 +286,21 @@ func parseIndex(b []byte, written time.Time) []hintEntry {
 		extended := flags&0x4000 != 0
 		if extended {
 			if version < 3 || pos+64 > len(body) {
-				return nil
+				return nil, false
 			}
 			fixed = 64
 		}
 		nameStart := pos + fixed
 		end := bytes.IndexByte(body[nameStart:], 0)
 		if end < 0 {
-			return nil
+			return nil, false
 		}
 		e.name = string(body[nameStart : nameStart+end])
 		// 1 to 8 NULs pad the entry to a multiple of 8 bytes.
 		l := fixed + end
 		pos += (l + 8) &^ 7
 		if pos > len(body) || e.name < prev {
-			return nil
+			return nil, false
 		}
 		prev = e.name
 		stage := (flags >> 12) & 3
@@ -310,10 +315,17 @@ func parseIndex(b []byte, written time.Time) []hintEntry {
 		// to the second. (A racy entry is hashed.)
 		racy := e.mtimeSec > uint32(written.Unix()) ||
 			(e.mtimeSec == uint32(written.Unix()) && e.mtimeNsec >= uint32(written.Nanosecond()))
-		if stage != 0 || assumeValid || extended || racy || e.name == "" {
+		if stage != 0 || e.name == "" {
+			whole = false
 			continue
+		}
+		if extended {
+			whole = false
+		}
+		if assumeValid || extended || racy {
+			e.ctimeSec, e.ctimeNsec, e.mtimeSec, e.mtimeNsec = 0, 0, 0, 0
 		}
 		out = append(out, e)
 	}
-	return out
+	return out, whole
 }
