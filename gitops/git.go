@@ -103,7 +103,7 @@ type Repo struct {
 	// of it that follows needs no read-tree.
 	seeded string
 	// seededClean says the seeding found the work tree holding that tree exactly (see
-	// treeIsClean), and seededIgnores are the base's ignore rules it built.
+	// checkAgainstIndex), and seededIgnores are the base's ignore rules it built.
 	seededClean   bool
 	seededIgnores *ignoreRules
 	// baseTipHook, set by OnBaseTip, is told origin's tip of the base and its tree once.
