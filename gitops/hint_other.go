@@ -15,3 +15,6 @@ func hashEntries(context.Context, string, []*hintEntry) {}
 func checkWorkTree(context.Context, string, []seedDir, []hintEntry) (bool, []extraName) {
 	return false, nil
 }
+
+// listOthers is Linux's too: elsewhere `git ls-files --others` lists.
+func listOthers(context.Context, string, []hintEntry) ([]byte, bool) { return nil, false }

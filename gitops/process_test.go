@@ -45,17 +45,18 @@ func countGit(t *testing.T) func() []string {
 //	                        tree and the workspace index's stat data (see wsgit.go), and
 //	                        the work tree found to hold it (checkWorkTree), all in process  1
 //	PrepareBranch (new)     none (the checkout's ls-remote listed the task branches)     0
-//	Changes                 status ‖ ls-files --others (ignore rules from the seeding)   2
+//	Changes                 status; untracked names listed in process (listOthers) and
+//	                        ignore rules from the seeding                                1
 //	Commit                  none (objects and refs in-process, the index waits for a scan) 0
 //	Push                    push                                                         1
 //
 // When the base moved after actions/checkout (the workspace lacks its commit), CheckoutBase
 // also fetches commits and trees, hashing the work tree beside, runs read-tree -m and git's scan
-// (status ‖ ls-files --others ‖ ls-files .gitignore): 12.
+// (status ‖ ls-files .gitignore): 10.
 //
 // Before issue #10 the same sequence started 20 (git init, two config reads, a second fetch,
 // rev-parse and reset --hard and clean twice, update-index, update-ref), plus the probe.
-const plainRunProcesses = 7
+const plainRunProcesses = 6
 
 func TestPlainRunGitProcesses(t *testing.T) {
 	for _, tc := range []struct {
@@ -64,7 +65,7 @@ func TestPlainRunGitProcesses(t *testing.T) {
 		want  int
 	}{
 		{"the workspace holds the base", false, plainRunProcesses},
-		{"the base moved after the checkout", true, plainRunProcesses + 5},
+		{"the base moved after the checkout", true, plainRunProcesses + 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) { plainRun(t, tc.moved, tc.want) })
 	}

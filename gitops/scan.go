@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/format/gitignore"
 )
@@ -85,6 +87,12 @@ func (r *Repo) Changes(ctx context.Context) ([]Change, error) {
 	}()
 	go func() {
 		defer wg.Done()
+		// Read in-process where it can be (one getdents per directory, no second process
+		// reading the index beside status); git lists what it cannot tell.
+		if out, ok := r.listOthers(ctx); ok {
+			othersOut = out
+			return
+		}
 		othersOut, othersErr = r.run(ctx, "ls-files", "--others", "-z", "--directory", "--no-empty-directory")
 	}()
 	ign, ignErr := r.ignoreRules(ctx)
@@ -118,6 +126,21 @@ func (r *Repo) Changes(ctx context.Context) ([]Change, error) {
 	changes = append(changes, added...)
 	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
 	return changes, nil
+}
+
+// listOthers lists the untracked names as `ls-files --others --directory --no-empty-directory`
+// does, from the private index's paths and the work tree's directories (others_linux.go).
+func (r *Repo) listOthers(ctx context.Context) ([]byte, bool) {
+	b, err := os.ReadFile(r.index)
+	if err != nil {
+		return nil, false
+	}
+	// Only the paths are used: the stat data's time does not matter.
+	entries, whole := parseIndex(b, time.Time{})
+	if !whole || entries == nil {
+		return nil, false
+	}
+	return listOthers(ctx, r.Dir, entries)
 }
 
 // parseStatus reads `status --porcelain=v2 -z` records of tracked paths:
