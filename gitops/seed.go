@@ -111,7 +111,9 @@ func prepareSeed(ctx context.Context, root, tip string, excludes []string, stage
 	checkCtx, stopCheck := context.WithCancel(ctx)
 	defer stopCheck()
 	checked := make(chan indexCheck, 1)
-	go func() { checked <- checkAgainstIndex(checkCtx, root, indexBytes, indexWritten) }()
+	// Handed over as an argument: the index's bytes are garbage once parsed (a closure would keep
+	// them until the check ends).
+	go func(b []byte) { checked <- checkAgainstIndex(checkCtx, root, b, indexWritten) }(indexBytes)
 	fail := func(err error) (*seedPlan, error) {
 		stopCheck()
 		<-checked // nothing reads the workspace once prepareSeed has returned
@@ -131,8 +133,9 @@ func prepareSeed(ctx context.Context, root, tip string, excludes []string, stage
 	}
 	// Sized up front: growing a slice of 30,000 entries copies it a dozen times over.
 	expect := indexCount(indexBytes)
+	indexBytes = nil
 	w := &treeWalk{ctx: ctx, ws: ws, seen: make(map[plumbing.Hash]bool, expect/16),
-		entries: make([]hintEntry, 0, expect), objs: make([]packObject, 0, expect/16)}
+		entries: make([]treePath, 0, expect), objs: make([]packObject, 0, expect/16)}
 	w.objs = append(w.objs, packObject{tipHash, plumbing.CommitObject, commit})
 	tree, err := w.walk("", "", plumbing.NewHash(string(treeHex[:40])))
 	if err != nil {
@@ -159,28 +162,37 @@ func prepareSeed(ctx context.Context, root, tip string, excludes []string, stage
 	stat := chk.entries
 	// The check speaks for the tree when the index holds exactly its paths, modes and blobs (and
 	// so its directories, but for an empty tree, which the count of directories catches).
-	same := len(stat) == len(w.entries) && chk.dirs == len(w.dirs)
+	same := len(stat) == len(w.entries) && chk.dirs == w.dirs
 	for i := 0; same && i < len(stat); i++ {
 		same = stat[i].name == w.entries[i].name && stat[i].mode == w.entries[i].mode && stat[i].oid == w.entries[i].oid
 	}
 
-	// Both lists are in index order (a tree's entries are sorted as if a directory's name ended
-	// in "/", which is what the index's order of whole paths comes to): merge them.
-	index := w.entries
-	for i, j := 0, 0; i < len(index) && j < len(stat); {
-		e, s := &index[i], &stat[j]
-		switch {
-		case e.name < s.name:
-			i++
-		case e.name > s.name:
-			j++
-		default:
-			if s.mode == e.mode && s.oid == e.oid {
-				*e = *s
+	// When the index holds the tree, its entries are the private index's; else the tree's paths
+	// take the stat data of the index's entries that agree with them. Both lists are in index
+	// order (a tree's entries are sorted as if a directory's name ended in "/", which is what the
+	// index's order of whole paths comes to): a merge.
+	index := stat
+	if !same {
+		index = make([]hintEntry, len(w.entries))
+		for i, e := range w.entries {
+			index[i] = hintEntry{name: e.name, mode: e.mode, oid: e.oid}
+		}
+		for i, j := 0, 0; i < len(index) && j < len(stat); {
+			e, s := &index[i], &stat[j]
+			switch {
+			case e.name < s.name:
+				i++
+			case e.name > s.name:
+				j++
+			default:
+				if s.mode == e.mode && s.oid == e.oid {
+					*e = *s
+				}
+				i, j = i+1, j+1
 			}
-			i, j = i+1, j+1
 		}
 	}
+	stat, w.entries = nil, nil
 	// What the workspace's index does not vouch for (it differs from the tree, or there is no
 	// usable index) is hashed here, on every core, as the hint does, rather than by git one file
 	// after the other. (Its racy entries were hashed by the check.)
@@ -431,16 +443,24 @@ type treeWalk struct {
 	ws      *workspaceObjects
 	objs    []packObject
 	seen    map[plumbing.Hash]bool
-	entries []hintEntry
-	// dirs are the tree's directories with the names each holds, for the cleanliness check.
-	dirs []seedDir
+	entries []treePath
+	// dirs counts the tree's directories.
+	dirs int
 	// ignores and ignorePaths are the base's .gitignore blobs and where they are.
 	ignores     []plumbing.Hash
 	ignorePaths []string
 	gitlinks    bool
 }
 
-// seedDir is one directory of the base tree: its path ("" for the root) and its entries.
+// treePath is one path of the tree: all the walk keeps of it (a hintEntry is twice the size, and
+// a base of 100,000 paths is held twice over for a moment, as the tree's and the index's).
+type treePath struct {
+	name string
+	oid  [20]byte
+	mode uint32
+}
+
+// seedDir is one directory of an index's paths ("" for the root) and the names it holds.
 type seedDir struct {
 	path  string
 	names []seedName
@@ -475,10 +495,7 @@ func (w *treeWalk) walk(prefix, name string, oid plumbing.Hash) (*cacheTree, err
 	}
 	node := &cacheTree{name: name, oid: oid}
 	first := len(w.entries)
-	dirAt := len(w.dirs)
-	w.dirs = append(w.dirs, seedDir{path: strings.TrimSuffix(prefix, "/")})
-	// Every entry ends in a NUL and a 20-byte id (which may hold NULs too): an upper bound.
-	names := make([]seedName, 0, bytes.Count(content, []byte{0}))
+	w.dirs++
 	for rest := content; len(rest) > 0; {
 		sp := bytes.IndexByte(rest, ' ')
 		nul := bytes.IndexByte(rest, 0)
@@ -501,7 +518,6 @@ func (w *treeWalk) walk(prefix, name string, oid plumbing.Hash) (*cacheTree, err
 				return nil, err
 			}
 			node.children = append(node.children, sub)
-			names = append(names, seedName{name: name, entry: -1})
 			continue
 		case "100644":
 			m = 0o100644
@@ -517,8 +533,7 @@ func (w *treeWalk) walk(prefix, name string, oid plumbing.Hash) (*cacheTree, err
 		if len(w.entries) >= maxSeedEntries {
 			return nil, errors.New("a base of more paths than the studio seeds")
 		}
-		names = append(names, seedName{name: name, entry: len(w.entries)})
-		w.entries = append(w.entries, hintEntry{name: prefix + name, mode: m, oid: child})
+		w.entries = append(w.entries, treePath{name: prefix + name, mode: m, oid: child})
 		if m == 0o160000 {
 			w.gitlinks = true
 		}
@@ -527,7 +542,6 @@ func (w *treeWalk) walk(prefix, name string, oid plumbing.Hash) (*cacheTree, err
 			w.ignorePaths = append(w.ignorePaths, prefix+name)
 		}
 	}
-	w.dirs[dirAt].names = names
 	node.count = len(w.entries) - first
 	return node, nil
 }

@@ -109,6 +109,7 @@ func main() {
 type round struct {
 	action, floor time.Duration
 	rssKB         int64
+	selfRSSKB     int64 // the studio process's own peak, of rssKB
 	api, gitReqs  int
 	start         time.Time // when the action started, for the git trace
 	baseline      time.Duration
@@ -189,8 +190,8 @@ func bench(c config) (bool, error) {
 			return false, fmt.Errorf("round %d: %w", i, err)
 		}
 		rounds = append(rounds, r)
-		fmt.Printf("round %d: whole run %7.3f s   git CLI floor %7.3f s   ratio %.2f   peak RSS %5.1f MB   (%d API requests, %d git HTTP requests)\n",
-			i, r.action.Seconds(), r.floor.Seconds(), r.action.Seconds()/r.floor.Seconds(), float64(r.rssKB)/1024, r.api, r.gitReqs)
+		fmt.Printf("round %d: whole run %7.3f s   git CLI floor %7.3f s   ratio %.2f   peak RSS %5.1f MB (studio %.1f)   (%d API requests, %d git HTTP requests)\n",
+			i, r.action.Seconds(), r.floor.Seconds(), r.action.Seconds()/r.floor.Seconds(), float64(r.rssKB)/1024, float64(r.selfRSSKB)/1024, r.api, r.gitReqs)
 		fmt.Print(r.trace)
 		if c.baseline != "" {
 			fmt.Printf("         baseline %7.3f s   ratio %.2f   peak RSS %5.1f MB\n", r.baseline.Seconds(), r.baseline.Seconds()/r.floor.Seconds(), float64(r.baselineRSSKB)/1024)
@@ -486,7 +487,7 @@ func runAction(c config, w *sandbox.World, b bins, studio, content string) (roun
 		return round{}, err
 	}
 	r := round{start: start}
-	r.action, r.rssKB = res.Wall, max(res.SelfMaxRSSKB, res.ChildrenMaxRSSKB)
+	r.action, r.rssKB, r.selfRSSKB = res.Wall, max(res.SelfMaxRSSKB, res.ChildrenMaxRSSKB), res.SelfMaxRSSKB
 	if api != nil {
 		r.apiWait, r.apiCalls = api.total()
 		r.apiSpans = api.report(start)
