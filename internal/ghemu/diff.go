@@ -106,10 +106,13 @@ func (s *Server) diffEntries(r *repo, base, head string) ([]diffEntry, error) {
 			return nil, err
 		}
 		e.patch, e.hunks = patchBody(string(out))
-		if e.status != "removed" {
-			e.blobSHA, _ = s.runGit(r.gitDir, nil, nil, "rev-parse", head+":"+e.filename)
-		} else {
-			e.blobSHA, _ = s.runGit(r.gitDir, nil, nil, "rev-parse", base+":"+e.filename)
+		at := head
+		if e.status == "removed" {
+			at = base
+		}
+		var ok bool
+		if e.blobSHA, ok = s.pathOIDFast(r.gitDir, at, e.filename); !ok {
+			e.blobSHA, _ = s.runGit(r.gitDir, nil, nil, "rev-parse", at+":"+e.filename)
 		}
 	}
 	return entries, nil
@@ -180,6 +183,11 @@ func (s *Server) pullCommitSHAs(r *repo, base, head string) ([]string, error) {
 	if base == "" || head == "" {
 		return nil, fmt.Errorf("commits %s..%s: %w", base, head, errNoRef)
 	}
+	if fullSHA.MatchString(base) && fullSHA.MatchString(head) {
+		if shas, ok := s.revListFast(r.gitDir, base, head); ok {
+			return shas, nil
+		}
+	}
 	out, err := s.runGit(r.gitDir, nil, nil, "rev-list", "--reverse", base+".."+head)
 	if err != nil {
 		return nil, err
@@ -192,13 +200,17 @@ func (s *Server) pullCommitSHAs(r *repo, base, head string) ([]string, error) {
 
 // commitJSON renders a commit as GitHub's "commit" schema.
 func (s *Server) commitJSON(r *repo, sha string) (obj, error) {
-	out, err := s.runGit(r.gitDir, nil, nil, "show", "-s", "--format=%H%x00%T%x00%P%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%B", sha)
-	if err != nil {
-		return nil, err
-	}
-	f := strings.SplitN(out, "\x00", 10)
-	if len(f) < 10 {
-		return nil, fmt.Errorf("parse commit %s", sha)
+	var f []string
+	if fast, ok := s.showCommitFast(r.gitDir, sha); ok {
+		f = append([]string{sha}, fast...)
+	} else {
+		out, err := s.runGit(r.gitDir, nil, nil, "show", "-s", "--format=%H%x00%T%x00%P%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%B", sha)
+		if err != nil {
+			return nil, err
+		}
+		if f = strings.SplitN(out, "\x00", 10); len(f) < 10 {
+			return nil, fmt.Errorf("parse commit %s", sha)
+		}
 	}
 	api := s.repoAPI(r)
 	parents := []any{}
