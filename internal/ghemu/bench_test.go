@@ -109,3 +109,21 @@ func BenchmarkListPullCommits(b *testing.B) {
 		benchCall(b, s, "GET", path, "", 200)
 	}
 }
+
+// BenchmarkGetRef reads one ref, as the bot's lock and branch checks do: GET /git/ref/{ref}.
+func BenchmarkGetRef(b *testing.B) {
+	s := newServer(b, ghemu.Options{})
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		benchCall(b, s, "GET", "/repos/alice/game/git/ref/heads/main", "", 200)
+	}
+}
+
+// BenchmarkGetContents reads a file at the default branch: GET /contents/{path}.
+func BenchmarkGetContents(b *testing.B) {
+	s := newServer(b, ghemu.Options{})
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		benchCall(b, s, "GET", "/repos/alice/game/contents/src/player/jump.gd", "", 200)
+	}
+}
