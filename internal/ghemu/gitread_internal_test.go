@@ -359,3 +359,75 @@ func TestPathOIDFastIsGits(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffEntriesFoldedIsByFile compares the two-process diff with the one that runs git diff
+// per file, on changes of every kind.
+func TestDiffEntriesFoldedIsByFile(t *testing.T) {
+	s, r := newTestRepo(t)
+	lines := func(n int, tag string) string {
+		var b strings.Builder
+		for i := 0; i < n; i++ {
+			fmt.Fprintf(&b, "line %d %s\n", i, tag)
+		}
+		return b.String()
+	}
+	base, err := s.CommitFiles("o", "r", "base", CommitSpec{From: "main", Files: map[string]string{
+		"keep.txt": lines(20, "k"), "mod.txt": lines(30, "m"), "gone.txt": lines(10, "g"), "moved.txt": lines(40, "mv"),
+		"similar.txt": lines(40, "s"), "bin.dat": "\x00\x01\x02", "noeol.txt": "a\nb", "dir/inner.txt": lines(5, "i"),
+		"é.txt": "accent\n", "with space.txt": "sp\n", "df": "file then dir\n", "-dash.txt": "d\n", "a/b.txt": "ab\n",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	similar := strings.Replace(lines(40, "s"), "line 3 s", "line 3 changed", 1)
+	head, err := s.CommitFiles("o", "r", "head", CommitSpec{From: base, Files: map[string]string{
+		"mod.txt": strings.Replace(lines(30, "m"), "line 7 m", "line 7 changed", 1) + "added\n", "renamed.txt": lines(40, "mv"),
+		"similar-new.txt": similar, "bin.dat": "\x00\x03", "noeol.txt": "a\nb\nc", "dir/inner.txt": lines(6, "i"),
+		"new.txt": "new\n", "é.txt": "accent 2\n", "with space.txt": "sp 2\n", "-dash.txt": "d2\n",
+		"a-b.txt": "sorts between\n", "a/c.txt": "ac\n",
+	}, Delete: []string{"gone.txt", "moved.txt", "similar.txt", "df"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withDF, err := s.CommitFiles("o", "r", "head", CommitSpec{Files: map[string]string{"df/under.txt": "now a dir\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noDF, err := s.CommitFiles("o", "r", "nodf", CommitSpec{From: head, Files: map[string]string{"df-renamed/under.txt": "now a dir\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, base, head string
+		folded           bool
+	}{
+		{"with a file turned directory", base, withDF, false},
+		{"every other kind", base, noDF, true},
+		{"one file", head, noDF, true},
+		{"no change", head, head, true},
+	} {
+		want, err := s.diffEntriesByFile(r, tc.base, tc.head)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := s.diffEntriesFolded(r, tc.base, tc.head)
+		if ok != tc.folded {
+			t.Errorf("%s: folded %v, want %v", tc.name, ok, tc.folded)
+		}
+		if ok && !reflect.DeepEqual(got, want) {
+			t.Errorf("%s:\nfolded  %+v\nby file %+v", tc.name, got, want)
+		}
+		if tc.name == "every other kind" {
+			kinds := map[string]int{}
+			for _, e := range want {
+				kinds[e.status]++
+			}
+			if len(want) < 12 || kinds["renamed"] < 2 || kinds["added"] < 2 || kinds["removed"] < 1 {
+				t.Errorf("not every kind: %v in %+v", kinds, want)
+			}
+		}
+	}
+	if _, err := s.diffEntries(r, base, "0123456789012345678901234567890123456789"); err == nil {
+		t.Errorf("a diff to a missing commit did not fail")
+	}
+}
