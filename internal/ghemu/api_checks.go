@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // ---- check runs ----
@@ -327,6 +329,12 @@ func getGitRef(c *call) (int, any, error) {
 		return 0, nil, err
 	}
 	name := "refs/" + strings.TrimPrefix(c.params["ref"], "refs/")
+	if rf, found, err := c.s.reader(c.repo.gitDir).exactRef(name); err == nil {
+		if !found {
+			return 0, nil, errNotFound()
+		}
+		return 200, c.s.refJSON(c.repo, rf), nil
+	}
 	refs, err := c.s.listRefs(c.repo.gitDir, name)
 	if err != nil {
 		return 0, nil, err
@@ -358,6 +366,9 @@ func matchingRefs(c *call) (int, any, error) {
 }
 
 func (c *call) refExists(name string) (gitRef, bool) {
+	if rf, found, err := c.s.reader(c.repo.gitDir).exactRef(name); err == nil {
+		return rf, found
+	}
 	refs, err := c.s.listRefs(c.repo.gitDir, name)
 	if err != nil {
 		return gitRef{}, false
@@ -392,7 +403,8 @@ func createGitRef(c *call) (int, any, error) {
 	if !strings.HasPrefix(req.Ref, "refs/") || strings.Count(req.Ref, "/") < 2 {
 		return 0, nil, errUnprocessable("Reference name is invalid")
 	}
-	if _, err := c.s.runGit(c.repo.gitDir, nil, nil, "check-ref-format", req.Ref); err != nil {
+	// git check-ref-format's rules, checked in-process (refformat.go).
+	if !checkRefnameFormat(req.Ref, false) {
 		return 0, nil, errUnprocessable("Reference name is invalid")
 	}
 	if !c.validCommit(req.SHA) {
@@ -470,9 +482,18 @@ func getContents(c *call) (int, any, error) {
 		return 0, nil, errStatus(http.StatusNotFound, "No commit found for the ref "+ref)
 	}
 	p := strings.Trim(c.params["path"], "/")
-	typ, err := c.s.runGit(c.repo.gitDir, nil, nil, "cat-file", "-t", sha+":"+p)
-	if err != nil {
-		return 0, nil, errNotFound()
+	// A file is read in-process (gitcommit.go); directories and anything odd ask git.
+	var typ, blob string
+	var data []byte
+	if oid, ok := c.s.pathOIDFast(c.repo.gitDir, sha, p); ok {
+		if t, d, found, err := c.s.reader(c.repo.gitDir).object(oid); err == nil && found && t == plumbing.BlobObject {
+			typ, blob, data = "blob", oid, d
+		}
+	}
+	if typ == "" {
+		if typ, err = c.s.runGit(c.repo.gitDir, nil, nil, "cat-file", "-t", sha+":"+p); err != nil {
+			return 0, nil, errNotFound()
+		}
 	}
 	api := c.s.repoAPI(c.repo)
 	entry := func(p, kind, blob string, size int) obj {
@@ -511,13 +532,13 @@ func getContents(c *call) (int, any, error) {
 		}
 		return 200, list, nil
 	}
-	blob, err := c.s.runGit(c.repo.gitDir, nil, nil, "rev-parse", sha+":"+p)
-	if err != nil {
-		return 0, nil, err
-	}
-	data, err := c.s.runGitRaw(c.repo.gitDir, nil, nil, "cat-file", "blob", blob)
-	if err != nil {
-		return 0, nil, err
+	if blob == "" {
+		if blob, err = c.s.runGit(c.repo.gitDir, nil, nil, "rev-parse", sha+":"+p); err != nil {
+			return 0, nil, err
+		}
+		if data, err = c.s.runGitRaw(c.repo.gitDir, nil, nil, "cat-file", "blob", blob); err != nil {
+			return 0, nil, err
+		}
 	}
 	o := entry(p, "file", blob, len(data))
 	o["encoding"] = "base64"

@@ -30,7 +30,7 @@ func getGitCommit(c *call) (int, any, error) {
 	if !fullSHA.MatchString(sha) {
 		return 0, nil, errNotFound()
 	}
-	if typ, err := c.s.runGit(c.repo.gitDir, nil, nil, "cat-file", "-t", sha); err != nil || typ != "commit" {
+	if typ, err := c.s.objectType(c.repo.gitDir, sha); err != nil || typ != "commit" {
 		return 0, nil, errNotFound()
 	}
 	out, err := c.s.gitCommitJSON(c.repo, sha)
@@ -60,7 +60,7 @@ func createGitCommit(c *call) (int, any, error) {
 	if !fullSHA.MatchString(req.Tree) {
 		return 0, nil, errUnprocessable("Tree SHA does not exist")
 	}
-	if typ, err := c.s.runGit(c.repo.gitDir, nil, nil, "cat-file", "-t", req.Tree); err != nil || typ != "tree" {
+	if typ, err := c.s.objectType(c.repo.gitDir, req.Tree); err != nil || typ != "tree" {
 		return 0, nil, errUnprocessable("Tree SHA does not exist")
 	}
 	args := []string{"commit-tree", req.Tree}
@@ -130,14 +130,16 @@ func gitDate(s string) (string, error) {
 
 // gitCommitJSON renders a commit object as GET /git/commits/{sha} answers.
 func (s *Server) gitCommitJSON(r *repo, sha string) (obj, error) {
-	// %x00-separated fields, then the raw message after the last separator.
-	raw, err := s.runGit(r.gitDir, nil, nil, "show", "-s", "--format=%T%x00%P%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%B", sha)
-	if err != nil {
-		return nil, errNotFound()
-	}
-	f := strings.SplitN(raw, "\x00", 9)
-	if len(f) != 9 {
-		return nil, fmt.Errorf("ghemu: unexpected commit format for %s", sha)
+	f, ok := s.showCommitFast(r.gitDir, sha)
+	if !ok {
+		// %x00-separated fields, then the raw message after the last separator.
+		raw, err := s.runGit(r.gitDir, nil, nil, "show", "-s", "--format=%T%x00%P%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%B", sha)
+		if err != nil {
+			return nil, errNotFound()
+		}
+		if f = strings.SplitN(raw, "\x00", 9); len(f) != 9 {
+			return nil, fmt.Errorf("ghemu: unexpected commit format for %s", sha)
+		}
 	}
 	api := s.repoAPI(r)
 	parents := []any{}

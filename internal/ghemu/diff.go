@@ -35,6 +35,155 @@ func (s *Server) diffEntries(r *repo, base, head string) ([]diffEntry, error) {
 	if base == "" || head == "" {
 		return nil, fmt.Errorf("diff %s...%s: %w", base, head, errNoRef)
 	}
+	if entries, ok := s.diffEntriesFolded(r, base, head); ok {
+		return entries, nil
+	}
+	return s.diffEntriesByFile(r, base, head)
+}
+
+func diffStatus(code string) string {
+	switch code[0] {
+	case 'A':
+		return "added"
+	case 'D':
+		return "removed"
+	case 'R':
+		return "renamed"
+	case 'C':
+		return "copied"
+	}
+	return "modified"
+}
+
+// diffEntriesFolded computes diffEntries with two git processes instead of two plus one per
+// file: the statuses and line counts from one `git diff --raw --numstat` (the same file pairs
+// in the same order as --name-status and --numstat list them), the patches from one `git
+// diff`, cut at each file's "diff --git" line. ok=false where that would not give what
+// diffEntriesByFile gives: git failing (diffEntriesByFile reports it), an output it does not
+// parse, or a path that, given to git diff as a pathspec on its own, would also select another
+// file of the diff (a directory prefix, glob characters, pathspec magic).
+func (s *Server) diffEntriesFolded(r *repo, base, head string) ([]diffEntry, bool) {
+	rng := base + "..." + head
+	out, err := s.runGitRaw(r.gitDir, nil, nil, "diff", "--no-color", "-M", "-z", "--raw", "--numstat", rng)
+	if err != nil {
+		return nil, false
+	}
+	fields := strings.Split(string(out), "\x00")
+	if fields[len(fields)-1] != "" {
+		return nil, false
+	}
+	fields = fields[:len(fields)-1]
+	var entries []diffEntry
+	i := 0
+	for ; i < len(fields) && strings.HasPrefix(fields[i], ":"); i++ {
+		code := fields[i][strings.LastIndexByte(fields[i], ' ')+1:]
+		if code == "" || i+1 >= len(fields) {
+			return nil, false
+		}
+		e := diffEntry{status: diffStatus(code), filename: fields[i+1]}
+		i++
+		if code[0] == 'R' || code[0] == 'C' {
+			if i+1 >= len(fields) {
+				return nil, false
+			}
+			e.previous, e.filename = e.filename, fields[i+1]
+			i++
+		}
+		entries = append(entries, e)
+	}
+	for k := range entries {
+		if i >= len(fields) {
+			return nil, false
+		}
+		parts := strings.SplitN(fields[i], "\t", 3)
+		if len(parts) != 3 {
+			return nil, false
+		}
+		entries[k].additions, _ = strconv.Atoi(parts[0]) // "-" for binary files counts as 0
+		entries[k].deletions, _ = strconv.Atoi(parts[1])
+		i++
+		if parts[2] == "" {
+			i += 2
+		}
+	}
+	if i != len(fields) {
+		return nil, false
+	}
+	if len(entries) == 0 {
+		return nil, true
+	}
+	paths := map[string]bool{}
+	for _, e := range entries {
+		names := []string{e.filename}
+		if e.previous != "" {
+			names = append(names, e.previous)
+		}
+		for _, p := range names {
+			if p == "" || paths[p] || strings.ContainsAny(p, "*?[\\") || strings.HasPrefix(p, ":") {
+				return nil, false
+			}
+			paths[p] = true
+		}
+	}
+	for p := range paths {
+		for j := strings.IndexByte(p, '/'); j >= 0; j = nextSlash(p, j) {
+			if paths[p[:j]] {
+				return nil, false // p[:j], as a pathspec, selects p too
+			}
+		}
+	}
+	patch, err := s.runGitRaw(r.gitDir, nil, nil, "diff", "--no-color", "-M", rng)
+	if err != nil {
+		return nil, false
+	}
+	var sections []string
+	text := string(patch)
+	for text != "" {
+		if !strings.HasPrefix(text, "diff --git ") {
+			return nil, false
+		}
+		end := strings.Index(text, "\ndiff --git ")
+		if end < 0 {
+			end = len(text)
+		} else {
+			end++
+		}
+		sections = append(sections, text[:end])
+		text = text[end:]
+	}
+	if len(sections) != len(entries) {
+		return nil, false
+	}
+	for k := range entries {
+		e := &entries[k]
+		e.patch, e.hunks = patchBody(sections[k])
+		s.fillBlobSHA(r, e, base, head)
+	}
+	return entries, true
+}
+
+// fillBlobSHA sets the blob a diff entry's file has at head, or at base for a removed file.
+func (s *Server) fillBlobSHA(r *repo, e *diffEntry, base, head string) {
+	at := head
+	if e.status == "removed" {
+		at = base
+	}
+	var ok bool
+	if e.blobSHA, ok = s.pathOIDFast(r.gitDir, at, e.filename); !ok {
+		e.blobSHA, _ = s.runGit(r.gitDir, nil, nil, "rev-parse", at+":"+e.filename)
+	}
+}
+
+// nextSlash is the index of the '/' after the one at j, or -1.
+func nextSlash(p string, j int) int {
+	if k := strings.IndexByte(p[j+1:], '/'); k >= 0 {
+		return j + 1 + k
+	}
+	return -1
+}
+
+// diffEntriesByFile is diffEntries with one git diff per file.
+func (s *Server) diffEntriesByFile(r *repo, base, head string) ([]diffEntry, error) {
 	rng := base + "..." + head
 	ns, err := s.runGitRaw(r.gitDir, nil, nil, "diff", "--no-color", "-M", "-z", "--name-status", rng)
 	if err != nil {
@@ -106,11 +255,7 @@ func (s *Server) diffEntries(r *repo, base, head string) ([]diffEntry, error) {
 			return nil, err
 		}
 		e.patch, e.hunks = patchBody(string(out))
-		if e.status != "removed" {
-			e.blobSHA, _ = s.runGit(r.gitDir, nil, nil, "rev-parse", head+":"+e.filename)
-		} else {
-			e.blobSHA, _ = s.runGit(r.gitDir, nil, nil, "rev-parse", base+":"+e.filename)
-		}
+		s.fillBlobSHA(r, e, base, head)
 	}
 	return entries, nil
 }
@@ -180,6 +325,11 @@ func (s *Server) pullCommitSHAs(r *repo, base, head string) ([]string, error) {
 	if base == "" || head == "" {
 		return nil, fmt.Errorf("commits %s..%s: %w", base, head, errNoRef)
 	}
+	if fullSHA.MatchString(base) && fullSHA.MatchString(head) {
+		if shas, ok := s.revListFast(r.gitDir, base, head); ok {
+			return shas, nil
+		}
+	}
 	out, err := s.runGit(r.gitDir, nil, nil, "rev-list", "--reverse", base+".."+head)
 	if err != nil {
 		return nil, err
@@ -192,13 +342,17 @@ func (s *Server) pullCommitSHAs(r *repo, base, head string) ([]string, error) {
 
 // commitJSON renders a commit as GitHub's "commit" schema.
 func (s *Server) commitJSON(r *repo, sha string) (obj, error) {
-	out, err := s.runGit(r.gitDir, nil, nil, "show", "-s", "--format=%H%x00%T%x00%P%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%B", sha)
-	if err != nil {
-		return nil, err
-	}
-	f := strings.SplitN(out, "\x00", 10)
-	if len(f) < 10 {
-		return nil, fmt.Errorf("parse commit %s", sha)
+	var f []string
+	if fast, ok := s.showCommitFast(r.gitDir, sha); ok {
+		f = append([]string{sha}, fast...)
+	} else {
+		out, err := s.runGit(r.gitDir, nil, nil, "show", "-s", "--format=%H%x00%T%x00%P%x00%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%B", sha)
+		if err != nil {
+			return nil, err
+		}
+		if f = strings.SplitN(out, "\x00", 10); len(f) < 10 {
+			return nil, fmt.Errorf("parse commit %s", sha)
+		}
 	}
 	api := s.repoAPI(r)
 	parents := []any{}

@@ -82,8 +82,19 @@ func (s *Server) initBare(gitDir, branch string) error {
 	return nil
 }
 
-// resolve returns the commit SHA a ref or SHA names, or errNoRef.
+// resolve returns the commit SHA a ref or SHA names, or errNoRef: what `git rev-parse --verify
+// <ref>^{commit}` answers, read in-process where it can be (gitread.go).
 func (s *Server) resolve(gitDir, ref string) (string, error) {
+	if sha, found, err := s.reader(gitDir).resolveCommit(ref); err == nil {
+		if !found {
+			return "", fmt.Errorf("resolve %s: %w", ref, errNoRef)
+		}
+		return sha, nil
+	}
+	return s.resolveGit(gitDir, ref)
+}
+
+func (s *Server) resolveGit(gitDir, ref string) (string, error) {
 	out, err := s.runGit(gitDir, nil, nil, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
 	if err != nil || out == "" {
 		return "", fmt.Errorf("resolve %s: %w", ref, errNoRef)
@@ -360,4 +371,16 @@ func (s *Server) serveGit(w http.ResponseWriter, r *http.Request) string {
 	r2.URL.RawPath = ""
 	h.ServeHTTP(w, r2)
 	return login
+}
+
+// objectType answers `git cat-file -t <sha>` for a full SHA, in-process where it can be.
+func (s *Server) objectType(gitDir, sha string) (string, error) {
+	typ, err := s.reader(gitDir).objectType(sha)
+	if err == nil {
+		if typ == "" {
+			return "", fmt.Errorf("cat-file %s: %w", sha, errNoRef)
+		}
+		return typ, nil
+	}
+	return s.runGit(gitDir, nil, nil, "cat-file", "-t", sha)
 }

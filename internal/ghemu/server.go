@@ -55,6 +55,9 @@ type Server struct {
 	bodies   []RequestBody // API request bodies, in arrival order (bodies.go)
 	apps     *appState     // GitHub Apps, installations and their tokens (apps.go); nil until AddApp
 	reqSeq   int64
+
+	readersMu sync.Mutex
+	readers   map[string]*gitReader // in-process readers of the bare repositories, by git dir (gitread.go)
 }
 
 // LoggedRequest is one API or git request as the emulator saw it.
