@@ -100,6 +100,7 @@ func TestScanMarkdownProseLines(t *testing.T) {
 		{"html comment", "<!--\n/studio run\n-->\nok", []string{"ok"}},
 		{"inline comment", "a <!-- b\n/studio run -->", []string{"a"}},
 		{"comment closed mid-line", "<!-- x --> /studio run", nil},
+		{"a declaration inside a word is hidden, the word joined as shown", "0<!A>0", []string{"00"}},
 		{"unterminated comment", "<!-- x\n\n/studio run", nil},
 		{"details", "<details>\n\n/studio run\n\n</details>\n\nafter", []string{"after"}},
 		{"nested details", "<details>\n<details>\n</details>\n\n/studio run\n\n</details>\n\nafter", []string{"after"}},
