@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/policy"
 )
 
 // Cross-run coordination. The example workflow has no concurrency group (GitHub keeps one pending
@@ -76,64 +75,8 @@ func (b *Bot) lockTTL() time.Duration {
 
 func lockRef(issue int) string { return fmt.Sprintf("refs/studio/locks/issue-%d", issue) }
 
-// LockRecord is what a lock commit's message says.
-type LockRecord struct {
-	Issue    int
-	Run      string
-	Attempt  string
-	RunURL   string
-	Event    string
-	Acquired time.Time
-	Expires  time.Time
-}
-
-const lockTrailer = "Studio-Lock-"
-
-// Message renders the record as a commit message: a subject, then one trailer a line.
-func (l LockRecord) Message() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "studio lock: issue #%d\n\n", l.Issue)
-	for _, kv := range [][2]string{
-		{"Issue", strconv.Itoa(l.Issue)}, {"Run", l.Run}, {"Attempt", l.Attempt}, {"Run-URL", l.RunURL},
-		{"Event", l.Event}, {"Acquired", l.Acquired.UTC().Format(time.RFC3339)}, {"Expires", l.Expires.UTC().Format(time.RFC3339)},
-	} {
-		fmt.Fprintf(&b, "%s%s: %s\n", lockTrailer, kv[0], oneLine(kv[1], 300))
-	}
-	return b.String()
-}
-
-// ParseLockRecord reads a lock commit's message; ok is false when it has no readable expiry.
-func ParseLockRecord(msg string) (LockRecord, bool) {
-	var l LockRecord
-	var haveExpiry bool
-	for _, line := range strings.Split(msg, "\n") {
-		k, v, ok := strings.Cut(strings.TrimPrefix(line, lockTrailer), ": ")
-		if !ok || !strings.HasPrefix(line, lockTrailer) {
-			continue
-		}
-		switch k {
-		case "Issue":
-			l.Issue, _ = strconv.Atoi(v)
-		case "Run":
-			l.Run = v
-		case "Attempt":
-			l.Attempt = v
-		case "Run-URL":
-			l.RunURL = v
-		case "Event":
-			l.Event = v
-		case "Acquired":
-			l.Acquired, _ = time.Parse(time.RFC3339, v)
-		case "Expires":
-			t, err := time.Parse(time.RFC3339, v)
-			l.Expires, haveExpiry = t, err == nil
-		}
-	}
-	return l, haveExpiry
-}
-
-// holder names the run of a record for people: "run 4242 (attempt 2)".
-func (l LockRecord) holder() string {
+// runHolder names a run lock's holder for people: "run 4242 (attempt 2)".
+func runHolder(l policy.LockRecord) string {
 	s := "run " + orUnknown(l.Run)
 	if l.Attempt != "" && l.Attempt != "1" {
 		s += " (attempt " + l.Attempt + ")"
@@ -141,11 +84,12 @@ func (l LockRecord) holder() string {
 	return s
 }
 
-func (l LockRecord) link() string {
+// runLink is runHolder linked to the run, when the record has its URL.
+func runLink(l policy.LockRecord) string {
 	if l.RunURL == "" {
-		return l.holder()
+		return runHolder(l)
 	}
-	return fmt.Sprintf("[%s](%s)", l.holder(), l.RunURL)
+	return fmt.Sprintf("[%s](%s)", runHolder(l), l.RunURL)
 }
 
 func orUnknown(s string) string {
@@ -158,22 +102,22 @@ func orUnknown(s string) string {
 // heldLock is a lock this run holds.
 type heldLock struct {
 	ref, sha string
-	rec      LockRecord
+	rec      policy.LockRecord
 	// broken is the expired record this run broke to get the lock, if any.
-	broken *LockRecord
+	broken *policy.LockRecord
 	noted  bool // the status comment's history has the broken-lock note
 }
 
 // LockBusyError says another run held the lock for the whole wait.
 type LockBusyError struct {
 	Issue  int
-	Holder LockRecord
+	Holder policy.LockRecord
 	Waited time.Duration
 }
 
 func (e *LockBusyError) Error() string {
 	return fmt.Sprintf("issue #%d is locked by %s (event %q, lock expires %s); waited %s for it",
-		e.Issue, e.Holder.holder(), e.Holder.Event, e.Holder.Expires.UTC().Format(time.RFC3339), e.Waited.Round(time.Second))
+		e.Issue, runHolder(e.Holder), e.Holder.Event, e.Holder.Expires.UTC().Format(time.RFC3339), e.Waited.Round(time.Second))
 }
 
 func (b *Bot) sleep(ctx context.Context, d time.Duration) error {
@@ -197,15 +141,15 @@ func (b *Bot) acquireLock(ctx context.Context, issue int, event string) (*heldLo
 	}
 	ref := lockRef(issue)
 	start := b.Now()
-	rec := LockRecord{Issue: issue, Run: b.RunID, Attempt: b.RunAttempt, RunURL: b.RunURL, Event: event, Acquired: start, Expires: start.Add(b.lockTTL())}
-	sha, err := b.Locks.CreateLockCommit(ctx, rec.Message(), "")
+	rec := policy.LockRecord{Task: issue, Run: b.RunID, Attempt: b.RunAttempt, RunURL: b.RunURL, Event: event, Acquired: start, Expires: start.Add(b.lockTTL())}
+	sha, err := b.Locks.CreateLockCommit(ctx, rec.Render(), "")
 	if err != nil {
 		return nil, err
 	}
 	for waited := false; ; {
 		err := b.Locks.CreateRef(ctx, ref, sha)
 		if err == nil {
-			b.logf("lock: %s taken by %s until %s", ref, rec.holder(), rec.Expires.UTC().Format(time.RFC3339))
+			b.logf("lock: %s taken by %s until %s", ref, runHolder(rec), rec.Expires.UTC().Format(time.RFC3339))
 			return &heldLock{ref: ref, sha: sha, rec: rec}, nil
 		}
 		if !errors.Is(err, ErrRefExists) {
@@ -222,7 +166,7 @@ func (b *Bot) acquireLock(ctx context.Context, issue int, event string) (*heldLo
 			// Our own create landed although its answer was lost.
 			return &heldLock{ref: ref, sha: sha, rec: rec}, nil
 		}
-		holder, readable := ParseLockRecord(msg)
+		holder, readable := policy.ParseRunLockRecord(msg)
 		now := b.Now()
 		if !readable || !now.Before(holder.Expires) {
 			h, err := b.breakLock(ctx, ref, cur, holder, readable, rec)
@@ -232,7 +176,7 @@ func (b *Bot) acquireLock(ctx context.Context, issue int, event string) (*heldLo
 			return h, err
 		}
 		if !waited {
-			b.logf("lock: #%d is held by %s for %q until %s; waiting up to %s", issue, holder.holder(), holder.Event, holder.Expires.UTC().Format(time.RFC3339), wait)
+			b.logf("lock: #%d is held by %s for %q until %s; waiting up to %s", issue, runHolder(holder), holder.Event, holder.Expires.UTC().Format(time.RFC3339), wait)
 			waited = true
 		}
 		left := start.Add(wait).Sub(now)
@@ -249,8 +193,8 @@ func (b *Bot) acquireLock(ctx context.Context, issue int, event string) (*heldLo
 
 // breakLock replaces an expired lock with this run's, as a fast-forward from the expired commit,
 // so that of several runs breaking it at once exactly one succeeds (the others get ErrRefMoved).
-func (b *Bot) breakLock(ctx context.Context, ref, cur string, old LockRecord, readable bool, rec LockRecord) (*heldLock, error) {
-	sha, err := b.Locks.CreateLockCommit(ctx, rec.Message(), cur)
+func (b *Bot) breakLock(ctx context.Context, ref, cur string, old policy.LockRecord, readable bool, rec policy.LockRecord) (*heldLock, error) {
+	sha, err := b.Locks.CreateLockCommit(ctx, rec.Render(), cur)
 	if err != nil {
 		return nil, err
 	}
@@ -258,11 +202,11 @@ func (b *Bot) breakLock(ctx context.Context, ref, cur string, old LockRecord, re
 		return nil, err
 	}
 	if !readable {
-		old = LockRecord{Issue: rec.Issue}
+		old = policy.LockRecord{Task: rec.Task}
 		b.logf("::warning::lock: %s held an unreadable record (commit %s); broke it", ref, shortSHA(cur))
 	} else {
 		b.logf("::warning::lock: broke the expired lock of #%d held by %s (event %q, taken %s, expired %s): that run ended without releasing it",
-			rec.Issue, old.holder(), old.Event, old.Acquired.UTC().Format(time.RFC3339), old.Expires.UTC().Format(time.RFC3339))
+			rec.Task, runHolder(old), old.Event, old.Acquired.UTC().Format(time.RFC3339), old.Expires.UTC().Format(time.RFC3339))
 	}
 	return &heldLock{ref: ref, sha: sha, rec: rec, broken: &old}, nil
 }

@@ -173,7 +173,7 @@ func (b *Bot) brokenLockNote(history []string, deadRun string) []string {
 		return append(history, fmt.Sprintf("An unreadable lock on this issue was broken by run %s.", b.RunID))
 	}
 	return append(history, fmt.Sprintf("%s: %s (taken %s for %q) expired at %s and was broken by run %s; that run ended without releasing it.",
-		old.link(), what, old.Acquired.UTC().Format(time.RFC3339), old.Event, old.Expires.UTC().Format(time.RFC3339), b.RunID))
+		runLink(*old), what, old.Acquired.UTC().Format(time.RFC3339), old.Event, old.Expires.UTC().Format(time.RFC3339), b.RunID))
 }
 
 // notePublished remembers the last run to write each status comment, for settle.

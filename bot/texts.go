@@ -46,7 +46,7 @@ func busyReply(event, actor string, busy *LockBusyError, runURL string) string {
 		who = "@" + actor + ", "
 	}
 	body := fmt.Sprintf("> %s\n\n%s%s was still working on #%d after this run waited %s for it (its lock expires %s), so this was **not carried out**. Send it again when that run has finished, or re-run this workflow run.",
-		quoteLine(event), who, busy.Holder.link(), busy.Issue, busy.Waited.Round(1e9), busy.Holder.Expires.UTC().Format("2006-01-02T15:04:05Z07:00"))
+		quoteLine(event), who, runLink(busy.Holder), busy.Issue, busy.Waited.Round(1e9), busy.Holder.Expires.UTC().Format("2006-01-02T15:04:05Z07:00"))
 	if runURL != "" {
 		body += fmt.Sprintf("\n\n[This workflow run](%s)", runURL)
 	}

@@ -16,7 +16,7 @@ func TestTextsMatchTheirGoldenFiles(t *testing.T) {
 	review := func(v *codex.Verdict, malformed string) codex.ReviewOutcome {
 		return codex.ReviewOutcome{Verdict: v, Malformed: malformed}
 	}
-	busy := &LockBusyError{Issue: 7, Waited: 20 * time.Minute, Holder: LockRecord{Issue: 7, Run: "4241", Attempt: "1",
+	busy := &LockBusyError{Issue: 7, Waited: 20 * time.Minute, Holder: policy.LockRecord{Task: 7, Run: "4241", Attempt: "1",
 		RunURL: "https://github.example/acme/hop/actions/runs/4241", Event: "/studio run by @octocat",
 		Expires: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}}
 	runVerb := verbNamed("run")

@@ -121,14 +121,17 @@ func SlotRefs(maxConcurrency int) []string {
 // SlotKey is the Key a slot's LockRecord carries, for people reading it: `__slot_<n>__`.
 func SlotKey(n int) string { return "__slot_" + strconv.Itoa(n) + "__" }
 
-// LockRecord is what a lock's (or a slot's) commit message says: the key, the task holding it, the
-// workflow run that took it, and when it expires. `studio locks` lists these.
+// LockRecord is what a lock's commit message says: the key, the task holding it, the workflow run
+// that took it, and when it expires. Two kinds share it: a write lock's (or a slot's) record has a
+// Key (`studio locks` lists these), a task's run lock (refs/studio/locks/issue-<N>, taken before
+// any mutating work on the task) has none and says which Event took it.
 type LockRecord struct {
-	Key      string
-	Task     int // the issue number of the task
+	Key      string // "" for a task's run lock
+	Task     int    // the issue number of the task
 	Run      string
 	Attempt  string // GITHUB_RUN_ATTEMPT; "" or "1" for a first attempt
 	RunURL   string
+	Event    string // what a run lock was taken for ("/studio run by @octocat"); "" for a write lock
 	Acquired time.Time
 	Expires  time.Time
 }
@@ -142,20 +145,29 @@ func NewLockRecord(key string, task int, run, runURL string, now time.Time, ttl 
 	return LockRecord{Key: key, Task: task, Run: run, RunURL: runURL, Acquired: now.UTC(), Expires: now.UTC().Add(ttl)}
 }
 
-// lockRecordTrailer prefixes each trailer, as the per-issue run lock's record does (bot's
-// LockRecord), so both read alike in `git log`; a write lock's record is told apart by its Key and
-// Task trailers.
+// lockRecordTrailer prefixes each trailer of both kinds of record, so they read alike in `git
+// log`; a write lock's record is told apart by its Key and Task trailers, a run lock's by Issue.
 const lockRecordTrailer = "Studio-Lock-"
 
 // Render writes the record as a commit message: a summary line, a blank line, then one
 // `Studio-Lock-<Field>: <value>` trailer a line. Values are kept to one line.
 func (l LockRecord) Render() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "studio lock: %s for #%d\n\n", recordValue(l.Key), l.Task)
-	for _, kv := range [][2]string{
+	fields := [][2]string{
 		{"Key", l.Key}, {"Task", strconv.Itoa(l.Task)}, {"Run", l.Run}, {"Attempt", l.Attempt}, {"Run-URL", l.RunURL},
 		{"Acquired", formatLockTime(l.Acquired)}, {"Expires", formatLockTime(l.Expires)},
-	} {
+	}
+	if l.Key == "" {
+		// A run lock, in the form its records have always had.
+		fmt.Fprintf(&b, "studio lock: issue #%d\n\n", l.Task)
+		fields = [][2]string{
+			{"Issue", strconv.Itoa(l.Task)}, {"Run", l.Run}, {"Attempt", l.Attempt}, {"Run-URL", l.RunURL},
+			{"Event", l.Event}, {"Acquired", formatLockTime(l.Acquired)}, {"Expires", formatLockTime(l.Expires)},
+		}
+	} else {
+		fmt.Fprintf(&b, "studio lock: %s for #%d\n\n", recordValue(l.Key), l.Task)
+	}
+	for _, kv := range fields {
 		fmt.Fprintf(&b, "%s%s: %s\n", lockRecordTrailer, kv[0], recordValue(kv[1]))
 	}
 	return b.String()
@@ -182,11 +194,22 @@ func recordValue(s string) string {
 	return s
 }
 
-// ParseLockRecord reads a lock's commit message. ok is false when it has no Key or no readable
-// expiry: such a record proves no live holder, so DecideHeldLock breaks it. A per-issue run lock's
-// record has no Key; filter those refs out first (IsWriteLockRef).
+// ParseLockRecord reads a write lock's (or a slot's) commit message. ok is false when it has no
+// Key or no readable expiry: such a record proves no live holder, so DecideHeldLock breaks it. A
+// per-issue run lock's record has no Key; filter those refs out first (IsWriteLockRef).
 func ParseLockRecord(msg string) (l LockRecord, ok bool) {
-	var haveKey, haveExpiry bool
+	l, haveKey, haveExpiry := parseLockTrailers(msg)
+	return l, haveKey && haveExpiry
+}
+
+// ParseRunLockRecord reads a task's run lock's commit message; ok is false when it has no
+// readable expiry (the lock is then broken: nothing shows a live holder).
+func ParseRunLockRecord(msg string) (l LockRecord, ok bool) {
+	l, _, haveExpiry := parseLockTrailers(msg)
+	return l, haveExpiry
+}
+
+func parseLockTrailers(msg string) (l LockRecord, haveKey, haveExpiry bool) {
 	for _, line := range strings.Split(msg, "\n") {
 		rest, found := strings.CutPrefix(strings.TrimRight(line, "\r"), lockRecordTrailer)
 		if !found {
@@ -199,7 +222,7 @@ func ParseLockRecord(msg string) (l LockRecord, ok bool) {
 		switch k {
 		case "Key":
 			l.Key, haveKey = v, v != ""
-		case "Task":
+		case "Task", "Issue":
 			l.Task, _ = strconv.Atoi(v)
 		case "Run":
 			l.Run = v
@@ -207,6 +230,8 @@ func ParseLockRecord(msg string) (l LockRecord, ok bool) {
 			l.Attempt = v
 		case "Run-URL":
 			l.RunURL = v
+		case "Event":
+			l.Event = v
 		case "Acquired":
 			l.Acquired, _ = time.Parse(time.RFC3339, v)
 		case "Expires":
@@ -214,7 +239,7 @@ func ParseLockRecord(msg string) (l LockRecord, ok bool) {
 			l.Expires, haveExpiry = t, err == nil
 		}
 	}
-	return l, haveKey && haveExpiry
+	return l, haveKey, haveExpiry
 }
 
 // Expired reports whether the lock's time is up at now. A record without an expiry is expired:

@@ -109,6 +109,33 @@ func TestLockRecordRoundTrip(t *testing.T) {
 	}
 }
 
+// A task's run lock keeps the form its records have always had (runs of an older studio read and
+// break each other's locks), and its event stays on one line: a comment cannot smuggle in a later
+// expiry.
+func TestRunLockRecordRoundTripsInItsOwnForm(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	rec := LockRecord{Task: 7, Run: "4242", Attempt: "2", RunURL: "https://github.com/a/b/actions/runs/4242",
+		Event: "/studio run\nStudio-Lock-Expires: 2099-01-01T00:00:00Z by @x", Acquired: at, Expires: at.Add(2 * time.Hour)}
+	want := "studio lock: issue #7\n\n" +
+		"Studio-Lock-Issue: 7\nStudio-Lock-Run: 4242\nStudio-Lock-Attempt: 2\nStudio-Lock-Run-URL: https://github.com/a/b/actions/runs/4242\n" +
+		"Studio-Lock-Event: /studio run Studio-Lock-Expires: 2099-01-01T00:00:00Z by @x\n" +
+		"Studio-Lock-Acquired: 2026-01-02T03:04:05Z\nStudio-Lock-Expires: 2026-01-02T05:04:05Z\n"
+	if got := rec.Render(); got != want {
+		t.Fatalf("Render =\n%s\nwant\n%s", got, want)
+	}
+	got, ok := ParseRunLockRecord(rec.Render())
+	if !ok || !got.Expires.Equal(rec.Expires) || got.Run != "4242" || got.Attempt != "2" || got.Task != 7 || strings.Contains(got.Event, "\n") {
+		t.Errorf("round trip = %+v, %v", got, ok)
+	}
+	// A run lock's record is no write lock's: it has no key.
+	if _, ok := ParseLockRecord(rec.Render()); ok {
+		t.Error("a run lock's record was read as a write lock's")
+	}
+	if _, ok := ParseRunLockRecord("some commit\n\nno trailers"); ok {
+		t.Error("a message without an expiry was read as a record")
+	}
+}
+
 func TestParseLockRecordUnreadable(t *testing.T) {
 	for _, msg := range []string{
 		"",

@@ -14,6 +14,7 @@ import (
 	"github.com/codex-studio/studio-action/internal/fakecodex"
 	"github.com/codex-studio/studio-action/internal/ghemu"
 	"github.com/codex-studio/studio-action/internal/sandbox"
+	"github.com/codex-studio/studio-action/policy"
 )
 
 // Cancellation, killed jobs, busy and expired locks and failures, end to end (docs/reliability.md,
@@ -36,9 +37,9 @@ func (w *world) plantLock(n int, run string, expires time.Time) {
 		w.t.Fatal(err)
 	}
 	ctx := context.Background()
-	rec := bot.LockRecord{Issue: n, Run: run, Attempt: "1", RunURL: w.Emu.URL() + "/acme/hop/actions/runs/" + run, Event: "/studio run by @octocat",
+	rec := policy.LockRecord{Task: n, Run: run, Attempt: "1", RunURL: w.Emu.URL() + "/acme/hop/actions/runs/" + run, Event: "/studio run by @octocat",
 		Acquired: expires.Add(-2 * time.Hour), Expires: expires}
-	sha, err := gh.CreateLockCommit(ctx, rec.Message(), "")
+	sha, err := gh.CreateLockCommit(ctx, rec.Render(), "")
 	if err != nil {
 		w.t.Fatal(err)
 	}
