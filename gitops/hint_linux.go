@@ -1,10 +1,8 @@
 package gitops
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha1"
-	"encoding/binary"
 	"errors"
 	"os"
 	"path"
@@ -372,43 +370,15 @@ func (c *cleanCheck) dir(d seedDir) bool {
 		c.want[n.name] = n.entry
 	}
 	seen := 0
-	for {
-		n, err := unix.Getdents(fd, c.buf)
-		if errors.Is(err, unix.EINTR) {
-			continue
+	err := eachDirent(fd, c.buf, func(raw []byte, typ uint8) bool {
+		ok, counted := c.name(fd, d, raw, typ)
+		if counted {
+			seen++
 		}
-		if err != nil {
-			return false
-		}
-		if n == 0 {
-			break
-		}
-		for b := c.buf[:n]; len(b) > 0; {
-			// struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name (NUL-ended).
-			if len(b) < 19 {
-				return false
-			}
-			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
-			if reclen < 19 || reclen > len(b) {
-				return false
-			}
-			typ := b[18]
-			raw := b[19:reclen]
-			if i := bytes.IndexByte(raw, 0); i >= 0 {
-				raw = raw[:i]
-			}
-			b = b[reclen:]
-			if string(raw) == "." || string(raw) == ".." {
-				continue
-			}
-			ok, counted := c.name(fd, d, raw, typ)
-			if !ok {
-				return false
-			}
-			if counted {
-				seen++
-			}
-		}
+		return ok
+	})
+	if err != nil {
+		return false
 	}
 	return seen == len(d.names)
 }

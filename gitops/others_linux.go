@@ -69,28 +69,32 @@ type dirent struct {
 	typ  uint8
 }
 
-// readNames returns the names of the directory fd (without "." and ".."), their types as
-// getdents reports them (DT_UNKNOWN resolved with fstatat), into buf's reuse.
-func readNames(fd int, buf []byte) ([]dirent, error) {
-	var out []dirent
+// errStopped is eachDirent's answer when its function said stop.
+var errStopped = errors.New("stopped")
+
+// eachDirent calls fn with every name of the directory fd (but "." and ".."), as the bytes of
+// buf that getdents filled (valid only during the call), and its type as getdents reports it
+// (possibly DT_UNKNOWN), until fn says stop (errStopped).
+func eachDirent(fd int, buf []byte, fn func(name []byte, typ uint8) bool) error {
 	for {
 		n, err := unix.Getdents(fd, buf)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if n == 0 {
-			return out, nil
+			return nil
 		}
 		for b := buf[:n]; len(b) > 0; {
+			// struct linux_dirent64: ino (8), off (8), reclen (2), type (1), name (NUL-ended).
 			if len(b) < 19 {
-				return nil, unix.EINVAL
+				return unix.EINVAL
 			}
 			reclen := int(binary.NativeEndian.Uint16(b[16:18]))
 			if reclen < 19 || reclen > len(b) {
-				return nil, unix.EINVAL
+				return unix.EINVAL
 			}
 			typ := b[18]
 			raw := b[19:reclen]
@@ -101,23 +105,36 @@ func readNames(fd int, buf []byte) ([]dirent, error) {
 			if string(raw) == "." || string(raw) == ".." {
 				continue
 			}
-			name := string(raw)
-			if typ == unix.DT_UNKNOWN {
-				var st unix.Stat_t
-				if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-					switch st.Mode & unix.S_IFMT {
-					case unix.S_IFDIR:
-						typ = unix.DT_DIR
-					case unix.S_IFREG:
-						typ = unix.DT_REG
-					case unix.S_IFLNK:
-						typ = unix.DT_LNK
-					}
-				}
+			if !fn(raw, typ) {
+				return errStopped
 			}
-			out = append(out, dirent{name, typ})
 		}
 	}
+}
+
+// readNames returns the names of the directory fd with their types, DT_UNKNOWN resolved with
+// fstatat.
+func readNames(fd int, buf []byte) ([]dirent, error) {
+	var out []dirent
+	err := eachDirent(fd, buf, func(raw []byte, typ uint8) bool {
+		name := string(raw)
+		if typ == unix.DT_UNKNOWN {
+			var st unix.Stat_t
+			if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+				switch st.Mode & unix.S_IFMT {
+				case unix.S_IFDIR:
+					typ = unix.DT_DIR
+				case unix.S_IFREG:
+					typ = unix.DT_REG
+				case unix.S_IFLNK:
+					typ = unix.DT_LNK
+				}
+			}
+		}
+		out = append(out, dirent{name, typ})
+		return true
+	})
+	return out, err
 }
 
 // dir lists what d holds beyond the entries. A directory of the index that is gone or no

@@ -196,13 +196,7 @@ func prepareSeed(ctx context.Context, root, tip string, excludes []string, stage
 	// What the workspace's index does not vouch for (it differs from the tree, or there is no
 	// usable index) is hashed here, on every core, as the hint does, rather than by git one file
 	// after the other. (Its racy entries were hashed by the check.)
-	var unknown []*hintEntry
-	for i := range index {
-		if e := &index[i]; e.ctimeSec == 0 && e.mtimeSec == 0 && e.mode != 0o160000 {
-			unknown = append(unknown, e)
-		}
-	}
-	if len(unknown) > 0 {
+	if unknown := withoutStat(index); len(unknown) > 0 {
 		hashEntries(ctx, root, unknown)
 	}
 	// A tree git wrote is in index order already; sorting here keeps the index read-only below.
@@ -267,13 +261,7 @@ func checkAgainstIndex(ctx context.Context, root string, b []byte, written time.
 	if whole && valid {
 		c.clean, c.extras = checkWorkTree(ctx, root, dirs, entries)
 	}
-	var racy []*hintEntry
-	for i := range entries {
-		if e := &entries[i]; e.ctimeSec == 0 && e.mtimeSec == 0 && e.mode != 0o160000 {
-			racy = append(racy, e)
-		}
-	}
-	if len(racy) > 0 {
+	if racy := withoutStat(entries); len(racy) > 0 {
 		hashEntries(ctx, root, racy)
 		for _, e := range racy {
 			c.clean = c.clean && (e.ctimeSec != 0 || e.mtimeSec != 0)
@@ -281,6 +269,17 @@ func checkAgainstIndex(ctx context.Context, root string, b []byte, written time.
 	}
 	c.clean = c.clean && ctx.Err() == nil
 	return c
+}
+
+// withoutStat returns the entries (but gitlinks) that have no stat data, for hashing.
+func withoutStat(entries []hintEntry) []*hintEntry {
+	var out []*hintEntry
+	for i := range entries {
+		if e := &entries[i]; e.ctimeSec == 0 && e.mtimeSec == 0 && e.mode != 0o160000 {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // indexDirs groups index entries by directory, as seedDirs; valid is false when a path is one

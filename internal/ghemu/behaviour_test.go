@@ -276,17 +276,23 @@ func git(t *testing.T, dir string, args ...string) (string, error) {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
+	cmd.Env = gitTestEnv("1704067200 +0000")
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// gitTestEnv is the environment the tests run git in: no user or system configuration, no
+// prompt, one identity dated date ("<unix> <zone>"), and none of the caller's GIT_ variables.
+func gitTestEnv(date string) []string {
 	env := []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull, "GIT_TERMINAL_PROMPT=0",
-		"GIT_AUTHOR_NAME=Dev", "GIT_AUTHOR_EMAIL=dev@example.invalid", "GIT_AUTHOR_DATE=1704067200 +0000",
-		"GIT_COMMITTER_NAME=Dev", "GIT_COMMITTER_EMAIL=dev@example.invalid", "GIT_COMMITTER_DATE=1704067200 +0000"}
+		"GIT_AUTHOR_NAME=Dev", "GIT_AUTHOR_EMAIL=dev@example.invalid", "GIT_AUTHOR_DATE=" + date,
+		"GIT_COMMITTER_NAME=Dev", "GIT_COMMITTER_EMAIL=dev@example.invalid", "GIT_COMMITTER_DATE=" + date}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "GIT_") {
 			env = append(env, kv)
 		}
 	}
-	cmd.Env = env
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return env
 }
 
 func TestPushOverHTTPNeedsWriteToken(t *testing.T) {

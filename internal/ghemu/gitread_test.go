@@ -39,15 +39,7 @@ func gitOut(t *testing.T, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
-	env := []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=" + os.DevNull, "GIT_TERMINAL_PROMPT=0",
-		"GIT_AUTHOR_NAME=Dev", "GIT_AUTHOR_EMAIL=dev@example.invalid", "GIT_AUTHOR_DATE=1767000000 +0200",
-		"GIT_COMMITTER_NAME=Dev", "GIT_COMMITTER_EMAIL=dev@example.invalid", "GIT_COMMITTER_DATE=1767000000 +0200"}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GIT_") {
-			env = append(env, kv)
-		}
-	}
-	cmd.Env = env
+	cmd.Env = gitTestEnv("1767000000 +0200")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -147,26 +139,23 @@ func utc(t *testing.T, iso string) string {
 	return tm.UTC().Format(time.RFC3339)
 }
 
-// checkGitCommitJSON compares GET /git/commits/{sha}'s answer with git show.
+// checkGitCommitJSON compares GET /git/commits/{sha}'s answer with git show: there the dates
+// are in UTC.
 func checkGitCommitJSON(t *testing.T, bare string, c map[string]any) {
 	t.Helper()
-	sha := str(c, "sha")
-	g := showCommit(t, bare, sha)
-	var parents []string
-	for _, p := range c["parents"].([]any) {
-		parents = append(parents, str(p.(map[string]any), "sha"))
-	}
-	got := []string{str(c, "tree", "sha"), str(c, "author", "name"), str(c, "author", "email"), str(c, "author", "date"),
-		str(c, "committer", "name"), str(c, "committer", "email"), str(c, "committer", "date"), str(c, "message")}
-	want := []string{g.tree, g.an, g.ae, utc(t, g.aI), g.cn, g.ce, utc(t, g.cI), g.msg}
-	if !reflect.DeepEqual(got, want) || strings.Join(parents, " ") != strings.Join(g.parents, " ") {
-		t.Errorf("commit %s:\n got %q parents %v\nwant %q parents %v", sha, got, parents, want, g.parents)
-	}
+	checkCommitFields(t, bare, c, nil, func(iso string) string { return utc(t, iso) })
 }
 
-// checkCommitJSON compares a GET /pulls/{n}/commits entry with git show: there the dates keep
-// the commit's own zone, as git's %aI prints them.
+// checkCommitJSON compares a GET /pulls/{n}/commits entry with git show: there the fields are
+// under "commit", and the dates keep the commit's own zone, as git's %aI prints them.
 func checkCommitJSON(t *testing.T, bare string, c map[string]any) {
+	t.Helper()
+	checkCommitFields(t, bare, c, []string{"commit"}, func(iso string) string { return iso })
+}
+
+// checkCommitFields compares the commit c describes (its fields under the keys at, its dates as
+// date renders git's) with what git show says of it.
+func checkCommitFields(t *testing.T, bare string, c map[string]any, at []string, date func(string) string) {
 	t.Helper()
 	sha := str(c, "sha")
 	g := showCommit(t, bare, sha)
@@ -174,10 +163,10 @@ func checkCommitJSON(t *testing.T, bare string, c map[string]any) {
 	for _, p := range c["parents"].([]any) {
 		parents = append(parents, str(p.(map[string]any), "sha"))
 	}
-	got := []string{str(c, "commit", "tree", "sha"), str(c, "commit", "author", "name"), str(c, "commit", "author", "email"),
-		str(c, "commit", "author", "date"), str(c, "commit", "committer", "name"), str(c, "commit", "committer", "email"),
-		str(c, "commit", "committer", "date"), str(c, "commit", "message")}
-	want := []string{g.tree, g.an, g.ae, g.aI, g.cn, g.ce, g.cI, g.msg}
+	field := func(keys ...string) string { return str(c, append(append([]string(nil), at...), keys...)...) }
+	got := []string{field("tree", "sha"), field("author", "name"), field("author", "email"), field("author", "date"),
+		field("committer", "name"), field("committer", "email"), field("committer", "date"), field("message")}
+	want := []string{g.tree, g.an, g.ae, date(g.aI), g.cn, g.ce, date(g.cI), g.msg}
 	if !reflect.DeepEqual(got, want) || strings.Join(parents, " ") != strings.Join(g.parents, " ") {
 		t.Errorf("commit %s:\n got %q parents %v\nwant %q parents %v", sha, got, parents, want, g.parents)
 	}
