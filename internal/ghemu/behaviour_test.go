@@ -21,25 +21,33 @@ import (
 // rawCall makes one API request and returns status, headers and decoded body.
 func rawCall(t *testing.T, s *ghemu.Server, method, path, token, body string) (int, http.Header, map[string]any) {
 	t.Helper()
-	req, err := http.NewRequest(method, strings.TrimSuffix(s.APIURL(), "/")+path, strings.NewReader(body))
+	status, header, raw := request(t, s, method, path, token, strings.NewReader(body))
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	return status, header, m
+}
+
+// request makes one API request with token ("" for none) and returns the status, the headers
+// and the raw body; it fails the test or benchmark when the request cannot be made.
+func request(tb testing.TB, s *ghemu.Server, method, path, token string, body io.Reader) (int, http.Header, []byte) {
+	tb.Helper()
+	req, err := http.NewRequest(method, strings.TrimSuffix(s.APIURL(), "/")+path, body)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	var m map[string]any
-	_ = json.Unmarshal(raw, &m)
-	return resp.StatusCode, resp.Header, m
+	return resp.StatusCode, resp.Header, raw
 }
 
 func TestErrorPaths(t *testing.T) {

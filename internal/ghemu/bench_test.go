@@ -3,7 +3,6 @@ package ghemu_test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -18,22 +17,9 @@ import (
 // benchCall makes one API request as the bot and decodes a JSON object answer.
 func benchCall(b *testing.B, s *ghemu.Server, method, path, body string, want int) map[string]any {
 	b.Helper()
-	req, err := http.NewRequest(method, strings.TrimSuffix(s.APIURL(), "/")+path, strings.NewReader(body))
-	if err != nil {
-		b.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+tokens[botLogin])
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if resp.StatusCode != want {
-		b.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, raw)
+	status, _, raw := request(b, s, method, path, tokens[botLogin], strings.NewReader(body))
+	if status != want {
+		b.Fatalf("%s %s: %d %s", method, path, status, raw)
 	}
 	var m map[string]any
 	_ = json.Unmarshal(raw, &m)

@@ -59,21 +59,8 @@ func api(t *testing.T, s *ghemu.Server, method, path string, body any) (int, []b
 		}
 		rd = bytes.NewReader(raw)
 	}
-	req, err := http.NewRequest(method, strings.TrimSuffix(s.APIURL(), "/")+path, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+tokens[botLogin])
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, raw
+	status, _, raw := request(t, s, method, path, tokens[botLogin], rd)
+	return status, raw
 }
 
 // apiJSON makes a request that must answer want and decodes the answer.
