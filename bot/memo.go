@@ -208,13 +208,18 @@ func (m *memo) EditIssueBody(ctx context.Context, number int, body string) error
 	if err := m.GitHub.EditIssueBody(ctx, number, body); err != nil {
 		return err
 	}
+	m.editKnownIssue(number, func(is *Issue) { is.Body = body })
+	return nil
+}
+
+// editKnownIssue applies a write GitHub accepted to the memo's copy of the issue, if it has one.
+func (m *memo) editKnownIssue(number int, edit func(*Issue)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if is, ok := m.issues[number]; ok {
-		is.Body = body
+		edit(&is)
 		m.issues[number] = is
 	}
-	return nil
 }
 
 func (m *memo) FileAtRef(ctx context.Context, path, ref string) ([]byte, error) {
@@ -310,13 +315,8 @@ func (m *memo) AddLabels(ctx context.Context, issue int, labels ...string) ([]st
 	if err != nil {
 		return nil, err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if is, ok := m.issues[issue]; ok {
-		// GitHub's answer is the issue's labels now, whoever set them.
-		is.Labels = slices.Clone(now)
-		m.issues[issue] = is
-	}
+	// GitHub's answer is the issue's labels now, whoever set them.
+	m.editKnownIssue(issue, func(is *Issue) { is.Labels = slices.Clone(now) })
 	return now, nil
 }
 
@@ -324,12 +324,9 @@ func (m *memo) RemoveLabel(ctx context.Context, issue int, label string) error {
 	if err := m.GitHub.RemoveLabel(ctx, issue, label); err != nil {
 		return err
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if is, ok := m.issues[issue]; ok {
+	m.editKnownIssue(issue, func(is *Issue) {
 		is.Labels = slices.DeleteFunc(slices.Clone(is.Labels), func(l string) bool { return l == label })
-		m.issues[issue] = is
-	}
+	})
 	return nil
 }
 
