@@ -124,28 +124,10 @@ func updateIssue(c *call) (int, any, error) {
 	if err := c.decode(&req); err != nil {
 		return 0, nil, err
 	}
-	if req.Body != nil {
-		if err := tooLong("Issue", "body", *req.Body); err != nil {
-			return 0, nil, err
-		}
+	if err := checkEdit("Issue", req.Body, req.State); err != nil {
+		return 0, nil, err
 	}
-	if req.State != nil && *req.State != "open" && *req.State != "closed" {
-		return 0, nil, errValidation("Issue", "state", "invalid", "")
-	}
-	if req.Title != nil {
-		is.title = *req.Title
-	}
-	if req.Body != nil {
-		is.body = *req.Body
-	}
-	if req.State != nil && *req.State != is.state {
-		is.state = *req.State
-		if is.state == "closed" {
-			is.closedAt = c.s.now()
-		} else {
-			is.closedAt = time.Time{}
-		}
-	}
+	c.s.applyEdit(is, req.Title, req.Body, req.State)
 	// GitHub silently drops label changes from users without triage access.
 	if req.Labels != nil && triage {
 		names, err := labelNamesFrom(*req.Labels)
@@ -159,6 +141,38 @@ func updateIssue(c *call) (int, any, error) {
 	}
 	is.updated = c.s.now()
 	return 200, c.s.issueJSON(c.repo, is), nil
+}
+
+// checkEdit validates what an edit of an issue or pull request (resource) sets, as GitHub does.
+func checkEdit(resource string, body, state *string) error {
+	if body != nil {
+		if err := tooLong(resource, "body", *body); err != nil {
+			return err
+		}
+	}
+	if state != nil && *state != "open" && *state != "closed" {
+		return errValidation(resource, "state", "invalid", "")
+	}
+	return nil
+}
+
+// applyEdit sets an issue's (or pull request's) title, body and state, as far as given: closing
+// stamps closed_at, reopening clears it.
+func (s *Server) applyEdit(is *issue, title, body, state *string) {
+	if title != nil {
+		is.title = *title
+	}
+	if body != nil {
+		is.body = *body
+	}
+	if state != nil && *state != is.state {
+		is.state = *state
+		if is.state == "closed" {
+			is.closedAt = s.now()
+		} else {
+			is.closedAt = time.Time{}
+		}
+	}
 }
 
 // ---- comments ----

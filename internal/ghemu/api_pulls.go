@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // PullSpec describes a pull request to open. Head and Base are branch names of the same
@@ -314,13 +313,8 @@ func updatePull(c *call) (int, any, error) {
 	if err := c.decode(&req); err != nil {
 		return 0, nil, err
 	}
-	if req.Body != nil {
-		if err := tooLong("PullRequest", "body", *req.Body); err != nil {
-			return 0, nil, err
-		}
-	}
-	if req.State != nil && *req.State != "open" && *req.State != "closed" {
-		return 0, nil, errValidation("PullRequest", "state", "invalid", "")
+	if err := checkEdit("PullRequest", req.Body, req.State); err != nil {
+		return 0, nil, err
 	}
 	if req.Base != nil {
 		if _, err := c.s.resolve(c.repo.gitDir, "refs/heads/"+*req.Base); err != nil {
@@ -328,20 +322,7 @@ func updatePull(c *call) (int, any, error) {
 		}
 		is.pull.base = *req.Base
 	}
-	if req.Title != nil {
-		is.title = *req.Title
-	}
-	if req.Body != nil {
-		is.body = *req.Body
-	}
-	if req.State != nil && *req.State != is.state {
-		is.state = *req.State
-		if is.state == "closed" {
-			is.closedAt = c.s.now()
-		} else {
-			is.closedAt = time.Time{}
-		}
-	}
+	c.s.applyEdit(is, req.Title, req.Body, req.State)
 	is.updated = c.s.now()
 	return 200, c.s.pullJSON(c.repo, is, true), nil
 }

@@ -236,34 +236,21 @@ func subIssuesSummary(is *issue) obj {
 // SubIssues returns the numbers of an issue's sub-issues in the order they were added. A
 // sub-issue in another repository of the same owner is listed by its own number.
 func (s *Server) SubIssues(owner, name string, number int) []int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r, err := s.repoLocked(owner, name)
-	if err != nil {
-		return nil
-	}
-	is, ok := r.issues[number]
-	if !ok {
-		return nil
-	}
-	out := make([]int, 0, len(is.subs))
-	for _, sub := range is.subs {
-		out = append(out, sub.number)
-	}
-	return out
+	return readIssue(s, owner, name, number, func(is *issue) []int {
+		out := make([]int, 0, len(is.subs))
+		for _, sub := range is.subs {
+			out = append(out, sub.number)
+		}
+		return out
+	})
 }
 
 // Parent returns the number of an issue's parent issue, or 0 when it has none.
 func (s *Server) Parent(owner, name string, number int) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r, err := s.repoLocked(owner, name)
-	if err != nil {
-		return 0
-	}
-	is, ok := r.issues[number]
-	if !ok || is.parent == nil {
-		return 0
-	}
-	return is.parent.number
+	return readIssue(s, owner, name, number, func(is *issue) int {
+		if is.parent == nil {
+			return 0
+		}
+		return is.parent.number
+	})
 }

@@ -685,17 +685,24 @@ func (s *Server) CommentReactions(owner, name string, commentID int64) []Reactio
 
 // IssueReactions returns the reactions on an issue or pull request.
 func (s *Server) IssueReactions(owner, name string, number int) []Reaction {
+	return readIssue(s, owner, name, number, func(is *issue) []Reaction { return reactionCopies(is.reactions) })
+}
+
+// readIssue returns what read makes of issue (or pull request) number of owner/name, under the
+// server's lock; the zero value when the repository or the issue is unknown.
+func readIssue[T any](s *Server, owner, name string, number int, read func(*issue) T) T {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var zero T
 	r, err := s.repoLocked(owner, name)
 	if err != nil {
-		return nil
+		return zero
 	}
 	is, ok := r.issues[number]
 	if !ok {
-		return nil
+		return zero
 	}
-	return reactionCopies(is.reactions)
+	return read(is)
 }
 
 func reactionCopies(rs []*reaction) []Reaction {
