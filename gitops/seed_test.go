@@ -487,6 +487,38 @@ func TestCheckoutTrustsOnlyACleanWorkTree(t *testing.T) {
 	}
 }
 
+// The workspace's index is untrusted input: paths git would never check out make it no witness of
+// a clean work tree (nothing is read under them), and the checkout still ends on the base.
+func TestAWorkspaceIndexWithHostilePathsIsNoWitness(t *testing.T) {
+	for _, bad := range []string{"../outside.txt", "src/../../etc/passwd", ".git/config", "src/.GIT/hooks/post-checkout", "src//x.txt", "/etc/passwd", "src/./x.txt"} {
+		if _, valid := indexDirs([]hintEntry{{name: "a.txt", mode: 0o100644}, {name: bad, mode: 0o100644}}); valid {
+			t.Errorf("indexDirs took %q", bad)
+		}
+	}
+	_, repo, tip := seededClone(t, false)
+	entries := workspaceIndex(repo.Dir)
+	if entries == nil {
+		t.Fatal("no workspace index")
+	}
+	entries = append([]hintEntry{{name: "../outside.txt", mode: 0o100644, mtimeSec: 1, ctimeSec: 1}}, entries...)
+	if err := writeIndex(filepath.Join(repo.Dir, ".git", "index"), entries, nil); err != nil {
+		t.Fatal(err)
+	}
+	stop := countGit(t)
+	if err := repo.CheckoutBase(context.Background(), "main"); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(stop(), "\n"), "status") {
+		t.Fatal("a forged index was taken as the witness of a clean work tree: git's scan did not run")
+	}
+	if got := gitIn(t, repo.Dir, "rev-parse", "HEAD"); got != tip {
+		t.Fatalf("the workspace's HEAD moved: %s", got)
+	}
+	if changes, err := repo.Changes(context.Background()); err != nil || len(changes) != 0 {
+		t.Fatalf("after the checkout, changes = %v, %v", kinds(changes), err)
+	}
+}
+
 // backdateIndex makes the workspace's index older than every file, so all its entries are racy.
 func backdateIndex(t *testing.T, ws string) {
 	t.Helper()
