@@ -363,6 +363,43 @@ git -C src/vendor/lib -c user.name=a -c user.email=a@b -c core.hooksPath=/dev/nu
 	}
 }
 
+// The listing after the agent (new names read in-process): a tracked directory replaced by a link
+// to the host and a file in a new directory tree are both found, never followed or pushed, and
+// the workspace holds the base's files again for verification and review.
+func TestHostileLinkedDirectoryIsFoundAndPutBack(t *testing.T) {
+	w := newHostileWorld(t)
+	body := "Make the jump feel snappier.\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\n```\n"
+	swap := `rm -rf src/player && ln -s /etc src/player
+mkdir -p assets/new/deep && echo planted > assets/new/deep/f.txt`
+	n := w.issue("Jump", body)
+	_, payload := w.comment(n, sandbox.Writer, "/studio run")
+	w.scriptAll([]fakecodex.Call{{Shell: swap}}, nil)
+	if res := w.run("issue_comment", payload, map[string]string{"INPUT_MAX-FIX-PASSES": "0"}); res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	w.promises("studio/task-1", "src/player/jump.gd")
+	if w.branchExists("studio/task-1") {
+		if mode := git(t, w.remote("studio/task-1"), "ls-tree", "HEAD", "src/player"); strings.HasPrefix(mode, "120000") {
+			t.Fatalf("the link was pushed: %s", mode)
+		}
+	}
+	status := w.status(n)
+	for _, want := range []string{"`src/player` (added)", "`assets/new/deep/f.txt` (added)"} {
+		if !strings.Contains(status, want) {
+			t.Errorf("status lacks %q:\n%s", want, status)
+		}
+	}
+	if st, err := os.Lstat(filepath.Join(w.Workspace, "src", "player")); err != nil || !st.IsDir() {
+		t.Errorf("src/player is not a directory again after the run: %v %v", st, err)
+	}
+	if _, err := os.Lstat(filepath.Join(w.Workspace, "assets", "new", "deep", "f.txt")); err == nil {
+		t.Error("the planted file is still in the workspace")
+	}
+	if _, err := os.Stat("/etc/passwd"); err != nil {
+		t.Fatal("putting the directory back removed the link's target")
+	}
+}
+
 // Attack 9: the agent is root (and so root on the host through the Docker socket). It must run
 // as its own unprivileged uid and be unable to write where only the studio can.
 func TestHostileAgentIsNotRoot(t *testing.T) {
