@@ -98,7 +98,7 @@ func agentIdentity(ctx context.Context, opts Options, dir string, create bool) (
 		if err != nil {
 			return id, notes, err
 		}
-		id.uid, id.gid, id.user, id.lease = l.uid, l.uid, strconv.Itoa(l.uid), l
+		id.uid, id.gid, id.user, id.lease, id.allocated = l.uid, l.uid, strconv.Itoa(l.uid), l, true
 	default:
 		u, err := lookupOrCreate(ctx, opts.User, create)
 		if err != nil {

@@ -130,7 +130,7 @@ func (s *sandbox) Status() Status {
 		gitLayer.Note = "no overlayfs here: .git is read-only to the agent instead"
 	}
 	return Status{
-		Mode: ModeSandbox, Confined: true, User: s.id.user, UID: s.id.uid, GID: s.id.gid, Leased: s.id.lease != nil,
+		Mode: ModeSandbox, Confined: true, User: s.id.user, UID: s.id.uid, GID: s.id.gid, Leased: s.id.allocated,
 		PIDNamespace: true, Notes: s.notes, Layers: []Layer{
 			{ID: "uid", Name: LayerUID, Active: true, Note: uidNote(s.id)},
 			{ID: "mount-namespace", Name: LayerMountNS, Active: true},

@@ -21,6 +21,8 @@ type identity struct {
 	uid, gid int
 	user     string
 	lease    *lease // nil for an account the run shares (a named agent-user)
+	// allocated says the uid was leased for this run from the auto range (not given).
+	allocated bool
 }
 
 // uidJail is the fallback: agent processes run as the agent's uid (optionally in a PID namespace),
@@ -68,7 +70,7 @@ func (j *uidJail) Status() Status {
 		{ID: "pid-namespace", Name: LayerPIDNS, Active: j.pidns, Note: j.pidnsReason},
 		{ID: "git-dir", Name: LayerGitGuard, Active: true},
 	}
-	return Status{Mode: ModeUIDJail, Confined: true, User: j.id.user, UID: j.id.uid, GID: j.id.gid, Leased: j.id.lease != nil,
+	return Status{Mode: ModeUIDJail, Confined: true, User: j.id.user, UID: j.id.uid, GID: j.id.gid, Leased: j.id.allocated,
 		PIDNamespace: j.pidns, Reason: reason, Layers: layers, Notes: j.notes}
 }
 
@@ -76,7 +78,7 @@ func uidNote(id identity) string {
 	if id.user == AutoUser {
 		return fmt.Sprintf("a uid of its own for each run, leased from %d under a host-wide lock", id.uid)
 	}
-	if id.lease != nil {
+	if id.allocated {
 		return fmt.Sprintf("uid %d, leased for this run only", id.uid)
 	}
 	return fmt.Sprintf("uid %d, an account other runs on the host may share", id.uid)
