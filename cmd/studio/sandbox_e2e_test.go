@@ -423,4 +423,3 @@ func ownerDiff(a, b map[string]ownerMode) string {
 	}
 	return strings.Join(diffs, ", ")
 }
-
