@@ -65,7 +65,7 @@ type Status struct {
 	Reason string
 	// NoPIDNamespace is why the uid jail has no PID namespace ("" when it has one).
 	NoPIDNamespace string
-	Layers []Layer
+	Layers         []Layer
 	// Notes say what dead runs had left on the host (processes, folders handed over) and this
 	// run's setup ended.
 	Notes []string
