@@ -32,6 +32,15 @@ func openDirBeneath(root, rel string) (int, error) {
 		return rootFD, nil
 	}
 	defer unix.Close(rootFD)
+	return openDirAt(rootFD, rel)
+}
+
+// openDirAt is openDirBeneath from a root already open, for callers that open many directories
+// beneath the same one; "" is a new descriptor of the root itself.
+func openDirAt(rootFD int, rel string) (int, error) {
+	if rel == "" || rel == "." {
+		return unix.FcntlInt(uintptr(rootFD), unix.F_DUPFD_CLOEXEC, 0)
+	}
 	if fd, done, err := openat2Beneath(rootFD, rel); done {
 		return fd, err
 	}

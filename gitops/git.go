@@ -726,6 +726,11 @@ func (r *Repo) flushIndex(ctx context.Context) error {
 // number is not bounded by the argument list), after clearing a directory, a link or a hard link
 // that stands where a file belongs. -u records the new files' stat data, so the next scan need
 // not read them. The caller has made sure the private repository holds their blobs (ensureBlobs).
+//
+// When the studio is not the workspace's owner, what it wrote is given to that owner afterwards
+// (owner.go). The chown changes the files' ctime, which git compares (core.trustctime): the next
+// scan re-reads those files once and refreshes their stat data. That costs a read, and can never
+// hide a change.
 func (r *Repo) restore(ctx context.Context, paths []string) error {
 	if len(paths) == 0 {
 		return nil
@@ -742,8 +747,21 @@ func (r *Repo) restore(ctx context.Context, paths []string) error {
 		list.WriteString(p)
 		list.WriteByte(0)
 	}
+	own, err := keepOwner(r.Dir)
+	if err != nil {
+		return fmt.Errorf("restore %d paths: %w", len(paths), err)
+	}
+	if own != nil {
+		defer own.close()
+		own.before(paths)
+	}
 	if _, err := r.exec(ctx, gitRun{args: []string{"checkout-index", "--force", "--quiet", "-u", "-z", "--stdin"}, stdin: []byte(list.String())}); err != nil {
 		return fmt.Errorf("restore %d paths: %w", len(paths), err)
+	}
+	if own != nil {
+		if err := own.after(paths); err != nil {
+			return fmt.Errorf("restore %d paths: %w", len(paths), err)
+		}
 	}
 	return nil
 }
