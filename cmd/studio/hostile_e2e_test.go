@@ -368,7 +368,8 @@ git -C src/vendor/lib -c user.name=a -c user.email=a@b -c core.hooksPath=/dev/nu
 // is 0 that file may be one only root can read, which the studio would read and commit. Here
 // (protected links on) the agent links a file of its own beside the workspace, as a new file and
 // over a declared one: neither is committed, both are reported, and putting them back unlinks the
-// workspace's names only.
+// workspace's names only. It runs in the uid jail, the fallback where this attack lives: in the
+// sandbox the workspace is a mount of its own, which no link crosses.
 func TestHostileHardLinkIsNotCommitted(t *testing.T) {
 	w := newHostileWorld(t)
 	outside := filepath.Join(w.Dir, "agent-notes")
@@ -391,7 +392,7 @@ func TestHostileHardLinkIsNotCommitted(t *testing.T) {
 	n := w.issue("Jump", body)
 	_, payload := w.comment(n, sandbox.Writer, "/studio run")
 	w.scriptAll([]fakecodex.Call{{Shell: link}}, nil)
-	if res := w.run("issue_comment", payload, map[string]string{"INPUT_MAX-FIX-PASSES": "0"}); res.code != 0 {
+	if res := w.run("issue_comment", payload, map[string]string{"INPUT_MAX-FIX-PASSES": "0", "INPUT_AGENT-SANDBOX": "off"}); res.code != 0 {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)
 	}
 	w.promises("studio/task-1", "src/player/jump.gd")
