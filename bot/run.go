@@ -42,8 +42,6 @@ type Settings struct {
 	// VerifyEnv is the verification's environment (codex.VerifyEnv of the action's own); nil
 	// means codex.SafeEnv's allow-list.
 	VerifyEnv []string
-	// VerifyExpose are the tool directories the agent uid must reach (codex.ToolDirs).
-	VerifyExpose []string
 	// ModelTier is the `model-tier` input; it wins over the task's runPolicy.modelTier.
 	ModelTier string
 	// Model is the `model` input: a model name that wins over every tier (routing.ResolveModelRoutes).

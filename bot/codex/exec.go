@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/codex-studio/studio-action/policy/routing"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -183,8 +184,10 @@ func AgentEnv(getenv func(string) string, codexHome, proxyKey string) []string {
 
 // CLI runs the `codex` binary.
 type CLI struct {
-	Bin       string // path or name on PATH
-	CodexHome string // must live outside the workspace
+	Bin string // path or name on PATH
+	// CodexHome holds the files each call's CODEX_HOME starts with; it must live outside the
+	// workspace. Codex never writes there: every call gets a fresh copy.
+	CodexHome string
 	// Env is the complete environment the Codex process gets. Build it with AgentEnv so that no
 	// token reaches the agent.
 	Env []string
@@ -195,8 +198,7 @@ type CLI struct {
 	// Redactor masks secrets in everything this runner writes to the run folder.
 	Redactor *Redactor
 	// Jail confines Codex and everything it starts; nil means jail.Unconfined("no jail
-	// configured"). Run hands the workdir, CODEX_HOME and a per-call scratch folder over to the
-	// agent before the call and sweeps what the agent left after it.
+	// configured"). Each call is one jail.Spec: the workdir and a scratch folder of its own.
 	Jail jail.Jail
 }
 
@@ -206,9 +208,11 @@ const maxLastMessageBytes = 4 << 20
 // Run executes one Codex call. Errors are reported in the Result, never as a panic or exit.
 //
 // The run folder (req.RunDir, evidence) stays the studio's: Codex only writes to its stdout and
-// stderr, which the studio records. What Codex writes to files (--output-last-message) goes to a
-// scratch folder handed to the agent for this call only; the studio reads it back without
-// following links, bounded, redacts it and copies it into the run folder.
+// stderr, which the studio records. Everything else of the call lives in a scratch folder of its
+// own, removed when it ends: its CODEX_HOME (a fresh copy of the files of c.CodexHome, so that
+// nothing one call writes there, such as a global AGENTS.md, is read by the next), its HOME when
+// confined, and the file Codex writes (--output-last-message), which the studio reads back
+// without following links, bounded, redacts and copies into the run folder.
 func (c CLI) Run(ctx context.Context, req Request) Result {
 	res := Result{Model: req.Model.Model, ExitCode: -1}
 	j := c.jail()
@@ -216,18 +220,17 @@ func (c CLI) Run(ctx context.Context, req Request) Result {
 		res.Err = fmt.Errorf("create run folder: %w", err)
 		return res
 	}
-	if c.CodexHome != "" {
-		if err := os.MkdirAll(c.CodexHome, 0o700); err != nil {
-			res.Err = fmt.Errorf("create CODEX_HOME: %w", err)
-			return res
-		}
-	}
 	scratch, err := os.MkdirTemp("", "studio-codex-call-")
 	if err != nil {
 		res.Err = fmt.Errorf("create the call's scratch folder: %w", err)
 		return res
 	}
-	defer os.RemoveAll(scratch) // after the sweep below: nothing of the agent's is left to race it
+	defer os.RemoveAll(scratch) // after the call's end below: nothing of the agent's is left to race it
+	env, err := c.callEnv(scratch, j.Status().Confined)
+	if err != nil {
+		res.Err = err
+		return res
+	}
 	if req.OutputSchema != "" {
 		// Codex reads the schema as the agent: give it a copy the agent can reach.
 		schema, err := os.ReadFile(req.OutputSchema)
@@ -243,17 +246,13 @@ func (c CLI) Run(ctx context.Context, req Request) Result {
 	if !req.SkipGitRepoCheck && !insideGitRepo(req.Workdir) {
 		req.SkipGitRepoCheck = true
 	}
-	if err := j.Handover(ctx, req.Workdir, c.CodexHome, scratch); err != nil {
-		res.Err = err
-		return res
-	}
-	// The binary may live in a private directory (a checkout's .tools): the agent must reach it.
+	// The binary may live in a place the sandbox hides (a checkout's .tools under a home): it and
+	// its package must be reachable, as must the tools on the agent's PATH (node for the launcher).
+	reach := ReachFor(env)
 	if bin, err := exec.LookPath(c.bin()); err == nil {
-		if err := j.Expose(ctx, bin); err != nil {
-			res.Err = err
-			return res
-		}
+		reach = append([]string{bin}, reach...)
 	}
+	spec := jail.Spec{Workdir: req.Workdir, Scratch: scratch, Reach: reach}
 	lastMessage := filepath.Join(scratch, "last-message.txt")
 	res.EventsPath = filepath.Join(req.RunDir, "events.jsonl")
 	res.Args = Args(req, ArgOptions{LastMessagePath: lastMessage, Provider: c.Provider})
@@ -268,10 +267,10 @@ func (c CLI) Run(ctx context.Context, req Request) Result {
 
 	cmd := exec.Command(c.bin(), res.Args...)
 	cmd.Dir = req.Workdir
-	cmd.Env = c.Env
+	cmd.Env = env
 	cmd.Stdin = strings.NewReader(req.Prompt)
 	cmd.Stdout, cmd.Stderr = eventsW, stderr
-	out := runGroup(ctx, cmd, req.Timeout, c.killGrace(), j)
+	out := runGroup(ctx, cmd, req.Timeout, c.killGrace(), j, spec)
 	closeErr := errors.Join(eventsW.Close(), events.Close())
 	res.Leftovers = out.Leftovers
 
@@ -312,6 +311,68 @@ func (c CLI) Run(ctx context.Context, req Request) Result {
 		}
 	}
 	return res
+}
+
+// maxHomeFiles and maxHomeFileBytes bound the copy of c.CodexHome each call starts from.
+const (
+	maxHomeFiles     = 64
+	maxHomeFileBytes = 1 << 20
+)
+
+// callEnv makes the call's CODEX_HOME (and, confined, its HOME) in scratch and returns c.Env
+// pointing at them. CODEX_HOME starts as a copy of the top-level regular files of c.CodexHome,
+// read without following links.
+func (c CLI) callEnv(scratch string, confined bool) ([]string, error) {
+	home := filepath.Join(scratch, "codex-home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		return nil, fmt.Errorf("create the call's CODEX_HOME: %w", err)
+	}
+	if c.CodexHome != "" {
+		entries, err := os.ReadDir(c.CodexHome)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("read CODEX_HOME %s: %w", c.CodexHome, err)
+		}
+		copied := 0
+		for _, e := range entries {
+			if !e.Type().IsRegular() || copied == maxHomeFiles {
+				continue
+			}
+			data, _, err := readFileNoFollow(filepath.Join(c.CodexHome, e.Name()), maxHomeFileBytes)
+			if err != nil {
+				continue
+			}
+			if err := os.WriteFile(filepath.Join(home, e.Name()), data, 0o600); err != nil {
+				return nil, fmt.Errorf("copy CODEX_HOME: %w", err)
+			}
+			copied++
+		}
+	}
+	env := setEnv(c.Env, "CODEX_HOME", home)
+	if !confined {
+		return env, nil
+	}
+	return privateHome(scratch, env)
+}
+
+// privateHome gives a confined process a HOME of its own in scratch: the runner's is hidden (or
+// not the agent's to write), and tools write caches and configuration there.
+func privateHome(scratch string, env []string) ([]string, error) {
+	home := filepath.Join(scratch, "home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		return nil, fmt.Errorf("create the call's HOME: %w", err)
+	}
+	return setEnv(env, "HOME", home), nil
+}
+
+// setEnv returns env with key set to value, replacing an earlier entry.
+func setEnv(env []string, key, value string) []string {
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, key+"=") {
+			out = append(out, kv)
+		}
+	}
+	return append(out, key+"="+value)
 }
 
 func (c CLI) jail() jail.Jail {

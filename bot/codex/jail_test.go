@@ -2,7 +2,6 @@ package codex
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -14,26 +13,48 @@ import (
 	"github.com/codex-studio/studio-action/bot/jail"
 )
 
-// testJail is a confined jail with a uid no other test process uses; it needs root (CI is root).
-func testJail(t *testing.T, pidns bool) jail.Jail {
+// The containments a confined call can get: the sandbox (the default) and the uid jail with and
+// without a PID namespace (the fallbacks).
+const (
+	modeSandbox = "sandbox"
+	modeUIDJail = "uid jail"
+	modeNoPIDNS = "uid jail without PID namespace"
+)
+
+var jailModes = []string{modeSandbox, modeUIDJail, modeNoPIDNS}
+
+// testJail is a confined jail of the given mode with a uid no other test process uses; it needs
+// root (CI is root).
+func testJail(t *testing.T, mode string) jail.Jail {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the jail switches uids (CI runs as root)")
 	}
-	j, err := jail.Setup(context.Background(), jail.Options{UID: 200000 + rand.IntN(99000), ProbePIDNamespace: pidns})
+	opts := jail.Options{UID: 200000 + rand.IntN(99000), Sandbox: jail.SandboxRequire}
+	switch mode {
+	case modeUIDJail:
+		opts.Sandbox, opts.ProbePIDNamespace = jail.SandboxOff, true
+	case modeNoPIDNS:
+		opts.Sandbox = jail.SandboxOff
+	}
+	j, err := jail.Setup(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pidns && !j.Status().PIDNamespace {
+	if mode == modeUIDJail && !j.Status().PIDNamespace {
 		t.Fatalf("no PID namespace here: %s", j.Status().Reason)
 	}
 	t.Cleanup(func() {
-		if err := j.Reclaim(context.Background()); err != nil {
-			t.Errorf("reclaim: %v", err)
+		if err := j.Close(context.Background()); err != nil {
+			t.Errorf("close the jail: %v", err)
 		}
 	})
 	return j
 }
+
+// countsLeftovers says whether the mode sees what a call left running: the sandbox's init and
+// the uid sweep count it; a PID namespace alone lets the kernel kill it unseen.
+func countsLeftovers(mode string) bool { return mode != modeUIDJail }
 
 // agentScript writes an executable fake Codex into a directory the agent uid can reach.
 func agentScript(t *testing.T, body string) string {
@@ -63,7 +84,7 @@ const okEvents = `{"type":"thread.started","thread_id":"t"}
 var attacker = `while [ $# -gt 0 ]; do if [ "$1" = --output-last-message ]; then out=$2; fi; shift; done
 cat >/dev/null
 (setsid sh -c 'exec sleep 300' >/dev/null 2>&1 </dev/null &)
-id -u > "$CODEX_HOME/whoami"
+id -u > whoami
 ln -s "$TARGET" "$out"
 cat <<'EOF'
 ` + okEvents + `
@@ -71,9 +92,9 @@ EOF
 `
 
 func TestCLIConfinedKillsLeftoversAndReadsNoLinks(t *testing.T) {
-	for _, pidns := range []bool{false, true} {
-		t.Run(fmt.Sprintf("pid namespace %v", pidns), func(t *testing.T) {
-			j := testJail(t, pidns)
+	for _, mode := range jailModes {
+		t.Run(mode, func(t *testing.T) {
+			j := testJail(t, mode)
 			base := t.TempDir()
 			ws, home, runs := filepath.Join(base, "ws"), filepath.Join(base, "home"), filepath.Join(base, "runs")
 			for _, d := range []string{ws, home} {
@@ -94,19 +115,19 @@ func TestCLIConfinedKillsLeftoversAndReadsNoLinks(t *testing.T) {
 			if res.FinalMessage != "from events" {
 				t.Errorf("FinalMessage = %q: the planted link must not be read (want the events' answer)", res.FinalMessage)
 			}
-			if who, _ := os.ReadFile(filepath.Join(home, "whoami")); strings.TrimSpace(string(who)) != strconv.Itoa(j.Status().UID) {
+			if who, _ := os.ReadFile(filepath.Join(ws, "whoami")); strings.TrimSpace(string(who)) != strconv.Itoa(j.Status().UID) {
 				t.Errorf("Codex ran as uid %q, want the agent's %d", who, j.Status().UID)
 			}
-			// With a PID namespace the kernel killed the daemon when Codex exited; without one the
-			// sweep did, and counted it.
-			if want := 1; !pidns && res.Leftovers != want {
+			// The sandbox's init and the uid sweep kill the daemon and count it; with a bare PID
+			// namespace the kernel killed it unseen when Codex exited.
+			if want := 1; countsLeftovers(mode) && res.Leftovers != want {
 				t.Errorf("Leftovers = %d, want %d", res.Leftovers, want)
 			}
 			if err := j.CheckNoneLeft(context.Background()); err != nil {
 				t.Errorf("after the call: %v", err)
 			}
 			lines := strings.Join(Execution{Result: res}.Lines("implementation"), "\n")
-			if !pidns && !strings.Contains(lines, "implementation: killed 1 process the agent left running") {
+			if countsLeftovers(mode) && !strings.Contains(lines, "implementation: killed 1 process the agent left running") {
 				t.Errorf("lines do not report the leftover:\n%s", lines)
 			}
 			if data, err := os.ReadFile(filepath.Join(runs, "01-implementation", "last-message.txt")); err == nil && strings.Contains(string(data), "secret") {
@@ -205,23 +226,30 @@ func TestEvidenceNeverFollowsLinks(t *testing.T) {
 }
 
 func TestVerifyConfined(t *testing.T) {
-	j := testJail(t, false)
-	dir := filepath.Join(t.TempDir(), "ws")
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := VerifyCommand{Command: "/bin/sh", Args: []string{"-c", "(setsid sh -c 'exec sleep 300' >/dev/null 2>&1 </dev/null &); id -u; touch made-by-verify"}}
-	v, err := Verify(context.Background(), dir, cmd, VerifyOptions{Jail: j, Timeout: 10 * time.Second})
-	if err != nil || v.Failed() {
-		t.Fatalf("Verify = %+v, %v", v, err)
-	}
-	if strings.TrimSpace(v.Stdout) != strconv.Itoa(j.Status().UID) {
-		t.Errorf("verification ran as uid %q, want the agent's %d", v.Stdout, j.Status().UID)
-	}
-	if v.Leftovers != 1 || !strings.Contains(strings.Join(v.Lines(), "\n"), "verification: killed 1 process the agent left running") {
-		t.Errorf("leftovers = %d, lines %q", v.Leftovers, v.Lines())
-	}
-	if err := j.CheckNoneLeft(context.Background()); err != nil {
-		t.Error(err)
+	for _, mode := range jailModes {
+		t.Run(mode, func(t *testing.T) {
+			j := testJail(t, mode)
+			dir := filepath.Join(t.TempDir(), "ws")
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			cmd := VerifyCommand{Command: "/bin/sh", Args: []string{"-c", "(setsid sh -c 'exec sleep 300' >/dev/null 2>&1 </dev/null &); id -u; touch made-by-verify"}}
+			v, err := Verify(context.Background(), dir, cmd, VerifyOptions{Jail: j, Timeout: 10 * time.Second})
+			if err != nil || v.Failed() {
+				t.Fatalf("Verify = %+v, %v", v, err)
+			}
+			if strings.TrimSpace(v.Stdout) != strconv.Itoa(j.Status().UID) {
+				t.Errorf("verification ran as uid %q, want the agent's %d", v.Stdout, j.Status().UID)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "made-by-verify")); err != nil {
+				t.Errorf("the verification could not write the workspace: %v", err)
+			}
+			if countsLeftovers(mode) && (v.Leftovers != 1 || !strings.Contains(strings.Join(v.Lines(), "\n"), "verification: killed 1 process the agent left running")) {
+				t.Errorf("leftovers = %d, lines %q", v.Leftovers, v.Lines())
+			}
+			if err := j.CheckNoneLeft(context.Background()); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 }

@@ -35,20 +35,24 @@ type procOutcome struct {
 // groupGoneLimit bounds the wait for a killed process group to be really gone.
 const groupGoneLimit = 5 * time.Second
 
-// runGroup starts cmd confined by j (its own process group, and for a real jail the agent uid and
-// a PID namespace) and waits for it. When timeout passes (0 means no limit) or ctx ends, the whole
+// runGroup starts cmd confined by j for one call reaching what spec names (for the sandbox: its
+// own namespaces, a read-only host and the workspace; for the uid jail: the agent uid, the folders
+// handed over) and waits for it. When timeout passes (0 means no limit) or ctx ends, the whole
 // group gets SIGTERM and, grace later, SIGKILL: the agent and the verification command both start
 // children (shells, test runners, node launchers) that must not outlive the call. Once the process
 // has ended, the group's stragglers are killed and waited for until really gone, then the jail
-// sweeps whatever left the group (setsid daemons); both are counted in Leftovers.
-func runGroup(ctx context.Context, cmd *exec.Cmd, timeout, grace time.Duration, j jail.Jail) procOutcome {
+// ends the call (the sandbox's init has killed its namespace; the uid jail sweeps whatever left
+// the group, setsid daemons too); both are counted in Leftovers.
+func runGroup(ctx context.Context, cmd *exec.Cmd, timeout, grace time.Duration, j jail.Jail, spec jail.Spec) procOutcome {
 	cmd.SysProcAttr = nil
-	if err := j.Confine(cmd); err != nil {
+	call, err := j.Command(ctx, cmd, spec)
+	if err != nil {
 		return procOutcome{StartErr: err}
 	}
 	// A child that leaves the group but keeps our pipes open must not block Wait forever.
 	cmd.WaitDelay = grace + time.Second
 	if err := cmd.Start(); err != nil {
+		_, _ = call.End(context.WithoutCancel(ctx))
 		return procOutcome{StartErr: err}
 	}
 	pgid := cmd.Process.Pid
@@ -78,13 +82,27 @@ func runGroup(ctx context.Context, cmd *exec.Cmd, timeout, grace time.Duration, 
 	out.Leftovers = len(groupMembers(pgid))
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	waitGroupGone(pgid, groupGoneLimit)
-	killed, err := j.Sweep(context.WithoutCancel(ctx))
-	out.Leftovers += killed
+	ended, err := call.End(context.WithoutCancel(ctx))
+	out.Leftovers += ended.Leftovers
+	var setup *jail.SetupError
+	if errors.As(err, &setup) {
+		out.StartErr = err
+		return out
+	}
 	out.SweepErr = err
 
 	var exitErr *exec.ExitError
 	if waitErr != nil && !errors.As(waitErr, &exitErr) && cmd.ProcessState == nil {
 		out.StartErr = waitErr
+		return out
+	}
+	switch {
+	case ended.Signal != "":
+		// The sandbox's init saw the program die of a signal (it mirrors it as an exit code).
+		out.Signal = ended.Signal
+		return out
+	case ended.ExitCode != nil:
+		out.ExitCode = ended.ExitCode
 		return out
 	}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {

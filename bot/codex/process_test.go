@@ -25,7 +25,7 @@ func TestRunGroupKillsWhatStaysInTheGroup(t *testing.T) {
 	dir := t.TempDir()
 
 	clean := exec.Command("/bin/sh", "-c", "exit 0")
-	if out := runGroup(context.Background(), clean, 0, time.Second, j); out.ExitCode == nil || *out.ExitCode != 0 || out.Leftovers != 0 {
+	if out := runGroup(context.Background(), clean, 0, time.Second, j, jail.Spec{}); out.ExitCode == nil || *out.ExitCode != 0 || out.Leftovers != 0 {
 		t.Fatalf("clean call: exit %v, leftovers %d", out.ExitCode, out.Leftovers)
 	}
 	if got := groupMembers(clean.Process.Pid); len(got) != 0 {
@@ -34,7 +34,7 @@ func TestRunGroupKillsWhatStaysInTheGroup(t *testing.T) {
 
 	pidFile := filepath.Join(dir, "straggler.pid")
 	stray := exec.Command("/bin/sh", "-c", "sleep 300 >/dev/null 2>&1 </dev/null & echo $! > "+pidFile+"; exit 0")
-	out := runGroup(context.Background(), stray, 0, time.Second, j)
+	out := runGroup(context.Background(), stray, 0, time.Second, j, jail.Spec{})
 	if out.ExitCode == nil || *out.ExitCode != 0 || out.Leftovers != 1 {
 		t.Fatalf("straggler: exit %v, leftovers %d, want 1", out.ExitCode, out.Leftovers)
 	}

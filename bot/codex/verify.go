@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -39,12 +38,12 @@ type VerifyOptions struct {
 	// Env is the command's environment; nil means SafeEnv(os.Getenv). The verification runs
 	// project code, which must not see the tokens either: build it with VerifyEnv.
 	Env []string
-	// Expose are directories (ToolDirs: the PATH entries under the runner's home or tool cache)
-	// whose programs the agent uid must reach; Verify makes them and their ancestors traversable
-	// (jail.Expose) before the command starts, and the jail's Reclaim restores them.
-	Expose []string
+	// Reach are further host paths the command must reach (ReachFor adds its PATH and the
+	// directories its environment names); the sandbox binds them read-only where the host's
+	// private places would hide them.
+	Reach []string
 	// Jail confines the command like the agent: the project code it runs is agent-influenced.
-	// nil means jail.Unconfined("no jail configured"). Verify hands dir over to the agent first.
+	// nil means jail.Unconfined("no jail configured").
 	Jail jail.Jail
 }
 
@@ -94,22 +93,12 @@ func Verify(ctx context.Context, dir string, cmd VerifyCommand, opts VerifyOptio
 	}
 	c := exec.Command(lookPathIn(name, env), cmd.Args...)
 	c.Dir = dir
-	c.Env = env
 	c.Stdout, c.Stderr = stdout, stderr // stdin stays nil: /dev/null
 	j := opts.Jail
 	if j == nil {
 		j = jail.Unconfined("no jail configured")
 	}
-	var out procOutcome
-	if err := j.Handover(ctx, dir); err != nil {
-		out.StartErr = err
-	} else {
-		// A directory that cannot be opened up is noted, not fatal: the command may not need it.
-		if err := exposeDirs(ctx, j, opts.Expose); err != nil {
-			fmt.Fprintf(stderr, "studio: %v\n", err)
-		}
-		out = runGroup(ctx, c, timeout, grace, j)
-	}
+	out := runVerification(ctx, c, env, timeout, grace, j, opts.Reach)
 	if out.StartErr != nil {
 		// Seed: a spawn error resolves with exitCode null and its message appended to stderr.
 		fmt.Fprintf(stderr, "%v", out.StartErr)
@@ -125,6 +114,24 @@ func Verify(ctx context.Context, dir string, cmd VerifyCommand, opts VerifyOptio
 		return res, fmt.Errorf("verification %s: %w", name, ctx.Err())
 	}
 	return res, nil
+}
+
+// runVerification runs c in its directory, confined by j, with a scratch folder of its own (its
+// HOME when confined) that is removed afterwards.
+func runVerification(ctx context.Context, c *exec.Cmd, env []string, timeout, grace time.Duration, j jail.Jail, extra []string) procOutcome {
+	scratch, err := os.MkdirTemp("", "studio-verify-")
+	if err != nil {
+		return procOutcome{StartErr: fmt.Errorf("create the verification's scratch folder: %w", err)}
+	}
+	defer os.RemoveAll(scratch)
+	if j.Status().Confined {
+		if env, err = privateHome(scratch, env); err != nil {
+			return procOutcome{StartErr: err}
+		}
+	}
+	c.Env = env
+	reach := append(append([]string{c.Path}, ReachFor(env)...), extra...)
+	return runGroup(ctx, c, timeout, grace, j, jail.Spec{Workdir: c.Dir, Scratch: scratch, Reach: reach})
 }
 
 // fileCommandVars name the files through which a step talks to the runner: what is written there
@@ -167,35 +174,47 @@ func VerifyEnv(environ []string, getenv func(string) string) []string {
 	return env
 }
 
-// ToolDirs lists the PATH entries of env that exist and lie under one of roots (the runner's home,
-// RUNNER_TOOL_CACHE): where setup-* actions put engines and SDKs, in directories the agent uid
-// may not be able to traverse. System directories (/usr/bin, ...) are reachable already.
-func ToolDirs(env []string, roots ...string) []string {
-	path := envValue(env, "PATH")
-	var clean []string
-	for _, r := range roots {
-		if r = strings.TrimSpace(r); filepath.IsAbs(r) && filepath.Clean(r) != "/" {
-			clean = append(clean, filepath.Clean(r))
+// ReachFor lists what a confined process with environment env must reach besides its program:
+// every absolute PATH entry that exists, and every directory (or a file's directory) an
+// absolute-path variable names (JAVA_HOME, GOROOT, CARGO_HOME, GODOT_BIN, ...), which setup-*
+// actions may have put under the runner's home. HOME, the working directories and TMPDIR are left
+// out: the sandbox gives the call its own.
+func ReachFor(env []string) []string {
+	skip := map[string]bool{"HOME": true, "PWD": true, "OLDPWD": true, "TMPDIR": true, "CODEX_HOME": true}
+	var out []string
+	seen := map[string]bool{}
+	add := func(p string) {
+		p = filepath.Clean(p)
+		if !filepath.IsAbs(p) || p == "/" || seen[p] || len(out) >= maxReach {
+			return
+		}
+		seen[p] = true
+		out = append(out, p)
+	}
+	for _, d := range filepath.SplitList(envValue(env, "PATH")) {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			add(d)
 		}
 	}
-	var dirs []string
-	for _, d := range filepath.SplitList(path) {
-		if !filepath.IsAbs(d) || slices.Contains(dirs, filepath.Clean(d)) {
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if skip[k] || k == "PATH" || !strings.HasPrefix(v, "/") || strings.ContainsRune(v, filepath.ListSeparator) {
 			continue
 		}
-		d = filepath.Clean(d)
-		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
-			continue
-		}
-		for _, r := range clean {
-			if d == r || strings.HasPrefix(d, r+string(filepath.Separator)) {
-				dirs = append(dirs, d)
-				break
-			}
+		fi, err := os.Stat(v)
+		switch {
+		case err != nil:
+		case fi.IsDir():
+			add(v)
+		default:
+			add(filepath.Dir(v))
 		}
 	}
-	return dirs
+	return out
 }
+
+// maxReach bounds the paths ReachFor lists: each is at most a mount.
+const maxReach = 128
 
 // envValue is the value of the first entry of env named key.
 func envValue(env []string, key string) string {
@@ -225,34 +244,6 @@ func lookPathIn(name string, env []string) string {
 		}
 	}
 	return name
-}
-
-// maxExposedEntries bounds how many entries of one tool directory are exposed.
-const maxExposedEntries = 4096
-
-// exposeDirs makes each directory's programs reachable by the agent: jail.Expose on every entry
-// gives o+x to the directory and its ancestors, and to the ancestors of where a link entry points
-// (npm's and pyenv's bin folders hold links). The programs themselves must be world-readable and
-// executable, as setup-* actions leave them.
-func exposeDirs(ctx context.Context, j jail.Jail, dirs []string) error {
-	var errs []error
-	for _, d := range dirs {
-		entries, err := os.ReadDir(d)
-		if err != nil {
-			continue // gone since the action started: nothing to reach
-		}
-		var paths []string
-		for i, e := range entries {
-			if i == maxExposedEntries {
-				break
-			}
-			paths = append(paths, filepath.Join(d, e.Name()))
-		}
-		if err := j.Expose(ctx, paths...); err != nil {
-			errs = append(errs, fmt.Errorf("could not make the tools in %s reachable for the verification: %w", d, err))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // Lines renders the seed's lifecycle lines for a verification.

@@ -209,71 +209,74 @@ func TestVerifyEnv(t *testing.T) {
 	}
 }
 
-func TestToolDirs(t *testing.T) {
+func TestReachFor(t *testing.T) {
 	home, cache, other := t.TempDir(), t.TempDir(), t.TempDir()
-	for _, d := range []string{filepath.Join(home, ".local", "bin"), filepath.Join(cache, "go", "1.22", "x64", "bin"), filepath.Join(other, "bin")} {
+	for _, d := range []string{filepath.Join(home, ".local", "bin"), filepath.Join(cache, "go", "1.22", "x64", "bin"), filepath.Join(other, "jdk")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
 	}
+	engine := filepath.Join(other, "engine.bin")
+	if err := os.WriteFile(engine, []byte("x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	path := strings.Join([]string{
 		filepath.Join(home, ".local", "bin"), filepath.Join(cache, "go", "1.22", "x64", "bin") + "/",
-		filepath.Join(other, "bin"), filepath.Join(home, "missing"), "relative/bin", "/usr/bin",
-		filepath.Join(home, ".local", "bin"),
+		filepath.Join(home, "missing"), "relative/bin", "/usr/bin", filepath.Join(home, ".local", "bin"),
 	}, ":")
-	got := ToolDirs([]string{"HOME=ignored", "PATH=" + path}, home, cache, "", "/")
-	want := []string{filepath.Join(home, ".local", "bin"), filepath.Join(cache, "go", "1.22", "x64", "bin")}
+	got := ReachFor([]string{"HOME=" + home, "TMPDIR=" + other, "PATH=" + path, "JAVA_HOME=" + filepath.Join(other, "jdk"),
+		"GODOT_BIN=" + engine, "MISSING=/nowhere", "LIST=" + other + ":" + home, "WORD=hello", "ROOT=/"})
+	want := []string{filepath.Join(home, ".local", "bin"), filepath.Join(cache, "go", "1.22", "x64", "bin"), "/usr/bin", filepath.Join(other, "jdk"), other}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("ToolDirs = %q, want %q", got, want)
+		t.Errorf("ReachFor =\n%q\nwant\n%q", got, want)
 	}
 }
 
 // A tool a setup step installed under a private home (0700, as /root and many runner homes are)
-// is found on PATH by the confined verification once Verify exposes the tool directories, and the
-// jail's Reclaim closes the home again.
+// is found on PATH by the confined verification: the sandbox binds its directory back where the
+// home is hidden, without changing a mode on the host; the uid jail makes its ancestors
+// traversable for the run and closes them again when the jail closes.
 func TestVerifyReachesAToolInAPrivateDirOnPath(t *testing.T) {
-	j := testJail(t, false)
-	home := filepath.Join(t.TempDir(), "home")
-	bin := filepath.Join(home, "engine", "bin")
-	if err := os.MkdirAll(bin, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{home, bin} {
-		if err := os.Chmod(d, 0o700); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(bin, "engine"), []byte("#!/bin/sh\necho \"engine ran with ENGINE_HOME=$ENGINE_HOME\"\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	ws := filepath.Join(t.TempDir(), "ws")
-	if err := os.Mkdir(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	env := VerifyEnv([]string{"PATH=" + bin + ":/usr/bin:/bin", "HOME=" + home, "ENGINE_HOME=" + home + "/engine", "ENGINE_TOKEN=canary"}, os.Getenv)
-	env = append(slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }), "PATH="+bin+":/usr/bin:/bin")
-	cmd := VerifyCommand{Command: "engine"}
-	// Control: without Expose the agent uid cannot reach the tool.
-	if v, _ := Verify(context.Background(), ws, cmd, VerifyOptions{Jail: j, Env: env, Timeout: 10 * time.Second}); !v.Failed() {
-		t.Fatalf("control: the tool was reachable without Expose: %+v", v)
-	}
-	dirs := ToolDirs(env, home)
-	if !reflect.DeepEqual(dirs, []string{bin}) {
-		t.Fatalf("ToolDirs = %q, want %q", dirs, bin)
-	}
-	v, err := Verify(context.Background(), ws, cmd, VerifyOptions{Jail: j, Env: env, Expose: dirs, Timeout: 10 * time.Second})
-	if err != nil || v.Failed() {
-		t.Fatalf("Verify = %+v, %v", v, err)
-	}
-	if got, want := strings.TrimSpace(v.Stdout), "engine ran with ENGINE_HOME="+home+"/engine"; got != want {
-		t.Errorf("stdout %q, want %q", got, want)
-	}
-	if err := j.Reclaim(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []string{home, bin} {
-		if fi, err := os.Stat(d); err != nil || fi.Mode().Perm() != 0o700 {
-			t.Errorf("after Reclaim %s is %v (%v), want 0700", d, fi.Mode().Perm(), err)
-		}
+	for _, mode := range jailModes {
+		t.Run(mode, func(t *testing.T) {
+			j := testJail(t, mode)
+			home := filepath.Join(t.TempDir(), "home")
+			bin := filepath.Join(home, "engine", "bin")
+			if err := os.MkdirAll(bin, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			// The home is closed to others; the tool's own directory is open, as setup-* actions
+			// leave it (the sandbox changes no mode: a directory closed to others stays closed).
+			if err := os.Chmod(home, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(bin, "engine"), []byte("#!/bin/sh\necho \"engine ran with ENGINE_HOME=$ENGINE_HOME\"\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			ws := filepath.Join(t.TempDir(), "ws")
+			if err := os.Mkdir(ws, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			env := VerifyEnv([]string{"PATH=" + bin + ":/usr/bin:/bin", "HOME=" + home, "ENGINE_HOME=" + home + "/engine", "ENGINE_TOKEN=canary"}, os.Getenv)
+			env = append(slices.DeleteFunc(env, func(kv string) bool { return strings.HasPrefix(kv, "PATH=") }), "PATH="+bin+":/usr/bin:/bin")
+			v, err := Verify(context.Background(), ws, VerifyCommand{Command: "engine"}, VerifyOptions{Jail: j, Env: env, Timeout: 10 * time.Second})
+			if err != nil || v.Failed() {
+				t.Fatalf("Verify = %+v, %v", v, err)
+			}
+			if got, want := strings.TrimSpace(v.Stdout), "engine ran with ENGINE_HOME="+home+"/engine"; got != want {
+				t.Errorf("stdout %q, want %q", got, want)
+			}
+			if mode == modeSandbox {
+				if fi, err := os.Stat(home); err != nil || fi.Mode().Perm() != 0o700 {
+					t.Errorf("the sandbox changed %s to %v (%v): it must bind, never open up", home, fi.Mode().Perm(), err)
+				}
+			}
+			if err := j.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if fi, err := os.Stat(home); err != nil || fi.Mode().Perm() != 0o700 {
+				t.Errorf("after Close %s is %v (%v), want 0700", home, fi.Mode().Perm(), err)
+			}
+		})
 	}
 }

@@ -8,60 +8,134 @@ import (
 	"os/exec"
 	"os/user"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 )
 
 func setup(ctx context.Context, opts Options, create bool) (Jail, error) {
 	if os.Geteuid() != 0 {
-		return Unconfined("the studio is not root, so the agent runs as the studio's own user; run the action as root (the Docker action does) to confine it"), nil
+		return Unconfined("the studio is not root, so the agent runs as the studio's own user; run the action as root (the composite action uses the runner's sudo) to confine it"), nil
 	}
-	j := &confined{limit: opts.SweepLimit, reclaim: map[string]owner{}}
-	if j.limit <= 0 {
-		j.limit = DefaultSweepLimit
+	mode := opts.Sandbox
+	if mode == "" {
+		mode = SandboxAuto
 	}
-	if opts.UID > 0 {
-		j.uid, j.gid, j.user = opts.UID, opts.GID, strconv.Itoa(opts.UID)
-		if j.gid <= 0 {
-			j.gid = opts.UID
+	dir := opts.LeaseDir
+	if dir == "" {
+		dir = DefaultLeaseDir
+	}
+	id, notes, err := agentIdentity(ctx, opts, dir, create)
+	var missing user.UnknownUserError
+	if errors.As(err, &missing) {
+		return Unconfined(fmt.Sprintf("the agent user %s does not exist yet; the action creates it (useradd --system) when it runs", opts.User)), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	sandboxReason := "agent-sandbox is off"
+	if mode != SandboxOff {
+		sb, why := newSandbox(ctx, id, opts, create)
+		if sb != nil {
+			sb.notes = notes
+			return sb, nil
 		}
-	} else {
-		name := opts.User
-		if name == "" {
-			name = DefaultUser
+		if mode == SandboxRequire {
+			id.lease.release()
+			return nil, fmt.Errorf("agent-sandbox is require, but this host cannot give the agent a sandbox: %s", why)
 		}
-		u, err := lookupOrCreate(ctx, name, create)
-		var missing user.UnknownUserError
-		if errors.As(err, &missing) {
-			return Unconfined(fmt.Sprintf("the agent user %s does not exist yet; the action creates it (useradd --system) when it runs", name)), nil
+		sandboxReason = why
+	}
+	// The uid jail sweeps every process of its uid: sharing the uid with a live run would kill
+	// that run's agents.
+	if id.lease == nil && create {
+		l, err := tryLease(dir, id.uid)
+		if errors.Is(err, ErrUIDInUse) {
+			return nil, fmt.Errorf("agent-user %s (uid %d) is in use by another run on this host, and without a sandbox the runs would kill each other's agents: use agent-user: auto", id.user, id.uid)
 		}
-		if err != nil {
-			return nil, err
-		}
-		j.user = name
-		if j.uid, err = strconv.Atoi(u.Uid); err != nil {
-			return nil, fmt.Errorf("agent user %s: uid %q: %w", name, u.Uid, err)
-		}
-		if j.gid, err = strconv.Atoi(u.Gid); err != nil {
-			return nil, fmt.Errorf("agent user %s: gid %q: %w", name, u.Gid, err)
+		if err == nil {
+			id.lease = l
 		}
 	}
-	switch {
-	case j.uid == 0 || j.gid == 0:
-		return nil, fmt.Errorf("agent user %s has uid %d, gid %d: the agent must not run as root or in group 0", j.user, j.uid, j.gid)
-	case j.uid == os.Getuid() || j.uid == os.Geteuid():
-		return nil, fmt.Errorf("agent user %s has the studio's own uid %d: the agent needs a uid of its own", j.user, j.uid)
-	}
+	j := &uidJail{id: id, limit: opts.SweepLimit, reclaim: map[string]owner{}, sandboxReason: sandboxReason, notes: notes}
 	if opts.ProbePIDNamespace {
 		if err := probePIDNamespace(); err != nil {
-			j.reason = "creating a PID namespace failed: " + err.Error()
+			j.pidnsReason = "creating a PID namespace failed: " + err.Error()
 		} else {
 			j.pidns = true
 		}
 	} else {
-		j.reason = "PID namespaces were not probed"
+		j.pidnsReason = "PID namespaces were not probed"
 	}
 	return j, nil
+}
+
+// agentIdentity decides the agent's uid: a leased one of its own (auto), a named account (found
+// or created) or a number as it is. Taking a lease first ends what a dead run left on the host.
+func agentIdentity(ctx context.Context, opts Options, dir string, create bool) (identity, []string, error) {
+	var id identity
+	var notes []string
+	auto := opts.UID <= 0 && (opts.User == "" || strings.EqualFold(opts.User, AutoUser))
+	switch {
+	case opts.UID > 0:
+		id.uid, id.gid, id.user = opts.UID, opts.GID, strconv.Itoa(opts.UID)
+		if id.gid <= 0 {
+			id.gid = opts.UID
+		}
+	case auto && !create:
+		// What a run would get, without holding a uid: doctor's view.
+		id.uid, id.gid, id.user = AutoUIDBase, AutoUIDBase, AutoUser
+	case auto:
+		if err := openLeaseDir(dir); err != nil {
+			return id, nil, err
+		}
+		stale, err := recoverStale(dir, func(uid int) (int, error) { return sweepUID(ctx, uid, opts.SweepLimit) })
+		notes = append(notes, stale...)
+		if err != nil {
+			return id, notes, fmt.Errorf("end what dead runs left on this host: %w", err)
+		}
+		l, err := allocate(dir)
+		if err != nil {
+			return id, notes, err
+		}
+		id.uid, id.gid, id.user, id.lease, id.allocated = l.uid, l.uid, strconv.Itoa(l.uid), l, true
+	default:
+		u, err := lookupOrCreate(ctx, opts.User, create)
+		if err != nil {
+			return id, nil, err
+		}
+		id.user = opts.User
+		if id.uid, err = strconv.Atoi(u.Uid); err != nil {
+			return id, nil, fmt.Errorf("agent user %s: uid %q: %w", opts.User, u.Uid, err)
+		}
+		if id.gid, err = strconv.Atoi(u.Gid); err != nil {
+			return id, nil, fmt.Errorf("agent user %s: gid %q: %w", opts.User, u.Gid, err)
+		}
+	}
+	switch {
+	case id.uid == 0 || id.gid == 0:
+		return id, nil, fmt.Errorf("agent user %s has uid %d, gid %d: the agent must not run as root or in group 0", id.user, id.uid, id.gid)
+	case id.uid == os.Getuid() || id.uid == os.Geteuid():
+		return id, nil, fmt.Errorf("agent user %s has the studio's own uid %d: the agent needs a uid of its own", id.user, id.uid)
+	}
+	if id.lease == nil && create && opts.UID > 0 {
+		// A fixed uid (tests give each world its own) is leased too when free, so that what a
+		// dead run left under it is ended before this run uses it.
+		if err := openLeaseDir(dir); err == nil {
+			if l, err := tryLease(dir, id.uid); err == nil {
+				note, rerr := l.recover(func(uid int) (int, error) { return sweepUID(ctx, uid, opts.SweepLimit) })
+				if note != "" {
+					notes = append(notes, note)
+				}
+				if rerr != nil {
+					l.release()
+					return id, notes, rerr
+				}
+				id.lease = l
+			}
+		}
+	}
+	return id, notes, nil
 }
 
 func lookupOrCreate(ctx context.Context, name string, create bool) (*user.User, error) {

@@ -27,17 +27,17 @@ func requireRoot(t *testing.T) {
 
 // newJail returns a confined jail with a uid no other test (or test process) uses, so sweeps
 // never kill another test's processes; the cleanup sweeps whatever the test left.
-func newJail(t *testing.T, pidns bool) *confined {
+func newJail(t *testing.T, pidns bool) *uidJail {
 	t.Helper()
 	requireRoot(t)
 	uid := 200000 + rand.IntN(99000)
-	j, err := Setup(context.Background(), Options{UID: uid, ProbePIDNamespace: pidns})
+	j, err := Setup(context.Background(), Options{UID: uid, ProbePIDNamespace: pidns, Sandbox: SandboxOff})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := j.(*confined)
+	c := j.(*uidJail)
 	if pidns && !c.pidns {
-		t.Fatalf("no PID namespace on this machine (%s); the test needs one", c.reason)
+		t.Fatalf("no PID namespace on this machine (%s); the test needs one", c.pidnsReason)
 	}
 	t.Cleanup(func() {
 		if _, err := c.Sweep(context.Background()); err != nil {
@@ -54,10 +54,22 @@ func confinedShell(t *testing.T, j Jail, dir, script string) (string, error) {
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
 	cmd.WaitDelay = 2 * time.Second // a daemon holding stdout must not hang the test
-	if err := j.Confine(cmd); err != nil {
+	if u, ok := j.(*uidJail); ok {
+		// The bare mechanism, without the sweep a call's end makes: tests look at what is left.
+		if err := u.Confine(cmd); err != nil {
+			t.Fatal(err)
+		}
+		out, err := cmd.Output()
+		return string(out), err
+	}
+	call, err := j.Command(context.Background(), cmd, Spec{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	out, err := cmd.Output()
+	if _, err := call.End(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	return string(out), err
 }
 
@@ -109,7 +121,7 @@ func TestDaemonsDoNotOutliveTheCall(t *testing.T) {
 			if pidns && killed != 0 {
 				t.Errorf("Sweep killed %d processes after the namespace ended, want 0", killed)
 			}
-			if procs, _ := processesOf(j.uid); len(procs) != 0 {
+			if procs, _ := processesOf(j.id.uid); len(procs) != 0 {
 				t.Errorf("agent processes after the sweep: %s", describe(procs))
 			}
 			if err := j.CheckNoneLeft(context.Background()); err != nil {
@@ -133,7 +145,7 @@ func TestConfinedProcessRunsAsTheAgent(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
-	u, g := strconv.Itoa(j.uid), strconv.Itoa(j.gid)
+	u, g := strconv.Itoa(j.id.uid), strconv.Itoa(j.id.gid)
 	for _, want := range []string{"Uid:\t" + u + "\t" + u + "\t" + u + "\t" + u, "Gid:\t" + g + "\t" + g + "\t" + g + "\t" + g} {
 		if !strings.Contains(out, want) {
 			t.Errorf("status lacks %q:\n%s", want, out)
@@ -171,7 +183,7 @@ func TestHandoverAndReclaim(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	agent := owner{j.uid, j.gid}
+	agent := owner{j.id.uid, j.id.gid}
 	for _, p := range []string{ws, filepath.Join(ws, "a.txt"), filepath.Join(ws, "sub"), filepath.Join(ws, "sub", "b.txt"), filepath.Join(ws, "link")} {
 		if got := ownerAt(t, p, true); got != agent {
 			t.Errorf("%s owned by %v after the handover, want the agent %v", p, got, agent)
@@ -286,9 +298,11 @@ func TestStatus(t *testing.T) {
 		s    Status
 		want string
 	}{
-		{Status{Confined: true, User: "studio-agent", UID: 999, GID: 999, PIDNamespace: true}, "agent runs as uid 999 (studio-agent) in its own PID namespace"},
-		{Status{Confined: true, User: "300001", UID: 300001, GID: 300001, Reason: "creating a PID namespace failed: operation not permitted"},
-			"agent runs as uid 300001; no PID namespace (creating a PID namespace failed: operation not permitted), leftovers are found by the uid sweep"},
+		{Status{Mode: ModeSandbox, Confined: true, User: "2130706432", UID: 2130706432, Leased: true, PIDNamespace: true, Layers: []Layer{{Name: LayerUID, Active: true}, {Name: LayerMountNS, Active: true}, {Name: LayerPIDNS, Active: true}, {Name: LayerGitDir}}},
+			"agent runs as uid 2130706432 (leased for this run) in a sandbox of its own for each call: " + LayerMountNS + ", " + LayerPIDNS},
+		{Status{Mode: ModeUIDJail, Confined: true, User: "studio-agent", UID: 999, GID: 999, PIDNamespace: true, Reason: "agent-sandbox is off"}, "agent runs as uid 999 (studio-agent) in its own PID namespace, in the uid jail (no sandbox: agent-sandbox is off)"},
+		{Status{Mode: ModeUIDJail, Confined: true, User: "300001", UID: 300001, GID: 300001, Reason: "creating a PID namespace failed: operation not permitted"},
+			"agent runs as uid 300001 in the uid jail; no PID namespace (creating a PID namespace failed: operation not permitted), leftovers are found by the uid sweep"},
 	}
 	for _, tt := range tests {
 		if got := tt.s.String(); got != tt.want {
@@ -299,7 +313,7 @@ func TestStatus(t *testing.T) {
 
 func TestUnconfinedOnlySetsAProcessGroup(t *testing.T) {
 	cmd := exec.Command("/bin/true")
-	if err := Unconfined("x").Confine(cmd); err != nil {
+	if _, err := Unconfined("x").Command(context.Background(), cmd, Spec{}); err != nil {
 		t.Fatal(err)
 	}
 	if a := cmd.SysProcAttr; a == nil || !a.Setpgid || a.Credential != nil || a.Cloneflags&syscall.CLONE_NEWPID != 0 {

@@ -169,19 +169,23 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		return exitError
 	}
 
-	// The jail: Codex and verification run as the agent user, and nothing they start outlives
-	// its call. Reclaim (deferred first, so it runs last) gives the workspace back afterwards.
-	jl, containment, err := setupJail(ctx, act.GetInput("agent-user"), act.GetInput("agent-pid-namespace"))
+	// The jail: Codex and verification run in a sandbox of their own for each call (or, where
+	// the host cannot give one, the uid jail, said out loud), and nothing they start outlives its
+	// call. Close (deferred first, so it runs last) gives back anything still given away.
+	jl, containment, err := setupJail(ctx, jailInputs{
+		agentUser: act.GetInput("agent-user"), sandbox: act.GetInput("agent-sandbox"), pidns: act.GetInput("agent-pid-namespace"),
+		workspace: env.workspace, hide: hiddenPlaces(getenv),
+	})
 	if err != nil {
 		act.Errorf("%v", err)
 		return exitError
 	}
 	defer func() {
-		if err := jl.Reclaim(context.WithoutCancel(ctx)); err != nil {
+		if err := jl.Close(context.WithoutCancel(ctx)); err != nil {
 			act.Warningf("%v", err)
 		}
 	}()
-	if st := jl.Status(); st.Confined {
+	if st := jl.Status(); st.Mode == jail.ModeSandbox {
 		act.Infof("containment: %s", st)
 	} else {
 		act.Warningf("containment: %s", st)
@@ -226,7 +230,6 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		environ = os.Environ()
 	}
 	verifyEnv := codex.VerifyEnv(environ, getenv)
-	verifyExpose := codex.ToolDirs(verifyEnv, toolRoots(getenv)...)
 	auth.sink.attach(redactor)
 	logw := redactor.LineWriter(stderr)
 	defer logw.Close()
@@ -263,7 +266,6 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		VerifyCommand:      strings.Fields(act.GetInput("verify-command")),
 		VerifyTimeout:      verifyTimeout,
 		VerifyEnv:          verifyEnv,
-		VerifyExpose:       verifyExpose,
 		ModelTier:          models.tier,
 		Model:              models.model,
 		MaxTokens:          models.maxTokens,
@@ -306,38 +308,65 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 	return exitOK
 }
 
-// setupJail reads the agent-user input (default studio-agent; a number is used as uid and gid
-// with no passwd entry, which is how tests keep their agents apart; none runs unconfined) and
-// agent-pid-namespace (default true: use one when the runner allows it). It returns the jail and
-// the line the status comment and job summary show.
-func setupJail(ctx context.Context, agentUser, pidns string) (jail.Jail, string, error) {
-	agentUser = strings.TrimSpace(agentUser)
-	var j jail.Jail
-	switch {
-	case strings.EqualFold(agentUser, "none"):
-		j = jail.Unconfined("the agent-user input is none, so the agent runs as the studio's own user and can read what the studio can")
-	default:
-		opts := jail.Options{User: agentUser, ProbePIDNamespace: !strings.EqualFold(strings.TrimSpace(pidns), "false")}
-		if n, err := strconv.Atoi(agentUser); err == nil {
-			if n <= 0 {
-				return nil, "", fmt.Errorf("agent-user %q must be a user name, a uid above 0, or none", agentUser)
-			}
-			opts = jail.Options{UID: n, ProbePIDNamespace: opts.ProbePIDNamespace}
+// jailInputs are the containment inputs and what the jail needs of the runner.
+type jailInputs struct {
+	// agentUser: auto (the default: a uid leased for this run), an account name, a number (used
+	// as uid and gid with no passwd entry, how tests keep their agents apart) or none
+	// (unconfined).
+	agentUser string
+	// sandbox: auto (the default), require or off (agent-sandbox).
+	sandbox string
+	// pidns: false keeps the uid jail out of PID namespaces (agent-pid-namespace).
+	pidns     string
+	workspace string
+	hide      []string
+}
+
+// setupJail reads the containment inputs and returns the jail and the line the status comment
+// and job summary show.
+func setupJail(ctx context.Context, in jailInputs) (jail.Jail, string, error) {
+	agentUser := strings.TrimSpace(in.agentUser)
+	if strings.EqualFold(agentUser, "none") {
+		j := jail.Unconfined("the agent-user input is none, so the agent runs as the studio's own user and can read what the studio can")
+		return j, containmentLine(j.Status()), nil
+	}
+	mode, err := jail.ParseSandbox(in.sandbox)
+	if err != nil {
+		return nil, "", err
+	}
+	opts := jail.Options{
+		User: agentUser, Sandbox: mode, ProbePIDNamespace: !strings.EqualFold(strings.TrimSpace(in.pidns), "false"),
+		Workspace: in.workspace, Hide: in.hide,
+	}
+	if n, err := strconv.Atoi(agentUser); err == nil {
+		if n <= 0 {
+			return nil, "", fmt.Errorf("agent-user %q must be auto, a user name, a uid above 0, or none", agentUser)
 		}
-		var err error
-		if j, err = jail.Setup(ctx, opts); err != nil {
-			return nil, "", fmt.Errorf("agent-user: %w", err)
-		}
+		opts.User, opts.UID = "", n
+	}
+	j, err := jail.Setup(ctx, opts)
+	if err != nil {
+		return nil, "", fmt.Errorf("agent-user: %w", err)
 	}
 	return j, containmentLine(j.Status()), nil
 }
 
-// containmentLine is the status comment's line about the jail.
+// containmentLine is the status comment's line about the jail: the sandbox plainly, the uid jail
+// as the fallback it is, an unconfined agent in bold.
 func containmentLine(st jail.Status) string {
-	if st.Confined {
-		return "Containment: " + st.String() + "."
+	var line string
+	switch st.Mode {
+	case jail.ModeSandbox:
+		line = "Containment: " + st.String() + "."
+	case jail.ModeUIDJail:
+		line = "**Containment fallback:** " + st.String() + "; what the agent writes outside the workspace can outlive its call (docs/security.md)."
+	default:
+		return "**Unconfined:** " + st.Reason + "."
 	}
-	return "**Unconfined:** " + st.Reason + "."
+	if len(st.Notes) > 0 {
+		line += " Cleaned up after a dead run on this host: " + strings.Join(st.Notes, "; ") + "."
+	}
+	return line
 }
 
 func orDefault(v, d string) string {
@@ -385,17 +414,32 @@ func fmtDuration(d time.Duration) string {
 	return s
 }
 
-// toolRoots are where setup-* actions install engines and SDKs: the runner's home and
-// RUNNER_TOOL_CACHE. Run through sudo (scripts/run-studio), HOME is root's; SUDO_USER names the
-// runner user whose home it is.
-func toolRoots(getenv func(string) string) []string {
-	roots := []string{getenv("HOME"), getenv("RUNNER_TOOL_CACHE")}
-	if name := getenv("SUDO_USER"); name != "" && name != "root" {
-		if u, err := user.Lookup(name); err == nil {
-			roots = append(roots, u.HomeDir)
+// hiddenPlaces are the runner's private places the sandbox hides besides every home and /root:
+// RUNNER_TEMP (the event payload, the studio's git state and evidence), the folder that holds
+// every workspace of the runner (other repositories' checkouts) and, on a self-hosted runner, the
+// runner's own folder above it (its credentials), HOME, and the home of the user who ran the
+// studio through sudo.
+func hiddenPlaces(getenv func(string) string) []string {
+	places := []string{getenv("RUNNER_TEMP"), getenv("HOME")}
+	if ws := getenv("RUNNER_WORKSPACE"); ws != "" {
+		work := filepath.Dir(filepath.Clean(ws))
+		places = append(places, work)
+		if filepath.Base(work) == "_work" {
+			places = append(places, filepath.Dir(work))
 		}
 	}
-	return roots
+	if name := getenv("SUDO_USER"); name != "" && name != "root" {
+		if u, err := user.Lookup(name); err == nil {
+			places = append(places, u.HomeDir)
+		}
+	}
+	var out []string
+	for _, p := range places {
+		if p = strings.TrimSpace(p); filepath.IsAbs(p) && filepath.Clean(p) != "/" {
+			out = append(out, filepath.Clean(p))
+		}
+	}
+	return out
 }
 
 // approvalSettings are the approval inputs, validated.

@@ -57,7 +57,7 @@ func newStudioWorld(t *testing.T, mode string) (*world, *clock) {
 	if err := w.Emu.AddToken(writerToken, sandbox.Writer); err != nil {
 		t.Fatal(err)
 	}
-	return &world{World: w, t: t}, clk
+	return worldOf(t, w), clk
 }
 
 // api is a go-github client on the emulator authenticated with token.

@@ -63,35 +63,54 @@ func agentProcesses(t *testing.T, uid int) []string {
 // thief is the scripted agent's shell: it starts a setsid double-forked daemon that ignores
 // SIGTERM/SIGHUP and loops as fast as it can over every /proc/<pid>/environ, appending any
 // variable with the bot token or a GIT_CONFIG_* name (how the studio hands git its credentials)
-// to a file in the workspace (committed: it is in writeFiles) and one in CODEX_HOME, and a
-// heartbeat saying how many blocks it could read. The call returns once the daemon has scanned
-// at least once. Run unconfined (agent-user none), it does catch the push's GIT_CONFIG_*.
+// to a file in the workspace (committed: it is in writeFiles), and a heartbeat saying how many
+// blocks it could read. The call returns once the daemon has scanned at least once. Run
+// unconfined (agent-user none), it does catch the push's GIT_CONFIG_*.
 var thief = fmt.Sprintf(`mkdir -p notes
-export loot="$PWD/notes/loot.txt" home="$CODEX_HOME"
+export loot="$PWD/notes/loot.txt" beat="$PWD/notes/heartbeat.txt"
 : > "$loot"
 (setsid sh -c '
 trap "" TERM HUP INT
 while :; do
-  grep -a -z -h -e %s -e GIT_CONFIG /proc/[0-9]*/environ 2>/dev/null | tr "\000" "\n" | tee -a "$home/loot.txt" >> "$loot"
-  echo "scan readable=$(grep -a -z -l . /proc/[0-9]*/environ 2>/dev/null | wc -l)" >> "$home/heartbeat.txt"
+  grep -a -z -h -e %s -e GIT_CONFIG /proc/[0-9]*/environ 2>/dev/null | tr "\000" "\n" >> "$loot"
+  echo "scan readable=$(grep -a -z -l . /proc/[0-9]*/environ 2>/dev/null | wc -l)" >> "$beat"
 done' >/dev/null 2>&1 </dev/null &)
-while [ ! -s "$home/heartbeat.txt" ]; do sleep 0.01; done
+while [ ! -s "$beat" ]; do sleep 0.01; done
 `, sandbox.BotToken)
+
+// containments are the ways a run can confine its agent, each with the inputs that choose it:
+// the sandbox (the default) and the uid jail it falls back to, with and without a PID namespace
+// (a Docker action lacks CAP_SYS_ADMIN).
+var containments = []struct {
+	name   string
+	inputs map[string]string
+	// line is what the status comment and the job summary must say (%d: the agent's uid).
+	line string
+	// counts says the run sees the daemon it killed: the sandbox's init and the uid sweep count
+	// it; a bare PID namespace lets the kernel kill it unseen when Codex exits.
+	counts bool
+}{
+	{"sandbox", map[string]string{}, "Containment: agent runs as uid %d in a sandbox of its own for each call", true},
+	{"uid jail", map[string]string{"INPUT_AGENT-SANDBOX": "off"}, "**Containment fallback:** agent runs as uid %d in its own PID namespace, in the uid jail", false},
+	{"uid jail without PID namespace", map[string]string{"INPUT_AGENT-SANDBOX": "off", "INPUT_AGENT-PID-NAMESPACE": "false"}, "**Containment fallback:** agent runs as uid %d in the uid jail; no PID namespace", true},
+}
 
 // TestContainedAgentCannotOutliveOrSteal: an agent that leaves a daemon hunting for the token in
 // /proc finds nothing, the daemon does not outlive the run, and the run says it was killed.
-// Without a PID namespace (a Docker action lacks CAP_SYS_ADMIN) the uid sweep kills the daemon
-// and counts it; with one, the kernel kills it when Codex exits, so there is nothing to count.
 func TestContainedAgentCannotOutliveOrSteal(t *testing.T) {
 	requireRoot(t)
-	for _, pidns := range []string{"false", "true"} {
-		t.Run("agent-pid-namespace="+pidns, func(t *testing.T) {
+	for _, c := range containments {
+		t.Run(c.name, func(t *testing.T) {
 			w := newWorld(t, nil)
-			body := "Make the jump feel snappier.\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [src/player/jump.gd, notes/loot.txt]\n```\n"
+			body := "Make the jump feel snappier.\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [src/player/jump.gd, notes/loot.txt, notes/heartbeat.txt]\n```\n"
 			n := w.issue("Jump", body)
 			_, payload := w.comment(n, sandbox.Writer, "/studio run")
 			w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x\n"}}, Shell: thief})
-			res := w.run("issue_comment", payload, map[string]string{"INPUT_AGENT-PID-NAMESPACE": pidns, "INPUT_MAX-FIX-PASSES": "0"})
+			inputs := map[string]string{"INPUT_MAX-FIX-PASSES": "0"}
+			for k, v := range c.inputs {
+				inputs[k] = v
+			}
+			res := w.run("issue_comment", payload, inputs)
 			if res.code != 0 {
 				t.Fatalf("exit %d\n%s", res.code, res.stderr)
 			}
@@ -99,8 +118,7 @@ func TestContainedAgentCannotOutliveOrSteal(t *testing.T) {
 				t.Fatalf("agent processes outlived the run: %v", left)
 			}
 
-			home := filepath.Join(w.RunnerTemp, "codex-home")
-			heartbeat, err := os.ReadFile(filepath.Join(home, "heartbeat.txt"))
+			heartbeat, err := os.ReadFile(filepath.Join(w.Workspace, "notes", "heartbeat.txt"))
 			if err != nil || !regexp.MustCompile(`scan readable=[1-9]`).Match(heartbeat) {
 				t.Fatalf("control: the daemon never scanned /proc (%v):\n%s", err, heartbeat)
 			}
@@ -112,10 +130,8 @@ func TestContainedAgentCannotOutliveOrSteal(t *testing.T) {
 					}
 				}
 			}
-			for _, f := range []string{filepath.Join(home, "loot.txt"), filepath.Join(w.Workspace, "notes", "loot.txt")} {
-				data, _ := os.ReadFile(f)
-				add(f, data)
-			}
+			loot, _ := os.ReadFile(filepath.Join(w.Workspace, "notes", "loot.txt"))
+			add("the workspace's notes/loot.txt", loot)
 			// The pushed branch: every file and the whole history.
 			clone := w.remote("studio/task-1")
 			_ = filepath.WalkDir(clone, func(p string, d os.DirEntry, err error) error {
@@ -152,16 +168,13 @@ func TestContainedAgentCannotOutliveOrSteal(t *testing.T) {
 
 			status := w.botComments(n)[0].Body
 			summary, _ := w.Summary()
-			wantContainment := fmt.Sprintf("Containment: agent runs as uid %d", w.AgentUID)
+			wantContainment := fmt.Sprintf(c.line, w.AgentUID)
 			if !strings.Contains(status, wantContainment) || !strings.Contains(summary, wantContainment) {
 				t.Errorf("status comment and job summary must say %q:\n%s\n---\n%s", wantContainment, status, summary)
 			}
 			killed := regexp.MustCompile(`killed \d+ process(es)? the agent left running`)
-			if pidns == "false" && !killed.MatchString(status+summary) {
+			if c.counts && !killed.MatchString(status+summary) {
 				t.Errorf("the run must report the killed daemon:\n%s\n---\n%s", status, summary)
-			}
-			if pidns == "true" && !strings.Contains(status, "in its own PID namespace") {
-				t.Errorf("status must name the PID namespace:\n%s", status)
 			}
 		})
 	}

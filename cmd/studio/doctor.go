@@ -41,7 +41,8 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	fs.SetOutput(stderr)
 	project := fs.String("project", ".", "project root")
 	codexPath := fs.String("codex-path", "", "the Codex CLI (default $CODEX_BIN, then codex on PATH)")
-	agentUser := fs.String("agent-user", jail.DefaultUser, "the agent-user input to check (a name, a uid, or none)")
+	agentUser := fs.String("agent-user", jail.DefaultUser, "the agent-user input to check (auto, a name, a uid, or none)")
+	agentSandbox := fs.String("agent-sandbox", string(jail.SandboxAuto), "the agent-sandbox input to check (auto, require or off)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -74,22 +75,40 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		add("PASS", "tool.codex", strings.TrimSpace(v), bin)
 	}
 
-	// Containment: what the action would do here. Unconfined is not a failure (a developer's
-	// machine is rarely root) but is said plainly; nothing is created.
+	// Containment: what the action would do here, layer by layer. The sandbox is probed for real
+	// on this checkout's filesystem; a fallback or an unconfined agent is not a failure (a
+	// developer's machine is rarely root) but is said plainly; nothing is created or kept.
+	mode, err := jail.ParseSandbox(*agentSandbox)
 	switch {
+	case err != nil:
+		add("FAIL", "containment", err.Error(), "")
 	case strings.EqualFold(strings.TrimSpace(*agentUser), "none"):
 		add("SKIP", "containment", "unconfined: agent-user is none, so the agent would run as the studio's own user", "")
 	default:
-		opts := jail.Options{User: strings.TrimSpace(*agentUser), ProbePIDNamespace: true}
+		opts := jail.Options{User: strings.TrimSpace(*agentUser), Sandbox: mode, ProbePIDNamespace: true, Workspace: root, Hide: hiddenPlaces(getenv)}
 		if n, err := strconv.Atoi(opts.User); err == nil {
-			opts = jail.Options{UID: n, ProbePIDNamespace: true}
+			opts.User, opts.UID = "", n
 		}
-		if st, err := jail.Inspect(ctx, opts); err != nil {
+		st, err := jail.Inspect(ctx, opts)
+		switch {
+		case err != nil:
 			add("FAIL", "containment", err.Error(), "")
-		} else if st.Confined {
+		case st.Mode == jail.ModeSandbox:
 			add("PASS", "containment", st.String(), "")
-		} else {
+		case st.Confined:
+			add("SKIP", "containment", "fallback: "+st.String(), "")
+		default:
 			add("SKIP", "containment", st.String(), "")
+		}
+		for _, l := range st.Layers {
+			status, msg := "PASS", l.Name
+			if !l.Active {
+				status = "SKIP"
+			}
+			if l.Note != "" {
+				msg += ": " + l.Note
+			}
+			add(status, "containment."+l.ID, msg, "")
 		}
 	}
 

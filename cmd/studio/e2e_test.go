@@ -3,12 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,6 +46,9 @@ const taskBody = "Make the jump feel snappier.\n\n```studio\nrole: gameplay-prog
 type world struct {
 	*sandbox.World
 	t *testing.T
+	// codex is the fake Codex's control server: the script its calls play and the calls it
+	// received. It lives in the test, since each call's CODEX_HOME is private and thrown away.
+	codex *fakecodex.Control
 	// now, when set, is the bot's clock (the emulator's, so timestamps compare).
 	now func() time.Time
 	// extraSecrets are further values the secret scan looks for, by a printable name.
@@ -61,7 +62,23 @@ func newWorld(t *testing.T, files map[string]string) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Close)
-	return &world{World: w, t: t}
+	return worldOf(t, w)
+}
+
+// worldOf is the test's world around sw: it starts the fake Codex's control server, closed when
+// the test ends, and names it in the CODEX_HOME the action hands to Codex. Until a test scripts
+// its calls, the server plays the empty script.
+func worldOf(t *testing.T, sw *sandbox.World) *world {
+	t.Helper()
+	ctl, err := fakecodex.StartControl(fakecodex.Script{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ctl.Close)
+	if err := fakecodex.WriteControlFile(filepath.Join(sw.RunnerTemp, "codex-home"), ctl.URL()); err != nil {
+		t.Fatal(err)
+	}
+	return &world{World: sw, t: t, codex: ctl}
 }
 
 func (w *world) issue(title, body string, labels ...string) int {
@@ -87,16 +104,9 @@ func (w *world) comment(number int, author, body string) (int64, []byte) {
 	return id, payload
 }
 
+// script scripts the writing calls; every review passes.
 func (w *world) script(calls ...fakecodex.Call) {
-	w.t.Helper()
-	home := filepath.Join(w.RunnerTemp, "codex-home")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		w.t.Fatal(err)
-	}
-	data, _ := json.Marshal(fakecodex.Script{Calls: calls})
-	if err := os.WriteFile(filepath.Join(home, fakecodex.ScriptFile), data, 0o644); err != nil {
-		w.t.Fatal(err)
-	}
+	w.codex.SetScript(fakecodex.Script{Calls: calls})
 }
 
 type result struct {
@@ -141,25 +151,8 @@ func (w *world) runCtx(ctx context.Context, event string, payload []byte, extra 
 	return res
 }
 
-func (w *world) invocations() []fakecodex.Invocation {
-	w.t.Helper()
-	data, err := os.ReadFile(filepath.Join(w.RunnerTemp, "codex-home", fakecodex.LogFile))
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	var out []fakecodex.Invocation
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var inv fakecodex.Invocation
-		if err := json.Unmarshal([]byte(line), &inv); err != nil {
-			w.t.Fatal(err)
-		}
-		out = append(out, inv)
-	}
-	return out
-}
+// invocations are the fake Codex's calls so far, in order.
+func (w *world) invocations() []fakecodex.Invocation { return w.codex.Invocations() }
 
 // writes are the invocations that may change files (implementation, fix, plan); reviews are the
 // read-only calls given an output schema.
@@ -169,7 +162,7 @@ func (w *world) reviews() []fakecodex.Invocation { return w.split(true) }
 func (w *world) split(review bool) []fakecodex.Invocation {
 	var out []fakecodex.Invocation
 	for _, inv := range w.invocations() {
-		if slices.Contains(inv.Args, "--output-schema") == review {
+		if inv.Review == review {
 			out = append(out, inv)
 		}
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,7 +38,7 @@ func newHostileWorld(t *testing.T) *hostileWorld {
 		t.Fatal(err)
 	}
 	t.Cleanup(sw.Close)
-	w := &world{World: sw, t: t}
+	w := worldOf(t, sw)
 	canary := filepath.Join(w.Dir, "studio-only")
 	if err := os.MkdirAll(canary, 0o700); err != nil {
 		t.Fatal(err)
@@ -49,15 +48,7 @@ func newHostileWorld(t *testing.T) *hostileWorld {
 
 // scriptAll scripts writing calls and review calls (reviews may request a fix pass).
 func (w *hostileWorld) scriptAll(calls []fakecodex.Call, reviews []fakecodex.Call) {
-	w.t.Helper()
-	home := filepath.Join(w.RunnerTemp, "codex-home")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		w.t.Fatal(err)
-	}
-	data, _ := json.Marshal(fakecodex.Script{Calls: calls, Reviews: reviews})
-	if err := os.WriteFile(filepath.Join(home, fakecodex.ScriptFile), data, 0o644); err != nil {
-		w.t.Fatal(err)
-	}
+	w.codex.SetScript(fakecodex.Script{Calls: calls, Reviews: reviews})
 }
 
 // promises checks what every attack must leave true: main untouched, the pushed branch holding

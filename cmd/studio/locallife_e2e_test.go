@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,9 +27,13 @@ func localCheckout(t *testing.T, calls ...fakecodex.Call) string {
 	git(t, dir, "init", "-q", "-b", "main")
 	git(t, dir, "add", "-A")
 	git(t, dir, "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-q", "-m", "start")
+	ctl, err := fakecodex.StartControl(fakecodex.Script{Calls: calls})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ctl.Close)
 	home := t.TempDir()
-	data, _ := json.Marshal(fakecodex.Script{Calls: calls})
-	if err := os.WriteFile(filepath.Join(home, fakecodex.ScriptFile), data, 0o644); err != nil {
+	if err := fakecodex.WriteControlFile(home, ctl.URL()); err != nil {
 		t.Fatal(err)
 	}
 	t.Setenv("STUDIO_CODEX_HOME", home)

@@ -320,7 +320,8 @@ func TestOrchestrationBreaksTheLocksOfACrashedTask(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(sw.Close)
-	w := &world{World: sw, t: t, now: clk.Now}
+	w := worldOf(t, sw)
+	w.now = clk.Now
 	t1 := w.task("Jump", "role: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\n")
 	t2 := w.task("Coyote", "role: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\nrunPolicy: {review: false}\n")
 	first := w.issue("Sprint 1", "go")

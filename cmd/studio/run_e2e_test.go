@@ -326,8 +326,20 @@ func TestRunNeverGivesTheGitHubTokenToCodex(t *testing.T) {
 			t.Errorf("codex environment contains %q", secret)
 		}
 	}
-	if !strings.Contains(env, "CODEX_HOME="+filepath.Join(w.RunnerTemp, "codex-home")) {
-		t.Errorf("CODEX_HOME must be under RUNNER_TEMP:\n%s", env)
+	// Each call gets a CODEX_HOME of its own, outside the workspace, and a HOME beside it.
+	homes := map[string]bool{}
+	for _, inv := range invs {
+		for _, kv := range inv.Env {
+			if h, ok := strings.CutPrefix(kv, "CODEX_HOME="); ok {
+				homes[h] = true
+				if strings.HasPrefix(h, w.Workspace) || strings.HasPrefix(h, filepath.Join(w.RunnerTemp, "codex-home")) {
+					t.Errorf("CODEX_HOME %s must be the call's own, outside the workspace", h)
+				}
+			}
+		}
+	}
+	if len(homes) != 2 {
+		t.Errorf("the two calls must each get a CODEX_HOME of their own, got %v:\n%s", homes, env)
 	}
 	logWithoutMask := strings.ReplaceAll(res.stdout+res.stderr, "::add-mask::"+sandbox.BotToken, "")
 	if strings.Contains(invs[0].Prompt, sandbox.BotToken) || strings.Contains(invs[0].Prompt, sandbox.OpenAIKey) || !strings.Contains(invs[0].Prompt, "Our key is ***") || strings.Contains(logWithoutMask, sandbox.BotToken) {

@@ -70,25 +70,15 @@ func TestReviewBlocksThenAFixPassClearsIt(t *testing.T) {
 	}
 }
 
+// writeReviews replaces the script's reviews by verdicts, keeping its writing calls.
 func writeReviews(t *testing.T, w *world, verdicts ...string) {
 	t.Helper()
-	home := filepath.Join(w.RunnerTemp, "codex-home")
-	data, err := os.ReadFile(filepath.Join(home, fakecodex.ScriptFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var reviews []string
+	s := w.codex.Script()
+	s.Reviews = nil
 	for _, v := range verdicts {
-		reviews = append(reviews, `{"finalMessage":`+quoteJSON(v)+`}`)
+		s.Reviews = append(s.Reviews, fakecodex.Call{FinalMessage: v})
 	}
-	script := strings.TrimSuffix(strings.TrimSpace(string(data)), "}") + `,"reviews":[` + strings.Join(reviews, ",") + `]}`
-	if err := os.WriteFile(filepath.Join(home, fakecodex.ScriptFile), []byte(script), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func quoteJSON(s string) string {
-	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
+	w.codex.SetScript(s)
 }
 
 func TestFailingVerificationGetsAFixPass(t *testing.T) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -34,9 +35,10 @@ func scannedSecrets(token string) map[string]string {
 // scanForSecrets is called by world.run after every end-to-end run, so every such test checks that
 // no secret reached: any API request the bot sent GitHub (path, query and body), anything the
 // repository received by push (every commit message and diff on every ref), the action's stdout
-// and stderr, and every file in the workspace (prompts, run evidence, whatever the agent left) and
-// under RUNNER_TEMP (evidence there, Codex's home with the fake CLI's log of every child's
-// environment, the studio's git state; not event.json, the runner's copy of the input payload). The workspace's .git directory holds what actions/checkout
+// and stderr, what the studio handed each fake Codex call (argv, prompt, environment, as its control
+// server recorded them), and every file in the workspace (prompts, run evidence, whatever the
+// agent left) and under RUNNER_TEMP (evidence there, Codex's home, the studio's git state; not
+// event.json, the runner's copy of the input payload). The workspace's .git directory holds what actions/checkout
 // persisted (the sandbox puts the token's Basic form in .git/config, as checkout does) and is
 // skipped; the pushed objects are checked in the remote instead. A failure names the place and the
 // secret, never the secret's value.
@@ -83,12 +85,16 @@ func (w *world) secretFindings(res result) []string {
 		check(where+", its URL", []byte(rb.Path+"?"+rb.Query))
 		check(where+", its body", rb.Body)
 	}
+	for i, inv := range w.codex.Invocations() {
+		data, _ := json.Marshal(inv)
+		check(fmt.Sprintf("the fake Codex's invocation %d (argv, prompt, environment)", i+1), data)
+	}
 	findings = append(findings, scanTree("the workspace", w.Workspace, map[string]bool{".git": true}, check)...)
 	// event.json is the runner's copy of the webhook payload: the input (an issue may quote a
-	// secret someone pasted), not something the bot wrote.
-	// The fake Codex's script is the test's own input too (an attacking script may name the token
-	// it hunts for).
-	findings = append(findings, scanTree("RUNNER_TEMP", w.RunnerTemp, map[string]bool{"event.json": true, "codex-home/" + fakecodex.ScriptFile: true}, check)...)
+	// secret someone pasted), not something the bot wrote. The fake Codex's script (an attack
+	// may name the token it hunts for) is not there to skip: CODEX_HOME only names its control
+	// server.
+	findings = append(findings, scanTree("RUNNER_TEMP", w.RunnerTemp, map[string]bool{"event.json": true}, check)...)
 	remote := filepath.Join(w.Dir, "remote", sandbox.Owner, sandbox.Repo+".git")
 	out, err := exec.Command("git", "--git-dir="+remote, "log", "--all", "-p", "--format=%H%n%B").CombinedOutput()
 	if err != nil {
@@ -149,6 +155,9 @@ func TestSecretScanFindsPlantedSecrets(t *testing.T) {
 	if _, err := http.Post(w.Emu.APIURL()+"repos/acme/hop/issues/1/comments", "application/json", strings.NewReader(`{"body":"`+sandbox.BotToken+`"}`)); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := fakecodex.Ask(w.codex.URL(), fakecodex.Invocation{Args: []string{"exec"}, Env: []string{"OPENAI_API_KEY=" + sandbox.OpenAIKey}}); err != nil {
+		t.Fatal(err)
+	}
 	got := w.secretFindings(result{stderr: "token " + sandbox.BotToken})
 	joined := strings.Join(got, "\n")
 	for _, want := range []string{
@@ -156,6 +165,7 @@ func TestSecretScanFindsPlantedSecrets(t *testing.T) {
 		"RUNNER_TEMP file leak.txt contains the OpenAI key",
 		"the workspace file .codex/runs/1-x/prompt.md contains the GitHub token's Basic credential",
 		"(POST /repos/acme/hop/issues/1/comments), its body contains the GitHub token",
+		"the fake Codex's invocation 1 (argv, prompt, environment) contains the OpenAI key",
 	} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("findings lack %q:\n%s", want, joined)

@@ -13,18 +13,8 @@ import (
 	"github.com/codex-studio/studio-action/internal/sandbox"
 )
 
-// scriptWith writes a whole script, reviews included, for the executable stand-in.
-func (w *world) scriptWith(s fakecodex.Script) {
-	w.t.Helper()
-	home := filepath.Join(w.RunnerTemp, "codex-home")
-	if err := os.MkdirAll(home, 0o700); err != nil {
-		w.t.Fatal(err)
-	}
-	data, _ := json.Marshal(s)
-	if err := os.WriteFile(filepath.Join(home, fakecodex.ScriptFile), data, 0o644); err != nil {
-		w.t.Fatal(err)
-	}
-}
+// scriptWith sets a whole script, reviews included, for the executable stand-in.
+func (w *world) scriptWith(s fakecodex.Script) { w.codex.SetScript(s) }
 
 func usageOf(t *testing.T, res result) map[string]int {
 	t.Helper()

@@ -2,6 +2,13 @@
 // `studio demo`. A Script says which files one Codex call writes or deletes, what it prints and
 // how it exits. The same script drives an in-process codex.Runner (Runner) and a real executable
 // (cmd/codex) that honours the CLI's flags, so tests can exercise the process boundary too.
+//
+// The executable keeps no state of its own. Each Codex call runs with a fresh, private CODEX_HOME
+// and everything it writes outside the workspace is thrown away when it ends, so neither the
+// script's position nor a log of the calls can live there. Instead the test owns a Control, a
+// loopback HTTP server like a model server: CODEX_HOME holds only its address (WriteControlFile),
+// the executable posts each invocation to it and plays the Call it answers, and the server keeps
+// the counters and the log.
 package fakecodex
 
 import (
@@ -110,18 +117,13 @@ func EventsWithUsage(finalMessage string, u codex.Usage) []byte {
 // CLI always ends a completed turn with one, and the runtime treats an empty one as a failure.
 const DefaultFinalMessage = "Done."
 
-// ScriptFile is where the executable stand-in looks for its script, inside CODEX_HOME (the one
-// variable the studio always passes to Codex).
-const ScriptFile = "fake-codex-script.json"
-
-// LogFile records every invocation of the executable (argv, stdin, environment), for tests.
-const LogFile = "fake-codex-invocations.jsonl"
-
-// Invocation is one recorded call.
+// Invocation is one call of the executable, as its Control records it.
 type Invocation struct {
 	Args   []string `json:"args"`
 	Prompt string   `json:"prompt"`
 	Env    []string `json:"env"`
+	// Review says the call was given --output-schema: it takes the script's Reviews.
+	Review bool `json:"review"`
 }
 
 // Apply performs a call's edits inside dir, refusing paths that leave it.
@@ -209,22 +211,16 @@ func dumpEnv(dir, rel string) error {
 type Runner struct {
 	Script Script
 
-	mu              sync.Mutex
-	Requests        []codex.Request
-	writes, reviews int
+	mu       sync.Mutex
+	Requests []codex.Request
+	next     counters
 }
 
 func (r *Runner) Run(ctx context.Context, req codex.Request) codex.Result {
 	review := req.OutputSchema != ""
 	r.mu.Lock()
 	r.Requests = append(r.Requests, req)
-	n := r.writes
-	if review {
-		n = r.reviews
-		r.reviews++
-	} else {
-		r.writes++
-	}
+	n := r.next.take(review)
 	r.mu.Unlock()
 	call := r.Script.Pick(review, n)
 	msg := call.FinalMessage

@@ -489,12 +489,13 @@ func runAction(c config, w *sandbox.World, b bins, studio, content string) (roun
 	if err != nil {
 		return round{}, err
 	}
-	home := filepath.Join(w.RunnerTemp, "codex-home")
-	if err := os.MkdirAll(home, 0o700); err != nil {
+	// The fake Codex asks this process for its calls: its CODEX_HOME only names the server.
+	ctl, err := fakecodex.StartControl(script)
+	if err != nil {
 		return round{}, err
 	}
-	data, _ := json.Marshal(script)
-	if err := os.WriteFile(filepath.Join(home, fakecodex.ScriptFile), data, 0o644); err != nil {
+	defer ctl.Close()
+	if err := fakecodex.WriteControlFile(filepath.Join(w.RunnerTemp, "codex-home"), ctl.URL()); err != nil {
 		return round{}, err
 	}
 	extra := map[string]string{"INPUT_CODEX-PATH": b.codex, "PATH": b.pathEnv}

@@ -1,16 +1,15 @@
 // Command codex is the executable stand-in for the Codex CLI: it accepts `codex exec` flags as
-// the studio passes them, reads the prompt from stdin, applies the scripted call found in
-// $CODEX_HOME (edits, then its shell command), prints JSONL events and writes
-// --output-last-message.
+// the studio passes them, reads the prompt from stdin, asks the test's control server named in
+// $CODEX_HOME for its call (fakecodex.Control), applies it (edits, then its shell command), prints
+// JSONL events and writes --output-last-message. It writes nothing to CODEX_HOME: that folder is
+// private to one call and thrown away after it.
 package main
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/codex-studio/studio-action/internal/fakecodex"
@@ -44,18 +43,12 @@ func run(args []string) int {
 			i++
 		}
 	}
-	home := os.Getenv("CODEX_HOME")
 	prompt, _ := io.ReadAll(os.Stdin)
-	logInvocation(home, fakecodex.Invocation{Args: args, Prompt: string(prompt), Env: os.Environ()})
-
-	var script fakecodex.Script
-	if data, err := os.ReadFile(filepath.Join(home, fakecodex.ScriptFile)); err == nil {
-		if err := json.Unmarshal(data, &script); err != nil {
-			fmt.Fprintf(os.Stderr, "fake codex: bad script: %v\n", err)
-			return 2
-		}
+	call, err := pick(os.Getenv("CODEX_HOME"), fakecodex.Invocation{Args: args, Prompt: string(prompt), Env: os.Environ(), Review: review})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "fake codex: %v\n", err)
+		return 2
 	}
-	call := script.Pick(review, nextCall(home, review))
 	if call.FinalMessage == "" {
 		call.FinalMessage = fakecodex.DefaultFinalMessage
 	}
@@ -76,26 +69,20 @@ func run(args []string) int {
 	return call.ExitCode
 }
 
-func logInvocation(home string, inv fakecodex.Invocation) {
-	f, err := os.OpenFile(filepath.Join(home, fakecodex.LogFile), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+// pick returns the call to play. Without a control file it plays the empty script (what a test
+// that scripts nothing expects); a control server that cannot be reached is an error, so a test
+// never silently gets a default call.
+func pick(home string, inv fakecodex.Invocation) (fakecodex.Call, error) {
+	url, err := fakecodex.ReadControlFile(home)
+	if errors.Is(err, fakecodex.ErrNoControlFile) {
+		return fakecodex.Script{}.Pick(inv.Review, 0), nil
+	}
 	if err != nil {
-		return
+		return fakecodex.Call{}, err
 	}
-	defer f.Close()
-	line, _ := json.Marshal(inv)
-	f.Write(append(line, '\n'))
-}
-
-// nextCall counts invocations of each kind in a file beside the script, so successive calls
-// follow the script.
-func nextCall(home string, review bool) int {
-	name := "fake-codex-counter"
-	if review {
-		name += "-review"
+	call, err := fakecodex.Ask(url, inv)
+	if err != nil {
+		return fakecodex.Call{}, fmt.Errorf("no call from the test's control server %s (was its fakecodex.Control closed?): %w", url, err)
 	}
-	p := filepath.Join(home, name)
-	data, _ := os.ReadFile(p)
-	n, _ := strconv.Atoi(string(data))
-	_ = os.WriteFile(p, []byte(strconv.Itoa(n+1)), 0o644)
-	return n
+	return call, nil
 }

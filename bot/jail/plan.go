@@ -1,0 +1,180 @@
+package jail
+
+import (
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// mountKind is one kind of mount the sandbox makes inside its new root.
+type mountKind string
+
+const (
+	// mPrivate is a fresh writable tmpfs (mode 1777): /tmp, /var/tmp, /dev/shm. Gone with the call.
+	mPrivate mountKind = "private"
+	// mHide is an empty tmpfs over a host place the agent must not see (homes, the runner's
+	// folders); read-only once the mounts below it exist.
+	mHide mountKind = "hide"
+	// mProc is a proc of the call's own PID namespace.
+	mProc mountKind = "proc"
+	// mDevpts is a devpts instance of the call's own.
+	mDevpts mountKind = "devpts"
+	// mWorkspace binds the workspace writable through an idmapped mount: its owner on disk is
+	// the agent inside, with no ownership change on disk.
+	mWorkspace mountKind = "workspace"
+	// mGitDir lays a throwaway writable layer over the workspace's .git directory (overlayfs,
+	// the upper layer in the call's private /tmp), or binds it read-only where overlayfs fails.
+	mGitDir mountKind = "gitdir"
+	// mReadOnlyFile binds a file read-only over itself (a .git file of a worktree).
+	mReadOnlyFile mountKind = "rofile"
+	// mScratch binds the call's scratch folder writable (the caller made it the agent's).
+	mScratch mountKind = "scratch"
+	// mReach binds a host directory read-only at its own path where a hidden or private place
+	// covers it (the program's package, tool directories).
+	mReach mountKind = "reach"
+)
+
+// mountOp is one step of the plan; paths are absolute, as the host and the sandbox both see them.
+type mountOp struct {
+	Kind   mountKind `json:"kind"`
+	Target string    `json:"target"`
+}
+
+// planInput is what a call's mounts are decided from. Every path is absolute and clean, with no
+// symbolic link in it (the caller resolved them).
+type planInput struct {
+	Workdir string
+	// GitDir says what the workspace's .git is: "dir", "file" or "" (none).
+	GitDir  string
+	Scratch string
+	Reach   []string
+	// Hide are the host's private places; Private the temporary places that exist on the host.
+	Hide    []string
+	Private []string
+}
+
+// under reports whether p is q or lies below it.
+func under(p, q string) bool {
+	return p == q || q == "/" || strings.HasPrefix(p, q+"/")
+}
+
+func underAny(p string, qs []string) bool {
+	for _, q := range qs {
+		if under(p, q) {
+			return true
+		}
+	}
+	return false
+}
+
+// planMounts decides the mounts of one call, parents before children. It is pure: the helper
+// carries the plan out inside the call's mount namespace.
+func planMounts(in planInput) []mountOp {
+	var ops []mountOp
+	private := dedupe(in.Private, nil)
+	for _, p := range private {
+		ops = append(ops, mountOp{Kind: mPrivate, Target: p})
+	}
+	ops = append(ops, mountOp{Kind: mProc, Target: "/proc"}, mountOp{Kind: mDevpts, Target: "/dev/pts"})
+	// A hidden place inside another, inside a private one, or inside the call's own folders is
+	// hidden already or the agent's anyway; "/" is never hidden (it would hide the programs).
+	var hide []string
+	for _, h := range dedupe(in.Hide, private) {
+		if h == "/" || (in.Workdir != "" && under(h, in.Workdir)) || (in.Scratch != "" && under(h, in.Scratch)) {
+			continue
+		}
+		hide = append(hide, h)
+	}
+	for _, h := range hide {
+		ops = append(ops, mountOp{Kind: mHide, Target: h})
+	}
+	covered := append(append([]string{}, private...), hide...)
+	if in.Workdir != "" {
+		ops = append(ops, mountOp{Kind: mWorkspace, Target: in.Workdir})
+		switch in.GitDir {
+		case "dir":
+			ops = append(ops, mountOp{Kind: mGitDir, Target: filepath.Join(in.Workdir, ".git")})
+		case "file":
+			ops = append(ops, mountOp{Kind: mReadOnlyFile, Target: filepath.Join(in.Workdir, ".git")})
+		}
+	}
+	own := []string{}
+	if in.Workdir != "" {
+		own = append(own, in.Workdir)
+	}
+	if in.Scratch != "" && (in.Workdir == "" || !under(in.Scratch, in.Workdir)) {
+		ops = append(ops, mountOp{Kind: mScratch, Target: in.Scratch})
+		own = append(own, in.Scratch)
+	}
+	var reach []string
+	for _, r := range in.Reach {
+		// Only what a hidden or private place covers needs a mount; the rest of the host is
+		// there already, read-only.
+		if r != "" && r != "/" && underAny(r, covered) && !underAny(r, own) {
+			reach = append(reach, r)
+		}
+	}
+	for _, r := range dedupe(reach, nil) {
+		ops = append(ops, mountOp{Kind: mReach, Target: r})
+	}
+	// Parents first: a mount must exist before the mounts made inside it.
+	sort.SliceStable(ops, func(a, b int) bool { return depth(ops[a].Target) < depth(ops[b].Target) })
+	return ops
+}
+
+// dedupe keeps each path once, drops paths below another kept path or below one of within, and
+// sorts the rest.
+func dedupe(paths, within []string) []string {
+	sorted := append([]string{}, paths...)
+	sort.Strings(sorted)
+	var out []string
+	for _, p := range sorted {
+		if p == "" || underAny(p, within) || underAny(p, out) {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func depth(p string) int {
+	if p == "/" {
+		return 0
+	}
+	return strings.Count(p, "/")
+}
+
+// reachDirs are the directories to bind so that the program or tool directory at p works
+// inside the sandbox; resolved is p with its links resolved. A program inside an npm install
+// needs the whole node_modules it lives in (the launcher runs a platform package beside it); a
+// bin directory needs its installation (lib/, share/ beside it, where its links point); a link
+// needs the directory it sits in too. A home directory or a hidden place itself is never bound
+// (it would bring back everything the sandbox hides): the directory alone is, then.
+func reachDirs(p, resolved string, isDir bool, never []string) []string {
+	dir := resolved
+	if !isDir {
+		dir = filepath.Dir(resolved)
+	}
+	for _, n := range never {
+		if under(n, dir) {
+			return nil // the directory is a home or holds a hidden place: binding it would undo the hiding
+		}
+	}
+	pick := dir
+	if i := strings.Index(resolved, "/node_modules/"); i > 0 {
+		pick = resolved[:i+len("/node_modules")]
+	} else if filepath.Base(dir) == "bin" {
+		pick = filepath.Dir(dir)
+	}
+	for _, n := range never {
+		if pick == n || under(n, pick) {
+			pick = dir
+			break
+		}
+	}
+	out := []string{pick}
+	if linkDir := filepath.Dir(p); !isDir && p != resolved && !under(linkDir, pick) {
+		out = append(out, linkDir)
+	}
+	return out
+}

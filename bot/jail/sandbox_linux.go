@@ -1,0 +1,438 @@
+package jail
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// DefaultNProc bounds the processes (threads included) of a leased agent uid: a fork bomb stops
+// there, and a build with many jobs still fits.
+const DefaultNProc = 16384
+
+// defaultHidden are the host's private places no call sees, whatever the runner: every home, and
+// the places where orchestrators mount credentials.
+var defaultHidden = []string{"/home", "/root", "/run/user", "/run/secrets", "/var/run/secrets"}
+
+// privatePlaces get a fresh tmpfs per call.
+var privatePlaces = []string{"/tmp", "/var/tmp", "/dev/shm"}
+
+// sandbox runs each call in namespaces of its own (see sandboxInit).
+type sandbox struct {
+	id      identity
+	hide    []string // resolved, existing
+	never   []string // places never bound whole: the hidden ones and every home
+	private []string
+	notes   []string
+
+	mu     sync.Mutex
+	userns map[owner]*os.File // per owner of a workspace: the idmapped mount's user namespace
+	live   int
+
+	// From the probe.
+	gitOverlay, devpts bool
+}
+
+// SetupError is a sandbox that could not start the call's program; the caller reports it as a
+// start failure.
+type SetupError struct {
+	Stage, Msg string
+}
+
+func (e *SetupError) Error() string {
+	if e.Stage == "exec" {
+		return e.Msg
+	}
+	return "could not set up the agent's sandbox: " + e.Msg
+}
+
+// newSandbox probes the sandbox on the workspace's filesystem and returns it, or nil and why not.
+func newSandbox(ctx context.Context, id identity, opts Options, create bool) (*sandbox, string) {
+	s := &sandbox{id: id, userns: map[owner]*os.File{}}
+	for _, h := range append(append([]string{}, defaultHidden...), opts.Hide...) {
+		if r := realPath(h); r != "" {
+			s.hide = append(s.hide, r)
+		}
+	}
+	s.never = append(s.never, s.hide...)
+	for _, base := range []string{"/home"} {
+		entries, _ := os.ReadDir(base)
+		for _, e := range entries {
+			s.never = append(s.never, filepath.Join(base, e.Name()))
+		}
+	}
+	for _, p := range privatePlaces {
+		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
+			s.private = append(s.private, p)
+		}
+	}
+	if len(s.private) == 0 || s.private[0] != "/tmp" {
+		return nil, "the host has no /tmp directory to stage the sandbox's root in"
+	}
+	if err := s.probe(ctx, opts.Workspace); err != nil {
+		s.closeUserns()
+		return nil, err.Error()
+	}
+	return s, ""
+}
+
+// probe runs one empty call as a real call would run: on the workspace's filesystem, with every
+// mount, so that a host that cannot give a sandbox says so before any agent runs.
+func (s *sandbox) probe(ctx context.Context, workspace string) error {
+	scratch, err := os.MkdirTemp("", "studio-sandbox-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(scratch)
+	if workspace == "" {
+		// A workspace of its own, with a .git directory for the throwaway layer to be tried on.
+		workspace = filepath.Join(scratch, "ws")
+		if err := os.MkdirAll(filepath.Join(workspace, ".git"), 0o755); err != nil {
+			return err
+		}
+		scratch = filepath.Join(scratch, "call")
+		if err := os.Mkdir(scratch, 0o700); err != nil {
+			return err
+		}
+	}
+	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{probeArg0}, Dir: workspace, Env: []string{}}
+	call, err := s.Command(ctx, cmd, Spec{Workdir: workspace, Scratch: scratch})
+	if err != nil {
+		return err
+	}
+	runErr := cmd.Run()
+	sc := call.(*sandboxCall)
+	ended, err := call.End(ctx)
+	if err != nil {
+		return err
+	}
+	if runErr != nil || ended.ExitCode == nil || *ended.ExitCode != 0 {
+		return fmt.Errorf("the probe's sandbox did not run (%v)", runErr)
+	}
+	s.gitOverlay, s.devpts = sc.report.GitOverlay || sc.gitKind != "dir", sc.report.Devpts
+	return nil
+}
+
+func (s *sandbox) Status() Status {
+	gitLayer := Layer{ID: "git-dir", Name: LayerGitDir, Active: s.gitOverlay}
+	if !s.gitOverlay {
+		gitLayer.Note = "no overlayfs here: .git is read-only to the agent instead"
+	}
+	return Status{
+		Mode: ModeSandbox, Confined: true, User: s.id.user, UID: s.id.uid, GID: s.id.gid, Leased: s.id.allocated,
+		PIDNamespace: true, Notes: s.notes, Layers: []Layer{
+			{ID: "uid", Name: LayerUID, Active: true, Note: uidNote(s.id)},
+			{ID: "mount-namespace", Name: LayerMountNS, Active: true},
+			{ID: "pid-namespace", Name: LayerPIDNS, Active: true},
+			{ID: "ipc-uts-namespaces", Name: LayerIPCUTS, Active: true},
+			{ID: "idmapped-workspace", Name: LayerIdmap, Active: true},
+			gitLayer,
+			{ID: "no-new-privs", Name: LayerNoNewPriv, Active: true},
+			{ID: "resource-limits", Name: LayerRlimits, Active: true, Note: fmt.Sprintf("no core dumps; at most %d processes for a leased uid", DefaultNProc)},
+			{ID: "lifeline", Name: LayerLifeline, Active: true},
+		},
+	}
+}
+
+// realPath is p made absolute with its links resolved, or "" when it does not exist.
+func realPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return ""
+	}
+	r, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return ""
+	}
+	return r
+}
+
+// Command turns cmd into the start of a sandbox: the studio binary as the init of new mount,
+// PID, IPC and UTS namespaces (sandboxInit), told by a memory file what to mount and run.
+func (s *sandbox) Command(ctx context.Context, cmd *exec.Cmd, spec Spec) (Call, error) {
+	workdir, scratch := realPath(spec.Workdir), realPath(spec.Scratch)
+	if spec.Workdir != "" && workdir == "" {
+		return nil, fmt.Errorf("sandbox: the workspace %s does not exist", spec.Workdir)
+	}
+	if spec.Scratch != "" && scratch == "" {
+		return nil, fmt.Errorf("sandbox: the scratch folder %s does not exist", spec.Scratch)
+	}
+	call := &sandboxCall{s: s, workdir: workdir}
+	var usernsFile *os.File
+	if workdir != "" {
+		fi, err := os.Lstat(workdir)
+		if err != nil {
+			return nil, err
+		}
+		if usernsFile, err = s.usernsFor(ownerOf(fi)); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		call.gitKind, call.gitMode, call.gitLink = gitKindOf(workdir)
+	}
+	if scratch != "" {
+		// The caller's own small folder: the call writes there, as the agent.
+		if err := chownTree(scratch, s.id.uid, s.id.gid); err != nil {
+			return nil, fmt.Errorf("sandbox: give the scratch folder to the agent: %w", err)
+		}
+	}
+	var reach []string
+	for _, r := range spec.Reach {
+		abs, err := filepath.Abs(r)
+		if err != nil {
+			continue
+		}
+		resolved := realPath(abs)
+		fi, err := os.Stat(abs)
+		if resolved == "" || err != nil {
+			continue
+		}
+		reach = append(reach, reachDirs(abs, resolved, fi.IsDir(), s.never)...)
+	}
+	ops := planMounts(planInput{Workdir: workdir, GitDir: call.gitKind, Scratch: scratch, Reach: reach, Hide: s.hide, Private: s.private})
+	dir := cmd.Dir
+	if dir == "" {
+		dir = workdir
+	}
+	nproc := uint64(0)
+	if s.id.lease != nil {
+		nproc = DefaultNProc
+	}
+	hs := helperSpec{
+		Path: cmd.Path, Args: cmd.Args, Env: setEnv(cmd.Env, "TMPDIR", "/tmp"), Dir: dir,
+		UID: s.id.uid, GID: s.id.gid, Mounts: ops, GitMode: uint32(call.gitMode.Perm()), NProc: nproc, Hostname: "studio-sandbox",
+	}
+	specFile, err := memFile("studio-sandbox-spec", hs)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	if usernsFile == nil {
+		usernsFile = specFile // no workspace: the init never reads it
+	}
+	lifeR, lifeW, err := os.Pipe()
+	if err != nil {
+		specFile.Close()
+		return nil, err
+	}
+	repR, repW, err := os.Pipe()
+	if err != nil {
+		specFile.Close()
+		lifeR.Close()
+		lifeW.Close()
+		return nil, err
+	}
+	call.files = []*os.File{specFile, lifeR, repW}
+	call.lifeline, call.reportR, call.reportW = lifeW, repR, repW
+	cmd.Path, cmd.Args, cmd.Env, cmd.Dir = "/proc/self/exe", []string{helperArg0}, []string{}, "/"
+	cmd.ExtraFiles = []*os.File{specFile, usernsFile, lifeR, repW}
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Setpgid:    true,
+		Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
+	}
+	s.mu.Lock()
+	s.live++
+	s.mu.Unlock()
+	return call, nil
+}
+
+// sandboxCall is one call from Command to End.
+type sandboxCall struct {
+	s                *sandbox
+	workdir          string
+	gitKind          string // "dir", "file", "link" or ""
+	gitMode          fs.FileMode
+	gitLink          string // the target, when .git is a link
+	files            []*os.File
+	lifeline         *os.File
+	reportR, reportW *os.File
+	report           helperReport
+	ended            bool
+}
+
+func (c *sandboxCall) End(ctx context.Context) (Ended, error) {
+	if c.ended {
+		return Ended{}, nil
+	}
+	c.ended = true
+	// Our copy of the report's write end goes first, so that the read ends with the init.
+	c.reportW.Close()
+	data, _ := io.ReadAll(io.LimitReader(c.reportR, 1<<20))
+	c.reportR.Close()
+	for _, f := range c.files {
+		f.Close()
+	}
+	c.lifeline.Close()
+	c.s.mu.Lock()
+	c.s.live--
+	c.s.mu.Unlock()
+	var ended Ended
+	if len(data) > 0 {
+		if err := json.Unmarshal(data, &c.report); err != nil {
+			return ended, fmt.Errorf("sandbox: unreadable report from the call's init: %w", err)
+		}
+		if c.report.Error != "" {
+			return ended, &SetupError{Stage: c.report.Stage, Msg: c.report.Error}
+		}
+		ended = Ended{Leftovers: c.report.Leftovers, ExitCode: c.report.Exit, Signal: c.report.Signal}
+	}
+	// No report: the init was killed (a timeout's SIGKILL), and with it everything of the call.
+	return ended, c.restoreGit()
+}
+
+// restoreGit undoes a .git the call made where there was no .git directory to lay a layer over:
+// none at all, or a link (the agent could not change a .git file, which is bound read-only).
+func (c *sandboxCall) restoreGit() error {
+	if c.workdir == "" || c.gitKind == "dir" || c.gitKind == "file" {
+		return nil
+	}
+	p := filepath.Join(c.workdir, ".git")
+	kind, _, link := gitKindOf(c.workdir)
+	if kind == c.gitKind && link == c.gitLink {
+		return nil
+	}
+	if err := os.RemoveAll(p); err != nil {
+		return fmt.Errorf("remove the .git the agent made in the workspace: %w", err)
+	}
+	if c.gitKind == "link" {
+		return os.Symlink(c.gitLink, p)
+	}
+	return nil
+}
+
+// gitKindOf says what the workspace's .git is, without following a link.
+func gitKindOf(workdir string) (kind string, mode fs.FileMode, link string) {
+	fi, err := os.Lstat(filepath.Join(workdir, ".git"))
+	switch {
+	case err != nil:
+		return "", 0, ""
+	case fi.IsDir():
+		return "dir", fi.Mode(), ""
+	case fi.Mode()&fs.ModeSymlink != 0:
+		link, _ = os.Readlink(filepath.Join(workdir, ".git"))
+		return "link", fi.Mode(), link
+	case fi.Mode().IsRegular():
+		return "file", fi.Mode(), ""
+	}
+	return "other", fi.Mode(), ""
+}
+
+func (s *sandbox) CheckNoneLeft(ctx context.Context) error {
+	s.mu.Lock()
+	live := s.live
+	s.mu.Unlock()
+	if live > 0 {
+		return fmt.Errorf("%w: %d sandboxed call(s) in progress", ErrAgentAlive, live)
+	}
+	if s.id.lease != nil {
+		// The uid is this run's alone: any process of it is this run's.
+		return checkUID(s.id.uid)
+	}
+	return nil
+}
+
+func (s *sandbox) Close(context.Context) error {
+	s.inspected()
+	return nil
+}
+
+// inspected ends a jail Inspect made: nothing was given away.
+func (s *sandbox) inspected() {
+	s.closeUserns()
+	s.id.lease.release()
+}
+
+func (s *sandbox) closeUserns() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, f := range s.userns {
+		f.Close()
+		delete(s.userns, k)
+	}
+}
+
+// usernsFor returns a user namespace that maps the workspace owner's uid and gid to the agent's:
+// attached to the workspace's bind mount (MOUNT_ATTR_IDMAP), it shows the owner's files as the
+// agent's and stores what the agent writes as the owner's, with no change on disk. A namespace
+// lives as long as a descriptor to it, so one holder process per owner and run is enough.
+func (s *sandbox) usernsFor(o owner) (*os.File, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f := s.userns[o]; f != nil {
+		return f, nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	holder := &exec.Cmd{Path: "/proc/self/exe", Args: []string{holderArg0}, Stdin: r, Env: []string{}}
+	holder.SysProcAttr = &syscall.SysProcAttr{
+		Cloneflags:  syscall.CLONE_NEWUSER,
+		UidMappings: []syscall.SysProcIDMap{{ContainerID: o.UID, HostID: s.id.uid, Size: 1}},
+		GidMappings: []syscall.SysProcIDMap{{ContainerID: o.GID, HostID: s.id.gid, Size: 1}},
+	}
+	if err := holder.Start(); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("make the workspace's id mapping: %w", err)
+	}
+	f, err := os.Open("/proc/" + strconv.Itoa(holder.Process.Pid) + "/ns/user")
+	w.Close() // the holder reads EOF and exits
+	werr := holder.Wait()
+	if err != nil {
+		return nil, fmt.Errorf("make the workspace's id mapping: %w", err)
+	}
+	if werr != nil {
+		f.Close()
+		return nil, fmt.Errorf("make the workspace's id mapping: holder: %w", werr)
+	}
+	s.userns[o] = f
+	return f, nil
+}
+
+// memFile is v as JSON in an anonymous memory file, read from its start.
+func memFile(name string, v any) (*os.File, error) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), name)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// chownTree gives dir and everything in it to uid/gid, following no link.
+func chownTree(dir string, uid, gid int) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		return os.Lchown(p, uid, gid)
+	})
+}
