@@ -163,7 +163,31 @@ func New(deps Deps, settings Settings) *Bot {
 	return &Bot{Deps: deps, Settings: settings}
 }
 
-func (b *Bot) logf(format string, args ...any) { fmt.Fprintf(b.Log, format+"\n", args...) }
+// Commander is a Deps.Log that also issues workflow commands: cmd/studio's step log, which fences
+// everything written to it so no relayed line is read as a command. The bot's own commands (a
+// logf format starting "::warning::", "::notice::", "::error::", "::group::" or "::endgroup::")
+// go to Command instead, the rest of the format making the message; without a Commander they are
+// written as the lines they read.
+type Commander interface {
+	Command(name, message string)
+}
+
+// botCommands are the workflow commands a logf format may start with.
+var botCommands = []string{"warning", "notice", "error", "group", "endgroup"}
+
+// logf writes one line of the bot's log. Only the format, the bot's own text, can make the line a
+// command: an argument (Codex's output, a GitHub error) never can.
+func (b *Bot) logf(format string, args ...any) {
+	if c, ok := b.Log.(Commander); ok {
+		for _, name := range botCommands {
+			if rest, ok := strings.CutPrefix(format, "::"+name+"::"); ok {
+				c.Command(name, fmt.Sprintf(rest, args...))
+				return
+			}
+		}
+	}
+	fmt.Fprintf(b.Log, format+"\n", args...)
+}
 
 // reportFailure tells the issue that the bot itself failed mid-run (GitHub or git unreachable,
 // a refused write), so the status comment never hangs on "Codex running". Best effort: the error

@@ -257,8 +257,12 @@ func buildRoot(spec *helperSpec, rep *helperReport) error {
 	}()
 	for _, op := range spec.Mounts {
 		switch op.Kind {
-		case mWorkspace, mScratch, mReach, mReadOnlyFile:
-			fd, err := at(rootFD, op.Target, false, op.Kind != mReadOnlyFile)
+		case mWorkspace, mScratch, mReach, mReadOnlyFile, mFile:
+			from := op.Target
+			if op.Source != "" {
+				from = op.Source
+			}
+			fd, err := at(rootFD, from, false, op.Kind != mReadOnlyFile && op.Kind != mFile)
 			if err != nil {
 				if op.Kind == mReach {
 					continue
@@ -344,7 +348,7 @@ func apply(rootFD int, op mountOp, src int, spec *helperSpec, rep *helperReport)
 	case mReach:
 		ro.recursive = true
 		return bind(rootFD, src, op.Target, true, ro)
-	case mReadOnlyFile:
+	case mReadOnlyFile, mFile:
 		return bind(rootFD, src, op.Target, false, ro)
 	case mGitDir:
 		if err := gitOverlay(rootFD, op.Target, spec); err == nil {

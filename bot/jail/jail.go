@@ -134,6 +134,19 @@ type Spec struct {
 	Reach []string
 }
 
+// SetupError is a sandbox that could not start the call's program; the caller reports it as a
+// start failure.
+type SetupError struct {
+	Stage, Msg string
+}
+
+func (e *SetupError) Error() string {
+	if e.Stage == "exec" {
+		return e.Msg
+	}
+	return "could not set up the agent's sandbox: " + e.Msg
+}
+
 // Ended is what the jail saw of a call once its process ended.
 type Ended struct {
 	// Leftovers counts the processes still alive when the call's process had ended, all killed.

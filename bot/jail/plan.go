@@ -32,12 +32,16 @@ const (
 	// mReach binds a host directory read-only at its own path where a hidden or private place
 	// covers it (the program's package, tool directories).
 	mReach mountKind = "reach"
+	// mFile binds a file the studio wrote (Source) read-only over a host file (the passwd and
+	// group files that name the agent's uid).
+	mFile mountKind = "file"
 )
 
 // mountOp is one step of the plan; paths are absolute, as the host and the sandbox both see them.
 type mountOp struct {
 	Kind   mountKind `json:"kind"`
 	Target string    `json:"target"`
+	Source string    `json:"source,omitempty"` // mFile only; else the host's Target itself
 }
 
 // planInput is what a call's mounts are decided from. Every path is absolute and clean, with no
@@ -51,6 +55,8 @@ type planInput struct {
 	// Hide are the host's private places; Private the temporary places that exist on the host.
 	Hide    []string
 	Private []string
+	// Files are files the studio wrote, each bound read-only over the host file its key names.
+	Files map[string]string
 }
 
 // under reports whether p is q or lies below it.
@@ -117,6 +123,11 @@ func planMounts(in planInput) []mountOp {
 	for _, r := range dedupe(reach, nil) {
 		ops = append(ops, mountOp{Kind: mReach, Target: r})
 	}
+	for _, target := range sortedKeys(in.Files) {
+		if !underAny(target, covered) {
+			ops = append(ops, mountOp{Kind: mFile, Target: target, Source: in.Files[target]})
+		}
+	}
 	// Parents first: a mount must exist before the mounts made inside it.
 	sort.SliceStable(ops, func(a, b int) bool { return depth(ops[a].Target) < depth(ops[b].Target) })
 	return ops
@@ -135,6 +146,15 @@ func dedupe(paths, within []string) []string {
 		out = append(out, p)
 	}
 	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 func depth(p string) int {

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -35,6 +36,9 @@ type sandbox struct {
 	never   []string // places never bound whole: the hidden ones and every home
 	private []string
 	notes   []string
+	// etc holds the passwd and group files that name the agent (see accounts).
+	etc   string
+	files map[string]string
 
 	mu     sync.Mutex
 	userns map[owner]*os.File // per owner of a workspace: the idmapped mount's user namespace
@@ -42,19 +46,6 @@ type sandbox struct {
 
 	// From the probe.
 	gitOverlay, devpts bool
-}
-
-// SetupError is a sandbox that could not start the call's program; the caller reports it as a
-// start failure.
-type SetupError struct {
-	Stage, Msg string
-}
-
-func (e *SetupError) Error() string {
-	if e.Stage == "exec" {
-		return e.Msg
-	}
-	return "could not set up the agent's sandbox: " + e.Msg
 }
 
 // newSandbox probes the sandbox on the workspace's filesystem and returns it, or nil and why not.
@@ -80,11 +71,64 @@ func newSandbox(ctx context.Context, id identity, opts Options, create bool) (*s
 	if len(s.private) == 0 || s.private[0] != "/tmp" {
 		return nil, "the host has no /tmp directory to stage the sandbox's root in"
 	}
+	if err := s.accounts(); err != nil {
+		return nil, err.Error()
+	}
 	if err := s.probe(ctx, opts.Workspace); err != nil {
-		s.closeUserns()
+		s.inspected()
 		return nil, err.Error()
 	}
 	return s, ""
+}
+
+// accounts writes the host's passwd and group files with an entry for the agent's uid where it
+// has none, bound over the host's inside the sandbox: programs that look their user up (node's
+// os.userInfo, git's ident, crontab) find one, as they would for an account.
+func (s *sandbox) accounts() error {
+	dir, err := os.MkdirTemp("", "studio-sandbox-etc-")
+	if err != nil {
+		return fmt.Errorf("write the sandbox's passwd: %w", err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return err
+	}
+	s.etc, s.files = dir, map[string]string{}
+	uid, gid := strconv.Itoa(s.id.uid), strconv.Itoa(s.id.gid)
+	for _, f := range []struct{ host, id, entry string }{
+		{"/etc/passwd", uid, "studio-agent-" + uid + ":x:" + uid + ":" + gid + ":Codex Studio agent:/tmp:/bin/sh\n"},
+		{"/etc/group", gid, "studio-agent-" + gid + ":x:" + gid + ":\n"},
+	} {
+		fi, err := os.Lstat(f.host)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue // no such file, or a link (NixOS): leave the host's as it is
+		}
+		data, err := os.ReadFile(f.host)
+		if err != nil {
+			continue
+		}
+		if hasID(data, 2, f.id) {
+			continue // a named account: the host's file names it already
+		}
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			data = append(data, '\n')
+		}
+		out := filepath.Join(dir, filepath.Base(f.host))
+		if err := os.WriteFile(out, append(data, f.entry...), 0o644); err != nil {
+			return fmt.Errorf("write the sandbox's %s: %w", filepath.Base(f.host), err)
+		}
+		s.files[f.host] = out
+	}
+	return nil
+}
+
+// hasID reports whether a colon-separated file has a line whose field (0-based) is id.
+func hasID(data []byte, field int, id string) bool {
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Split(line, ":"); len(f) > field && f[field] == id {
+			return true
+		}
+	}
+	return false
 }
 
 // probe runs one empty call as a real call would run: on the workspace's filesystem, with every
@@ -202,7 +246,7 @@ func (s *sandbox) Command(ctx context.Context, cmd *exec.Cmd, spec Spec) (Call, 
 		}
 		reach = append(reach, reachDirs(abs, resolved, fi.IsDir(), s.never)...)
 	}
-	ops := planMounts(planInput{Workdir: workdir, GitDir: call.gitKind, Scratch: scratch, Reach: reach, Hide: s.hide, Private: s.private})
+	ops := planMounts(planInput{Workdir: workdir, GitDir: call.gitKind, Scratch: scratch, Reach: reach, Hide: s.hide, Private: s.private, Files: s.files})
 	dir := cmd.Dir
 	if dir == "" {
 		dir = workdir
@@ -351,6 +395,9 @@ func (s *sandbox) Close(context.Context) error {
 // inspected ends a jail Inspect made: nothing was given away.
 func (s *sandbox) inspected() {
 	s.closeUserns()
+	if s.etc != "" {
+		_ = os.RemoveAll(s.etc)
+	}
 	s.id.lease.release()
 }
 

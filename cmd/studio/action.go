@@ -12,12 +12,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/jail"
+	"github.com/codex-studio/studio-action/bot/steplog"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/sethvargo/go-githubactions"
 )
@@ -67,15 +67,13 @@ type actionOverrides struct {
 	environ []string
 }
 
+// runAction is action mode. Everything goes to stdout (stderr carries nothing): see runActionWith.
 func runAction(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer) int {
 	return runActionWith(ctx, getenv, stdout, stderr, actionOverrides{})
 }
 
 func runActionWith(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer, over actionOverrides) int {
-	// The bot's log and the GitHub client's retry log share stderr, and the bot's work can run on
-	// more than one goroutine (the checkout beside the first API calls): one write at a time.
-	stderr = &lockedWriter{w: stderr}
-	act := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(stdout))
+	act, step := newStepLog(getenv, stdout)
 	token := act.GetInput("github-token")
 	openAIKey := act.GetInput("openai-api-key")
 	for _, secret := range []string{token, openAIKey} {
@@ -105,7 +103,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 	tr, err := bot.DecodeEvent(env.eventName, payload)
 	var skip *bot.Skip
 	if errors.As(err, &skip) {
-		act.Infof("nothing to do: %s", skip.Reason)
+		step.Printf("nothing to do: %s", skip.Reason)
 		act.SetOutput("status", "skipped")
 		setUsage(act, bot.Outcome{})
 		return exitOK
@@ -120,7 +118,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		allowedBots = append(allowedBots, login)
 	}
 	owner, repo, _ := strings.Cut(env.repository, "/")
-	auth, err := newGitHubAuth(ctx, act, app, token, env.apiURL, owner, repo, githubHTTP(stderr), over.now)
+	auth, err := newGitHubAuth(ctx, act, step, app, token, env.apiURL, owner, repo, githubHTTP(step), over.now)
 	if err != nil {
 		act.Errorf("%v", err)
 		return exitError
@@ -129,7 +127,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 	if botLogin == "" {
 		botLogin = auth.botLogin()
 	}
-	client, err := auth.client(githubHTTP(stderr), env.apiURL, owner, repo, bot.WithLogin(botLogin))
+	client, err := auth.client(githubHTTP(step), env.apiURL, owner, repo, bot.WithLogin(botLogin))
 	if err != nil {
 		act.Errorf("%v", err)
 		return exitError
@@ -186,7 +184,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		}
 	}()
 	if st := jl.Status(); st.Mode == jail.ModeSandbox {
-		act.Infof("containment: %s", st)
+		step.Printf("containment: %s", st)
 	} else {
 		act.Warningf("containment: %s", st)
 	}
@@ -231,7 +229,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 	}
 	verifyEnv := codex.VerifyEnv(environ, getenv)
 	auth.sink.attach(redactor)
-	logw := redactor.LineWriter(stderr)
+	logw := redactor.LineWriter(step)
 	defer logw.Close()
 	b := bot.New(bot.Deps{
 		GitHub: client,
@@ -248,7 +246,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		Redactor: redactor,
 		Jail:     jl,
 		Now:      over.now,
-		Log:      logw,
+		Log:      botLog{Writer: logw, act: act, redactor: redactor},
 	}, bot.Settings{
 		TriggerPhrase:      orDefault(act.GetInput("trigger-phrase"), "/studio"),
 		LabelPrefix:        orDefault(act.GetInput("label-prefix"), "studio:"),
@@ -303,7 +301,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		act.AddStepSummary(fmt.Sprintf("## Codex Studio: %s\n\n%s%s\n\n%s\n", out.Status, out.Summary, usageSummary(out), containment))
 	}
 	if out.Skip != "" {
-		act.Infof("nothing to do: %s", out.Skip)
+		step.Printf("nothing to do: %s", out.Skip)
 	}
 	return exitOK
 }
@@ -469,14 +467,29 @@ func approvalInputs(input func(string) string) (approvalSettings, error) {
 	return s, nil
 }
 
-// lockedWriter serializes writes to w.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
+// newStepLog is the step log (bot/steplog) and the go-githubactions Action that writes the
+// studio's own commands to it. Every text the studio relays (the bot's log with Codex's output,
+// the GitHub client's retry lines, skip reasons) goes to the step log, fenced so the runner reads
+// no line of it as a command; the commands go between the fences; all of it on stdout under one
+// lock. Nothing goes to stderr: the runner reads the two streams on two threads into one command
+// state, so a fence on one could swallow a command (a refreshed token's add-mask) on the other.
+func newStepLog(getenv func(string) string, stdout io.Writer) (*githubactions.Action, *steplog.Log) {
+	step := steplog.New(stdout)
+	return githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(step.Commands())), step
 }
 
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
+// botLog is the bot's log on the runner: its text through the redactor into the step log's
+// fence, and its own workflow commands (bot.Commander) redacted and issued by go-githubactions,
+// which escapes each onto one line. The bot writes whole lines, so the redactor holds back no
+// text that a command could overtake.
+type botLog struct {
+	io.Writer
+	act      *githubactions.Action
+	redactor *codex.Redactor
+}
+
+var _ bot.Commander = botLog{}
+
+func (l botLog) Command(name, message string) {
+	l.act.IssueCommand(&githubactions.Command{Name: name, Message: l.redactor.Redact(message)})
 }

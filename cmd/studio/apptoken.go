@@ -54,9 +54,16 @@ type githubAuth struct {
 	sink  *secretSink
 }
 
+// lineLog takes the lines the App setup logs; they may quote GitHub's answers, so the step log
+// fences them.
+type lineLog interface {
+	Printf(format string, args ...any)
+}
+
 // newGitHubAuth sets up the App when its inputs are set: its JWT finds the App (the slug names
-// the bot) and its installation on the repository. Every token it mints is masked first.
-func newGitHubAuth(ctx context.Context, act *githubactions.Action, in appInputs, token, apiURL, owner, repo string, hc *http.Client, now func() time.Time) (*githubAuth, error) {
+// the bot) and its installation on the repository. Every token it mints is masked first, with
+// act's add-mask, which agent text in the log cannot turn off (bot/steplog).
+func newGitHubAuth(ctx context.Context, act *githubactions.Action, log lineLog, in appInputs, token, apiURL, owner, repo string, hc *http.Client, now func() time.Time) (*githubAuth, error) {
 	sink := &secretSink{mask: act.AddMask}
 	// readAppInputs masked the key on the runner already; the redactor still needs it.
 	sink.keep(ghapp.SecretLines(in.key)...)
@@ -67,13 +74,13 @@ func newGitHubAuth(ctx context.Context, act *githubactions.Action, in appInputs,
 	app, err := ghapp.New(ctx, ghapp.Config{
 		AppID: in.id, PrivateKey: in.key, APIURL: apiURL, Owner: owner, Repo: repo, HTTPClient: hc, Now: now,
 		OnToken: func(tok string) { sink.add(gitops.SecretForms(tok)...) },
-		Log:     func(format string, args ...any) { act.Infof(format, args...) },
+		Log:     log.Printf,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("GitHub App: %w", err)
 	}
 	a.app = app
-	act.Infof("authenticating as the GitHub App %s (installation %d): its pushes trigger the repository's workflows", app.BotLogin(), app.InstallationID())
+	log.Printf("authenticating as the GitHub App %s (installation %d): its pushes trigger the repository's workflows", app.BotLogin(), app.InstallationID())
 	return a, nil
 }
 

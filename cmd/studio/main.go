@@ -5,11 +5,12 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/sethvargo/go-githubactions"
 )
 
 func main() {
@@ -19,7 +20,8 @@ func main() {
 		// process's /proc/<pid>/environ (see secrets.go). On Linux this re-executes the binary.
 		g, err := hideSecrets()
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "::error::studio: %v\n", err)
+			// On stdout, the stream of all the studio's commands, escaped onto one line.
+			githubactions.New(githubactions.WithWriter(os.Stdout)).Errorf("studio: %v", err)
 			os.Exit(exitError)
 		}
 		getenv = g

@@ -169,8 +169,8 @@ func TestStudioRefusesForgedSecretsFD(t *testing.T) {
 	code, stdout, stderr := runStudio(t, map[string]string{
 		"GITHUB_ACTIONS": "true", secretsFDVar: "3", "INPUT_GITHUB-TOKEN": "ghs_forged_canary",
 	})
-	if code != exitError || !strings.Contains(stderr, "::error::studio: "+secretsFDVar+" is set but the environment still holds secret-bearing variables (INPUT_GITHUB-TOKEN)") {
-		t.Errorf("exit %d, stderr %q; want exit 1 with the refusal", code, stderr)
+	if code != exitError || !strings.Contains(stdout, "::error::studio: "+secretsFDVar+" is set but the environment still holds secret-bearing variables (INPUT_GITHUB-TOKEN)") {
+		t.Errorf("exit %d, stdout %q; want exit 1 with the refusal", code, stdout)
 	}
 	if strings.Contains(stdout+stderr, "ghs_forged_canary") {
 		t.Errorf("output shows the token: %q %q", stdout, stderr)

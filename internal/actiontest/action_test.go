@@ -53,7 +53,7 @@ var (
 		"trigger-phrase": "/studio", "label-prefix": "studio:", "branch-prefix": "studio/",
 		"allowed-bots": "", "bot-login": "", "required-approvals": "1", "approval-ttl": "",
 		"constrained-sandbox": "false", "timeout-minutes": "30", "max-fix-passes": "",
-		"verify-command": "", "verify-timeout": "30s", "model-tier": "", "openai-base-url": "", "agent-user": "studio-agent",
+		"verify-command": "", "verify-timeout": "30s", "model-tier": "", "openai-base-url": "", "agent-user": "auto", "agent-sandbox": "auto",
 		"agent-pid-namespace": "true", "model": "", "max-tokens": "", "dispatch-workflow": "studio.yml",
 	}
 	wantOutputs = []string{"status", "branch", "pull-request", "run-id", "evidence-dir", "usage"}
