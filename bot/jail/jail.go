@@ -61,10 +61,11 @@ type Status struct {
 	// Leased is set when the uid is the run's own, held under the host-wide lock.
 	Leased       bool
 	PIDNamespace bool // each call gets its own PID namespace
-	// Reason is why unconfined, why the uid jail replaced the sandbox, or what the uid jail
-	// lacks (no PID namespace).
+	// Reason is why unconfined, or why the uid jail replaced the sandbox.
 	Reason string
-	Layers []Layer
+	// NoPIDNamespace is why the uid jail has no PID namespace ("" when it has one).
+	NoPIDNamespace string
+	Layers         []Layer
 	// Notes say what dead runs had left on the host (processes, folders handed over) and this
 	// run's setup ended.
 	Notes []string
@@ -90,7 +91,7 @@ func (s Status) String() string {
 	case s.PIDNamespace:
 		return "agent runs as " + who + " in its own PID namespace, in the uid jail (no sandbox: " + s.Reason + ")"
 	default:
-		return "agent runs as " + who + " in the uid jail; no PID namespace (" + s.Reason + "), leftovers are found by the uid sweep"
+		return "agent runs as " + who + " in the uid jail (no sandbox: " + s.Reason + "); no PID namespace (" + s.NoPIDNamespace + "), leftovers are found by the uid sweep"
 	}
 }
 

@@ -31,7 +31,7 @@ func newJail(t *testing.T, pidns bool) *uidJail {
 	t.Helper()
 	requireRoot(t)
 	uid := 200000 + rand.IntN(99000)
-	j, err := Setup(context.Background(), Options{UID: uid, ProbePIDNamespace: pidns, Sandbox: SandboxOff})
+	j, err := Setup(context.Background(), Options{UID: uid, ProbePIDNamespace: pidns, Sandbox: SandboxOff, LeaseDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,8 +40,8 @@ func newJail(t *testing.T, pidns bool) *uidJail {
 		t.Fatalf("no PID namespace on this machine (%s); the test needs one", c.pidnsReason)
 	}
 	t.Cleanup(func() {
-		if _, err := c.Sweep(context.Background()); err != nil {
-			t.Errorf("cleanup sweep: %v", err)
+		if err := c.Close(context.Background()); err != nil {
+			t.Errorf("close the jail: %v", err)
 		}
 	})
 	return c
@@ -301,8 +301,8 @@ func TestStatus(t *testing.T) {
 		{Status{Mode: ModeSandbox, Confined: true, User: "2130706432", UID: 2130706432, Leased: true, PIDNamespace: true, Layers: []Layer{{Name: LayerUID, Active: true}, {Name: LayerMountNS, Active: true}, {Name: LayerPIDNS, Active: true}, {Name: LayerGitDir}}},
 			"agent runs as uid 2130706432 (leased for this run) in a sandbox of its own for each call: " + LayerMountNS + ", " + LayerPIDNS},
 		{Status{Mode: ModeUIDJail, Confined: true, User: "studio-agent", UID: 999, GID: 999, PIDNamespace: true, Reason: "agent-sandbox is off"}, "agent runs as uid 999 (studio-agent) in its own PID namespace, in the uid jail (no sandbox: agent-sandbox is off)"},
-		{Status{Mode: ModeUIDJail, Confined: true, User: "300001", UID: 300001, GID: 300001, Reason: "creating a PID namespace failed: operation not permitted"},
-			"agent runs as uid 300001 in the uid jail; no PID namespace (creating a PID namespace failed: operation not permitted), leftovers are found by the uid sweep"},
+		{Status{Mode: ModeUIDJail, Confined: true, User: "300001", UID: 300001, GID: 300001, Reason: "mount_setattr: function not implemented", NoPIDNamespace: "creating a PID namespace failed: operation not permitted"},
+			"agent runs as uid 300001 in the uid jail (no sandbox: mount_setattr: function not implemented); no PID namespace (creating a PID namespace failed: operation not permitted), leftovers are found by the uid sweep"},
 	}
 	for _, tt := range tests {
 		if got := tt.s.String(); got != tt.want {

@@ -140,7 +140,7 @@ func (l *lease) recover(limitSweep func(uid int) (int, error)) (cleaned string, 
 	}
 	var parts []string
 	if killed > 0 {
-		parts = append(parts, fmt.Sprintf("killed %d process(es) a dead run left as uid %d", killed, l.uid))
+		parts = append(parts, fmt.Sprintf("killed %s a dead run left as uid %d", plural(killed, "process", "processes"), l.uid))
 	}
 	data, rerr := os.ReadFile(l.journalPath())
 	if rerr == nil {
@@ -153,13 +153,17 @@ func (l *lease) recover(limitSweep func(uid int) (int, error)) (cleaned string, 
 			j.reclaim = map[string]owner{}
 		}
 		for _, r := range jn.Roots {
-			j.roots = append(j.roots, handedRoot{path: r.Path, owner: r.Owner})
+			if _, err := os.Lstat(r.Path); err == nil {
+				j.roots = append(j.roots, handedRoot{path: r.Path, owner: r.Owner})
+			}
 		}
-		// The journal's gid is the one the run used; entries carry whichever the agent set.
+		roots := len(j.roots)
 		if err := j.giveBack(); err != nil {
 			return strings.Join(parts, "; "), err
 		}
-		parts = append(parts, fmt.Sprintf("gave back %d folder(s) a dead run had handed to uid %d", len(jn.Roots), l.uid))
+		if roots > 0 || len(jn.Modes) > 0 {
+			parts = append(parts, fmt.Sprintf("gave back %s a dead run had handed to uid %d", plural(roots, "folder", "folders"), l.uid))
+		}
 		l.dropJournal()
 	}
 	return strings.Join(parts, "; "), nil
@@ -204,6 +208,13 @@ func recoverStale(dir string, sweep func(uid int) (int, error)) ([]string, error
 		}
 	}
 	return notes, errors.Join(errs...)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
 
 // liveUIDs is every uid some live process has, from one scan of /proc.

@@ -57,13 +57,6 @@ type modeChange struct {
 }
 
 func (j *uidJail) Status() Status {
-	reason := j.sandboxReason
-	if !j.pidns {
-		reason = j.pidnsReason
-		if j.sandboxReason != "" {
-			reason = j.sandboxReason + "; " + j.pidnsReason
-		}
-	}
 	layers := []Layer{
 		{ID: "uid", Name: LayerUID, Active: true, Note: uidNote(j.id)},
 		{ID: "mount-namespace", Name: LayerMountNS, Note: "no sandbox: " + j.sandboxReason},
@@ -71,7 +64,7 @@ func (j *uidJail) Status() Status {
 		{ID: "git-dir", Name: LayerGitGuard, Active: true},
 	}
 	return Status{Mode: ModeUIDJail, Confined: true, User: j.id.user, UID: j.id.uid, GID: j.id.gid, Leased: j.id.allocated,
-		PIDNamespace: j.pidns, Reason: reason, Layers: layers, Notes: j.notes}
+		PIDNamespace: j.pidns, Reason: j.sandboxReason, NoPIDNamespace: j.pidnsReason, Layers: layers, Notes: j.notes}
 }
 
 func uidNote(id identity) string {

@@ -92,7 +92,7 @@ var containments = []struct {
 }{
 	{"sandbox", map[string]string{}, "Containment: agent runs as uid %d in a sandbox of its own for each call", true},
 	{"uid jail", map[string]string{"INPUT_AGENT-SANDBOX": "off"}, "**Containment fallback:** agent runs as uid %d in its own PID namespace, in the uid jail", false},
-	{"uid jail without PID namespace", map[string]string{"INPUT_AGENT-SANDBOX": "off", "INPUT_AGENT-PID-NAMESPACE": "false"}, "**Containment fallback:** agent runs as uid %d in the uid jail; no PID namespace", true},
+	{"uid jail without PID namespace", map[string]string{"INPUT_AGENT-SANDBOX": "off", "INPUT_AGENT-PID-NAMESPACE": "false"}, "**Containment fallback:** agent runs as uid %d in the uid jail (no sandbox: agent-sandbox is off); no PID namespace", true},
 }
 
 // TestContainedAgentCannotOutliveOrSteal: an agent that leaves a daemon hunting for the token in

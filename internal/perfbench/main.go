@@ -67,6 +67,7 @@ type config struct {
 	maxRatio   float64
 	maxRSSMB   int
 	agentUser  string
+	sandbox    string
 	keep       bool
 	traceGit   bool
 	reviewFix  bool
@@ -84,7 +85,8 @@ func main() {
 	flag.BoolVar(&c.reportOnly, "report-only", false, "print the results but never fail on a missed target (CI)")
 	flag.Float64Var(&c.maxRatio, "max-ratio", defaultMaxRatio, "target: median whole run / median git CLI floor")
 	flag.IntVar(&c.maxRSSMB, "max-rss-mb", defaultMaxRSSMB, "target: peak RSS of the action and the processes it started, in MB")
-	flag.StringVar(&c.agentUser, "agent-user", "none", "the action's agent-user input: none runs the agent unconfined; \"sandbox\" uses the sandbox's own uid (the jail, when running as root)")
+	flag.StringVar(&c.agentUser, "agent-user", "auto", "the action's agent-user input: auto (the action's default: confined, a uid leased for the run, when the studio runs as root); none runs the agent unconfined")
+	flag.StringVar(&c.sandbox, "agent-sandbox", "auto", "the action's agent-sandbox input: auto (the default), require, or off (the uid jail)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the work directory")
 	flag.BoolVar(&c.traceGit, "trace-git", false, "log every git process the action starts (a wrapper on PATH; adds its own cost) and print them after round 1")
 	flag.StringVar(&c.baseline, "baseline", "", "a studio binary built from another commit, run in every round too (in a world of its own) for a before/after comparison under the same load")
@@ -118,6 +120,7 @@ type round struct {
 	apiWait       time.Duration
 	apiCalls      int
 	apiSpans      string // the REST calls, one per line, when traced
+	containment   string // the run's containment line, from its job summary
 	baselineTrace string
 }
 
@@ -175,11 +178,14 @@ func bench(c config) (bool, error) {
 		if err := writeTracer(tbin, "git", realGit, traceLog); err != nil {
 			return false, err
 		}
-		// The agent too, so the timeline shows when it ran.
-		if err := writeTracer(tbin, "codex", codexBin, traceLog); err != nil {
-			return false, err
+		// The agent too, so the timeline shows when it ran; but a confined agent can neither
+		// reach the bench's folders nor write its log (that is the sandbox), so only then.
+		if c.agentUser == "none" || os.Geteuid() != 0 {
+			if err := writeTracer(tbin, "codex", codexBin, traceLog); err != nil {
+				return false, err
+			}
+			codexBin = filepath.Join(tbin, "codex")
 		}
-		codexBin = filepath.Join(tbin, "codex")
 		pathEnv = tbin + string(os.PathListSeparator) + pathEnv
 	}
 
@@ -190,6 +196,9 @@ func bench(c config) (bool, error) {
 			return false, fmt.Errorf("round %d: %w", i, err)
 		}
 		rounds = append(rounds, r)
+		if i == 1 {
+			fmt.Printf("containment (from the run's job summary): %s\n", r.containment)
+		}
 		fmt.Printf("round %d: whole run %7.3f s   git CLI floor %7.3f s   ratio %.2f   peak RSS %5.1f MB (studio %.1f)   (%d API requests, %d git HTTP requests)\n",
 			i, r.action.Seconds(), r.floor.Seconds(), r.action.Seconds()/r.floor.Seconds(), float64(r.rssKB)/1024, float64(r.selfRSSKB)/1024, r.api, r.gitReqs)
 		fmt.Print(r.trace)
@@ -262,7 +271,10 @@ func printMachine(c config) {
 	load, _ := os.ReadFile("/proc/loadavg")
 	agent := "unconfined (agent-user none: the agent runs as the studio's own user)"
 	if c.agentUser != "none" {
-		agent = "agent-user " + c.agentUser + " (confined by the jail when the studio runs as root)"
+		agent = "agent-user " + c.agentUser + ", agent-sandbox " + c.sandbox
+		if c.agentUser == "auto" && c.sandbox == "auto" {
+			agent += " (what users get by default)"
+		}
 	}
 	fmt.Printf("machine: %d CPUs (%s), %s %s/%s, %s", runtime.NumCPU(), model, runtime.Version(), runtime.GOOS, runtime.GOARCH, gitVersion)
 	fmt.Printf("studio runs as uid %d; agent %s\n", os.Getuid(), agent)
@@ -508,9 +520,7 @@ func runAction(c config, w *sandbox.World, b bins, studio, content string) (roun
 		defer api.close()
 		extra["GITHUB_API_URL"] = api.url + "/api/v3"
 	}
-	if c.agentUser != "sandbox" {
-		extra["INPUT_AGENT-USER"] = c.agentUser
-	}
+	extra["INPUT_AGENT-USER"], extra["INPUT_AGENT-SANDBOX"] = c.agentUser, c.sandbox
 	envMap, err := w.Env("issue_comment", payload, extra)
 	if err != nil {
 		return round{}, err
@@ -542,6 +552,13 @@ func runAction(c config, w *sandbox.World, b bins, studio, content string) (roun
 	outputs, _ := w.Outputs()
 	if res.Exit != 0 || outputs["status"] != "done" {
 		return round{}, fmt.Errorf("%s exited %d with status %q:\n%s", studio, res.Exit, outputs["status"], stderr)
+	}
+	// What containment the run really got, as its job summary says it.
+	summary, _ := w.Summary()
+	for _, line := range strings.Split(summary, "\n") {
+		if strings.Contains(line, "Containment") || strings.Contains(line, "Unconfined") {
+			r.containment = strings.TrimSpace(line)
+		}
 	}
 	refs, err := w.Emu.Refs(sandbox.Owner, sandbox.Repo, "refs/heads/")
 	if err != nil {

@@ -1,0 +1,59 @@
+package jail
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// BenchmarkSandboxSetup is what a run pays once: the uid's lease, the user namespace of the
+// idmapped mount, the probe call.
+func BenchmarkSandboxSetup(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root")
+	}
+	ws := b.TempDir()
+	leases := b.TempDir()
+	for i := 0; i < b.N; i++ {
+		j, err := Setup(context.Background(), Options{Sandbox: SandboxRequire, Workspace: ws, LeaseDir: leases})
+		if err != nil {
+			b.Fatal(err)
+		}
+		j.Close(context.Background())
+	}
+}
+
+// BenchmarkSandboxCall is what each confined call pays: a sandboxed /bin/true in a workspace
+// with a .git, as users get it by default. It does not depend on the workspace's size.
+func BenchmarkSandboxCall(b *testing.B) {
+	if os.Geteuid() != 0 {
+		b.Skip("needs root")
+	}
+	ws := filepath.Join(b.TempDir(), "ws")
+	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	j, err := Setup(context.Background(), Options{Sandbox: SandboxRequire, Workspace: ws, LeaseDir: b.TempDir()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer j.Close(context.Background())
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		scratch := b.TempDir()
+		cmd := exec.Command("/bin/true")
+		cmd.Dir = ws
+		call, err := j.Command(context.Background(), cmd, Spec{Workdir: ws, Scratch: scratch, Reach: []string{"/usr/bin"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := cmd.Run(); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := call.End(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
