@@ -160,7 +160,7 @@ func (b *Bot) runForIssue(ctx context.Context, tr Trigger, issue Issue, cmd Comm
 	t := tr
 	t.Issue, t.IsPull, t.Snapshot = issue.Number, false, issue
 	r := &run{Bot: b, tr: t, issue: issue, cmd: cmd, st: b.runStatus(issue.Number, sc, has), out: out}
-	r.st.Containment = b.Containment
+	r.fillContainment()
 	if has {
 		r.statusID = sc.ID
 	}

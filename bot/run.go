@@ -58,9 +58,10 @@ type Settings struct {
 	RequiredApprovals int
 	// ApprovalTTL is the `approval-ttl` input: approvals expire that long after submission; 0 never.
 	ApprovalTTL time.Duration
-	// Containment is one markdown line saying how the agent is confined (or why it is not); the
-	// status comment shows it. Empty shows nothing.
-	Containment string
+	// Containment returns one markdown line saying how the agent is confined (or why it is not);
+	// the status comment shows it. It is asked each time the comment is written until it answers
+	// (the jail may still be probing the host early in a run); "" or nil shows nothing.
+	Containment func() string
 	// DispatchWorkflow is the `dispatch-workflow` input: the workflow file an orchestration
 	// dispatches one run of per task (default studio.yml).
 	DispatchWorkflow string
@@ -240,7 +241,15 @@ type run struct {
 }
 
 func (r *run) publish(ctx context.Context) error {
+	r.fillContainment()
 	return r.publishBody(ctx, r.st.Render())
+}
+
+// fillContainment puts the containment line on the status once it is known.
+func (r *run) fillContainment() {
+	if r.st.Containment == "" && r.Containment != nil {
+		r.st.Containment = r.Containment()
+	}
 }
 
 // publishAround is publish of the status as next changes it, written while fn runs: the comment's
@@ -249,6 +258,7 @@ func (r *run) publish(ctx context.Context) error {
 // as if nothing had been written; both have ended when it returns, so the next write of the
 // comment edits this one (never a second comment, never an older text last). fn's error wins.
 func (r *run) publishAround(ctx context.Context, next func(*Status), fn func() error) error {
+	r.fillContainment()
 	ahead := *r.st
 	ahead.Steps = slices.Clone(r.st.Steps)
 	next(&ahead)

@@ -15,9 +15,9 @@ func BenchmarkSandboxSetup(b *testing.B) {
 		b.Skip("needs root")
 	}
 	ws := b.TempDir()
-	leases := b.TempDir()
+
 	for i := 0; i < b.N; i++ {
-		j, err := Setup(context.Background(), Options{Sandbox: SandboxRequire, Workspace: ws, LeaseDir: leases})
+		j, err := Setup(context.Background(), Options{Sandbox: SandboxRequire, Workspace: ws})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -35,7 +35,7 @@ func BenchmarkSandboxCall(b *testing.B) {
 	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o755); err != nil {
 		b.Fatal(err)
 	}
-	j, err := Setup(context.Background(), Options{Sandbox: SandboxRequire, Workspace: ws, LeaseDir: b.TempDir()})
+	j, err := Setup(context.Background(), Options{Sandbox: SandboxRequire, Workspace: ws})
 	if err != nil {
 		b.Fatal(err)
 	}

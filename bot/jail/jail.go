@@ -236,6 +236,15 @@ func Setup(ctx context.Context, opts Options) (Jail, error) {
 	return setup(ctx, opts, true)
 }
 
+// Ready returns j's Status without waiting for a setup still running in the background (ok is
+// false then): for a line written early in a run, which a later write completes.
+func Ready(j Jail) (st Status, ok bool) {
+	if d, isDeferred := j.(interface{ settled() bool }); isDeferred && !d.settled() {
+		return Status{}, false
+	}
+	return j.Status(), true
+}
+
 // Inspect reports the Status Setup would give, without creating an account or keeping a lease
 // (for `studio doctor`): a missing account is reported unconfined with the reason.
 func Inspect(ctx context.Context, opts Options) (Status, error) {

@@ -33,6 +33,23 @@ func setup(ctx context.Context, opts Options, create bool) (Jail, error) {
 	if err != nil {
 		return nil, err
 	}
+	if create && mode == SandboxAuto {
+		// The probe takes a few process starts; a run has other work before its first call
+		// (authorization, the checkout), so the probe runs beside it. require stays synchronous:
+		// its answer may be "do not start".
+		d := &deferred{ready: make(chan struct{})}
+		go func() {
+			defer close(d.ready)
+			d.jail, d.err = contain(context.WithoutCancel(ctx), opts, mode, dir, id, notes, create)
+		}()
+		return d, nil
+	}
+	return contain(ctx, opts, mode, dir, id, notes, create)
+}
+
+// contain gives the agent its containment: the sandbox, or the uid jail where the host cannot
+// give one (auto) or it is not wanted (off).
+func contain(ctx context.Context, opts Options, mode Sandbox, dir string, id identity, notes []string, create bool) (Jail, error) {
 	sandboxReason := "agent-sandbox is off"
 	if mode != SandboxOff {
 		sb, why := newSandbox(ctx, id, opts, create)
@@ -68,6 +85,59 @@ func setup(ctx context.Context, opts Options, create bool) (Jail, error) {
 		j.pidnsReason = "PID namespaces were not probed"
 	}
 	return j, nil
+}
+
+// deferred is a jail whose setup runs in the background: every method waits for it.
+type deferred struct {
+	ready chan struct{}
+	jail  Jail
+	err   error
+}
+
+func (d *deferred) wait() (Jail, error) {
+	<-d.ready
+	return d.jail, d.err
+}
+
+func (d *deferred) Command(ctx context.Context, cmd *exec.Cmd, s Spec) (Call, error) {
+	j, err := d.wait()
+	if err != nil {
+		return nil, err
+	}
+	return j.Command(ctx, cmd, s)
+}
+
+func (d *deferred) CheckNoneLeft(ctx context.Context) error {
+	j, err := d.wait()
+	if err != nil {
+		return nil // nothing could run: there is nothing left
+	}
+	return j.CheckNoneLeft(ctx)
+}
+
+func (d *deferred) Close(ctx context.Context) error {
+	j, err := d.wait()
+	if err != nil {
+		return nil
+	}
+	return j.Close(ctx)
+}
+
+func (d *deferred) Status() Status {
+	j, err := d.wait()
+	if err != nil {
+		return Status{Mode: ModeUnconfined, Reason: "the agent could not be confined: " + err.Error(), UID: os.Getuid(), GID: os.Getgid()}
+	}
+	return j.Status()
+}
+
+func (d *deferred) settled() bool {
+	select {
+	case <-d.ready:
+		return true
+	default:
+		return false
+	}
 }
 
 // agentIdentity decides the agent's uid: a leased one of its own (auto), a named account (found

@@ -31,7 +31,7 @@ func newJail(t *testing.T, pidns bool) *uidJail {
 	t.Helper()
 	requireRoot(t)
 	uid := 200000 + rand.IntN(99000)
-	j, err := Setup(context.Background(), Options{UID: uid, ProbePIDNamespace: pidns, Sandbox: SandboxOff, LeaseDir: t.TempDir()})
+	j, err := Setup(context.Background(), Options{UID: uid, ProbePIDNamespace: pidns, Sandbox: SandboxOff})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,12 +14,13 @@ import (
 	"time"
 )
 
-// newSandbox sets up the sandbox (required: CI is root on a kernel that has it) on ws, with a
-// lease folder of the test's own.
+// newTestSandbox sets up the sandbox (required: CI is root on a kernel that has it) on ws. Its uid
+// is leased in the host's lease folder, which every test process shares: a folder of the test's
+// own would let two processes lease one uid, and a uid jail's sweep in one kill the other's agents.
 func newTestSandbox(t *testing.T, ws string) Jail {
 	t.Helper()
 	requireRoot(t)
-	j, err := Setup(context.Background(), Options{Sandbox: SandboxRequire, Workspace: ws, LeaseDir: t.TempDir()})
+	j, err := Setup(context.Background(), Options{Sandbox: SandboxRequire, Workspace: ws})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,13 +198,13 @@ func TestSandboxProgramOutcomes(t *testing.T) {
 // uid of its own; each agent kills every process it may and writes where the other works.
 func TestConcurrentSandboxesNeverMeet(t *testing.T) {
 	requireRoot(t)
-	leases := t.TempDir()
+
 	var jails []Jail
 	var dirs []string
 	for i := 0; i < 2; i++ {
 		ws := filepath.Join(t.TempDir(), "ws")
 		mustWrite(t, filepath.Join(ws, "f"), "mine\n", 0o644)
-		j, err := Setup(context.Background(), Options{Sandbox: SandboxRequire, Workspace: ws, LeaseDir: leases})
+		j, err := Setup(context.Background(), Options{Sandbox: SandboxRequire, Workspace: ws})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -252,7 +253,7 @@ func TestSandboxFallsBackOutLoud(t *testing.T) {
 	ws := t.TempDir()
 	// A workspace that does not exist makes the probe fail as a host without the sandbox would.
 	missing := filepath.Join(ws, "missing")
-	j, err := Setup(context.Background(), Options{UID: 200000 + int(time.Now().UnixNano()%99000), Workspace: missing, LeaseDir: t.TempDir()})
+	j, err := Setup(context.Background(), Options{UID: 200000 + int(time.Now().UnixNano()%99000), Workspace: missing})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,10 +262,10 @@ func TestSandboxFallsBackOutLoud(t *testing.T) {
 	if st.Mode != ModeUIDJail || !strings.Contains(st.Reason, "does not exist") || !strings.Contains(st.String(), "no sandbox: ") {
 		t.Errorf("auto without a sandbox: %+v (%s)", st, st)
 	}
-	if _, err := Setup(context.Background(), Options{UID: 200000 + int(time.Now().UnixNano()%99000), Sandbox: SandboxRequire, Workspace: missing, LeaseDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "require") {
+	if _, err := Setup(context.Background(), Options{UID: 200000 + int(time.Now().UnixNano()%99000), Sandbox: SandboxRequire, Workspace: missing}); err == nil || !strings.Contains(err.Error(), "require") {
 		t.Errorf("require without a sandbox: %v", err)
 	}
-	off, err := Setup(context.Background(), Options{UID: 200000 + int(time.Now().UnixNano()%99000), Sandbox: SandboxOff, Workspace: ws, LeaseDir: t.TempDir()})
+	off, err := Setup(context.Background(), Options{UID: 200000 + int(time.Now().UnixNano()%99000), Sandbox: SandboxOff, Workspace: ws})
 	if err != nil {
 		t.Fatal(err)
 	}

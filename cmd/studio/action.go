@@ -170,7 +170,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 	// The jail: Codex and verification run in a sandbox of their own for each call (or, where
 	// the host cannot give one, the uid jail, said out loud), and nothing they start outlives its
 	// call. Close (deferred first, so it runs last) gives back anything still given away.
-	jl, containment, err := setupJail(ctx, jailInputs{
+	jl, err := setupJail(ctx, jailInputs{
 		agentUser: act.GetInput("agent-user"), sandbox: act.GetInput("agent-sandbox"), pidns: act.GetInput("agent-pid-namespace"),
 		workspace: env.workspace, hide: hiddenPlaces(getenv),
 	})
@@ -183,10 +183,13 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 			act.Warningf("%v", err)
 		}
 	}()
-	if st := jl.Status(); st.Mode == jail.ModeSandbox {
-		step.Printf("containment: %s", st)
-	} else {
-		act.Warningf("containment: %s", st)
+	// The jail may still be probing the host: the status comment takes its line once it is
+	// known, the log and the job summary at the end.
+	containment := func() string {
+		if st, ok := jail.Ready(jl); ok {
+			return containmentLine(st)
+		}
+		return ""
 	}
 	// Evidence lives outside the workspace, in a folder the agent can read but not write.
 	runsDir := filepath.Join(env.runnerTemp, "studio-runs")
@@ -275,6 +278,18 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		LockSettings:      lockSettings(getenv),
 	})
 	out, err := b.Handle(ctx, tr)
+	if st, ok := jail.Ready(jl); ok || out.Summary != "" {
+		// A run that confined an agent says how; one that never needed the jail does not wait
+		// for its probe only to say so.
+		if !ok {
+			st = jl.Status()
+		}
+		if st.Mode == jail.ModeSandbox {
+			step.Printf("containment: %s", st)
+		} else {
+			act.Warningf("containment: %s", st)
+		}
+	}
 	if err != nil && ctx.Err() != nil {
 		return cancelled(act, out, err)
 	}
@@ -298,7 +313,7 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		act.SetOutput("pull-request", strconv.Itoa(out.PullRequest))
 	}
 	if out.Summary != "" {
-		act.AddStepSummary(fmt.Sprintf("## Codex Studio: %s\n\n%s%s\n\n%s\n", out.Status, out.Summary, usageSummary(out), containment))
+		act.AddStepSummary(fmt.Sprintf("## Codex Studio: %s\n\n%s%s\n\n%s\n", out.Status, out.Summary, usageSummary(out), containmentLine(jl.Status())))
 	}
 	if out.Skip != "" {
 		step.Printf("nothing to do: %s", out.Skip)
@@ -320,17 +335,16 @@ type jailInputs struct {
 	hide      []string
 }
 
-// setupJail reads the containment inputs and returns the jail and the line the status comment
-// and job summary show.
-func setupJail(ctx context.Context, in jailInputs) (jail.Jail, string, error) {
+// setupJail reads the containment inputs and returns the jail (which may go on probing the host
+// in the background: jail.Ready).
+func setupJail(ctx context.Context, in jailInputs) (jail.Jail, error) {
 	agentUser := strings.TrimSpace(in.agentUser)
 	if strings.EqualFold(agentUser, "none") {
-		j := jail.Unconfined("the agent-user input is none, so the agent runs as the studio's own user and can read what the studio can")
-		return j, containmentLine(j.Status()), nil
+		return jail.Unconfined("the agent-user input is none, so the agent runs as the studio's own user and can read what the studio can"), nil
 	}
 	mode, err := jail.ParseSandbox(in.sandbox)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	opts := jail.Options{
 		User: agentUser, Sandbox: mode, ProbePIDNamespace: !strings.EqualFold(strings.TrimSpace(in.pidns), "false"),
@@ -338,15 +352,15 @@ func setupJail(ctx context.Context, in jailInputs) (jail.Jail, string, error) {
 	}
 	if n, err := strconv.Atoi(agentUser); err == nil {
 		if n <= 0 {
-			return nil, "", fmt.Errorf("agent-user %q must be auto, a user name, a uid above 0, or none", agentUser)
+			return nil, fmt.Errorf("agent-user %q must be auto, a user name, a uid above 0, or none", agentUser)
 		}
 		opts.User, opts.UID = "", n
 	}
 	j, err := jail.Setup(ctx, opts)
 	if err != nil {
-		return nil, "", fmt.Errorf("agent-user: %w", err)
+		return nil, fmt.Errorf("agent-user: %w", err)
 	}
-	return j, containmentLine(j.Status()), nil
+	return j, nil
 }
 
 // containmentLine is the status comment's line about the jail: the sandbox plainly, the uid jail
