@@ -105,7 +105,9 @@ func runLocalLifecycle(ctx context.Context, lr LocalRun, stdout, stderr io.Write
 	b := bot.New(bot.Deps{GitHub: gh, Workspace: repo, Codex: rt.CLI, Redactor: rt.Redactor, Log: log}, bot.Settings{
 		BotLogin: botLogin, BranchPrefix: localBranchPrefix, RunID: runID, WorkDir: lr.Root, RunsDir: runsDir,
 		CodexTimeout: 30 * time.Minute, ModelTier: lr.ModelTier, ConstrainedSandbox: lr.ConstrainedSandbox,
-		Containment: func() string { return "Local run: Codex runs as you, unconfined (the action confines it on the runner)." },
+		Containment: func() string {
+			return "Local run: Codex runs as you, unconfined (the action confines it on the runner)."
+		},
 	})
 	line := "/studio run"
 	if lr.ApprovedByUser {
