@@ -32,6 +32,15 @@ func openDirBeneath(root, rel string) (int, error) {
 		return rootFD, nil
 	}
 	defer unix.Close(rootFD)
+	return openDirAt(rootFD, rel)
+}
+
+// openDirAt is openDirBeneath from a root already open, for callers that open many directories
+// beneath the same one; "" is a new descriptor of the root itself.
+func openDirAt(rootFD int, rel string) (int, error) {
+	if rel == "" || rel == "." {
+		return unix.FcntlInt(uintptr(rootFD), unix.F_DUPFD_CLOEXEC, 0)
+	}
 	if fd, done, err := openat2Beneath(rootFD, rel); done {
 		return fd, err
 	}
@@ -70,6 +79,7 @@ type entry struct {
 	exists  bool
 	mode    uint32 // unix S_IFMT bits and permissions
 	size    int64
+	nlink   uint64 // link count: a regular file with more than one may also live outside
 	target  string // symlink target
 	content []byte // regular file bytes (only from readEntry)
 }
@@ -100,7 +110,7 @@ func lstatEntry(root, rel string, read bool) (entry, error) {
 		}
 		return entry{}, fmt.Errorf("%s: %w", rel, err)
 	}
-	e := entry{exists: true, mode: uint32(st.Mode), size: st.Size}
+	e := entry{exists: true, mode: uint32(st.Mode), size: st.Size, nlink: uint64(st.Nlink)}
 	if !read {
 		return e, nil
 	}
@@ -126,7 +136,8 @@ func lstatEntry(root, rel string, read bool) (entry, error) {
 		if err := unix.Fstat(fd, &fst); err != nil || uint32(fst.Mode)&unix.S_IFMT != unix.S_IFREG || fst.Ino != st.Ino {
 			return entry{}, fmt.Errorf("%s: the file changed while it was read", rel)
 		}
-		e.mode = uint32(fst.Mode)
+		// The count of the very file read: a link made after the lstat above is seen too.
+		e.mode, e.nlink = uint32(fst.Mode), uint64(fst.Nlink)
 		if e.content, err = io.ReadAll(io.LimitReader(f, maxCommitFileBytes+1)); err != nil {
 			return entry{}, fmt.Errorf("%s: %w", rel, err)
 		}

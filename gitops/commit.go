@@ -19,7 +19,8 @@ import (
 var ErrOutOfScope = errors.New("path outside the write scope")
 
 // ErrNotCommittable is returned for a path git must never receive from the agent: anything under
-// .git, a nested repository (gitlink), a link leaving the repository, a fifo or device.
+// .git, a nested repository (gitlink), a link leaving the repository, a hard link, a fifo or
+// device.
 var ErrNotCommittable = errors.New("path cannot be committed")
 
 // ErrNothingToCommit means none of the given paths differed from the base.
@@ -77,6 +78,10 @@ func (r *Repo) Commit(ctx context.Context, req CommitRequest) (string, error) {
 		var mode filemode.FileMode
 		var content []byte
 		switch {
+		case e.isRegular() && e.nlink > 1:
+			// Its other name may be outside the workspace: a file the agent could not read,
+			// linked in for the studio to read and commit (where fs.protected_hardlinks is 0).
+			return "", fmt.Errorf("%w: %s is a hard link (%d names for one file), which may also live outside the workspace", ErrNotCommittable, p, e.nlink)
 		case e.isRegular():
 			mode, content = filemode.Regular, e.content
 			if e.mode&0o111 != 0 {

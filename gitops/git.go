@@ -723,16 +723,23 @@ func (r *Repo) flushIndex(ctx context.Context) error {
 }
 
 // restore rewrites tracked paths from the private index in one process (paths on stdin, so their
-// number is not bounded by the argument list), after clearing a directory or a link that stands
-// where a file belongs. -u records the new files' stat data, so the next scan need not read them.
-// The caller has made sure the private repository holds their blobs (ensureBlobs).
+// number is not bounded by the argument list), after clearing a directory, a link or a hard link
+// that stands where a file belongs. -u records the new files' stat data, so the next scan need
+// not read them. The caller has made sure the private repository holds their blobs (ensureBlobs).
+//
+// When the studio is not the workspace's owner, what it wrote is given to that owner afterwards
+// (owner.go). The chown changes the files' ctime, which git compares (core.trustctime): the next
+// scan re-reads those files once and refreshes their stat data. That costs a read, and can never
+// hide a change.
 func (r *Repo) restore(ctx context.Context, paths []string) error {
 	if len(paths) == 0 {
 		return nil
 	}
 	var list strings.Builder
 	for _, p := range paths {
-		if e, err := lstatEntry(r.Dir, p, false); err == nil && e.exists && (e.isDir() || e.isSymlink()) {
+		// A hard link is unlinked here, its name only: git unlinks before it writes too, but the
+		// inode it shares with a file elsewhere must never depend on how git writes.
+		if e, err := lstatEntry(r.Dir, p, false); err == nil && e.exists && (e.isDir() || e.isSymlink() || e.isRegular() && e.nlink > 1) {
 			if err := removeBeneath(r.Dir, p); err != nil {
 				return fmt.Errorf("restore %s: %w", p, err)
 			}
@@ -740,8 +747,21 @@ func (r *Repo) restore(ctx context.Context, paths []string) error {
 		list.WriteString(p)
 		list.WriteByte(0)
 	}
+	own, err := keepOwner(r.Dir)
+	if err != nil {
+		return fmt.Errorf("restore %d paths: %w", len(paths), err)
+	}
+	if own != nil {
+		defer own.close()
+		own.before(paths)
+	}
 	if _, err := r.exec(ctx, gitRun{args: []string{"checkout-index", "--force", "--quiet", "-u", "-z", "--stdin"}, stdin: []byte(list.String())}); err != nil {
 		return fmt.Errorf("restore %d paths: %w", len(paths), err)
+	}
+	if own != nil {
+		if err := own.after(paths); err != nil {
+			return fmt.Errorf("restore %d paths: %w", len(paths), err)
+		}
 	}
 	return nil
 }

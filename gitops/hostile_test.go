@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/codex-studio/studio-action/internal/ghemu"
+	"golang.org/x/sys/unix"
 )
 
 // Each test here plays the agent: it shapes the workspace (including its .git) the way a hostile
@@ -220,6 +221,84 @@ func TestCommitRefusesLinksOutsideNestedReposAndGitPaths(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(hostDir, "shadow")); err != nil {
 		t.Fatal("discard followed the directory link")
+	}
+}
+
+// A hard link gives a file that lives outside the workspace a name inside it (where
+// fs.protected_hardlinks is 0 an agent can link a root-only file it cannot read): the scan reports
+// the link count, the commit refuses it, and discarding it unlinks the workspace's name only.
+func TestCommitRefusesHardLinksAndDiscardUnlinksOnlyTheName(t *testing.T) {
+	_, repo := remote(t)
+	ctx := context.Background()
+	if _, err := repo.PrepareBranch(ctx, "studio/task-1", "main"); err != nil {
+		t.Fatal(err)
+	}
+	// A sibling of the workspace on the same filesystem, as the runner's home would be.
+	outside := filepath.Join(filepath.Dir(repo.Dir), "secret")
+	if err := os.Mkdir(outside, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	key := filepath.Join(outside, "key")
+	if err := os.WriteFile(key, []byte("host secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var before unix.Stat_t
+	if err := unix.Lstat(key, &before); err != nil {
+		t.Fatal(err)
+	}
+	// A new name, and a tracked file replaced by one.
+	if err := os.Link(key, filepath.Join(repo.Dir, "leak.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(repo.Dir, "a.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(key, filepath.Join(repo.Dir, "a.txt")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, repo.Dir, "fine.txt", "one name\n")
+
+	changes, err := repo.Changes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	links := map[string]int{}
+	for _, c := range changes {
+		links[c.Path+" "+string(c.Kind)] = c.Links
+	}
+	if want := map[string]int{"a.txt modified": 3, "leak.txt added": 3, "fine.txt added": 1}; !reflect.DeepEqual(links, want) {
+		t.Fatalf("link counts = %v, want %v", links, want)
+	}
+	for _, paths := range [][]string{{"leak.txt"}, {"a.txt"}, {"fine.txt", "leak.txt"}} {
+		if _, err := repo.Commit(ctx, CommitRequest{Paths: paths, Message: "m\n"}); !errors.Is(err, ErrNotCommittable) || !strings.Contains(err.Error(), "hard link") {
+			t.Errorf("commit %v: err = %v, want a hard-link refusal", paths, err)
+		}
+	}
+	if err := repo.Discard(ctx, changes); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(repo.Dir, "leak.txt")); !os.IsNotExist(err) {
+		t.Errorf("leak.txt after the discard: %v, want it gone", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(repo.Dir, "a.txt")); string(got) != "a\n" {
+		t.Errorf("a.txt after the discard = %q, want the base's", got)
+	}
+	// The outside file: same inode, bytes, mode, owner and times, and its only name again.
+	if got, err := os.ReadFile(key); err != nil || string(got) != "host secret\n" {
+		t.Errorf("outside file = %q, %v", got, err)
+	}
+	var after unix.Stat_t
+	if err := unix.Lstat(key, &after); err != nil {
+		t.Fatal(err)
+	}
+	if after.Ino != before.Ino || after.Mode != before.Mode || after.Uid != before.Uid || after.Gid != before.Gid || after.Size != before.Size || after.Mtim != before.Mtim || after.Nlink != 1 {
+		t.Errorf("outside file changed: before %+v, after %+v", before, after)
+	}
+	if os.Geteuid() == 0 && (after.Uid != 0 || after.Mode&0o777 != 0o600) {
+		t.Errorf("outside file owner %d, mode %o; want root's 0600", after.Uid, after.Mode&0o777)
+	}
+	if ch, err := repo.Changes(ctx); err != nil || len(ch) != 0 {
+		t.Fatalf("after the discard, changes = %v, %v", kinds(ch), err)
 	}
 }
 

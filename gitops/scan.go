@@ -46,6 +46,10 @@ type Change struct {
 	Nested bool
 	// LinkTarget is a symlink's target, when NewMode is ModeSymlink.
 	LinkTarget string
+	// Links is a regular file's link count (st_nlink, read without following links; 0 for
+	// anything else). More than one is a hard link: the file may also live outside the
+	// workspace, so it is never committed.
+	Links int
 	// blob is the base's blob of a tracked path, as the private index has it: what Discard puts
 	// back.
 	blob string
@@ -111,12 +115,21 @@ func (r *Repo) Changes(ctx context.Context) ([]Change, error) {
 		return nil, err
 	}
 	for i, c := range changes {
-		if c.NewMode == ModeSymlink {
+		switch c.NewMode {
+		case ModeSymlink:
 			e, err := lstatEntry(r.Dir, c.Path, true)
 			if err != nil {
 				return nil, err
 			}
 			changes[i].LinkTarget = e.target
+		case ModeFile, ModeExecutable:
+			// status says nothing of links: a tracked file replaced by a hard link to a file
+			// outside the workspace is only an edit to it.
+			e, err := lstatEntry(r.Dir, c.Path, false)
+			if err != nil {
+				return nil, err
+			}
+			changes[i].Links = linksOf(e)
 		}
 	}
 	added, err := r.untracked(ctx, othersOut, ign)
@@ -232,8 +245,17 @@ func (r *Repo) untrackedFile(p string, ign *ignoreRules) (Change, bool, error) {
 	if err != nil || !e.exists {
 		return Change{}, false, err
 	}
-	c := Change{Path: p, Kind: Added, NewMode: modeOf(e), LinkTarget: e.target}
+	c := Change{Path: p, Kind: Added, NewMode: modeOf(e), LinkTarget: e.target, Links: linksOf(e)}
 	return c, true, nil
+}
+
+// linksOf is a regular file's link count, 0 for anything else (a directory's count says nothing
+// of other names).
+func linksOf(e entry) int {
+	if !e.isRegular() {
+		return 0
+	}
+	return int(min(e.nlink, 1<<31-1))
 }
 
 // modeOf is the git mode an entry would be committed with; "" when git cannot store it.

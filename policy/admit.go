@@ -24,6 +24,10 @@ type PathFacts struct {
 	Nested bool
 	// LinkTarget is a symlink's target as written.
 	LinkTarget string
+	// Links is a regular file's link count (st_nlink, read without following links; 0 when not
+	// known). More than one means the same file has another name, which may be outside the
+	// workspace: a file the agent could not read itself, hard-linked in for the studio to commit.
+	Links int
 }
 
 // Declares reports whether the scope names p itself (a literal entry), not merely through a glob:
@@ -48,7 +52,9 @@ var gitControlFiles = map[string]bool{".gitmodules": true, ".gitattributes": tru
 //   - only regular files and symlinks are committed;
 //   - .gitmodules and .gitattributes only when writeFiles names them;
 //   - a symlink only when writeFiles names it, and only when its target stays inside the
-//     repository and inside writeFiles.
+//     repository and inside writeFiles;
+//   - never a regular file with more than one link: its other name may be outside the
+//     workspace, and the studio (root) would commit bytes the agent itself could not read.
 func (s Scope) Admit(f PathFacts) (bool, string) {
 	if !s.Allows(f.Path) {
 		return false, "outside writeFiles (" + strings.Join(s, ", ") + ")"
@@ -76,6 +82,8 @@ func (s Scope) Admit(f PathFacts) (bool, string) {
 		return true, ""
 	case f.Mode != ModeFile && f.Mode != ModeExecutable:
 		return false, "not a regular file or a symlink"
+	case f.Links > 1:
+		return false, fmt.Sprintf("a hard link (%d names for one file): the studio commits no file that may also live outside the workspace", f.Links)
 	}
 	if gitControlFiles[path.Base(f.Path)] && !s.Declares(f.Path) {
 		return false, fmt.Sprintf("`%s` changes how git reads the repository; name it in writeFiles to change it", path.Base(f.Path))

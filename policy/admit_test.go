@@ -15,6 +15,11 @@ func TestScopeAdmit(t *testing.T) {
 	}{
 		{"edited file in a glob", PathFacts{Path: "src/a.go", Mode: ModeFile}, true, ""},
 		{"made executable", PathFacts{Path: "src/run.sh", Mode: ModeExecutable}, true, ""},
+		{"one name", PathFacts{Path: "src/a.go", Mode: ModeFile, Links: 1}, true, ""},
+		{"hard link", PathFacts{Path: "src/a.go", Mode: ModeFile, Links: 2}, false, "a hard link (2 names for one file)"},
+		{"executable hard link", PathFacts{Path: "src/run.sh", Mode: ModeExecutable, Links: 3}, false, "may also live outside the workspace"},
+		{"hard link outside the scope", PathFacts{Path: "README.md", Mode: ModeFile, Links: 2}, false, "outside writeFiles"},
+		{"hard-linked .gitattributes named", PathFacts{Path: ".gitattributes", Mode: ModeFile, Links: 2}, false, "a hard link"},
 		{"deleted file", PathFacts{Path: "src/old.go", Deleted: true}, true, ""},
 		{"outside", PathFacts{Path: "README.md", Mode: ModeFile}, false, "outside writeFiles"},
 		{"workflow", PathFacts{Path: ".github/workflows/x.yml", Mode: ModeFile}, false, "outside writeFiles"},

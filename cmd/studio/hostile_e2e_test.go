@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -351,6 +352,69 @@ git -C src/vendor/lib -c user.name=a -c user.email=a@b -c core.hooksPath=/dev/nu
 	}
 	if _, err := os.Stat("/etc/passwd"); err != nil {
 		t.Fatal("reverting the link removed its target")
+	}
+}
+
+// A hard link gives a file outside the workspace a name inside it: where fs.protected_hardlinks
+// is 0 that file may be one only root can read, which the studio would read and commit. Here
+// (protected links on) the agent links a file of its own beside the workspace, as a new file and
+// over a declared one: neither is committed, both are reported, and putting them back unlinks the
+// workspace's names only. It runs in the uid jail, the fallback where this attack lives: in the
+// sandbox the workspace is a mount of its own, which no link crosses.
+func TestHostileHardLinkIsNotCommitted(t *testing.T) {
+	w := newHostileWorld(t)
+	outside := filepath.Join(w.Dir, "agent-notes")
+	if err := os.Mkdir(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(outside, "secret.txt")
+	if err := os.WriteFile(secret, []byte("not for the branch\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(secret, w.AgentUID, w.AgentUID); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Lstat(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := "Make the jump feel snappier.\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [src/player/jump.gd, notes/hard.txt]\n```\n"
+	link := fmt.Sprintf("mkdir -p notes && ln %[1]s notes/hard.txt && rm src/player/jump.gd && ln %[1]s src/player/jump.gd", secret)
+	n := w.issue("Jump", body)
+	_, payload := w.comment(n, sandbox.Writer, "/studio run")
+	w.scriptAll([]fakecodex.Call{{Shell: link}}, nil)
+	if res := w.run("issue_comment", payload, map[string]string{"INPUT_MAX-FIX-PASSES": "0", "INPUT_AGENT-SANDBOX": "off"}); res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stderr)
+	}
+	w.promises("studio/task-1", "src/player/jump.gd")
+	if w.branchExists("studio/task-1") {
+		clone := w.remote("studio/task-1")
+		for _, p := range []string{"notes/hard.txt", "src/player/jump.gd"} {
+			if data, err := os.ReadFile(filepath.Join(clone, p)); err == nil && strings.Contains(string(data), "not for the branch") {
+				t.Errorf("the hard-linked file was pushed as %s", p)
+			}
+		}
+	}
+	status := w.status(n)
+	for _, want := range []string{"`notes/hard.txt` (added): a hard link (3 names for one file)", "`src/player/jump.gd` (modified): a hard link (3 names for one file)"} {
+		if !strings.Contains(status, want) {
+			t.Errorf("status lacks %q:\n%s", want, status)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(w.Workspace, "notes", "hard.txt")); err == nil {
+		t.Error("the refused hard link is still in the workspace")
+	}
+	if data, err := os.ReadFile(filepath.Join(w.Workspace, "src", "player", "jump.gd")); err != nil || strings.Contains(string(data), "not for the branch") {
+		t.Errorf("jump.gd was not put back: %q, %v", data, err)
+	}
+	after, err := os.Lstat(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(secret)
+	bs, as := before.Sys().(*syscall.Stat_t), after.Sys().(*syscall.Stat_t)
+	if string(data) != "not for the branch\n" || after.Mode() != before.Mode() || as.Ino != bs.Ino || as.Uid != bs.Uid || as.Gid != bs.Gid || as.Nlink != 1 {
+		t.Errorf("the file outside changed: %q, mode %v, owner %d:%d, %d links", data, after.Mode(), as.Uid, as.Gid, as.Nlink)
 	}
 }
 
