@@ -185,6 +185,9 @@ func recoverStale(dir string, sweep func(uid int) (int, error)) ([]string, error
 			uids = append(uids, uid)
 		}
 	}
+	if len(uids) == 0 {
+		return nil, nil
+	}
 	sort.Ints(uids)
 	live := liveUIDs()
 	var notes []string
