@@ -68,6 +68,8 @@ type config struct {
 	maxRSSMB   int
 	agentUser  string
 	sandbox    string
+	// baselineAgentUser is the agent-user the baseline runs with ("" is agentUser's).
+	baselineAgentUser string
 	keep       bool
 	traceGit   bool
 	reviewFix  bool
@@ -89,7 +91,8 @@ func main() {
 	flag.StringVar(&c.sandbox, "agent-sandbox", "auto", "the action's agent-sandbox input: auto (the default), require, or off (the uid jail)")
 	flag.BoolVar(&c.keep, "keep", false, "keep the work directory")
 	flag.BoolVar(&c.traceGit, "trace-git", false, "log every git process the action starts (a wrapper on PATH; adds its own cost) and print them after round 1")
-	flag.StringVar(&c.baseline, "baseline", "", "a studio binary built from another commit, run in every round too (in a world of its own) for a before/after comparison under the same load")
+	flag.StringVar(&c.baseline, "baseline", "", "a studio binary built from another commit (or \"self\": this one), run in every round too (in a world of its own) for a before/after comparison under the same load")
+	flag.StringVar(&c.baselineAgentUser, "baseline-agent-user", "", "the agent-user the baseline runs with (default -agent-user): -baseline self -baseline-agent-user none measures what confinement costs, in the same rounds")
 	flag.BoolVar(&c.reviewFix, "review-fix", false, "run with review on and one fix pass (the first review blocks) instead of review: false; the floor still commits once")
 	flag.StringVar(&c.work, "work", "", "work directory (default: a new temporary directory)")
 	flag.Parse()
@@ -191,7 +194,11 @@ func bench(c config) (bool, error) {
 
 	var rounds []round
 	for i := 1; i <= c.rounds; i++ {
-		r, err := oneRound(c, work, seed, bins{self: self, studio: studio, baseline: c.baseline, codex: codexBin, pathEnv: pathEnv, traceLog: traceLog}, i)
+		baseline := c.baseline
+		if baseline == "self" {
+			baseline = studio
+		}
+		r, err := oneRound(c, work, seed, bins{self: self, studio: studio, baseline: baseline, codex: codexBin, pathEnv: pathEnv, traceLog: traceLog}, i)
 		if err != nil {
 			return false, fmt.Errorf("round %d: %w", i, err)
 		}
@@ -371,7 +378,11 @@ func oneRound(c config, work, seed string, b bins, i int) (round, error) {
 			return round{}, err
 		}
 		defer bw.Close()
-		br, err := runAction(c, bw, b, b.baseline, content)
+		bc := c
+		if c.baselineAgentUser != "" {
+			bc.agentUser = c.baselineAgentUser
+		}
+		br, err := runAction(bc, bw, b, b.baseline, content)
 		if err != nil {
 			return round{}, fmt.Errorf("baseline: %w", err)
 		}
