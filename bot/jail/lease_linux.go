@@ -56,21 +56,32 @@ func openLeaseDir(dir string) error {
 // tryLease takes uid's lease without waiting; ErrUIDInUse when a live run holds it.
 func tryLease(dir string, uid int) (*lease, error) {
 	p := filepath.Join(dir, strconv.Itoa(uid)+".lock")
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("agent uid lease %s: %w", p, err)
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w (uid %d)", ErrUIDInUse, uid)
+	for attempt := 0; ; attempt++ {
+		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("agent uid lease %s: %w", p, err)
 		}
-		return nil, fmt.Errorf("agent uid lease %s: %w", p, err)
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			f.Close()
+			if errors.Is(err, unix.EWOULDBLOCK) {
+				return nil, fmt.Errorf("%w (uid %d)", ErrUIDInUse, uid)
+			}
+			return nil, fmt.Errorf("agent uid lease %s: %w", p, err)
+		}
+		// A run that released the lease removed the file while holding the lock: a lock taken
+		// on the removed file is worth nothing, so take it again on the file the path names.
+		var held, named unix.Stat_t
+		if unix.Fstat(int(f.Fd()), &held) == nil && unix.Stat(p, &named) == nil && held.Ino == named.Ino && held.Dev == named.Dev {
+			// Who holds it, for a person looking at the folder.
+			_ = f.Truncate(0)
+			_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+			return &lease{dir: dir, uid: uid, f: f}, nil
+		}
+		f.Close()
+		if attempt == 10 {
+			return nil, fmt.Errorf("agent uid lease %s: it keeps being replaced", p)
+		}
 	}
-	// Who holds it, for a person looking at the folder.
-	_ = f.Truncate(0)
-	_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	return &lease{dir: dir, uid: uid, f: f}, nil
 }
 
 // allocate leases the lowest free uid of the auto range, so the folder holds about as many
@@ -90,8 +101,12 @@ func (l *lease) journalPath() string {
 	return filepath.Join(l.dir, strconv.Itoa(l.uid)+".journal")
 }
 
+// release gives the uid back. The file goes first, while the lock is still held (tryLease checks
+// that the file it locked is the one the path names), so the folder holds only the leases of live
+// runs and of runs that died.
 func (l *lease) release() {
 	if l != nil && l.f != nil {
+		_ = os.Remove(filepath.Join(l.dir, strconv.Itoa(l.uid)+".lock"))
 		l.f.Close() // drops the flock
 		l.f = nil
 	}

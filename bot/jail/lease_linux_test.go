@@ -39,6 +39,9 @@ func TestLeasesAreTheRunsOwn(t *testing.T) {
 	}
 	c.release()
 	b.release()
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("released leases left files behind: %v", entries)
+	}
 }
 
 // A uid jail whose run died (its lease dropped with the process) left a daemon running as its
@@ -67,7 +70,7 @@ func TestADeadRunsLeftoversAreEndedByTheNext(t *testing.T) {
 		t.Fatal(err)
 	}
 	go daemon.Wait()
-	dead.id.lease.release() // the run dies: the kernel drops its lock, nothing else happens
+	dead.id.lease.f.Close() // the run dies: the kernel drops its lock, its file stays
 
 	next, err := Setup(context.Background(), Options{UID: uid, Sandbox: SandboxOff, LeaseDir: dir})
 	if err != nil {
