@@ -70,11 +70,11 @@ type config struct {
 	sandbox    string
 	// baselineAgentUser is the agent-user the baseline runs with ("" is agentUser's).
 	baselineAgentUser string
-	keep       bool
-	traceGit   bool
-	reviewFix  bool
-	baseline   string
-	work       string
+	keep              bool
+	traceGit          bool
+	reviewFix         bool
+	baseline          string
+	work              string
 }
 
 func main() {
