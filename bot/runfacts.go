@@ -92,10 +92,14 @@ func (rs Roles) Route(role string, readFile func(path string) ([]byte, error), i
 	var surface routing.ModelChoice
 	tierFallback := ""
 	if builtin {
-		data, err := readFile(".codex/agents/" + role + ".toml")
+		data, err := readFile(routing.RoleSurfacePath(role))
 		switch {
 		case err == nil:
-			if surface, err = routing.ParseRoleSurface(role, data); err != nil {
+			var se *routing.SurfaceError
+			surface, err = routing.ParseRoleSurface(role, data)
+			// The `model` input replaces the file's model, so a name the tiers do not know is no
+			// reason to refuse: that input is the escape the refusal names.
+			if err != nil && !(errors.As(err, &se) && se.UnknownModel && in.Model != "") {
 				return routing.RoutePlan{}, &RouteRefusal{err.Error()}
 			}
 		case isNotFound(err):

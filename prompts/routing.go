@@ -11,10 +11,10 @@ import (
 // The model routes themselves are decided by policy/routing; the prompts read a role's declared
 // surface from a checkout and show the routes.
 
-// RoleSurface reads `.codex/agents/<role>.toml` under root the way the seed does (two line regexes)
-// and returns the declared model and effort. A missing file falls back to the terra primary.
+// RoleSurface reads `.codex/agents/<role>.toml` under root (routing.ParseRoleSurface) and returns
+// the declared model and effort. A missing file falls back to the terra primary.
 func RoleSurface(root, role string) (routing.ModelChoice, error) {
-	data, err := os.ReadFile(filepath.Join(root, ".codex", "agents", role+".toml"))
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(routing.RoleSurfacePath(role))))
 	if os.IsNotExist(err) {
 		return routing.DefaultSurface(), nil
 	}

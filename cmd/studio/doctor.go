@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/codex-studio/studio-action/policy/routing"
 	"io"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/jail"
 	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/policy/routing"
 	"github.com/codex-studio/studio-action/prompts"
 	"github.com/codex-studio/studio-action/prompts/guidance"
 )
@@ -156,6 +156,11 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 				add("PASS", id, fmt.Sprintf("%s (%s)", surface.Model, surface.Effort), rel(root, p))
 				continue
 			}
+		}
+		var se *routing.SurfaceError
+		if errors.As(err, &se) {
+			add("FAIL", id, err.Error(), "") // it starts with the file and line
+			continue
 		}
 		add("FAIL", id, err.Error(), rel(root, p))
 	}

@@ -33,6 +33,7 @@ func TestDoctorPassesAHealthyCheckout(t *testing.T) {
 	root := t.TempDir()
 	files := sandbox.DefaultFiles("guided-studio")
 	files[".codex/agents/gameplay-programmer.toml"] = "model = \"gpt-5.6-sol\"\nmodel_reasoning_effort = \"high\"\n"
+	files[".codex/agents/producer.toml"] = "model=\"gpt-5.4-mini\"\n" // TOML, however it is spaced
 	writeTree(t, root, files)
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"doctor", "--project", root, "--codex-path", codextest.Bin(t)}, func(string) string { return "" }, &stdout, &stderr)
@@ -40,7 +41,8 @@ func TestDoctorPassesAHealthyCheckout(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr.String())
 	}
-	for _, want := range []string{"PASS tool.git: git version", "PASS tool.codex: codex-cli 0.171.0", " containment: ", "PASS studio.config: prototype, guided-studio, engine godot", "PASS codex.agent.gameplay-programmer: gpt-5.6-sol (high)", "SKIP codex.profile"} {
+	for _, want := range []string{"PASS tool.git: git version", "PASS tool.codex: codex-cli 0.171.0", " containment: ", "PASS studio.config: prototype, guided-studio, engine godot", "PASS codex.agent.gameplay-programmer: gpt-5.6-sol (high) (.codex/agents/gameplay-programmer.toml)",
+		"PASS codex.agent.producer: gpt-5.4-mini (medium)", "SKIP codex.profile"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out)
 		}
@@ -52,6 +54,7 @@ func TestDoctorNamesEveryBrokenFile(t *testing.T) {
 	writeTree(t, root, map[string]string{
 		".codex/studio.json":        `{"mode":"alpha","studioMode":"fast-prototype"}`,
 		".codex/agents/writer.toml": "model = \"gpt-9\"\n",
+		".codex/agents/editor.toml": "name = \"editor\"\nmodel = \"gpt-5.5\n",
 		".codex/profile.json":       `{"profile":{"id":"x","root":"lead"},"agents":{"lead":{"model":"gpt-9"}}}`,
 		".codex/studio/config.json": `{"schemaVersion":1,"roles":[{"id":"producer","displayName":"P","promptFile":"p.md","contextStrategy":"focused","expectedOutputs":["x"],"reviewChecklist":["y"]}]}`,
 	})
@@ -64,7 +67,9 @@ func TestDoctorNamesEveryBrokenFile(t *testing.T) {
 	for _, want := range []string{
 		"FAIL tool.codex: Codex CLI unavailable or not found",
 		"FAIL studio.config: studio.json mode must be design, prototype, or development",
-		"FAIL codex.agent.writer: writer has an invalid or unregistered model",
+		// The file and line lead, as a compiler's errors do; the path is not said twice.
+		"FAIL codex.agent.writer: .codex/agents/writer.toml:1: model \"gpt-9\" is not a built-in model; the built-in models are gpt-5.6-sol, gpt-5.6-terra, gpt-5.6-luna, gpt-5.5, gpt-5.4 and gpt-5.4-mini. To run another model, remove `model` from this file and set the action's `model` input.\n",
+		"FAIL codex.agent.editor: .codex/agents/editor.toml:2: strings cannot contain newlines\n",
 		"FAIL codex.profile: invalid profile",
 		"FAIL codex.customization.role.producer",
 	} {

@@ -6,11 +6,13 @@
 package routing
 
 import (
+	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/BurntSushi/toml"
 )
 
 // ModelChoice is one model and its reasoning effort.
@@ -50,27 +52,140 @@ func TierForModel(model string) string {
 	return ""
 }
 
-var (
-	tomlModelLine  = regexp.MustCompile(`(?m)^model = "([^"]*)"`)
-	tomlEffortLine = regexp.MustCompile(`(?m)^model_reasoning_effort = "([^"]*)"`)
-)
+// RoleSurfacePath is where a built-in role declares its model: Codex's agent file for the role.
+func RoleSurfacePath(role string) string { return ".codex/agents/" + role + ".toml" }
 
-// ParseRoleSurface extracts model and effort from a role toml's text.
+// BuiltinModels lists the models the tiers know, primaries first, in tier order: the names a role
+// file may use.
+func BuiltinModels() []string {
+	var names []string
+	for _, i := range []int{0, 1} {
+		for _, tier := range []string{"sol", "terra", "luna"} {
+			names = append(names, tierModels[tier][i].Model)
+		}
+	}
+	return names
+}
+
+// SurfaceError is a role file the studio cannot use, named by file and line so the fix is one edit.
+type SurfaceError struct {
+	Path string
+	Line int // 0 when the problem has no line
+	Msg  string
+	// UnknownModel: the only problem is a model outside the built-in names. A run given the
+	// `model` input does not use the file's model, so it may go ahead.
+	UnknownModel bool
+}
+
+func (e *SurfaceError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg)
+	}
+	return e.Path + ": " + e.Msg
+}
+
+// roleFile is what the studio reads of a role file; every other key is Codex's. The values are
+// kept undecoded so that each is checked on its own, in this order, with its own line.
+type roleFile struct {
+	Model  toml.Primitive `toml:"model"`
+	Effort toml.Primitive `toml:"model_reasoning_effort"`
+}
+
+// surfaceValue checks one string value as it is decoded: BurntSushi/toml reports an error from
+// UnmarshalTOML at the key's line, which is the line the user has to edit.
+type surfaceValue struct {
+	key   string
+	check func(string) error
+	value string
+}
+
+func (v *surfaceValue) UnmarshalTOML(data any) error {
+	s, ok := data.(string)
+	if !ok {
+		return fmt.Errorf("%s must be a string such as %q, not %s", v.key, DefaultSurface().Model, tomlKind(data))
+	}
+	v.value = s
+	return v.check(s)
+}
+
+var errUnknownModel = errors.New("not a built-in model")
+
+// ParseRoleSurface reads the model and reasoning effort a role file declares (nil data: no file).
+// The file is TOML, as Codex reads it (the seed's two line regexes missed `model="..."` and
+// silently ran the default), so spacing, quoting, comments and other keys are the user's; a key
+// that is absent keeps the terra tier's default. Errors are *SurfaceError.
 func ParseRoleSurface(role string, data []byte) (ModelChoice, error) {
-	choice := tierModels["terra"][0]
-	if m := tomlModelLine.FindSubmatch(data); m != nil {
-		choice.Model = string(m[1])
+	choice := DefaultSurface()
+	path := RoleSurfacePath(role)
+	var doc roleFile
+	md, err := toml.Decode(string(data), &doc)
+	if err != nil {
+		return ModelChoice{}, surfaceError(path, err)
 	}
-	if m := tomlEffortLine.FindSubmatch(data); m != nil {
-		choice.Effort = string(m[1])
+	if md.IsDefined("model_reasoning_effort") {
+		effort := surfaceValue{key: "model_reasoning_effort", check: func(s string) error {
+			if !validEfforts[s] {
+				return fmt.Errorf("model_reasoning_effort %q is not one of minimal, low, medium, high or xhigh", s)
+			}
+			return nil
+		}}
+		if err := md.PrimitiveDecode(doc.Effort, &effort); err != nil {
+			return ModelChoice{}, surfaceError(path, err)
+		}
+		choice.Effort = effort.value
 	}
-	if TierForModel(choice.Model) == "" {
-		return ModelChoice{}, fmt.Errorf("%s has an invalid or unregistered model", role)
-	}
-	if !validEfforts[choice.Effort] {
-		return ModelChoice{}, fmt.Errorf("%s has an invalid or unregistered model reasoning effort", role)
+	if md.IsDefined("model") {
+		model := surfaceValue{key: "model", check: func(s string) error {
+			if TierForModel(s) == "" {
+				return errUnknownModel
+			}
+			return nil
+		}}
+		if err := md.PrimitiveDecode(doc.Model, &model); err != nil {
+			se := surfaceError(path, err)
+			if model.value != "" && TierForModel(model.value) == "" {
+				se.UnknownModel = true
+				se.Msg = fmt.Sprintf("model %q is not a built-in model; the built-in models are %s. "+
+					"To run another model, remove `model` from this file and set the action's `model` input.", model.value, andList(BuiltinModels()))
+				return ModelChoice{Model: model.value, Effort: choice.Effort}, se
+			}
+			return ModelChoice{}, se
+		}
+		choice.Model = model.value
 	}
 	return choice, nil
+}
+
+// surfaceError places a decoding error on its line; the library's own prefix ("toml: line 3
+// (last key ...)") is dropped for the path:line form editors and terminals link.
+func surfaceError(path string, err error) *SurfaceError {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		return &SurfaceError{Path: path, Line: pe.Position.Line, Msg: pe.Message}
+	}
+	return &SurfaceError{Path: path, Msg: err.Error()}
+}
+
+func tomlKind(v any) string {
+	switch v.(type) {
+	case int64, float64:
+		return "a number"
+	case bool:
+		return "true or false"
+	case map[string]any:
+		return "a table"
+	case []any, []map[string]any:
+		return "an array"
+	default:
+		return "a date or time"
+	}
+}
+
+func andList(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
 }
 
 // ResolveRoute is seed §10.1 resolveModelRoute: without a requested tier the surface model is the

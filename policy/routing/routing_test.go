@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -185,5 +186,66 @@ func TestValidateModelName(t *testing.T) {
 	}
 	if _, err := ResolveModelRoutes(ModelChoice{"gpt-5.6-luna", "low"}, "a b", ""); err == nil || !strings.Contains(err.Error(), `model "a b" must not contain whitespace`) {
 		t.Errorf("ResolveModelRoutes with a bad name: %v", err)
+	}
+}
+
+// Role files are Codex agent files: TOML, however it is spaced, with keys the studio does not read.
+func TestParseRoleSurface(t *testing.T) {
+	const builtins = "the built-in models are gpt-5.6-sol, gpt-5.6-terra, gpt-5.6-luna, gpt-5.5, gpt-5.4 and gpt-5.4-mini"
+	tests := []struct {
+		name, toml string
+		want       ModelChoice
+		wantErr    string
+	}{
+		{name: "no file: the terra primary", want: ModelChoice{"gpt-5.6-terra", "medium"}},
+		{name: "spaced as studio init writes it", toml: "name = \"dev\"\nmodel = \"gpt-5.6-luna\"\nmodel_reasoning_effort = \"low\"\n", want: ModelChoice{"gpt-5.6-luna", "low"}},
+		{name: "no spaces around =", toml: "model=\"gpt-5.4-mini\"\nmodel_reasoning_effort='high'\n", want: ModelChoice{"gpt-5.4-mini", "high"}},
+		{name: "indented, with a comment after the value", toml: "  model = \"gpt-5.6-sol\" # the big one\n", want: ModelChoice{"gpt-5.6-sol", "medium"}},
+		{name: "a model under a table is not the role's", toml: "[mcp_servers.x]\nmodel = \"gpt-9\"\n", want: ModelChoice{"gpt-5.6-terra", "medium"}},
+		{name: "multi-line instructions before the model", toml: "developer_instructions = \"\"\"\nmodel = \"gpt-9\"\n\"\"\"\nmodel = \"gpt-5.5\"\n", want: ModelChoice{"gpt-5.5", "medium"}},
+		{name: "a model outside the built-in names", toml: "name = \"dev\"\n\nmodel = \"gpt-4o\"\n",
+			wantErr: ".codex/agents/dev.toml:3: model \"gpt-4o\" is not a built-in model; " + builtins + ". To run another model, remove `model` from this file and set the action's `model` input."},
+		{name: "a model that is not a string", toml: "model = 5\n", wantErr: ".codex/agents/dev.toml:1: model must be a string such as \"gpt-5.6-terra\", not a number"},
+		{name: "an effort outside the known ones", toml: "model = \"gpt-5.5\"\nmodel_reasoning_effort = \"max\"\n",
+			wantErr: ".codex/agents/dev.toml:2: model_reasoning_effort \"max\" is not one of minimal, low, medium, high or xhigh"},
+		{name: "an unterminated string", toml: "name = \"dev\"\nmodel = \"gpt-5.5\n", wantErr: ".codex/agents/dev.toml:2: strings cannot contain newlines"},
+		{name: "a key given twice", toml: "model = \"gpt-5.5\"\nmodel = \"gpt-5.4\"\n", wantErr: ".codex/agents/dev.toml:2: Key 'model' has already been defined."},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var data []byte
+			if tc.toml != "" {
+				data = []byte(tc.toml)
+			}
+			got, err := ParseRoleSurface("dev", data)
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("error\n got %v\nwant %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ParseRoleSurface: %v", err)
+			}
+			if got != tc.want {
+				t.Errorf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// A model outside the built-in names is the one problem the `model` input overrides: the error
+// says so, and still carries the effort the file declares.
+func TestParseRoleSurfaceUnknownModelKeepsTheEffort(t *testing.T) {
+	got, err := ParseRoleSurface("dev", []byte("model_reasoning_effort = \"high\"\nmodel = \"acme-coder\"\n"))
+	var se *SurfaceError
+	if !errors.As(err, &se) || !se.UnknownModel || se.Line != 2 || se.Path != ".codex/agents/dev.toml" {
+		t.Fatalf("error = %#v, want an unknown-model SurfaceError on line 2", err)
+	}
+	if got != (ModelChoice{"acme-coder", "high"}) {
+		t.Errorf("choice = %+v, want the file's model and effort", got)
+	}
+	if _, err := ParseRoleSurface("dev", []byte("model = \"gpt-5.5\"\nmodel_reasoning_effort = \"max\"\n")); !errors.As(err, &se) || se.UnknownModel {
+		t.Errorf("a bad effort is no unknown model: %#v", err)
 	}
 }

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/codex-studio/studio-action/internal/fakecodex"
+	"github.com/codex-studio/studio-action/internal/sandbox"
+)
+
+const rolePath = ".codex/agents/gameplay-programmer.toml"
+
+// A role file is Codex's agent file, TOML however it is spaced: the model it names is the model
+// of the run, and a file the studio cannot use stops the run on the issue, naming file and line,
+// instead of running the default model.
+func TestRunReadsTheRoleFileAsTOML(t *testing.T) {
+	tests := []struct {
+		name, toml string
+		extra      map[string]string
+		wantModel  string // the implementation's --model; "" when the run must be refused
+		wantStatus string // in the status comment
+	}{
+		{name: "no spaces around =", toml: "name = \"gameplay-programmer\"\nmodel=\"gpt-5.4-mini\"\n", wantModel: "gpt-5.4-mini", wantStatus: "`gpt-5.4-mini`"},
+		{name: "a broken file", toml: "name = \"gameplay-programmer\"\nmodel = \"gpt-5.4-mini\n",
+			wantStatus: rolePath + ":2: strings cannot contain newlines"},
+		{name: "a model outside the built-in names", toml: "model = \"gpt-4o\"\n",
+			wantStatus: rolePath + ":1: model \"gpt-4o\" is not a built-in model; the built-in models are gpt-5.6-sol, gpt-5.6-terra, gpt-5.6-luna, gpt-5.5, gpt-5.4 and gpt-5.4-mini. To run another model, remove `model` from this file and set the action's `model` input."},
+		// The escape the refusal names: the model input wins over the file's model, which is then
+		// not used, so it is not refused either.
+		{name: "a model outside the built-in names with the model input", toml: "model = \"gpt-4o\"\nmodel_reasoning_effort = \"high\"\n",
+			extra: map[string]string{"INPUT_MODEL": "gpt-4o"}, wantModel: "gpt-4o", wantStatus: "`gpt-4o` (high)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			files := sandbox.DefaultFiles("fast-prototype")
+			files[rolePath] = tt.toml
+			w := newWorld(t, files)
+			n := w.issue("Jump", taskBody)
+			_, payload := w.comment(n, sandbox.Writer, "/studio run")
+			w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x\n"}}})
+			res := w.run("issue_comment", payload, tt.extra)
+			status := w.botComments(n)
+			if len(status) != 1 || !strings.Contains(status[0].Body, tt.wantStatus) {
+				t.Fatalf("status comment should say %q:\n%+v\n%s", tt.wantStatus, status, res.stdout)
+			}
+			if tt.wantModel == "" {
+				if res.outputs["status"] != "blocked" || len(w.invocations()) != 0 || w.branchExists("studio/task-1") {
+					t.Fatalf("status %q, %d Codex calls: a role file the studio cannot use must stop the run before Codex", res.outputs["status"], len(w.invocations()))
+				}
+				return
+			}
+			invs := w.writes()
+			if res.outputs["status"] != "done" || len(invs) == 0 {
+				t.Fatalf("status %q, %d Codex calls\n%s", res.outputs["status"], len(invs), res.stderr)
+			}
+			if i := slices.Index(invs[0].Args, "--model"); i < 0 || invs[0].Args[i+1] != tt.wantModel {
+				t.Errorf("codex args = %q, want --model %s", invs[0].Args, tt.wantModel)
+			}
+		})
+	}
+}
