@@ -474,7 +474,7 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 		return err
 	}
 
-	body := planBody(markerLine, r.tr.Issue, r.issue.Title, task, res.FinalMessage, policy.RenderDryRun(blocked, diag), marker.RequestedBy, cfg.StudioMode)
+	body := planBody(markerLine, r.tr.Issue, task, res.FinalMessage, policy.RenderDryRun(blocked, diag), marker.RequestedBy, cfg.StudioMode)
 	title := fmt.Sprintf("%s: %s", task.Role, oneLine(r.issue.Title, 200))
 	var pr PullRequest
 	existing, err := r.GitHub.FindPull(ctx, branch, base)

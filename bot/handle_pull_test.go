@@ -289,7 +289,7 @@ func TestHandleStrictPlanApproval(t *testing.T) {
 		t.Fatalf("pull requests = %+v", pulls)
 	}
 	pr := pulls[0]
-	hasAll(t, "plan pull request", pr.Body, "1. Raise JUMP_VELOCITY.", "Approve this pull request to authorize the implementation", "a writer other than @octocat")
+	hasAll(t, "plan pull request", pr.Body, "1. Raise JUMP_VELOCITY.", "Approving this pull request starts the implementation", "a writer other than @octocat")
 	if plan := w.checks(PlanCheckName, pr.HeadSHA); len(plan) != 1 || plan[0].Conclusion != "neutral" {
 		t.Errorf("plan check runs = %+v", plan)
 	}

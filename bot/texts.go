@@ -201,8 +201,13 @@ func approver(requestedBy string, mode policy.StudioMode) string {
 	return "a writer"
 }
 
-func approveSentence(requestedBy string, mode policy.StudioMode) string {
-	return fmt.Sprintf("**Approve this pull request to authorize the implementation.** The approval must come from %s, on the pull request's current head commit. Editing the issue (its title or any of its text) afterwards, or changing the role, the stage or the studio mode, makes it stale.", approver(requestedBy, mode))
+// approveParagraph opens a plan pull request: what it holds and what approving it does, in
+// words for someone who has never seen the studio; the diagnostics follow, folded.
+func approveParagraph(issue int, role, requestedBy string, mode policy.StudioMode) string {
+	return fmt.Sprintf("This draft pull request holds the plan Codex wrote for #%d as `%s`, in a read-only sandbox; it changes no file yet. "+
+		"**Approving this pull request starts the implementation** on this branch, where Codex may change only the files listed under Scope. "+
+		"The approval must come from %s, on the pull request's current head commit; editing the issue (its title or any of its text) afterwards, "+
+		"or changing the role, the stage or the studio mode, makes it stale.", issue, role, approver(requestedBy, mode))
 }
 
 func awaitingSummary(pull int, requestedBy string, mode policy.StudioMode, diagnostics string) string {
@@ -210,7 +215,7 @@ func awaitingSummary(pull int, requestedBy string, mode policy.StudioMode, diagn
 		pull, approver(requestedBy, mode), fenced(diagnostics, "text"))
 }
 
-func planBody(markerLine string, issue int, title string, task policy.Task, plan, diagnostics, requestedBy string, mode policy.StudioMode) string {
+func planBody(markerLine string, issue int, task policy.Task, plan, diagnostics, requestedBy string, mode policy.StudioMode) string {
 	plan = strings.TrimSpace(plan)
 	if plan == "" {
 		plan = "(Codex returned no plan text.)"
@@ -225,13 +230,18 @@ func planBody(markerLine string, issue int, title string, task policy.Task, plan
 	var b strings.Builder
 	b.WriteString(markerLine + "\n")
 	fmt.Fprintf(&b, "<!-- studio:pr issue=%d -->\n", issue)
-	fmt.Fprintf(&b, "## Plan for #%d: %s\n\n", issue, oneLine(title, 200))
-	b.WriteString(approveSentence(requestedBy, mode) + "\n\n")
-	fmt.Fprintf(&b, "### Codex's plan (`%s`, plan phase, read-only sandbox)\n\nModel output, quoted as untrusted text:\n\n%s\n\n", task.Role, fenced(plan, "text"))
+	b.WriteString(approveParagraph(issue, task.Role, requestedBy, mode) + "\n\n")
+	fmt.Fprintf(&b, "### The plan\n\nModel output, quoted as untrusted text:\n\n%s\n\n", fenced(plan, "text"))
 	b.WriteString("### Scope\n\n")
 	fmt.Fprintf(&b, "- writeFiles: %s\n- approval scopes: %s\n\n", strings.Join(quoteAll(task.WriteFiles), ", "), scopes)
-	b.WriteString("### Eligibility and approvals\n\n" + fenced(diagnostics, "text") + "\n")
+	b.WriteString(detailsBlock("Eligibility and approval diagnostics", fenced(diagnostics, "text")) + "\n")
 	return b.String()
+}
+
+// detailsBlock folds inner (Markdown) under a one-line summary; the blank lines let GitHub render
+// the Markdown inside.
+func detailsBlock(summary, inner string) string {
+	return "<details><summary>" + summary + "</summary>\n\n" + inner + "\n\n</details>"
 }
 
 // fenced puts text in a code fence its own backticks cannot close.

@@ -51,8 +51,8 @@ func TestTextsMatchTheirGoldenFiles(t *testing.T) {
 		{"plan-commit-message", planCommitMessage("gameplay-programmer", "Make the jump snappier", 7, "4242")},
 		{"awaiting-approval-guided", awaitingSummary(8, "octocat", policy.ModeGuidedStudio, diagnostics)},
 		{"awaiting-approval-strict", awaitingSummary(8, "octocat", policy.ModeStrictStudio, diagnostics)},
-		{"plan-body", planBody("<!-- studio:identity objective=abc issue=7 requested-by=octocat -->", 7, "Make the jump snappier", task, "1. Raise the velocity.\n2. Add a test.", diagnostics, "octocat", policy.ModeStrictStudio)},
-		{"plan-body-empty-plan", planBody("", 7, "Make the jump snappier", policy.Task{Role: "gameplay-programmer", WriteFiles: []string{"a.gd"}}, "  ", diagnostics, "octocat", policy.ModeGuidedStudio)},
+		{"plan-body", planBody("<!-- studio:identity objective=abc issue=7 requested-by=octocat -->", 7, task, "1. Raise the velocity.\n2. Add a test.", diagnostics, "octocat", policy.ModeStrictStudio)},
+		{"plan-body-empty-plan", planBody("", 7, policy.Task{Role: "gameplay-programmer", WriteFiles: []string{"a.gd"}}, "  ", diagnostics, "octocat", policy.ModeGuidedStudio)},
 		{"revoked", revokedSummary("octocat", 8, diagnostics)},
 		{"revoke-no-pull", noRevokeTarget("/studio", 7)},
 		{"dry-run", dryRunSummary("", "Eligibility: allowed", "# Prompt\n...", "")},
@@ -139,6 +139,40 @@ func TestStatusCommentStatesMatchTheirGoldenFiles(t *testing.T) {
 			st := base()
 			set(st)
 			checkGolden(t, "texts/status-"+name+".md", st.Render())
+		})
+	}
+}
+
+// A plan pull request is read by someone who has not seen the studio before: it opens with one
+// plain paragraph that says what the plan is and that approving the pull request starts the
+// implementation, and the diagnostics (hash, provenance, approval policy) are folded away.
+func TestPlanBodyOpensWithOneParagraph(t *testing.T) {
+	task := policy.Task{Role: "gameplay-programmer", WriteFiles: []string{"src/player/jump.gd"}}
+	diagnostics := "Eligibility: blocked\nProvenance: read-only\nRequired approval:\n- approval policy: approval-or-override\n\nApproval diagnostic:\ncurrent objective hash: 4a8f"
+	for _, mode := range []policy.StudioMode{policy.ModeGuidedStudio, policy.ModeStrictStudio} {
+		t.Run(string(mode), func(t *testing.T) {
+			body := planBody("<!-- studio:identity v1 sha256=4a8f issue=7 requested-by=octocat -->", 7, task, "1. Raise the velocity.", diagnostics, "octocat", mode)
+			var visible []string
+			for _, l := range strings.Split(body, "\n") {
+				if !strings.HasPrefix(l, "<!--") {
+					visible = append(visible, l)
+				}
+			}
+			first, rest, _ := strings.Cut(strings.Join(visible, "\n"), "\n\n")
+			if strings.HasPrefix(first, "#") || strings.Contains(first, "\n") {
+				t.Errorf("the body must open with one paragraph, not %q", first)
+			}
+			for _, want := range []string{"plan", "#7", "`gameplay-programmer`", "Approving this pull request starts the implementation"} {
+				if !strings.Contains(first, want) {
+					t.Errorf("the opening paragraph lacks %q: %q", want, first)
+				}
+			}
+			details := strings.Index(rest, "<details>")
+			for _, diag := range []string{"current objective hash", "Provenance:", "approval policy:"} {
+				if i := strings.Index(rest, diag); i < 0 || details < 0 || i < details || strings.Contains(first, diag) {
+					t.Errorf("%q must be inside the <details> block:\n%s", diag, body)
+				}
+			}
 		})
 	}
 }

@@ -174,7 +174,7 @@ func TestStrictPlanApproveImplementGate(t *testing.T) {
 	}
 	mustContain(t, "plan pull request body", pr.Body, planText, "writeFiles: `src/player/jump.gd`, `tests/test_jump.gd`",
 		"approval scopes: none", "Eligibility: blocked", "Reason: Strict studio implementation and fix phases require a matching approval.",
-		"Approval diagnostic:", "studio mode: strict-studio", "no matching approval", "Approve this pull request to authorize the implementation",
+		"Approval diagnostic:", "studio mode: strict-studio", "no matching approval", "Approving this pull request starts the implementation",
 		"a writer other than @octocat")
 	if files, _ := w.Emu.ChangedFiles(sandbox.Owner, sandbox.Repo, pr.HeadSHA); len(files) != 0 {
 		t.Errorf("the plan commit must be empty, changes %v", files)
