@@ -11,6 +11,10 @@ import (
 	"github.com/codex-studio/studio-action/internal/fakemodel"
 )
 
+// The demo tells the story `studio init` sets up: guided-studio, so `/studio run` first opens a
+// draft plan pull request, an approval of it starts the implementation, and the implementation's
+// pull request is reviewed and gated. The scripted agent also edits a file outside writeFiles, so
+// the demo shows the scope check too.
 func TestDemoShowsTheWholeStory(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"demo", "--dir", t.TempDir()}, func(string) string { return "" }, &stdout, &stderr)
@@ -18,27 +22,79 @@ func TestDemoShowsTheWholeStory(t *testing.T) {
 		t.Fatalf("demo exit %d\n%s", code, stderr.String())
 	}
 	out := stdout.String()
+	plan, impl, ok := strings.Cut(out, "== 2. ")
+	if !ok {
+		t.Fatalf("the demo has no second step:\n%s", out)
+	}
 	for _, want := range []string{
+		"studioMode guided-studio, as `studio init` sets up",
+		"== 1. @octocat comments `/studio run` on acme/hop#1",
+		"== Pull request #2 (draft): gameplay-programmer: Make the jump snappier",
+		"This draft pull request holds the plan Codex wrote for #1",
+		"**Approving this pull request starts the implementation**",
+		"1. Raise JUMP_VELOCITY",
+		"status=awaiting-approval branch=studio/task-1 pull-request=2",
+	} {
+		if !strings.Contains(plan, want) {
+			t.Errorf("the plan step lacks %q:\n%s", want, plan)
+		}
+	}
+	for _, want := range []string{
+		"@octocat approves pull request #2",
 		"reactions: eyes by github-actions[bot]",
 		"- [x] Pull request opened: #2",
-		"== Pull request #2: gameplay-programmer: Make the jump snappier",
 		"studio/task-1 -> main",
 		"Closes #1",
 		"Studio-Task: #1",
 		"src/player/jump.gd | ",
 		"`README.md` (modified): outside writeFiles",
 		"status=blocked branch=studio/task-1 pull-request=2 run-id=4242",
+		"-- review by @octocat",
 		"-- review by @github-actions[bot]",
 		"### Studio review: passed",
 		"-- check run studio/review on ",
 		"-- check run studio/gate on ",
+		"studio demo --studio-mode fast-prototype",
 	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("demo output lacks %q", want)
+		if !strings.Contains(impl, want) {
+			t.Errorf("the implementation step lacks %q:\n%s", want, impl)
 		}
 	}
 	if strings.Contains(out, "README.md | ") {
 		t.Error("the out-of-scope README change must not be in the commit")
+	}
+}
+
+// --studio-mode picks the story as `studio init --studio-mode` picks the project's: fast-prototype
+// implements at once; strict-studio needs an approval by a writer other than the requester.
+func TestDemoStudioModes(t *testing.T) {
+	for _, tt := range []struct {
+		mode       string
+		want, lack []string
+	}{
+		{"fast-prototype", []string{"studioMode fast-prototype", "== 1. @octocat comments `/studio run`", "status=blocked branch=studio/task-1 pull-request=2", "src/player/jump.gd | "}, []string{"== 2. ", "draft"}},
+		{"strict-studio", []string{"studioMode strict-studio", "a writer other than @octocat", "== 2. @hubot approves pull request #2", "status=blocked branch=studio/task-1 pull-request=2"}, nil},
+	} {
+		t.Run(tt.mode, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run(context.Background(), []string{"demo", "--studio-mode", tt.mode, "--dir", t.TempDir()}, func(string) string { return "" }, &stdout, &stderr); code != exitOK {
+				t.Fatalf("exit %d\n%s", code, stderr.String())
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(stdout.String(), want) {
+					t.Errorf("demo lacks %q:\n%s", want, stdout.String())
+				}
+			}
+			for _, lack := range tt.lack {
+				if strings.Contains(stdout.String(), lack) {
+					t.Errorf("demo must not show %q:\n%s", lack, stdout.String())
+				}
+			}
+		})
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"demo", "--studio-mode", "yolo"}, func(string) string { return "" }, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "--studio-mode must be fast-prototype, guided-studio or strict-studio") {
+		t.Errorf("bad mode: exit %d, %q", code, stderr.String())
 	}
 }
 
@@ -64,6 +120,7 @@ func TestDemoWithTheRealCodexCLI(t *testing.T) {
 	bin := codextest.Bin(t)
 	const key = "sk-demo-test-key-0123456789"
 	model, err := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{
+		fakemodel.Reply(fakemodel.Message("1. Raise the jump velocity.\n2. Add a test.")),
 		fakemodel.Reply(fakemodel.Patch("p1", "*** Begin Patch\n*** Update File: src/player/jump.gd\n@@\n-const JUMP_VELOCITY = -300.0\n+const JUMP_VELOCITY = -420.0\n*** Add File: tests/test_jump.gd\n+extends Node\n*** End Patch\n")),
 		fakemodel.Reply(fakemodel.Message("Raised the jump velocity and added a test.")),
 		fakemodel.Reply(fakemodel.Message(`{"blockers":[],"warnings":[],"summary":"The change is small and tested.","needsFix":false}`)),
@@ -79,13 +136,13 @@ func TestDemoWithTheRealCodexCLI(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 	}
 	out := stdout.String()
-	for _, want := range []string{"(the real Codex CLI)", "- [x] Verdict: **done**", "src/player/jump.gd | ", "tests/test_jump.gd | ", "status=done"} {
+	for _, want := range []string{"(the real Codex CLI; studioMode guided-studio", "1. Raise the jump velocity.", "- [x] Verdict: **done**", "src/player/jump.gd | ", "tests/test_jump.gd | ", "status=done"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
 	}
 	reqs := model.Requests()
-	if len(reqs) < 3 {
+	if len(reqs) < 4 {
 		t.Fatalf("model requests = %d", len(reqs))
 	}
 	for _, r := range reqs {

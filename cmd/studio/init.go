@@ -54,6 +54,10 @@ var (
 	nonSlug        = regexp.MustCompile(`[^a-z0-9]+`)
 )
 
+// initStudioMode is the studioMode `studio init` writes unless told otherwise, and so the mode
+// `studio demo` shows: a team's first run is the one the demo played for them.
+const initStudioMode = policy.ModeGuidedStudio
+
 // initOptions are `studio init`'s flags: the seed's (§11 `init`/`new`) plus the GitHub side.
 type initOptions struct {
 	name, engine, mode, studioMode                             string
@@ -103,7 +107,7 @@ func newInitCmd(e env) *cobra.Command {
 	f.StringVar(&o.name, "name", "", "project name (required)")
 	f.StringVar(&o.engine, "engine", "", "godot, unity or unreal (required; aliases such as ue5 work)")
 	f.StringVar(&o.mode, "mode", "", "project stage: design, prototype or development (required)")
-	f.StringVar(&o.studioMode, "studio-mode", string(policy.ModeGuidedStudio), "fast-prototype, guided-studio or strict-studio")
+	f.StringVar(&o.studioMode, "studio-mode", string(initStudioMode), "fast-prototype, guided-studio or strict-studio")
 	f.StringVar(&o.concept, "concept", "", `project concept (default "<name> concept")`)
 	f.StringVar(&o.genre, "genre", "Unspecified", "genre")
 	f.StringVar(&o.platform, "platform", "PC", "platform")
