@@ -364,7 +364,7 @@ func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string)
 		return r.block(ctx, stepTaskParsed, err.Error())
 	}
 	if _, ok := roles.Lookup(planner); !ok {
-		return r.block(ctx, stepTaskParsed, prompts.UnknownRoleMessage(planner))
+		return r.block(ctx, stepTaskParsed, roles.UnknownRoleMessage(planner))
 	}
 	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("no task block: a read-only planning pass (`%s`) proposes one", planner))
 	if r.cmd.runOptions().DryRun {

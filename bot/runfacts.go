@@ -60,12 +60,16 @@ func (rs Roles) Lookup(id string) (policy.Phase, bool) {
 	return policy.PhaseImplement, true
 }
 
+// UnknownRoleMessage is the refusal for a role id these roles do not have, naming the closest
+// role when the id looks misspelled.
+func (rs Roles) UnknownRoleMessage(id string) string { return rs.custom.UnknownRoleMessage(id) }
+
 // Resolve decides a task's role (policy.ResolveRole) against these roles, with the one refusal
 // text for a role that does not exist.
 func (rs Roles) Resolve(task policy.Task, labelPrefix string, labels []string, triggerLabel string) (policy.ResolvedRole, error) {
 	return policy.ResolveRole(task, policy.RoleFacts{
 		LabelPrefix: labelPrefix, Labels: labels, TriggerLabel: triggerLabel,
-		Lookup: rs.Lookup, UnknownMessage: prompts.UnknownRoleMessage,
+		Lookup: rs.Lookup, UnknownMessage: rs.custom.UnknownRoleMessage,
 	})
 }
 

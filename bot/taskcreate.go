@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/codex-studio/studio-action/policy"
-	"github.com/codex-studio/studio-action/prompts"
 )
 
 // Creating task issues, shared by `/studio task create`, `/studio workflow create-tasks` and the
@@ -70,7 +69,7 @@ func (c *TaskCreator) Create(ctx context.Context, nt policy.NewTask) (Issue, pol
 		return Issue{}, nt, &TaskRefusal{Msg: err.Error()}
 	}
 	if _, ok := c.roles.Lookup(t.Role); !ok {
-		return Issue{}, nt, &TaskRefusal{Msg: prompts.UnknownRoleMessage(t.Role)}
+		return Issue{}, nt, &TaskRefusal{Msg: c.roles.UnknownRoleMessage(t.Role)}
 	}
 	for _, d := range t.DependsOn {
 		if _, ok := c.tasks[d]; ok {

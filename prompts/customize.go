@@ -413,5 +413,5 @@ func ResolveRoleID(c Customization, id string) (builtin bool, custom *CustomRole
 	if r, ok := c.FindCustomRole(id); ok && customIDPattern.MatchString(id) {
 		return false, &r, nil
 	}
-	return false, nil, errors.New(UnknownRoleMessage(id))
+	return false, nil, errors.New(c.UnknownRoleMessage(id))
 }

@@ -181,6 +181,17 @@ func TestResolveRoleID(t *testing.T) {
 			t.Errorf("%s: err = %v", id, err)
 		}
 	}
+	// A misspelled id is answered with the role it is closest to, built-in or custom.
+	for id, want := range map[string]string{
+		"gameplay-programer":  UnknownRoleMessage("gameplay-programer") + ` Did you mean "gameplay-programmer"?`,
+		"qa_playtester":       UnknownRoleMessage("qa_playtester") + ` Did you mean "qa-playtester"?`,
+		"custom-boss-designr": UnknownRoleMessage("custom-boss-designr") + ` Did you mean "custom-boss-designer"?`,
+		"wizard":              UnknownRoleMessage("wizard"),
+	} {
+		if _, _, err := ResolveRoleID(c, id); err == nil || err.Error() != want {
+			t.Errorf("%s: err = %v, want %s", id, err, want)
+		}
+	}
 }
 
 func TestTemplateSelection(t *testing.T) {

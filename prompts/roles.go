@@ -3,6 +3,8 @@ package prompts
 import (
 	"fmt"
 	"strings"
+
+	"github.com/codex-studio/studio-action/internal/suggest"
 )
 
 // ContextStrategy says how much repository context a role asks for.
@@ -109,9 +111,24 @@ func LookupRole(id string) (Role, bool) {
 // IsBuiltinRole reports whether id is one of the 50 built-in role ids (exact, lower-case, hyphenated).
 func IsBuiltinRole(id string) bool { _, ok := rolesByID[id]; return ok }
 
-// UnknownRoleMessage is the reply for a role id that is neither built-in nor a known custom role.
+// UnknownRoleMessage is the reply for a role id that is neither built-in nor a known custom role,
+// in the seed's words. Where the checkout's custom roles are known, Customization.UnknownRoleMessage
+// adds the role a misspelled id was probably meant to be.
 func UnknownRoleMessage(id string) string {
 	return fmt.Sprintf("Unknown studio role %q. Use Codex-native hyphenated role IDs such as producer, qa-playtester, or studio-orchestrator.", id)
+}
+
+// UnknownRoleMessage is the seed's reply for an unknown role followed by "Did you mean ...?" when
+// id is close to a built-in role or one of c's custom roles.
+func (c Customization) UnknownRoleMessage(id string) string {
+	names := make([]string, 0, len(builtinRoles)+len(c.Roles))
+	for _, r := range builtinRoles {
+		names = append(names, r.ID)
+	}
+	for _, r := range c.Roles {
+		names = append(names, r.ID)
+	}
+	return UnknownRoleMessage(id) + suggest.DidYouMean(suggest.Closest(id, names))
 }
 
 // EngineForRole returns the engine whose specialist set holds role, or "" for engine-neutral roles.

@@ -175,7 +175,7 @@ func localFacts(ctx context.Context, root, role, task string, o runFlags) (promp
 	}
 	phase, ok := roles.Lookup(role)
 	if !ok {
-		return prompts.RunFacts{}, policy.Eligibility{}, errors.New(prompts.UnknownRoleMessage(role))
+		return prompts.RunFacts{}, policy.Eligibility{}, errors.New(roles.UnknownRoleMessage(role))
 	}
 	issue, text := prompts.ParseTaskArg(task)
 	if issue > 0 {

@@ -281,6 +281,7 @@ func TestRunAnswersBadInputWithoutSideEffects(t *testing.T) {
 		{"invalid studio.json", badConfig, taskBody, "studio.json studioMode must be fast-prototype, guided-studio, or strict-studio"},
 		{"malformed task block", nil, "Intro\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [src/a.gd]\nwritefile: [b]\n```", "line 6: `writefile`: is not a task field"},
 		{"unknown role", nil, "```studio\nrole: wizard\nwriteFiles: [src/a.gd]\n```", `Unknown studio role "wizard". Use Codex-native hyphenated role IDs`},
+		{"misspelled role", nil, "```studio\nrole: gameplay-programer\nwriteFiles: [src/a.gd]\n```", `Unknown studio role "gameplay-programer". Use Codex-native hyphenated role IDs such as producer, qa-playtester, or studio-orchestrator. Did you mean "gameplay-programmer"?`},
 		{"unsafe writeFiles", nil, "```studio\nrole: gameplay-programmer\nwriteFiles: [../../etc/passwd]\n```", "parent traversal"},
 		{"wrong engine", nil, "```studio\nrole: unity-specialist\nwriteFiles: [src/a.gd]\n```", "unity-specialist is not available for godot projects"},
 	}

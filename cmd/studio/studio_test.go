@@ -71,6 +71,8 @@ func TestRunLocal(t *testing.T) {
 		{"both modes", []string{"run", "producer", "--project", root, "--dry-run", "--print-prompt"}, nil, 2, nil, "exactly one", true},
 		{"unknown flag", []string{"run", "producer", "--bogus"}, nil, 2, nil, "bogus", true},
 		{"legacy role", []string{"run", "qa_agent", "--project", root, "--dry-run"}, nil, 1, nil, `Unknown studio role "qa_agent"`, true},
+		{"misspelled role", []string{"run", "gameplay-programer", "x", "--project", root, "--dry-run"}, nil, 1, nil, `Did you mean "gameplay-programmer"?`, true},
+		{"misspelled custom role", []string{"run", "custom-boss-designr", "x", "--project", root, "--dry-run"}, nil, 1, nil, `Did you mean "custom-boss-designer"?`, true},
 		{"wrong engine before any prompt", []string{"run", "unity-specialist", "--project", root, "--print-prompt", "--task", "x"}, nil, 1, nil,
 			"unity-specialist is not available for godot projects", true},
 		{"print prompt", []string{"run", "gameplay-programmer", "--project", root, "--print-prompt", "--task", "Tune drift input"}, nil, 0,
