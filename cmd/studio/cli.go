@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/codex-studio/studio-action/internal/suggest"
 )
 
 // The local commands are parsed with cobra, as the GitHub CLI's are: flags go anywhere on the
@@ -52,14 +54,16 @@ type env struct {
 	stdout, stderr io.Writer
 }
 
-const rootLong = `Codex Studio Action: the GitHub Action entry point and its local CLI.
+const rootLong = `Codex Studio Action: the GitHub Action ("studio action", the default when
+GITHUB_ACTIONS=true) and a local CLI for a checkout.`
 
-Inside GitHub Actions (GITHUB_ACTIONS=true, or "studio action") the binary handles the
-event; everything below works on a local checkout.`
+// rootWorkflowNote stands for the workflow commands in the root help, which would otherwise be
+// most of it (one per workflow alias): they are hidden there, and "studio workflow list" lists them.
+const rootWorkflowNote = `Workflow commands (studio market, studio start, studio review, ... one per workflow alias)
+print a workflow's prompt and run nothing; "studio workflow list" lists them all.`
 
 func init() {
-	// Help lists the commands in the order they are added: the studio's own in workflow order,
-	// the workflow commands alphabetically (newWorkflowAliasCmds sorts them).
+	// Help lists the commands in the order they are added: the studio's own in workflow order.
 	cobra.EnableCommandSorting = false
 }
 
@@ -73,8 +77,15 @@ func newRootCmd(e env) *cobra.Command {
 		Version:       version,
 		SilenceErrors: true,
 		SilenceUsage:  true,
-		// Args stays nil: cobra's default refuses an unknown command ("unknown command \"x\" for
-		// \"studio\"", with suggestions), which execute reports as a usage error.
+		// cobra's own refusal of an unknown command suggests only the commands help lists, not
+		// the hidden workflow commands; the root takes the word instead and refuses it itself.
+		Args: cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return c.Help()
+			}
+			return unknownCommand(c, args[0])
+		},
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
 	}
 	root.SetVersionTemplate("studio {{.Version}}\n")
@@ -83,17 +94,15 @@ func newRootCmd(e env) *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return &cliError{code: exitUsage, msg: err.Error(), usage: true}
 	})
-	root.AddGroup(
-		&cobra.Group{ID: "studio", Title: "Commands:"},
-		&cobra.Group{ID: "workflows", Title: "Workflow commands (print a workflow's prompt; nothing runs):"},
-	)
-	root.SetHelpCommandGroupID("studio")
-	add := func(c *cobra.Command) {
-		if c.GroupID == "" {
-			c.GroupID = "studio"
+	defaultHelp := root.HelpFunc()
+	root.SetHelpFunc(func(c *cobra.Command, args []string) {
+		if c != root {
+			defaultHelp(c, args)
+			return
 		}
-		root.AddCommand(c)
-	}
+		printRootHelp(c)
+	})
+	add := root.AddCommand
 	add(&cobra.Command{
 		Use:   "action",
 		Short: "handle the GitHub Actions event (the default when GITHUB_ACTIONS=true)",
@@ -112,7 +121,7 @@ func newRootCmd(e env) *cobra.Command {
 	add(newTaskCmd(e))
 	add(legacyCmd("guidance", "compile a multi-agent profile into per-role guidance", "compile --profile <file> --out <dir>",
 		func(ctx context.Context, args []string) int { return runGuidance(ctx, args, e.stdout, e.stderr) }))
-	add(legacyCmd("demo", "run the whole /studio run story offline and print the result", "[--dir D] [--real-codex]",
+	add(legacyCmd("demo", "play a first task offline (plan pull request, approval, implementation) and print it", "[--studio-mode M] [--dir D] [--real-codex]",
 		func(ctx context.Context, args []string) int { return runDemo(ctx, args, e.getenv, e.stdout, e.stderr) }))
 	add(&cobra.Command{
 		Use:   "version",
@@ -124,9 +133,48 @@ func newRootCmd(e env) *cobra.Command {
 		},
 	})
 	for _, c := range newWorkflowAliasCmds(e) {
+		c.Hidden = true
 		add(c)
 	}
 	return root
+}
+
+// printRootHelp is the root's help, on one screen: what the binary is, the studio's commands,
+// a line for the hidden workflow commands, and where the flags are.
+func printRootHelp(root *cobra.Command) {
+	w := root.OutOrStdout()
+	fmt.Fprintf(w, "%s\n\nUsage: studio <command> [flags]\n\nCommands:\n", root.Long)
+	var shown []*cobra.Command
+	width := 0
+	for _, c := range root.Commands() {
+		if c.IsAvailableCommand() || c.Name() == "help" {
+			shown, width = append(shown, c), max(width, len(c.Name()))
+		}
+	}
+	for _, c := range shown {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.Name(), c.Short)
+	}
+	fmt.Fprintf(w, "\n%s\n\nRun \"studio <command> --help\" for a command's flags; \"studio --version\" prints the version.\n", rootWorkflowNote)
+}
+
+// unknownCommand refuses a word that is no subcommand of c, naming the subcommand (hidden ones
+// included) it is closest to.
+func unknownCommand(c *cobra.Command, typed string) error {
+	var names []string
+	for _, sub := range c.Commands() {
+		names = append(append(names, sub.Name()), sub.Aliases...)
+	}
+	hint := suggest.DidYouMean(suggest.Closest(typed, names))
+	return usagef("unknown command %q for %q%s", typed, c.CommandPath(), strings.Replace(hint, " Did", ". Did", 1))
+}
+
+// subcommandArgs is the Args of a command that only groups subcommands: a word that is none of
+// them is refused with the closest one.
+func subcommandArgs(c *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return unknownCommand(c, args[0])
+	}
+	return nil
 }
 
 // legacyCmd wraps a command that parses its own flags with the standard flag package; cobra

@@ -73,7 +73,10 @@ func TestRunCLIUsageErrors(t *testing.T) {
 		{"bad tier", []string{"run", "producer", "x", "--dry-run", "--model-tier", "mars", "--project", root}, `--model-tier must be sol, terra or luna, not "mars"`},
 		{"verify arg alone", []string{"run", "producer", "x", "--dry-run", "--verify-arg", "-s", "--project", root}, "--verify-arg needs --verify-command"},
 		{"bad int", []string{"run", "producer", "x", "--dry-run", "--max-fix-passes", "many"}, `invalid argument "many" for "--max-fix-passes"`},
-		{"unknown command", []string{"rum", "producer"}, `studio: unknown command "rum" for "studio"`},
+		{"unknown command", []string{"rum", "producer"}, `studio: unknown command "rum" for "studio". Did you mean "run"?`},
+		{"misspelled workflow command, hidden from help", []string{"markt"}, `studio: unknown command "markt" for "studio". Did you mean "market"?`},
+		{"misspelled subcommand", []string{"task", "craete", "x"}, `studio task: unknown command "craete" for "studio task". Did you mean "create"?`},
+		{"nothing close", []string{"frobnicate"}, "studio: unknown command \"frobnicate\" for \"studio\"\nusage: studio"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			code, out, errOut := runCLI(tt.args, nil)
@@ -194,16 +197,42 @@ func TestEveryWorkflowRenders(t *testing.T) {
 	}
 }
 
+// The root help fits a screen: the studio's own commands, and the workflow commands (one per
+// workflow alias, most of the old 86 lines) only named, since `studio workflow list` lists them.
 func TestHelpListsTheCommands(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"help"}, {"-h"}} {
 		code, out, _ := runCLI(args, nil)
 		if code != exitOK {
 			t.Fatalf("%v: exit %d", args, code)
 		}
-		for _, want := range []string{"  run ", "  init ", "  workflow ", "  task ", "  doctor ", "  action ", "  market ", "  ship-check ", "  start ", "Workflow commands"} {
+		for _, want := range []string{"  run ", "  init ", "  workflow ", "  task ", "  doctor ", "  action ", "  demo ", "studio workflow list"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%v: help lacks %q", args, want)
 			}
+		}
+		for _, alias := range []string{"  market ", "  ship-check ", "  start "} {
+			if strings.Contains(out, alias) {
+				t.Errorf("%v: help lists the workflow command %q", args, alias)
+			}
+		}
+		if n := strings.Count(out, "\n"); n > 25 {
+			t.Errorf("%v: help is %d lines, more than a 25-line screen:\n%s", args, n, out)
+		}
+	}
+	// Hidden from the help, the workflow commands still work, and `workflow list` names them.
+	root := copyFixture(t)
+	for _, alias := range []string{"market", "start", "onboard", "ship-check", "review"} {
+		if code, out, errOut := runCLI([]string{alias, "--project", root}, nil); code != exitOK || !strings.Contains(out, "# Codex Studio") {
+			t.Errorf("studio %s: exit %d %q", alias, code, errOut)
+		}
+	}
+	if code, out, _ := runCLI([]string{"workflow", "list", "--project", root}, nil); code != exitOK || !strings.Contains(out, "studio market") || !strings.Contains(out, "studio start, studio onboard") {
+		t.Errorf("workflow list: exit %d\n%s", code, out)
+	}
+	// A misspelled workflow is answered with the closest id or alias, custom ones included.
+	for typed, want := range map[string]string{"markt": `Did you mean "market"?`, "lst": `Did you mean "list"?`, "custom-boss-reveiw": `Did you mean "custom-boss-review"?`} {
+		if code, _, errOut := runCLI([]string{"workflow", typed, "--project", root}, nil); code != exitError || !strings.Contains(errOut, want) {
+			t.Errorf("workflow %s: exit %d %q, want %q", typed, code, errOut, want)
 		}
 	}
 	code, out, _ := runCLI([]string{"run", "--help"}, nil)
@@ -258,5 +287,17 @@ func TestBuiltBinaryInAScratchRepository(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, ".codex", "runs")); !os.IsNotExist(err) {
 		t.Error("an inspection run wrote run files")
+	}
+}
+
+// docs/cli.md shows the root help as it is, so a reader sees what the terminal will show.
+func TestCLIDocShowsTheRootHelp(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "cli.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, help, _ := runCLI([]string{"--help"}, nil)
+	if !strings.Contains(string(doc), "```console\n$ studio --help\n"+help+"```\n") {
+		t.Errorf("docs/cli.md must show `studio --help` exactly as it prints:\n%s", help)
 	}
 }

@@ -39,7 +39,7 @@ func newTaskCmd(e env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "task",
 		Short: "create task issues on GitHub",
-		Args:  cobra.NoArgs,
+		Args:  subcommandArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return usagef("a subcommand is required: studio task create")
 		},

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/codex-studio/studio-action/internal/suggest"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 )
@@ -74,7 +75,6 @@ func newWorkflowAliasCmds(e env) []*cobra.Command {
 		c := &cobra.Command{
 			Use:     use,
 			Aliases: aliases,
-			GroupID: "workflows",
 			Short:   fmt.Sprintf("%s (%s, %s)", w.ID, w.Role, w.Phase),
 			Long:    fmt.Sprintf("Prints the prompt of the %s workflow: %s\n\nRole %s, phase %s. Nothing runs.", w.ID, w.Objective, w.Role, w.Phase),
 			Args:    cobra.NoArgs,
@@ -114,7 +114,7 @@ func renderWorkflowCmd(ctx context.Context, e env, name string, wf workflowFlags
 	}
 	w, ok := prompts.FindWorkflow(custom, name)
 	if !ok {
-		return failf("%s (studio workflow list shows them)", prompts.UnknownWorkflowMessage(name))
+		return failf("%s (studio workflow list shows them).%s", prompts.UnknownWorkflowMessage(name), suggest.DidYouMean(suggest.Closest(name, workflowNames(custom))))
 	}
 	// The workflow's phase decides its write policy, with no approval: a render states what a run
 	// of the workflow would be allowed before anyone approved it.
@@ -127,6 +127,19 @@ func renderWorkflowCmd(ctx context.Context, e env, name string, wf workflowFlags
 	}
 	fmt.Fprintln(e.stdout, out)
 	return nil
+}
+
+// workflowNames are the words `studio workflow` takes: list, render, and every workflow's id and
+// aliases, built-in and custom.
+func workflowNames(custom prompts.Customization) []string {
+	names := []string{"list", "render"}
+	for _, w := range prompts.BuiltinWorkflows() {
+		names = append(append(names, w.ID), w.Aliases...)
+	}
+	for _, w := range custom.Workflows {
+		names = append(append(names, w.ID), w.Aliases...)
+	}
+	return names
 }
 
 // listWorkflows prints one line per workflow: id, role, phase, the names that reach it and,
