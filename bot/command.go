@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/codex-studio/studio-action/internal/suggest"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -161,7 +162,7 @@ func parseCommandFields(line string, args []string, phrase string) Command {
 	}
 	v := verbNamed(strings.ToLower(args[0]))
 	if v == nil {
-		cmd.Err = &CommandError{Problem: fmt.Sprintf("%s is not a command.", codeSpan(args[0])), Usage: verbList(phrase)}
+		cmd.Err = &CommandError{Problem: fmt.Sprintf("%s is not a command.%s", codeSpan(args[0]), didYouMeanVerb(phrase, args[0])), Usage: verbList(phrase)}
 		return cmd
 	}
 	cmd.Verb = v.name
@@ -182,6 +183,31 @@ func parseCommandFields(line string, args []string, phrase string) Command {
 	}
 	cmd.Opts = opts
 	return cmd
+}
+
+// didYouMeanVerb names the verbs a misspelled one was probably meant to be, as code spans of
+// whole commands; only the table's names are echoed, never the typed word.
+func didYouMeanVerb(phrase, typed string) string {
+	names := make([]string, len(verbs))
+	for i, v := range verbs {
+		names[i] = v.name
+	}
+	near := suggest.Closest(typed, names)
+	if len(near) == 0 {
+		return ""
+	}
+	spans := make([]string, len(near))
+	for i, n := range near {
+		spans[i] = fmt.Sprintf("`%s %s`", phrase, n)
+	}
+	return " Did you mean " + orList(spans) + "?"
+}
+
+func orList(xs []string) string {
+	if len(xs) <= 1 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
 }
 
 // unexpectedArgError is what a verb's parser returns for an argument it does not take.

@@ -91,6 +91,8 @@ func TestParseCommandUsageErrors(t *testing.T) {
 		{"/studio hello", "", []string{"`hello` is not a command.", "The commands are `/studio run`, `/studio workflow`, `/studio task`, `/studio accept`, `/studio orchestrate`, `/studio revoke`, `/studio review`, `/studio help`, `/studio steer`, `/studio pause`, `/studio continue` and `/studio stop`."}},
 		{"/studio", "", []string{"`/studio` needs a command.", "The commands are"}},
 		{"/studio ru`n", "", []string{"``ru`n`` is not a command."}},
+		{"/studio rnu", "", []string{"`rnu` is not a command. Did you mean `/studio run`? The commands are `/studio run`,"}},
+		{"/studio Reveiw", "", []string{"`Reveiw` is not a command. Did you mean `/studio review`?"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.body, func(t *testing.T) {
