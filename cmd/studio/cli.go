@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/codex-studio/studio-action/internal/suggest"
+	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/prompts"
 )
 
 // The local commands are parsed with cobra, as the GitHub CLI's are: flags go anywhere on the
@@ -230,6 +233,16 @@ func projectRoot(flag string, getenv func(string) string) (string, error) {
 		return "", err
 	}
 	return abs, nil
+}
+
+// loadProject reads the checkout's .codex/studio.json for a local command; a checkout without one
+// is pointed at studio init, which writes it, rather than shown a file system error.
+func loadProject(ctx context.Context, root string) (prompts.ProjectFacts, error) {
+	p, err := prompts.LoadProject(ctx, root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return p, fmt.Errorf("%s has no %s; create it with `%s` (your own name, engine and mode), or pass --project to the checkout that has one", root, policy.StudioConfigPath, policy.InitCommand)
+	}
+	return p, err
 }
 
 // joinWords joins positional words into one objective, as the seed joins `[objective...]`.

@@ -164,7 +164,7 @@ func TestWorkflowCommandsGolden(t *testing.T) {
 		{[]string{"workflow", "render"}, exitUsage, "a workflow id is required"},
 		{[]string{"workflow", "market", "extra"}, exitUsage, "one workflow id, optionally after render"},
 		{[]string{"market", "extra"}, exitUsage, `unknown command "extra" for "studio market"`},
-		{[]string{"workflow", "market", "--project", t.TempDir()}, exitError, "read .codex/studio.json"},
+		{[]string{"workflow", "market", "--project", t.TempDir()}, exitError, "has no .codex/studio.json; create it with `studio init"},
 	} {
 		code, out, errOut := runCLI(tt.args, map[string]string{"GITHUB_WORKSPACE": root})
 		if code != tt.code || out != "" || !strings.Contains(errOut, tt.want) {

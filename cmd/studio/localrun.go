@@ -164,7 +164,7 @@ func runLocal(ctx context.Context, e env, role, objective string, o runFlags) er
 // (bot.Roles, bot.RunFactsFor): the same roles (custom ones included), phase, model route and
 // refusal texts. A local run has no approvals, so only --approved-by-user lifts a guided block.
 func localFacts(ctx context.Context, root, role, task string, o runFlags) (prompts.RunFacts, policy.Eligibility, error) {
-	project, err := prompts.LoadProject(ctx, root)
+	project, err := loadProject(ctx, root)
 	if err != nil {
 		return prompts.RunFacts{}, policy.Eligibility{}, err
 	}

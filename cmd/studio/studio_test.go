@@ -57,6 +57,8 @@ func TestRunLocal(t *testing.T) {
 	root := copyFixture(t)
 	guided := copyFixture(t)
 	setStudioMode(t, guided, "guided-studio")
+	bare := t.TempDir() // a checkout studio init has not been run in
+	const initHint = "has no .codex/studio.json; create it with `studio init --non-interactive --name \"My Game\" --engine godot --mode prototype`"
 	tests := []struct {
 		name     string
 		args     []string
@@ -71,6 +73,8 @@ func TestRunLocal(t *testing.T) {
 		{"both modes", []string{"run", "producer", "--project", root, "--dry-run", "--print-prompt"}, nil, 2, nil, "exactly one", true},
 		{"unknown flag", []string{"run", "producer", "--bogus"}, nil, 2, nil, "bogus", true},
 		{"legacy role", []string{"run", "qa_agent", "--project", root, "--dry-run"}, nil, 1, nil, `Unknown studio role "qa_agent"`, true},
+		{"no studio.json points at studio init", []string{"run", "producer", "x", "--project", bare, "--dry-run"}, nil, 1, nil, "studio run: " + bare + " " + initHint, true},
+		{"no studio.json, a workflow", []string{"market", "--project", bare}, nil, 1, nil, "studio market: " + bare + " " + initHint, true},
 		{"misspelled role", []string{"run", "gameplay-programer", "x", "--project", root, "--dry-run"}, nil, 1, nil, `Did you mean "gameplay-programmer"?`, true},
 		{"misspelled custom role", []string{"run", "custom-boss-designr", "x", "--project", root, "--dry-run"}, nil, 1, nil, `Did you mean "custom-boss-designer"?`, true},
 		{"wrong engine before any prompt", []string{"run", "unity-specialist", "--project", root, "--print-prompt", "--task", "x"}, nil, 1, nil,

@@ -104,7 +104,7 @@ func renderWorkflowCmd(ctx context.Context, e env, name string, wf workflowFlags
 	if err != nil {
 		return failf("%v", err)
 	}
-	project, err := prompts.LoadProject(ctx, root)
+	project, err := loadProject(ctx, root)
 	if err != nil {
 		return failf("%v", err)
 	}
