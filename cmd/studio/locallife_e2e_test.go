@@ -111,6 +111,20 @@ func TestLocalRunRefusesADirtyCheckout(t *testing.T) {
 	}
 }
 
+// A write path the task parser refuses stops the run before anything happens, in the words the
+// dry run uses for it (TestRunLocal), not as a blocked run on line 5 of a task block the user
+// never wrote.
+func TestLocalRunRefusesAParentWritePath(t *testing.T) {
+	dir := localCheckout(t, fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x\n"}}})
+	code, stdout, stderr := runCLI([]string{"run", "gameplay-programmer", "Jump", "--write-file", "../evil.gd", "--project", dir}, nil)
+	if code != 1 || stdout != "" || stderr != "studio run: --write-file \"../evil.gd\": path uses parent traversal (..)\n" {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if strings.Contains(git(t, dir, "branch", "--list"), "studio/") {
+		t.Error("a refused run created a branch")
+	}
+}
+
 // The local lifecycle with the genuine Codex CLI against the scripted model server: the patch
 // Codex applies lands on the local branch, the review runs on the review route.
 func TestLocalRunWithTheRealCodexCLI(t *testing.T) {

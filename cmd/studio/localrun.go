@@ -127,6 +127,11 @@ func runLocal(ctx context.Context, e env, role, objective string, o runFlags) er
 	case o.maxFixPasses < 0:
 		return usagef("--max-fix-passes must be 0 or more")
 	}
+	// Every mode checks the task as the run's task parser will, so a dry run refuses what the
+	// run refuses, in the same words.
+	if err := checkLocalTask(role, o); err != nil {
+		return failf("%v", err)
+	}
 	root, err := projectRoot(o.project, e.getenv)
 	if err != nil {
 		return failf("%v", err)
@@ -158,6 +163,32 @@ func runLocal(ctx context.Context, e env, role, objective string, o runFlags) er
 	}
 	fmt.Fprint(e.stdout, prompts.FormatDryRun(p, facts, bot.PromptEligibility(elig), o.maxFixPasses))
 	return nil
+}
+
+// taskFlags names the flag that sets each task field, for refusals in the command line's terms.
+var taskFlags = map[string]string{"writeFiles": "--write-file", "files": "--include-artifact", "approvalScope": "--approval-scope", "verify.command": "--verify-command"}
+
+// checkLocalTask writes the flags as the task block the local run files (bot.TaskBlock) and reads
+// it back with the task parser the run uses (policy.ParseTask), so paths and the verification are
+// checked by the same rules on every mode; a refusal names the flag, not a line of that block.
+func checkLocalTask(role string, o runFlags) error {
+	task := policy.Task{Role: role, WriteFiles: o.writeFiles, Files: o.artifacts, ApprovalScope: o.scopes}
+	if o.verifyCommand != "" {
+		task.Verify = &policy.Verification{Command: o.verifyCommand, Args: o.verifyArgs}
+	}
+	block, err := bot.TaskBlock(task)
+	if err != nil {
+		return err
+	}
+	_, err = policy.ParseTask(block)
+	var te *policy.TaskError
+	if errors.As(err, &te) {
+		if flag, ok := taskFlags[te.Field]; ok {
+			return fmt.Errorf("%s %s", flag, te.Message)
+		}
+		return errors.New(te.Message)
+	}
+	return err
 }
 
 // localFacts gathers the run facts from the checkout through the action's own builder
