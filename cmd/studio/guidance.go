@@ -22,7 +22,7 @@ func runGuidance(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	fs := flag.NewFlagSet("studio guidance compile", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	profile := fs.String("profile", "", "resolved profile JSON file")
-	out := fs.String("out", "", "output directory; guidance/ is written inside it")
+	out := fs.String("out", "", "output directory: guidance/ is written inside it, or is it when it is named guidance")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

@@ -53,8 +53,13 @@ func (p *Profile) CoordinationCapable() []string {
 }
 
 // CompileFile reads a profile file and writes its guidance under outDir, returning the paths
-// written. outDir/guidance is replaced as a whole so a removed agent leaves no stale file.
+// written. outDir/guidance is replaced as a whole so a removed agent leaves no stale file. An
+// outDir that is itself named guidance is that tree (`--out guidance` run in the project writes
+// guidance/agents/..., not guidance/guidance/agents/...).
 func CompileFile(ctx context.Context, profilePath, outDir string) ([]string, error) {
+	if clean := filepath.Clean(outDir); filepath.Base(clean) == "guidance" {
+		outDir = filepath.Dir(clean)
+	}
 	data, err := os.ReadFile(profilePath)
 	if err != nil {
 		return nil, fmt.Errorf("read profile: %w", err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -180,6 +181,28 @@ func TestInvalidProfileNamesTheKey(t *testing.T) {
 
 func agent(m map[string]any, id string) map[string]any {
 	return m["agents"].(map[string]any)[id].(map[string]any)
+}
+
+// The output tree is always named guidance/: an --out that already names it (the README's
+// `--out guidance`) is that tree, not its parent, so nothing lands in guidance/guidance/.
+func TestCompileFileIntoADirectoryNamedGuidance(t *testing.T) {
+	for _, out := range []string{"guidance", "guidance/", "guidance/."} {
+		t.Run(out, func(t *testing.T) {
+			parent := t.TempDir()
+			dir := filepath.Join(parent, filepath.FromSlash(out))
+			written, err := CompileFile(context.Background(), filepath.Join("testdata", "hybrid.json"), dir)
+			if err != nil || len(written) != 5 {
+				t.Fatalf("written = %v, err = %v", written, err)
+			}
+			want := filepath.Join(parent, filepath.FromSlash(AgentPath("lead")))
+			if !slices.Contains(written, want) {
+				t.Errorf("written = %v, want %s among them", written, want)
+			}
+			if _, err := os.Stat(filepath.Join(parent, "guidance", "guidance")); !os.IsNotExist(err) {
+				t.Errorf("guidance/guidance exists (%v)", err)
+			}
+		})
+	}
 }
 
 func TestCompileFileAndInstallForRole(t *testing.T) {
