@@ -92,7 +92,7 @@ func (r *run) report(ctx context.Context, cfg policy.StudioConfig, task policy.T
 	if delegated != "" {
 		summary += "\n\n" + delegated
 	}
-	if tail := lastLines(r.Redactor.Redact(out.Output()), 40); tail != "" {
+	if tail := lastLines(r.Redactor.Redact(r.closeLifecycle(out, verdict)), 40); tail != "" {
 		summary += "\n\n<details><summary>Lifecycle</summary>\n\n```text\n" + strings.ReplaceAll(tail, "```", "`\u200b``") + "\n```\n</details>"
 	}
 	summary += leftoversNote(out.Leftovers())

@@ -620,7 +620,7 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	if len(st.verifyChanged) > 0 {
 		summary += "\n\nThe verification command changed " + strings.Join(dedupe(st.verifyChanged), ", ") + "; reverted before the review, never committed."
 	}
-	if tail := lastLines(r.Redactor.Redact(out.Output()), 40); tail != "" {
+	if tail := lastLines(r.Redactor.Redact(r.closeLifecycle(out, verdict)), 40); tail != "" {
 		summary += "\n\n<details><summary>Lifecycle</summary>\n\n```text\n" + strings.ReplaceAll(tail, "```", "`\u200b``") + "\n```\n</details>"
 	}
 	summary += leftoversNote(out.Leftovers())

@@ -118,13 +118,38 @@ func (r *run) runLifecycle(ctx context.Context, st *implState, routes routing.Ro
 			AfterReview: func(ctx context.Context, pass int, rev codex.ReviewOutcome) error {
 				return explain(r.postReview(ctx, st, rev))
 			},
-			OnLine: func(line string) { r.logf("%s", line) },
+			OnLine: func(line string) {
+				if !strings.HasPrefix(line, lifecycleFinal) {
+					r.logf("%s", line)
+				}
+			},
 		},
 	}
 	r.logf("::group::Codex lifecycle (%s)", st.task.Role)
 	out, err := lc.Run(ctx, plan)
 	r.logf("::endgroup::")
 	return out, err
+}
+
+// lifecycleFinal starts the lifecycle's closing line. It states how Codex's steps ended, before
+// the studio has weighed the scope check, a delegation answer or a report, so a blocked run could
+// read "final status: done"; the bot holds it back and closes with the verdict (closeLifecycle).
+const lifecycleFinal = "final status: "
+
+// closeLifecycle logs the run's final status, which is its verdict, and returns the lifecycle's
+// lines for the summary with that line in place of the lifecycle's own ("" when there are none).
+func (r *run) closeLifecycle(out codex.Outcome, verdict string) string {
+	r.logf("%s%s", lifecycleFinal, verdict)
+	if len(out.Lines) == 0 {
+		return ""
+	}
+	lines := make([]string, 0, len(out.Lines)+1)
+	for _, l := range out.Lines {
+		if !strings.HasPrefix(l, lifecycleFinal) {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(append(lines, lifecycleFinal+verdict), "\n\n") // as codex.Outcome.Output joins them
 }
 
 // push sends the studio's last commit. It is the one step that holds the token, so it refuses

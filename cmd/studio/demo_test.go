@@ -63,6 +63,9 @@ func TestDemoShowsTheWholeStory(t *testing.T) {
 	if strings.Contains(out, "README.md | ") {
 		t.Error("the out-of-scope README change must not be in the commit")
 	}
+	if strings.Contains(out, "final status: done") || !strings.Contains(impl, "final status: blocked") {
+		t.Error("the lifecycle's final line must be the blocked verdict, not the Codex steps' done")
+	}
 }
 
 // --studio-mode picks the story as `studio init --studio-mode` picks the project's: fast-prototype

@@ -58,10 +58,14 @@ func TestLocalRunCommitsOnALocalBranch(t *testing.T) {
 	if code != 1 {
 		t.Fatalf("exit %d, want 1 (blocked: README.md is out of scope)\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	for _, want := range []string{"implementation: exit=0", "final status: done", "Verdict: blocked", "`README.md` (modified)", "Branch: studio/local/task-1 (local; nothing was pushed)", "Status: blocked"} {
+	for _, want := range []string{"implementation: exit=0", "final status: blocked", "Verdict: blocked", "`README.md` (modified)", "Branch: studio/local/task-1 (local; nothing was pushed)", "Status: blocked"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
+	}
+	// Codex's steps all passed, but the run is blocked: no line may say it is done.
+	if strings.Contains(stdout, "final status: done") {
+		t.Errorf("a blocked run printed `final status: done`:\n%s", stdout)
 	}
 	if got := git(t, dir, "show", "--name-only", "--format=%s", "studio/local/task-1"); got != "gameplay-programmer: Make the jump snappier\n\nsrc/player/jump.gd" {
 		t.Errorf("the task branch's commit = %q", got)
