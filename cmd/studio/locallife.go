@@ -127,7 +127,12 @@ func runLocalLifecycle(ctx context.Context, lr LocalRun, stdout, stderr io.Write
 	}
 	fmt.Fprintf(stdout, "\n%s\n", strings.TrimSpace(out.Summary))
 	if out.Branch != "" && out.Status != "refused" {
-		fmt.Fprintf(stdout, "\nBranch: %s (local; nothing was pushed). The checkout is back on %s: `git switch %s` to look at the work.\n", out.Branch, base, out.Branch)
+		// The bot names the branch it meant to use; only one that was made is worth switching to.
+		if _, err := localGit(context.WithoutCancel(ctx), lr.Root, "rev-parse", "--verify", "--quiet", "refs/heads/"+out.Branch); err == nil {
+			fmt.Fprintf(stdout, "\nBranch: %s (local; nothing was pushed). The checkout is back on %s: `git switch %s` to look at the work.\n", out.Branch, base, out.Branch)
+		} else {
+			fmt.Fprintln(stdout, "\nNothing was committed, so no branch was made.")
+		}
 	}
 	fmt.Fprintf(stdout, "Status: %s\n", out.Status)
 	if out.Status != "done" {

@@ -129,6 +129,18 @@ func TestLocalRunRefusesAParentWritePath(t *testing.T) {
 	}
 }
 
+// A run that committed nothing made no branch: its last lines must not send the user to one.
+func TestLocalRunThatFailsNamesNoBranch(t *testing.T) {
+	dir := localCheckout(t, fakecodex.Call{ExitCode: 1, Stderr: "boom"})
+	code, stdout, stderr := runCLI([]string{"run", "gameplay-programmer", "Jump", "--write-file", "src/player/jump.gd", "--project", dir}, nil)
+	if code != 1 || !strings.HasSuffix(stdout, "Nothing was committed, so no branch was made.\nStatus: blocked\n") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if strings.Contains(stdout, "git switch") || strings.Contains(git(t, dir, "branch", "--list"), "studio/") {
+		t.Errorf("the run names a branch (%q) that does not exist:\n%s", git(t, dir, "branch", "--list"), stdout)
+	}
+}
+
 // The local lifecycle with the genuine Codex CLI against the scripted model server: the patch
 // Codex applies lands on the local branch, the review runs on the review route.
 func TestLocalRunWithTheRealCodexCLI(t *testing.T) {
