@@ -212,7 +212,7 @@ func approveParagraph(issue int, role, requestedBy string, mode policy.StudioMod
 
 func awaitingSummary(pull int, requestedBy string, mode policy.StudioMode, diagnostics string) string {
 	return fmt.Sprintf("**Awaiting approval.** Approve pull request #%d to authorize the implementation; the approval must come from %s, on its current head commit.\n\n%s",
-		pull, approver(requestedBy, mode), fenced(diagnostics, "text"))
+		pull, approver(requestedBy, mode), detailsBlock("Eligibility and approval diagnostics", fenced(diagnostics, "text")))
 }
 
 func planBody(markerLine string, issue int, task policy.Task, plan, diagnostics, requestedBy string, mode policy.StudioMode) string {

@@ -176,3 +176,16 @@ func TestPlanBodyOpensWithOneParagraph(t *testing.T) {
 		})
 	}
 }
+
+// The status while a plan waits says what to do in one sentence; the diagnostics that
+// the plan pull request folds are folded here too.
+func TestAwaitingSummaryFoldsTheDiagnostics(t *testing.T) {
+	text := awaitingSummary(8, "octocat", policy.ModeGuidedStudio, "Eligibility: blocked\ncurrent objective hash: 4a8f")
+	first, rest, _ := strings.Cut(text, "\n\n")
+	if !strings.Contains(first, "Approve pull request #8 to authorize the implementation") || strings.Contains(first, "hash") {
+		t.Errorf("first paragraph = %q", first)
+	}
+	if !strings.HasPrefix(rest, "<details>") || !strings.Contains(rest, "current objective hash: 4a8f") {
+		t.Errorf("the diagnostics must follow in a <details> block:\n%s", text)
+	}
+}
