@@ -113,10 +113,10 @@ func StartProxy(ctx context.Context, cfg ProxyConfig) (*Proxy, error) {
 		FlushInterval: -1,
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
 			// The error names the upstream URL at most; never echo request headers. The words
-			// start with proxyPrefix, which Refusal reads as the studio's, not the API's.
+			// start with proxyPrefix, so Refusal knows them for the proxy's report, not the API's.
 			var ne net.Error
 			switch {
-			case strings.Contains(err.Error(), "timeout awaiting response headers"):
+			case strings.Contains(err.Error(), "timeout awaiting response headers"): // net/http has no sentinel for it
 				http.Error(w, fmt.Sprintf("%sthe model API at %s sent no response within %s", proxyPrefix, shown, wait), http.StatusGatewayTimeout)
 			case errors.As(err, &ne) && ne.Timeout():
 				http.Error(w, fmt.Sprintf("%sthe model API at %s did not answer: %v", proxyPrefix, shown, err), http.StatusGatewayTimeout)
