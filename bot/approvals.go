@@ -410,7 +410,6 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 		return r.block(ctx, stepTaskParsed, "the plan's record cannot be written: "+err.Error())
 	}
 	branch := r.taskBranch(r.tr.Issue)
-	r.out.Branch = branch
 	route, err := r.modelRoute(ctx, task, base)
 	if err != nil {
 		var refusal *RouteRefusal
@@ -430,6 +429,9 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 		func() error { return r.prepareWorkspace(ctx, branch, base) }); err != nil {
 		return err
 	}
+	if !r.newBranch {
+		r.out.Branch = branch // it was on the remote before this run; a new one is named once pushed
+	}
 	prompt, err := r.withGuidance(ctx, base, task.Role, prepared.Prompt+planInstruction)
 	if err != nil {
 		var ge *guidanceError
@@ -444,6 +446,9 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 		return err
 	}
 	res := exe.Result
+	if ref := r.refused(exe); ref != nil {
+		return r.endRefused(ctx, ref, r.TriggerPhrase+" run", false)
+	}
 	if res.Failed() {
 		r.st.set(stepCodex, StepFailed, fmt.Sprintf("plan phase, exit %d", res.ExitCode))
 		r.st.Summary = codexFailureSummary(res)

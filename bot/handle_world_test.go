@@ -59,6 +59,9 @@ type agentCall struct {
 	message string            // final message; "Done." when empty
 	exit    int
 	during  func() // runs after the edits, while the call is still going (a cancellation)
+	// turnFailed ends the call as the real CLI does when the model API refuses it: exit 1, no
+	// answer, the message in an error item and turn.failed.
+	turnFailed string
 }
 
 // scriptedCodex is the in-process agent: writing calls take calls in order, calls with an output
@@ -76,6 +79,11 @@ type scriptedCodex struct {
 // failAnswer, as an answer, makes the schema call fail (exit 1).
 const failAnswer = "\x00fail"
 
+// refuseAnswer, as an answer, makes the schema call fail as refused by the model API with msg.
+func refuseAnswer(msg string) string { return refusePrefix + msg }
+
+const refusePrefix = "\x00refuse:"
+
 const passingReview = `{"blockers":[],"warnings":[],"summary":"Looks good.","needsFix":false}`
 
 func (s *scriptedCodex) Run(_ context.Context, req codex.Request) codex.Result {
@@ -89,6 +97,9 @@ func (s *scriptedCodex) Run(_ context.Context, req codex.Request) codex.Result {
 		}
 		if call.message == failAnswer {
 			call = agentCall{exit: 1, message: "failed"}
+		}
+		if msg, ok := strings.CutPrefix(call.message, refusePrefix); ok {
+			call = agentCall{turnFailed: msg}
 		}
 		s.a++
 	} else {
@@ -116,6 +127,10 @@ func (s *scriptedCodex) Run(_ context.Context, req codex.Request) codex.Result {
 	}
 	if call.during != nil {
 		call.during()
+	}
+	if call.turnFailed != "" {
+		res.ExitCode, res.FinalMessage = 1, ""
+		res.Events = codex.EventSummary{Events: 4, Errors: []string{call.turnFailed}, TurnFailed: call.turnFailed}
 	}
 	return res
 }

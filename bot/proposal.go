@@ -419,6 +419,9 @@ func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string)
 		r.logf("::warning::the planning pass changed %d path(s); they were discarded", len(changes))
 	}
 	res := exe.Result
+	if ref := r.refused(exe); ref != nil {
+		return r.endRefused(ctx, ref, r.TriggerPhrase+" run", false)
+	}
 	if res.Failed() {
 		r.st.Summary = codexFailureSummary(res)
 		return r.block(ctx, stepCodex, "the planning pass failed, so there is no task block to propose; fix the cause and run `"+r.TriggerPhrase+" run` again, or add a task block yourself.")

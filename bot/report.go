@@ -42,9 +42,12 @@ func (r *run) report(ctx context.Context, cfg policy.StudioConfig, task policy.T
 	if runErr != nil {
 		return runErr
 	}
-	if out.FinalStatus == codex.StatusDone {
+	switch {
+	case out.FinalStatus == codex.StatusDone:
 		r.st.set(stepCodex, StepDone, fmt.Sprintf("`%s` (%s)", impl.Model, impl.Effort))
-	} else {
+	case out.Refusal != nil:
+		r.st.set(stepCodex, StepFailed, refusalHeadline(out.Refusal)) // the API's words go in a fence below
+	default:
 		r.st.set(stepCodex, StepFailed, oneLine(out.Reason, 300))
 	}
 	r.st.set(stepCommitted, StepSkipped, "read-only role: nothing is committed")
@@ -86,6 +89,11 @@ func (r *run) report(ctx context.Context, cfg policy.StudioConfig, task policy.T
 	}
 
 	summary := verdictSummary(verdict, nil, blockers, "")
+	if out.Refusal != nil {
+		// The first blocker is the refusal, which the note says with the API's words fenced.
+		summary = verdictSummary(verdict, nil, blockers[1:], "") + "\n\n" + refusalNote(out.Refusal, r.TriggerPhrase+" run")
+		r.out.Failure = refusalFailure(out.Refusal)
+	}
 	if link != "" {
 		summary += fmt.Sprintf("\n\n`%s` reports instead of changing files: %s is posted below and kept in the run evidence as `%s`.", task.Role, link, reportFile)
 	}
@@ -108,7 +116,7 @@ func (r *run) report(ctx context.Context, cfg policy.StudioConfig, task policy.T
 	r.st.set(stepVerdict, StepDone, detail)
 	r.st.Verdict = verdict
 	r.out.Status = verdict
-	if err := r.setStatusLabel(ctx, verdict); err != nil {
+	if err := r.setStatusLabel(ctx, policy.StatusForVerdict(verdict)); err != nil {
 		return err
 	}
 	return r.publish(ctx)

@@ -123,7 +123,7 @@ type Deps struct {
 
 // Outcome is what a handled event produced; cmd turns it into step outputs and the job summary.
 type Outcome struct {
-	Status      string // done | blocked | skipped | refused
+	Status      string // done | blocked | error | skipped | refused
 	Branch      string
 	PullRequest int
 	PullURL     string
@@ -135,6 +135,9 @@ type Outcome struct {
 	// Said is what the run's Codex said last: a read-only role's report, a writing role's final
 	// message (a delegating role's summary). Untrusted; an orchestration shows a line of it.
 	Said string
+	// Failure says, on one line, why a run with status error failed and what to change (the
+	// model API refused a call, refusal.go): the action fails the step with it.
+	Failure string
 }
 
 // Bot handles one event.
@@ -554,7 +557,6 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 		return r.report(ctx, cfg, task, elig, base)
 	}
 	branch := r.taskBranch(r.tr.Issue)
-	r.out.Branch = branch
 	// Render before touching the branch: the workspace is still the default branch's checkout,
 	// which is where role packs and context must come from.
 	rr, stop, err := r.render(ctx, cfg, task, base, elig, reviewEnabled(task), r.maxFixPasses(task) > 0)
@@ -569,6 +571,9 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 		func() error { return r.prepareWorkspace(ctx, branch, base) }); err != nil {
 		return err
 	}
+	if !r.newBranch {
+		r.out.Branch = branch // it was on the remote before this run; a new one is named once pushed
+	}
 	st := &implState{task: task, elig: elig, branch: branch, base: base, scope: policy.Scope(task.WriteFiles), outOfScope: map[string]policy.ScopeRefusal{}, modes: map[string]string{},
 		needsPullEarly: reviewEnabled(task)}
 	r.impl = st
@@ -577,9 +582,12 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	if runErr != nil && ctx.Err() != nil {
 		return runErr
 	}
-	if out.FinalStatus == codex.StatusDone {
+	switch {
+	case out.FinalStatus == codex.StatusDone:
 		r.st.set(stepCodex, StepDone, fmt.Sprintf("`%s` (%s)%s", impl.Model, impl.Effort, passesNote(out)))
-	} else {
+	case out.Refusal != nil:
+		r.st.set(stepCodex, StepFailed, refusalHeadline(out.Refusal)) // the API's words go in a fence below
+	default:
 		r.st.set(stepCodex, StepFailed, oneLine(out.Reason, 300))
 	}
 	if len(st.committed) == 0 {
@@ -602,6 +610,11 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 		}
 	}
 	summary := verdictSummary(verdict, st.committed, blockers, st.headSHA)
+	if out.Refusal != nil {
+		// The first blocker is the refusal, which the note says with the API's words fenced.
+		summary = verdictSummary(verdict, st.committed, blockers[1:], st.headSHA) + "\n\n" + refusalNote(out.Refusal, r.TriggerPhrase+" run")
+		r.out.Failure = refusalFailure(out.Refusal)
+	}
 	if delegation != nil {
 		if s := strings.TrimSpace(delegation.Summary); s != "" {
 			summary += "\n\nThe role's summary, model output quoted as untrusted text:\n\n" + fenced(r.Redactor.Redact(s), "text")
@@ -645,7 +658,7 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	r.st.set(stepVerdict, StepDone, "**"+verdict+"**")
 	r.st.Verdict = verdict
 	r.out.Status = verdict
-	if err := r.setStatusLabel(ctx, verdict); err != nil {
+	if err := r.setStatusLabel(ctx, policy.StatusForVerdict(verdict)); err != nil {
 		return err
 	}
 	return r.publish(ctx)

@@ -160,7 +160,11 @@ func (r *run) push(ctx context.Context, branch string) error {
 			return fmt.Errorf("refusing to push %s: %w", branch, err)
 		}
 	}
-	return r.Workspace.Push(ctx, branch)
+	if err := r.Workspace.Push(ctx, branch); err != nil {
+		return err
+	}
+	r.out.Branch = branch // on the remote now: the `branch` output may name it
+	return nil
 }
 
 // revertChanges puts the workspace back at the studio's last commit and returns what it undid:
@@ -348,7 +352,7 @@ func (b *Bot) publishReview(ctx context.Context, number int, sha string, files [
 func verdictFrom(out codex.Outcome, st *implState) (string, []string) {
 	return policy.Verdict(policy.VerdictFacts{
 		LifecycleDone: out.FinalStatus == codex.StatusDone, Reason: out.Reason, Blockers: out.Blockers,
-		Committed: st.committed, OutOfScope: st.outOfScope, ReadOnly: st.readOnly,
+		Committed: st.committed, OutOfScope: st.outOfScope, ReadOnly: st.readOnly, Refused: out.Refusal != nil,
 	})
 }
 

@@ -553,3 +553,54 @@ func shortMark(m string) string {
 	}
 	return strings.Join(labels, ", ")
 }
+
+// refusalHeadline names what the model API did, for the checklist: no API text, only the kind
+// and the status.
+func refusalHeadline(ref *codex.APIRefusal) string { return ref.Headline() }
+
+// refusalHint says what to change after a refusal, naming the action's inputs (and, for the
+// local CLI, the variables standing in for them).
+func refusalHint(ref *codex.APIRefusal) string {
+	const secret = "the `OPENAI_API_KEY` repository secret the workflow passes as the `openai-api-key` input (locally: the `OPENAI_API_KEY` variable)"
+	const baseURL = "the `openai-base-url` input (empty means the OpenAI API; locally: the `OPENAI_BASE_URL` variable)"
+	switch ref.Kind {
+	case codex.RefusedKey:
+		if ref.Status == 403 {
+			return "the key may not make this request (a restricted key, or a project without access to the Responses API or to this region): give its project that access, or put another key in " + secret + "."
+		}
+		return "the API does not accept the key: put a valid key in " + secret + "."
+	case codex.RefusedModel:
+		model := "the model"
+		if ref.Model != "" {
+			model = "the model " + codeSpan(ref.Model)
+		}
+		return model + " is not available to this key: set the `model` input to a model the account can use (or the role's `model` in `.codex/agents/<role>.toml`, or the `model-tier` input), or use a key whose project has access to it."
+	case codex.RefusedEndpoint:
+		return "the endpoint answered 404 for the Responses API: check " + baseURL + "; a custom endpoint needs its versioned base (such as `https://host/v1`), to which `/responses` is added."
+	case codex.RefusedQuota:
+		return "the account behind the key has no quota left: add credit or raise the limit in its billing settings, or put another project's key in " + secret + "."
+	case codex.RefusedRateLimit:
+		return "the API kept answering 429 (too many requests) after Codex's retries: wait a minute and run again; if it keeps happening, raise the project's rate limits or run fewer tasks at once."
+	case codex.RefusedUnreachable:
+		return "the model API could not be reached, or stopped answering: check " + baseURL + " and that the runner can reach that host (a firewall, a proxy, an outage)."
+	}
+	return "the model API failed on its side after Codex's retries: nothing in the workflow needs to change; run again later, and if it persists check the provider's status or " + baseURL + "."
+}
+
+// refusalNote is the status comment's and the job summary's account of a refusal: what happened,
+// the API's words quoted as untrusted text (redacted before they get here), what to change.
+// again is the command to comment once it is fixed ("/studio run").
+func refusalNote(ref *codex.APIRefusal, again string) string {
+	head := refusalHeadline(ref)
+	words := "The API's answer as Codex reported it"
+	if ref.Kind == codex.RefusedUnreachable {
+		words = "What Codex reported"
+	}
+	return fmt.Sprintf("**%s**, so the run stopped there: no fix pass or review was spent on a call that would meet the same answer. %s, quoted as untrusted text:\n\n%s\n\n**What to change:** %s Then comment `%s` again.",
+		strings.ToUpper(head[:1])+head[1:], words, fenced(ref.Message, "text"), refusalHint(ref), again)
+}
+
+// refusalFailure is the one line the step's error annotation carries.
+func refusalFailure(ref *codex.APIRefusal) string {
+	return oneLine(ref.Error(), 600) + " — what to change: " + refusalHint(ref)
+}

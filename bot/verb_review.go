@@ -67,6 +67,10 @@ func (r *run) reviewPull(ctx context.Context, pr PullRequest) error {
 	if err != nil {
 		return err
 	}
+	if ref := r.refused(exe); ref != nil {
+		// No verdict to post: the check run stays as it was, and the label is the run's.
+		return r.endRefused(ctx, ref, r.TriggerPhrase+" review", true)
+	}
 	rev := codex.NewReviewOutcome(exe)
 	_ = ev.WriteOutput(rev.Lines())
 	if err := r.Bot.publishReview(ctx, pr.Number, head, files, rev, r.Redactor); err != nil {

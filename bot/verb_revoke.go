@@ -26,7 +26,6 @@ func (r *run) revoke(ctx context.Context) error {
 		return err
 	}
 	branch := r.taskBranch(r.tr.Issue)
-	r.out.Branch = branch
 	pr, err := r.GitHub.FindPull(ctx, branch, base)
 	if errors.Is(err, ErrNotFound) {
 		r.st.Summary = noRevokeTarget(r.TriggerPhrase, r.tr.Issue)
@@ -49,7 +48,7 @@ func (r *run) revoke(ctx context.Context) error {
 		return err
 	}
 	diag := policy.ApprovalDiagnostic{ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, ApprovalScopes: tn.task.ApprovalScope, Match: pa.match}
-	r.out.PullRequest, r.out.PullURL = full.Number, full.URL
+	r.out.PullRequest, r.out.PullURL, r.out.Branch = full.Number, full.URL, branch
 	r.st.set(stepPull, StepDone, fmt.Sprintf("#%d", full.Number))
 	r.st.Summary = revokedSummary(r.tr.Actor.Login, full.Number, diag.Render())
 	r.out.Status, r.out.Summary = "done", r.st.Summary

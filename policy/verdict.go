@@ -5,11 +5,25 @@ import (
 	"slices"
 )
 
-// Run verdicts: the outcome status and the issue's `<label-prefix>status/<verdict>` label.
+// Run verdicts: the outcome status and the issue's `<label-prefix>status/<verdict>` label
+// (StatusForVerdict).
 const (
 	VerdictDone    = "done"
 	VerdictBlocked = "blocked"
+	// VerdictError: the model API refused a call (a bad key, a model the account cannot use, an
+	// endpoint that does not answer). Nothing about the task was judged; the setup must change.
+	VerdictError = "error"
 )
+
+// StatusForVerdict is the task status a verdict leaves on the issue. A run that ended in error
+// leaves the task blocked: its status says the task did not finish and waits for someone to act,
+// as for the studio's own failures, and the status comment says it was the setup, not the work.
+func StatusForVerdict(verdict string) string {
+	if verdict == VerdictError {
+		return StatusBlocked
+	}
+	return verdict
+}
 
 // ScopeRefusal is one changed path the studio would not commit (outside writeFiles, a link, a
 // nested repository, any change by a read-only role): the kind of change and why. The path was
@@ -39,6 +53,9 @@ type VerdictFacts struct {
 	// ReadOnly is set for a role that may not write (producer, qa-playtester): its report is the
 	// deliverable, so committing nothing does not block it.
 	ReadOnly bool
+	// Refused is set when the lifecycle ended because the model API refused a call
+	// (codex.Outcome.Refusal); Reason is the refusal.
+	Refused bool
 }
 
 // blockedWithoutReason stands in for a blocked lifecycle that gave no reason.
@@ -49,9 +66,10 @@ const nothingCommitted = "Codex changed nothing inside writeFiles"
 
 // Verdict merges the lifecycle's outcome with the scope check: a run is done only when the
 // lifecycle ended done, no path was refused, and a writing role committed something. Otherwise it
-// is blocked, and the blockers say why, in the order a reader acts on them: the lifecycle's reason
-// first, then the refused paths in path order, then the lifecycle's other blockers (the reason is
-// not repeated); or, for a lifecycle that ended done, that nothing was committed.
+// is blocked (error when the model API refused a call), and the blockers say why, in the order a
+// reader acts on them: the lifecycle's reason first, then the refused paths in path order, then
+// the lifecycle's other blockers (the reason is not repeated); or, for a lifecycle that ended
+// done, that nothing was committed.
 func Verdict(f VerdictFacts) (status string, blockers []string) {
 	paths := make([]string, 0, len(f.OutOfScope))
 	for p := range f.OutOfScope {
@@ -79,7 +97,10 @@ func Verdict(f VerdictFacts) (status string, blockers []string) {
 	if f.LifecycleDone && len(f.Committed) == 0 && !f.ReadOnly {
 		blockers = append(blockers, nothingCommitted)
 	}
-	if len(blockers) > 0 {
+	switch {
+	case f.Refused && !f.LifecycleDone:
+		return VerdictError, blockers
+	case len(blockers) > 0:
 		return VerdictBlocked, blockers
 	}
 	return VerdictDone, nil

@@ -54,6 +54,12 @@ func TestVerdict(t *testing.T) {
 			VerdictBlocked, []string{"Codex timed out"}},
 		{"read-only role blocked", VerdictFacts{ReadOnly: true, Reason: "Codex exited with status 1"},
 			VerdictBlocked, []string{"Codex exited with status 1"}},
+		// The API refused a call: the setup is at fault, whatever the agent wrote before.
+		{"refused: error, with the refusal first", VerdictFacts{Refused: true, Reason: "the model API refused the call (HTTP 401): bad key", Blockers: []string{"the model API refused the call (HTTP 401): bad key"}},
+			VerdictError, []string{"the model API refused the call (HTTP 401): bad key"}},
+		{"refused after committing, with a refused path", VerdictFacts{Refused: true, Reason: "the model API did not answer: x", Committed: []string{"a.gd"},
+			OutOfScope: map[string]ScopeRefusal{"b.gd": {Kind: "added", Reason: "outside writeFiles"}}},
+			VerdictError, []string{"the model API did not answer: x", "`b.gd` (added): outside writeFiles; not committed"}},
 		{"blockers of a done lifecycle are ignored", VerdictFacts{LifecycleDone: true, Blockers: []string{"stale"}, Committed: []string{"a.gd"}}, VerdictDone, nil},
 	}
 	for _, tt := range tests {
@@ -63,5 +69,13 @@ func TestVerdict(t *testing.T) {
 				t.Errorf("Verdict = %s %q\nwant      %s %q", got, blockers, tt.want, tt.wantBlockers)
 			}
 		})
+	}
+}
+
+func TestStatusForVerdict(t *testing.T) {
+	for verdict, want := range map[string]string{VerdictDone: StatusDone, VerdictBlocked: StatusBlocked, VerdictError: StatusBlocked} {
+		if got := StatusForVerdict(verdict); got != want || !IsTaskStatus(got) {
+			t.Errorf("StatusForVerdict(%q) = %q, want the task status %q", verdict, got, want)
+		}
 	}
 }

@@ -25,6 +25,8 @@ const (
 const (
 	StatusDone    = "done"
 	StatusBlocked = "blocked"
+	// StatusError: the model API refused a call (Outcome.Refusal); the run stopped at once.
+	StatusError = "error"
 )
 
 // FixInput is what a fix prompt is built from.
@@ -122,7 +124,10 @@ type Outcome struct {
 	Usage Usage `json:"usage"`
 	// Stopped is set when max-tokens stopped the run before a call; Reason says the same.
 	Stopped *BudgetError `json:"stopped,omitempty"`
-	Lines   []string     `json:"-"`
+	// Refusal is set when the model API refused a call (or never answered it): the run ended
+	// at once with FinalStatus "error", and Reason says the same.
+	Refusal *APIRefusal `json:"refusal,omitempty"`
+	Lines   []string    `json:"-"`
 }
 
 // Leftovers counts the processes every Codex call and verification of the run left running
@@ -155,6 +160,9 @@ type attempt struct {
 	verify *VerificationResult
 	review *ReviewOutcome
 	stop   *BudgetError // max-tokens stopped the attempt before one of its calls
+	// refused: the model API refused one of the attempt's calls. Every later call would be
+	// refused the same way, so nothing follows it: no verification, review or fix pass.
+	refused *APIRefusal
 }
 
 // timedOut reports a Codex call of this attempt that ran out of time.
@@ -250,7 +258,7 @@ func (r *run) execute(ctx context.Context) error {
 	}
 	last := first
 	blocked := first.blocked()
-	for pass := 1; blocked && last.stop == nil && p.FixPrompt != nil && pass <= maxPasses && last.timedOut() == nil; pass++ {
+	for pass := 1; blocked && last.stop == nil && last.refused == nil && p.FixPrompt != nil && pass <= maxPasses && last.timedOut() == nil; pass++ {
 		if stop := r.checkBudget(fmt.Sprintf("fix pass %d", pass)); stop != nil {
 			last.stop = stop
 			break
@@ -270,6 +278,11 @@ func (r *run) execute(ctx context.Context) error {
 	}
 
 	switch {
+	case last.refused != nil:
+		// Work an earlier call of the run wrote was already handed to AfterChange.
+		r.out.FinalStatus, r.out.Refusal, r.out.Reason = StatusError, last.refused, last.refused.Error()
+		r.out.Blockers = []string{r.out.Reason}
+		r.line("error: " + r.out.Reason)
 	case last.stop != nil:
 		// max-tokens: the work so far was already handed to AfterChange; the run did not finish.
 		r.out.FinalStatus, r.out.Stopped, r.out.Reason = StatusBlocked, last.stop, last.stop.Error()
@@ -329,6 +342,7 @@ func (r *run) attempt(ctx context.Context, pass int, label, phase string, route 
 		return a, nil
 	}
 	if a.exe.Failed() {
+		a.refused = r.refusal(a.exe.Result)
 		return a, nil
 	}
 	if r.p.Verify != nil {
@@ -345,8 +359,8 @@ func (r *run) attempt(ctx context.Context, pass int, label, phase string, route 
 		if a.stop = r.checkBudget(passReviewLabel(pass)); a.stop != nil {
 			return a, nil
 		}
-		rev, stop, err := r.review(ctx, pass)
-		a.review, a.stop = &rev, stop
+		rev, stop, refused, err := r.review(ctx, pass)
+		a.review, a.stop, a.refused = &rev, stop, refused
 		if err != nil {
 			return a, err
 		}
@@ -428,27 +442,40 @@ func (r *run) verify(ctx context.Context, pass int) (VerificationResult, error) 
 }
 
 // review runs one review; a non-nil *BudgetError means max-tokens refused its fallback call, and
-// the review, which has no verdict then, is not handed to AfterReview.
-func (r *run) review(ctx context.Context, pass int) (ReviewOutcome, *BudgetError, error) {
+// a non-nil *APIRefusal that the model API refused the call: the review, which has no verdict
+// then, is not handed to AfterReview.
+func (r *run) review(ctx context.Context, pass int) (ReviewOutcome, *BudgetError, *APIRefusal, error) {
 	prompt := r.l.Redactor.Redact(r.p.ReviewPrompt) + "\n\n# Implementation and verification output\n\n" + r.out.Output() + "\n"
 	exe, dir := r.codex(ctx, "review", passName("review", pass), "read-only", r.p.Routes.Review, prompt, ReviewSchema)
 	rev := NewReviewOutcome(exe)
 	r.lines(rev.Lines()...)
 	if stop := budgetStop(exe, passReviewLabel(pass)); stop != nil {
-		return rev, stop, nil
+		return rev, stop, nil, nil
+	}
+	if refused := r.refusal(exe.Result); refused != nil {
+		return rev, nil, refused, nil
 	}
 	if rev.Verdict != nil {
 		_ = r.l.Evidence.WriteJSON(filepath.Join(dir, "verdict.json"), rev.Verdict)
 	}
 	if ctx.Err() != nil {
-		return rev, nil, fmt.Errorf("review: %w", ctx.Err())
+		return rev, nil, nil, fmt.Errorf("review: %w", ctx.Err())
 	}
 	if h := r.l.Hooks.AfterReview; h != nil {
 		if err := h(ctx, pass, rev); err != nil {
-			return rev, nil, fmt.Errorf("after review: %w", err)
+			return rev, nil, nil, fmt.Errorf("after review: %w", err)
 		}
 	}
-	return rev, nil, nil
+	return rev, nil, nil, nil
+}
+
+// refusal is Refusal with the API's words redacted: the API quotes part of a key it refuses.
+func (r *run) refusal(res Result) *APIRefusal {
+	ref := Refusal(res)
+	if ref != nil {
+		ref.Message = r.l.Redactor.Redact(ref.Message)
+	}
+	return ref
 }
 
 // blockers lists what kept an attempt from passing, for the fix prompt and the status, bounded to

@@ -2,6 +2,7 @@ package codex
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/codex-studio/studio-action/policy"
@@ -55,6 +56,20 @@ func answer(msg string) func(Request) Result {
 func failWith(code int, stderr string) func(Request) Result {
 	return func(Request) Result { return Result{ExitCode: code, Stderr: stderr} }
 }
+
+// refusedWith answers as the real CLI does when the model API refuses the call: exit 1, and the
+// API's words in the error item and turn.failed.
+func refusedWith(msg string) func(Request) Result {
+	return func(Request) Result {
+		return Result{ExitCode: 1, Events: EventSummary{Events: 4, Errors: []string{msg}, TurnFailed: msg}}
+	}
+}
+
+const (
+	badKey    = "unexpected status 401 Unauthorized: Incorrect API key provided: sk-CANA***2b., url: http://127.0.0.1:1/v1/responses"
+	badKeyWhy = "the model API refused the call (HTTP 401): Incorrect API key provided: sk-CANA***2b."
+	noModel   = "The model `gpt-5.6-luna` does not exist or you do not have access to it."
+)
 
 const (
 	passVerdict  = `{"blockers":[],"warnings":[],"summary":"looks right","needsFix":false}`
@@ -128,6 +143,27 @@ func TestLifecycleScenarios(t *testing.T) {
 			}},
 			wantStatus: "blocked", wantReason: "codex timed out after 10m0s", wantPhases: []string{"implement"},
 			wantLastLine: []string{"blocked: codex timed out after 10m0s", "final status: blocked"}},
+		// A call the model API refuses ends the run at once: a fix pass or a review would only
+		// be refused again.
+		{name: "a refused implementation ends the run as error without verification, review or fix", verify: &pass, review: true, fix: true, maxFix: 3,
+			answers:    []func(Request) Result{refusedWith(badKey)},
+			wantStatus: "error", wantReason: badKeyWhy, wantPhases: []string{"implement"},
+			wantLastLine: []string{"error: " + badKeyWhy, "final status: error"}},
+		{name: "a refused review ends the run as error without a fix pass", review: true, fix: true, maxFix: 3,
+			answers:    []func(Request) Result{answer("impl"), refusedWith("Quota exceeded. Check your plan and billing details.")},
+			wantStatus: "error", wantReason: "the model API refused the call: Quota exceeded. Check your plan and billing details.", wantPhases: []string{"implement", "review"},
+			wantLastLine: []string{"error: the model API refused the call: Quota exceeded. Check your plan and billing details.", "final status: error"}},
+		{name: "a refused fix pass ends the run as error", verify: &fail, fix: true, maxFix: 3,
+			answers:    []func(Request) Result{answer("impl"), refusedWith("exceeded retry limit, last status: 429 Too Many Requests")},
+			wantStatus: "error", wantReason: "the model API refused the call (HTTP 429): exceeded retry limit, last status: 429 Too Many Requests",
+			wantPhases: []string{"implement", "fix"}, wantFixes: 1},
+		{name: "an unavailable model gets its one fallback, and a refused fallback ends the run", review: true, fix: true, maxFix: 3,
+			answers:    []func(Request) Result{refusedWith(noModel), refusedWith("The model `gpt-5.6-terra` does not exist or you do not have access to it.")},
+			wantStatus: "error", wantReason: "the model API refused the call: The model `gpt-5.6-terra` does not exist or you do not have access to it.",
+			wantPhases: []string{"implement", "implement"}},
+		{name: "an unavailable model whose fallback answers goes on", review: true,
+			answers:    []func(Request) Result{refusedWith(noModel), answer("impl on the fallback"), answer(passVerdict)},
+			wantStatus: "done", wantPhases: []string{"implement", "implement", "review"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -387,5 +423,44 @@ func TestRunIDs(t *testing.T) {
 	}
 	if got := ids.Next(); got != "20261129175407089-4242-2" {
 		t.Errorf("second id = %s", got)
+	}
+}
+
+// A refused review after an implementation that wrote: the work was handed to AfterChange (the
+// bot commits it), the refused review is not handed to AfterReview (there is no verdict to post),
+// and the outcome and result.json carry the refusal.
+func TestLifecycleRefusalKeepsEarlierWorkAndPostsNoReview(t *testing.T) {
+	runs := t.TempDir()
+	ev, err := NewEvidence(runs, "20261129185400123-42-1", "gameplay-programmer", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner := &scripted{t: t, answers: []func(Request) Result{answer("implemented jump"), refusedWith(badKey)}}
+	var changes, reviews []int
+	var fixes []FixInput
+	lc := &Lifecycle{Runner: runner, Evidence: ev, Hooks: Hooks{
+		AfterChange: func(_ context.Context, pass int, _ Execution) error { changes = append(changes, pass); return nil },
+		AfterReview: func(_ context.Context, pass int, _ ReviewOutcome) error { reviews = append(reviews, pass); return nil },
+	}}
+	out, err := lc.Run(context.Background(), Plan{Workdir: t.TempDir(), Sandbox: "danger-full-access", Routes: testRoutes(t), Prompt: "implement",
+		ReviewPrompt: "review", FixPrompt: fixPrompt(t, &fixes), MaxFixPasses: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner.verify()
+	if !slices.Equal(changes, []int{0}) || len(reviews) != 0 || len(fixes) != 0 {
+		t.Errorf("AfterChange %v, AfterReview %v, fix prompts %d: want the implementation's change only", changes, reviews, len(fixes))
+	}
+	ref := out.Refusal
+	if out.FinalStatus != StatusError || ref == nil || ref.Kind != RefusedKey || ref.Status != 401 || ref.Model != "gpt-5.6-terra" || !slices.Equal(out.Blockers, []string{badKeyWhy}) {
+		t.Fatalf("outcome %s refusal %+v blockers %q", out.FinalStatus, ref, out.Blockers)
+	}
+	data, err := os.ReadFile(filepath.Join(ev.Dir, "result.json"))
+	var saved struct{ Refusal *APIRefusal }
+	if err == nil {
+		err = json.Unmarshal(data, &saved)
+	}
+	if err != nil || saved.Refusal == nil || *saved.Refusal != *ref {
+		t.Errorf("result.json refusal = %+v (%v), want %+v", saved.Refusal, err, *ref)
 	}
 }

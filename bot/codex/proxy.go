@@ -37,9 +37,19 @@ type ProxyConfig struct {
 	Upstream string
 	// APIKey is the real OpenAI key. It lives only in this process.
 	APIKey string
-	// Transport overrides the upstream transport (tests); nil uses http.DefaultTransport.
+	// Transport overrides the upstream transport (tests); nil uses a copy of
+	// http.DefaultTransport bounded by ResponseTimeout.
 	Transport http.RoundTripper
+	// ResponseTimeout bounds the wait for the upstream's response headers; 0 means
+	// DefaultResponseTimeout. Neither Codex nor Go's default transport bounds it, so an endpoint
+	// that accepts the connection and never answers would hold every call until timeout-minutes.
+	ResponseTimeout time.Duration
 }
+
+// DefaultResponseTimeout is how long the proxy waits for the model API to start its answer. The
+// API streams, so its headers come as soon as it takes the request; Codex retries the 504 the proxy
+// answers (request_max_retries), so a silent endpoint costs a call about three times this.
+const DefaultResponseTimeout = 2 * time.Minute
 
 // Proxy is a key-holding reverse proxy on 127.0.0.1. Codex is pointed at it with a per-run client
 // key; the proxy checks that key, swaps it for the real one and forwards only the routes Codex
@@ -74,6 +84,19 @@ func StartProxy(ctx context.Context, cfg ProxyConfig) (*Proxy, error) {
 		return nil, fmt.Errorf("start model proxy: listen: %w", err)
 	}
 	p := &Proxy{baseURL: "http://" + ln.Addr().String() + "/v1", clientKey: clientKey, ln: ln}
+	wait := cfg.ResponseTimeout
+	if wait <= 0 {
+		wait = DefaultResponseTimeout
+	}
+	transport := cfg.Transport
+	if transport == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.ResponseHeaderTimeout = wait
+		transport = t
+	}
+	// The errors name the upstream (without credentials or query) so that a refusal on the issue
+	// says which endpoint did not answer; Codex itself only knows the proxy's loopback address.
+	shown := (&url.URL{Scheme: upstream.Scheme, Host: upstream.Host, Path: upstream.Path}).String()
 	rp := &httputil.ReverseProxy{
 		Rewrite: func(r *httputil.ProxyRequest) {
 			// Codex's path is {base}/responses with base .../v1; keep what follows /v1.
@@ -85,12 +108,21 @@ func StartProxy(ctx context.Context, cfg ProxyConfig) (*Proxy, error) {
 			r.Out.Host = upstream.Host
 			r.Out.Header.Set("Authorization", "Bearer "+cfg.APIKey)
 		},
-		Transport: cfg.Transport,
+		Transport: transport,
 		// Responses are server-sent events: flush every write so Codex sees tokens as they come.
 		FlushInterval: -1,
 		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
-			// The error names the upstream URL at most; never echo request headers.
-			http.Error(w, "model proxy: upstream unreachable: "+err.Error(), http.StatusBadGateway)
+			// The error names the upstream URL at most; never echo request headers. The words
+			// start with proxyPrefix, so Refusal knows them for the proxy's report, not the API's.
+			var ne net.Error
+			switch {
+			case strings.Contains(err.Error(), "timeout awaiting response headers"): // net/http has no sentinel for it
+				http.Error(w, fmt.Sprintf("%sthe model API at %s sent no response within %s", proxyPrefix, shown, wait), http.StatusGatewayTimeout)
+			case errors.As(err, &ne) && ne.Timeout():
+				http.Error(w, fmt.Sprintf("%sthe model API at %s did not answer: %v", proxyPrefix, shown, err), http.StatusGatewayTimeout)
+			default:
+				http.Error(w, fmt.Sprintf("%sthe model API at %s is unreachable: %v", proxyPrefix, shown, err), http.StatusBadGateway)
+			}
 		},
 	}
 	p.srv = &http.Server{

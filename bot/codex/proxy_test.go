@@ -3,9 +3,11 @@ package codex
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/codex-studio/studio-action/internal/fakemodel"
 )
@@ -118,8 +120,51 @@ func TestProxyUpstreamDown(t *testing.T) {
 	srv.Close()
 	p := startProxy(t, down)
 	status, body := do(t, http.MethodPost, p.BaseURL()+"/responses", "Bearer "+p.ClientKey(), "{}")
-	if status != http.StatusBadGateway || strings.Contains(body, realKey) {
-		t.Errorf("got %d %q, want 502 without the key", status, body)
+	want := "model proxy: the model API at " + down + " is unreachable: dial tcp "
+	if status != http.StatusBadGateway || strings.Contains(body, realKey) || !strings.HasPrefix(body, want) || !strings.Contains(body, "connection refused") {
+		t.Errorf("got %d %q, want 502 naming the upstream, %q…, without the key", status, body, want)
+	}
+}
+
+// An upstream that takes the connection and never answers is cut off after ResponseTimeout with
+// a 504 that says so; without the bound the call would hang until timeout-minutes.
+func TestProxyBoundsASilentUpstream(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 4)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c // held open, never answered
+		}
+	}()
+	defer func() {
+		for len(accepted) > 0 {
+			(<-accepted).Close()
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Credentials and a query in the base URL must not reach the message.
+	p, err := StartProxy(ctx, ProxyConfig{Upstream: "http://user:pw@" + ln.Addr().String() + "/v1?api-version=1", APIKey: realKey, ResponseTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	start := time.Now()
+	status, body := do(t, http.MethodPost, p.BaseURL()+"/responses", "Bearer "+p.ClientKey(), "{}")
+	want := "model proxy: the model API at http://" + ln.Addr().String() + "/v1 sent no response within 200ms"
+	if status != http.StatusGatewayTimeout || strings.TrimSpace(body) != want {
+		t.Errorf("got %d %q, want 504 %q", status, body, want)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the proxy waited %s for a silent upstream", d)
 	}
 }
 

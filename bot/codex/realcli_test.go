@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"github.com/codex-studio/studio-action/policy/routing"
 	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -519,3 +520,174 @@ func TestRealCodexRunsInsideTheSandbox(t *testing.T) {
 		})
 	}
 }
+
+// refusedRun runs a plan with verification, review and fix passes enabled against a model API
+// that refuses every call (or cannot be reached), with the retries the action uses, and checks
+// what every refusal must give: status error, nothing after the refused call, no secret in the
+// evidence, and an end within a loose bound (a timing target belongs in a benchmark; this only
+// catches a run that hangs or loops).
+func refusedRun(t *testing.T, r *realRig, plan Plan) Outcome {
+	t.Helper()
+	out := refusedRunOnly(t, r, plan)
+	r.checkNoLeaks()
+	return out
+}
+
+// refusedRunOnly is refusedRun for a run whose requests never reach the model server: it scans
+// the workspace and the evidence for the secrets, but there is no request to check.
+func refusedRunOnly(t *testing.T, r *realRig, plan Plan) Outcome {
+	t.Helper()
+	r.cli.Provider = NewProvider(r.proxy.BaseURL())
+	ev, err := NewEvidence(r.runs, "20261129185400000-1-1", "gameplay-programmer", r.red)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fixes []FixInput
+	plan.Workdir, plan.Sandbox, plan.Prompt, plan.CallTimeout = r.ws, "danger-full-access", "Add a jump.", 5*time.Minute
+	plan.ReviewPrompt, plan.FixPrompt, plan.MaxFixPasses = "Review.", fixPrompt(t, &fixes), 2
+	plan.Verify = &VerifyCommand{Command: "true"}
+	if plan.Routes.Implementation.Primary.Model == "" {
+		plan.Routes = mustRoutes(t, routing.ModelChoice{Model: "gpt-5.6-terra", Effort: "medium"}, "")
+	}
+	start := time.Now()
+	out, err := (&Lifecycle{Runner: r.cli, Evidence: ev, Redactor: r.red}).Run(context.Background(), plan)
+	if err != nil {
+		t.Fatalf("lifecycle: %v\n%s", err, out.Output())
+	}
+	if d := time.Since(start); d > time.Minute {
+		t.Errorf("a refused run took %s", d)
+	}
+	if out.FinalStatus != StatusError || out.Refusal == nil || out.Reason != out.Refusal.Error() {
+		t.Fatalf("status %s refusal %+v reason %q\n%s", out.FinalStatus, out.Refusal, out.Reason, out.Output())
+	}
+	if out.Verification != nil || out.Review != nil || len(out.FixPasses) != 0 || len(fixes) != 0 {
+		t.Errorf("a refused call was followed by verification %v, review %v, %d fix passes", out.Verification != nil, out.Review != nil, len(out.FixPasses))
+	}
+	if !strings.HasSuffix(out.Output(), "error: "+out.Reason+"\n\nfinal status: error") {
+		t.Errorf("output does not end with the error:\n%s", out.Output())
+	}
+	for _, root := range []string{r.ws, r.runs} {
+		_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return nil
+			}
+			data, _ := os.ReadFile(path)
+			for _, c := range []string{githubCanary, openAICanary} {
+				if strings.Contains(string(data), c) {
+					t.Errorf("%s holds a secret", path)
+				}
+			}
+			return nil
+		})
+	}
+	for _, c := range []string{githubCanary, openAICanary} {
+		if strings.Contains(out.Reason, c) || strings.Contains(out.Output(), c) {
+			t.Errorf("the outcome holds a secret: %s", out.Reason)
+		}
+	}
+	return out
+}
+
+// A key the API does not accept: one Codex call (Codex's own retries of the 401 included), the
+// API's words with the key masked, status error.
+func TestRealRefusedKeyEndsTheRunAtOnce(t *testing.T) {
+	// The API quotes a key it refuses; this one echoes all of it, which the studio must mask.
+	rig := newRealRig(t, fakemodel.Script{Refuse: ptr(fakemodel.InvalidKey(openAICanary))})
+	out := refusedRun(t, rig, Plan{})
+	ref := out.Refusal
+	if ref.Kind != RefusedKey || ref.Status != 401 || ref.Message != "Incorrect API key provided: ***. You can find your API key at https://platform.openai.com/account/api-keys." {
+		t.Errorf("refusal = %+v", ref)
+	}
+	if out.Usage.Calls != 1 {
+		t.Errorf("Codex calls = %d, want 1", out.Usage.Calls)
+	}
+}
+
+// A model the account cannot use: with a named model (no fallback) one call; with a tier's
+// model, the seed's one fallback attempt and nothing after it.
+func TestRealRefusedModelEndsTheRunAtOnce(t *testing.T) {
+	t.Run("named model", func(t *testing.T) {
+		rig := newRealRig(t, fakemodel.Script{Refuse: ptr(fakemodel.ModelNotFound("gpt-5.5"))})
+		routes, err := routing.ResolveModelRoutes(routing.ModelChoice{}, "gpt-5.5", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := refusedRun(t, rig, Plan{Routes: routes})
+		if ref := out.Refusal; ref.Kind != RefusedModel || ref.Model != "gpt-5.5" || ref.Message != "The model `gpt-5.5` does not exist or you do not have access to it." {
+			t.Errorf("refusal = %+v", ref)
+		}
+		if out.Usage.Calls != 1 || len(rig.server.Requests()) != 1 {
+			t.Errorf("Codex calls = %d, model requests = %d; want 1 and 1", out.Usage.Calls, len(rig.server.Requests()))
+		}
+	})
+	t.Run("tier model with a fallback", func(t *testing.T) {
+		rig := newRealRig(t, fakemodel.Script{Refuse: ptr(fakemodel.ModelNotFound("gpt-5.6-sol"))})
+		out := refusedRun(t, rig, Plan{Routes: mustRoutes(t, routing.ModelChoice{Model: "gpt-5.6-sol", Effort: "high"}, "")})
+		impl := out.Implementation
+		if out.Refusal.Kind != RefusedModel || impl.FallbackFrom != "gpt-5.6-sol" || out.Refusal.Model != impl.Result.Model || out.Usage.Calls != 2 {
+			t.Errorf("refusal %+v, fallback from %q to %q, %d calls; want the primary and one fallback", out.Refusal, impl.FallbackFrom, impl.Result.Model, out.Usage.Calls)
+		}
+	})
+}
+
+// An endpoint that is not there, and one that takes the connection and never answers: the proxy
+// turns both into an answer Codex reports (and retries a bounded number of times), so the run
+// ends as error within the bound instead of after timeout-minutes, naming the endpoint.
+func TestRealUnreachableEndpointEndsTheRunAtOnce(t *testing.T) {
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedURL := "http://" + closed.Addr().String() + "/v1"
+	closed.Close()
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := make(chan net.Conn, 16)
+	defer func() {
+		silent.Close()
+		for len(held) > 0 {
+			(<-held).Close()
+		}
+	}()
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			held <- c // never answered
+		}
+	}()
+	silentURL := "http://" + silent.Addr().String() + "/v1"
+	for _, tc := range []struct {
+		name, upstream, want string
+		status               int
+	}{
+		{"closed port", closedURL, "model proxy: the model API at " + closedURL + " is unreachable: dial tcp " + closed.Addr().String() + ": connect: connection refused", 502},
+		{"silent endpoint", silentURL, "model proxy: the model API at " + silentURL + " sent no response within 500ms", 504},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The model server only proves that no request reaches a model; the proxy points elsewhere.
+			rig := newRealRig(t, fakemodel.Script{})
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			proxy, err := StartProxy(ctx, ProxyConfig{Upstream: tc.upstream, APIKey: openAICanary, ResponseTimeout: 500 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rig.proxy = proxy
+			rig.cli.Env = AgentEnv(os.Getenv, rig.home, proxy.ClientKey())
+			out := refusedRunOnly(t, rig, Plan{})
+			if ref := out.Refusal; ref.Kind != RefusedUnreachable || ref.Status != tc.status || ref.Message != tc.want {
+				t.Errorf("refusal = %+v, want %d %q", ref, tc.status, tc.want)
+			}
+			if out.Usage.Calls != 1 || len(rig.server.Requests()) != 0 {
+				t.Errorf("Codex calls = %d, model requests %d", out.Usage.Calls, len(rig.server.Requests()))
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -19,6 +19,7 @@ import (
 	"github.com/codex-studio/studio-action/bot/jail"
 	"github.com/codex-studio/studio-action/bot/steplog"
 	"github.com/codex-studio/studio-action/gitops"
+	"github.com/codex-studio/studio-action/policy"
 	"github.com/sethvargo/go-githubactions"
 )
 
@@ -317,6 +318,12 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 	}
 	if out.Skip != "" {
 		step.Printf("nothing to do: %s", out.Skip)
+	}
+	if out.Status == policy.VerdictError {
+		// The model API refused a call: the setup must change, which a green step would hide.
+		// The status comment and the summary above say what to change; so does the annotation.
+		act.Errorf("%s", orDefault(out.Failure, "the run ended in error; the status comment on the issue says why"))
+		return exitError
 	}
 	return exitOK
 }

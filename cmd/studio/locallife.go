@@ -126,13 +126,19 @@ func runLocalLifecycle(ctx context.Context, lr LocalRun, stdout, stderr io.Write
 		return fail("%v", herr)
 	}
 	fmt.Fprintf(stdout, "\n%s\n", strings.TrimSpace(out.Summary))
-	if out.Branch != "" && out.Status != "refused" {
-		// The bot names the branch it meant to use; only one that was made is worth switching to.
-		if _, err := localGit(context.WithoutCancel(ctx), lr.Root, "rev-parse", "--verify", "--quiet", "refs/heads/"+out.Branch); err == nil {
-			fmt.Fprintf(stdout, "\nBranch: %s (local; nothing was pushed). The checkout is back on %s: `git switch %s` to look at the work.\n", out.Branch, base, out.Branch)
-		} else {
-			fmt.Fprintln(stdout, "\nNothing was committed, so no branch was made.")
+	// Only a branch that exists in the checkout is worth switching to, whatever the outcome names.
+	branch := out.Branch
+	if branch != "" {
+		if _, err := localGit(context.WithoutCancel(ctx), lr.Root, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch); err != nil {
+			branch = ""
 		}
+	}
+	switch {
+	case out.Status == "refused":
+	case branch != "":
+		fmt.Fprintf(stdout, "\nBranch: %s (local; nothing was pushed). The checkout is back on %s: `git switch %s` to look at the work.\n", branch, base, branch)
+	case out.Status != "done":
+		fmt.Fprintln(stdout, "\nNothing was committed, so no branch was made.")
 	}
 	fmt.Fprintf(stdout, "Status: %s\n", out.Status)
 	if out.Status != "done" {

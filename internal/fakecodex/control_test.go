@@ -2,6 +2,7 @@ package fakecodex_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -14,7 +15,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/internal/fakecodex"
+	"github.com/codex-studio/studio-action/policy/routing"
 )
 
 // bin is the executable stand-in, built once: the control server is tested through the process
@@ -319,5 +322,44 @@ func TestWriteControlFileNamesTheServer(t *testing.T) {
 	}
 	if url, err := fakecodex.ReadControlFile(home); err != nil || url != "http://127.0.0.1:1" {
 		t.Errorf("ReadControlFile = %q, %v", url, err)
+	}
+}
+
+// A scripted refusal plays as the real CLI's: exit 1, an error event and turn.failed with the
+// message, an empty last message, and the studio's parser reads it as the API's refusal.
+func TestTurnFailedPlaysAsTheRealCLI(t *testing.T) {
+	const msg = "unexpected status 401 Unauthorized: Incorrect API key provided: sk-x***y., url: http://127.0.0.1:1/v1/responses"
+	_, home := controlled(t, fakecodex.Script{Calls: []fakecodex.Call{{TurnFailed: msg}}})
+	p := play(t, home, "prompt", writing)
+	if p.code != 1 || p.lastMessage != "" || strings.Contains(p.stdout, "turn.completed") {
+		t.Fatalf("exit %d, last message %q, events:\n%s", p.code, p.lastMessage, p.stdout)
+	}
+	ev, err := codex.ParseEvents(strings.NewReader(p.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := codex.Result{ExitCode: p.code, Events: ev}
+	if ref := codex.Refusal(res); ref == nil || ref.Kind != codex.RefusedKey || ref.Status != 401 || ev.Errors[0] != msg {
+		t.Errorf("refusal %+v from events %+v", ref, ev)
+	}
+}
+
+// The in-process Runner plays a refusal the same way, and the lifecycle spends nothing more on
+// it: one call, no review, no fix pass.
+func TestRunnerTurnFailedEndsTheLifecycle(t *testing.T) {
+	r := &fakecodex.Runner{Script: fakecodex.Script{Calls: []fakecodex.Call{{TurnFailed: "Quota exceeded. Check your plan and billing details."}}}}
+	routes, err := routing.ResolveRoutes(routing.ModelChoice{Model: "gpt-5.6-terra", Effort: "medium"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := (&codex.Lifecycle{Runner: r}).Run(context.Background(), codex.Plan{
+		Workdir: t.TempDir(), Sandbox: "danger-full-access", Routes: routes, Prompt: "implement", ReviewPrompt: "review",
+		MaxFixPasses: 2, FixPrompt: func(context.Context, codex.FixInput) (string, error) { return "fix", nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Requests) != 1 || out.FinalStatus != codex.StatusError || out.Refusal == nil || out.Refusal.Kind != codex.RefusedQuota || len(out.FixPasses) != 0 || out.Review != nil {
+		t.Errorf("%d calls, status %s, refusal %+v, %d fix passes, review %v", len(r.Requests), out.FinalStatus, out.Refusal, len(out.FixPasses), out.Review)
 	}
 }

@@ -51,6 +51,10 @@ type Call struct {
 	Shell string `json:"shell,omitempty"`
 	// Usage is what the call's turn.completed reports; nil reports DefaultUsage.
 	Usage *codex.Usage `json:"usage,omitempty"`
+	// TurnFailed, when set, ends the turn as the real CLI does when the model API refuses it: an
+	// error event and turn.failed carrying this message (Codex's words for the API's answer, e.g.
+	// "unexpected status 401 Unauthorized: …"), no answer, and exit 1 unless ExitCode says otherwise.
+	TurnFailed string `json:"turnFailed,omitempty"`
 }
 
 // DefaultUsage is the usage a scripted call reports when its script sets none.
@@ -111,6 +115,30 @@ func EventsWithUsage(finalMessage string, u codex.Usage) []byte {
 		b = append(append(b, line...), '\n')
 	}
 	return b
+}
+
+// FailedEvents renders the JSONL event stream the real CLI prints with --json when the model API
+// refuses the turn (codex-cli.md §6): no item and no usage, the message twice.
+func FailedEvents(message string) []byte {
+	var b []byte
+	for _, ev := range []any{
+		map[string]any{"type": "thread.started", "thread_id": "fake-thread"},
+		map[string]any{"type": "turn.started"},
+		map[string]any{"type": "error", "message": message},
+		map[string]any{"type": "turn.failed", "error": map[string]any{"message": message}},
+	} {
+		line, _ := json.Marshal(ev)
+		b = append(append(b, line...), '\n')
+	}
+	return b
+}
+
+// ExitCodeOf is the exit code the call ends with: a failed turn exits 1 unless scripted otherwise.
+func (c Call) ExitCodeOf() int {
+	if c.TurnFailed != "" && c.ExitCode == 0 {
+		return 1
+	}
+	return c.ExitCode
 }
 
 // DefaultFinalMessage is what a scripted call answers when the script gives no message: the real
@@ -227,9 +255,14 @@ func (r *Runner) Run(ctx context.Context, req codex.Request) codex.Result {
 	if msg == "" {
 		msg = DefaultFinalMessage
 	}
-	res := codex.Result{Args: codex.Args(req, codex.ArgOptions{}), ExitCode: call.ExitCode, Stderr: call.Stderr, FinalMessage: msg}
+	res := codex.Result{Args: codex.Args(req, codex.ArgOptions{}), Model: req.Model.Model, ExitCode: call.ExitCodeOf(), Stderr: call.Stderr, FinalMessage: msg}
 	if err := Apply(req.Workdir, call); err != nil {
 		res.ExitCode, res.Err = 1, err
+		return res
+	}
+	if call.TurnFailed != "" {
+		res.FinalMessage = ""
+		res.Events = codex.EventSummary{Events: 4, Errors: []string{call.TurnFailed}, TurnFailed: call.TurnFailed}
 		return res
 	}
 	res.Events.Usage = call.ReportedUsage() // a call that timed out below reports none, as Codex does

@@ -69,6 +69,35 @@ type Script struct {
 	// Unavailable lists models that answer every request with a model-unavailable error, without
 	// consuming a turn, the way the API refuses a model an account cannot use.
 	Unavailable []string
+	// Refuse, when set, answers every model request with this status and body, without consuming
+	// a turn: an API that refuses the key, the model or the account whatever is asked, and keeps
+	// refusing when Codex retries.
+	Refuse *Refusal
+}
+
+// Refusal is an HTTP error answer of the API.
+type Refusal struct {
+	HTTPStatus int
+	Body       any // nil: APIError("refused", "invalid_request_error", "refused")
+}
+
+// APIError is an error body shaped as the OpenAI API's: {"error":{"message","type","code"}}.
+func APIError(message, typ, code string) map[string]any {
+	return map[string]any{"error": map[string]any{"message": message, "type": typ, "code": code}}
+}
+
+// InvalidKey is the API's answer to a key it does not know (HTTP 401), in its own words; the
+// API quotes the key's first and last characters, as here.
+func InvalidKey(maskedKey string) Refusal {
+	return Refusal{HTTPStatus: http.StatusUnauthorized, Body: APIError(
+		"Incorrect API key provided: "+maskedKey+". You can find your API key at https://platform.openai.com/account/api-keys.",
+		"invalid_request_error", "invalid_api_key")}
+}
+
+// ModelNotFound is the API's answer to a model the account cannot use (HTTP 404).
+func ModelNotFound(model string) Refusal {
+	return Refusal{HTTPStatus: http.StatusNotFound, Body: APIError(
+		"The model `"+model+"` does not exist or you do not have access to it.", "invalid_request_error", "model_not_found")}
 }
 
 // Request is one recorded request.
@@ -164,6 +193,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	s.mu.Lock()
+	if ref := s.script.Refuse; ref != nil {
+		s.requests = append(s.requests, rec)
+		s.mu.Unlock()
+		body := ref.Body
+		if body == nil {
+			body = APIError("refused", "invalid_request_error", "refused")
+		}
+		writeJSON(w, ref.HTTPStatus, body)
+		return
+	}
 	for _, m := range s.script.Unavailable {
 		if m == rec.Model {
 			s.requests = append(s.requests, rec)
@@ -297,9 +336,7 @@ func messageText(item map[string]any) string {
 	return b.String()
 }
 
-func apiError(msg, code string) map[string]any {
-	return map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error", "code": code}}
-}
+func apiError(msg, code string) map[string]any { return APIError(msg, "invalid_request_error", code) }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	data, _ := json.Marshal(v)

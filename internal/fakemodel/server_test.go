@@ -122,6 +122,28 @@ func TestErrorTurns(t *testing.T) {
 	}
 }
 
+func TestRefuseAnswersEveryRequest(t *testing.T) {
+	s, err := Start(Script{Refuse: &Refusal{HTTPStatus: http.StatusUnauthorized, Body: InvalidKey("sk-CANA***2b").Body}, Turns: []Turn{Reply(Message("never served"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := 0; i < 3; i++ { // Codex retries a 401: every retry must be refused too
+		resp := post(t, context.Background(), s.URL, "gpt-5.5")
+		var body struct {
+			Error struct{ Message, Type, Code string }
+		}
+		err := json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusUnauthorized || body.Error.Code != "invalid_api_key" || !strings.Contains(body.Error.Message, "Incorrect API key provided: sk-CANA***2b") {
+			t.Fatalf("request %d: %d %+v (%v)", i, resp.StatusCode, body, err)
+		}
+	}
+	if len(s.Requests()) != 3 || s.Remaining() != 1 {
+		t.Errorf("requests %d, remaining turns %d: a refusal must not consume turns", len(s.Requests()), s.Remaining())
+	}
+}
+
 func TestUnavailableDoesNotConsumeTurn(t *testing.T) {
 	s, err := Start(Script{Unavailable: []string{"gpt-5.6-sol"}, Turns: []Turn{Reply(Message("fallback answered"))}})
 	if err != nil {

@@ -61,6 +61,15 @@ func run(args []string) int {
 	if call.Sleep > 0 {
 		time.Sleep(call.Sleep) // the parent's timeout is what a test exercises here
 	}
+	if call.TurnFailed != "" {
+		// The model API refused the turn: no answer, and --output-last-message stays empty.
+		os.Stdout.Write(fakecodex.FailedEvents(call.TurnFailed))
+		fmt.Fprint(os.Stderr, call.Stderr)
+		if lastMessage != "" {
+			_ = os.WriteFile(lastMessage, nil, 0o644)
+		}
+		return call.ExitCodeOf()
+	}
 	os.Stdout.Write(fakecodex.EventsWithUsage(call.FinalMessage, call.ReportedUsage()))
 	fmt.Fprint(os.Stderr, call.Stderr)
 	if lastMessage != "" {
