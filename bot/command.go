@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/codex-studio/studio-action/internal/suggest"
+	"github.com/codex-studio/studio-action/policy/suggest"
 	"github.com/codex-studio/studio-action/policy"
 )
 

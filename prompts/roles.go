@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/codex-studio/studio-action/internal/suggest"
+	"github.com/codex-studio/studio-action/policy/suggest"
 )
 
 // ContextStrategy says how much repository context a role asks for.
