@@ -142,7 +142,9 @@ func TestActionIsACompositeThatPassesEveryInput(t *testing.T) {
 		}
 	}
 	for _, e := range exprRE.FindAllStringSubmatch(text, -1) {
-		for _, ref := range regexp.MustCompile(`\b(inputs|steps)\.([A-Za-z0-9_-]+)`).FindAllStringSubmatch(e[1], -1) {
+		// Only the contexts themselves: github.event.inputs.task is a dispatch's input, not the
+		// action's.
+		for _, ref := range regexp.MustCompile(`(?:^|[^.\w-])(inputs|steps)\.([A-Za-z0-9_-]+)`).FindAllStringSubmatch(e[1], -1) {
 			switch ref[1] {
 			case "inputs":
 				if _, ok := m.Inputs[ref[2]]; !ok {
