@@ -24,7 +24,9 @@ type actionMeta struct {
 		Using string `yaml:"using"`
 		Steps []struct {
 			ID    string            `yaml:"id"`
+			If    string            `yaml:"if"`
 			Uses  string            `yaml:"uses"`
+			With  map[string]string `yaml:"with"`
 			Run   string            `yaml:"run"`
 			Shell string            `yaml:"shell"`
 			Env   map[string]string `yaml:"env"`
@@ -169,4 +171,45 @@ func TestVersionFileIsASemver(t *testing.T) {
 	if v := strings.TrimSpace(string(data)); !regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`).MatchString(v) {
 		t.Errorf("VERSION %q is not MAJOR.MINOR.PATCH", v)
 	}
+}
+
+// A source build is carried between jobs by the Actions cache only on GitHub-hosted runners, which
+// start empty; elsewhere (self-hosted runners, act) RUNNER_TOOL_CACHE keeps it and the remote
+// action is never run. The cache step restores the folder install-studio then finds, before it.
+func TestActionCachesTheSourceBuildOnlyOnHostedRunners(t *testing.T) {
+	m, _ := readAction(t)
+	var key, cache, install = -1, -1, -1
+	for i, s := range m.Runs.Steps {
+		switch {
+		case s.ID == "source-cache":
+			key = i
+			if s.If != "runner.environment == 'github-hosted'" || !strings.Contains(s.Run, "scripts/install-studio\" --source-cache-key") {
+				t.Errorf("source-cache step: if %q, run %q", s.If, s.Run)
+			}
+			for _, name := range []string{"STUDIO_REF", "STUDIO_REPOSITORY", "STUDIO_ACTION_PATH"} {
+				if want := stepEnv(m, "install")[name]; s.Env[name] != want {
+					t.Errorf("source-cache step's %s = %q, not the install step's", name, s.Env[name])
+				}
+			}
+		case strings.HasPrefix(s.Uses, "actions/cache@"):
+			cache = i
+			if s.If != "steps.source-cache.outputs.key != ''" || s.With["key"] != "${{ steps.source-cache.outputs.key }}" || s.With["path"] != "${{ steps.source-cache.outputs.dir }}" {
+				t.Errorf("cache step: if %q, with %v", s.If, s.With)
+			}
+		case s.ID == "install":
+			install = i
+		}
+	}
+	if key < 0 || cache < 0 || !(key < cache && cache < install) {
+		t.Errorf("steps source-cache %d, actions/cache %d, install %d: want them in that order", key, cache, install)
+	}
+}
+
+func stepEnv(m actionMeta, id string) map[string]string {
+	for _, s := range m.Runs.Steps {
+		if s.ID == id {
+			return s.Env
+		}
+	}
+	return nil
 }
