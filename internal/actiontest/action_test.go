@@ -175,33 +175,47 @@ func TestVersionFileIsASemver(t *testing.T) {
 
 // A source build is carried between jobs by the Actions cache only on GitHub-hosted runners, which
 // start empty; elsewhere (self-hosted runners, act) RUNNER_TOOL_CACHE keeps it and the remote
-// action is never run. The cache step restores the folder install-studio then finds, before it.
+// actions never run. The folder is restored before the install looks in it, and saved right
+// after a build (not in a post step, so a failed run still leaves it for the next event).
 func TestActionCachesTheSourceBuildOnlyOnHostedRunners(t *testing.T) {
 	m, _ := readAction(t)
-	var key, cache, install = -1, -1, -1
+	at := map[string]int{}
 	for i, s := range m.Runs.Steps {
 		switch {
 		case s.ID == "source-cache":
-			key = i
+			at["key"] = i
 			if s.If != "runner.environment == 'github-hosted'" || !strings.Contains(s.Run, "scripts/install-studio\" --source-cache-key") {
 				t.Errorf("source-cache step: if %q, run %q", s.If, s.Run)
 			}
 			for _, name := range []string{"STUDIO_REF", "STUDIO_REPOSITORY", "STUDIO_ACTION_PATH"} {
 				if want := stepEnv(m, "install")[name]; s.Env[name] != want {
-					t.Errorf("source-cache step's %s = %q, not the install step's", name, s.Env[name])
+					t.Errorf("source-cache step's %s = %q, not the install step's %q", name, s.Env[name], want)
 				}
 			}
-		case strings.HasPrefix(s.Uses, "actions/cache@"):
-			cache = i
-			if s.If != "steps.source-cache.outputs.key != ''" || s.With["key"] != "${{ steps.source-cache.outputs.key }}" || s.With["path"] != "${{ steps.source-cache.outputs.dir }}" {
-				t.Errorf("cache step: if %q, with %v", s.If, s.With)
+		case strings.HasPrefix(s.Uses, "actions/cache/restore@"), strings.HasPrefix(s.Uses, "actions/cache/save@"):
+			kind := strings.TrimPrefix(strings.Split(s.Uses, "@")[0], "actions/cache/")
+			at[kind] = i
+			want := "steps.source-cache.outputs.key != ''"
+			if kind == "save" {
+				want += " && steps.install.outputs.source-build == 'built'"
+			}
+			if s.If != want || s.With["key"] != "${{ steps.source-cache.outputs.key }}" || s.With["path"] != "${{ steps.source-cache.outputs.dir }}" {
+				t.Errorf("cache %s step: if %q (want %q), with %v", kind, s.If, want, s.With)
 			}
 		case s.ID == "install":
-			install = i
+			at["install"] = i
+		case strings.HasPrefix(s.Uses, "actions/cache"):
+			t.Errorf("step %d uses %s, which saves in a post step", i, s.Uses)
 		}
 	}
-	if key < 0 || cache < 0 || !(key < cache && cache < install) {
-		t.Errorf("steps source-cache %d, actions/cache %d, install %d: want them in that order", key, cache, install)
+	order := []string{"key", "restore", "install", "save"}
+	for i := 1; i < len(order); i++ {
+		a, okA := at[order[i-1]]
+		b, okB := at[order[i]]
+		if !okA || !okB || a >= b {
+			t.Errorf("steps %v: want %v in that order", at, order)
+			break
+		}
 	}
 }
 

@@ -238,6 +238,9 @@ func TestInstallStudioBuildsFromSourceWithoutARelease(t *testing.T) {
 	if !strings.Contains(r.stderr, "404") || !strings.Contains(r.stderr, "go build") {
 		t.Errorf("stderr does not tell the 404 and the source build:\n%s", r.stderr)
 	}
+	if !strings.Contains(r.output, "source-build=built\n") {
+		t.Errorf("GITHUB_OUTPUT %q lacks source-build=built (action.yml saves the build on it)", r.output)
+	}
 	bin := lastLine(r.stdout)
 	if !strings.HasPrefix(bin, filepath.Join(toolCache, "codex-studio", "source", "v9.9.9-")+"") || filepath.Base(bin) != "studio" {
 		t.Errorf("built %q, want it under the tool cache's codex-studio/source/v9.9.9-<key>", bin)
@@ -252,7 +255,8 @@ func TestInstallStudioBuildsFromSourceWithoutARelease(t *testing.T) {
 	if r.err != nil {
 		t.Fatalf("second install: %v\n%s", r.err, r.stderr)
 	}
-	if strings.Contains(r.stderr, "go build") || !strings.Contains(r.stderr, "reused") || lastLine(r.stdout) != bin {
+	if strings.Contains(r.stderr, "go build") || !strings.Contains(r.stderr, "reused") || lastLine(r.stdout) != bin ||
+		!strings.Contains(r.output, "source-build=reused\n") {
 		t.Errorf("the second job built again (or elsewhere), want the first build reused:\n%s%s", r.stderr, r.stdout)
 	}
 	// A binary changed since it was kept is not trusted: built again.
