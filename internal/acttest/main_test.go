@@ -74,18 +74,25 @@ func run(m *testing.M) int {
 // reuses it while it answers --version as that version. `go install module@version` builds it
 // with act's own go.mod, so none of its dependencies enter the project's module.
 func buildAct() (string, error) {
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		cache = os.TempDir()
+	dirs := []string{filepath.Join(os.TempDir(), "codex-studio-acttest")}
+	if cache, err := os.UserCacheDir(); err == nil {
+		dirs = append([]string{filepath.Join(cache, "codex-studio", "acttest")}, dirs...)
 	}
-	dir := filepath.Join(cache, "codex-studio", "acttest", "act-"+actVersion)
-	bin := filepath.Join(dir, "act")
 	want := "act version " + strings.TrimPrefix(actVersion, "v")
-	if out, err := exec.Command(bin, "--version").Output(); err == nil && strings.TrimSpace(string(out)) == want {
-		return bin, nil
+	var dir string
+	for _, d := range dirs {
+		d = filepath.Join(d, "act-"+actVersion)
+		if out, err := exec.Command(filepath.Join(d, "act"), "--version").Output(); err == nil && strings.TrimSpace(string(out)) == want {
+			return filepath.Join(d, "act"), nil
+		}
+		// A home that cannot be written falls back to the temporary folder.
+		if err := os.MkdirAll(d, 0o755); err == nil {
+			dir = d
+			break
+		}
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("act cache: %w", err)
+	if dir == "" {
+		return "", fmt.Errorf("no folder to build act in: %v", dirs)
 	}
 	// Into a folder of its own, then renamed: two test processes building at once never run a
 	// half-written binary.
@@ -103,6 +110,7 @@ func buildAct() (string, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("go install github.com/nektos/act@%s: %w\n%s", actVersion, err, out)
 	}
+	bin := filepath.Join(dir, "act")
 	if err := os.Rename(filepath.Join(gobin, "act"), bin); err != nil {
 		return "", fmt.Errorf("act cache: %w", err)
 	}
