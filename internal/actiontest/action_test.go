@@ -24,7 +24,9 @@ type actionMeta struct {
 		Using string `yaml:"using"`
 		Steps []struct {
 			ID    string            `yaml:"id"`
+			If    string            `yaml:"if"`
 			Uses  string            `yaml:"uses"`
+			With  map[string]string `yaml:"with"`
 			Run   string            `yaml:"run"`
 			Shell string            `yaml:"shell"`
 			Env   map[string]string `yaml:"env"`
@@ -142,7 +144,9 @@ func TestActionIsACompositeThatPassesEveryInput(t *testing.T) {
 		}
 	}
 	for _, e := range exprRE.FindAllStringSubmatch(text, -1) {
-		for _, ref := range regexp.MustCompile(`\b(inputs|steps)\.([A-Za-z0-9_-]+)`).FindAllStringSubmatch(e[1], -1) {
+		// Only the contexts themselves: github.event.inputs.task is a dispatch's input, not the
+		// action's.
+		for _, ref := range regexp.MustCompile(`(?:^|[^.\w-])(inputs|steps)\.([A-Za-z0-9_-]+)`).FindAllStringSubmatch(e[1], -1) {
 			switch ref[1] {
 			case "inputs":
 				if _, ok := m.Inputs[ref[2]]; !ok {
@@ -167,4 +171,59 @@ func TestVersionFileIsASemver(t *testing.T) {
 	if v := strings.TrimSpace(string(data)); !regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`).MatchString(v) {
 		t.Errorf("VERSION %q is not MAJOR.MINOR.PATCH", v)
 	}
+}
+
+// A source build is carried between jobs by the Actions cache only on GitHub-hosted runners, which
+// start empty; elsewhere (self-hosted runners, act) RUNNER_TOOL_CACHE keeps it and the remote
+// actions never run. The folder is restored before the install looks in it, and saved right
+// after a build (not in a post step, so a failed run still leaves it for the next event).
+func TestActionCachesTheSourceBuildOnlyOnHostedRunners(t *testing.T) {
+	m, _ := readAction(t)
+	at := map[string]int{}
+	for i, s := range m.Runs.Steps {
+		switch {
+		case s.ID == "source-cache":
+			at["key"] = i
+			if s.If != "runner.environment == 'github-hosted'" || !strings.Contains(s.Run, "scripts/install-studio\" --source-cache-key") {
+				t.Errorf("source-cache step: if %q, run %q", s.If, s.Run)
+			}
+			for _, name := range []string{"STUDIO_REF", "STUDIO_REPOSITORY", "STUDIO_ACTION_PATH"} {
+				if want := stepEnv(m, "install")[name]; s.Env[name] != want {
+					t.Errorf("source-cache step's %s = %q, not the install step's %q", name, s.Env[name], want)
+				}
+			}
+		case strings.HasPrefix(s.Uses, "actions/cache/restore@"), strings.HasPrefix(s.Uses, "actions/cache/save@"):
+			kind := strings.TrimPrefix(strings.Split(s.Uses, "@")[0], "actions/cache/")
+			at[kind] = i
+			want := "steps.source-cache.outputs.key != ''"
+			if kind == "save" {
+				want += " && steps.install.outputs.source-build == 'built'"
+			}
+			if s.If != want || s.With["key"] != "${{ steps.source-cache.outputs.key }}" || s.With["path"] != "${{ steps.source-cache.outputs.dir }}" {
+				t.Errorf("cache %s step: if %q (want %q), with %v", kind, s.If, want, s.With)
+			}
+		case s.ID == "install":
+			at["install"] = i
+		case strings.HasPrefix(s.Uses, "actions/cache"):
+			t.Errorf("step %d uses %s, which saves in a post step", i, s.Uses)
+		}
+	}
+	order := []string{"key", "restore", "install", "save"}
+	for i := 1; i < len(order); i++ {
+		a, okA := at[order[i-1]]
+		b, okB := at[order[i]]
+		if !okA || !okB || a >= b {
+			t.Errorf("steps %v: want %v in that order", at, order)
+			break
+		}
+	}
+}
+
+func stepEnv(m actionMeta, id string) map[string]string {
+	for _, s := range m.Runs.Steps {
+		if s.ID == id {
+			return s.Env
+		}
+	}
+	return nil
 }

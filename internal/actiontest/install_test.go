@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -91,8 +92,13 @@ type installResult struct {
 
 func runInstall(t *testing.T, path string, env ...string) installResult {
 	t.Helper()
+	return runInstallArgs(t, nil, path, env...)
+}
+
+func runInstallArgs(t *testing.T, args []string, path string, env ...string) installResult {
+	t.Helper()
 	out := filepath.Join(t.TempDir(), "github_output")
-	cmd := exec.Command("bash", filepath.Join(root, "scripts", "install-studio"))
+	cmd := exec.Command("bash", append([]string{filepath.Join(root, "scripts", "install-studio")}, args...)...)
 	cmd.Env = append(baseEnv(), append([]string{"PATH=" + path, "GITHUB_OUTPUT=" + out, "RUNNER_TEMP=" + t.TempDir()}, env...)...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -175,11 +181,11 @@ func TestInstallStudioResolvesTheMajorTagThroughVERSION(t *testing.T) {
 func TestInstallStudioRefusesABadChecksum(t *testing.T) {
 	asset := fakeAsset("v1.2.3")
 	for name, sums := range map[string]struct {
-		sums []byte
-		want string
+		sums       []byte
+		want, kind string
 	}{
-		"mismatch": {checksums(map[string][]byte{"studio-linux-amd64": []byte("the binary that was released")}), "checksum mismatch"},
-		"unlisted": {checksums(map[string][]byte{"studio-linux-arm64": asset}), "lists no studio-linux-amd64"},
+		"mismatch": {checksums(map[string][]byte{"studio-linux-amd64": []byte("the binary that was released")}), "checksum mismatch", "checksum-mismatch"},
+		"unlisted": {checksums(map[string][]byte{"studio-linux-arm64": asset}), "lists no studio-linux-amd64", "checksum-unlisted"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			srv := newReleaseServer(t, map[string][]byte{"/v1.2.3/studio-linux-amd64": asset, "/v1.2.3/checksums.txt": sums.sums})
@@ -198,12 +204,17 @@ func TestInstallStudioRefusesABadChecksum(t *testing.T) {
 			if strings.Contains(r.stderr, "go build") || strings.Contains(r.output, "bin=") {
 				t.Errorf("fell back to a source build or reported a binary:\n%s\n%s", r.stderr, r.output)
 			}
+			// What report-install-failure puts on the issue.
+			if !strings.Contains(r.output, "failure="+sums.kind+"\n") || !regexp.MustCompile(`(?m)^failure-message=.*`+regexp.QuoteMeta(sums.want)).MatchString(r.output) {
+				t.Errorf("GITHUB_OUTPUT %q lacks failure=%s and its message", r.output, sums.kind)
+			}
 		})
 	}
 }
 
 // No release for the ref (a 404 on the asset): the studio is built from the action's source
-// with the job's Go, and reports the ref it was built from.
+// with the job's Go, reports the ref it was built from, and is kept in the tool cache, where
+// the next job on the runner finds it instead of building again.
 func TestInstallStudioBuildsFromSourceWithoutARelease(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the studio")
@@ -217,19 +228,114 @@ func TestInstallStudioBuildsFromSourceWithoutARelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	toolCache := t.TempDir()
 	path := fakeUname(t) + ":" + filepath.Dir(goBin) + ":" + os.Getenv("PATH")
-	r := runInstall(t, path, "STUDIO_REF=v9.9.9", "STUDIO_ACTION_PATH="+abs, "STUDIO_RELEASE_BASE_URL="+srv.URL, "STUDIO_INSTALL_DIR="+dir)
+	env := []string{"STUDIO_REF=v9.9.9", "STUDIO_ACTION_PATH=" + abs, "STUDIO_RELEASE_BASE_URL=" + srv.URL, "RUNNER_TOOL_CACHE=" + toolCache}
+	r := runInstall(t, path, env...)
 	if r.err != nil {
 		t.Fatalf("install-studio: %v\n%s", r.err, r.stderr)
 	}
 	if !strings.Contains(r.stderr, "404") || !strings.Contains(r.stderr, "go build") {
 		t.Errorf("stderr does not tell the 404 and the source build:\n%s", r.stderr)
 	}
-	bin := filepath.Join(dir, "studio")
+	if !strings.Contains(r.output, "source-build=built\n") {
+		t.Errorf("GITHUB_OUTPUT %q lacks source-build=built (action.yml saves the build on it)", r.output)
+	}
+	bin := lastLine(r.stdout)
+	if !strings.HasPrefix(bin, filepath.Join(toolCache, "codex-studio", "source", "v9.9.9-")+"") || filepath.Base(bin) != "studio" {
+		t.Errorf("built %q, want it under the tool cache's codex-studio/source/v9.9.9-<key>", bin)
+	}
 	out, err := exec.Command(bin, "version").Output()
 	if err != nil || strings.TrimSpace(string(out)) != "studio v9.9.9-source" {
 		t.Errorf("built binary: %q, %v", out, err)
+	}
+
+	// The next job: the same source, the same Go, the same ref.
+	r = runInstall(t, path, env...)
+	if r.err != nil {
+		t.Fatalf("second install: %v\n%s", r.err, r.stderr)
+	}
+	if strings.Contains(r.stderr, "go build") || !strings.Contains(r.stderr, "reused") || lastLine(r.stdout) != bin ||
+		!strings.Contains(r.output, "source-build=reused\n") {
+		t.Errorf("the second job built again (or elsewhere), want the first build reused:\n%s%s", r.stderr, r.stdout)
+	}
+	// A binary changed since it was kept is not trusted: built again.
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho studio v9.9.9-source\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r = runInstall(t, path, env...); r.err != nil || !strings.Contains(r.stderr, "go build") {
+		t.Errorf("a changed cached binary was reused: %v\n%s", r.err, r.stderr)
+	}
+}
+
+// The key of a source build names what went into it: the action's files (not .git, nor the
+// .tools folder where run-studio installs Codex), the ref and the Go. A ref with a release has no
+// source build to cache.
+func TestInstallStudioSourceCacheKeyFollowsTheSource(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Fatal("go is not on PATH: the source build needs it")
+	}
+	action := t.TempDir()
+	for name, body := range map[string]string{
+		"go.mod":               "module example.com/studio\n\ngo 1.21\n",
+		"cmd/studio/main.go":   "package main\n\nfunc main() {}\n",
+		"prompts/implement.md": "Implement the task.\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(action, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(action, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	toolCache := t.TempDir()
+	key := func(ref string) (string, string) {
+		t.Helper()
+		r := runInstallArgs(t, []string{"--source-cache-key"}, fakeUname(t)+":"+os.Getenv("PATH"),
+			"STUDIO_REF="+ref, "STUDIO_ACTION_PATH="+action, "RUNNER_TOOL_CACHE="+toolCache)
+		if r.err != nil {
+			t.Fatalf("--source-cache-key: %v\n%s", r.err, r.stderr)
+		}
+		var k, d string
+		for _, line := range strings.Split(r.output, "\n") {
+			if v, ok := strings.CutPrefix(line, "key="); ok {
+				k = v
+			}
+			if v, ok := strings.CutPrefix(line, "dir="); ok {
+				d = v
+			}
+		}
+		return k, d
+	}
+	first, dir := key("main")
+	if !regexp.MustCompile(`^codex-studio-source-main-[0-9a-f]{16}-go[0-9.]+[^-]*-linux-amd64$`).MatchString(first) {
+		t.Fatalf("key %q", first)
+	}
+	if want := filepath.Join(toolCache, "codex-studio", "source", strings.TrimPrefix(first, "codex-studio-source-")); dir != want {
+		t.Errorf("dir %q, want %q", dir, want)
+	}
+	for _, d := range []string{".tools/codex", ".git"} {
+		if err := os.MkdirAll(filepath.Join(action, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(action, d, "x"), []byte("installed later"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if k, _ := key("main"); k != first {
+		t.Errorf("key changed to %q by .tools or .git", k)
+	}
+	if k, _ := key("feature/x"); k == first || !strings.HasPrefix(k, "codex-studio-source-feature-x-") {
+		t.Errorf("another ref: key %q", k)
+	}
+	if err := os.WriteFile(filepath.Join(action, "prompts", "implement.md"), []byte("Implement it.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if k, _ := key("main"); k == first {
+		t.Errorf("an embedded file changed and the key did not: %q", k)
+	}
+	if k, _ := key("v1.2.3"); k != "" {
+		t.Errorf("a release tag got a source cache key %q", k)
 	}
 }
 
@@ -246,6 +352,14 @@ func TestInstallStudioWithoutAReleaseOrGoSaysWhatToDo(t *testing.T) {
 	r := runInstall(t, path, "STUDIO_REF=main", "STUDIO_INSTALL_DIR="+t.TempDir())
 	if r.err == nil || !strings.Contains(r.stderr, "no Go toolchain") || !strings.Contains(r.stderr, "setup-go") {
 		t.Errorf("want a failure naming the missing Go and setup-go, got %v:\n%s", r.err, r.stderr)
+	}
+	if !strings.Contains(r.output, "failure=no-go\n") {
+		t.Errorf("GITHUB_OUTPUT %q lacks failure=no-go", r.output)
+	}
+	// The Actions cache step finds nothing to key without Go, and leaves the failing to install.
+	k := runInstallArgs(t, []string{"--source-cache-key"}, path, "STUDIO_REF=main")
+	if k.err != nil || k.output != "" {
+		t.Errorf("--source-cache-key without Go: %v, outputs %q\n%s", k.err, k.output, k.stderr)
 	}
 }
 
