@@ -6,8 +6,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/codex-studio/studio-action/policy/suggest"
 	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/policy/suggest"
 )
 
 // Command is a parsed slash command.

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/codex-studio/studio-action/policy/suggest"
 	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/policy/suggest"
 	"github.com/codex-studio/studio-action/prompts"
 )
 

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/codex-studio/studio-action/policy/suggest"
 	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/policy/suggest"
 	"github.com/codex-studio/studio-action/prompts"
 )
 
