@@ -6,6 +6,7 @@ import (
 )
 
 func TestApprovalInputs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		required, ttl string
 		want          approvalSettings

@@ -58,6 +58,7 @@ func (w *world) withApp(githubToken string) map[string]string {
 // github-token input is ignored (empty here, a dummy in the second case); the minted tokens and
 // the private key appear nowhere the run wrote (world.run's secret scan, extended with them).
 func TestRunAsGitHubApp(t *testing.T) {
+	t.Parallel()
 	for _, githubToken := range []string{"", "dummy-not-a-token"} {
 		t.Run(fmt.Sprintf("github-token=%q", githubToken), func(t *testing.T) {
 			w := newWorld(t, nil)
@@ -135,6 +136,7 @@ func TestRunAsGitHubApp(t *testing.T) {
 
 // Misconfigured App inputs fail before anything is written, naming the input to fix.
 func TestAppInputErrors(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	n := w.issue("Make the jump snappier", taskBody)
 	_, payload := w.comment(n, sandbox.Writer, "/studio run")

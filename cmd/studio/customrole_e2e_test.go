@@ -15,6 +15,7 @@ const levelDesignerPack = `{"schemaVersion":1,"policy":{"merge":"extend-only"},
 // A custom role defined by the default branch runs in the action, as the local CLI renders it
 // (issue #10: one builder of the run's facts, custom roles work in both).
 func TestCustomRoleRunsInTheAction(t *testing.T) {
+	t.Parallel()
 	files := sandbox.DefaultFiles("fast-prototype")
 	files[".codex/studio/config.json"] = levelDesignerPack
 	files[".codex/custom/roles/level-designer.md"] = "You design levels. Keep every jump reachable.\n"
@@ -47,6 +48,7 @@ func TestCustomRoleRunsInTheAction(t *testing.T) {
 
 // An unknown role is refused with the same text by the action and by the local CLI.
 func TestUnknownRoleIsRefusedAlikeByTheActionAndTheCLI(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	n := w.issue("Jump", "Jump.\n\n```studio\nrole: custom-nobody\nwriteFiles: [a.txt]\n```\n")
 	_, payload := w.comment(n, sandbox.Writer, "/studio run")

@@ -29,6 +29,7 @@ const studioProfile = `{"profile": {"id": "hop-studio", "root": "producer"}, "lo
 // admits one (a gameplay programmer), refuses a second writer and a role outside can_spawn, and
 // the admitted child runs as its own task through the orchestration of the producer's issue.
 func TestProducerDelegatesWithinTheProfile(t *testing.T) {
+	t.Parallel()
 	files := sandbox.DefaultFiles("fast-prototype")
 	files[examples.WorkflowPath] = string(examples.Workflow)
 	files[".codex/profile.json"] = studioProfile
@@ -101,6 +102,7 @@ func TestProducerDelegatesWithinTheProfile(t *testing.T) {
 
 // A malformed delegation answer blocks the run and files nothing.
 func TestMalformedDelegationAnswerFilesNothing(t *testing.T) {
+	t.Parallel()
 	files := sandbox.DefaultFiles("fast-prototype")
 	files[".codex/profile.json"] = studioProfile
 	w := newWorld(t, files)
@@ -148,6 +150,7 @@ func delegatedChild(t *testing.T, profile string) (*world, int, int) {
 }
 
 func TestControlsPauseContinueSteerAChild(t *testing.T) {
+	t.Parallel()
 	w, _, child := delegatedChild(t, controlledProfile)
 	runID := w.Emu.Dispatches(sandbox.Owner, sandbox.Repo)[0].RunID
 
@@ -208,6 +211,7 @@ func TestControlsPauseContinueSteerAChild(t *testing.T) {
 }
 
 func TestControlsFollowTheControlGraph(t *testing.T) {
+	t.Parallel()
 	w, _, child := delegatedChild(t, studioProfile) // the producer controls nothing
 	_, payload := w.comment(child, sandbox.Writer, "/studio stop")
 	res := w.run("issue_comment", payload, map[string]string{"GITHUB_RUN_ID": "6001"})
@@ -226,6 +230,7 @@ func TestControlsFollowTheControlGraph(t *testing.T) {
 }
 
 func TestStopCancelsAChildAndItsRun(t *testing.T) {
+	t.Parallel()
 	w, parent, child := delegatedChild(t, controlledProfile)
 	_, payload := w.comment(child, sandbox.Writer, "/studio stop")
 	if res := w.run("issue_comment", payload, map[string]string{"GITHUB_RUN_ID": "6001"}); res.code != 0 {
@@ -242,6 +247,7 @@ func TestStopCancelsAChildAndItsRun(t *testing.T) {
 // The parent's next run reads its children's results: one accepted by an approving review, one
 // rejected with the reviewer's reason.
 func TestParentReadsAcceptedAndRejectedResults(t *testing.T) {
+	t.Parallel()
 	files := sandbox.DefaultFiles("fast-prototype")
 	files[examples.WorkflowPath] = string(examples.Workflow)
 	files[".codex/profile.json"] = strings.Replace(studioProfile, `"max_active_writers": 1`, `"max_active_writers": 2`, 1)
@@ -290,6 +296,7 @@ func TestParentReadsAcceptedAndRejectedResults(t *testing.T) {
 // Three levels: a producer delegates a QA lead that may spawn too; the lead's own request would be
 // deeper than max_depth and is refused with the reason.
 func TestDelegationBeyondMaxDepthIsRefused(t *testing.T) {
+	t.Parallel()
 	profile := strings.Replace(studioProfile, `"can_spawn": ["gameplay-programmer"]`, `"can_spawn": ["gameplay-programmer", "qa-playtester"]`, 1)
 	profile = strings.Replace(profile, `"qa-playtester": {"model": "m",`, `"qa-playtester": {"model": "m", "can_spawn": ["gameplay-programmer"],`, 1)
 	files := sandbox.DefaultFiles("fast-prototype")
@@ -327,6 +334,7 @@ func TestDelegationBeyondMaxDepthIsRefused(t *testing.T) {
 // A writing role the profile lets spawn delegates too: its last pass's answer is read after its
 // work is committed, and its summary shows in the verdict.
 func TestWritingRoleDelegatesAfterItsWork(t *testing.T) {
+	t.Parallel()
 	profile := strings.Replace(studioProfile, `"gameplay-programmer": {"model": "m",`, `"gameplay-programmer": {"model": "m", "can_spawn": ["qa-playtester"],`, 1)
 	files := sandbox.DefaultFiles("fast-prototype")
 	files[examples.WorkflowPath] = string(examples.Workflow)
@@ -356,6 +364,7 @@ func TestWritingRoleDelegatesAfterItsWork(t *testing.T) {
 
 // Two writing children may not share a file: the second request is refused for the overlap.
 func TestDelegationRefusesOverlappingWriteFiles(t *testing.T) {
+	t.Parallel()
 	files := sandbox.DefaultFiles("fast-prototype")
 	files[examples.WorkflowPath] = string(examples.Workflow)
 	files[".codex/profile.json"] = strings.Replace(studioProfile, `"max_active_writers": 1`, `"max_active_writers": 2`, 1)

@@ -16,6 +16,7 @@ import (
 // pull request is reviewed and gated. The scripted agent also edits a file outside writeFiles, so
 // the demo shows the scope check too.
 func TestDemoShowsTheWholeStory(t *testing.T) {
+	t.Parallel()
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"demo", "--dir", t.TempDir()}, func(string) string { return "" }, &stdout, &stderr)
 	if code != exitOK {
@@ -71,6 +72,7 @@ func TestDemoShowsTheWholeStory(t *testing.T) {
 // --studio-mode picks the story as `studio init --studio-mode` picks the project's: fast-prototype
 // implements at once; strict-studio needs an approval by a writer other than the requester.
 func TestDemoStudioModes(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		mode       string
 		want, lack []string
@@ -102,6 +104,7 @@ func TestDemoStudioModes(t *testing.T) {
 }
 
 func TestUnknownCommandIsAUsageError(t *testing.T) {
+	t.Parallel()
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), []string{"frobnicate"}, func(string) string { return "" }, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), `unknown command "frobnicate"`) {
 		t.Fatalf("exit %d, stderr %q", code, stderr.String())
@@ -109,6 +112,7 @@ func TestUnknownCommandIsAUsageError(t *testing.T) {
 }
 
 func TestActionOutsideActionsSaysWhatIsMissing(t *testing.T) {
+	t.Parallel()
 	var stdout, stderr bytes.Buffer
 	env := map[string]string{"INPUT_GITHUB-TOKEN": "x"}
 	if code := run(context.Background(), []string{"action"}, func(k string) string { return env[k] }, &stdout, &stderr); code != exitError || !strings.Contains(stdout.String(), "GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_REPOSITORY, GITHUB_WORKSPACE, RUNNER_TEMP unset") {
@@ -120,6 +124,7 @@ func TestActionOutsideActionsSaysWhatIsMissing(t *testing.T) {
 // scripted model server: the genuine path (proxy, argv, sandbox, event stream, review schema),
 // offline.
 func TestDemoWithTheRealCodexCLI(t *testing.T) {
+	t.Parallel()
 	bin := codextest.Bin(t)
 	const key = "sk-demo-test-key-0123456789"
 	model, err := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{
@@ -156,6 +161,7 @@ func TestDemoWithTheRealCodexCLI(t *testing.T) {
 }
 
 func TestDemoRealCodexNeedsAKey(t *testing.T) {
+	t.Parallel()
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), []string{"demo", "--real-codex"}, func(string) string { return "" }, &stdout, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "OPENAI_API_KEY") {
 		t.Fatalf("exit %d: %s", code, stderr.String())

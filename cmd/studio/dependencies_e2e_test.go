@@ -30,6 +30,7 @@ func (w *world) closeIssue(n int) {
 // Issue #11 measured it: a /studio run on a task that depends on a blocked issue and on #999 ran
 // and finished done. It must refuse before any Codex call or branch, naming each dependency.
 func TestRunRefusesATaskWhoseDependenciesAreNotDone(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	blocked := w.issue("Design the jump", "design", "studio:task", "studio:status/blocked")
 	ready := w.issue("Tune gravity", "gravity", "studio:task", "studio:status/ready")
@@ -72,6 +73,7 @@ func TestRunRefusesATaskWhoseDependenciesAreNotDone(t *testing.T) {
 
 // A task whose dependencies are all done (by label, or closed as completed) runs.
 func TestRunStartsATaskWhoseDependenciesAreDone(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	done := w.issue("Write the GDD", "gdd", "studio:task", "studio:status/done")
 	closed := w.issue("Sketch levels", "levels")
@@ -88,6 +90,7 @@ func TestRunStartsATaskWhoseDependenciesAreDone(t *testing.T) {
 
 // A dry run changes nothing, so it shows the refusal among its diagnostics and labels nothing.
 func TestDryRunShowsUnmetDependencies(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	blocked := w.issue("Design the jump", "design", "studio:task", "studio:status/blocked")
 	n := w.issue("Make the jump snappier", depTaskBody(fmt.Sprintf(`"#%d"`, blocked)))
@@ -110,6 +113,7 @@ func TestDryRunShowsUnmetDependencies(t *testing.T) {
 // A dependency that stops being done between the plan and its approval stops the
 // implementation the approval would start.
 func TestApprovalDoesNotStartATaskWhoseDependencyRegressed(t *testing.T) {
+	t.Parallel()
 	w, _ := newStudioWorld(t, "strict-studio")
 	dep := w.issue("Design the jump", "design", "studio:task", "studio:status/done")
 	n := w.issue("Make the jump snappier", depTaskBody(fmt.Sprintf(`"#%d"`, dep)))

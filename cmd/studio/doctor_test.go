@@ -30,6 +30,7 @@ func writeTree(t *testing.T, root string, files map[string]string) {
 }
 
 func TestDoctorPassesAHealthyCheckout(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	files := sandbox.DefaultFiles("guided-studio")
 	files[".codex/agents/gameplay-programmer.toml"] = "model = \"gpt-5.6-sol\"\nmodel_reasoning_effort = \"high\"\n"
@@ -50,6 +51,7 @@ func TestDoctorPassesAHealthyCheckout(t *testing.T) {
 }
 
 func TestDoctorNamesEveryBrokenFile(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeTree(t, root, map[string]string{
 		".codex/studio.json":        `{"mode":"alpha","studioMode":"fast-prototype"}`,
@@ -99,6 +101,7 @@ func doctorLine(out, id string) string {
 }
 
 func TestDoctorChecksTheCodexVersion(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	writeTree(t, root, sandbox.DefaultFiles("guided-studio"))
 	install := "`" + codex.InstallCommand + "`"
@@ -138,6 +141,7 @@ func shellWords(t *testing.T, cmd string) []string {
 }
 
 func TestDoctorConfigFiles(t *testing.T) {
+	t.Parallel()
 	healthy := sandbox.DefaultFiles("guided-studio")
 	without := func(drop ...string) map[string]string {
 		m := map[string]string{}

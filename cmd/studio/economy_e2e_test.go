@@ -12,6 +12,7 @@ import (
 // a fast-prototype `/studio run` needs at most 12, one with a review and a fix pass at most 20.
 // Before the memoized facts (bot/memo.go) the same runs made 35 and 43.
 func TestRunStaysInsideItsRequestBudget(t *testing.T) {
+	t.Parallel()
 	edit := func(content string) fakecodex.Call {
 		return fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: content}}, FinalMessage: "ok"}
 	}

@@ -21,6 +21,7 @@ func frozenFiles(status string) map[string]string {
 // are refused with a reason that says how to resume, before any Codex call or branch (seed quirk
 // A.9 decided the other way: docs/tasks.md).
 func TestFrozenProjectRefusesRuns(t *testing.T) {
+	t.Parallel()
 	for _, status := range []string{"frozen", "inactive"} {
 		t.Run(status, func(t *testing.T) {
 			w := newWorld(t, frozenFiles(status))
@@ -45,6 +46,7 @@ func TestFrozenProjectRefusesRuns(t *testing.T) {
 }
 
 func TestFrozenProjectRefusesLabelRunButAnswersDryRunAndHelp(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, frozenFiles("frozen"))
 	n := w.issue("Jump", "```studio\nwriteFiles: [src/player/jump.gd]\n```", "studio:role/gameplay-programmer", "studio:run")
 	payload, err := w.Emu.WebhookPayload("issues", "labeled", ghemu.EventSpec{Owner: sandbox.Owner, Repo: sandbox.Repo, Number: n, Label: "studio:run", Sender: sandbox.Writer})

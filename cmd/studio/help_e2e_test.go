@@ -12,6 +12,7 @@ import (
 // `/studio help` from a reader, on an issue and on an ordinary pull request: one reply listing
 // the verbs; no Codex, no reaction, no status comment, no label, no lock ref, and no other write.
 func TestHelpCommandAnswersAReader(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	w.Emu.AddUser("visitor")
 	if err := w.Emu.SetRole(sandbox.Owner, sandbox.Repo, "visitor", ghemu.RoleRead); err != nil {

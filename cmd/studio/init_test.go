@@ -23,6 +23,7 @@ import (
 )
 
 func TestInitWritesAValidStudioJSON(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"init", "--non-interactive", "--name", "Hop Hop!", "--engine", "UE5", "--mode", "prototype", "--studio-mode", "strict-studio", "--project", dir}, func(string) string { return "" }, &stdout, &stderr)
@@ -48,6 +49,7 @@ func TestInitWritesAValidStudioJSON(t *testing.T) {
 }
 
 func TestInitErrors(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tests := []struct {
 		args []string
@@ -107,6 +109,7 @@ func readFile(t *testing.T, dir, rel string) string {
 // init, with flags alone, in an empty directory, writes every file a first run needs (and no
 // other), and says what is left to do.
 func TestInitWritesTheStudioFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), initArgs(dir), func(string) string { return "" }, &stdout, &stderr); code != exitOK {
@@ -148,6 +151,7 @@ func TestInitWritesTheStudioFiles(t *testing.T) {
 // each role file routes to the role's tier and effort, AGENTS.md has the seed's required
 // sections, and a run's required context is all there.
 func TestInitFilesAreWhatARunReads(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if code, _, errOut := runCLI(initArgs(dir), nil); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -207,6 +211,7 @@ func TestInitFilesAreWhatARunReads(t *testing.T) {
 // keeps it and lists it as skipped, writes the others and leaves `git add` to the files it
 // wrote; --force replaces everything but the customization pack.
 func TestInitSkipsExistingFilesUnlessForce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	mine := map[string]string{
 		".codex/studio.json":                     `{"name": "Other"}` + "\n",
@@ -312,6 +317,7 @@ func TestInitAsksInATerminal(t *testing.T) {
 // The form's fields are policy.FormFields (the labels ParseTask reads back), its role options
 // are the roles written to studio.json, and an issue GitHub renders from it parses as a task.
 func TestInitIssueFormMatchesTheParser(t *testing.T) {
+	t.Parallel()
 	var form struct {
 		Name   string   `yaml:"name"`
 		Labels []string `yaml:"labels"`
@@ -383,6 +389,7 @@ func TestInitIssueFormMatchesTheParser(t *testing.T) {
 // --labels creates every studio label in the repository through the API (the emulator here),
 // leaves a label that exists exactly as it is, and fails plainly without the permission.
 func TestInitCreatesLabels(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	if _, err := w.Emu.CreateLabel(sandbox.Owner, sandbox.Repo, ghemu.Label{Name: "Studio:Status/Done", Color: "000000", Description: "ours"}); err != nil {
 		t.Fatal(err)

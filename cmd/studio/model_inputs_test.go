@@ -8,6 +8,7 @@ import (
 )
 
 func TestModelInputs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		model, tier, maxTokens string
 		want                   modelSettings
@@ -36,6 +37,7 @@ func TestModelInputs(t *testing.T) {
 }
 
 func TestUsageOutputAlwaysHasEveryField(t *testing.T) {
+	t.Parallel()
 	if got := usageOutput(codex.Usage{}); got != `{"input_tokens":0,"cached_input_tokens":0,"output_tokens":0,"calls":0}` {
 		t.Errorf("usage output = %s", got)
 	}

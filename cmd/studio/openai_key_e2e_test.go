@@ -12,6 +12,7 @@ import (
 // An empty openai-api-key fails only the events that need Codex, with a message naming the
 // input and the secret; a skip or a refusal goes on as usual.
 func TestMissingOpenAIKeyFailsOnlyWhenCodexIsNeeded(t *testing.T) {
+	t.Parallel()
 	noKey := map[string]string{"INPUT_OPENAI-API-KEY": ""}
 	const want = "the openai-api-key input is empty: add an OPENAI_API_KEY repository secret"
 

@@ -91,6 +91,7 @@ func (w *world) drain(maxConc int, conflicting [][2]int) []int {
 // Four tasks, max concurrency 2: #1 and #2 write the same file, #3 waits for #1, #4 is a
 // producer's plan (read-only, no lock). Driven wave by wave through the dispatch events.
 func TestOrchestrationRunsWaveByWave(t *testing.T) {
+	t.Parallel()
 	w := orchWorld(t)
 	t1 := w.task("Jump velocity", "role: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\nrunPolicy: {review: false}\n")
 	t2 := w.task("Coyote time", "role: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\nrunPolicy: {review: false}\n")
@@ -168,6 +169,7 @@ func trackingComment(t *testing.T, w *world, issue int) string {
 
 // A dependency that ends blocked skips the tasks after it.
 func TestOrchestrationSkipsWhatAFailedDependencyBlocks(t *testing.T) {
+	t.Parallel()
 	w := orchWorld(t)
 	t1 := w.task("Jump", "role: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\nrunPolicy: {review: false}\n")
 	t2 := w.task("Double jump", "role: gameplay-programmer\nwriteFiles: [src/player/double.gd]\ndependsOn: [\"#1\"]\nrunPolicy: {review: false}\n")
@@ -190,6 +192,7 @@ func TestOrchestrationSkipsWhatAFailedDependencyBlocks(t *testing.T) {
 
 // The dry run answers with the plan, its waves and approvals, and changes nothing.
 func TestOrchestrationDryRunChangesNothing(t *testing.T) {
+	t.Parallel()
 	w := orchWorld(t)
 	w.task("Jump", "role: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\n")
 	w.task("Coyote", "role: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\n")
@@ -210,6 +213,7 @@ func TestOrchestrationDryRunChangesNothing(t *testing.T) {
 }
 
 func TestOrchestrationRefusesABadGraph(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, line, want string }{
 		{"too many at once", "/studio orchestrate --max-concurrency 4", "--max-concurrency cannot exceed 3"},
 		{"unknown dependency", "/studio orchestrate #1", "Task #1 depends on unknown task #99"},
@@ -234,6 +238,7 @@ func TestOrchestrationRefusesABadGraph(t *testing.T) {
 // together they never hold more than the bound's slots, never start a task twice, and never let
 // two tasks hold conflicting locks (the project-wide lock conflicts with every file lock).
 func TestOrchestratorsRacingKeepTheBounds(t *testing.T) {
+	t.Parallel()
 	for round := 0; round < 3; round++ {
 		w := orchWorld(t)
 		w.task("A", "role: gameplay-programmer\nwriteFiles: [src/a.gd]\n")
@@ -312,6 +317,7 @@ func TestOrchestratorsRacingKeepTheBounds(t *testing.T) {
 // A task whose run died after its locks were taken (the dispatch never ran) holds them until they
 // expire; the next orchestration breaks them then, and says so.
 func TestOrchestrationBreaksTheLocksOfACrashedTask(t *testing.T) {
+	t.Parallel()
 	clk := &clock{now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
 	files := sandbox.DefaultFiles("fast-prototype")
 	files[examples.WorkflowPath] = string(examples.Workflow)
@@ -353,6 +359,7 @@ func TestOrchestrationBreaksTheLocksOfACrashedTask(t *testing.T) {
 
 // `studio locks` lists what an orchestration holds, with the records, from a token.
 func TestLocksCommandListsWhatOrchestrationsHold(t *testing.T) {
+	t.Parallel()
 	w := orchWorld(t)
 	t1 := w.task("Jump", "role: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\n")
 	tracker := w.issue("Sprint", "go")
@@ -380,6 +387,7 @@ func TestLocksCommandListsWhatOrchestrationsHold(t *testing.T) {
 
 // A workflow_dispatch naming a task, sent by someone without write permission, runs nothing.
 func TestDispatchByAReaderRunsNothing(t *testing.T) {
+	t.Parallel()
 	w := orchWorld(t)
 	w.Emu.AddUser("visitor")
 	if err := w.Emu.SetRole(sandbox.Owner, sandbox.Repo, "visitor", "read"); err != nil {

@@ -53,6 +53,7 @@ func (w *world) proposals(n int) []ghemu.Comment {
 // schema and replies with a proposed block, writing nothing to the repository; `/studio accept`
 // appends it to the issue body without running anything; `/studio run` then runs the task to done.
 func TestPlainRequestIsProposedAcceptedAndRun(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	n := w.issue("Snappier jump", plainBody)
 	w.scriptWith(fakecodex.Script{
@@ -141,6 +142,7 @@ func TestPlainRequestIsProposedAcceptedAndRun(t *testing.T) {
 // A schema-valid answer whose writeFiles the task parser refuses is reported on the status
 // comment, never posted as a proposal, and there is then nothing to accept.
 func TestPlainRequestMalformedProposalIsReportedNotPosted(t *testing.T) {
+	t.Parallel()
 	for name, path := range map[string]string{"parent": "../outside.gd", "git": ".git/hooks/post-checkout"} {
 		t.Run(name, func(t *testing.T) {
 			w := newWorld(t, nil)
@@ -176,6 +178,7 @@ func TestPlainRequestMalformedProposalIsReportedNotPosted(t *testing.T) {
 // `/studio accept` from someone without write permission gets the permission reply and changes
 // nothing: not the body, not the status comment.
 func TestPlainRequestAcceptNeedsAWriter(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	w.Emu.AddUser("visitor")
 	if err := w.Emu.SetRole(sandbox.Owner, sandbox.Repo, "visitor", ghemu.RoleRead); err != nil {
@@ -215,6 +218,7 @@ func TestPlainRequestAcceptNeedsAWriter(t *testing.T) {
 // `/studio run --dry-run` on a plain request says what would happen and does nothing: no Codex
 // call, no proposal, no label.
 func TestPlainRequestDryRunProposesNothing(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	n := w.issue("Snappier jump", plainBody, "studio:role/gameplay-programmer")
 	_, payload := w.comment(n, sandbox.Writer, "/studio run --dry-run")

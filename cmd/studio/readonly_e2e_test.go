@@ -15,6 +15,7 @@ import (
 // Codex succeeds, the report is posted on the issue (quoted) and kept in the run evidence, and no
 // branch or pull request is made.
 func TestReadOnlyRoleReportsWithoutBranch(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, sandbox.DefaultFiles("guided-studio"))
 	n := w.issue("Where are we?", "Summarize the project state.\n\n```studio\nrole: producer\n```\n")
 	_, payload := w.comment(n, sandbox.Writer, "/studio run")
@@ -67,6 +68,7 @@ func TestReadOnlyRoleReportsWithoutBranch(t *testing.T) {
 // TestReadOnlyRoleEditIsRevertedAndBlocks: a file a read-only role changes anyway is reverted,
 // reported as a blocker, and nothing is pushed.
 func TestReadOnlyRoleEditIsRevertedAndBlocks(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	n := w.issue("Where are we?", "```studio\nrole: producer\n```\n")
 	_, payload := w.comment(n, sandbox.Writer, "/studio run")
@@ -108,6 +110,7 @@ func TestReadOnlyRoleEditIsRevertedAndBlocks(t *testing.T) {
 // TestWritingRoleStillNeedsWriteFiles: the error moved from the parser to role resolution, so a
 // writing role named only by a label is still refused before Codex runs.
 func TestWritingRoleStillNeedsWriteFiles(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	n := w.issue("Jump", "```studio\nfiles: [design/gdd.md]\n```\n", "studio:role/gameplay-programmer")
 	_, payload := w.comment(n, sandbox.Writer, "/studio run")

@@ -36,6 +36,7 @@ func refs(ns ...int) []string {
 // `/studio workflow create-tasks vertical-slice` opens the recipe's four tasks in dependency
 // order, each a sub-issue of the issue typed on, and lists them in its body.
 func TestRecipeCreatesItsTasksAsSubIssues(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	parent := w.issue("Vertical slice", "Ship a playable slice.")
 	_, payload := w.comment(parent, sandbox.Writer, "/studio workflow create-tasks vertical-slice")
@@ -104,6 +105,7 @@ func TestRecipeCreatesItsTasksAsSubIssues(t *testing.T) {
 // release-checklist's last step depends on the three before it, which depend on nothing; an
 // alias names its workflow (ui-review is ui-ux-review).
 func TestRecipeFanInAndAlias(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	parent := w.issue("Release 1.0", "")
 	_, payload := w.comment(parent, sandbox.Writer, "/studio workflow create-tasks release-checklist")
@@ -136,6 +138,7 @@ func TestRecipeFanInAndAlias(t *testing.T) {
 
 // --dry-run replies with the recipe and creates nothing.
 func TestRecipeDryRunCreatesNothing(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	parent := w.issue("Fix the double jump", "It double jumps.")
 	_, payload := w.comment(parent, sandbox.Writer, "/studio workflow create-tasks bugfix --dry-run")
@@ -162,6 +165,7 @@ func TestRecipeDryRunCreatesNothing(t *testing.T) {
 // A workflow without a recipe, an unknown one, and a missing recipe are refused with the seed's
 // texts; nothing is created. `/studio workflow <id>` still runs workflows.
 func TestRecipeRefusals(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ line, want string }{
 		{"/studio workflow create-tasks moonshot", `no task was created: Unknown workflow "moonshot"; the recipes are`},
 		{"/studio workflow create-tasks milestone", `no task was created: Workflow "production-milestone" does not have a task recipe`},
@@ -187,6 +191,7 @@ func TestRecipeRefusals(t *testing.T) {
 
 // A sub-issue link GitHub refuses is reported, not fatal: the task exists and is in the list.
 func TestRecipeReportsARefusedSubIssueLink(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	parent := w.issue("Fix it", "f")
 	w.Emu.InjectFaults(ghemu.Fault{Method: "POST", Path: fmt.Sprintf("/repos/acme/hop/issues/%d/sub_issues", parent), Status: 422,

@@ -18,6 +18,7 @@ import (
 // was pushed. Measured on main: "Codex call failed (exit=1)" and "reached max fix passes (1)", 3
 // Codex calls (6 for the 404), a green step and branch=studio/task-1.
 func TestRefusedModelCallFailsTheStepAndSaysWhatToChange(t *testing.T) {
+	t.Parallel()
 	bin := codextest.Bin(t)
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -15,6 +15,7 @@ const rolePath = ".codex/agents/gameplay-programmer.toml"
 // of the run, and a file the studio cannot use stops the run on the issue, naming file and line,
 // instead of running the default model.
 func TestRunReadsTheRoleFileAsTOML(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, toml string
 		extra      map[string]string

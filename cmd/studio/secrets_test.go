@@ -6,6 +6,7 @@ import (
 )
 
 func TestIsSecretName(t *testing.T) {
+	t.Parallel()
 	for name, want := range map[string]bool{
 		"INPUT_GITHUB-TOKEN":             true,
 		"INPUT_OPENAI-API-KEY":           true,
@@ -40,6 +41,7 @@ func TestIsSecretName(t *testing.T) {
 }
 
 func TestSplitEnv(t *testing.T) {
+	t.Parallel()
 	keep, secrets := splitEnv([]string{
 		"PATH=/bin", "INPUT_GITHUB-TOKEN=ghs_1", "GITHUB_REPOSITORY=acme/hop",
 		"INPUT_OPENAI-API-KEY=sk=with=equals", "GITHUB_TOKEN=first", "GITHUB_TOKEN=second", "GITHUB_TOKEN",
@@ -59,6 +61,7 @@ func TestSplitEnv(t *testing.T) {
 }
 
 func TestWithSecrets(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"GITHUB_REPOSITORY": "acme/hop", "GITHUB_TOKEN": "stale"}
 	getenv := withSecrets(map[string]string{"GITHUB_TOKEN": "handed-over"}, func(k string) string { return env[k] })
 	if got := getenv("GITHUB_TOKEN"); got != "handed-over" {
@@ -70,6 +73,7 @@ func TestWithSecrets(t *testing.T) {
 }
 
 func TestActionMode(t *testing.T) {
+	t.Parallel()
 	inActions := func(k string) string { return map[string]string{"GITHUB_ACTIONS": "true"}[k] }
 	local := func(string) string { return "" }
 	for _, c := range []struct {

@@ -142,6 +142,7 @@ func scanTree(label, root string, skip map[string]bool, check func(string, []byt
 // The scan itself must fire: a secret planted in each kind of place is found and named, and the
 // message never carries the secret.
 func TestSecretScanFindsPlantedSecrets(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	if err := os.WriteFile(filepath.Join(w.RunnerTemp, "leak.txt"), []byte("x "+sandbox.OpenAIKey), 0o644); err != nil {
 		t.Fatal(err)

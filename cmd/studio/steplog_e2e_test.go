@@ -116,6 +116,7 @@ func (x *watchWriter) Write(p []byte) (int, error) {
 // only commands processed are the studio's own, the step never ends stopped, and every minted
 // token, the refreshed one too, is masked.
 func TestAgentTextIsNeverAWorkflowCommand(t *testing.T) {
+	t.Parallel()
 	requireRoot(t)
 	clk := &clock{now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
 	sw, err := sandbox.New(sandbox.Options{Dir: t.TempDir(), Now: clk.Now})

@@ -54,6 +54,7 @@ func runCLI(args []string, env map[string]string) (int, string, string) {
 }
 
 func TestRunLocal(t *testing.T) {
+	t.Parallel()
 	root := copyFixture(t)
 	guided := copyFixture(t)
 	setStudioMode(t, guided, "guided-studio")
@@ -126,6 +127,7 @@ func TestRunLocal(t *testing.T) {
 }
 
 func TestRunGuidance(t *testing.T) {
+	t.Parallel()
 	profile := filepath.Join("..", "..", "prompts", "guidance", "testdata", "hybrid.json")
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	if err := os.WriteFile(bad, []byte(`{"profile":{"id":"x"}}`), 0o644); err != nil {
@@ -174,6 +176,7 @@ func TestRunGuidance(t *testing.T) {
 }
 
 func TestRunUnknownCommand(t *testing.T) {
+	t.Parallel()
 	if code, _, _ := runCLI(nil, nil); code != 2 {
 		t.Errorf("no args: %d", code)
 	}

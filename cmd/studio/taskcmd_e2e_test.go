@@ -22,6 +22,7 @@ func (w *world) cliEnv() map[string]string {
 // `studio task create` opens the same issue `/studio task create` does, and prints its number
 // and URL.
 func TestCLITaskCreateOpensATaskIssue(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	dep := w.issue("Design the jump", "design")
 	code, out, errOut := runCLI([]string{"task", "create", "--role", "gameplay-programmer", "--write-file", "src/player/jump.gd",
@@ -51,6 +52,7 @@ func TestCLITaskCreateOpensATaskIssue(t *testing.T) {
 // GH_TOKEN and --repo stand in for GITHUB_TOKEN and GITHUB_REPOSITORY; --label-prefix follows the
 // action's input; a writing role without writeFiles gets a note.
 func TestCLITaskCreateTakesGHTokenAndRepo(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	env := map[string]string{"GH_TOKEN": w.Token, "GITHUB_API_URL": strings.TrimSuffix(w.Emu.APIURL(), "/")}
 	code, out, errOut := runCLI([]string{"task", "create", "--repo", sandbox.Owner + "/" + sandbox.Repo, "--label-prefix", "cs/", "--role", "gameplay-programmer", "Fix the jump"}, env)
@@ -67,6 +69,7 @@ func TestCLITaskCreateTakesGHTokenAndRepo(t *testing.T) {
 
 // What cannot be created is refused with the bot's texts, and nothing is created.
 func TestCLITaskCreateRefusals(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	noToken := w.cliEnv()
 	delete(noToken, "GITHUB_TOKEN")

@@ -20,6 +20,7 @@ const formTaskBody = "### Role\n\ngameplay-programmer\n\n### Objective\n\nMake t
 // An issue written through the form runs like one with a task block: the role, writeFiles,
 // context and verification come from the form's sections, and the run ends done.
 func TestRunTaskFromTheIssueForm(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	n := w.issue("Make the jump snappier", formTaskBody, "studio:task")
 	_, payload := w.comment(n, sandbox.Writer, "/studio run")

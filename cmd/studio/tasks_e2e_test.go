@@ -42,6 +42,7 @@ func (w *world) replies(n int) []string {
 // `/studio task create` on any issue opens a task issue: the title, the task block from the
 // flags, the labels of a ready task of the role; and replies with its number. No Codex runs.
 func TestTaskCreateCommandOpensATaskIssue(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	tracking := w.issue("Milestone 1", "The jump milestone.")
 	dep := w.issue("Design the jump", "design", "studio:task", "studio:status/done")
@@ -93,6 +94,7 @@ func TestTaskCreateCommandOpensATaskIssue(t *testing.T) {
 
 // A custom role of the default branch can be a task's role.
 func TestTaskCreateAcceptsACustomRole(t *testing.T) {
+	t.Parallel()
 	files := sandbox.DefaultFiles("fast-prototype")
 	files[".codex/studio/config.json"] = levelDesignerPack
 	files[".codex/custom/roles/level-designer.md"] = "You design levels.\n"
@@ -109,6 +111,7 @@ func TestTaskCreateAcceptsACustomRole(t *testing.T) {
 
 // A task that cannot be created is refused with the seed's text, and nothing is created.
 func TestTaskCreateRefusalsCreateNothing(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, line, want, status string
 	}{
@@ -162,6 +165,7 @@ func (w *world) openPull(t *testing.T) int {
 
 // A repository without a studio configuration gets no tasks: no run of theirs could start.
 func TestTaskCreateNeedsAStudioConfiguration(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, map[string]string{"README.md": "# Hop\n"})
 	tracking := w.issue("Milestone", "m")
 	_, payload := w.comment(tracking, sandbox.Writer, "/studio task create --role qa-playtester Check it")

@@ -26,6 +26,7 @@ func usageOf(t *testing.T, res result) map[string]int {
 }
 
 func TestUsageSumsEveryCodexCallOfTheRun(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	n := w.issue("Jump", taskBody)
 	_, payload := w.comment(n, sandbox.Writer, "/studio run")
@@ -57,6 +58,7 @@ func TestUsageSumsEveryCodexCallOfTheRun(t *testing.T) {
 }
 
 func TestMaxTokensStopsBeforeTheReviewAndKeepsTheWork(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	n := w.issue("Jump", taskBody)
 	_, payload := w.comment(n, sandbox.Writer, "/studio run")
@@ -85,6 +87,7 @@ func TestMaxTokensStopsBeforeTheReviewAndKeepsTheWork(t *testing.T) {
 }
 
 func TestModelInputNamesTheModelOfEveryCall(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	n := w.issue("Jump", taskBody)
 	_, payload := w.comment(n, sandbox.Writer, "/studio run")
@@ -108,6 +111,7 @@ func TestModelInputNamesTheModelOfEveryCall(t *testing.T) {
 }
 
 func TestBadModelInputsFailBeforeAnythingRuns(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct{ input, value, want string }{
 		"model with a space":      {"INPUT_MODEL", "gpt 5", `the model input "gpt 5" must not contain whitespace or control characters`},
 		"model too long":          {"INPUT_MODEL", strings.Repeat("m", 101), "is 101 characters long; at most 100"},
@@ -144,6 +148,7 @@ func mapsEqual(a, b map[string]int) bool {
 // The plan phase is a run of its own: its one call is counted and shown, and a named model plans
 // too.
 func TestPlanPhaseReportsItsUsage(t *testing.T) {
+	t.Parallel()
 	w, _ := newStudioWorld(t, "strict-studio")
 	n, _, res := w.planned(map[string]string{"INPUT_MODEL": "acme-coder-2"})
 	if got := usageOf(t, res); !mapsEqual(got, map[string]int{"input_tokens": 1, "cached_input_tokens": 0, "output_tokens": 1, "calls": 1}) {

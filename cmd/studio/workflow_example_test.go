@@ -41,6 +41,7 @@ func readExampleWorkflow(t *testing.T) exampleWorkflow {
 // GitHub keeps one pending run per concurrency group and cancels the older one, so any group
 // shared by two events can drop a command or an approval. Coordination is the bot's lock ref.
 func TestExampleWorkflowQueuesNoEventBehindAnother(t *testing.T) {
+	t.Parallel()
 	wf := readExampleWorkflow(t)
 	shared := func(c any) bool {
 		if c == nil {
@@ -63,6 +64,7 @@ func TestExampleWorkflowQueuesNoEventBehindAnother(t *testing.T) {
 // The job's timeout-minutes covers the worst case its inputs allow: the lock wait plus every
 // Codex call, verification and margin (bot.WorstCase, the sum the workflow's comment states).
 func TestExampleWorkflowTimeoutCoversTheWorstCase(t *testing.T) {
+	t.Parallel()
 	wf := readExampleWorkflow(t)
 	job := wf.Jobs["studio"]
 	var with map[string]string

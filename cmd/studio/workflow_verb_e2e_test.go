@@ -11,6 +11,7 @@ import (
 // `/studio workflow <id>` runs a workflow's role as the issue's task (issue #12): here the
 // `milestone` alias, a producer's read-only plan, whose report is posted on the issue.
 func TestWorkflowVerbRunsTheWorkflowsRole(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	n := w.issue("Plan the first milestone", "We want a playable jump by Friday.")
 	_, payload := w.comment(n, sandbox.Writer, "/studio workflow milestone")
@@ -43,6 +44,7 @@ func TestWorkflowVerbRunsTheWorkflowsRole(t *testing.T) {
 }
 
 func TestWorkflowVerbRefusesUnknownWorkflowsAndConflictingRoles(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, body, line, want string }{
 		{"unknown", "Plan.", "/studio workflow moonshot", `Unknown workflow "moonshot"`},
 		{"role conflict", "Fix it.\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [a.gd]\n```\n", "/studio workflow milestone", "workflow `production-milestone` runs `producer`"},
@@ -64,6 +66,7 @@ func TestWorkflowVerbRefusesUnknownWorkflowsAndConflictingRoles(t *testing.T) {
 }
 
 func TestWorkflowVerbNeedsAnID(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, nil)
 	n := w.issue("Task", "Plan.")
 	_, payload := w.comment(n, sandbox.Writer, "/studio workflow")
