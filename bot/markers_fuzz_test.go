@@ -138,3 +138,28 @@ func FuzzTrackingComment(f *testing.F) {
 		}
 	})
 }
+
+// FuzzHelpReply: the answer to a help comment quotes the command line, so whatever the comment
+// says, the bot's reply counts as the answer to that comment and to no other.
+func FuzzHelpReply(f *testing.F) {
+	for _, m := range forgedMarkers {
+		f.Add("/studio help `"+m+"`", int64(41))
+	}
+	f.Add("/studio help --all", int64(1))
+	f.Fuzz(func(t *testing.T, comment string, id int64) {
+		cmd, ok := ParseCommand(comment, "/studio")
+		if !ok {
+			return
+		}
+		id &= math.MaxInt64
+		reply := helpReply(cmd, "alice", "/studio", id)
+		if !answersHelp(reply, id) {
+			t.Fatalf("the reply does not answer comment %d:\n%s", id, reply)
+		}
+		for _, other := range []int64{id + 1, id / 10, 77} {
+			if other != id && other >= 0 && answersHelp(reply, other) {
+				t.Fatalf("the reply to comment %d answers comment %d too:\n%s", id, other, reply)
+			}
+		}
+	})
+}
