@@ -59,24 +59,36 @@ func (b *Bot) trackingComment(ctx context.Context, issue int) (Comment, *orchSta
 	}
 	for i := len(comments) - 1; i >= 0; i-- {
 		c := comments[i]
-		if !strings.EqualFold(c.Author, b.BotLogin) || !strings.HasPrefix(c.Body, orchMarker(issue)) {
+		if !strings.EqualFold(c.Author, b.BotLogin) {
 			continue
 		}
-		m := orchStateRE.FindStringSubmatch(c.Body)
-		if m == nil {
-			continue
+		if st, ok := parseTrackingState(c.Body, issue); ok {
+			return c, st, nil
 		}
-		raw, err := base64.StdEncoding.DecodeString(m[1])
-		if err != nil {
-			continue
-		}
-		var st orchState
-		if json.Unmarshal(raw, &st) != nil || st.Issue != issue {
-			continue
-		}
-		return c, &st, nil
 	}
 	return Comment{}, nil, nil
+}
+
+// parseTrackingState reads the hidden state of issue's tracking comment. The state is the body's
+// last line, below the table, whose "said" column quotes what the tasks' agents said: a state
+// marker quoted there comes first, so only the last one is the bot's.
+func parseTrackingState(body string, issue int) (*orchState, bool) {
+	if !strings.HasPrefix(body, orchMarker(issue)) {
+		return nil, false
+	}
+	all := orchStateRE.FindAllStringSubmatch(body, -1)
+	if all == nil {
+		return nil, false
+	}
+	raw, err := base64.StdEncoding.DecodeString(all[len(all)-1][1])
+	if err != nil {
+		return nil, false
+	}
+	var st orchState
+	if json.Unmarshal(raw, &st) != nil || st.Issue != issue {
+		return nil, false
+	}
+	return &st, true
 }
 
 // orchRun is one process's work on an orchestration: its facts and the events it records.

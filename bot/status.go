@@ -119,7 +119,7 @@ func (s *Status) Render() string {
 	if s.RunURL != "" {
 		fmt.Fprintf(&b, "\n[Workflow run](%s)\n", s.RunURL)
 	}
-	tail := s.renderRun() + "\n" + handledLine(s.Handled) + "\n"
+	tail := "\n" + recordLine + s.renderRun() + "\n" + handledLine(s.Handled) + "\n"
 	if s.Summary != "" {
 		// The summary gives way, so the markers in the tail always survive.
 		room := policy.MaxBodyChars - utf8.RuneCountInString(b.String()) - utf8.RuneCountInString(tail) - 2
@@ -141,7 +141,8 @@ func handledLine(ids []int64) string {
 
 // parseHandled reads the comment ids a status comment says were handled.
 func parseHandled(body string) []int64 {
-	m := handledMarker.FindStringSubmatch(body)
+	record, _ := ownRecord(body)
+	m := handledMarker.FindStringSubmatch(record)
 	if m == nil {
 		return nil
 	}

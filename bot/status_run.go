@@ -19,8 +19,24 @@ import (
 
 const maxHistory = 10
 
+// recordLine opens the bot's own record at the end of a status comment: the history, the steering
+// notes, the run marker and the handled ids, none of which quotes anyone. Everything above it (step
+// details, the summary) may quote users and the agent, markers and all, so the record is read only
+// below the last recordLine, which the bot writes after all of it.
+const recordLine = "<!-- studio:record -->"
+
+// ownRecord is the part of a status comment the bot's record is read from: below the last
+// recordLine, or the whole body of a comment written before there was one.
+func ownRecord(body string) (string, bool) {
+	if i := strings.LastIndex(body, "\n"+recordLine+"\n"); i >= 0 {
+		return body[i:], true
+	}
+	return body, false
+}
+
 var (
-	runMarkerRE   = regexp.MustCompile(`<!-- studio:run id=(\S*) attempt=(\S*) state=(\w+) expires=(\S*) -->`)
+	// The url is the run's own link; older comments have none and name it in the visible line.
+	runMarkerRE   = regexp.MustCompile(`<!-- studio:run id=(\S*) attempt=(\S*) state=(\w+) expires=(\S*)(?: url=(\S*))? -->`)
 	historyRE     = regexp.MustCompile(`(?s)<!-- studio:history -->\n(.*?)<!-- /studio:history -->`)
 	workflowRunRE = regexp.MustCompile(`\n\[Workflow run\]\(([^)\s]+)\)\n`)
 )
@@ -32,13 +48,14 @@ type prevRun struct {
 }
 
 func parseRunMarker(body string) (prevRun, bool) {
-	m := runMarkerRE.FindStringSubmatch(body)
+	record, has := ownRecord(body)
+	m := runMarkerRE.FindStringSubmatch(record)
 	if m == nil {
 		return prevRun{}, false
 	}
-	p := prevRun{id: m[1], attempt: m[2], state: m[3]}
+	p := prevRun{id: m[1], attempt: m[2], state: m[3], url: m[5]}
 	p.expires, _ = time.Parse(time.RFC3339, m[4])
-	if u := workflowRunRE.FindStringSubmatch(body); u != nil {
+	if u := workflowRunRE.FindStringSubmatch(body); u != nil && !has {
 		p.url = u[1]
 	}
 	return p, true
@@ -48,8 +65,9 @@ var steerRE = regexp.MustCompile(`<!-- studio:steer ([A-Za-z0-9+/=]+) -->`)
 
 // parseSteer reads the steering notes `/studio steer` left for the task's next pass.
 func parseSteer(body string) []string {
+	record, _ := ownRecord(body)
 	var out []string
-	for _, m := range steerRE.FindAllStringSubmatch(body, -1) {
+	for _, m := range steerRE.FindAllStringSubmatch(record, -1) {
 		if raw, err := base64.StdEncoding.DecodeString(m[1]); err == nil {
 			out = append(out, string(raw))
 		}
@@ -58,7 +76,8 @@ func parseSteer(body string) []string {
 }
 
 func parseHistory(body string) []string {
-	m := historyRE.FindStringSubmatch(body)
+	record, _ := ownRecord(body)
+	m := historyRE.FindStringSubmatch(record)
 	if m == nil {
 		return nil
 	}
@@ -74,13 +93,14 @@ func parseHistory(body string) []string {
 // running says whether the comment, as rendered now, shows a run still at work.
 func (s *Status) running() bool { return s.Verdict == "" && !s.Ended }
 
-// renderRun is the hidden run marker and the visible history, placed above the handled marker.
+// renderRun is the hidden run marker and the visible history, placed above the handled marker in
+// the record.
 func (s *Status) renderRun() string {
 	var b strings.Builder
 	if len(s.History) > 0 {
 		b.WriteString("\n<!-- studio:history -->\n**History**\n")
 		for _, e := range s.History {
-			fmt.Fprintf(&b, "- %s\n", oneLine(e, 600))
+			fmt.Fprintf(&b, "- %s\n", historyEntry(e))
 		}
 		b.WriteString("<!-- /studio:history -->\n")
 	}
@@ -100,10 +120,19 @@ func (s *Status) renderRun() string {
 		if attempt == "" {
 			attempt = "1"
 		}
-		fmt.Fprintf(&b, "\n<!-- studio:run id=%s attempt=%s state=%s expires=%s -->", markerWord(s.RunID), markerWord(attempt), state, expires)
+		url := ""
+		if s.RunURL != "" {
+			url = " url=" + markerWord(s.RunURL)
+		}
+		fmt.Fprintf(&b, "\n<!-- studio:run id=%s attempt=%s state=%s expires=%s%s -->", markerWord(s.RunID), markerWord(attempt), state, expires, url)
 	}
 	return b.String()
 }
+
+// historyEntry is an entry as the history lists it: one bounded line that opens no HTML comment,
+// which would hide the rest of the comment and could end the history or forge a marker in the
+// record. The entity reads the same on the page.
+func historyEntry(e string) string { return strings.ReplaceAll(oneLine(e, 600), "<!--", "&lt;!--") }
 
 // markerWord keeps a value inside the marker's grammar.
 func markerWord(s string) string {

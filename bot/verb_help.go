@@ -28,28 +28,38 @@ func helpMarker(commentID int64) string {
 	return fmt.Sprintf("<!-- studio:help comment=%d -->", commentID)
 }
 
-// help answers `/studio help` on any issue or pull request with one reply listing the verbs. It
-// needs no permission (it reveals nothing the action's docs do not), takes no lock and touches no
-// status comment, label or reaction.
-func (b *Bot) help(ctx context.Context, tr Trigger, cmd Command) (Outcome, error) {
-	out := Outcome{RunID: b.RunID, Status: "done"}
-	marker := helpMarker(tr.CommentID)
-	comments, err := b.GitHub.Comments(ctx, tr.Issue)
-	if err != nil {
-		return out, err
-	}
-	for _, c := range comments {
-		if strings.EqualFold(c.Author, b.BotLogin) && strings.Contains(c.Body, marker) {
-			return b.skip(fmt.Sprintf("comment %d was already answered (re-delivered event)", tr.CommentID))
-		}
-	}
+// helpReply is the answer to the help comment commentID: the command quoted, what was wrong with
+// it if anything, the verbs, and the marker last.
+func helpReply(cmd Command, actor, phrase string, commentID int64) string {
 	var problem string
 	var ce *CommandError
 	if errors.As(cmd.Err, &ce) {
 		problem = ce.Problem + " "
 	}
-	reply := fmt.Sprintf("> %s\n\n@%s, %s%s\n\n%s", quoteLine(cmd.Line), tr.Actor.Login, problem, HelpText(b.TriggerPhrase), marker)
-	if _, err := b.GitHub.CreateComment(ctx, tr.Issue, reply); err != nil {
+	return fmt.Sprintf("> %s\n\n@%s, %s%s\n\n%s", quoteLine(cmd.Line), actor, problem, HelpText(phrase), helpMarker(commentID))
+}
+
+// answersHelp says whether a reply of the bot answers the help comment commentID. The marker ends
+// the reply; one anywhere else is in the quoted command (a code span keeps it visible there).
+func answersHelp(body string, commentID int64) bool {
+	return strings.HasSuffix(strings.TrimRight(body, " \r\n"), helpMarker(commentID))
+}
+
+// help answers `/studio help` on any issue or pull request with one reply listing the verbs. It
+// needs no permission (it reveals nothing the action's docs do not), takes no lock and touches no
+// status comment, label or reaction.
+func (b *Bot) help(ctx context.Context, tr Trigger, cmd Command) (Outcome, error) {
+	out := Outcome{RunID: b.RunID, Status: "done"}
+	comments, err := b.GitHub.Comments(ctx, tr.Issue)
+	if err != nil {
+		return out, err
+	}
+	for _, c := range comments {
+		if strings.EqualFold(c.Author, b.BotLogin) && answersHelp(c.Body, tr.CommentID) {
+			return b.skip(fmt.Sprintf("comment %d was already answered (re-delivered event)", tr.CommentID))
+		}
+	}
+	if _, err := b.GitHub.CreateComment(ctx, tr.Issue, helpReply(cmd, tr.Actor.Login, b.TriggerPhrase, tr.CommentID)); err != nil {
 		return out, err
 	}
 	b.logf("answered %s help for @%s on #%d", b.TriggerPhrase, tr.Actor.Login, tr.Issue)

@@ -76,7 +76,7 @@ func (p PlanRecord) Render() (string, error) {
 }
 
 // ParsePlanRecord reads the first record line of a check run summary; unknown fields, a second
-// value or any invalid field are errors, never skipped.
+// value, any invalid field or any other spelling than Render's are errors, never skipped.
 func ParsePlanRecord(summary string) (PlanRecord, error) {
 	var line string
 	for _, l := range strings.Split(summary, "\n") {
@@ -103,6 +103,11 @@ func ParsePlanRecord(summary string) (PlanRecord, error) {
 	}
 	if err := p.validate(); err != nil {
 		return PlanRecord{}, err
+	}
+	// encoding/json matches keys case-insensitively and lets a repeated key win, so "shA256" or a
+	// second "sha256" would be read; only the one spelling Render writes is a record.
+	if canon, err := json.Marshal(p); err != nil || string(canon) != payload {
+		return PlanRecord{}, errors.New("studio plan record: not in the form the studio writes (its keys, once each, in order, without spaces)")
 	}
 	return p, nil
 }

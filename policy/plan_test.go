@@ -66,6 +66,9 @@ func TestParsePlanRecordRefusesMalformed(t *testing.T) {
 		{"no digest", record(`{"v":1,"sha256":"` + hash + `","issue":7,"requestedBy":"octocat"}`), "taskDigest must be"},
 		{"bad issue", record(`{"v":1,"sha256":"` + hash + `","taskDigest":"` + digest + `","issue":0,"requestedBy":"octocat"}`), "issue must be positive"},
 		{"bad login", record(`{"v":1,"sha256":"` + hash + `","taskDigest":"` + digest + `","issue":7,"requestedBy":"a b"}`), "is not a GitHub login"},
+		{"key in another case", record(`{"v":1,` + strings.Replace(good, "sha256", "shA256", 1) + `}`), "not in the form the studio writes"},
+		{"repeated key", record(`{"v":1,` + good + `,"issue":7}`), "not in the form the studio writes"},
+		{"spaces", record(`{"v": 1,` + good + `}`), "not in the form the studio writes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

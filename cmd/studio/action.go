@@ -73,29 +73,169 @@ func runAction(ctx context.Context, getenv func(string) string, stdout, stderr i
 	return runActionWith(ctx, getenv, stdout, stderr, actionOverrides{})
 }
 
+// runActionWith parses the inputs, then runs with them: a bad input fails the step, each with its
+// own annotation, before anything is read from GitHub or written anywhere.
 func runActionWith(ctx context.Context, getenv func(string) string, stdout, stderr io.Writer, over actionOverrides) int {
 	act, step := newStepLog(getenv, stdout)
-	token := act.GetInput("github-token")
-	openAIKey := act.GetInput("openai-api-key")
-	for _, secret := range []string{token, openAIKey} {
+	opts, err := parseActionOptions(getenv)
+	// The secrets are masked before anything is printed, the errors below included.
+	opts.maskSecrets(act)
+	for _, w := range opts.warnings {
+		act.Warningf("%s", w)
+	}
+	if err != nil {
+		for _, e := range eachError(err) {
+			act.Errorf("%v", e)
+		}
+		return exitError
+	}
+	return runActionOptions(ctx, act, step, opts, over)
+}
+
+// actionOptions is everything action mode takes from its environment: the runner's variables and
+// the step's inputs, read, defaulted and validated once by parseActionOptions, so the run function
+// reads no input itself and a test of the inputs needs no run.
+type actionOptions struct {
+	env actionEnv
+	// The secrets are set even when another input is bad: they are masked before any error.
+	token, openAIKey string
+	app              appInputs
+
+	// botLogin is bot-login; empty is the App's bot, or the token's login (the bot's default).
+	botLogin    string
+	allowedBots []string // allowed-bots, without the patterns it does not accept
+	warnings    []string // what was ignored in the inputs, and why
+
+	codexPath, openAIBaseURL string
+	timeout                  time.Duration // timeout-minutes, per Codex call
+	maxFixPasses             *int          // max-fix-passes; nil takes the bot's default
+	verifyCommand            []string
+	verifyTimeout            time.Duration
+	models                   modelSettings
+	approvals                approvalSettings
+	jail                     jailSetup
+
+	triggerPhrase, labelPrefix, branchPrefix, dispatchWorkflow string
+	constrainedSandbox                                         bool
+	locks                                                      bot.LockSettings
+
+	// getenv is the step's environment, which the Codex runtime and the verification build their
+	// own environments from.
+	getenv func(string) string
+}
+
+// parseActionOptions reads every input and the runner's variables. Each bad one is its own error,
+// naming the input and what it must be; they are joined (eachError splits them), so one run
+// reports them all.
+func parseActionOptions(getenv func(string) string) (actionOptions, error) {
+	// GetInput's reading (INPUT_<NAME>, trimmed) without its writer: parsing prints nothing.
+	input := githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(io.Discard)).GetInput
+	o := actionOptions{
+		token: input("github-token"), openAIKey: input("openai-api-key"), app: appInputsOf(input),
+		botLogin: input("bot-login"), codexPath: input("codex-path"), openAIBaseURL: input("openai-base-url"),
+		verifyCommand:      strings.Fields(input("verify-command")),
+		triggerPhrase:      orDefault(input("trigger-phrase"), "/studio"),
+		labelPrefix:        orDefault(input("label-prefix"), "studio:"),
+		branchPrefix:       orDefault(input("branch-prefix"), "studio/"),
+		dispatchWorkflow:   orDefault(input("dispatch-workflow"), "studio.yml"),
+		constrainedSandbox: strings.EqualFold(input("constrained-sandbox"), "true"),
+		locks:              lockSettings(getenv),
+		getenv:             getenv,
+	}
+	var errs []error
+	fail := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	var err error
+	o.env, err = readActionEnv(getenv)
+	fail(err)
+	fail(o.app.check())
+	if o.token == "" && !o.app.set() {
+		fail(errors.New("the github-token input is empty; pass `github-token: ${{ secrets.GITHUB_TOKEN }}`, or app-id and app-private-key to use a GitHub App (docs/tokens.md)"))
+	}
+	for _, login := range splitList(input("allowed-bots")) {
+		if strings.Contains(login, "*") {
+			// A wildcard would let any app that can comment drive writes; name each bot instead.
+			o.warnings = append(o.warnings, "allowed-bots does not accept * (or any pattern); list each bot login, e.g. renovate[bot]")
+			continue
+		}
+		o.allowedBots = append(o.allowedBots, login)
+	}
+	o.timeout, err = timeoutInput(input("timeout-minutes"))
+	fail(err)
+	o.approvals, err = approvalInputs(input)
+	fail(err)
+	o.verifyTimeout, err = verifyTimeoutInput(input("verify-timeout"))
+	fail(err)
+	o.maxFixPasses, err = maxFixPassesInput(input("max-fix-passes"))
+	fail(err)
+	o.models, err = modelInputs(input)
+	fail(err)
+	o.jail, err = parseJailInputs(jailInputs{
+		agentUser: input("agent-user"), sandbox: input("agent-sandbox"), pidns: input("agent-pid-namespace"),
+		workspace: o.env.workspace, hide: hiddenPlaces(getenv),
+	})
+	fail(err)
+	return o, errors.Join(errs...)
+}
+
+// eachError splits the joined errors of parseActionOptions (some inputs' own are joined too), one
+// annotation each.
+func eachError(err error) []error {
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		out = append(out, eachError(e)...)
+	}
+	return out
+}
+
+// maskSecrets masks the token, the OpenAI key and the App's key on the runner.
+func (o actionOptions) maskSecrets(act *githubactions.Action) {
+	for _, secret := range []string{o.token, o.openAIKey} {
 		if secret != "" {
 			act.AddMask(secret)
 		}
 	}
-	app := readAppInputs(act) // masks the App's key first (apptoken.go)
-	env, err := readActionEnv(getenv)
-	if err != nil {
-		act.Errorf("%v", err)
-		return exitError
+	o.app.mask(act)
+}
+
+// timeoutInput reads `timeout-minutes`, the bound on each Codex call: a number of minutes above 0,
+// fractions allowed (0.5 is thirty seconds: short bounds suit cheap roles and tests). Empty means
+// 30 minutes.
+func timeoutInput(v string) (time.Duration, error) {
+	if v == "" {
+		return 30 * time.Minute, nil
 	}
-	if err := app.check(); err != nil {
-		act.Errorf("%v", err)
-		return exitError
+	m, err := strconv.ParseFloat(v, 64)
+	if err != nil || m <= 0 || math.IsNaN(m) || math.IsInf(m, 0) || m*float64(time.Minute) > math.MaxInt64 {
+		return 0, fmt.Errorf("timeout-minutes %q must be a number of minutes above 0", v)
 	}
-	if token == "" && !app.set() {
-		act.Errorf("the github-token input is empty; pass `github-token: ${{ secrets.GITHUB_TOKEN }}`, or app-id and app-private-key to use a GitHub App (docs/tokens.md)")
-		return exitError
+	return time.Duration(m * float64(time.Minute)), nil
+}
+
+// maxFixPassesInput reads `max-fix-passes`: a whole number from 0; empty takes the bot's default
+// (nil). The bot caps it at bot.MaxFixPassesCap.
+func maxFixPassesInput(v string) (*int, error) {
+	if v == "" {
+		return nil, nil
 	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return nil, fmt.Errorf("max-fix-passes %q must be a whole number from 0 to %d", v, bot.MaxFixPassesCap)
+	}
+	return &n, nil
+}
+
+// runActionOptions is action mode with its options: it reads the event, sets up GitHub, the jail
+// and Codex, handles the event, and sets the step's outputs.
+func runActionOptions(ctx context.Context, act *githubactions.Action, step *steplog.Log, opts actionOptions, over actionOverrides) int {
+	env := opts.env
 	payload, err := os.ReadFile(env.eventPath)
 	if err != nil {
 		act.Errorf("read event payload: %v", err)
@@ -109,22 +249,13 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		setUsage(act, bot.Outcome{})
 		return exitOK
 	}
-	var allowedBots []string
-	for _, login := range splitList(act.GetInput("allowed-bots")) {
-		if strings.Contains(login, "*") {
-			// A wildcard would let any app that can comment drive writes; name each bot instead.
-			act.Warningf("allowed-bots does not accept * (or any pattern); list each bot login, e.g. renovate[bot]")
-			continue
-		}
-		allowedBots = append(allowedBots, login)
-	}
 	owner, repo, _ := strings.Cut(env.repository, "/")
-	auth, err := newGitHubAuth(ctx, act, step, app, token, env.apiURL, owner, repo, githubHTTP(step), over.now)
+	auth, err := newGitHubAuth(ctx, act, step, opts.app, opts.token, env.apiURL, owner, repo, githubHTTP(step), over.now)
 	if err != nil {
 		act.Errorf("%v", err)
 		return exitError
 	}
-	botLogin := strings.TrimSpace(act.GetInput("bot-login"))
+	botLogin := opts.botLogin
 	if botLogin == "" {
 		botLogin = auth.botLogin()
 	}
@@ -133,48 +264,11 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		act.Errorf("%v", err)
 		return exitError
 	}
-	timeout := 30 * time.Minute
-	if v := act.GetInput("timeout-minutes"); v != "" {
-		// Fractions are allowed (0.5 is thirty seconds): short bounds suit cheap roles and tests.
-		m, err := strconv.ParseFloat(v, 64)
-		if err != nil || m <= 0 {
-			act.Errorf("timeout-minutes %q must be a number of minutes above 0", v)
-			return exitError
-		}
-		timeout = time.Duration(m * float64(time.Minute))
-	}
-	approvals, err := approvalInputs(act.GetInput)
-	if err != nil {
-		act.Errorf("%v", err)
-		return exitError
-	}
-	verifyTimeout, err := verifyTimeoutInput(act.GetInput("verify-timeout"))
-	if err != nil {
-		act.Errorf("%v", err)
-		return exitError
-	}
-	var maxFix *int
-	if v := act.GetInput("max-fix-passes"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			act.Errorf("max-fix-passes %q must be a whole number from 0 to %d", v, bot.MaxFixPassesCap)
-			return exitError
-		}
-		maxFix = &n
-	}
-	models, err := modelInputs(act.GetInput)
-	if err != nil {
-		act.Errorf("%v", err)
-		return exitError
-	}
 
 	// The jail: Codex and verification run in a sandbox of their own for each call (or, where
 	// the host cannot give one, the uid jail, said out loud), and nothing they start outlives its
 	// call. Close (deferred first, so it runs last) gives back anything still given away.
-	jl, err := setupJail(ctx, jailInputs{
-		agentUser: act.GetInput("agent-user"), sandbox: act.GetInput("agent-sandbox"), pidns: act.GetInput("agent-pid-namespace"),
-		workspace: env.workspace, hide: hiddenPlaces(getenv),
-	})
+	jl, err := setupJail(ctx, opts.jail)
 	if err != nil {
 		act.Errorf("%v", err)
 		return exitError
@@ -202,36 +296,19 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		return exitError
 	}
 
-	// The key-holding proxy and the runner whose environment holds no secret; the demo swaps in
-	// a scripted agent but keeps the same redaction.
-	var runner codex.Runner
-	var keyless *keylessRunner // openai-api-key is empty: fail only if Codex is needed (openai_key.go)
-	redactor := codex.NewRedactor(append(gitops.SecretForms(token), openAIKey)...)
-	if over.codex != nil {
-		runner = over.codex
-	} else if strings.TrimSpace(openAIKey) == "" {
-		keyless = &keylessRunner{}
-		runner = keyless
-	} else {
-		rt, err := codex.Start(ctx, codex.Config{
-			Bin: act.GetInput("codex-path"), OpenAIKey: openAIKey, Upstream: act.GetInput("openai-base-url"),
-			Secrets: gitops.SecretForms(token), CodexHome: filepath.Join(env.runnerTemp, "codex-home"), Getenv: getenv,
-			Jail: jl,
-		})
-		if err != nil {
-			act.Errorf("%v", err)
-			return exitError
-		}
-		defer rt.Close()
-		runner, redactor = rt.CLI, rt.Redactor
+	runner, redactor, keyless, closeCodex, err := startCodex(ctx, opts, jl, over)
+	if err != nil {
+		act.Errorf("%v", err)
+		return exitError
 	}
+	defer closeCodex()
 	// The verification runs the team's tools: the job's environment minus every secret, with the
 	// tool directories under the runner's home or tool cache opened to the agent uid.
 	environ := over.environ
 	if environ == nil {
 		environ = os.Environ()
 	}
-	verifyEnv := codex.VerifyEnv(environ, getenv)
+	verifyEnv := codex.VerifyEnv(environ, opts.getenv)
 	auth.sink.attach(redactor)
 	logw := redactor.LineWriter(step)
 	defer logw.Close()
@@ -240,11 +317,11 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		// The remote comes from the runner's environment, never from the workspace's .git/config;
 		// the studio's git state lives under RUNNER_TEMP, outside the agent's reach.
 		Workspace: &gitops.Repo{
-			Dir: env.workspace, Token: token, TokenSource: auth.gitToken(),
+			Dir: env.workspace, Token: opts.token, TokenSource: auth.gitToken(),
 			RemoteURL: strings.TrimRight(env.serverURL, "/") + "/" + env.repository + ".git",
 			StateDir:  filepath.Join(env.runnerTemp, "studio-git"),
 			// The same prefix the bot names task branches with (Settings.BranchPrefix).
-			BranchPrefix: orDefault(act.GetInput("branch-prefix"), "studio/"),
+			BranchPrefix: opts.branchPrefix,
 		},
 		Codex:    runner,
 		Redactor: redactor,
@@ -252,33 +329,62 @@ func runActionWith(ctx context.Context, getenv func(string) string, stdout, stde
 		Now:      over.now,
 		Log:      botLog{Writer: logw, act: act, redactor: redactor},
 	}, bot.Settings{
-		TriggerPhrase:      orDefault(act.GetInput("trigger-phrase"), "/studio"),
-		LabelPrefix:        orDefault(act.GetInput("label-prefix"), "studio:"),
-		BranchPrefix:       orDefault(act.GetInput("branch-prefix"), "studio/"),
-		AllowedBots:        allowedBots,
+		TriggerPhrase:      opts.triggerPhrase,
+		LabelPrefix:        opts.labelPrefix,
+		BranchPrefix:       opts.branchPrefix,
+		AllowedBots:        opts.allowedBots,
 		BotLogin:           botLogin,
-		ConstrainedSandbox: strings.EqualFold(act.GetInput("constrained-sandbox"), "true"),
+		ConstrainedSandbox: opts.constrainedSandbox,
 		RunID:              env.runID,
 		RunURL:             fmt.Sprintf("%s/%s/actions/runs/%s", strings.TrimRight(env.serverURL, "/"), env.repository, env.runID),
 		WorkDir:            env.workspace,
 		RunsDir:            runsDir,
 		Containment:        containment,
-		CodexTimeout:       timeout,
-		MaxFixPasses:       maxFix,
-		VerifyCommand:      strings.Fields(act.GetInput("verify-command")),
-		VerifyTimeout:      verifyTimeout,
+		CodexTimeout:       opts.timeout,
+		MaxFixPasses:       opts.maxFixPasses,
+		VerifyCommand:      opts.verifyCommand,
+		VerifyTimeout:      opts.verifyTimeout,
 		VerifyEnv:          verifyEnv,
-		ModelTier:          models.tier,
-		Model:              models.model,
-		MaxTokens:          models.maxTokens,
+		ModelTier:          opts.models.tier,
+		Model:              opts.models.model,
+		MaxTokens:          opts.models.maxTokens,
 		GuidanceDir:        filepath.Join(env.runnerTemp, "studio-guidance"),
-		DispatchWorkflow:   orDefault(act.GetInput("dispatch-workflow"), "studio.yml"),
+		DispatchWorkflow:   opts.dispatchWorkflow,
 
-		RequiredApprovals: approvals.required,
-		ApprovalTTL:       approvals.ttl,
-		LockSettings:      lockSettings(getenv),
+		RequiredApprovals: opts.approvals.required,
+		ApprovalTTL:       opts.approvals.ttl,
+		LockSettings:      opts.locks,
 	})
 	out, err := b.Handle(ctx, tr)
+	return finish(ctx, act, step, jl, keyless, runsDir, out, err)
+}
+
+// startCodex starts the key-holding proxy and the runner whose environment holds no secret, or,
+// without an OpenAI key, a runner that fails only if Codex is needed (openai_key.go); the demo
+// swaps in a scripted agent but keeps the same redaction. stop stops the proxy.
+func startCodex(ctx context.Context, opts actionOptions, jl jail.Jail, over actionOverrides) (runner codex.Runner, redactor *codex.Redactor, keyless *keylessRunner, stop func(), err error) {
+	redactor = codex.NewRedactor(append(gitops.SecretForms(opts.token), opts.openAIKey)...)
+	switch {
+	case over.codex != nil:
+		return over.codex, redactor, nil, func() {}, nil
+	case strings.TrimSpace(opts.openAIKey) == "":
+		keyless = &keylessRunner{}
+		return keyless, redactor, keyless, func() {}, nil
+	}
+	rt, err := codex.Start(ctx, codex.Config{
+		Bin: opts.codexPath, OpenAIKey: opts.openAIKey, Upstream: opts.openAIBaseURL,
+		Secrets: gitops.SecretForms(opts.token), CodexHome: filepath.Join(opts.env.runnerTemp, "codex-home"), Getenv: opts.getenv,
+		Jail: jl,
+	})
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return rt.CLI, rt.Redactor, nil, func() { rt.Close() }, nil
+}
+
+// finish reports how the event ended: the containment, the step's outputs and summary, and the
+// exit code (a failure of the step when the run could not do its work).
+func finish(ctx context.Context, act *githubactions.Action, step *steplog.Log, jl jail.Jail, keyless *keylessRunner, runsDir string, out bot.Outcome, err error) int {
 	if st, ok := jail.Ready(jl); ok || out.Summary != "" {
 		// A run that confined an agent says how; one that never needed the jail does not wait
 		// for its probe only to say so.
@@ -342,16 +448,22 @@ type jailInputs struct {
 	hide      []string
 }
 
-// setupJail reads the containment inputs and returns the jail (which may go on probing the host
-// in the background: jail.Ready).
-func setupJail(ctx context.Context, in jailInputs) (jail.Jail, error) {
+// jailSetup is the containment the inputs ask for: none (agent-user none), or the jail opts
+// describe.
+type jailSetup struct {
+	none bool
+	opts jail.Options
+}
+
+// parseJailInputs reads the containment inputs.
+func parseJailInputs(in jailInputs) (jailSetup, error) {
 	agentUser := strings.TrimSpace(in.agentUser)
-	if strings.EqualFold(agentUser, "none") {
-		return jail.Unconfined("the agent-user input is none, so the agent runs as the studio's own user and can read what the studio can"), nil
-	}
 	mode, err := jail.ParseSandbox(in.sandbox)
 	if err != nil {
-		return nil, err
+		return jailSetup{}, err
+	}
+	if strings.EqualFold(agentUser, "none") {
+		return jailSetup{none: true}, nil
 	}
 	opts := jail.Options{
 		User: agentUser, Sandbox: mode, ProbePIDNamespace: !strings.EqualFold(strings.TrimSpace(in.pidns), "false"),
@@ -359,11 +471,19 @@ func setupJail(ctx context.Context, in jailInputs) (jail.Jail, error) {
 	}
 	if n, err := strconv.Atoi(agentUser); err == nil {
 		if n <= 0 {
-			return nil, fmt.Errorf("agent-user %q must be auto, a user name, a uid above 0, or none", agentUser)
+			return jailSetup{}, fmt.Errorf("agent-user %q must be auto, a user name, a uid above 0, or none", agentUser)
 		}
 		opts.User, opts.UID = "", n
 	}
-	j, err := jail.Setup(ctx, opts)
+	return jailSetup{opts: opts}, nil
+}
+
+// setupJail returns the jail (which may go on probing the host in the background: jail.Ready).
+func setupJail(ctx context.Context, in jailSetup) (jail.Jail, error) {
+	if in.none {
+		return jail.Unconfined("the agent-user input is none, so the agent runs as the studio's own user and can read what the studio can"), nil
+	}
+	j, err := jail.Setup(ctx, in.opts)
 	if err != nil {
 		return nil, fmt.Errorf("agent-user: %w", err)
 	}
@@ -469,23 +589,27 @@ type approvalSettings struct {
 
 // approvalInputs reads `required-approvals` (a whole number, at least 1: the gate exists to
 // require a human approval) and `approval-ttl` (a Go duration such as 72h; empty never expires).
+// Each bad one is its own error.
 func approvalInputs(input func(string) string) (approvalSettings, error) {
 	s := approvalSettings{required: 1}
+	var errs []error
 	if v := strings.TrimSpace(input("required-approvals")); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return s, fmt.Errorf("required-approvals %q must be a whole number of at least 1", v)
+			errs = append(errs, fmt.Errorf("required-approvals %q must be a whole number of at least 1", v))
+		} else {
+			s.required = n
 		}
-		s.required = n
 	}
 	if v := strings.TrimSpace(input("approval-ttl")); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
-			return s, fmt.Errorf("approval-ttl %q must be a positive duration such as 72h or 90m", v)
+			errs = append(errs, fmt.Errorf("approval-ttl %q must be a positive duration such as 72h or 90m", v))
+		} else {
+			s.ttl = d
 		}
-		s.ttl = d
 	}
-	return s, nil
+	return s, errors.Join(errs...)
 }
 
 // newStepLog is the step log (bot/steplog) and the go-githubactions Action that writes the

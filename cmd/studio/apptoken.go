@@ -21,16 +21,19 @@ type appInputs struct {
 	id, key string
 }
 
-// readAppInputs reads the App inputs and masks the key at once, line by line (a runner masks
-// what it prints line by line), before anything else is printed.
-func readAppInputs(act *githubactions.Action) appInputs {
-	in := appInputs{id: strings.TrimSpace(act.GetInput("app-id")), key: act.GetInput("app-private-key")}
+// appInputsOf reads the App inputs.
+func appInputsOf(input func(string) string) appInputs {
+	return appInputs{id: strings.TrimSpace(input("app-id")), key: input("app-private-key")}
+}
+
+// mask masks the key line by line (a runner masks what it prints line by line); it runs before
+// anything else is printed.
+func (in appInputs) mask(act *githubactions.Action) {
 	for _, line := range ghapp.SecretLines(in.key) {
 		if !strings.Contains(line, "\n") {
 			act.AddMask(line)
 		}
 	}
-	return in
 }
 
 func (in appInputs) set() bool { return in.id != "" || strings.TrimSpace(in.key) != "" }
@@ -65,7 +68,7 @@ type lineLog interface {
 // act's add-mask, which agent text in the log cannot turn off (bot/steplog).
 func newGitHubAuth(ctx context.Context, act *githubactions.Action, log lineLog, in appInputs, token, apiURL, owner, repo string, hc *http.Client, now func() time.Time) (*githubAuth, error) {
 	sink := &secretSink{mask: act.AddMask}
-	// readAppInputs masked the key on the runner already; the redactor still needs it.
+	// The key is masked on the runner already (appInputs.mask); the redactor still needs it.
 	sink.keep(ghapp.SecretLines(in.key)...)
 	a := &githubAuth{token: token, sink: sink}
 	if !in.set() {

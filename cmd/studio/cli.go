@@ -118,7 +118,7 @@ func newRootCmd(e env) *cobra.Command {
 		func(ctx context.Context, args []string) int {
 			return runDoctor(ctx, args, e.getenv, e.stdout, e.stderr)
 		}))
-	add(newRunCmd(e))
+	add(newRunCmd(e, nil))
 	add(newWorkflowCmd(e))
 	add(newLocksCmd(e))
 	add(newTaskCmd(e))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"os"
@@ -87,20 +88,35 @@ func TestRunCLIUsageErrors(t *testing.T) {
 	}
 }
 
-// Without --print-prompt or --dry-run, `studio run` hands runLifecycleLocal the whole command
-// line and the facts the inspection modes render from.
+// runCLIWithLifecycle is runCLI with `studio run` built around lifecycle instead of the real one.
+func runCLIWithLifecycle(t *testing.T, args []string, lifecycle localLifecycle) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := env{getenv: func(string) string { return "" }, stdout: &out, stderr: &errb}
+	root := newRootCmd(e)
+	real, _, err := root.Find([]string{"run"})
+	if err != nil || real.Name() != "run" {
+		t.Fatalf("the root has no run command: %v", err)
+	}
+	root.RemoveCommand(real)
+	root.AddCommand(newRunCmd(e, lifecycle))
+	code := execute(context.Background(), root, args, &errb)
+	return code, out.String(), errb.String()
+}
+
+// Without --print-prompt or --dry-run, `studio run` hands its lifecycle the whole command line
+// and the facts the inspection modes render from.
 func TestRunCLIHandsTheLocalLifecycleTheRun(t *testing.T) {
 	root := copyFixture(t)
 	var got LocalRun
-	defer func(f func(context.Context, LocalRun, io.Writer, io.Writer) int) { runLifecycleLocal = f }(runLifecycleLocal)
-	runLifecycleLocal = func(_ context.Context, r LocalRun, stdout, _ io.Writer) int {
+	lifecycle := func(_ context.Context, r LocalRun, stdout, _ io.Writer) int {
 		got = r
 		io.WriteString(stdout, "lifecycle ran\n")
 		return exitError
 	}
-	code, out, errOut := runCLI([]string{"run", "gameplay-programmer", "Implement", "--write-file", "src/jump.gd", "jump", "--review", "--fix",
+	code, out, errOut := runCLIWithLifecycle(t, []string{"run", "gameplay-programmer", "Implement", "--write-file", "src/jump.gd", "jump", "--review", "--fix",
 		"--max-fix-passes", "2", "--approval-scope", "src/**", "--verify-command", "godot", "--verify-arg", "--headless",
-		"--constrained-sandbox", "--model-tier", "luna", "--include-artifact", "design/gdd.md", "--project", root}, nil)
+		"--constrained-sandbox", "--model-tier", "luna", "--include-artifact", "design/gdd.md", "--project", root}, lifecycle)
 	if code != exitError || out != "lifecycle ran\n" || errOut != "" {
 		t.Fatalf("exit %d, stdout %q, stderr %q: the lifecycle's code and output must be the command's", code, out, errOut)
 	}
@@ -118,7 +134,7 @@ func TestRunCLIHandsTheLocalLifecycleTheRun(t *testing.T) {
 	}
 	// A refused role never reaches the lifecycle.
 	got = LocalRun{}
-	if code, _, errOut := runCLI([]string{"run", "qa_agent", "x", "--project", root}, nil); code != exitError || !strings.Contains(errOut, `Unknown studio role "qa_agent"`) || got.Role != "" {
+	if code, _, errOut := runCLIWithLifecycle(t, []string{"run", "qa_agent", "x", "--project", root}, lifecycle); code != exitError || !strings.Contains(errOut, `Unknown studio role "qa_agent"`) || got.Role != "" {
 		t.Errorf("legacy role: exit %d %q, lifecycle saw %+v", code, errOut, got)
 	}
 }

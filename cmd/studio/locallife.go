@@ -25,11 +25,10 @@ import (
 // (studio/local/task-<N>) and nothing is pushed anywhere else. Codex, verification, review, fix
 // passes and scope enforcement are the action's code, unchanged.
 
-func init() { runLifecycleLocal = runLocalLifecycle }
-
 // localBranchPrefix keeps local task branches apart from the action's.
 const localBranchPrefix = "studio/local/"
 
+// runLocalLifecycle is the local lifecycle (localLifecycle) that `studio run` is built with.
 func runLocalLifecycle(ctx context.Context, lr LocalRun, stdout, stderr io.Writer) int {
 	fail := func(format string, args ...any) int {
 		fmt.Fprintf(stderr, "studio run: "+format+"\n", args...)

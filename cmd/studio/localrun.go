@@ -25,6 +25,9 @@ type runFlags struct {
 	maxFixPasses                    int
 	approvedByUser, constrainedSbox bool
 	modelTier                       string
+
+	// lifecycle is not a flag: what a run without --print-prompt or --dry-run is handed to.
+	lifecycle localLifecycle
 }
 
 // LocalRun is what `studio run` without --print-prompt or --dry-run hands the local lifecycle:
@@ -48,12 +51,12 @@ type LocalRun struct {
 	Eligibility        policy.Eligibility
 }
 
-// runLifecycleLocal is the seam for `studio run` without --print-prompt or --dry-run: the same
-// lifecycle as the action (Codex, verification, review, fix passes, gitops scope enforcement),
-// run on the local checkout, committing in-scope work on a local branch and pushing nothing
-// (issue #12). It prints the run summary and returns the exit code (0 done, 1 otherwise);
-// locallife.go sets it, tests replace it.
-var runLifecycleLocal func(ctx context.Context, run LocalRun, stdout, stderr io.Writer) int
+// localLifecycle runs `studio run` without --print-prompt or --dry-run: the same lifecycle as the
+// action (Codex, verification, review, fix passes, gitops scope enforcement), run on the local
+// checkout, committing in-scope work on a local branch and pushing nothing (issue #12). It prints
+// the run summary and returns the exit code (0 done, 1 otherwise). runLocalLifecycle (locallife.go)
+// is the real one; tests hand newRunCmd their own.
+type localLifecycle func(ctx context.Context, run LocalRun, stdout, stderr io.Writer) int
 
 const runLong = `Runs a task of <role> on a local checkout, with the action's own lifecycle: Codex,
 verification, review (--review) and fix passes (--fix), scope enforcement by writeFiles
@@ -69,8 +72,12 @@ line; "--" ends them, so an objective may start with a dash.
 model route), the context outcome and, with --review/--fix, the review and fix prompts. Neither
 runs Codex or changes anything.`
 
-func newRunCmd(e env) *cobra.Command {
-	var o runFlags
+// newRunCmd is `studio run`; lifecycle runs the task (nil: runLocalLifecycle, the real one).
+func newRunCmd(e env, lifecycle localLifecycle) *cobra.Command {
+	if lifecycle == nil {
+		lifecycle = runLocalLifecycle
+	}
+	o := runFlags{lifecycle: lifecycle}
 	cmd := &cobra.Command{
 		Use:   "run <role> [objective...]",
 		Short: "run a task on a local checkout (or print what Codex would get)",
@@ -113,7 +120,7 @@ func newRunCmd(e env) *cobra.Command {
 	return cmd
 }
 
-// runLocal renders (--print-prompt, --dry-run) or, through runLifecycleLocal, runs one task of
+// runLocal renders (--print-prompt, --dry-run) or, through o.lifecycle, runs one task of
 // role. Exit codes: 0 printed, 1 the run is refused (unknown role, wrong engine, bad project
 // state), 2 usage.
 func runLocal(ctx context.Context, e env, role, objective string, o runFlags) error {
@@ -146,7 +153,7 @@ func runLocal(ctx context.Context, e env, role, objective string, o runFlags) er
 	facts.Artifacts, facts.WriteFiles = o.artifacts, o.writeFiles
 	facts.AllowBroadContext, facts.Review, facts.Fix = o.allowBroadContext, o.review, o.fix && o.maxFixPasses > 0
 	if !o.printPrompt && !o.dryRun {
-		return exitWith(runLifecycleLocal(ctx, LocalRun{
+		return exitWith(o.lifecycle(ctx, LocalRun{
 			Root: root, Role: role, Objective: objective, IssueNumber: facts.IssueNumber, WriteFiles: o.writeFiles,
 			Artifacts: o.artifacts, ApprovalScope: o.scopes, Verify: facts.Verification, Review: o.review, Fix: o.fix,
 			MaxFixPasses: o.maxFixPasses, ApprovedByUser: o.approvedByUser, ConstrainedSandbox: o.constrainedSbox,

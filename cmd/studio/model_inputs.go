@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/codex-studio/studio-action/policy/routing"
 	"strconv"
@@ -20,27 +21,31 @@ type modelSettings struct {
 }
 
 // modelInputs reads `model`, `model-tier` and `max-tokens`. Empty means unset for each; a set
-// value that cannot be used is an error naming the input, before anything runs.
+// value that cannot be used is an error naming the input, each its own, before anything runs.
 func modelInputs(input func(string) string) (modelSettings, error) {
 	var s modelSettings
+	var errs []error
 	if v := input("model"); v != "" {
 		if err := routing.ValidateModelName(v); err != nil {
-			return s, fmt.Errorf("the model input %q %v", v, err)
+			errs = append(errs, fmt.Errorf("the model input %q %v", v, err))
+		} else {
+			s.model = v
 		}
-		s.model = v
 	}
-	s.tier = strings.TrimSpace(input("model-tier"))
-	if s.tier != "" && s.tier != "sol" && s.tier != "terra" && s.tier != "luna" {
-		return s, fmt.Errorf("model-tier %q must be sol, terra or luna", s.tier)
+	if tier := strings.TrimSpace(input("model-tier")); tier != "" && tier != "sol" && tier != "terra" && tier != "luna" {
+		errs = append(errs, fmt.Errorf("model-tier %q must be sol, terra or luna", tier))
+	} else {
+		s.tier = tier
 	}
 	if v := strings.TrimSpace(input("max-tokens")); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
-			return s, fmt.Errorf("max-tokens %q must be a whole number of tokens above 0 (input plus output, e.g. 2000000), or empty for no bound", v)
+			errs = append(errs, fmt.Errorf("max-tokens %q must be a whole number of tokens above 0 (input plus output, e.g. 2000000), or empty for no bound", v))
+		} else {
+			s.maxTokens = n
 		}
-		s.maxTokens = n
 	}
-	return s, nil
+	return s, errors.Join(errs...)
 }
 
 // usageOutput is the `usage` output: every field always present, calls included.

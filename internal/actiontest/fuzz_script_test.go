@@ -1,9 +1,12 @@
 package actiontest
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,8 +113,15 @@ func TestFuzzScriptDefaultsToACount(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) != 6 {
-		t.Fatalf("want the 6 targets, got %d calls:\n%s", len(lines), data)
+	targets := fuzzTargets(t)
+	if len(lines) != len(targets) {
+		t.Fatalf("want one call for each of the %d targets, got %d calls:\n%s", len(targets), len(lines), data)
+	}
+	for i, target := range targets {
+		pkg, name, _ := strings.Cut(target, " ")
+		if !strings.Contains(lines[i], "test "+pkg+" ") || !strings.Contains(lines[i], "-fuzz ^"+name+"$") {
+			t.Errorf("call %d %q is not for %s", i, lines[i], target)
+		}
 	}
 	for _, l := range lines {
 		f := strings.Fields(l)
@@ -124,4 +134,67 @@ func TestFuzzScriptDefaultsToACount(t *testing.T) {
 			t.Errorf("call %q has no -fuzztime", l)
 		}
 	}
+}
+
+// TestFuzzScriptListsEveryTarget: a fuzz target the script does not list would only ever run its
+// committed corpus, never search.
+func TestFuzzScriptListsEveryTarget(t *testing.T) {
+	root := absRoot(t)
+	decl := regexp.MustCompile(`(?m)^func (Fuzz\w+)\(f \*testing\.F\)`)
+	var found []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "node_modules") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		for _, m := range decl.FindAllStringSubmatch(string(data), -1) {
+			found = append(found, "./"+filepath.ToSlash(rel)+"/ "+m[1])
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := fuzzTargets(t)
+	slices.Sort(found)
+	sorted := slices.Sorted(slices.Values(listed))
+	if !slices.Equal(found, sorted) {
+		t.Errorf("scripts/fuzz lists\n%s\nbut the fuzz targets are\n%s", strings.Join(sorted, "\n"), strings.Join(found, "\n"))
+	}
+}
+
+// fuzzTargets are scripts/fuzz's targets list, in order, each "<package> <FuzzTarget>".
+func fuzzTargets(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(absRoot(t), "scripts", "fuzz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, list, ok := strings.Cut(string(data), "\ntargets=(\n")
+	list, _, ok2 := strings.Cut(list, "\n)\n")
+	if !ok || !ok2 {
+		t.Fatal("scripts/fuzz has no targets=( ... ) list")
+	}
+	var targets []string
+	for _, line := range strings.Split(list, "\n") {
+		f := strings.Fields(strings.Trim(strings.TrimSpace(line), `"`))
+		if len(f) != 2 || !strings.HasPrefix(f[1], "Fuzz") {
+			t.Fatalf("scripts/fuzz target line %q is not \"<package> <FuzzTarget>\"", line)
+		}
+		targets = append(targets, f[0]+" "+f[1])
+	}
+	return targets
 }

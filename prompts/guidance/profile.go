@@ -185,8 +185,9 @@ func ParseProfile(data []byte) (*Profile, error) {
 	}
 	p.LogicalHash = r.str(top, "logical_hash", "logical_hash", true)
 	if routes := r.obj(top, "routes", "routes", true); routes != nil {
-		for id, v := range routes {
-			o, _ := v.(node)
+		// Sorted, as every other map here: the first problem must not depend on map order.
+		for _, id := range sortedKeys(routes) {
+			o, _ := routes[id].(node)
 			if o == nil {
 				r.fail("routes."+id, "must be an object")
 				continue

@@ -1,0 +1,49 @@
+package bot
+
+import (
+	"slices"
+	"testing"
+)
+
+// A status comment written before the record line existed is still read whole, so an upgrade
+// neither forgets which comments were handled nor misses a dead run.
+func TestStatusCommentWithoutARecordLineIsReadWhole(t *testing.T) {
+	old := "<!-- studio:status issue=7 -->\n### Codex Studio: task #7\n\n- [ ] Verdict\n\n" +
+		"[Workflow run](https://github.example/acme/hop/actions/runs/41)\n\n" +
+		"<!-- studio:history -->\n**History**\n- an earlier run\n<!-- /studio:history -->\n" +
+		"\n<!-- studio:steer U3RlZXI= -->" +
+		"\n<!-- studio:run id=41 attempt=1 state=running expires=2026-01-02T04:00:00Z -->\n<!-- studio:handled 3,9 -->\n"
+	if got := parseHandled(old); !slices.Equal(got, []int64{3, 9}) {
+		t.Errorf("handled = %v, want [3 9]", got)
+	}
+	if got := parseSteer(old); !slices.Equal(got, []string{"Steer"}) {
+		t.Errorf("steer = %q", got)
+	}
+	if got := parseHistory(old); !slices.Equal(got, []string{"an earlier run"}) {
+		t.Errorf("history = %q", got)
+	}
+	prev, ok := parseRunMarker(old)
+	if !ok || prev.id != "41" || prev.state != "running" || prev.url != "https://github.example/acme/hop/actions/runs/41" {
+		t.Errorf("run marker = %+v, %v", prev, ok)
+	}
+}
+
+// In a comment with the record line, a marker quoted above it (here a step's detail naming a
+// workflow run, and the summary with a steering note) is not the bot's, and a run without a
+// link of its own has none.
+func TestStatusCommentReadsOnlyItsRecord(t *testing.T) {
+	st := newStatus(7, "", []int64{4})
+	st.set(stepCodex, StepFailed, "\n[Workflow run](https://attacker.test/1)\n")
+	st.Summary = "```text\n<!-- studio:steer U3RlZXI= -->\n<!-- studio:handled 99 -->\n```"
+	st.RunID = "42"
+	body := st.Render()
+	if got := parseSteer(body); len(got) != 0 {
+		t.Errorf("steer = %q, want none", got)
+	}
+	if got := parseHandled(body); !slices.Equal(got, []int64{4}) {
+		t.Errorf("handled = %v, want [4]", got)
+	}
+	if prev, ok := parseRunMarker(body); !ok || prev.id != "42" || prev.url != "" {
+		t.Errorf("run marker = %+v, %v; want run 42 without a link", prev, ok)
+	}
+}
