@@ -58,6 +58,11 @@ type VerdictFacts struct {
 	Refused bool
 }
 
+// MaxListedRefusals bounds the refused paths the blockers name one by one; the rest are counted in
+// one more blocker. An agent can leave 100,000 files: listed whole they would push the verdict's
+// other blockers out of the status comment (GitHub's 65,536-character limit).
+const MaxListedRefusals = 40
+
 // blockedWithoutReason stands in for a blocked lifecycle that gave no reason.
 const blockedWithoutReason = "the Codex lifecycle ended blocked"
 
@@ -83,9 +88,13 @@ func Verdict(f VerdictFacts) (status string, blockers []string) {
 		}
 		blockers = append(blockers, reason)
 	}
-	for _, p := range paths {
+	for i, p := range paths {
+		if i == MaxListedRefusals {
+			blockers = append(blockers, fmt.Sprintf("… and %s more changed paths refused and reverted; not committed", Count(len(paths)-i)))
+			break
+		}
 		ref := f.OutOfScope[p]
-		blockers = append(blockers, fmt.Sprintf("`%s` (%s): %s; not committed", p, ref.Kind, ref.Reason))
+		blockers = append(blockers, fmt.Sprintf("%s (%s): %s; not committed", ShowName(p), ref.Kind, ref.Reason))
 	}
 	if !f.LifecycleDone {
 		for _, b := range f.Blockers {
