@@ -188,9 +188,9 @@ func (r *run) revertVerification(ctx context.Context, st *implState) error {
 	}
 	paths := make([]string, len(changes))
 	for i, c := range changes {
-		paths[i] = "`" + c.Path + "`"
+		paths[i] = c.Path
 	}
-	r.logf("verification changed %s; reverted so the review reads the committed tree", strings.Join(paths, ", "))
+	r.logf("verification changed %s; reverted so the review reads the committed tree", nameRun(paths))
 	st.verifyChanged = append(st.verifyChanged, paths...)
 	return err
 }
