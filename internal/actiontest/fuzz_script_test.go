@@ -1,9 +1,12 @@
 package actiontest
 
 import (
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,8 +113,18 @@ func TestFuzzScriptDefaultsToACount(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	if len(lines) != 6 {
-		t.Fatalf("want the 6 targets, got %d calls:\n%s", len(lines), data)
+	// Every Fuzz function of the code runs, each once: a new target missing from the script's
+	// list would never search.
+	var ran []string
+	for _, l := range lines {
+		f := strings.Fields(l)
+		if len(f) > 5 && f[0] == "test" && f[4] == "-fuzz" {
+			ran = append(ran, f[1]+" "+strings.Trim(f[5], "^$"))
+		}
+	}
+	sort.Strings(ran)
+	if want := fuzzTargets(t); strings.Join(ran, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("scripts/fuzz runs\n%s\nthe code's fuzz targets are\n%s", strings.Join(ran, "\n"), strings.Join(want, "\n"))
 	}
 	for _, l := range lines {
 		f := strings.Fields(l)
@@ -124,4 +137,41 @@ func TestFuzzScriptDefaultsToACount(t *testing.T) {
 			t.Errorf("call %q has no -fuzztime", l)
 		}
 	}
+}
+
+// fuzzTargets lists the code's fuzz targets as scripts/fuzz names them ("./bot/ FuzzParseCommand"),
+// sorted.
+func fuzzTargets(t *testing.T) []string {
+	t.Helper()
+	root := absRoot(t)
+	decl := regexp.MustCompile(`(?m)^func (Fuzz[A-Za-z0-9_]+)\(`)
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(p))
+		if err != nil {
+			return err
+		}
+		for _, m := range decl.FindAllStringSubmatch(string(b), -1) {
+			out = append(out, "./"+filepath.ToSlash(rel)+"/ "+m[1])
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
+	return out
 }
