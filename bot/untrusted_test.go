@@ -169,7 +169,7 @@ func TestStatusKeepsVerdictAndBlockersWith100000Files(t *testing.T) {
 	if n := len([]rune(body)); n > policy.MaxBodyChars {
 		t.Fatalf("the status comment has %d characters, over GitHub's %d", n, policy.MaxBodyChars)
 	}
-	for _, want := range []string{"**Verdict: blocked**", "Blockers", "verification failed: go test exit=1", "review: the jump is too high", "… and 99,960 more changed paths", "- … and 99,960 more", "<!-- studio:handled"} {
+	for _, want := range []string{"**Verdict: blocked**", "Blockers", "verification failed: go test exit=1", "review: the jump is too high", "… and 99,990 more changed paths for the same reason", "- … and 99,960 more", "<!-- studio:handled"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the status comment lacks %q", want)
 		}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -29,24 +30,32 @@ func TestShowName(t *testing.T) {
 }
 
 // With 100,000 paths outside the scope the verdict's blockers stay short enough for a comment,
-// and the lifecycle's own blockers after the paths are kept.
+// the lifecycle's own blockers after the paths are kept, and the one FIFO among the junk is named.
 func TestVerdictBoundsRefusedPaths(t *testing.T) {
-	out := map[string]ScopeRefusal{}
+	out := map[string]ScopeRefusal{"src/pipe": {Kind: "added", Reason: "a FIFO (named pipe), not a regular file or a symlink"}}
 	for i := range 100_000 {
-		out[fmt.Sprintf("junk/%06d", i)] = ScopeRefusal{Kind: "added", Reason: "outside writeFiles (src/a.gd)"}
+		out[fmt.Sprintf("a-junk/%06d", i)] = ScopeRefusal{Kind: "added", Reason: "outside writeFiles (src/**)"}
 	}
 	status, blockers := Verdict(VerdictFacts{Reason: "reached max fix passes (1)", Blockers: []string{"review: missing test"}, OutOfScope: out, Committed: []string{"src/a.gd"}})
-	if status != VerdictBlocked {
-		t.Fatalf("status = %s", status)
+	want := []string{"reached max fix passes (1)"}
+	for i := range 10 {
+		want = append(want, fmt.Sprintf("`a-junk/%06d` (added): outside writeFiles (src/**); not committed", i))
 	}
-	if n := len(blockers); n != MaxListedRefusals+3 {
-		t.Fatalf("%d blockers, want %d: the refused paths are not bounded", n, MaxListedRefusals+3)
+	want = append(want, "… and 99,990 more changed paths for the same reason (outside writeFiles (src/**)); not committed",
+		"`src/pipe` (added): a FIFO (named pipe), not a regular file or a symlink; not committed", "review: missing test")
+	if status != VerdictBlocked || !slices.Equal(blockers, want) {
+		t.Errorf("Verdict = %s\n%s\nwant\n%s", status, strings.Join(blockers, "\n"), strings.Join(want, "\n"))
 	}
-	if blockers[0] != "reached max fix passes (1)" || blockers[len(blockers)-1] != "review: missing test" {
-		t.Errorf("the reason or the lifecycle's blocker was lost: first %q, last %q", blockers[0], blockers[len(blockers)-1])
+}
+
+// Past MaxListedRefusals names in all, the reasons no path of which fit are counted together.
+func TestVerdictCountsTheReasonsThatDoNotFit(t *testing.T) {
+	out := map[string]ScopeRefusal{}
+	for i := range 60 {
+		out[fmt.Sprintf("p%02d", i)] = ScopeRefusal{Kind: "added", Reason: fmt.Sprintf("reason %02d", i/2)}
 	}
-	more := blockers[MaxListedRefusals+1]
-	if !strings.Contains(more, "99,960 more") {
-		t.Errorf("the cut is not said: %q", more)
+	_, blockers := Verdict(VerdictFacts{LifecycleDone: true, Committed: []string{"a"}, OutOfScope: out})
+	if len(blockers) != MaxListedRefusals+1 || blockers[MaxListedRefusals] != "… and 20 more changed paths refused; not committed" {
+		t.Errorf("blockers:\n%s", strings.Join(blockers, "\n"))
 	}
 }
