@@ -520,10 +520,12 @@ func delegationReply(parent int, created []int, refusals []string) string {
 		b.WriteString("No child task was filed.\n")
 	}
 	if len(refusals) > 0 {
-		b.WriteString("\nRefused (requests are numbered from 0, as `dependsOn` counts them):\n")
-		for _, l := range refusals {
-			b.WriteString(oneLine(l, 600) + "\n")
+		// A refusal quotes what the agent asked for (a title, a path): shown as text.
+		items := make([]string, len(refusals))
+		for i, l := range refusals {
+			items[i] = oneLine(strings.TrimPrefix(l, "- "), 600)
 		}
+		b.WriteString("\nRefused (requests are numbered from 0, as `dependsOn` counts them):\n\n" + untrustedList(items, maxListed) + "\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
