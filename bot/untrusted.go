@@ -137,3 +137,35 @@ func nameRun(names []string) string {
 func lifecycleDetails(tail string) string {
 	return detailsBlock("Lifecycle", untrustedBlock(tail))
 }
+
+// fitClosed is policy.FitChars for Markdown: cut inside a code fence, the fence is closed before
+// the note, so the note and whatever follows (the status comment's hidden markers) are not shown
+// as code. A fence opens with three or more backticks at the start of a line, as fenced writes it.
+func fitClosed(md, note string, limit int) string {
+	if utf8.RuneCountInString(md) <= limit {
+		return md
+	}
+	// Room for a closing fence as long as the longest backtick run the text could hold there.
+	closer := strings.Repeat("`", longestBacktickRun(md)+1)
+	cut := policy.FitChars(md, "", limit-utf8.RuneCountInString(note)-len(closer)-1)
+	if open := openFence(cut); open != "" {
+		cut = strings.TrimRight(cut, "\n") + "\n" + open
+	}
+	return cut + note
+}
+
+// openFence is the backtick fence left open at the end of md, "" when none is.
+func openFence(md string) string {
+	open := ""
+	for _, line := range strings.Split(md, "\n") {
+		t := strings.TrimLeft(line, " ")
+		ticks := len(t) - len(strings.TrimLeft(t, "`"))
+		switch {
+		case open == "" && ticks >= 3 && !strings.Contains(t[ticks:], "`"):
+			open = t[:ticks]
+		case open != "" && ticks >= len(open) && strings.TrimSpace(t[ticks:]) == "":
+			open = ""
+		}
+	}
+	return open
+}

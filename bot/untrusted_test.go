@@ -181,3 +181,31 @@ func TestStatusKeepsVerdictAndBlockersWith100000Files(t *testing.T) {
 		t.Errorf("live markup in the summary:\n%s", strings.Join(p, "\n"))
 	}
 }
+
+// A summary cut inside a fence has the fence closed before the note and the markers, so the
+// hidden markers stay hidden and the note is the bot's own text.
+func TestStatusCutInsideAFenceClosesIt(t *testing.T) {
+	s := newStatus(7, "", []int64{1})
+	s.Summary = "**Verdict: blocked**\n\n" + fenced(strings.Repeat("@org/team ``` x\n", 10_000), "text")
+	body := s.Render()
+	if n := len([]rune(body)); n > policy.MaxBodyChars {
+		t.Fatalf("%d characters", n)
+	}
+	md := body[:strings.Index(body, "<!-- studio:handled")]
+	if !strings.Contains(md, "cut to fit") {
+		t.Fatalf("no cut note:\n%s", md[len(md)-300:])
+	}
+	open := ""
+	for _, line := range strings.Split(md, "\n") {
+		ticks := len(line) - len(strings.TrimLeft(line, "`"))
+		switch {
+		case open == "" && ticks >= 3:
+			open = line[:ticks]
+		case open != "" && ticks >= len(open) && strings.TrimSpace(line[ticks:]) == "":
+			open = ""
+		}
+	}
+	if open != "" {
+		t.Errorf("the fence %q is still open at the markers:\n%s", open, md[len(md)-300:])
+	}
+}
