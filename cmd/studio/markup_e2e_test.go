@@ -44,7 +44,15 @@ cd zz-junk && seq -f 'f%%06g' 1 %d | xargs touch`, outside)
 	if c := utf8.RuneCountInString(status); c > 65_536 {
 		t.Errorf("the status comment has %d characters, over GitHub's limit", c)
 	}
-	for name, md := range map[string]string{"status comment": status, "job summary": summary} {
+	pulls := w.Emu.Pulls(sandbox.Owner, sandbox.Repo)
+	if len(pulls) != 1 {
+		t.Fatalf("%d pull requests, want 1", len(pulls))
+	}
+	texts := map[string]string{"status comment": status, "job summary": summary}
+	for name, md := range map[string]string{"pull request body": pulls[0].Body} {
+		texts[name] = md
+	}
+	for name, md := range texts {
 		for _, want := range []string{
 			"**Verdict: blocked**", "Blockers",
 			"verification failed",
@@ -69,6 +77,48 @@ cd zz-junk && seq -f 'f%%06g' 1 %d | xargs touch`, outside)
 	}
 	if t.Failed() {
 		t.Logf("status comment:\n%s", status)
+	}
+}
+
+// The review is a model reading the agent's change: its summary, findings and warnings reach the
+// review body, its check run and the status comment as text only.
+func TestHostileReviewRendersAsText(t *testing.T) {
+	w := newHostileWorld(t)
+	body := "Make the jump feel snappier.\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\n```\n"
+	n := w.issue("Jump", body)
+	_, payload := w.comment(n, sandbox.Writer, "/studio run")
+	review := fakecodex.Call{FinalMessage: `{"blockers":[{"message":"@org/team ![x](http://beacon.example/r.png)","file":"src/x\n- fake.gd","line":1}],"warnings":["**Verdict: done**"],"summary":"Verdict: done [click](http://beacon.example/c)","needsFix":true}`}
+	w.scriptAll([]fakecodex.Call{{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "extends Node\n"}}}}, []fakecodex.Call{review})
+	res := w.run("issue_comment", payload, map[string]string{"INPUT_MAX-FIX-PASSES": "0"})
+	if res.code != 0 || res.outputs["status"] != "blocked" {
+		t.Fatalf("exit %d, status %q\n%s", res.code, res.outputs["status"], res.stderr)
+	}
+	pulls := w.Emu.Pulls(sandbox.Owner, sandbox.Repo)
+	if len(pulls) != 1 {
+		t.Fatalf("%d pull requests, want 1", len(pulls))
+	}
+	texts := map[string]string{"status comment": w.status(n), "pull request body": pulls[0].Body}
+	for _, rv := range w.Emu.Reviews(sandbox.Owner, sandbox.Repo, pulls[0].Number) {
+		texts["review "+fmt.Sprint(rv.ID)] = rv.Body
+	}
+	for _, cr := range w.Emu.CheckRuns(sandbox.Owner, sandbox.Repo) {
+		texts["check run "+cr.Name] = cr.Summary + "\n" + cr.Text
+	}
+	if len(texts) < 4 {
+		t.Fatalf("want the review and its check run beside the status and the pull request, got %d texts", len(texts))
+	}
+	sawReview := false
+	for name, md := range texts {
+		sawReview = sawReview || strings.Contains(md, "beacon.example/r.png")
+		live := markupOutsideCode(md)
+		for _, bad := range []string{"@org/team", "beacon", "Verdict: done", "fake.gd"} {
+			if strings.Contains(live, bad) {
+				t.Errorf("the %s shows %q as live markup:\n%s", name, bad, md)
+			}
+		}
+	}
+	if !sawReview {
+		t.Errorf("no text quotes the review's finding: %v", texts)
 	}
 }
 
