@@ -168,6 +168,8 @@ var (
 	// imageAlt is an image's alt text (one level of nested brackets) and, for an inline image,
 	// its destination and title: GitHub shows the image, not the words.
 	imageAlt = regexp.MustCompile(`!\[((?:[^\[\]]|\[[^\[\]]*\])*)\](?:\([ \t]*(<[^>\n]*>|[^\s)]*)(?:[ \t]+(?:"[^"]*"|'[^']*'|\([^)]*\)))?[ \t]*\)|(\[[^\[\]]*\]))`)
+	// imageShortcut is an image written as `![label]`; dropShortcutAlts checks what follows.
+	imageShortcut = regexp.MustCompile(`!\[((?:[^\[\]]|\[[^\[\]]*\])*)\]`)
 	// fenceOpen is a code fence's opening line; its content is shown, so it is kept.
 	fenceOpen = regexp.MustCompile("^ {0,3}(`{3,}|~{3,})")
 )
@@ -177,6 +179,7 @@ var (
 // ![](destination)). It returns how many it removed.
 func dropInvisibleMarkup(text string) (string, int) {
 	lines := strings.Split(text, "\n")
+	labels := definedLabels(lines)
 	out := lines[:0]
 	n := 0
 	fence := ""
@@ -209,7 +212,62 @@ func dropInvisibleMarkup(text string) (string, int) {
 			}
 			return short
 		})
+		l, n = dropShortcutAlts(l, labels, n)
 		out = append(out, l)
 	}
 	return strings.Join(out, "\n"), n
+}
+
+// definedLabels are the normalized labels of the link-reference definitions outside fences.
+func definedLabels(lines []string) map[string]bool {
+	labels := map[string]bool{}
+	fence := ""
+	for _, l := range lines {
+		if fence != "" {
+			t := strings.TrimLeft(l, " ")
+			if strings.HasPrefix(t, fence) && strings.TrimSpace(strings.TrimLeft(t, fence[:1])) == "" {
+				fence = ""
+			}
+			continue
+		}
+		if m := fenceOpen.FindStringSubmatch(l); m != nil {
+			fence = m[1]
+			continue
+		}
+		if linkDefinition.MatchString(l) {
+			t := strings.TrimLeft(l, " ")
+			if end := strings.Index(t, "]:"); end > 0 {
+				labels[normalLabel(t[1:end])] = true
+			}
+		}
+	}
+	return labels
+}
+
+// normalLabel is a link label as CommonMark matches it: case-folded, white space collapsed.
+func normalLabel(s string) string { return strings.ToLower(strings.Join(strings.Fields(s), " ")) }
+
+// dropShortcutAlts empties the alt text of shortcut images (`![label]`, not followed by `(` or
+// `[`) whose label a definition names: GitHub shows such an image, not its words. Without a
+// definition the brackets are shown as written, so they stay.
+func dropShortcutAlts(l string, labels map[string]bool, n int) (string, int) {
+	if len(labels) == 0 {
+		return l, n
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range imageShortcut.FindAllStringSubmatchIndex(l, -1) {
+		end := m[1]
+		if end < len(l) && (l[end] == '(' || l[end] == '[') {
+			continue
+		}
+		if label := l[m[2]:m[3]]; label == "" || !labels[normalLabel(label)] {
+			continue
+		}
+		b.WriteString(l[last:m[0]] + "![]")
+		last = end
+		n++
+	}
+	b.WriteString(l[last:])
+	return b.String(), n
 }
