@@ -6,7 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -113,18 +113,15 @@ func TestFuzzScriptDefaultsToACount(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
-	// Every Fuzz function of the code runs, each once: a new target missing from the script's
-	// list would never search.
-	var ran []string
-	for _, l := range lines {
-		f := strings.Fields(l)
-		if len(f) > 5 && f[0] == "test" && f[4] == "-fuzz" {
-			ran = append(ran, f[1]+" "+strings.Trim(f[5], "^$"))
-		}
+	targets := fuzzTargets(t)
+	if len(lines) != len(targets) {
+		t.Fatalf("want one call for each of the %d targets, got %d calls:\n%s", len(targets), len(lines), data)
 	}
-	sort.Strings(ran)
-	if want := fuzzTargets(t); strings.Join(ran, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("scripts/fuzz runs\n%s\nthe code's fuzz targets are\n%s", strings.Join(ran, "\n"), strings.Join(want, "\n"))
+	for i, target := range targets {
+		pkg, name, _ := strings.Cut(target, " ")
+		if !strings.Contains(lines[i], "test "+pkg+" ") || !strings.Contains(lines[i], "-fuzz ^"+name+"$") {
+			t.Errorf("call %d %q is not for %s", i, lines[i], target)
+		}
 	}
 	for _, l := range lines {
 		f := strings.Fields(l)
@@ -139,39 +136,65 @@ func TestFuzzScriptDefaultsToACount(t *testing.T) {
 	}
 }
 
-// fuzzTargets lists the code's fuzz targets as scripts/fuzz names them ("./bot/ FuzzParseCommand"),
-// sorted.
-func fuzzTargets(t *testing.T) []string {
-	t.Helper()
+// TestFuzzScriptListsEveryTarget: a fuzz target the script does not list would only ever run its
+// committed corpus, never search.
+func TestFuzzScriptListsEveryTarget(t *testing.T) {
 	root := absRoot(t)
-	decl := regexp.MustCompile(`(?m)^func (Fuzz[A-Za-z0-9_]+)\(`)
-	var out []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	decl := regexp.MustCompile(`(?m)^func (Fuzz\w+)\(f \*testing\.F\)`)
+	var found []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "node_modules") {
 			return filepath.SkipDir
 		}
-		if d.IsDir() || !strings.HasSuffix(p, "_test.go") {
+		if d.IsDir() || !strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
-		b, err := os.ReadFile(p)
+		data, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		rel, err := filepath.Rel(root, filepath.Dir(p))
+		rel, err := filepath.Rel(root, filepath.Dir(path))
 		if err != nil {
 			return err
 		}
-		for _, m := range decl.FindAllStringSubmatch(string(b), -1) {
-			out = append(out, "./"+filepath.ToSlash(rel)+"/ "+m[1])
+		for _, m := range decl.FindAllStringSubmatch(string(data), -1) {
+			found = append(found, "./"+filepath.ToSlash(rel)+"/ "+m[1])
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sort.Strings(out)
-	return out
+	listed := fuzzTargets(t)
+	slices.Sort(found)
+	sorted := slices.Sorted(slices.Values(listed))
+	if !slices.Equal(found, sorted) {
+		t.Errorf("scripts/fuzz lists\n%s\nbut the fuzz targets are\n%s", strings.Join(sorted, "\n"), strings.Join(found, "\n"))
+	}
+}
+
+// fuzzTargets are scripts/fuzz's targets list, in order, each "<package> <FuzzTarget>".
+func fuzzTargets(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(absRoot(t), "scripts", "fuzz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, list, ok := strings.Cut(string(data), "\ntargets=(\n")
+	list, _, ok2 := strings.Cut(list, "\n)\n")
+	if !ok || !ok2 {
+		t.Fatal("scripts/fuzz has no targets=( ... ) list")
+	}
+	var targets []string
+	for _, line := range strings.Split(list, "\n") {
+		f := strings.Fields(strings.Trim(strings.TrimSpace(line), `"`))
+		if len(f) != 2 || !strings.HasPrefix(f[1], "Fuzz") {
+			t.Fatalf("scripts/fuzz target line %q is not \"<package> <FuzzTarget>\"", line)
+		}
+		targets = append(targets, f[0]+" "+f[1])
+	}
+	return targets
 }
