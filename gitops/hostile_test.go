@@ -388,7 +388,7 @@ func TestPushStopsWhenTheBranchMovedOnTheSamePaths(t *testing.T) {
 // A FIFO, a socket or a device left in the workspace is none of git's business (status and
 // ls-files pass over them), but the studio reports each: silently dropped, a FIFO in scope would
 // never be named in the verdict, and a tracked file replaced by one looked like an edit to it. A
-// test process cannot make devices without root, so FIFOs and a socket stand for them.
+// device needs root (and a filesystem that allows one); FIFOs and a socket are made everywhere.
 func TestChangesReportFIFOsAndSockets(t *testing.T) {
 	_, repo := remote(t)
 	ctx := context.Background()
@@ -419,6 +419,8 @@ func TestChangesReportFIFOsAndSockets(t *testing.T) {
 	if err := unix.Bind(sock, &unix.SockaddrUnix{Name: filepath.Join(repo.Dir, "keep/sock")}); err != nil {
 		t.Fatal(err)
 	}
+	// As root, a device too (a copy of /dev/null's numbers), where the filesystem allows one.
+	device := os.Geteuid() == 0 && unix.Mknod(filepath.Join(repo.Dir, "newdir/null"), unix.S_IFCHR|0o600, int(unix.Mkdev(1, 3))) == nil
 	changes, err := repo.Changes(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -435,6 +437,11 @@ func TestChangesReportFIFOsAndSockets(t *testing.T) {
 		"newdir2/deep/p added": "a FIFO (named pipe)|",
 		"newdir2/f.txt added":  "|" + ModeFile,
 		"pipe added":           "a FIFO (named pipe)|",
+	}
+	if device {
+		want["newdir/null added"] = "a device|"
+	} else {
+		t.Log("no device node could be made here: FIFOs and a socket only")
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("changes = %v\nwant      %v", got, want)
