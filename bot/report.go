@@ -48,7 +48,7 @@ func (r *run) report(ctx context.Context, cfg policy.StudioConfig, task policy.T
 	case out.Refusal != nil:
 		r.st.set(stepCodex, StepFailed, refusalHeadline(out.Refusal)) // the API's words go in a fence below
 	default:
-		r.st.set(stepCodex, StepFailed, oneLine(out.Reason, 300))
+		r.st.set(stepCodex, StepFailed, shownLine(out.Reason, 300)) // the verification's words: as text
 	}
 	r.st.set(stepCommitted, StepSkipped, "read-only role: nothing is committed")
 	r.st.set(stepPull, StepSkipped, "read-only role: no branch or pull request")
@@ -101,7 +101,7 @@ func (r *run) report(ctx context.Context, cfg policy.StudioConfig, task policy.T
 		summary += "\n\n" + delegated
 	}
 	if tail := lastLines(r.Redactor.Redact(r.closeLifecycle(out, verdict)), 40); tail != "" {
-		summary += "\n\n<details><summary>Lifecycle</summary>\n\n```text\n" + strings.ReplaceAll(tail, "```", "`\u200b``") + "\n```\n</details>"
+		summary += "\n\n" + lifecycleDetails(tail)
 	}
 	summary += leftoversNote(out.Leftovers())
 	summary += r.evidenceNote(task.Role)

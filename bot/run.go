@@ -588,7 +588,7 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	case out.Refusal != nil:
 		r.st.set(stepCodex, StepFailed, refusalHeadline(out.Refusal)) // the API's words go in a fence below
 	default:
-		r.st.set(stepCodex, StepFailed, oneLine(out.Reason, 300))
+		r.st.set(stepCodex, StepFailed, shownLine(out.Reason, 300)) // the verification's words: as text
 	}
 	if len(st.committed) == 0 {
 		r.st.set(stepCommitted, StepSkipped, "no changes inside writeFiles")
@@ -631,10 +631,10 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 		summary += "\n\n" + notes
 	}
 	if len(st.verifyChanged) > 0 {
-		summary += "\n\nThe verification command changed " + strings.Join(dedupe(st.verifyChanged), ", ") + "; reverted before the review, never committed."
+		summary += "\n\nThe verification command changed " + nameRun(dedupe(st.verifyChanged)) + "; reverted before the review, never committed."
 	}
 	if tail := lastLines(r.Redactor.Redact(r.closeLifecycle(out, verdict)), 40); tail != "" {
-		summary += "\n\n<details><summary>Lifecycle</summary>\n\n```text\n" + strings.ReplaceAll(tail, "```", "`\u200b``") + "\n```\n</details>"
+		summary += "\n\n" + lifecycleDetails(tail)
 	}
 	summary += leftoversNote(out.Leftovers())
 	summary += r.evidenceNote(task.Role)

@@ -188,16 +188,16 @@ func (r *run) revertVerification(ctx context.Context, st *implState) error {
 	}
 	paths := make([]string, len(changes))
 	for i, c := range changes {
-		paths[i] = "`" + c.Path + "`"
+		paths[i] = c.Path
 	}
-	r.logf("verification changed %s; reverted so the review reads the committed tree", strings.Join(paths, ", "))
+	r.logf("verification changed %s; reverted so the review reads the committed tree", nameRun(paths))
 	st.verifyChanged = append(st.verifyChanged, paths...)
 	return err
 }
 
 // pathFacts turns the scan's view of a change into the facts the write policy judges.
 func pathFacts(c gitops.Change) policy.PathFacts {
-	return policy.PathFacts{Path: c.Path, Deleted: c.Kind == gitops.Deleted, Mode: c.NewMode, Nested: c.Nested, LinkTarget: c.LinkTarget, Links: c.Links}
+	return policy.PathFacts{Path: c.Path, Deleted: c.Kind == gitops.Deleted, Mode: c.NewMode, Nested: c.Nested, LinkTarget: c.LinkTarget, Links: c.Links, Special: c.Special}
 }
 
 // commitPass commits and pushes what the last Codex call changed inside writeFiles, and opens the

@@ -123,7 +123,7 @@ func (s *Status) Render() string {
 	if s.Summary != "" {
 		// The summary gives way, so the markers in the tail always survive.
 		room := policy.MaxBodyChars - utf8.RuneCountInString(b.String()) - utf8.RuneCountInString(tail) - 2
-		b.WriteString("\n" + policy.FitChars(s.Summary, policy.NoteCutJobSummary, room) + "\n")
+		b.WriteString("\n" + fitClosed(s.Summary, policy.NoteCutJobSummary, room) + "\n")
 	}
 	b.WriteString(tail)
 	return b.String()

@@ -100,20 +100,19 @@ func commitMessage(role, title string, issue int, runID string, elig policy.Elig
 		role, oneLine(title, 200), issue, runID, elig.WritePolicy, elig.Provenance)
 }
 
+// verdictSummary is the verdict, its blockers and the committed paths, in that order: the
+// fixed parts first, so a long list is what a cut removes. The blockers quote the agent's work,
+// its verification's output and the review (untrustedList); the paths are the agent's names.
 func verdictSummary(verdict string, inScope, blockers []string, sha string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Verdict: %s**\n", verdict)
+	if len(blockers) > 0 {
+		b.WriteString("\nBlockers, quoted as text (the agent's work, its verification and the review wrote parts of them):\n\n")
+		b.WriteString(untrustedList(blockers, maxBlockersListed) + "\n")
+	}
 	if len(inScope) > 0 {
 		fmt.Fprintf(&b, "\nCommitted in `%s`:\n", shortSHA(sha))
-		for _, p := range inScope {
-			fmt.Fprintf(&b, "- `%s`\n", p)
-		}
-	}
-	if len(blockers) > 0 {
-		b.WriteString("\nBlockers:\n")
-		for _, bl := range blockers {
-			fmt.Fprintf(&b, "- %s\n", bl)
-		}
+		b.WriteString(nameList(inScope) + "\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
@@ -131,8 +130,12 @@ func modeNotes(modes map[string]string) string {
 	sort.Strings(paths)
 	var b strings.Builder
 	b.WriteString("Mode changes:")
-	for _, p := range paths {
-		fmt.Fprintf(&b, "\n- `%s`: %s", p, modes[p])
+	for i, p := range paths {
+		if i == maxListed {
+			fmt.Fprintf(&b, "\n- … and %s more", policy.Count(len(paths)-i))
+			break
+		}
+		fmt.Fprintf(&b, "\n- %s: %s", shownName(p), modes[p])
 	}
 	return b.String()
 }
@@ -150,7 +153,7 @@ func codexFailureLine(res codex.Result) string {
 func codexFailureSummary(res codex.Result) string {
 	s := codexFailureLine(res)
 	if tail := lastLines(res.Stderr, 20); tail != "" {
-		s += "\n\n<details><summary>Codex stderr (tail)</summary>\n\n```\n" + strings.ReplaceAll(tail, "```", "`\u200b``") + "\n```\n</details>"
+		s += "\n\n" + detailsBlock("Codex stderr (tail)", untrustedBlock(tail))
 	}
 	return s
 }
@@ -162,28 +165,31 @@ func reviewBody(rev codex.ReviewOutcome, passed bool, blockers []codex.Blocker) 
 	} else {
 		b.WriteString("### Studio review: changes requested\n")
 	}
+	// Everything after the heading is the reviewer's (model output): quoted as text.
 	switch {
 	case rev.Malformed != "":
-		fmt.Fprintf(&b, "\nThe review could not be read: %s\n", oneLine(rev.Malformed, 500))
+		fmt.Fprintf(&b, "\nThe review could not be read: %s\n", shownLine(rev.Malformed, 500))
 	case rev.Verdict != nil:
 		if s := strings.TrimSpace(rev.Verdict.Summary); s != "" {
-			fmt.Fprintf(&b, "\n%s\n", oneLine(s, 2000))
+			fmt.Fprintf(&b, "\nThe reviewer's summary, quoted as text:\n\n%s\n", untrustedBlock(oneLine(s, 2000)))
 		}
 		if rev.Verdict.NeedsFix && len(rev.Verdict.Blockers) == 0 {
 			b.WriteString("\nThe reviewer says the change needs a fix.\n")
 		}
 	}
 	if len(blockers) > 0 {
-		b.WriteString("\n**Blockers**\n")
-		for _, bl := range blockers {
-			fmt.Fprintf(&b, "- %s\n", oneLine(bl.String(), 1000))
+		items := make([]string, len(blockers))
+		for i, bl := range blockers {
+			items[i] = oneLine(bl.String(), 1000)
 		}
+		b.WriteString("\n**Blockers**\n\n" + untrustedList(items, maxListed) + "\n")
 	}
 	if rev.Verdict != nil && len(rev.Verdict.Warnings) > 0 {
-		b.WriteString("\n**Warnings**\n")
-		for _, w := range rev.Verdict.Warnings {
-			fmt.Fprintf(&b, "- %s\n", oneLine(w, 1000))
+		items := make([]string, len(rev.Verdict.Warnings))
+		for i, w := range rev.Verdict.Warnings {
+			items[i] = oneLine(w, 1000)
 		}
+		b.WriteString("\n**Warnings**\n\n" + untrustedList(items, maxListed) + "\n")
 	}
 	return b.String()
 }
@@ -514,10 +520,12 @@ func delegationReply(parent int, created []int, refusals []string) string {
 		b.WriteString("No child task was filed.\n")
 	}
 	if len(refusals) > 0 {
-		b.WriteString("\nRefused (requests are numbered from 0, as `dependsOn` counts them):\n")
-		for _, l := range refusals {
-			b.WriteString(oneLine(l, 600) + "\n")
+		// A refusal quotes what the agent asked for (a title, a path): shown as text.
+		items := make([]string, len(refusals))
+		for i, l := range refusals {
+			items[i] = oneLine(strings.TrimPrefix(l, "- "), 600)
 		}
+		b.WriteString("\nRefused (requests are numbered from 0, as `dependsOn` counts them):\n\n" + untrustedList(items, maxListed) + "\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
 }

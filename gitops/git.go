@@ -739,7 +739,8 @@ func (r *Repo) restore(ctx context.Context, paths []string) error {
 	for _, p := range paths {
 		// A hard link is unlinked here, its name only: git unlinks before it writes too, but the
 		// inode it shares with a file elsewhere must never depend on how git writes.
-		if e, err := lstatEntry(r.Dir, p, false); err == nil && e.exists && (e.isDir() || e.isSymlink() || e.isRegular() && e.nlink > 1) {
+		// A FIFO, socket or device goes too: git would open a FIFO to write, and wait for a reader.
+		if e, err := lstatEntry(r.Dir, p, false); err == nil && e.exists && (!e.isRegular() || e.nlink > 1) {
 			if err := removeBeneath(r.Dir, p); err != nil {
 				return fmt.Errorf("restore %s: %w", p, err)
 			}

@@ -17,4 +17,6 @@ func checkWorkTree(context.Context, string, []seedDir, []hintEntry) (bool, []ext
 }
 
 // listOthers is Linux's too: elsewhere `git ls-files --others` lists.
-func listOthers(context.Context, string, []hintEntry) ([]byte, bool) { return nil, false }
+func listOthers(context.Context, string, []hintEntry) ([]byte, []string, bool) {
+	return nil, nil, false
+}

@@ -384,3 +384,80 @@ func TestPushStopsWhenTheBranchMovedOnTheSamePaths(t *testing.T) {
 		t.Fatalf("remote moved to %s; the human's %s must stay", head, theirs)
 	}
 }
+
+// A FIFO, a socket or a device left in the workspace is none of git's business (status and
+// ls-files pass over them), but the studio reports each: silently dropped, a FIFO in scope would
+// never be named in the verdict, and a tracked file replaced by one looked like an edit to it. A
+// device needs root (and a filesystem that allows one); FIFOs and a socket are made everywhere.
+func TestChangesReportFIFOsAndSockets(t *testing.T) {
+	_, repo := remote(t)
+	ctx := context.Background()
+	mkfifo := func(rel string) {
+		t.Helper()
+		p := filepath.Join(repo.Dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Mkfifo(p, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mkfifo("pipe")           // beside the tracked files
+	mkfifo("keep/inner")     // in a tracked directory
+	mkfifo("newdir/only")    // alone in a new directory (which git does not list)
+	mkfifo("newdir2/deep/p") // deeper, beside a file
+	write(t, repo.Dir, "newdir2/f.txt", "f\n")
+	if err := os.Remove(filepath.Join(repo.Dir, "a.txt")); err != nil {
+		t.Fatal(err)
+	}
+	mkfifo("a.txt") // a tracked file replaced by a FIFO
+	sock, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(sock)
+	if err := unix.Bind(sock, &unix.SockaddrUnix{Name: filepath.Join(repo.Dir, "keep/sock")}); err != nil {
+		t.Fatal(err)
+	}
+	// As root, a device too (a copy of /dev/null's numbers), where the filesystem allows one.
+	device := os.Geteuid() == 0 && unix.Mknod(filepath.Join(repo.Dir, "newdir/null"), unix.S_IFCHR|0o600, int(unix.Mkdev(1, 3))) == nil
+	changes, err := repo.Changes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, c := range changes {
+		got[c.Path+" "+string(c.Kind)] = c.Special + "|" + c.NewMode
+	}
+	want := map[string]string{
+		"a.txt modified":       "a FIFO (named pipe)|",
+		"keep/inner added":     "a FIFO (named pipe)|",
+		"keep/sock added":      "a socket|",
+		"newdir/only added":    "a FIFO (named pipe)|",
+		"newdir2/deep/p added": "a FIFO (named pipe)|",
+		"newdir2/f.txt added":  "|" + ModeFile,
+		"pipe added":           "a FIFO (named pipe)|",
+	}
+	if device {
+		want["newdir/null added"] = "a device|"
+	} else {
+		t.Log("no device node could be made here: FIFOs and a socket only")
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("changes = %v\nwant      %v", got, want)
+	}
+	// Discarding them unlinks each without opening it (opening a FIFO would wait for a writer).
+	done := make(chan error, 1)
+	go func() { done <- repo.Discard(ctx, changes) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Discard hangs on a FIFO")
+	}
+	if ch, err := repo.Changes(ctx); err != nil || len(ch) != 0 {
+		t.Fatalf("after the discard, changes = %v, %v", kinds(ch), err)
+	}
+}

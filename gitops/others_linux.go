@@ -17,18 +17,20 @@ import (
 // and only files, links and directories. It reads directories only, on every core: one
 // getdents per directory the entries make, plus the untracked directories to tell an empty one.
 // ok is false when it cannot tell (no openat2, a directory it cannot read), and git lists.
-func listOthers(ctx context.Context, root string, entries []hintEntry) (out []byte, ok bool) {
+// special names the FIFOs, sockets and devices where no entry is, in the directories it reads and
+// in every untracked one: git lists none of them, and the studio must report each.
+func listOthers(ctx context.Context, root string, entries []hintEntry) (out []byte, special []string, ok bool) {
 	dirs, valid := indexDirs(entries)
 	if !valid {
-		return nil, false
+		return nil, nil, false
 	}
 	rootFD, err := unix.Open(root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, false
+		return nil, nil, false
 	}
 	defer unix.Close(rootFD)
 	if fd, done, err := openat2Beneath(rootFD, "."); !done || err != nil {
-		return nil, false
+		return nil, nil, false
 	} else {
 		unix.Close(fd)
 	}
@@ -39,19 +41,21 @@ func listOthers(ctx context.Context, root string, entries []hintEntry) (out []by
 		return func(lo, _ int) bool { return l.dir(dirs[lo]) }, func() {
 			mu.Lock()
 			names = append(names, l.out...)
+			special = append(special, l.special...)
 			mu.Unlock()
 		}
 	})
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
+	sort.Strings(special)
 	sort.Strings(names)
 	var b bytes.Buffer
 	for _, n := range names {
 		b.WriteString(n)
 		b.WriteByte(0)
 	}
-	return b.Bytes(), true
+	return b.Bytes(), special, true
 }
 
 // othersLister is one core's share of listOthers.
@@ -61,6 +65,16 @@ type othersLister struct {
 	buf     []byte
 	want    map[string]int
 	out     []string
+	special []string // FIFOs, sockets and devices
+}
+
+// isSpecial reports a directory entry type that is neither a file, a link nor a directory.
+func isSpecial(typ uint8) bool {
+	switch typ {
+	case unix.DT_FIFO, unix.DT_SOCK, unix.DT_CHR, unix.DT_BLK:
+		return true
+	}
+	return false
 }
 
 // dirent is one name getdents returned.
@@ -128,6 +142,14 @@ func readNames(fd int, buf []byte) ([]dirent, error) {
 					typ = unix.DT_REG
 				case unix.S_IFLNK:
 					typ = unix.DT_LNK
+				case unix.S_IFIFO:
+					typ = unix.DT_FIFO
+				case unix.S_IFSOCK:
+					typ = unix.DT_SOCK
+				case unix.S_IFCHR:
+					typ = unix.DT_CHR
+				case unix.S_IFBLK:
+					typ = unix.DT_BLK
 				}
 			}
 		}
@@ -178,6 +200,8 @@ func (l *othersLister) dir(d seedDir) bool {
 			// git status's to report as a deletion).
 		case de.typ == unix.DT_REG || de.typ == unix.DT_LNK:
 			l.out = append(l.out, rel)
+		case isSpecial(de.typ):
+			l.special = append(l.special, rel)
 		case de.typ == unix.DT_DIR:
 			has, ok := l.holdsAnything(fd, de.name, 0)
 			if !ok {
@@ -185,6 +209,9 @@ func (l *othersLister) dir(d seedDir) bool {
 			}
 			if has {
 				l.out = append(l.out, rel+"/")
+			}
+			if !l.specialsIn(fd, de.name, rel, 0) {
+				return false
 			}
 		}
 	}
@@ -233,6 +260,40 @@ func (l *othersLister) holdsAnything(parentFD int, name string, depth int) (has,
 		}
 	}
 	return false, true
+}
+
+// specialsIn adds the FIFOs, sockets and devices at any depth of the untracked directory name
+// (rel from the root) in parentFD. A nested repository is passed over, as git passes over it; ok
+// is false where holdsAnything's would be (too deep, unreadable), and git lists.
+func (l *othersLister) specialsIn(parentFD int, name, rel string, depth int) bool {
+	if depth >= maxOthersDepth {
+		return false
+	}
+	fd, err := unix.Openat(parentFD, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) || errors.Is(err, unix.ELOOP)
+	}
+	defer unix.Close(fd)
+	names, err := readNames(fd, make([]byte, 8<<10))
+	if err != nil {
+		return false
+	}
+	for _, de := range names {
+		if de.name == ".git" {
+			return true
+		}
+	}
+	for _, de := range names {
+		switch {
+		case isSpecial(de.typ):
+			l.special = append(l.special, rel+"/"+de.name)
+		case de.typ == unix.DT_DIR:
+			if !l.specialsIn(fd, de.name, rel+"/"+de.name, depth+1) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // openBeneathOrRoot opens dir ("" for the root) beneath rootFD without following a link; done is

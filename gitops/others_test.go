@@ -122,7 +122,7 @@ func TestListOthersListsWhatGitLists(t *testing.T) {
 			if !whole {
 				t.Fatal("the private index is not whole")
 			}
-			got, ok := listOthers(ctx, repo.Dir, entries)
+			got, _, ok := listOthers(ctx, repo.Dir, entries)
 			if ok == tc.fallback {
 				t.Fatalf("listOthers ok = %v, want %v", ok, !tc.fallback)
 			}

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -46,6 +48,10 @@ type Change struct {
 	Nested bool
 	// LinkTarget is a symlink's target, when NewMode is ModeSymlink.
 	LinkTarget string
+	// Special names what stands at the path when it is neither a file, a link nor a directory
+	// ("a FIFO (named pipe)", "a socket", "a device"): git passes over it, the studio reports it.
+	// NewMode is "" then.
+	Special string
 	// Links is a regular file's link count (st_nlink, read without following links; 0 for
 	// anything else). More than one is a hard link: the file may also live outside the
 	// workspace, so it is never committed.
@@ -84,6 +90,8 @@ func (r *Repo) Changes(ctx context.Context) ([]Change, error) {
 		statusOut, othersOut []byte
 		statusErr, othersErr error
 	)
+	var special []string
+	specialKnown := false
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
@@ -93,8 +101,8 @@ func (r *Repo) Changes(ctx context.Context) ([]Change, error) {
 		defer wg.Done()
 		// Read in-process where it can be (one getdents per directory, no second process
 		// reading the index beside status); git lists what it cannot tell.
-		if out, ok := r.listOthers(ctx); ok {
-			othersOut = out
+		if out, sp, ok := r.listOthers(ctx); ok {
+			othersOut, special, specialKnown = out, sp, true
 			return
 		}
 		othersOut, othersErr = r.run(ctx, "ls-files", "--others", "-z", "--directory", "--no-empty-directory")
@@ -124,12 +132,16 @@ func (r *Repo) Changes(ctx context.Context) ([]Change, error) {
 			changes[i].LinkTarget = e.target
 		case ModeFile, ModeExecutable:
 			// status says nothing of links: a tracked file replaced by a hard link to a file
-			// outside the workspace is only an edit to it.
+			// outside the workspace is only an edit to it. Nor of a FIFO in a file's place,
+			// which it shows with the file's mode.
 			e, err := lstatEntry(r.Dir, c.Path, false)
 			if err != nil {
 				return nil, err
 			}
 			changes[i].Links = linksOf(e)
+			if k := specialKind(e.mode); e.exists && k != "" {
+				changes[i].NewMode, changes[i].Special = "", k
+			}
 		}
 	}
 	added, err := r.untracked(ctx, othersOut, ign)
@@ -137,23 +149,101 @@ func (r *Repo) Changes(ctx context.Context) ([]Change, error) {
 		return nil, err
 	}
 	changes = append(changes, added...)
+	if !specialKnown {
+		if special, err = walkSpecial(ctx, r.Dir); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range special {
+		if ignoredPath(ign, p) {
+			continue
+		}
+		e, err := lstatEntry(r.Dir, p, false)
+		if err != nil {
+			return nil, err
+		}
+		if k := specialKind(e.mode); e.exists && k != "" {
+			changes = append(changes, Change{Path: p, Kind: Added, Special: k})
+		}
+	}
 	sort.Slice(changes, func(i, j int) bool { return changes[i].Path < changes[j].Path })
 	return changes, nil
 }
 
 // listOthers lists the untracked names as `ls-files --others --directory --no-empty-directory`
 // does, from the private index's paths and the work tree's directories (others_linux.go).
-func (r *Repo) listOthers(ctx context.Context) ([]byte, bool) {
+// It also names the FIFOs, sockets and devices that stand where no index entry is (git lists
+// none of them).
+func (r *Repo) listOthers(ctx context.Context) (others []byte, special []string, ok bool) {
 	b, err := os.ReadFile(r.index)
 	if err != nil {
-		return nil, false
+		return nil, nil, false
 	}
 	// Only the paths are used: the stat data's time does not matter.
 	entries, whole := parseIndex(b, time.Time{})
 	if !whole || entries == nil {
-		return nil, false
+		return nil, nil, false
 	}
 	return listOthers(ctx, r.Dir, entries)
+}
+
+// specialKind names what a non-file, non-link, non-directory mode is; "" for those three.
+func specialKind(mode uint32) string {
+	switch mode & 0o170000 {
+	case 0o010000:
+		return "a FIFO (named pipe)"
+	case 0o140000:
+		return "a socket"
+	case 0o020000, 0o060000:
+		return "a device"
+	case 0o100000, 0o120000, 0o040000:
+		return ""
+	}
+	return "not a file, a link or a directory"
+}
+
+// walkSpecial finds the FIFOs, sockets and devices under root without following links or
+// entering a .git, where listOthers could not tell (git lists, and git passes over them).
+func walkSpecial(ctx context.Context, root string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if t := d.Type(); t&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice|fs.ModeIrregular) != 0 {
+			rel, err := filepath.Rel(root, p)
+			if err != nil {
+				return err
+			}
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list FIFOs and other non-files: %w", err)
+	}
+	return out, nil
+}
+
+// ignoredPath reports whether the base's ignore rules leave p out: p itself or a directory
+// above it.
+func ignoredPath(ign *ignoreRules, p string) bool {
+	parts := strings.Split(p, "/")
+	for i := 1; i < len(parts); i++ {
+		if ign.match(strings.Join(parts[:i], "/"), true) {
+			return true
+		}
+	}
+	return ign.match(p, false)
 }
 
 // parseStatus reads `status --porcelain=v2 -z` records of tracked paths:

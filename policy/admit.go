@@ -24,6 +24,9 @@ type PathFacts struct {
 	Nested bool
 	// LinkTarget is a symlink's target as written.
 	LinkTarget string
+	// Special names what stands there when it is neither a file, a link nor a directory ("a FIFO
+	// (named pipe)", "a socket", "a device"): never committed, always reported.
+	Special string
 	// Links is a regular file's link count (st_nlink, read without following links; 0 when not
 	// known). More than one means the same file has another name, which may be outside the
 	// workspace: a file the agent could not read itself, hard-linked in for the studio to commit.
@@ -49,13 +52,18 @@ var gitControlFiles = map[string]bool{".gitmodules": true, ".gitattributes": tru
 //
 //   - the path must be inside writeFiles;
 //   - a nested repository is never committed (it would become a gitlink);
-//   - only regular files and symlinks are committed;
+//   - only regular files and symlinks are committed; a FIFO, socket or device is named as such
+//     first, inside writeFiles or not, since git itself would pass over it;
 //   - .gitmodules and .gitattributes only when writeFiles names them;
 //   - a symlink only when writeFiles names it, and only when its target stays inside the
 //     repository and inside writeFiles;
 //   - never a regular file with more than one link: its other name may be outside the
 //     workspace, and the studio (root) would commit bytes the agent itself could not read.
 func (s Scope) Admit(f PathFacts) (bool, string) {
+	if f.Special != "" && !f.Deleted {
+		// Named first, in or out of scope: the reader should know what the agent left.
+		return false, f.Special + ", not a regular file or a symlink; git cannot store it, so it is removed"
+	}
 	if !s.Allows(f.Path) {
 		return false, "outside writeFiles (" + strings.Join(s, ", ") + ")"
 	}

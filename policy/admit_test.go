@@ -25,6 +25,8 @@ func TestScopeAdmit(t *testing.T) {
 		{"workflow", PathFacts{Path: ".github/workflows/x.yml", Mode: ModeFile}, false, "outside writeFiles"},
 		{"nested repository", PathFacts{Path: "src/vendored", Mode: ModeGitlink, Nested: true}, false, "nested git repository"},
 		{"fifo", PathFacts{Path: "src/pipe", Mode: ""}, false, "not a regular file"},
+		{"fifo the scan named", PathFacts{Path: "src/pipe", Special: "a FIFO (named pipe)"}, false, "a FIFO (named pipe), not a regular file or a symlink"},
+		{"socket outside the scope: named for what it is", PathFacts{Path: "README.sock", Special: "a socket"}, false, "a socket, not a regular file"},
 		{"link only through a glob", PathFacts{Path: "src/l", Mode: ModeSymlink, LinkTarget: "a.go"}, false, "name the link itself"},
 		{"declared link inside", PathFacts{Path: "docs/link.md", Mode: ModeSymlink, LinkTarget: "../src/a.md"}, true, ""},
 		{"declared link to the host", PathFacts{Path: "docs/link.md", Mode: ModeSymlink, LinkTarget: "/etc/passwd"}, false, "outside the repository"},

@@ -227,17 +227,5 @@ func plural(n int, one, many string) string {
 }
 
 // codeSpan puts a path in a markdown code span that its own backticks cannot close; control
-// characters are shown quoted so a path cannot break the summary's lines.
-func codeSpan(s string) string {
-	if controlChars.MatchString(s) {
-		s = strconv.Quote(s)
-	}
-	fence := "`"
-	for strings.Contains(s, fence) {
-		fence += "`"
-	}
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
-		return fence + " " + s + " " + fence
-	}
-	return fence + s + fence
-}
+// and format characters are shown quoted so a path cannot break the summary's lines (ShowName).
+func codeSpan(s string) string { return ShowName(s) }

@@ -58,6 +58,16 @@ type VerdictFacts struct {
 	Refused bool
 }
 
+// MaxListedRefusals bounds the refused paths the blockers name one by one, and
+// maxListedPerReason those named for one reason; the rest are counted. An agent can leave 100,000
+// files: listed whole they would push the verdict's other blockers out of the status comment
+// (GitHub's 65,536-character limit), and listed in path order only, a flood of junk would hide
+// the one FIFO or link that matters.
+const (
+	MaxListedRefusals  = 40
+	maxListedPerReason = 10
+)
+
 // blockedWithoutReason stands in for a blocked lifecycle that gave no reason.
 const blockedWithoutReason = "the Codex lifecycle ended blocked"
 
@@ -67,7 +77,8 @@ const nothingCommitted = "Codex changed nothing inside writeFiles"
 // Verdict merges the lifecycle's outcome with the scope check: a run is done only when the
 // lifecycle ended done, no path was refused, and a writing role committed something. Otherwise it
 // is blocked (error when the model API refused a call), and the blockers say why, in the order a
-// reader acts on them: the lifecycle's reason first, then the refused paths in path order, then
+// reader acts on them: the lifecycle's reason first, then the refused paths (grouped by reason and bounded,
+// refusedPaths), then
 // the lifecycle's other blockers (the reason is not repeated); or, for a lifecycle that ended
 // done, that nothing was committed.
 func Verdict(f VerdictFacts) (status string, blockers []string) {
@@ -83,10 +94,7 @@ func Verdict(f VerdictFacts) (status string, blockers []string) {
 		}
 		blockers = append(blockers, reason)
 	}
-	for _, p := range paths {
-		ref := f.OutOfScope[p]
-		blockers = append(blockers, fmt.Sprintf("`%s` (%s): %s; not committed", p, ref.Kind, ref.Reason))
-	}
+	blockers = append(blockers, refusedPaths(paths, f.OutOfScope)...)
 	if !f.LifecycleDone {
 		for _, b := range f.Blockers {
 			if b != blockers[0] {
@@ -104,4 +112,41 @@ func Verdict(f VerdictFacts) (status string, blockers []string) {
 		return VerdictBlocked, blockers
 	}
 	return VerdictDone, nil
+}
+
+// refusedPaths is a blocker per refused path, grouped by reason (the groups in the order of
+// their first path, each in path order): at most maxListedPerReason paths of a group and
+// MaxListedRefusals in all are named, a line counts the rest of a group, and a last line the
+// paths of the groups no path of which fit.
+func refusedPaths(paths []string, refused map[string]ScopeRefusal) []string {
+	var order []string
+	groups := map[string][]string{}
+	for _, p := range paths {
+		r := refused[p].Reason
+		if _, ok := groups[r]; !ok {
+			order = append(order, r)
+		}
+		groups[r] = append(groups[r], p)
+	}
+	var out []string
+	named, left := 0, 0
+	for _, r := range order {
+		g := groups[r]
+		k := min(len(g), maxListedPerReason, MaxListedRefusals-named)
+		if k == 0 {
+			left += len(g)
+			continue
+		}
+		for _, p := range g[:k] {
+			out = append(out, fmt.Sprintf("%s (%s): %s; not committed", ShowName(p), refused[p].Kind, r))
+		}
+		named += k
+		if rest := len(g) - k; rest > 0 {
+			out = append(out, fmt.Sprintf("… and %s more changed paths for the same reason (%s); not committed", Count(rest), r))
+		}
+	}
+	if left > 0 {
+		out = append(out, fmt.Sprintf("… and %s more changed paths refused; not committed", Count(left)))
+	}
+	return out
 }
