@@ -34,7 +34,7 @@ func helpMarker(commentID int64) string {
 func (b *Bot) help(ctx context.Context, tr Trigger, cmd Command) (Outcome, error) {
 	out := Outcome{RunID: b.RunID, Status: "done"}
 	marker := helpMarker(tr.CommentID)
-	comments, err := b.GitHub.Comments(ctx, tr.Issue)
+	comments, err := b.gh.Comments(ctx, tr.Issue)
 	if err != nil {
 		return out, err
 	}
@@ -49,7 +49,7 @@ func (b *Bot) help(ctx context.Context, tr Trigger, cmd Command) (Outcome, error
 		problem = ce.Problem + " "
 	}
 	reply := fmt.Sprintf("> %s\n\n@%s, %s%s\n\n%s", quoteLine(cmd.Line), tr.Actor.Login, problem, HelpText(b.TriggerPhrase), marker)
-	if _, err := b.GitHub.CreateComment(ctx, tr.Issue, reply); err != nil {
+	if _, err := b.gh.CreateComment(ctx, tr.Issue, reply); err != nil {
 		return out, err
 	}
 	b.logf("answered %s help for @%s on #%d", b.TriggerPhrase, tr.Actor.Login, tr.Issue)

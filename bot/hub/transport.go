@@ -1,4 +1,4 @@
-package bot
+package hub
 
 import (
 	"context"
@@ -76,7 +76,7 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 		p.Now = time.Now
 	}
 	if p.Sleep == nil {
-		p.Sleep = sleepCtx
+		p.Sleep = Sleep
 	}
 	if p.Log == nil {
 		p.Log = func(string, ...any) {}
@@ -84,7 +84,9 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 	return p
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Sleep waits d on a real timer, or until ctx ends: the default wait of RetryPolicy and of the
+// bot's lock polling.
+func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}

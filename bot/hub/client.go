@@ -1,4 +1,4 @@
-package bot
+package hub
 
 import (
 	"context"
@@ -62,9 +62,10 @@ type NewPull struct {
 // ErrNotFound is returned by GitHub lookups that found nothing (404).
 var ErrNotFound = errors.New("not found")
 
-// GitHub is everything the bot asks of the GitHub API, in domain terms. The go-github adapter
-// (Client) implements it; tests use the emulator behind the same adapter.
-type GitHub interface {
+// API is everything the adapter serves, in domain terms: the go-github Client, the local printer
+// (LocalGitHub) and the per-event Memo implement it, so a Memo can stand in front of either. The
+// bot never takes it whole: each consumer declares the few methods it uses, next to itself.
+type API interface {
 	DefaultBranch(ctx context.Context) (string, error)
 	// Permission returns the actor's repository role (admin, maintain, write, triage, read, none).
 	Permission(ctx context.Context, login string) (string, error)
@@ -128,7 +129,7 @@ type GitHub interface {
 	SubIssues(ctx context.Context, number int) ([]Issue, error)
 }
 
-// Client adapts go-github to GitHub for one repository. It memoizes what cannot change during a
+// Client adapts go-github to API for one repository. It memoizes what cannot change during a
 // run (default branch, permissions).
 type Client struct {
 	gh          *github.Client
@@ -229,10 +230,11 @@ func (c *Client) Issue(ctx context.Context, number int) (Issue, error) {
 	if err != nil {
 		return Issue{}, fmt.Errorf("get issue #%d: %w", number, notFound(resp, err))
 	}
-	return toIssue(is), nil
+	return IssueFrom(is), nil
 }
 
-func toIssue(is *github.Issue) Issue {
+// IssueFrom converts go-github's issue (an API answer, or a webhook payload's) to the domain type.
+func IssueFrom(is *github.Issue) Issue {
 	out := Issue{ID: is.GetID(), Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), IsPull: is.IsPullRequest(), State: is.GetState(), StateReason: is.GetStateReason(), URL: is.GetHTMLURL()}
 	for _, l := range is.Labels {
 		out.Labels = append(out.Labels, l.GetName())
@@ -428,8 +430,8 @@ type CommitStatus struct {
 	TargetURL   string
 }
 
-// maxStatusDescription is GitHub's limit for a commit status description.
-const maxStatusDescription = 140
+// MaxStatusDescription is GitHub's limit, in characters, for a commit status description.
+const MaxStatusDescription = 140
 
 // ErrForbidden is a 403 that is not a rate limit: the token lacks a permission (DiagnoseRefusal).
 var ErrForbidden = errors.New("forbidden: the token lacks a permission")
@@ -540,7 +542,7 @@ func (c *Client) UpdateCheckRun(ctx context.Context, cr CheckRun) error {
 }
 
 func (c *Client) CreateStatus(ctx context.Context, sha string, st CommitStatus) error {
-	desc := oneLine(st.Description, maxStatusDescription-1)
+	desc := oneLine(st.Description, MaxStatusDescription-1)
 	_, resp, err := c.gh.Repositories.CreateStatus(ctx, c.owner, c.repo, sha, &github.RepoStatus{
 		State: github.String(st.State), Context: github.String(st.Context), Description: github.String(desc), TargetURL: optional(st.TargetURL),
 	})
@@ -607,3 +609,5 @@ func (c *Client) CreateReview(ctx context.Context, number int, r NewReview) (int
 	}
 	return rv.GetID(), nil
 }
+
+var _ API = (*Client)(nil)

@@ -1,22 +1,28 @@
-package bot
+package hub
 
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 )
 
-// memo is the facts of one event: it serves the GitHub interface from what this process already
-// knows (the event payload, earlier answers, and what it wrote itself) and asks GitHub only for the
-// rest. One handled event is one memo, so every step of a run, the gate refresh after it and every
-// verb read the same facts, and a fact read once is never read again.
+// Memo is the facts of one event: it serves API from what this process already knows (the event
+// payload, earlier answers, and what it wrote itself) and asks the API it wraps only for the rest.
+// One handled event is one Memo (NewMemo, "a new instance per request" as in policy-bot's
+// pull.Context), so every step of a run, the gate refresh after it and every verb read the same
+// facts, and a fact read once is never read again. It is safe for concurrent use by the event's
+// own goroutines; it must never be shared between events.
+//
+// Reads (DefaultBranch, Issue, FileAtRef, Comments, FindPull, Pull, Reviews, PullFiles,
+// PullCommits, CheckRuns) are cached: for the event's life they answer what they answered first,
+// unless the event itself changed it, as below. Callers get copies. Writes always pass through to
+// the API; once it accepted one, the cached answer is updated as GitHub would update it. Every
+// other method of API passes through uncached. The Know*, MovedHead and Locked methods are how the
+// bot tells the memo what it knows better than a cached read: the memo never looks anywhere
+// itself (no checkout, no payload), it is told.
 //
 // What it may answer without asking, and why that is safe:
 //   - the default branch and the trigger's issue come from the payload (the run must use the text
@@ -25,11 +31,11 @@ import (
 //     label added is on the issue, a check run created is on its commit);
 //   - a pull request this run opened on a branch it created has exactly the commits and files the
 //     run pushed, no reviews but its own and no comments (seeded by the run, knowPull);
-//   - a commit this run built has no check runs but the ones this run wrote (newCommit).
+//   - a commit this run built has no check runs but the ones this run wrote (KnowOwnCommit).
 //
 // Reads are memoized per event only: a new event (the next workflow run) starts from GitHub.
-type memo struct {
-	GitHub
+type Memo struct {
+	API
 	now    func() time.Time
 	botApp string
 	botLog string
@@ -49,21 +55,53 @@ type memo struct {
 	ownCommits    map[string]bool
 }
 
-func newMemo(gh GitHub, now func() time.Time, botLogin string) *memo {
-	return &memo{
-		GitHub: gh, now: now, botLog: botLogin, botApp: strings.TrimSuffix(strings.ToLower(botLogin), "[bot]"),
+// MemoOption configures NewMemo.
+type MemoOption func(*Memo)
+
+// MemoClock is the clock the memo stamps its own writes with (a comment's CreatedAt, a check run's
+// CompletedAt) when the API's answer leaves them out; default time.Now.
+func MemoClock(now func() time.Time) MemoOption {
+	return func(m *Memo) {
+		if now != nil {
+			m.now = now
+		}
+	}
+}
+
+// MemoBotLogin is the account the API writes as, so what the event wrote is listed as the bot's;
+// default DefaultBotLogin.
+func MemoBotLogin(login string) MemoOption {
+	return func(m *Memo) {
+		if login = strings.TrimSpace(login); login != "" {
+			m.botLog = login
+		}
+	}
+}
+
+// NewMemo starts the facts of one event in front of api, knowing nothing yet.
+func NewMemo(api API, opts ...MemoOption) *Memo {
+	m := &Memo{
+		API: api, now: time.Now, botLog: DefaultBotLogin,
 		issues: map[int]Issue{}, comments: map[int][]Comment{}, files: map[[2]string][]byte{},
 		pullsByHead: map[[2]string]PullRequest{}, pulls: map[int]PullRequest{}, reviews: map[int][]Review{},
 		pullFiles: map[int][]string{}, pullCommits: map[int][]PullCommit{}, checkRuns: map[[2]string][]CheckRun{},
 		ownCommits: map[string]bool{},
 	}
+	for _, o := range opts {
+		o(m)
+	}
+	// The Actions token's check runs are the app github-actions' (the login without "[bot]").
+	m.botApp = strings.TrimSuffix(strings.ToLower(m.botLog), "[bot]")
+	return m
 }
+
+var _ API = (*Memo)(nil)
 
 // remember is every list read of the memo: the memoized answer when there is one, else GitHub's,
 // kept for next time. Callers get copies, so nothing they do changes the memo; the copy is taken
 // under the lock, since writes (EditComment, a check run updated in place) change entries of the
 // memoized lists in place.
-func remember[K comparable, V any](m *memo, cache map[K][]V, key K, fetch func() ([]V, error)) ([]V, error) {
+func remember[K comparable, V any](m *Memo, cache map[K][]V, key K, fetch func() ([]V, error)) ([]V, error) {
 	m.mu.Lock()
 	v, ok := cache[key]
 	if ok {
@@ -82,37 +120,41 @@ func remember[K comparable, V any](m *memo, cache map[K][]V, key K, fetch func()
 	return v, err
 }
 
-// knowTrigger seeds what the event payload holds.
-func (m *memo) knowTrigger(tr Trigger) {
+// KnowEvent seeds what the event payload holds: the repository's default branch ("" when the
+// payload did not say) and the issue the event happened on (ignored when it is a pull request or
+// has no number). The run must use the text that was delivered, not a later edit, so the issue is
+// kept even across Locked.
+func (m *Memo) KnowEvent(defaultBranch string, issue Issue) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if tr.DefaultBranch != "" {
-		m.defaultBranch = tr.DefaultBranch
+	if defaultBranch != "" {
+		m.defaultBranch = defaultBranch
 	}
-	if tr.Snapshot.Number > 0 && !tr.Snapshot.IsPull {
-		m.issues[tr.Snapshot.Number] = tr.Snapshot
-		m.snapshot = tr.Snapshot.Number
+	if issue.Number > 0 && !issue.IsPull {
+		m.issues[issue.Number] = issue
+		m.snapshot = issue.Number
 	}
 }
 
-// knowFile records a file of the default branch that the run read from its own checkout of it.
-func (m *memo) knowFile(path, ref string, data []byte) {
+// KnowFile records a file of ref that the caller read elsewhere (the run's own checkout of the
+// default branch); nil data records it as absent. FileAtRef answers it from then on.
+func (m *Memo) KnowFile(path, ref string, data []byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.files[[2]string{path, ref}] = data
 }
 
-// knownFile returns a file of ref the memo holds; data is nil for a file known to be absent.
-func (m *memo) knownFile(path, ref string) (data []byte, ok bool) {
+// KnownFile returns a file of ref the memo holds; data is nil for a file known to be absent.
+func (m *Memo) KnownFile(path, ref string) (data []byte, ok bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	data, ok = m.files[[2]string{path, ref}]
 	return slices.Clone(data), ok
 }
 
-// newCommit records a commit this run built and pushed: GitHub has no check runs on it but the
+// KnowOwnCommit records a commit this event built and pushed: GitHub has no check runs on it but the
 // ones this run writes.
-func (m *memo) newCommit(sha string) {
+func (m *Memo) KnowOwnCommit(sha string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.ownCommits[sha] = true
@@ -120,7 +162,7 @@ func (m *memo) newCommit(sha string) {
 
 // knowPull records the whole content of a pull request this run opened on a branch it created:
 // its commits and changed paths, and that nobody reviewed or commented on it yet.
-func (m *memo) knowPull(number int, head string, commits []PullCommit, files []string) {
+func (m *Memo) KnowPull(number int, head string, commits []PullCommit, files []string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if pr, ok := m.pulls[number]; ok {
@@ -138,11 +180,11 @@ func (m *memo) knowPull(number int, head string, commits []PullCommit, files []s
 	}
 }
 
-// movedHead records a push to a pull request's branch. The push changed what the pull request
+// MovedHead records a push to a pull request's branch. The push changed what the pull request
 // holds, so its files and commits, and GitHub's count of changed files, are asked again unless the
 // run seeds them (knowPull): a list read before the push would hide the pushed paths from the
 // gate, which reads a list shorter than the count as truncated.
-func (m *memo) movedHead(number int, sha string) {
+func (m *Memo) MovedHead(number int, sha string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	pr, ok := m.pulls[number]
@@ -158,14 +200,14 @@ func (m *memo) movedHead(number int, sha string) {
 	}
 }
 
-func (m *memo) DefaultBranch(ctx context.Context) (string, error) {
+func (m *Memo) DefaultBranch(ctx context.Context) (string, error) {
 	m.mu.Lock()
 	known := m.defaultBranch
 	m.mu.Unlock()
 	if known != "" {
 		return known, nil
 	}
-	b, err := m.GitHub.DefaultBranch(ctx)
+	b, err := m.API.DefaultBranch(ctx)
 	if err == nil {
 		m.mu.Lock()
 		m.defaultBranch = b
@@ -174,7 +216,7 @@ func (m *memo) DefaultBranch(ctx context.Context) (string, error) {
 	return b, err
 }
 
-func (m *memo) Issue(ctx context.Context, number int) (Issue, error) {
+func (m *Memo) Issue(ctx context.Context, number int) (Issue, error) {
 	m.mu.Lock()
 	is, ok := m.issues[number]
 	m.mu.Unlock()
@@ -182,7 +224,7 @@ func (m *memo) Issue(ctx context.Context, number int) (Issue, error) {
 		is.Labels = slices.Clone(is.Labels)
 		return is, nil
 	}
-	is, err := m.GitHub.Issue(ctx, number)
+	is, err := m.API.Issue(ctx, number)
 	if err == nil {
 		m.mu.Lock()
 		m.issues[number] = is
@@ -191,11 +233,11 @@ func (m *memo) Issue(ctx context.Context, number int) (Issue, error) {
 	return is, err
 }
 
-// issueNow reads an issue from GitHub whatever the memo holds, and keeps the answer. A step that
+// IssueNow reads an issue from GitHub whatever the memo holds, and keeps the answer. A step that
 // rewrites the body (`/studio accept`) must start from the body as it is now: the payload's copy
 // would overwrite an edit made since the command was written.
-func (m *memo) issueNow(ctx context.Context, number int) (Issue, error) {
-	is, err := m.GitHub.Issue(ctx, number)
+func (m *Memo) IssueNow(ctx context.Context, number int) (Issue, error) {
+	is, err := m.API.Issue(ctx, number)
 	if err == nil {
 		m.mu.Lock()
 		m.issues[number] = is
@@ -204,8 +246,8 @@ func (m *memo) issueNow(ctx context.Context, number int) (Issue, error) {
 	return is, err
 }
 
-func (m *memo) EditIssueBody(ctx context.Context, number int, body string) error {
-	if err := m.GitHub.EditIssueBody(ctx, number, body); err != nil {
+func (m *Memo) EditIssueBody(ctx context.Context, number int, body string) error {
+	if err := m.API.EditIssueBody(ctx, number, body); err != nil {
 		return err
 	}
 	m.editKnownIssue(number, func(is *Issue) { is.Body = body })
@@ -213,7 +255,7 @@ func (m *memo) EditIssueBody(ctx context.Context, number int, body string) error
 }
 
 // editKnownIssue applies a write GitHub accepted to the memo's copy of the issue, if it has one.
-func (m *memo) editKnownIssue(number int, edit func(*Issue)) {
+func (m *Memo) editKnownIssue(number int, edit func(*Issue)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if is, ok := m.issues[number]; ok {
@@ -222,7 +264,7 @@ func (m *memo) editKnownIssue(number int, edit func(*Issue)) {
 	}
 }
 
-func (m *memo) FileAtRef(ctx context.Context, path, ref string) ([]byte, error) {
+func (m *Memo) FileAtRef(ctx context.Context, path, ref string) ([]byte, error) {
 	key := [2]string{path, ref}
 	m.mu.Lock()
 	data, ok := m.files[key]
@@ -233,7 +275,7 @@ func (m *memo) FileAtRef(ctx context.Context, path, ref string) ([]byte, error) 
 		}
 		return slices.Clone(data), nil
 	}
-	data, err := m.GitHub.FileAtRef(ctx, path, ref)
+	data, err := m.API.FileAtRef(ctx, path, ref)
 	if err == nil || errors.Is(err, ErrNotFound) {
 		m.mu.Lock()
 		m.files[key] = data
@@ -242,14 +284,14 @@ func (m *memo) FileAtRef(ctx context.Context, path, ref string) ([]byte, error) 
 	return data, err
 }
 
-func (m *memo) Comments(ctx context.Context, issue int) ([]Comment, error) {
-	return remember(m, m.comments, issue, func() ([]Comment, error) { return m.GitHub.Comments(ctx, issue) })
+func (m *Memo) Comments(ctx context.Context, issue int) ([]Comment, error) {
+	return remember(m, m.comments, issue, func() ([]Comment, error) { return m.API.Comments(ctx, issue) })
 }
 
 // locked is called when the task's lock is taken: whatever was read from GitHub before it may
 // have been changed by the run that held the lock, so only the payload's facts and the default
 // branch's files (fetched by this run) are kept.
-func (m *memo) locked() {
+func (m *Memo) Locked() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for n := range m.issues {
@@ -266,8 +308,8 @@ func (m *memo) locked() {
 	clear(m.checkRuns)
 }
 
-func (m *memo) CreateComment(ctx context.Context, issue int, body string) (Comment, error) {
-	c, err := m.GitHub.CreateComment(ctx, issue, body)
+func (m *Memo) CreateComment(ctx context.Context, issue int, body string) (Comment, error) {
+	c, err := m.API.CreateComment(ctx, issue, body)
 	if err != nil {
 		return c, err
 	}
@@ -292,8 +334,8 @@ func (m *memo) CreateComment(ctx context.Context, issue int, body string) (Comme
 	return c, nil
 }
 
-func (m *memo) EditComment(ctx context.Context, id int64, body string) error {
-	if err := m.GitHub.EditComment(ctx, id, body); err != nil {
+func (m *Memo) EditComment(ctx context.Context, id int64, body string) error {
+	if err := m.API.EditComment(ctx, id, body); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -310,8 +352,8 @@ func (m *memo) EditComment(ctx context.Context, id int64, body string) error {
 	return nil
 }
 
-func (m *memo) AddLabels(ctx context.Context, issue int, labels ...string) ([]string, error) {
-	now, err := m.GitHub.AddLabels(ctx, issue, labels...)
+func (m *Memo) AddLabels(ctx context.Context, issue int, labels ...string) ([]string, error) {
+	now, err := m.API.AddLabels(ctx, issue, labels...)
 	if err != nil {
 		return nil, err
 	}
@@ -320,8 +362,8 @@ func (m *memo) AddLabels(ctx context.Context, issue int, labels ...string) ([]st
 	return now, nil
 }
 
-func (m *memo) RemoveLabel(ctx context.Context, issue int, label string) error {
-	if err := m.GitHub.RemoveLabel(ctx, issue, label); err != nil {
+func (m *Memo) RemoveLabel(ctx context.Context, issue int, label string) error {
+	if err := m.API.RemoveLabel(ctx, issue, label); err != nil {
 		return err
 	}
 	m.editKnownIssue(issue, func(is *Issue) {
@@ -330,7 +372,7 @@ func (m *memo) RemoveLabel(ctx context.Context, issue int, label string) error {
 	return nil
 }
 
-func (m *memo) rememberPull(pr PullRequest) {
+func (m *Memo) rememberPull(pr PullRequest) {
 	if old, ok := m.pulls[pr.Number]; ok && old.HeadSHA != pr.HeadSHA {
 		// GitHub reports a head the memo did not know (a push, the plan's among them): the files
 		// and commits read before were the old head's.
@@ -343,7 +385,7 @@ func (m *memo) rememberPull(pr PullRequest) {
 	}
 }
 
-func (m *memo) FindPull(ctx context.Context, head, base string) (PullRequest, error) {
+func (m *Memo) FindPull(ctx context.Context, head, base string) (PullRequest, error) {
 	key := [2]string{head, base}
 	m.mu.Lock()
 	pr, ok := m.pullsByHead[key]
@@ -354,7 +396,7 @@ func (m *memo) FindPull(ctx context.Context, head, base string) (PullRequest, er
 		}
 		return pr, nil
 	}
-	pr, err := m.GitHub.FindPull(ctx, head, base)
+	pr, err := m.API.FindPull(ctx, head, base)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
@@ -369,8 +411,8 @@ func (m *memo) FindPull(ctx context.Context, head, base string) (PullRequest, er
 	return pr, err
 }
 
-func (m *memo) CreatePull(ctx context.Context, p NewPull) (PullRequest, error) {
-	pr, err := m.GitHub.CreatePull(ctx, p)
+func (m *Memo) CreatePull(ctx context.Context, p NewPull) (PullRequest, error) {
+	pr, err := m.API.CreatePull(ctx, p)
 	if err != nil {
 		return pr, err
 	}
@@ -393,8 +435,8 @@ func (m *memo) CreatePull(ctx context.Context, p NewPull) (PullRequest, error) {
 	return pr, nil
 }
 
-func (m *memo) EditPull(ctx context.Context, number int, title, body string) (PullRequest, error) {
-	pr, err := m.GitHub.EditPull(ctx, number, title, body)
+func (m *Memo) EditPull(ctx context.Context, number int, title, body string) (PullRequest, error) {
+	pr, err := m.API.EditPull(ctx, number, title, body)
 	if err != nil {
 		return pr, err
 	}
@@ -415,7 +457,7 @@ func (m *memo) EditPull(ctx context.Context, number int, title, body string) (Pu
 	return pr, nil
 }
 
-func (m *memo) Pull(ctx context.Context, number int) (PullRequest, error) {
+func (m *Memo) Pull(ctx context.Context, number int) (PullRequest, error) {
 	m.mu.Lock()
 	pr, ok := m.pulls[number]
 	_, content := m.pullFiles[number]
@@ -425,7 +467,7 @@ func (m *memo) Pull(ctx context.Context, number int) (PullRequest, error) {
 	if ok && (pr.ChangedFiles > 0 || content) {
 		return pr, nil
 	}
-	pr, err := m.GitHub.Pull(ctx, number)
+	pr, err := m.API.Pull(ctx, number)
 	if err == nil {
 		m.mu.Lock()
 		m.rememberPull(pr)
@@ -434,12 +476,12 @@ func (m *memo) Pull(ctx context.Context, number int) (PullRequest, error) {
 	return pr, err
 }
 
-func (m *memo) Reviews(ctx context.Context, number int) ([]Review, error) {
-	return remember(m, m.reviews, number, func() ([]Review, error) { return m.GitHub.Reviews(ctx, number) })
+func (m *Memo) Reviews(ctx context.Context, number int) ([]Review, error) {
+	return remember(m, m.reviews, number, func() ([]Review, error) { return m.API.Reviews(ctx, number) })
 }
 
-func (m *memo) CreateReview(ctx context.Context, number int, r NewReview) (int64, error) {
-	id, err := m.GitHub.CreateReview(ctx, number, r)
+func (m *Memo) CreateReview(ctx context.Context, number int, r NewReview) (int64, error) {
+	id, err := m.API.CreateReview(ctx, number, r)
 	if err != nil {
 		return id, err
 	}
@@ -458,15 +500,15 @@ func (m *memo) CreateReview(ctx context.Context, number int, r NewReview) (int64
 	return id, nil
 }
 
-func (m *memo) PullFiles(ctx context.Context, number int) ([]string, error) {
-	return remember(m, m.pullFiles, number, func() ([]string, error) { return m.GitHub.PullFiles(ctx, number) })
+func (m *Memo) PullFiles(ctx context.Context, number int) ([]string, error) {
+	return remember(m, m.pullFiles, number, func() ([]string, error) { return m.API.PullFiles(ctx, number) })
 }
 
-func (m *memo) PullCommits(ctx context.Context, number int) ([]PullCommit, error) {
-	return remember(m, m.pullCommits, number, func() ([]PullCommit, error) { return m.GitHub.PullCommits(ctx, number) })
+func (m *Memo) PullCommits(ctx context.Context, number int) ([]PullCommit, error) {
+	return remember(m, m.pullCommits, number, func() ([]PullCommit, error) { return m.API.PullCommits(ctx, number) })
 }
 
-func (m *memo) CheckRuns(ctx context.Context, sha, name string) ([]CheckRun, error) {
+func (m *Memo) CheckRuns(ctx context.Context, sha, name string) ([]CheckRun, error) {
 	key := [2]string{sha, name}
 	m.mu.Lock()
 	runs, ok := m.checkRuns[key]
@@ -475,7 +517,7 @@ func (m *memo) CheckRuns(ctx context.Context, sha, name string) ([]CheckRun, err
 	if ok || own {
 		return slices.Clone(runs), nil
 	}
-	runs, err := m.GitHub.CheckRuns(ctx, sha, name)
+	runs, err := m.API.CheckRuns(ctx, sha, name)
 	if err == nil {
 		m.mu.Lock()
 		m.checkRuns[key] = slices.Clone(runs)
@@ -484,8 +526,8 @@ func (m *memo) CheckRuns(ctx context.Context, sha, name string) ([]CheckRun, err
 	return runs, err
 }
 
-func (m *memo) CreateCheckRun(ctx context.Context, cr CheckRun) (CheckRun, error) {
-	out, err := m.GitHub.CreateCheckRun(ctx, cr)
+func (m *Memo) CreateCheckRun(ctx context.Context, cr CheckRun) (CheckRun, error) {
+	out, err := m.API.CreateCheckRun(ctx, cr)
 	if err != nil {
 		return out, err
 	}
@@ -504,8 +546,8 @@ func (m *memo) CreateCheckRun(ctx context.Context, cr CheckRun) (CheckRun, error
 	return out, nil
 }
 
-func (m *memo) UpdateCheckRun(ctx context.Context, cr CheckRun) error {
-	if err := m.GitHub.UpdateCheckRun(ctx, cr); err != nil {
+func (m *Memo) UpdateCheckRun(ctx context.Context, cr CheckRun) error {
+	if err := m.API.UpdateCheckRun(ctx, cr); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -521,57 +563,4 @@ func (m *memo) UpdateCheckRun(ctx context.Context, cr CheckRun) error {
 		}
 	}
 	return nil
-}
-
-// baseFile reads a file of the default branch: from what this event already read, else from the
-// run's own checkout of it while readyBase's checkout is untouched (no agent ran, no other branch
-// was checked out), else through the API (the pull-request flows have no checkout). A link or anything but a regular file is read as
-// absent, as the contents API would not follow it either.
-func (b *Bot) baseFile(ctx context.Context, path, base string) ([]byte, error) {
-	m, _ := b.GitHub.(*memo)
-	if m != nil {
-		if data, ok := m.knownFile(path, base); ok {
-			if data == nil {
-				return nil, ErrNotFound
-			}
-			return data, nil
-		}
-	}
-	// Once the workspace was handed to the agent (or put on the task branch) its bytes are no
-	// longer the default branch's: ask GitHub.
-	if !b.onBase || !b.pristine || b.WorkDir == "" {
-		return b.GitHub.FileAtRef(ctx, path, base)
-	}
-	data, err := readRegular(b.WorkDir, path)
-	if errors.Is(err, fs.ErrNotExist) {
-		data, err = nil, ErrNotFound
-	}
-	if err != nil && !errors.Is(err, ErrNotFound) {
-		return nil, fmt.Errorf("read %s from the checkout of %s: %w", path, base, err)
-	}
-	if m != nil {
-		m.knowFile(path, base, data)
-	}
-	return data, err
-}
-
-// readRegular reads root/rel only when it and every directory between it and root are what they
-// seem: a symlink anywhere below root is treated as absent.
-func readRegular(root, rel string) ([]byte, error) {
-	parts := strings.Split(filepath.ToSlash(filepath.Clean(rel)), "/")
-	cur := root
-	for i, p := range parts {
-		if p == ".." || p == "" {
-			return nil, fs.ErrNotExist
-		}
-		cur = filepath.Join(cur, p)
-		fi, err := os.Lstat(cur)
-		if err != nil {
-			return nil, err
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 || (i < len(parts)-1 && !fi.IsDir()) || (i == len(parts)-1 && !fi.Mode().IsRegular()) {
-			return nil, fs.ErrNotExist
-		}
-	}
-	return os.ReadFile(cur)
 }
