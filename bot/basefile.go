@@ -10,6 +10,15 @@ import (
 	"strings"
 )
 
+// repoReader is what reading the default branch asks of GitHub, and of the event's memo, which
+// keeps what the checkout answered (KnowFile) so it is never read twice.
+type repoReader interface {
+	DefaultBranch(ctx context.Context) (string, error)
+	FileAtRef(ctx context.Context, path, ref string) ([]byte, error)
+	KnownFile(path, ref string) (data []byte, ok bool)
+	KnowFile(path, ref string, data []byte)
+}
+
 // baseFile reads a file of the default branch: from what this event already read, else from the
 // run's own checkout of it while readyBase's checkout is untouched (no agent ran, no other branch
 // was checked out), else through the API (the pull-request flows have no checkout). A link or

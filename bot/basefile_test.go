@@ -95,4 +95,3 @@ func TestBaseFileNeverReadsTheWorkspaceAfterTheAgent(t *testing.T) {
 		t.Errorf("a file read off the default branch = %q, %v with %d requests", got, err, n)
 	}
 }
-

@@ -19,6 +19,15 @@ import (
 // (orchestrate.go): each child is its own task, branch, pull request and run, and the lock and slot
 // refs enforce the limits mechanically. Refused requests are listed on the issue with the reason.
 
+// taskGraph is what task graphs ask of GitHub: sub-issue links (GitHub's sub-issues; AddSubIssue
+// answers ErrUnprocessable when GitHub refuses the link) and the issues of a label.
+type taskGraph interface {
+	AddSubIssue(ctx context.Context, parent int, childID int64) error
+	ParentIssue(ctx context.Context, number int) (int, error)
+	SubIssues(ctx context.Context, number int) ([]Issue, error)
+	IssuesLabeled(ctx context.Context, label string) ([]Issue, error)
+}
+
 // spawning is what a run of a spawning role carries: the profile's facts.
 type spawning struct {
 	profile policy.ProfileFacts

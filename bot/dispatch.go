@@ -42,11 +42,35 @@ func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
 // The copy also starts the event's other state (the lock, the checkout's state) from the
 // configured bot's, which is empty.
 func (b *Bot) forEvent(tr Trigger) *Bot {
+	m := hub.NewMemo(b.GitHub, hub.MemoClock(b.Now), hub.MemoBotLogin(b.BotLogin))
+	m.KnowEvent(tr.DefaultBranch, tr.Snapshot)
 	ev := *b
-	ev.gh = hub.NewMemo(b.GitHub, hub.MemoClock(b.Now), hub.MemoBotLogin(b.BotLogin))
-	ev.gh.KnowEvent(tr.DefaultBranch, tr.Snapshot)
+	ev.gh = m
 	return &ev
 }
+
+// eventGitHub is what one event's steps ask of GitHub: the union of the small interfaces each
+// consumer declares beside itself, so every method here is one some step uses. The event's
+// hub.Memo serves it; nothing in bot names the adapter's whole API.
+type eventGitHub interface {
+	commenter
+	labeler
+	pullWriter
+	pullReader
+	checkWriter
+	reviewPoster
+	repoReader
+	issueReader
+	issueEditor
+	authorizer
+	reactor
+	taskIssues
+	taskGraph
+	workflowRuns
+	eventFacts
+}
+
+var _ eventGitHub = (*hub.Memo)(nil)
 
 // handle is Handle for the event's own bot (forEvent).
 func (b *Bot) handle(ctx context.Context, tr Trigger) (Outcome, error) {
@@ -220,6 +244,24 @@ func (b *Bot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 		}
 		return *r.out, err
 	})
+}
+
+// issueReader is what the preamble and the verbs read of an issue. IssueNow asks GitHub whatever
+// the event read before: a step that rewrites the body starts from the body as it is now.
+type issueReader interface {
+	Issue(ctx context.Context, number int) (Issue, error)
+	IssueNow(ctx context.Context, number int) (Issue, error)
+	Comments(ctx context.Context, issue int) ([]Comment, error)
+}
+
+// authorizer is what authorizing an actor asks of GitHub: the actor's repository role.
+type authorizer interface {
+	Permission(ctx context.Context, login string) (string, error)
+}
+
+// reactor acknowledges a command with a reaction on its comment.
+type reactor interface {
+	AddCommentReaction(ctx context.Context, commentID int64, content string) error
 }
 
 // refuseMisplaced answers a verb written where it does not work, before anything changes.

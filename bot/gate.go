@@ -14,6 +14,15 @@ import (
 // any name).
 const ReviewCheckName = policy.ReviewCheckName
 
+// pullReader is what the gate, the approvals and the review read of a pull request: the pull
+// request itself (with GitHub's count of changed files), its files, commits and reviews.
+type pullReader interface {
+	Pull(ctx context.Context, number int) (PullRequest, error)
+	PullFiles(ctx context.Context, number int) ([]string, error)
+	PullCommits(ctx context.Context, number int) ([]PullCommit, error)
+	Reviews(ctx context.Context, number int) ([]Review, error)
+}
+
 // gateFacts fetches what policy.EvaluateGate decides on for a pull request's head.
 func (b *Bot) gateFacts(ctx context.Context, pr PullRequest, tn taskNow, pa pullApprovals) (policy.GateFacts, error) {
 	files, err := b.gh.PullFiles(ctx, pr.Number)

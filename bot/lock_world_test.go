@@ -73,4 +73,3 @@ func newTransportWorld(t *testing.T, tune func(*hub.RetryPolicy)) *transportWorl
 	}
 	return &transportWorld{emu: emu, gh: gh, clock: clk, issue: is.Number, policy: p}
 }
-

@@ -248,6 +248,13 @@ func (b *Bot) heldRefs(ctx context.Context, prefix string, keep func(ref string)
 	return live, refs, nil
 }
 
+// workflowRuns is what orchestration asks of GitHub Actions: start a task's run (its id, when
+// GitHub reports it) and cancel one (`/studio pause` and `stop`).
+type workflowRuns interface {
+	DispatchWorkflow(ctx context.Context, workflow, ref string, inputs map[string]any) (int64, error)
+	CancelWorkflowRun(ctx context.Context, runID int64) error
+}
+
 // refLister is a LockRefs that can list refs (the go-github Client).
 type refLister interface {
 	MatchingRefs(ctx context.Context, prefix string) ([]RefEntry, error)

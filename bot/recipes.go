@@ -120,6 +120,11 @@ func (r *run) openRecipeTasks(ctx context.Context, creator *TaskCreator, out *re
 	return nil
 }
 
+// issueEditor rewrites an issue's body (a recipe's task list, `/studio accept`'s task block).
+type issueEditor interface {
+	EditIssueBody(ctx context.Context, number int, body string) error
+}
+
 // appendTaskList appends the created tasks' list to the body of the issue typed on, read fresh
 // so an edit made since the command is kept. A body that would grow past GitHub's limit is left
 // alone, with a note.

@@ -156,7 +156,7 @@ type Bot struct {
 
 	// gh is the event's memo (forEvent): every GitHub read and write of one event goes through
 	// it. It is nil in the configured bot, which serves events only through Handle.
-	gh *hub.Memo
+	gh eventGitHub
 }
 
 // New returns a Bot with defaults filled in.
@@ -284,6 +284,13 @@ func (r *run) publishAround(ctx context.Context, next func(*Status), fn func() e
 	return perr
 }
 
+// commenter is what the bot's comments ask of GitHub: the status comment is created once and
+// edited in place after (its hidden marker finds it again); a reply is created.
+type commenter interface {
+	CreateComment(ctx context.Context, issue int, body string) (Comment, error)
+	EditComment(ctx context.Context, commentID int64, body string) error
+}
+
 func (r *run) publishBody(ctx context.Context, body string) error {
 	if r.statusID == 0 {
 		c, err := r.gh.CreateComment(ctx, r.tr.Issue, body)
@@ -329,6 +336,13 @@ func (r *run) refuse(ctx context.Context, reason string) error {
 	r.out.Status = "refused"
 	r.out.Summary = r.st.Summary
 	return r.publish(ctx)
+}
+
+// labeler is what the status label asks of GitHub. AddLabels answers every label the issue has
+// now, so a label another run set since the event was delivered is seen and removed.
+type labeler interface {
+	AddLabels(ctx context.Context, issue int, labels ...string) ([]string, error)
+	RemoveLabel(ctx context.Context, issue int, label string) error
 }
 
 // setStatusLabel moves the run's task to status (transition) and records the move in the status
@@ -671,6 +685,13 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	return r.publish(ctx)
 }
 
+// pullWriter is what opening or updating the task's pull request asks of GitHub.
+type pullWriter interface {
+	FindPull(ctx context.Context, head, base string) (PullRequest, error)
+	CreatePull(ctx context.Context, p NewPull) (PullRequest, error)
+	EditPull(ctx context.Context, number int, title, body string) (PullRequest, error)
+}
+
 // upsertPull opens the task's pull request or updates it, with the run's summary in its body.
 // On a branch this run created there can be no pull request yet, so it is opened without a lookup.
 func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, summary string) (PullRequest, error) {
@@ -712,6 +733,15 @@ func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, su
 	r.out.PullRequest, r.out.PullURL = pr.Number, pr.URL
 	r.st.set(stepPull, StepDone, fmt.Sprintf("#%d", pr.Number))
 	return pr, nil
+}
+
+// eventFacts is how a run tells the event's memo what it knows better than a cached read (the
+// hub.Memo methods of the same names): what it pushed, and what the lock may have changed.
+type eventFacts interface {
+	KnowOwnCommit(sha string)
+	KnowPull(number int, head string, commits []PullCommit, files []string)
+	MovedHead(number int, sha string)
+	Locked()
 }
 
 // knowPullContent tells the memo what the pull request holds when this run created its branch:

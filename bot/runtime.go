@@ -279,6 +279,12 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 	return nil
 }
 
+// reviewPoster is what posting the studio review asks of GitHub. CreateReview answers
+// ErrUnprocessable when GitHub refuses its event or an inline comment (it is posted again plainer).
+type reviewPoster interface {
+	CreateReview(ctx context.Context, number int, r NewReview) (int64, error)
+}
+
 // postReview turns a review verdict into a pull-request review (inline comments where a blocker
 // names a file and line of the diff) and the `studio/review` check run on the reviewed commit,
 // which is what the gate reads.

@@ -15,6 +15,16 @@ import (
 // is run.upsertPull; the status label is run.setStatusLabel; and every check run the studio
 // writes (the review verdict, the gate, the plan record) goes through writeCheck below.
 
+// checkWriter is what the verdict writers ask of GitHub: the bot's own runs of a name on a
+// commit, and the writes. CreateCheckRun and UpdateCheckRun answer ErrForbidden when the token
+// lacks `checks: write`; CreateStatus is the fallback then.
+type checkWriter interface {
+	CheckRuns(ctx context.Context, sha, name string) ([]CheckRun, error)
+	CreateCheckRun(ctx context.Context, cr CheckRun) (CheckRun, error)
+	UpdateCheckRun(ctx context.Context, cr CheckRun) error
+	CreateStatus(ctx context.Context, sha string, st CommitStatus) error
+}
+
 // checkWrite is one check run to write and what to do when it cannot be.
 type checkWrite struct {
 	run CheckRun
