@@ -244,7 +244,7 @@ func retryServerErrors(ctx context.Context, resp *http.Response, err error) (boo
 //   - a check run (a duplicate with the same name and conclusion is harmless: readers take the
 //     newest by completion time).
 //
-// Issue comments and pull requests are checked by the client (bot/github.go), reviews are never
+// Issue comments and pull requests are checked by the client (client.go, writes.go), reviews are never
 // repeated (a duplicate review is visible and noisy).
 var retrySafePOST = regexp.MustCompile(`/repos/[^/]+/[^/]+/(issues/\d+/labels|issues/comments/\d+/reactions|issues/\d+/reactions|statuses/[^/]+|check-runs)$`)
 
