@@ -282,7 +282,7 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 // reviewPoster is what posting the studio review asks of GitHub. CreateReview answers
 // ErrUnprocessable when GitHub refuses its event or an inline comment (it is posted again plainer).
 type reviewPoster interface {
-	CreateReview(ctx context.Context, number int, r NewReview) (int64, error)
+	CreateReview(ctx context.Context, number int, r NewReview) (Review, error)
 }
 
 // postReview turns a review verdict into a pull-request review (inline comments where a blocker

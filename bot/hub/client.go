@@ -107,7 +107,8 @@ type API interface {
 
 	// CreateReview posts a review; ErrUnprocessable when GitHub refuses its event or an inline
 	// comment (the caller retries in a plainer form).
-	CreateReview(ctx context.Context, number int, r NewReview) (int64, error)
+	// It answers the review as GitHub recorded it (its state, author and time).
+	CreateReview(ctx context.Context, number int, r NewReview) (Review, error)
 
 	// Task graphs (github_tasks.go).
 
@@ -454,14 +455,16 @@ func (c *Client) Reviews(ctx context.Context, number int) ([]Review, error) {
 		func() ([]*github.PullRequestReview, *github.Response, error) {
 			return c.gh.PullRequests.ListReviews(ctx, c.owner, c.repo, number, opts)
 		},
-		func(rv *github.PullRequestReview) []Review {
-			return one(Review{ID: rv.GetID(), Author: rv.GetUser().GetLogin(), AuthorType: rv.GetUser().GetType(),
-				State: rv.GetState(), CommitID: rv.GetCommitID(), SubmittedAt: rv.GetSubmittedAt().Time, Body: rv.GetBody()})
-		})
+		func(rv *github.PullRequestReview) []Review { return one(toReview(rv)) })
 	if err != nil {
 		return nil, fmt.Errorf("list reviews of #%d: %w", number, classify(err))
 	}
 	return out, nil
+}
+
+func toReview(rv *github.PullRequestReview) Review {
+	return Review{ID: rv.GetID(), Author: rv.GetUser().GetLogin(), AuthorType: rv.GetUser().GetType(),
+		State: rv.GetState(), CommitID: rv.GetCommitID(), SubmittedAt: rv.GetSubmittedAt().Time, Body: rv.GetBody()}
 }
 
 func (c *Client) PullFiles(ctx context.Context, number int) ([]string, error) {
@@ -595,7 +598,7 @@ type InlineComment struct {
 // comment outside the diff, or changes requested on the author's own pull request).
 var ErrUnprocessable = errors.New("unprocessable")
 
-func (c *Client) CreateReview(ctx context.Context, number int, r NewReview) (int64, error) {
+func (c *Client) CreateReview(ctx context.Context, number int, r NewReview) (Review, error) {
 	req := &github.PullRequestReviewRequest{CommitID: github.String(r.CommitID), Body: github.String(r.Body), Event: github.String(r.Event)}
 	for _, ic := range r.Comments {
 		req.Comments = append(req.Comments, &github.DraftReviewComment{Path: github.String(ic.Path), Line: github.Int(ic.Line), Side: github.String("RIGHT"), Body: github.String(ic.Body)})
@@ -605,9 +608,9 @@ func (c *Client) CreateReview(ctx context.Context, number int, r NewReview) (int
 		if resp != nil && resp.StatusCode == http.StatusUnprocessableEntity {
 			err = fmt.Errorf("%w: %w", ErrUnprocessable, err)
 		}
-		return 0, fmt.Errorf("post review on #%d: %w", number, classify(err))
+		return Review{}, fmt.Errorf("post review on #%d: %w", number, classify(err))
 	}
-	return rv.GetID(), nil
+	return toReview(rv), nil
 }
 
 var _ API = (*Client)(nil)

@@ -280,13 +280,14 @@ func (g *LocalGitHub) PullCommits(ctx context.Context, n int) ([]PullCommit, err
 	return commits, nil
 }
 
-func (g *LocalGitHub) CreateReview(_ context.Context, n int, r NewReview) (int64, error) {
+func (g *LocalGitHub) CreateReview(_ context.Context, n int, r NewReview) (Review, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	id := g.id()
-	g.reviews[n] = append(g.reviews[n], Review{ID: id, Author: g.Bot, AuthorType: "Bot", State: "COMMENTED", CommitID: r.CommitID, SubmittedAt: g.now()})
+	// A local run's reviews are the bot's comments: nobody else can approve or block there.
+	rv := Review{ID: g.id(), Author: g.Bot, AuthorType: "Bot", State: "COMMENTED", CommitID: r.CommitID, SubmittedAt: g.now(), Body: r.Body}
+	g.reviews[n] = append(g.reviews[n], rv)
 	g.printf("review of %s:\n%s", shortSHA(r.CommitID), indent(r.Body))
-	return id, nil
+	return rv, nil
 }
 
 func indent(s string) string {

@@ -480,24 +480,19 @@ func (m *Memo) Reviews(ctx context.Context, number int) ([]Review, error) {
 	return remember(m, m.reviews, number, func() ([]Review, error) { return m.API.Reviews(ctx, number) })
 }
 
-func (m *Memo) CreateReview(ctx context.Context, number int, r NewReview) (int64, error) {
-	id, err := m.API.CreateReview(ctx, number, r)
+// CreateReview lists the review as GitHub answered it: GitHub, not the memo, knows which state
+// an event becomes.
+func (m *Memo) CreateReview(ctx context.Context, number int, r NewReview) (Review, error) {
+	rv, err := m.API.CreateReview(ctx, number, r)
 	if err != nil {
-		return id, err
+		return rv, err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if rs, ok := m.reviews[number]; ok {
-		state := "COMMENTED"
-		switch r.Event {
-		case "APPROVE":
-			state = "APPROVED"
-		case "REQUEST_CHANGES":
-			state = "CHANGES_REQUESTED"
-		}
-		m.reviews[number] = append(rs, Review{ID: id, Author: m.botLog, AuthorType: "Bot", State: state, CommitID: r.CommitID, SubmittedAt: m.now(), Body: r.Body})
+		m.reviews[number] = append(rs, rv)
 	}
-	return id, nil
+	return rv, nil
 }
 
 func (m *Memo) PullFiles(ctx context.Context, number int) ([]string, error) {
@@ -535,9 +530,16 @@ func (m *Memo) CreateCheckRun(ctx context.Context, cr CheckRun) (CheckRun, error
 	defer m.mu.Unlock()
 	key := [2]string{cr.HeadSHA, cr.Name}
 	if runs, ok := m.checkRuns[key]; ok || m.ownCommits[cr.HeadSHA] {
-		known := cr
-		known.ID = out.ID
-		known.AppSlug = m.botApp
+		// GitHub's answer is the run as it will be listed; an API that answers less (a stand-in)
+		// is filled in from the request, as the bot's app and the event's clock.
+		known := out
+		if known.HeadSHA == "" {
+			known = cr
+			known.ID = out.ID
+		}
+		if known.AppSlug == "" {
+			known.AppSlug = m.botApp
+		}
 		if known.CompletedAt.IsZero() && known.Status == "completed" {
 			known.CompletedAt = m.now()
 		}
