@@ -273,6 +273,13 @@ func (c *Client) AddCommentReaction(ctx context.Context, commentID int64, conten
 	return nil
 }
 
+// toComment converts go-github's comment: what GitHub answered to a list or to a create, so a
+// comment the bot wrote reads the same as one it listed.
+func toComment(cm *github.IssueComment) Comment {
+	return Comment{ID: cm.GetID(), Body: cm.GetBody(), Author: cm.GetUser().GetLogin(), UpdatedAt: cm.GetUpdatedAt().Time,
+		AuthorType: cm.GetUser().GetType(), CreatedAt: cm.GetCreatedAt().Time}
+}
+
 func (c *Client) Comments(ctx context.Context, issue int) ([]Comment, error) {
 	opts := &github.IssueListCommentsOptions{}
 	out, err := collect(&opts.ListOptions,
@@ -280,8 +287,7 @@ func (c *Client) Comments(ctx context.Context, issue int) ([]Comment, error) {
 			return c.gh.Issues.ListComments(ctx, c.owner, c.repo, issue, opts)
 		},
 		func(cm *github.IssueComment) []Comment {
-			return one(Comment{ID: cm.GetID(), Body: cm.GetBody(), Author: cm.GetUser().GetLogin(), UpdatedAt: cm.GetUpdatedAt().Time,
-				AuthorType: cm.GetUser().GetType(), CreatedAt: cm.GetCreatedAt().Time})
+			return one(toComment(cm))
 		})
 	if err != nil {
 		return nil, fmt.Errorf("list comments of #%d: %w", issue, classify(err))
@@ -297,7 +303,7 @@ func (c *Client) CreateComment(ctx context.Context, issue int, body string) (Com
 	err := c.createChecked(ctx, fmt.Sprintf("comment on #%d", issue), func() error {
 		cm, _, err := c.gh.Issues.CreateComment(ctx, c.owner, c.repo, issue, &github.IssueComment{Body: github.String(body)})
 		if err == nil {
-			out = Comment{ID: cm.GetID(), Body: cm.GetBody(), Author: cm.GetUser().GetLogin()}
+			out = toComment(cm)
 		}
 		return err
 	}, func() (bool, error) {

@@ -316,6 +316,8 @@ func (m *Memo) CreateComment(ctx context.Context, issue int, body string) (Comme
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if cs, ok := m.comments[issue]; ok {
+		// The client answers the comment as GitHub recorded it; a stand-in that answers less is
+		// filled in from the request.
 		if c.Author == "" {
 			c.Author = m.botLog
 		}
