@@ -114,7 +114,7 @@ func (r *run) delegate(ctx context.Context, base string, sp *spawning, d policy.
 			return ok, ok && phase.Mutating()
 		},
 	})
-	creator := NewTaskCreator(r.GitHub, r.LabelPrefix, rs)
+	creator := NewTaskCreator(r.gh, r.LabelPrefix, rs)
 	numbers := map[int]int{} // request index -> child issue
 	var created []int
 	var notes []string

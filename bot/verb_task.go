@@ -143,7 +143,7 @@ func (r *run) taskCreator(ctx context.Context) (*TaskCreator, error) {
 	if err != nil { // the customization file cannot be used, as a run would say
 		return nil, &TaskRefusal{Msg: err.Error()}
 	}
-	return NewTaskCreator(r.GitHub, r.LabelPrefix, roles), nil
+	return NewTaskCreator(r.gh, r.LabelPrefix, roles), nil
 }
 
 // taskReply answers a task or recipe command: the reply quoting the command, then the status
