@@ -130,16 +130,17 @@ type API interface {
 	SubIssues(ctx context.Context, number int) ([]Issue, error)
 }
 
-// Client adapts go-github to API for one repository. It memoizes what cannot change during a
-// run (default branch, permissions).
+// Client adapts go-github to API for one repository. It remembers only the default branch (which
+// the lock commits' tree is read from); what one event read is the event's Memo's, so a Client
+// may outlive an event and serve several at once.
 type Client struct {
 	gh          *github.Client
 	owner, repo string
 
+	defaultMu     sync.Mutex
 	defaultBranch string
-	permissions   map[string]string
 
-	// policy and login serve the checked retries of CreateComment and CreatePull (github_writes.go).
+	// policy and login serve the checked retries of CreateComment and CreatePull (writes.go).
 	policy RetryPolicy
 	login  string
 
@@ -167,7 +168,7 @@ func newClient(gh *github.Client, policy RetryPolicy, apiURL, owner, repo string
 			return nil, fmt.Errorf("use GitHub API at %s: %w", apiURL, err)
 		}
 	}
-	c := &Client{gh: gh, owner: owner, repo: repo, permissions: map[string]string{}, policy: policy, login: DefaultBotLogin}
+	c := &Client{gh: gh, owner: owner, repo: repo, policy: policy, login: DefaultBotLogin}
 	for _, o := range opts {
 		o(c)
 	}
@@ -182,15 +183,20 @@ func notFound(resp *github.Response, err error) error {
 }
 
 func (c *Client) DefaultBranch(ctx context.Context) (string, error) {
-	if c.defaultBranch != "" {
-		return c.defaultBranch, nil
+	c.defaultMu.Lock()
+	known := c.defaultBranch
+	c.defaultMu.Unlock()
+	if known != "" {
+		return known, nil
 	}
 	r, resp, err := c.gh.Repositories.Get(ctx, c.owner, c.repo)
 	if err != nil {
 		return "", fmt.Errorf("get repository %s/%s: %w", c.owner, c.repo, repoNotVisible(resp, err))
 	}
+	c.defaultMu.Lock()
 	c.defaultBranch = r.GetDefaultBranch()
-	return c.defaultBranch, nil
+	c.defaultMu.Unlock()
+	return r.GetDefaultBranch(), nil
 }
 
 // permissionResponse carries role_name, which go-github v60 does not model; the legacy
@@ -201,9 +207,6 @@ type permissionResponse struct {
 }
 
 func (c *Client) Permission(ctx context.Context, login string) (string, error) {
-	if p, ok := c.permissions[login]; ok {
-		return p, nil
-	}
 	u := fmt.Sprintf("repos/%s/%s/collaborators/%s/permission", c.owner, c.repo, login)
 	req, err := c.gh.NewRequest(http.MethodGet, u, nil)
 	if err != nil {
@@ -213,7 +216,6 @@ func (c *Client) Permission(ctx context.Context, login string) (string, error) {
 	resp, err := c.gh.Do(ctx, req, &pr)
 	if err != nil {
 		if resp != nil && resp.StatusCode == http.StatusNotFound {
-			c.permissions[login] = "none"
 			return "none", nil
 		}
 		return "", fmt.Errorf("ask permission of %s: %w", login, classify(err))
@@ -222,7 +224,6 @@ func (c *Client) Permission(ctx context.Context, login string) (string, error) {
 	if role == "" {
 		role = pr.Permission
 	}
-	c.permissions[login] = role
 	return role, nil
 }
 

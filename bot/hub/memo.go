@@ -16,8 +16,8 @@ import (
 // facts, and a fact read once is never read again. It is safe for concurrent use by the event's
 // own goroutines; it must never be shared between events.
 //
-// Reads (DefaultBranch, Issue, FileAtRef, Comments, FindPull, Pull, Reviews, PullFiles,
-// PullCommits, CheckRuns) are cached: for the event's life they answer what they answered first,
+// Reads (DefaultBranch, Permission, Issue, FileAtRef, Comments, FindPull, Pull, Reviews,
+// PullFiles, PullCommits, CheckRuns) are cached: for the event's life they answer what they answered first,
 // unless the event itself changed it, as below. Callers get copies. Writes always pass through to
 // the API; once it accepted one, the cached answer is updated as GitHub would update it. Every
 // other method of API passes through uncached. The Know*, MovedHead and Locked methods are how the
@@ -43,6 +43,7 @@ type Memo struct {
 	mu            sync.Mutex
 	snapshot      int // the issue the payload delivered
 	defaultBranch string
+	permissions   map[string]string // login -> role, for the event's life
 	issues        map[int]Issue
 	comments      map[int][]Comment
 	files         map[[2]string][]byte
@@ -82,7 +83,7 @@ func MemoBotLogin(login string) MemoOption {
 func NewMemo(api API, opts ...MemoOption) *Memo {
 	m := &Memo{
 		API: api, now: time.Now, botLog: DefaultBotLogin,
-		issues: map[int]Issue{}, comments: map[int][]Comment{}, files: map[[2]string][]byte{},
+		issues: map[int]Issue{}, permissions: map[string]string{}, comments: map[int][]Comment{}, files: map[[2]string][]byte{},
 		pullsByHead: map[[2]string]PullRequest{}, pulls: map[int]PullRequest{}, reviews: map[int][]Review{},
 		pullFiles: map[int][]string{}, pullCommits: map[int][]PullCommit{}, checkRuns: map[[2]string][]CheckRun{},
 		ownCommits: map[string]bool{},
@@ -214,6 +215,24 @@ func (m *Memo) DefaultBranch(ctx context.Context) (string, error) {
 		m.mu.Unlock()
 	}
 	return b, err
+}
+
+// Permission is asked once per login per event: a role changed mid-event applies from the next
+// event on, as it did when each workflow run had its own client.
+func (m *Memo) Permission(ctx context.Context, login string) (string, error) {
+	m.mu.Lock()
+	role, ok := m.permissions[login]
+	m.mu.Unlock()
+	if ok {
+		return role, nil
+	}
+	role, err := m.API.Permission(ctx, login)
+	if err == nil {
+		m.mu.Lock()
+		m.permissions[login] = role
+		m.mu.Unlock()
+	}
+	return role, err
 }
 
 func (m *Memo) Issue(ctx context.Context, number int) (Issue, error) {

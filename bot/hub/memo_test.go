@@ -135,6 +135,8 @@ func (w *memoWorld) reads() []memoRead {
 	ctx := context.Background()
 	return []memoRead{
 		{"DefaultBranch", func(gh API) (any, error) { return gh.DefaultBranch(ctx) }},
+		{"Permission", func(gh API) (any, error) { return gh.Permission(ctx, hReviewer) }},
+		{"Permission of a stranger", func(gh API) (any, error) { return gh.Permission(ctx, "nobody") }},
 		{"Issue", func(gh API) (any, error) { return gh.Issue(ctx, 1) }},
 		{"FileAtRef", func(gh API) (any, error) { return gh.FileAtRef(ctx, "README.md", "main") }},
 		{"FileAtRef absent", func(gh API) (any, error) { return gh.FileAtRef(ctx, "nope.md", "main") }},
@@ -333,7 +335,7 @@ func TestMemoLockedForgetsVolatileFacts(t *testing.T) {
 	ctx := context.Background()
 	m := w.memo()
 	m.KnowEvent("main", w.delivered(1))
-	kept := map[string]bool{"DefaultBranch": true, "Issue": true, "FileAtRef": true, "FileAtRef absent": true}
+	kept := map[string]bool{"DefaultBranch": true, "Permission": true, "Permission of a stranger": true, "Issue": true, "FileAtRef": true, "FileAtRef absent": true}
 	reads := append(w.reads(), memoRead{"Issue of the pull request", func(gh API) (any, error) { return gh.Issue(ctx, 2) }})
 	for _, r := range reads {
 		_, _ = r.read(m)
