@@ -17,11 +17,12 @@ import (
 // own goroutines; it must never be shared between events.
 //
 // Reads (DefaultBranch, Permission, Issue, FileAtRef, Comments, FindPull, Pull, Reviews,
-// PullFiles, PullCommits, CheckRuns) are cached: for the event's life they answer what they answered first,
-// unless the event itself changed it, as below. Callers get copies. Writes always pass through to
-// the API; once it accepted one, the cached answer is updated as GitHub would update it. Every
-// other method of API passes through uncached. The Know*, MovedHead and Locked methods are how the
-// bot tells the memo what it knows better than a cached read: the memo never looks anywhere
+// PullFiles, PullCommits, CheckRuns) are cached: for the event's life they answer what they
+// answered first, unless the event itself changed it, as below. Callers get copies. Writes always pass through to
+// the API; once it accepted one, the cached answer is updated as GitHub would update it. The
+// rest of API (reactions, statuses, task graphs, workflow runs) passes through uncached; those
+// methods are listed at the end of this file. The Know*, MovedHead and Locked methods are how
+// the bot tells the memo what it knows better than a cached read: the memo never looks anywhere
 // itself (no checkout, no payload), it is told.
 //
 // What it may answer without asking, and why that is safe:
@@ -35,7 +36,7 @@ import (
 //
 // Reads are memoized per event only: a new event (the next workflow run) starts from GitHub.
 type Memo struct {
-	API
+	api    API // what the memo stands in front of; never reached around it
 	now    func() time.Time
 	botApp string
 	botLog string
@@ -82,7 +83,7 @@ func MemoBotLogin(login string) MemoOption {
 // NewMemo starts the facts of one event in front of api, knowing nothing yet.
 func NewMemo(api API, opts ...MemoOption) *Memo {
 	m := &Memo{
-		API: api, now: time.Now, botLog: DefaultBotLogin,
+		api: api, now: time.Now, botLog: DefaultBotLogin,
 		issues: map[int]Issue{}, permissions: map[string]string{}, comments: map[int][]Comment{}, files: map[[2]string][]byte{},
 		pullsByHead: map[[2]string]PullRequest{}, pulls: map[int]PullRequest{}, reviews: map[int][]Review{},
 		pullFiles: map[int][]string{}, pullCommits: map[int][]PullCommit{}, checkRuns: map[[2]string][]CheckRun{},
@@ -208,7 +209,7 @@ func (m *Memo) DefaultBranch(ctx context.Context) (string, error) {
 	if known != "" {
 		return known, nil
 	}
-	b, err := m.API.DefaultBranch(ctx)
+	b, err := m.api.DefaultBranch(ctx)
 	if err == nil {
 		m.mu.Lock()
 		m.defaultBranch = b
@@ -226,7 +227,7 @@ func (m *Memo) Permission(ctx context.Context, login string) (string, error) {
 	if ok {
 		return role, nil
 	}
-	role, err := m.API.Permission(ctx, login)
+	role, err := m.api.Permission(ctx, login)
 	if err == nil {
 		m.mu.Lock()
 		m.permissions[login] = role
@@ -243,7 +244,7 @@ func (m *Memo) Issue(ctx context.Context, number int) (Issue, error) {
 		is.Labels = slices.Clone(is.Labels)
 		return is, nil
 	}
-	is, err := m.API.Issue(ctx, number)
+	is, err := m.api.Issue(ctx, number)
 	if err == nil {
 		m.mu.Lock()
 		m.issues[number] = is
@@ -256,7 +257,7 @@ func (m *Memo) Issue(ctx context.Context, number int) (Issue, error) {
 // rewrites the body (`/studio accept`) must start from the body as it is now: the payload's copy
 // would overwrite an edit made since the command was written.
 func (m *Memo) IssueNow(ctx context.Context, number int) (Issue, error) {
-	is, err := m.API.Issue(ctx, number)
+	is, err := m.api.Issue(ctx, number)
 	if err == nil {
 		m.mu.Lock()
 		m.issues[number] = is
@@ -266,7 +267,7 @@ func (m *Memo) IssueNow(ctx context.Context, number int) (Issue, error) {
 }
 
 func (m *Memo) EditIssueBody(ctx context.Context, number int, body string) error {
-	if err := m.API.EditIssueBody(ctx, number, body); err != nil {
+	if err := m.api.EditIssueBody(ctx, number, body); err != nil {
 		return err
 	}
 	m.editKnownIssue(number, func(is *Issue) { is.Body = body })
@@ -294,7 +295,7 @@ func (m *Memo) FileAtRef(ctx context.Context, path, ref string) ([]byte, error) 
 		}
 		return slices.Clone(data), nil
 	}
-	data, err := m.API.FileAtRef(ctx, path, ref)
+	data, err := m.api.FileAtRef(ctx, path, ref)
 	if err == nil || errors.Is(err, ErrNotFound) {
 		m.mu.Lock()
 		m.files[key] = data
@@ -304,7 +305,7 @@ func (m *Memo) FileAtRef(ctx context.Context, path, ref string) ([]byte, error) 
 }
 
 func (m *Memo) Comments(ctx context.Context, issue int) ([]Comment, error) {
-	return remember(m, m.comments, issue, func() ([]Comment, error) { return m.API.Comments(ctx, issue) })
+	return remember(m, m.comments, issue, func() ([]Comment, error) { return m.api.Comments(ctx, issue) })
 }
 
 // locked is called when the task's lock is taken: whatever was read from GitHub before it may
@@ -328,7 +329,7 @@ func (m *Memo) Locked() {
 }
 
 func (m *Memo) CreateComment(ctx context.Context, issue int, body string) (Comment, error) {
-	c, err := m.API.CreateComment(ctx, issue, body)
+	c, err := m.api.CreateComment(ctx, issue, body)
 	if err != nil {
 		return c, err
 	}
@@ -356,7 +357,7 @@ func (m *Memo) CreateComment(ctx context.Context, issue int, body string) (Comme
 }
 
 func (m *Memo) EditComment(ctx context.Context, id int64, body string) error {
-	if err := m.API.EditComment(ctx, id, body); err != nil {
+	if err := m.api.EditComment(ctx, id, body); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -374,7 +375,7 @@ func (m *Memo) EditComment(ctx context.Context, id int64, body string) error {
 }
 
 func (m *Memo) AddLabels(ctx context.Context, issue int, labels ...string) ([]string, error) {
-	now, err := m.API.AddLabels(ctx, issue, labels...)
+	now, err := m.api.AddLabels(ctx, issue, labels...)
 	if err != nil {
 		return nil, err
 	}
@@ -384,7 +385,7 @@ func (m *Memo) AddLabels(ctx context.Context, issue int, labels ...string) ([]st
 }
 
 func (m *Memo) RemoveLabel(ctx context.Context, issue int, label string) error {
-	if err := m.API.RemoveLabel(ctx, issue, label); err != nil {
+	if err := m.api.RemoveLabel(ctx, issue, label); err != nil {
 		return err
 	}
 	m.editKnownIssue(issue, func(is *Issue) {
@@ -417,7 +418,7 @@ func (m *Memo) FindPull(ctx context.Context, head, base string) (PullRequest, er
 		}
 		return pr, nil
 	}
-	pr, err := m.API.FindPull(ctx, head, base)
+	pr, err := m.api.FindPull(ctx, head, base)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	switch {
@@ -433,7 +434,7 @@ func (m *Memo) FindPull(ctx context.Context, head, base string) (PullRequest, er
 }
 
 func (m *Memo) CreatePull(ctx context.Context, p NewPull) (PullRequest, error) {
-	pr, err := m.API.CreatePull(ctx, p)
+	pr, err := m.api.CreatePull(ctx, p)
 	if err != nil {
 		return pr, err
 	}
@@ -457,7 +458,7 @@ func (m *Memo) CreatePull(ctx context.Context, p NewPull) (PullRequest, error) {
 }
 
 func (m *Memo) EditPull(ctx context.Context, number int, title, body string) (PullRequest, error) {
-	pr, err := m.API.EditPull(ctx, number, title, body)
+	pr, err := m.api.EditPull(ctx, number, title, body)
 	if err != nil {
 		return pr, err
 	}
@@ -488,7 +489,7 @@ func (m *Memo) Pull(ctx context.Context, number int) (PullRequest, error) {
 	if ok && (pr.ChangedFiles > 0 || content) {
 		return pr, nil
 	}
-	pr, err := m.API.Pull(ctx, number)
+	pr, err := m.api.Pull(ctx, number)
 	if err == nil {
 		m.mu.Lock()
 		m.rememberPull(pr)
@@ -498,13 +499,13 @@ func (m *Memo) Pull(ctx context.Context, number int) (PullRequest, error) {
 }
 
 func (m *Memo) Reviews(ctx context.Context, number int) ([]Review, error) {
-	return remember(m, m.reviews, number, func() ([]Review, error) { return m.API.Reviews(ctx, number) })
+	return remember(m, m.reviews, number, func() ([]Review, error) { return m.api.Reviews(ctx, number) })
 }
 
 // CreateReview lists the review as GitHub answered it: GitHub, not the memo, knows which state
 // an event becomes.
 func (m *Memo) CreateReview(ctx context.Context, number int, r NewReview) (Review, error) {
-	rv, err := m.API.CreateReview(ctx, number, r)
+	rv, err := m.api.CreateReview(ctx, number, r)
 	if err != nil {
 		return rv, err
 	}
@@ -517,11 +518,11 @@ func (m *Memo) CreateReview(ctx context.Context, number int, r NewReview) (Revie
 }
 
 func (m *Memo) PullFiles(ctx context.Context, number int) ([]string, error) {
-	return remember(m, m.pullFiles, number, func() ([]string, error) { return m.API.PullFiles(ctx, number) })
+	return remember(m, m.pullFiles, number, func() ([]string, error) { return m.api.PullFiles(ctx, number) })
 }
 
 func (m *Memo) PullCommits(ctx context.Context, number int) ([]PullCommit, error) {
-	return remember(m, m.pullCommits, number, func() ([]PullCommit, error) { return m.API.PullCommits(ctx, number) })
+	return remember(m, m.pullCommits, number, func() ([]PullCommit, error) { return m.api.PullCommits(ctx, number) })
 }
 
 func (m *Memo) CheckRuns(ctx context.Context, sha, name string) ([]CheckRun, error) {
@@ -533,7 +534,7 @@ func (m *Memo) CheckRuns(ctx context.Context, sha, name string) ([]CheckRun, err
 	if ok || own {
 		return slices.Clone(runs), nil
 	}
-	runs, err := m.API.CheckRuns(ctx, sha, name)
+	runs, err := m.api.CheckRuns(ctx, sha, name)
 	if err == nil {
 		m.mu.Lock()
 		m.checkRuns[key] = slices.Clone(runs)
@@ -543,7 +544,7 @@ func (m *Memo) CheckRuns(ctx context.Context, sha, name string) ([]CheckRun, err
 }
 
 func (m *Memo) CreateCheckRun(ctx context.Context, cr CheckRun) (CheckRun, error) {
-	out, err := m.API.CreateCheckRun(ctx, cr)
+	out, err := m.api.CreateCheckRun(ctx, cr)
 	if err != nil {
 		return out, err
 	}
@@ -570,7 +571,7 @@ func (m *Memo) CreateCheckRun(ctx context.Context, cr CheckRun) (CheckRun, error
 }
 
 func (m *Memo) UpdateCheckRun(ctx context.Context, cr CheckRun) error {
-	if err := m.API.UpdateCheckRun(ctx, cr); err != nil {
+	if err := m.api.UpdateCheckRun(ctx, cr); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -586,4 +587,43 @@ func (m *Memo) UpdateCheckRun(ctx context.Context, cr CheckRun) error {
 		}
 	}
 	return nil
+}
+
+// The methods below pass through uncached: their answers are not read again within an event, or
+// (sub-issues, labelled issues) must be GitHub's as they are now.
+
+func (m *Memo) AddCommentReaction(ctx context.Context, commentID int64, content string) error {
+	return m.api.AddCommentReaction(ctx, commentID, content)
+}
+
+func (m *Memo) CreateStatus(ctx context.Context, sha string, st CommitStatus) error {
+	return m.api.CreateStatus(ctx, sha, st)
+}
+
+func (m *Memo) CreateIssue(ctx context.Context, is NewIssue) (Issue, error) {
+	return m.api.CreateIssue(ctx, is)
+}
+
+func (m *Memo) AddSubIssue(ctx context.Context, parent int, childID int64) error {
+	return m.api.AddSubIssue(ctx, parent, childID)
+}
+
+func (m *Memo) IssuesLabeled(ctx context.Context, label string) ([]Issue, error) {
+	return m.api.IssuesLabeled(ctx, label)
+}
+
+func (m *Memo) DispatchWorkflow(ctx context.Context, workflow, ref string, inputs map[string]any) (int64, error) {
+	return m.api.DispatchWorkflow(ctx, workflow, ref, inputs)
+}
+
+func (m *Memo) CancelWorkflowRun(ctx context.Context, runID int64) error {
+	return m.api.CancelWorkflowRun(ctx, runID)
+}
+
+func (m *Memo) ParentIssue(ctx context.Context, number int) (int, error) {
+	return m.api.ParentIssue(ctx, number)
+}
+
+func (m *Memo) SubIssues(ctx context.Context, number int) ([]Issue, error) {
+	return m.api.SubIssues(ctx, number)
 }
