@@ -110,7 +110,7 @@ type API interface {
 	// It answers the review as GitHub recorded it (its state, author and time).
 	CreateReview(ctx context.Context, number int, r NewReview) (Review, error)
 
-	// Task graphs (github_tasks.go).
+	// Task graphs (tasks.go).
 
 	// CreateIssue opens an issue with labels.
 	CreateIssue(ctx context.Context, is NewIssue) (Issue, error)
@@ -144,7 +144,7 @@ type Client struct {
 	policy RetryPolicy
 	login  string
 
-	// lockTreeSHA is the tree lock commits carry (github_lock.go). The base checkout may tell it
+	// lockTreeSHA is the tree lock commits carry (locks.go). The base checkout may tell it
 	// while the lock is being taken, hence the mutex.
 	lockTreeMu  sync.Mutex
 	lockTreeSHA string

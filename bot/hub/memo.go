@@ -26,12 +26,12 @@ import (
 // itself (no checkout, no payload), it is told.
 //
 // What it may answer without asking, and why that is safe:
-//   - the default branch and the trigger's issue come from the payload (the run must use the text
-//     that was delivered, not a later edit);
+//   - the default branch and the event's issue come from the payload, told by KnowEvent (the run
+//     must use the text that was delivered, not a later edit);
 //   - every write updates the memoized answer, as GitHub would (a comment created is listed, a
 //     label added is on the issue, a check run created is on its commit);
 //   - a pull request this run opened on a branch it created has exactly the commits and files the
-//     run pushed, no reviews but its own and no comments (seeded by the run, knowPull);
+//     run pushed, no reviews but its own and no comments (told by KnowPull);
 //   - a commit this run built has no check runs but the ones this run wrote (KnowOwnCommit).
 //
 // Reads are memoized per event only: a new event (the next workflow run) starts from GitHub.
