@@ -776,20 +776,8 @@ func plural(n int, one, many string) string {
 }
 
 // oneLine makes untrusted text safe for a commit subject or title: one line, no control
-// characters, bounded.
-func oneLine(s string, limit int) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > limit {
-		s = string(r[:limit]) + "…"
-	}
-	return s
-}
+// characters, bounded (hub.OneLine, which the adapter uses for GitHub's one-line fields too).
+func oneLine(s string, limit int) string { return hub.OneLine(s, limit) }
 
 func quoteLine(s string) string { return oneLine(s, 200) }
 

@@ -552,7 +552,7 @@ func (c *Client) UpdateCheckRun(ctx context.Context, cr CheckRun) error {
 }
 
 func (c *Client) CreateStatus(ctx context.Context, sha string, st CommitStatus) error {
-	desc := oneLine(st.Description, MaxStatusDescription-1)
+	desc := OneLine(st.Description, MaxStatusDescription-1)
 	_, resp, err := c.gh.Repositories.CreateStatus(ctx, c.owner, c.repo, sha, &github.RepoStatus{
 		State: github.String(st.State), Context: github.String(st.Context), Description: github.String(desc), TargetURL: optional(st.TargetURL),
 	})

@@ -25,7 +25,7 @@ func (c *Client) CreateIssue(ctx context.Context, is NewIssue) (Issue, error) {
 	}
 	created, _, err := c.gh.Issues.Create(ctx, c.owner, c.repo, req)
 	if err != nil {
-		return Issue{}, fmt.Errorf("open issue %q: %w", oneLine(is.Title, 80), classify(err))
+		return Issue{}, fmt.Errorf("open issue %q: %w", OneLine(is.Title, 80), classify(err))
 	}
 	return IssueFrom(created), nil
 }

@@ -2,9 +2,10 @@ package hub
 
 import "strings"
 
-// oneLine makes untrusted text safe for a title or a status description: one line, no control
-// characters, bounded. (bot has its own for its texts; hub must not import bot.)
-func oneLine(s string, limit int) string {
+// OneLine makes untrusted text safe for a one-line field (a title, a status description, a
+// commit subject): one line, no control characters, at most limit characters and an ellipsis.
+// It lives here, the innermost package that needs it, so the bot's texts use this one too.
+func OneLine(s string, limit int) string {
 	s = strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {
 			return ' '
