@@ -60,12 +60,12 @@ type taskNow struct {
 // loadTaskNow reads the issue and the configuration again. Configuration and roles come from the
 // default branch, never from a pull request's head.
 func (b *Bot) loadTaskNow(ctx context.Context, number int) (taskNow, error) {
-	issue, err := b.GitHub.Issue(ctx, number)
+	issue, err := b.gh.Issue(ctx, number)
 	if err != nil {
 		return taskNow{}, fmt.Errorf("read task issue #%d: %w", number, err)
 	}
 	tn := taskNow{issue: issue, digest: policy.TaskDigest(issue.Title, issue.Body)}
-	if tn.base, err = b.GitHub.DefaultBranch(ctx); err != nil {
+	if tn.base, err = b.gh.DefaultBranch(ctx); err != nil {
 		return tn, err
 	}
 	data, err := b.baseFile(ctx, policy.StudioConfigPath, tn.base)
@@ -133,7 +133,7 @@ type planState struct {
 // approval can match (fail closed).
 func (b *Bot) planOf(ctx context.Context, pr PullRequest, issue int) (planState, error) {
 	var ps planState
-	commits, err := b.GitHub.PullCommits(ctx, pr.Number)
+	commits, err := b.gh.PullCommits(ctx, pr.Number)
 	if err != nil {
 		return ps, fmt.Errorf("find the plan commit of #%d: %w", pr.Number, err)
 	}
@@ -145,7 +145,7 @@ func (b *Bot) planOf(ctx context.Context, pr PullRequest, issue int) (planState,
 		return ps, nil
 	}
 	rf := policy.PlanRecordFacts{PlanSHA: ps.sha, Issue: issue, App: b.botApp(), TriggerPhrase: b.TriggerPhrase}
-	runs, err := b.GitHub.CheckRuns(ctx, ps.sha, PlanCheckName)
+	runs, err := b.gh.CheckRuns(ctx, ps.sha, PlanCheckName)
 	switch {
 	case errors.Is(err, ErrForbidden):
 		rf.RunsUnreadable = true
@@ -212,7 +212,7 @@ func (b *Bot) approvalsOf(ctx context.Context, pr PullRequest, tn taskNow, issue
 	default:
 		b.logf("pull request #%d has no plan commit; in %s only a recorded plan's identity counts", pr.Number, tn.cfg.StudioMode)
 	}
-	reviews, err := b.GitHub.Reviews(ctx, pr.Number)
+	reviews, err := b.gh.Reviews(ctx, pr.Number)
 	if err != nil {
 		return pa, err
 	}
@@ -259,7 +259,7 @@ func (b *Bot) permissionOf(ctx context.Context, login, accountType string) polic
 	if login == "" || accountType != string(policy.AccountUser) || strings.EqualFold(login, b.BotLogin) {
 		return policy.PermissionUnknown
 	}
-	role, err := b.GitHub.Permission(ctx, login)
+	role, err := b.gh.Permission(ctx, login)
 	if err != nil {
 		b.logf("permission of %s could not be checked (%v); it counts as no permission", login, err)
 		return policy.PermissionUnknown
@@ -272,7 +272,7 @@ func (b *Bot) permissionOf(ctx context.Context, login, accountType string) polic
 func (b *Bot) revocations(ctx context.Context, numbers ...int) ([]policy.Revocation, error) {
 	var out []policy.Revocation
 	for _, n := range numbers {
-		comments, err := b.GitHub.Comments(ctx, n)
+		comments, err := b.gh.Comments(ctx, n)
 		if err != nil {
 			return nil, err
 		}
@@ -313,7 +313,7 @@ func (r *run) authorizeAndRun(ctx context.Context, cfg policy.StudioConfig, task
 	match := policy.ApprovalMatch{CurrentHash: hash}
 	var pa pullApprovals
 	if cfg.StudioMode != policy.ModeFastPrototype {
-		pr, err := r.GitHub.FindPull(ctx, branch, base)
+		pr, err := r.gh.FindPull(ctx, branch, base)
 		switch {
 		case errors.Is(err, ErrNotFound):
 		case err != nil:
@@ -482,12 +482,12 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 	body := planBody(markerLine, r.tr.Issue, task, res.FinalMessage, policy.RenderDryRun(blocked, diag), marker.RequestedBy, cfg.StudioMode)
 	title := fmt.Sprintf("%s: %s", task.Role, oneLine(r.issue.Title, 200))
 	var pr PullRequest
-	existing, err := r.GitHub.FindPull(ctx, branch, base)
+	existing, err := r.gh.FindPull(ctx, branch, base)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		pr, err = r.GitHub.CreatePull(ctx, NewPull{Title: title, Head: branch, Base: base, Body: body, Draft: true})
+		pr, err = r.gh.CreatePull(ctx, NewPull{Title: title, Head: branch, Base: base, Body: body, Draft: true})
 	case err == nil:
-		pr, err = r.GitHub.EditPull(ctx, existing.Number, title, body)
+		pr, err = r.gh.EditPull(ctx, existing.Number, title, body)
 	}
 	if err != nil {
 		return err

@@ -9,13 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 )
 
 // fakeGitHub answers only what a test sets; any other call panics through the nil embedded
 // interface, which proves the code under test did not need it.
 type fakeGitHub struct {
-	GitHub
+	hub.API
 	comments    map[int][]Comment
 	perms       map[string]string
 	permErr     error
@@ -62,9 +63,10 @@ func (f *fakeGitHub) CreateStatus(_ context.Context, _ string, st CommitStatus) 
 }
 func (f *fakeGitHub) PullFiles(context.Context, int) ([]string, error) { return f.listedFiles, nil }
 
-func testBot(gh GitHub, log *bytes.Buffer) *Bot {
+// testBot is the bot of one event on gh, for tests that drive one step of a flow.
+func testBot(gh hub.API, log *bytes.Buffer) *Bot {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	return New(Deps{GitHub: gh, Log: log, Now: func() time.Time { return now }}, Settings{})
+	return New(Deps{GitHub: gh, Log: log, Now: func() time.Time { return now }}, Settings{}).forEvent(Trigger{})
 }
 
 func TestTaskOfBranch(t *testing.T) {

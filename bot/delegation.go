@@ -19,6 +19,15 @@ import (
 // (orchestrate.go): each child is its own task, branch, pull request and run, and the lock and slot
 // refs enforce the limits mechanically. Refused requests are listed on the issue with the reason.
 
+// taskGraph is what task graphs ask of GitHub: sub-issue links (GitHub's sub-issues; AddSubIssue
+// answers ErrUnprocessable when GitHub refuses the link) and the issues of a label.
+type taskGraph interface {
+	AddSubIssue(ctx context.Context, parent int, childID int64) error
+	ParentIssue(ctx context.Context, number int) (int, error)
+	SubIssues(ctx context.Context, number int) ([]Issue, error)
+	IssuesLabeled(ctx context.Context, label string) ([]Issue, error)
+}
+
 // spawning is what a run of a spawning role carries: the profile's facts.
 type spawning struct {
 	profile policy.ProfileFacts
@@ -105,7 +114,7 @@ func (r *run) delegate(ctx context.Context, base string, sp *spawning, d policy.
 			return ok, ok && phase.Mutating()
 		},
 	})
-	creator := NewTaskCreator(r.GitHub, r.LabelPrefix, rs)
+	creator := NewTaskCreator(r.gh, r.LabelPrefix, rs)
 	numbers := map[int]int{} // request index -> child issue
 	var created []int
 	var notes []string
@@ -131,7 +140,7 @@ func (r *run) delegate(ctx context.Context, base string, sp *spawning, d policy.
 		}
 		numbers[rd.Index] = child.Number
 		created = append(created, child.Number)
-		if err := r.GitHub.AddSubIssue(ctx, r.tr.Issue, child.ID); err != nil {
+		if err := r.gh.AddSubIssue(ctx, r.tr.Issue, child.ID); err != nil {
 			if !errors.Is(err, ErrUnprocessable) {
 				return "", err
 			}
@@ -139,7 +148,7 @@ func (r *run) delegate(ctx context.Context, base string, sp *spawning, d policy.
 		}
 	}
 	reply := delegationReply(r.tr.Issue, created, append(decision.RefusalLines(), notes...))
-	if _, err := r.GitHub.CreateComment(ctx, r.tr.Issue, reply); err != nil {
+	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
 		return "", err
 	}
 	line := fmt.Sprintf("Delegated %d of %d requested child %s", len(created), len(d.Delegate), plural(len(d.Delegate), "task", "tasks"))
@@ -182,7 +191,7 @@ func (r *run) issueRole() string {
 func (r *run) depth(ctx context.Context, limit int) (int, error) {
 	depth, n := 0, r.tr.Issue
 	for depth <= limit+1 {
-		parent, err := r.GitHub.ParentIssue(ctx, n)
+		parent, err := r.gh.ParentIssue(ctx, n)
 		if err != nil {
 			return 0, err
 		}
@@ -196,7 +205,7 @@ func (r *run) depth(ctx context.Context, limit int) (int, error) {
 
 // activeChildren are the run's issue's sub-issues that still hold capacity.
 func (r *run) activeChildren(ctx context.Context, base string) ([]policy.ActiveChild, error) {
-	subs, err := r.GitHub.SubIssues(ctx, r.tr.Issue)
+	subs, err := r.gh.SubIssues(ctx, r.tr.Issue)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +239,7 @@ func delegationSummary(final string) (policy.Delegation, error) {
 // trust: a low-trust child's as evidence needing verification, a root_adjudication child's as
 // adversarial input. Every text from a pull request or review is quoted as untrusted.
 func (r *run) childResults(ctx context.Context, base string, prof policy.ProfileFacts) (string, error) {
-	subs, err := r.GitHub.SubIssues(ctx, r.tr.Issue)
+	subs, err := r.gh.SubIssues(ctx, r.tr.Issue)
 	if err != nil || len(subs) == 0 {
 		return "", err
 	}
@@ -243,7 +252,7 @@ func (r *run) childResults(ctx context.Context, base string, prof policy.Profile
 			line += ". " + mark
 		}
 		b.WriteString(line)
-		pr, err := r.GitHub.FindPull(ctx, r.taskBranch(is.Number), base)
+		pr, err := r.gh.FindPull(ctx, r.taskBranch(is.Number), base)
 		if errors.Is(err, ErrNotFound) {
 			b.WriteString("; no pull request\n")
 			continue
@@ -251,7 +260,7 @@ func (r *run) childResults(ctx context.Context, base string, prof policy.Profile
 		if err != nil {
 			return "", err
 		}
-		reviews, err := r.GitHub.Reviews(ctx, pr.Number)
+		reviews, err := r.gh.Reviews(ctx, pr.Number)
 		if err != nil {
 			return "", err
 		}

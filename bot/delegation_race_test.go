@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/internal/sandbox"
 	"github.com/codex-studio/studio-action/policy"
@@ -54,7 +55,7 @@ func TestParallelDelegationsKeepTheLimits(t *testing.T) {
 					errs[i] = fmt.Errorf("clone: %v: %s", err, out)
 					return
 				}
-				gh, err := NewClient(nil, w.Emu.APIURL(), w.Token, sandbox.Owner, sandbox.Repo, WithLogin(sandbox.BotLogin))
+				gh, err := hub.NewClient(nil, w.Emu.APIURL(), w.Token, sandbox.Owner, sandbox.Repo, hub.WithLogin(sandbox.BotLogin))
 				if err != nil {
 					errs[i] = err
 					return
@@ -97,7 +98,7 @@ func TestParallelDelegationsKeepTheLimits(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gh, err := NewClient(nil, w.Emu.APIURL(), w.Token, sandbox.Owner, sandbox.Repo)
+		gh, err := hub.NewClient(nil, w.Emu.APIURL(), w.Token, sandbox.Owner, sandbox.Repo)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -53,7 +53,7 @@ func (r *run) unmetDependencies(ctx context.Context, task policy.Task) ([]string
 			continue
 		}
 		var known []policy.GraphTask
-		is, err := r.GitHub.Issue(ctx, d)
+		is, err := r.gh.Issue(ctx, d)
 		switch {
 		case errors.Is(err, ErrNotFound):
 			// Not in known: the seed's "depends on unknown task".

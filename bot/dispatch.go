@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -32,14 +33,47 @@ var routes = map[eventTarget]func(*Bot, context.Context, Trigger) (Outcome, erro
 // Handle runs the whole flow for one decoded trigger. A returned error means the bot itself
 // failed (GitHub or git unreachable); refusals and blocked verdicts are Outcomes.
 func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
-	// Every step of this event reads its facts through one memo (memo.go).
-	if _, ok := b.GitHub.(*memo); !ok {
-		m := newMemo(b.GitHub, b.Now, b.BotLogin)
-		m.knowTrigger(tr)
-		orig := b.GitHub
-		b.GitHub = m
-		defer func() { b.GitHub = orig }()
-	}
+	return b.forEvent(tr).handle(ctx, tr)
+}
+
+// forEvent is the bot as one event sees it: a copy of the configured bot carrying the event's own
+// hub.Memo, seeded with what the payload holds, so every step of the event reads the same facts
+// and the configured bot itself is never changed by an event (two events never share a memo).
+// The copy also starts the event's other state (the lock, the checkout's state) from the
+// configured bot's, which is empty.
+func (b *Bot) forEvent(tr Trigger) *Bot {
+	m := hub.NewMemo(b.GitHub, hub.MemoClock(b.Now), hub.MemoBotLogin(b.BotLogin))
+	m.KnowEvent(tr.DefaultBranch, tr.Snapshot)
+	ev := *b
+	ev.gh = m
+	return &ev
+}
+
+// eventGitHub is what one event's steps ask of GitHub: the union of the small interfaces each
+// consumer declares beside itself, so every method here is one some step uses. The event's
+// hub.Memo serves it; nothing in bot names the adapter's whole API.
+type eventGitHub interface {
+	commenter
+	labeler
+	pullWriter
+	pullReader
+	checkWriter
+	reviewPoster
+	repoReader
+	issueReader
+	issueEditor
+	authorizer
+	reactor
+	taskIssues
+	taskGraph
+	workflowRuns
+	eventFacts
+}
+
+var _ eventGitHub = (*hub.Memo)(nil)
+
+// handle is Handle for the event's own bot (forEvent).
+func (b *Bot) handle(ctx context.Context, tr Trigger) (Outcome, error) {
 	// The bot's own events start nothing, except the workflow runs an orchestration dispatches.
 	if strings.EqualFold(tr.Actor.Login, b.BotLogin) && tr.Kind != TriggerDispatch {
 		return b.skip("the event was caused by the bot itself")
@@ -131,7 +165,7 @@ func (b *Bot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 	placed := v != nil && ((pull && v.onPull != nil) || (!pull && v.onIssue != nil))
 	var base baseCheckout
 	if placed && v.needsBase && b.Workspace != nil && cmd.Err == nil {
-		name, err := b.GitHub.DefaultBranch(ctx)
+		name, err := b.gh.DefaultBranch(ctx)
 		if err != nil {
 			return out, err
 		}
@@ -148,7 +182,7 @@ func (b *Bot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 		} else if why != "" {
 			return b.skip(why + "; commands on pull requests act only on studio pull requests")
 		}
-		if task, err = b.GitHub.Issue(ctx, issue); err != nil {
+		if task, err = b.gh.Issue(ctx, issue); err != nil {
 			return out, fmt.Errorf("read task issue #%d: %w", issue, err)
 		}
 	}
@@ -171,7 +205,7 @@ func (b *Bot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 		return b.refuseMisplaced(ctx, tr, cmd, v, pull, issue)
 	}
 	if tr.Kind == TriggerComment {
-		if err := b.GitHub.AddCommentReaction(ctx, tr.CommentID, "eyes"); err != nil {
+		if err := b.gh.AddCommentReaction(ctx, tr.CommentID, "eyes"); err != nil {
 			return out, err
 		}
 	}
@@ -212,10 +246,28 @@ func (b *Bot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 	})
 }
 
+// issueReader is what the preamble and the verbs read of an issue. IssueNow asks GitHub whatever
+// the event read before: a step that rewrites the body starts from the body as it is now.
+type issueReader interface {
+	Issue(ctx context.Context, number int) (Issue, error)
+	IssueNow(ctx context.Context, number int) (Issue, error)
+	Comments(ctx context.Context, issue int) ([]Comment, error)
+}
+
+// authorizer is what authorizing an actor asks of GitHub: the actor's repository role.
+type authorizer interface {
+	Permission(ctx context.Context, login string) (string, error)
+}
+
+// reactor acknowledges a command with a reaction on its comment.
+type reactor interface {
+	AddCommentReaction(ctx context.Context, commentID int64, content string) error
+}
+
 // refuseMisplaced answers a verb written where it does not work, before anything changes.
 func (b *Bot) refuseMisplaced(ctx context.Context, tr Trigger, cmd Command, v *verb, pull bool, issue int) (Outcome, error) {
 	reply := misplacedReply(cmd.Line, tr.Actor.Login, b.TriggerPhrase, v, pull, issue)
-	if _, err := b.GitHub.CreateComment(ctx, tr.Issue, reply); err != nil {
+	if _, err := b.gh.CreateComment(ctx, tr.Issue, reply); err != nil {
 		return Outcome{RunID: b.RunID}, err
 	}
 	return Outcome{RunID: b.RunID, Status: "refused"}, nil
@@ -225,7 +277,7 @@ func (b *Bot) refuseMisplaced(ctx context.Context, tr Trigger, cmd Command, v *v
 // (write, maintain or admin). A refused actor gets one reply, on replyTo, quoting the command and
 // saying why; nothing else happens. API errors fail closed.
 func (b *Bot) authorize(ctx context.Context, tr Trigger, cmd Command, replyTo int) (bool, error) {
-	perm, err := b.GitHub.Permission(ctx, tr.Actor.Login)
+	perm, err := b.gh.Permission(ctx, tr.Actor.Login)
 	if err != nil {
 		return false, fmt.Errorf("authorize %s: %w", tr.Actor.Login, err)
 	}
@@ -233,7 +285,7 @@ func (b *Bot) authorize(ctx context.Context, tr Trigger, cmd Command, replyTo in
 		return true, nil
 	}
 	reply := permissionReply(cmd.Line, tr.Actor.Login, tr.Owner, tr.Repo, perm)
-	if _, err := b.GitHub.CreateComment(ctx, replyTo, reply); err != nil {
+	if _, err := b.gh.CreateComment(ctx, replyTo, reply); err != nil {
 		return false, err
 	}
 	b.logf("refused: %s has %s permission", tr.Actor.Login, perm)
@@ -245,7 +297,7 @@ func (b *Bot) authorize(ctx context.Context, tr Trigger, cmd Command, replyTo in
 func (b *Bot) refuseUsage(ctx context.Context, tr Trigger, cmd Command, replyTo int) (Outcome, error) {
 	out := Outcome{RunID: b.RunID, Status: "refused"}
 	reply := usageReply(cmd.Line, tr.Actor.Login, cmd.Err)
-	if _, err := b.GitHub.CreateComment(ctx, replyTo, reply); err != nil {
+	if _, err := b.gh.CreateComment(ctx, replyTo, reply); err != nil {
 		return out, err
 	}
 	b.logf("refused: malformed command %q: %v", quoteLine(cmd.Line), cmd.Err)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/google/go-github/v60/github"
 )
 
@@ -114,5 +115,5 @@ func DecodeEvent(eventName string, payload []byte) (Trigger, error) {
 }
 
 func snapshot(is *github.Issue) Issue {
-	return toIssue(is)
+	return hub.IssueFrom(is)
 }

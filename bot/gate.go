@@ -14,9 +14,18 @@ import (
 // any name).
 const ReviewCheckName = policy.ReviewCheckName
 
+// pullReader is what the gate, the approvals and the review read of a pull request: the pull
+// request itself (with GitHub's count of changed files), its files, commits and reviews.
+type pullReader interface {
+	Pull(ctx context.Context, number int) (PullRequest, error)
+	PullFiles(ctx context.Context, number int) ([]string, error)
+	PullCommits(ctx context.Context, number int) ([]PullCommit, error)
+	Reviews(ctx context.Context, number int) ([]Review, error)
+}
+
 // gateFacts fetches what policy.EvaluateGate decides on for a pull request's head.
 func (b *Bot) gateFacts(ctx context.Context, pr PullRequest, tn taskNow, pa pullApprovals) (policy.GateFacts, error) {
-	files, err := b.GitHub.PullFiles(ctx, pr.Number)
+	files, err := b.gh.PullFiles(ctx, pr.Number)
 	if err != nil {
 		return policy.GateFacts{}, err
 	}
@@ -45,7 +54,7 @@ func (b *Bot) gateFacts(ctx context.Context, pr PullRequest, tn taskNow, pa pull
 // studioVerdict reads the studio review verdict for exactly this commit (policy.StudioVerdictOf:
 // the newest completed run the bot's app wrote); nil when there is none.
 func (b *Bot) studioVerdict(ctx context.Context, sha string) (*policy.StudioVerdict, error) {
-	runs, err := b.GitHub.CheckRuns(ctx, sha, ReviewCheckName)
+	runs, err := b.gh.CheckRuns(ctx, sha, ReviewCheckName)
 	if errors.Is(err, ErrForbidden) {
 		b.logf("::warning::the token cannot read check runs (%v); grant `checks: read` so the gate can see the studio review", err)
 		return nil, nil
@@ -105,7 +114,7 @@ func (b *Bot) refreshGateBeside(ctx context.Context, number, issue int) (wait fu
 }
 
 func (b *Bot) recomputeGate(ctx context.Context, number, issue int) error {
-	pr, err := b.GitHub.Pull(ctx, number)
+	pr, err := b.gh.Pull(ctx, number)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/internal/ghemu"
 	"github.com/codex-studio/studio-action/internal/sandbox"
@@ -262,7 +263,7 @@ func (w *hWorld) review(number int, login string, spec ghemu.ReviewSpec) Trigger
 func (w *hWorld) bot(tune ...func(*Settings)) *Bot {
 	w.t.Helper()
 	w.runs++
-	gh, err := NewClient(nil, w.Emu.APIURL(), w.Token, sandbox.Owner, sandbox.Repo, WithLogin(sandbox.BotLogin))
+	gh, err := hub.NewClient(nil, w.Emu.APIURL(), w.Token, sandbox.Owner, sandbox.Repo, hub.WithLogin(sandbox.BotLogin))
 	if err != nil {
 		w.t.Fatal(err)
 	}

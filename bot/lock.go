@@ -7,8 +7,36 @@ import (
 	"time"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 )
+
+// LockRefs is what the per-issue locks (lock.go) ask of GitHub's Git database API. *hub.Client
+// implements it; bot.New uses the GitHub client for it when Deps.Locks is nil.
+type LockRefs interface {
+	// CreateLockCommit makes a commit whose message is the lock record, on the default branch's
+	// tree, with parent as its only parent ("" for none), and returns its SHA. Nothing points at
+	// it yet: a commit nobody references is harmless.
+	CreateLockCommit(ctx context.Context, message, parent string) (string, error)
+	// CreateRef creates ref at sha, atomically: ErrRefExists when the ref is already there.
+	CreateRef(ctx context.Context, ref, sha string) error
+	// AdvanceRef moves ref to sha only as a fast-forward (no force): ErrRefMoved when the ref is
+	// gone or sha does not descend from where it points now. That is the compare-and-swap that
+	// lets exactly one run break an expired lock.
+	AdvanceRef(ctx context.Context, ref, sha string) error
+	// LockRecord returns the commit ref points at and that commit's message; ErrNotFound when the
+	// ref does not exist.
+	LockRecord(ctx context.Context, ref string) (sha, message string, err error)
+	// RefTarget returns the object ref points at; ErrNotFound when the ref does not exist. Releasing
+	// a lock needs only this: the SHA this run created is the proof that the lock is still its own.
+	RefTarget(ctx context.Context, ref string) (string, error)
+	// DeleteRef deletes ref; a ref that is already gone is not an error.
+	DeleteRef(ctx context.Context, ref string) error
+}
+
+// lockTreeUser is a LockRefs that can be told the default branch's tree, when the run fetched it
+// anyway, instead of asking GitHub for it (two calls).
+type lockTreeUser interface{ UseLockTree(tree string) }
 
 // Cross-run coordination. The example workflow has no concurrency group (GitHub keeps one pending
 // run per group and cancels the older one, which drops commands and approvals), so two runs can
@@ -124,7 +152,7 @@ func (b *Bot) sleep(ctx context.Context, d time.Duration) error {
 	if b.Sleep != nil {
 		return b.Sleep(ctx, d)
 	}
-	return sleepCtx(ctx, d)
+	return hub.Sleep(ctx, d)
 }
 
 // acquireLock takes the issue's lock, waiting for another run's and breaking an expired one.
@@ -256,7 +284,7 @@ func (b *Bot) locked(ctx context.Context, issue int, event, actor string, fn fun
 		return out, err
 	}
 	b.lock = h
-	b.memo().locked()
+	b.gh.Locked()
 	defer func() {
 		b.settle(ctx)
 		b.releaseLock(ctx, h)
@@ -271,7 +299,7 @@ func (b *Bot) reportBusy(ctx context.Context, busy *LockBusyError, event, actor 
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	body := busyReply(event, actor, busy, b.RunURL)
-	if _, err := b.GitHub.CreateComment(ctx, busy.Issue, body); err != nil {
+	if _, err := b.gh.CreateComment(ctx, busy.Issue, body); err != nil {
 		b.logf("::warning::could not say on #%d that the event was not carried out: %v", busy.Issue, err)
 	}
 }

@@ -10,13 +10,15 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/codex-studio/studio-action/bot/hub"
 )
 
 // lockBot is one run's bot on the transport world's emulator, with its own GitHub client (a
 // client's caches belong to one run) and the world's clock.
 func (w *transportWorld) lockBot(t *testing.T, runID string, ls LockSettings, log *bytes.Buffer) *Bot {
 	t.Helper()
-	gh, err := NewClient(NewHTTPClient(nil, w.policy), w.emu.APIURL(), "tok-bot", tOwner, tRepo)
+	gh, err := hub.NewClient(hub.NewHTTPClient(nil, w.policy), w.emu.APIURL(), "tok-bot", tOwner, tRepo)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,7 +27,7 @@ func (w *transportWorld) lockBot(t *testing.T, runID string, ls LockSettings, lo
 	}
 	return New(Deps{GitHub: gh, Now: w.clock.Now, Log: &syncWriter{w: log}}, Settings{
 		RunID: runID, RunURL: "https://github.example/acme/hop/actions/runs/" + runID, LockSettings: ls,
-	})
+	}).forEvent(Trigger{})
 }
 
 type syncWriter struct {

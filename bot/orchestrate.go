@@ -53,7 +53,7 @@ var orchStateRE = regexp.MustCompile(`<!-- studio:orchestration-state ([A-Za-z0-
 
 // trackingComment finds the bot's tracking comment of the orchestration on issue, and its state.
 func (b *Bot) trackingComment(ctx context.Context, issue int) (Comment, *orchState, error) {
-	comments, err := b.GitHub.Comments(ctx, issue)
+	comments, err := b.gh.Comments(ctx, issue)
 	if err != nil {
 		return Comment{}, nil, err
 	}
@@ -143,7 +143,7 @@ func (o *orchRun) writeEvidence() {
 // graphTasks reads the task issues (labelled `<prefix>task`), the named ones and every dependency
 // of them as the graph's facts.
 func (b *Bot) graphTasks(ctx context.Context, base string, named []int) ([]policy.GraphTask, error) {
-	issues, err := b.GitHub.IssuesLabeled(ctx, b.LabelPrefix+"task")
+	issues, err := b.gh.IssuesLabeled(ctx, b.LabelPrefix+"task")
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +168,7 @@ func (b *Bot) graphTasks(ctx context.Context, base string, named []int) ([]polic
 		seen[n] = true
 		is, ok := byNumber[n]
 		if !ok {
-			is, err = b.GitHub.Issue(ctx, n)
+			is, err = b.gh.Issue(ctx, n)
 			if errors.Is(err, ErrNotFound) {
 				continue // unknown: the graph's validation names it
 			}
@@ -258,6 +258,13 @@ func (b *Bot) heldRefs(ctx context.Context, prefix string, keep func(ref string)
 		refs[e.Ref] = rec.Key
 	}
 	return live, refs, nil
+}
+
+// workflowRuns is what orchestration asks of GitHub Actions: start a task's run (its id, when
+// GitHub reports it) and cancel one (`/studio pause` and `stop`).
+type workflowRuns interface {
+	DispatchWorkflow(ctx context.Context, workflow, ref string, inputs map[string]any) (int64, error)
+	CancelWorkflowRun(ctx context.Context, runID int64) error
 }
 
 // refLister is a LockRefs that can list refs (the go-github Client).
@@ -399,7 +406,7 @@ func (o *orchRun) startTask(ctx context.Context, t policy.GraphTask) (bool, erro
 		return false, err
 	}
 	inputs := map[string]any{"task": strconv.Itoa(t.Issue), "orchestration": strconv.Itoa(o.st.Issue), "slot": strconv.Itoa(slot)}
-	runID, err := b.GitHub.DispatchWorkflow(ctx, b.DispatchWorkflow, o.base, inputs)
+	runID, err := b.gh.DispatchWorkflow(ctx, b.DispatchWorkflow, o.base, inputs)
 	if err != nil {
 		giveBack()
 		if serr := b.setIssueStatus(context.WithoutCancel(ctx), t.Issue, policy.StatusReady, ""); serr != nil {
@@ -499,14 +506,14 @@ func (o *orchRun) setStatus(n int, status string) {
 func (o *orchRun) publish(ctx context.Context) error {
 	body := trackingBody(o.st, o.tasks, o.b.RunURL)
 	if o.comment.ID == 0 {
-		c, err := o.b.GitHub.CreateComment(ctx, o.st.Issue, body)
+		c, err := o.b.gh.CreateComment(ctx, o.st.Issue, body)
 		if err != nil {
 			return err
 		}
 		o.comment = c
 		return nil
 	}
-	return o.b.GitHub.EditComment(ctx, o.comment.ID, body)
+	return o.b.gh.EditComment(ctx, o.comment.ID, body)
 }
 
 // setIssueStatus moves another issue (a task of an orchestration) to status through the one
@@ -514,7 +521,7 @@ func (o *orchRun) publish(ctx context.Context) error {
 // comment, with the move and why in its history; a task starting gets only its label (its own
 // run writes the comment).
 func (b *Bot) setIssueStatus(ctx context.Context, issue int, status, why string) error {
-	is, err := b.GitHub.Issue(ctx, issue)
+	is, err := b.gh.Issue(ctx, issue)
 	if err != nil {
 		return err
 	}

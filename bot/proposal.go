@@ -436,7 +436,7 @@ func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string)
 	r.st.set(stepCodex, StepDone, callLine)
 
 	reply := r.Redactor.Redact(proposalReply(r.TriggerPhrase, r.tr.Actor.Login, r.cmd.Line, planner, r.tr.Issue, p))
-	if _, err := r.GitHub.CreateComment(ctx, r.tr.Issue, reply); err != nil {
+	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
 		return err
 	}
 	r.st.set(stepCommitted, StepSkipped, "nothing is written before the issue holds a task block")

@@ -12,7 +12,7 @@ import (
 // `<branch-prefix>task-<N>` branch and opened by the bot. It returns the task number, or a skip
 // reason. (Whether its identity marker is trusted is decided per use, in trustedMarker.)
 func (b *Bot) studioPullOf(ctx context.Context, number int) (PullRequest, int, string, error) {
-	pr, err := b.GitHub.Pull(ctx, number)
+	pr, err := b.gh.Pull(ctx, number)
 	if err != nil {
 		return pr, 0, "", err
 	}
@@ -62,7 +62,7 @@ func (b *Bot) handlePullEvent(ctx context.Context, tr Trigger) (Outcome, error) 
 // pullEventLocked is handlePullEvent's part that runs under the task's lock.
 func (b *Bot) pullEventLocked(ctx context.Context, tr Trigger, pr PullRequest, issue int) (Outcome, error) {
 	out := Outcome{RunID: b.RunID}
-	pr, err := b.GitHub.Pull(ctx, pr.Number)
+	pr, err := b.gh.Pull(ctx, pr.Number)
 	if err != nil {
 		return out, err
 	}
@@ -151,7 +151,7 @@ func (b *Bot) implementApproved(ctx context.Context, tr Trigger, issue int, tn t
 // runForIssue builds a run on the task issue's status comment, for flows that do not start from
 // a comment on the issue (an approval, a command on the pull request).
 func (b *Bot) runForIssue(ctx context.Context, tr Trigger, issue Issue, cmd Command) (*run, error) {
-	comments, err := b.GitHub.Comments(ctx, issue.Number)
+	comments, err := b.gh.Comments(ctx, issue.Number)
 	if err != nil {
 		return nil, err
 	}

@@ -73,7 +73,7 @@ func (r *run) createRecipeTasks(ctx context.Context, o RecipeOptions) error {
 // built-in or the project's own), then finds its recipe; the seed's texts tell an unknown
 // workflow from one without a recipe.
 func (r *run) findRecipe(ctx context.Context, name string) (policy.Recipe, error) {
-	base, err := r.GitHub.DefaultBranch(ctx)
+	base, err := r.gh.DefaultBranch(ctx)
 	if err != nil {
 		return policy.Recipe{}, err
 	}
@@ -110,7 +110,7 @@ func (r *run) openRecipeTasks(ctx context.Context, creator *TaskCreator, out *re
 		}
 		out.created[step.Key] = is.Number
 		r.logf("recipe %s: step %s is task #%d", out.recipe.WorkflowID, step.Key, is.Number)
-		if err := r.GitHub.AddSubIssue(ctx, r.tr.Issue, is.ID); err != nil {
+		if err := r.gh.AddSubIssue(ctx, r.tr.Issue, is.ID); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -120,6 +120,11 @@ func (r *run) openRecipeTasks(ctx context.Context, creator *TaskCreator, out *re
 	return nil
 }
 
+// issueEditor rewrites an issue's body (a recipe's task list, `/studio accept`'s task block).
+type issueEditor interface {
+	EditIssueBody(ctx context.Context, number int, body string) error
+}
+
 // appendTaskList appends the created tasks' list to the body of the issue typed on, read fresh
 // so an edit made since the command is kept. A body that would grow past GitHub's limit is left
 // alone, with a note.
@@ -127,7 +132,7 @@ func (r *run) appendTaskList(ctx context.Context, out *recipeOutcome) {
 	if len(out.created) == 0 {
 		return
 	}
-	is, err := r.memo().issueNow(ctx, r.tr.Issue)
+	is, err := r.gh.IssueNow(ctx, r.tr.Issue)
 	if err != nil {
 		out.notes = append(out.notes, fmt.Sprintf("the task list was not added to #%d: %s", r.tr.Issue, oneLine(Explain(err), 200)))
 		return
@@ -140,7 +145,7 @@ func (r *run) appendTaskList(ctx context.Context, out *recipeOutcome) {
 		out.notes = append(out.notes, fmt.Sprintf("the task list was not added to #%d: its body would exceed GitHub's %d-character limit", r.tr.Issue, maxCommentChars))
 		return
 	}
-	if err := r.GitHub.EditIssueBody(ctx, r.tr.Issue, body); err != nil {
+	if err := r.gh.EditIssueBody(ctx, r.tr.Issue, body); err != nil {
 		out.notes = append(out.notes, fmt.Sprintf("the task list was not added to #%d: %s", r.tr.Issue, oneLine(Explain(err), 200)))
 	}
 }

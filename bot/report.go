@@ -75,7 +75,7 @@ func (r *run) report(ctx context.Context, cfg policy.StudioConfig, task policy.T
 					return err
 				}
 			}
-			c, err := r.GitHub.CreateComment(ctx, r.tr.Issue, r.reportBody(task, impl.Model, text))
+			c, err := r.gh.CreateComment(ctx, r.tr.Issue, r.reportBody(task, impl.Model, text))
 			if err != nil {
 				return err
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/codex-studio/studio-action/policy/routing"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,9 +12,11 @@ import (
 	"time"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/jail"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/policy/routing"
 	"github.com/codex-studio/studio-action/prompts"
 )
 
@@ -105,7 +106,9 @@ type Workspace interface {
 
 // Deps is everything a run needs from the outside, built once in cmd and inline in tests.
 type Deps struct {
-	GitHub    GitHub
+	// GitHub is the adapter (a *hub.Client, the local printer, or a test's fake). The bot never
+	// calls it directly: each event reads and writes through its own hub.Memo in front of it.
+	GitHub    hub.API
 	Workspace Workspace
 	Codex     codex.Runner
 	// Redactor masks the tokens and keys in everything the bot writes; nil masks nothing.
@@ -150,6 +153,10 @@ type Bot struct {
 	loadedRoles *Roles         // the default branch's roles (roles)
 	pristine    bool           // ... and still holds its bytes: no agent ran, no branch was checked out
 	published   map[int64]*run // last writer of each status comment (status_run.go)
+
+	// gh is the event's memo (forEvent): every GitHub read and write of one event goes through
+	// it. It is nil in the configured bot, which serves events only through Handle.
+	gh eventGitHub
 }
 
 // New returns a Bot with defaults filled in.
@@ -277,9 +284,16 @@ func (r *run) publishAround(ctx context.Context, next func(*Status), fn func() e
 	return perr
 }
 
+// commenter is what the bot's comments ask of GitHub: the status comment is created once and
+// edited in place after (its hidden marker finds it again); a reply is created.
+type commenter interface {
+	CreateComment(ctx context.Context, issue int, body string) (Comment, error)
+	EditComment(ctx context.Context, commentID int64, body string) error
+}
+
 func (r *run) publishBody(ctx context.Context, body string) error {
 	if r.statusID == 0 {
-		c, err := r.GitHub.CreateComment(ctx, r.tr.Issue, body)
+		c, err := r.gh.CreateComment(ctx, r.tr.Issue, body)
 		if err != nil {
 			return err
 		}
@@ -287,7 +301,7 @@ func (r *run) publishBody(ctx context.Context, body string) error {
 		r.notePublished(r)
 		return nil
 	}
-	if err := r.GitHub.EditComment(ctx, r.statusID, body); err != nil {
+	if err := r.gh.EditComment(ctx, r.statusID, body); err != nil {
 		return err
 	}
 	r.notePublished(r)
@@ -324,6 +338,13 @@ func (r *run) refuse(ctx context.Context, reason string) error {
 	return r.publish(ctx)
 }
 
+// labeler is what the status label asks of GitHub. AddLabels answers every label the issue has
+// now, so a label another run set since the event was delivered is seen and removed.
+type labeler interface {
+	AddLabels(ctx context.Context, issue int, labels ...string) ([]string, error)
+	RemoveLabel(ctx context.Context, issue int, label string) error
+}
+
 // setStatusLabel moves the run's task to status (transition) and records the move in the status
 // comment's history.
 func (r *run) setStatusLabel(ctx context.Context, status string) error {
@@ -347,14 +368,14 @@ func (b *Bot) transition(ctx context.Context, issue int, known []string, status 
 	prefix := b.LabelPrefix + "status/"
 	want := prefix + status
 	had := contains(known, want)
-	now, err := b.GitHub.AddLabels(ctx, issue, want)
+	now, err := b.gh.AddLabels(ctx, issue, want)
 	if err != nil {
 		return nil, "", false, err
 	}
 	var was []string
 	for _, l := range now {
 		if strings.HasPrefix(l, prefix) && l != want {
-			if err := b.GitHub.RemoveLabel(ctx, issue, l); err != nil {
+			if err := b.gh.RemoveLabel(ctx, issue, l); err != nil {
 				return nil, "", false, err
 			}
 			was = append(was, strings.TrimPrefix(l, prefix))
@@ -374,12 +395,12 @@ func (b *Bot) transition(ctx context.Context, issue int, known []string, status 
 func (r *run) execute(ctx context.Context) error {
 	if r.tr.Kind == TriggerLabel && r.tr.Label == r.LabelPrefix+"run" {
 		// The trigger label is a button: take it off so adding it again re-runs.
-		if err := r.GitHub.RemoveLabel(ctx, r.tr.Issue, r.tr.Label); err != nil {
+		if err := r.gh.RemoveLabel(ctx, r.tr.Issue, r.tr.Label); err != nil {
 			return err
 		}
 	}
 
-	base, err := r.GitHub.DefaultBranch(ctx)
+	base, err := r.gh.DefaultBranch(ctx)
 	if err != nil {
 		return err
 	}
@@ -664,6 +685,13 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	return r.publish(ctx)
 }
 
+// pullWriter is what opening or updating the task's pull request asks of GitHub.
+type pullWriter interface {
+	FindPull(ctx context.Context, head, base string) (PullRequest, error)
+	CreatePull(ctx context.Context, p NewPull) (PullRequest, error)
+	EditPull(ctx context.Context, number int, title, body string) (PullRequest, error)
+}
+
 // upsertPull opens the task's pull request or updates it, with the run's summary in its body.
 // On a branch this run created there can be no pull request yet, so it is opened without a lookup.
 func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, summary string) (PullRequest, error) {
@@ -677,18 +705,18 @@ func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, su
 	}
 	switch {
 	case known.Number != 0:
-		pr, err = r.GitHub.EditPull(ctx, known.Number, title, body)
+		pr, err = r.gh.EditPull(ctx, known.Number, title, body)
 	case r.newBranch:
-		pr, err = r.GitHub.CreatePull(ctx, NewPull{Title: title, Head: branch, Base: base, Body: body})
+		pr, err = r.gh.CreatePull(ctx, NewPull{Title: title, Head: branch, Base: base, Body: body})
 	default:
-		existing, ferr := r.GitHub.FindPull(ctx, branch, base)
+		existing, ferr := r.gh.FindPull(ctx, branch, base)
 		switch {
 		case errors.Is(ferr, ErrNotFound):
-			pr, err = r.GitHub.CreatePull(ctx, NewPull{Title: title, Head: branch, Base: base, Body: body})
+			pr, err = r.gh.CreatePull(ctx, NewPull{Title: title, Head: branch, Base: base, Body: body})
 		case ferr != nil:
 			return PullRequest{}, ferr
 		default:
-			pr, err = r.GitHub.EditPull(ctx, existing.Number, title, body)
+			pr, err = r.gh.EditPull(ctx, existing.Number, title, body)
 		}
 	}
 	if err != nil {
@@ -707,24 +735,22 @@ func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, su
 	return pr, nil
 }
 
+// eventFacts is how a run tells the event's memo what it knows better than a cached read (the
+// hub.Memo methods of the same names): what it pushed, and what the lock may have changed.
+type eventFacts interface {
+	KnowOwnCommit(sha string)
+	KnowPull(number int, head string, commits []PullCommit, files []string)
+	MovedHead(number int, sha string)
+	Locked()
+}
+
 // knowPullContent tells the memo what the pull request holds when this run created its branch:
 // exactly the commits and paths the run pushed, so the review and the gate need not list them.
 func (r *run) knowPullContent(st *implState) {
-	m := r.memo()
-	m.movedHead(st.pr.Number, st.headSHA)
+	r.gh.MovedHead(st.pr.Number, st.headSHA)
 	if r.newBranch {
-		m.knowPull(st.pr.Number, st.headSHA, st.commits, st.committed)
+		r.gh.KnowPull(st.pr.Number, st.headSHA, st.commits, st.committed)
 	}
-}
-
-// memo is the event's facts (memo.go); a Bot used without Handle gets a fresh one.
-func (b *Bot) memo() *memo {
-	if m, ok := b.GitHub.(*memo); ok {
-		return m
-	}
-	m := newMemo(b.GitHub, b.Now, b.BotLogin)
-	b.GitHub = m
-	return m
 }
 
 func lastLines(s string, n int) string {
@@ -750,20 +776,8 @@ func plural(n int, one, many string) string {
 }
 
 // oneLine makes untrusted text safe for a commit subject or title: one line, no control
-// characters, bounded.
-func oneLine(s string, limit int) string {
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > limit {
-		s = string(r[:limit]) + "…"
-	}
-	return s
-}
+// characters, bounded (hub.OneLine, which the adapter uses for GitHub's one-line fields too).
+func oneLine(s string, limit int) string { return hub.OneLine(s, limit) }
 
 func quoteLine(s string) string { return oneLine(s, 200) }
 

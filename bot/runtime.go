@@ -255,7 +255,7 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 	}
 	st.headSHA, st.unpushed = pushed, ""
 	st.commits = append(st.commits, PullCommit{SHA: pushed, Message: msg})
-	r.memo().newCommit(pushed)
+	r.gh.KnowOwnCommit(pushed)
 	for _, p := range inScope {
 		if !contains(st.committed, p) {
 			st.committed = append(st.committed, p)
@@ -279,6 +279,12 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 	return nil
 }
 
+// reviewPoster is what posting the studio review asks of GitHub. CreateReview answers
+// ErrUnprocessable when GitHub refuses its event or an inline comment (it is posted again plainer).
+type reviewPoster interface {
+	CreateReview(ctx context.Context, number int, r NewReview) (Review, error)
+}
+
 // postReview turns a review verdict into a pull-request review (inline comments where a blocker
 // names a file and line of the diff) and the `studio/review` check run on the reviewed commit,
 // which is what the gate reads.
@@ -287,7 +293,7 @@ func (r *run) postReview(ctx context.Context, st *implState, rev codex.ReviewOut
 		r.logf("review: nothing was committed, so there is no pull request to post the verdict on")
 		return nil
 	}
-	files, err := r.GitHub.PullFiles(ctx, st.pr.Number)
+	files, err := r.gh.PullFiles(ctx, st.pr.Number)
 	if err != nil {
 		return err
 	}
@@ -323,7 +329,7 @@ func (b *Bot) publishReview(ctx context.Context, number int, sha string, files [
 	}
 	var err error
 	for i, a := range attempts {
-		if _, err = b.GitHub.CreateReview(ctx, number, a); !errors.Is(err, ErrUnprocessable) || i == len(attempts)-1 {
+		if _, err = b.gh.CreateReview(ctx, number, a); !errors.Is(err, ErrUnprocessable) || i == len(attempts)-1 {
 			break
 		}
 		b.logf("review: GitHub refused a %s review with %d inline comments (%v); trying a plainer form", a.Event, len(a.Comments), err)
@@ -333,7 +339,7 @@ func (b *Bot) publishReview(ctx context.Context, number int, sha string, files [
 		// review): the verdict still reaches the pull request as a comment, and the check run
 		// below is what the gate reads.
 		b.logf("::warning::GitHub refused every form of the review (%v); posting the verdict as a comment", err)
-		_, err = b.GitHub.CreateComment(ctx, number, text+"\n\n_(Posted as a comment: GitHub refused it as a pull-request review.)_")
+		_, err = b.gh.CreateComment(ctx, number, text+"\n\n_(Posted as a comment: GitHub refused it as a pull-request review.)_")
 	}
 	if err != nil {
 		return err

@@ -18,6 +18,12 @@ const maxCommentChars = policy.MaxBodyChars
 // statusMarker identifies the one status comment per issue, so every step edits it in place.
 func statusMarker(issue int) string { return fmt.Sprintf("<!-- studio:status issue=%d -->", issue) }
 
+// IsStatusComment says whether body is the bot's status comment of issue (its marker), for the
+// local printer, which keeps that comment but does not print it.
+func IsStatusComment(issue int, body string) bool {
+	return strings.Contains(body, statusMarker(issue))
+}
+
 var handledMarker = regexp.MustCompile(`<!-- studio:handled ([0-9,]*) -->`)
 
 // Step is one line of the status checklist.

@@ -25,9 +25,15 @@ func refusalf(format string, args ...any) error {
 	return &TaskRefusal{Msg: fmt.Sprintf(format, args...)}
 }
 
+// taskIssues is what a TaskCreator asks of GitHub: a dependency's issue, and the new issue.
+type taskIssues interface {
+	Issue(ctx context.Context, number int) (Issue, error)
+	CreateIssue(ctx context.Context, is NewIssue) (Issue, error)
+}
+
 // TaskCreator opens task issues in one repository, with the roles of its default branch.
 type TaskCreator struct {
-	gh     GitHub
+	gh     taskIssues
 	prefix string
 	roles  Roles
 	// tasks are the issue numbers known to be issues (not pull requests): the dependencies read
@@ -54,7 +60,7 @@ func RequireStudioConfig(readBase func(path string) ([]byte, error)) error {
 }
 
 // NewTaskCreator creates tasks with the roles of the default branch (built-in and custom).
-func NewTaskCreator(gh GitHub, labelPrefix string, roles Roles) *TaskCreator {
+func NewTaskCreator(gh taskIssues, labelPrefix string, roles Roles) *TaskCreator {
 	return &TaskCreator{gh: gh, prefix: labelPrefix, roles: roles, tasks: map[int]bool{}}
 }
 

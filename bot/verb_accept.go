@@ -27,7 +27,7 @@ func (r *run) accept(ctx context.Context) error {
 		return r.acceptReply(ctx, "refused", fmt.Sprintf("nothing was accepted: %s", reason))
 	}
 	// The body is rewritten below: start from it as it is now, not as the payload delivered it.
-	issue, err := r.memo().issueNow(ctx, r.tr.Issue)
+	issue, err := r.gh.IssueNow(ctx, r.tr.Issue)
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func (r *run) accept(ctx context.Context) error {
 	case !errors.Is(err, policy.ErrNoTaskBlock):
 		return refuse(fmt.Sprintf("the issue body already holds a task block or issue form, which cannot be used (%s). Fix it in the issue rather than adding another.", oneLine(err.Error(), 300)))
 	}
-	comments, err := r.GitHub.Comments(ctx, r.tr.Issue)
+	comments, err := r.gh.Comments(ctx, r.tr.Issue)
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func (r *run) accept(ctx context.Context) error {
 	if !ok {
 		return refuse(fmt.Sprintf("the studio has proposed no task block on this issue. Comment `%s run` to get a proposal.", r.TriggerPhrase))
 	}
-	base, err := r.GitHub.DefaultBranch(ctx)
+	base, err := r.gh.DefaultBranch(ctx)
 	if err != nil {
 		return err
 	}
@@ -64,7 +64,7 @@ func (r *run) accept(ctx context.Context) error {
 	if utf8.RuneCountInString(body) > maxCommentChars {
 		return refuse(fmt.Sprintf("with the block the issue body would exceed GitHub's %d-character limit.", maxCommentChars))
 	}
-	if err := r.GitHub.EditIssueBody(ctx, r.tr.Issue, body); err != nil {
+	if err := r.gh.EditIssueBody(ctx, r.tr.Issue, body); err != nil {
 		return err
 	}
 	r.logf("appended the task block of proposal comment %d to the body of #%d", c.ID, r.tr.Issue)
@@ -77,7 +77,7 @@ func (r *run) accept(ctx context.Context) error {
 // status comment.
 func (r *run) acceptReply(ctx context.Context, status, what string) error {
 	reply := fmt.Sprintf("> %s\n\n@%s, %s", quoteLine(r.cmd.Line), r.tr.Actor.Login, what)
-	if _, err := r.GitHub.CreateComment(ctx, r.tr.Issue, reply); err != nil {
+	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
 		return err
 	}
 	r.st.Summary = fmt.Sprintf("`%s accept` by @%s: %s", r.TriggerPhrase, r.tr.Actor.Login, what)

@@ -68,10 +68,10 @@ func (b *Bot) profileFactsOn(ctx context.Context, base string) (*policy.ProfileF
 func (r *run) control(ctx context.Context, action string) error {
 	refuse := func(reason string) error {
 		r.out.Status = "refused"
-		_, err := r.GitHub.CreateComment(ctx, r.tr.Issue, controlRefusal(r.cmd.Line, r.tr.Actor.Login, reason))
+		_, err := r.gh.CreateComment(ctx, r.tr.Issue, controlRefusal(r.cmd.Line, r.tr.Actor.Login, reason))
 		return err
 	}
-	base, err := r.GitHub.DefaultBranch(ctx)
+	base, err := r.gh.DefaultBranch(ctx)
 	if err != nil {
 		return err
 	}
@@ -86,14 +86,14 @@ func (r *run) control(ctx context.Context, action string) error {
 	if prof == nil {
 		return refuse(fmt.Sprintf("the default branch has no `%s`, so no control graph exists", ProfilePath))
 	}
-	parent, err := r.GitHub.ParentIssue(ctx, r.tr.Issue)
+	parent, err := r.gh.ParentIssue(ctx, r.tr.Issue)
 	if err != nil {
 		return err
 	}
 	child := r.graphTask(ctx, base, r.issue)
 	controller := ""
 	if parent > 0 {
-		pis, err := r.GitHub.Issue(ctx, parent)
+		pis, err := r.gh.Issue(ctx, parent)
 		if err != nil {
 			return err
 		}
@@ -139,7 +139,7 @@ func (r *run) control(ctx context.Context, action string) error {
 	if err := r.publish(ctx); err != nil {
 		return err
 	}
-	if _, err := r.GitHub.CreateComment(ctx, r.tr.Issue, controlReply(r.cmd.Line, r.tr.Actor.Login, answer, next)); err != nil {
+	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, controlReply(r.cmd.Line, r.tr.Actor.Login, answer, next)); err != nil {
 		return err
 	}
 	// The parent's orchestration goes on: a paused or stopped child gave back its slot (and a
@@ -162,12 +162,12 @@ func (r *run) stopChildRun(ctx context.Context, parent int) error {
 	}
 	if st != nil {
 		if id := st.RunIDs[strconv.Itoa(r.tr.Issue)]; id != 0 {
-			if err := r.GitHub.CancelWorkflowRun(ctx, id); err != nil {
+			if err := r.gh.CancelWorkflowRun(ctx, id); err != nil {
 				return err
 			}
 		}
 	}
-	base, err := r.GitHub.DefaultBranch(ctx)
+	base, err := r.gh.DefaultBranch(ctx)
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ func answersHelp(body string, commentID int64) bool {
 // status comment, label or reaction.
 func (b *Bot) help(ctx context.Context, tr Trigger, cmd Command) (Outcome, error) {
 	out := Outcome{RunID: b.RunID, Status: "done"}
-	comments, err := b.GitHub.Comments(ctx, tr.Issue)
+	comments, err := b.gh.Comments(ctx, tr.Issue)
 	if err != nil {
 		return out, err
 	}
@@ -59,7 +59,7 @@ func (b *Bot) help(ctx context.Context, tr Trigger, cmd Command) (Outcome, error
 			return b.skip(fmt.Sprintf("comment %d was already answered (re-delivered event)", tr.CommentID))
 		}
 	}
-	if _, err := b.GitHub.CreateComment(ctx, tr.Issue, helpReply(cmd, tr.Actor.Login, b.TriggerPhrase, tr.CommentID)); err != nil {
+	if _, err := b.gh.CreateComment(ctx, tr.Issue, helpReply(cmd, tr.Actor.Login, b.TriggerPhrase, tr.CommentID)); err != nil {
 		return out, err
 	}
 	b.logf("answered %s help for @%s on #%d", b.TriggerPhrase, tr.Actor.Login, tr.Issue)

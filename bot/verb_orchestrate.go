@@ -94,10 +94,10 @@ func (b *Bot) orchestrateOn(ctx context.Context, issue int, opts OrchestrateOpti
 	out := Outcome{RunID: b.RunID}
 	reply := func(status, text string) (Outcome, error) {
 		out.Status, out.Summary = status, text
-		_, err := b.GitHub.CreateComment(ctx, issue, orchestrationReply(line, actor, text))
+		_, err := b.gh.CreateComment(ctx, issue, orchestrationReply(line, actor, text))
 		return out, err
 	}
-	base, err := b.GitHub.DefaultBranch(ctx)
+	base, err := b.gh.DefaultBranch(ctx)
 	if err != nil {
 		return out, err
 	}
@@ -198,7 +198,7 @@ func (b *Bot) runDispatchedTask(ctx context.Context, tr Trigger) (Outcome, error
 	if n, err := strconv.Atoi(tr.Inputs["slot"]); err == nil && n >= 0 {
 		slot = n
 	}
-	issue, err := b.GitHub.Issue(ctx, task)
+	issue, err := b.gh.Issue(ctx, task)
 	if err != nil {
 		return Outcome{RunID: b.RunID}, fmt.Errorf("read task #%d: %w", task, err)
 	}
@@ -232,11 +232,11 @@ func (b *Bot) runDispatchedTask(ctx context.Context, tr Trigger) (Outcome, error
 
 // finishOrchestrated gives back a finished task's refs and advances its orchestration.
 func (b *Bot) finishOrchestrated(ctx context.Context, orch, task, slot int, out Outcome) error {
-	base, err := b.GitHub.DefaultBranch(ctx)
+	base, err := b.gh.DefaultBranch(ctx)
 	if err != nil {
 		return err
 	}
-	is, err := b.memo().issueNow(ctx, task)
+	is, err := b.gh.IssueNow(ctx, task)
 	if err != nil {
 		return err
 	}
@@ -305,7 +305,7 @@ func (b *Bot) finishOrchestrated(ctx context.Context, orch, task, slot int, out 
 // issue). GitHub lets only writers dispatch a workflow; a person's dispatch is checked anyway.
 func (b *Bot) onDispatch(ctx context.Context, tr Trigger) (Outcome, error) {
 	if !strings.EqualFold(tr.Actor.Login, b.BotLogin) {
-		perm, err := b.GitHub.Permission(ctx, tr.Actor.Login)
+		perm, err := b.gh.Permission(ctx, tr.Actor.Login)
 		if err != nil {
 			return Outcome{RunID: b.RunID}, fmt.Errorf("authorize %s: %w", tr.Actor.Login, err)
 		}
@@ -337,7 +337,7 @@ func (b *Bot) onDispatch(ctx context.Context, tr Trigger) (Outcome, error) {
 		parsed, err := parseOrchestrateOptions(args)
 		line := "workflow_dispatch orchestrate " + strings.Join(args, " ")
 		if err != nil {
-			_, cerr := b.GitHub.CreateComment(ctx, issue, orchestrationReply(line, tr.Actor.Login, "The orchestration cannot start: "+err.Error()+" Nothing was dispatched."))
+			_, cerr := b.gh.CreateComment(ctx, issue, orchestrationReply(line, tr.Actor.Login, "The orchestration cannot start: "+err.Error()+" Nothing was dispatched."))
 			return Outcome{RunID: b.RunID, Status: "refused"}, cerr
 		}
 		return b.locked(ctx, issue, eventLine(tr, Command{Line: line}), tr.Actor.Login, func(ctx context.Context) (Outcome, error) {

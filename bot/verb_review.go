@@ -51,7 +51,7 @@ func (r *run) reviewPull(ctx context.Context, pr PullRequest) error {
 	if err != nil {
 		return err
 	}
-	files, err := r.GitHub.PullFiles(ctx, pr.Number)
+	files, err := r.gh.PullFiles(ctx, pr.Number)
 	if err != nil {
 		return err
 	}

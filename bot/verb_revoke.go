@@ -21,12 +21,12 @@ func init() {
 // stateless: the command stays in the thread, and approval matching reads it every time. This
 // shows the result and recomputes the gate.
 func (r *run) revoke(ctx context.Context) error {
-	base, err := r.GitHub.DefaultBranch(ctx)
+	base, err := r.gh.DefaultBranch(ctx)
 	if err != nil {
 		return err
 	}
 	branch := r.taskBranch(r.tr.Issue)
-	pr, err := r.GitHub.FindPull(ctx, branch, base)
+	pr, err := r.gh.FindPull(ctx, branch, base)
 	if errors.Is(err, ErrNotFound) {
 		r.st.Summary = noRevokeTarget(r.TriggerPhrase, r.tr.Issue)
 		r.out.Status, r.out.Summary = "done", r.st.Summary
@@ -39,7 +39,7 @@ func (r *run) revoke(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	full, err := r.GitHub.Pull(ctx, pr.Number)
+	full, err := r.gh.Pull(ctx, pr.Number)
 	if err != nil {
 		return err
 	}

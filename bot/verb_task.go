@@ -132,7 +132,7 @@ func (r *run) taskCreate(ctx context.Context) error {
 // taskCreator is the creator of this run: the default branch must hold a valid studio
 // configuration, and its roles are the ones a task may name.
 func (r *run) taskCreator(ctx context.Context) (*TaskCreator, error) {
-	base, err := r.GitHub.DefaultBranch(ctx)
+	base, err := r.gh.DefaultBranch(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -143,7 +143,7 @@ func (r *run) taskCreator(ctx context.Context) (*TaskCreator, error) {
 	if err != nil { // the customization file cannot be used, as a run would say
 		return nil, &TaskRefusal{Msg: err.Error()}
 	}
-	return NewTaskCreator(r.GitHub, r.LabelPrefix, roles), nil
+	return NewTaskCreator(r.gh, r.LabelPrefix, roles), nil
 }
 
 // taskReply answers a task or recipe command: the reply quoting the command, then the status
@@ -164,7 +164,7 @@ func (r *run) taskReply(ctx context.Context, err error, done func() string) erro
 	r.st.set(stepCodex, StepSkipped, "creating tasks starts no run")
 	r.st.set(stepVerdict, StepDone, "**"+status+"**")
 	reply := fmt.Sprintf("> %s\n\n@%s, %s", quoteLine(r.cmd.Line), r.tr.Actor.Login, what)
-	if _, err := r.GitHub.CreateComment(ctx, r.tr.Issue, reply); err != nil {
+	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
 		return err
 	}
 	r.st.Summary = fmt.Sprintf("`%s %s` by @%s: %s", r.TriggerPhrase, r.cmd.Verb, r.tr.Actor.Login, what)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -13,6 +14,16 @@ import (
 // that write's rules. The status comment is run.publish (status.go renders it); the pull request
 // is run.upsertPull; the status label is run.setStatusLabel; and every check run the studio
 // writes (the review verdict, the gate, the plan record) goes through writeCheck below.
+
+// checkWriter is what the verdict writers ask of GitHub: the bot's own runs of a name on a
+// commit, and the writes. CreateCheckRun and UpdateCheckRun answer ErrForbidden when the token
+// lacks `checks: write`; CreateStatus is the fallback then.
+type checkWriter interface {
+	CheckRuns(ctx context.Context, sha, name string) ([]CheckRun, error)
+	CreateCheckRun(ctx context.Context, cr CheckRun) (CheckRun, error)
+	UpdateCheckRun(ctx context.Context, cr CheckRun) error
+	CreateStatus(ctx context.Context, sha string, st CommitStatus) error
+}
 
 // checkWrite is one check run to write and what to do when it cannot be.
 type checkWrite struct {
@@ -38,7 +49,7 @@ func (b *Bot) writeCheck(ctx context.Context, w checkWrite) error {
 	written := false
 	if w.inPlace {
 		var existing []CheckRun
-		if existing, err = b.GitHub.CheckRuns(ctx, cr.HeadSHA, cr.Name); err == nil {
+		if existing, err = b.gh.CheckRuns(ctx, cr.HeadSHA, cr.Name); err == nil {
 			for _, old := range existing {
 				if !strings.EqualFold(old.AppSlug, b.botApp()) {
 					continue
@@ -47,13 +58,13 @@ func (b *Bot) writeCheck(ctx context.Context, w checkWrite) error {
 					return nil
 				}
 				cr.ID = old.ID
-				err, written = b.GitHub.UpdateCheckRun(ctx, cr), true
+				err, written = b.gh.UpdateCheckRun(ctx, cr), true
 				break
 			}
 		}
 	}
 	if err == nil && !written {
-		_, err = b.GitHub.CreateCheckRun(ctx, cr)
+		_, err = b.gh.CreateCheckRun(ctx, cr)
 	}
 	if !errors.Is(err, ErrForbidden) || !w.statusFallback {
 		if err != nil {
@@ -63,10 +74,10 @@ func (b *Bot) writeCheck(ctx context.Context, w checkWrite) error {
 	}
 	b.logf("::warning::the token cannot write check runs (%v); grant the workflow `checks: write`. Setting the commit status %s instead.", err, cr.Name)
 	desc := cr.Title
-	if r := []rune(desc); len(r) > maxStatusDescription {
-		desc = string(r[:maxStatusDescription-1]) + "…"
+	if r := []rune(desc); len(r) > hub.MaxStatusDescription {
+		desc = string(r[:hub.MaxStatusDescription-1]) + "…"
 	}
-	return b.GitHub.CreateStatus(ctx, cr.HeadSHA, CommitStatus{State: statusOf(cr.Conclusion), Context: cr.Name, Description: desc, TargetURL: cr.DetailsURL})
+	return b.gh.CreateStatus(ctx, cr.HeadSHA, CommitStatus{State: statusOf(cr.Conclusion), Context: cr.Name, Description: desc, TargetURL: cr.DetailsURL})
 }
 
 // statusOf maps a check run conclusion onto a commit status state. Anything but a pass or a

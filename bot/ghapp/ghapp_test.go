@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/bot/ghapp"
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/internal/ghemu"
 	"golang.org/x/oauth2"
 )
@@ -164,7 +164,7 @@ func TestAppTokensRefreshMidRun(t *testing.T) {
 	call := func() {
 		t.Helper()
 		// A client per call: DefaultBranch is memoized. All share the App's token source.
-		client, err := bot.NewClientFromTokenSource(nil, emu.APIURL(), app.TokenSource(), "acme", "hop")
+		client, err := hub.NewClientFromTokenSource(nil, emu.APIURL(), app.TokenSource(), "acme", "hop")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -202,7 +202,7 @@ func TestAppTokensRefreshMidRun(t *testing.T) {
 		t.Errorf("%d repository calls, want 4", botCalls)
 	}
 	// The dead first token is refused, so the last call cannot have used it.
-	dead, _ := bot.NewClient(nil, emu.APIURL(), got[0], "acme", "hop")
+	dead, _ := hub.NewClient(nil, emu.APIURL(), got[0], "acme", "hop")
 	if _, err := dead.DefaultBranch(ctx); err == nil || !strings.Contains(err.Error(), "Bad credentials") {
 		t.Errorf("the expired token still works: %v", err)
 	}

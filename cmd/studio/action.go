@@ -16,6 +16,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/jail"
 	"github.com/codex-studio/studio-action/bot/steplog"
 	"github.com/codex-studio/studio-action/gitops"
@@ -259,7 +260,7 @@ func runActionOptions(ctx context.Context, act *githubactions.Action, step *step
 	if botLogin == "" {
 		botLogin = auth.botLogin()
 	}
-	client, err := auth.client(githubHTTP(step), env.apiURL, owner, repo, bot.WithLogin(botLogin))
+	client, err := auth.client(githubHTTP(step), env.apiURL, owner, repo, hub.WithLogin(botLogin))
 	if err != nil {
 		act.Errorf("%v", err)
 		return exitError

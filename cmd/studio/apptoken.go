@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/ghapp"
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/sethvargo/go-githubactions"
 )
@@ -96,11 +96,11 @@ func (a *githubAuth) botLogin() string {
 }
 
 // client builds the GitHub API adapter.
-func (a *githubAuth) client(hc *http.Client, apiURL, owner, repo string, opts ...bot.ClientOption) (*bot.Client, error) {
+func (a *githubAuth) client(hc *http.Client, apiURL, owner, repo string, opts ...hub.ClientOption) (*hub.Client, error) {
 	if a.app != nil {
-		return bot.NewClientFromTokenSource(hc, apiURL, a.app.TokenSource(), owner, repo, opts...)
+		return hub.NewClientFromTokenSource(hc, apiURL, a.app.TokenSource(), owner, repo, opts...)
 	}
-	return bot.NewClient(hc, apiURL, a.token, owner, repo, opts...)
+	return hub.NewClient(hc, apiURL, a.token, owner, repo, opts...)
 }
 
 // gitToken is gitops.Repo's TokenSource: nil without an App (the static Token serves).

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/codex-studio/studio-action/bot"
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/internal/fakecodex"
 	"github.com/codex-studio/studio-action/internal/ghemu"
 	"github.com/codex-studio/studio-action/internal/sandbox"
@@ -32,7 +33,7 @@ func (w *world) lockRefs() map[string]string {
 // plantLock creates issue n's lock as another run would have, with the given expiry.
 func (w *world) plantLock(n int, run string, expires time.Time) {
 	w.t.Helper()
-	gh, err := bot.NewClient(nil, strings.TrimSuffix(w.Emu.APIURL(), "/"), sandbox.BotToken, sandbox.Owner, sandbox.Repo)
+	gh, err := hub.NewClient(nil, strings.TrimSuffix(w.Emu.APIURL(), "/"), sandbox.BotToken, sandbox.Owner, sandbox.Repo)
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -199,7 +200,7 @@ func TestBusyIssueIsReportedAndTheEventIsNotLost(t *testing.T) {
 }
 
 func (w *world) deleteRef(ref string) error {
-	gh, err := bot.NewClient(nil, strings.TrimSuffix(w.Emu.APIURL(), "/"), sandbox.BotToken, sandbox.Owner, sandbox.Repo)
+	gh, err := hub.NewClient(nil, strings.TrimSuffix(w.Emu.APIURL(), "/"), sandbox.BotToken, sandbox.Owner, sandbox.Repo)
 	if err != nil {
 		return err
 	}

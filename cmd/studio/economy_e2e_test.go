@@ -10,7 +10,7 @@ import (
 
 // The REST requests of a run are deterministic, so their budget is an ordinary test (issue #10):
 // a fast-prototype `/studio run` needs at most 12, one with a review and a fix pass at most 20.
-// Before the memoized facts (bot/memo.go) the same runs made 35 and 43.
+// Before the memoized facts (bot/hub/memo.go) the same runs made 35 and 43.
 func TestRunStaysInsideItsRequestBudget(t *testing.T) {
 	t.Parallel()
 	edit := func(content string) fakecodex.Call {

@@ -14,12 +14,13 @@ import (
 
 	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/policy"
 )
 
 // The local lifecycle: `studio run <role> <objective>` without --print-prompt or --dry-run runs the
-// action's own bot on the local checkout. The task becomes a task issue held by bot.LocalGitHub,
+// action's own bot on the local checkout. The task becomes a task issue held by hub.LocalGitHub,
 // which prints what would go to GitHub; the workspace is a gitops.Repo whose "remote" is the
 // checkout's own repository, so the in-scope work is committed on a local branch
 // (studio/local/task-<N>) and nothing is pushed anywhere else. Codex, verification, review, fix
@@ -100,7 +101,8 @@ func runLocalLifecycle(ctx context.Context, lr LocalRun, stdout, stderr io.Write
 	// through the same pipe, in order.
 	log := newLocalLog(stdout)
 	defer log.Close()
-	gh := bot.NewLocalGitHub(log, user, botLogin, lr.Root, base, issue)
+	gh := hub.NewLocalGitHub(log, user, botLogin, lr.Root, base, issue)
+	gh.Unprinted = bot.IsStatusComment // its verdict is printed once, at the end
 	b := bot.New(bot.Deps{GitHub: gh, Workspace: repo, Codex: rt.CLI, Redactor: rt.Redactor, Log: log}, bot.Settings{
 		BotLogin: botLogin, BranchPrefix: localBranchPrefix, RunID: runID, WorkDir: lr.Root, RunsDir: runsDir,
 		CodexTimeout: 30 * time.Minute, ModelTier: lr.ModelTier, ConstrainedSandbox: lr.ConstrainedSandbox,

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/codex-studio/studio-action/bot"
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -43,7 +44,7 @@ URL works).`,
 // githubFromEnv builds the GitHub client a local command uses: GITHUB_TOKEN (or GH_TOKEN), the
 // repository from --repo or GITHUB_REPOSITORY, GITHUB_API_URL (default https://api.github.com; a
 // GitHub Enterprise Server URL works). purpose and may say what the token is for, in the error.
-func githubFromEnv(e env, repo, purpose, may string) (*bot.Client, error) {
+func githubFromEnv(e env, repo, purpose, may string) (*hub.Client, error) {
 	if repo == "" {
 		repo = e.getenv("GITHUB_REPOSITORY")
 	}
@@ -62,14 +63,14 @@ func githubFromEnv(e env, repo, purpose, may string) (*bot.Client, error) {
 	if api == "" {
 		api = "https://api.github.com"
 	}
-	c, err := bot.NewClient(githubHTTP(e.stderr), api, token, owner, name)
+	c, err := hub.NewClient(githubHTTP(e.stderr), api, token, owner, name)
 	if err != nil {
 		return nil, failf("%v", err)
 	}
 	return c, nil
 }
 
-func listLocks(ctx context.Context, client *bot.Client, e env, now time.Time) error {
+func listLocks(ctx context.Context, client *hub.Client, e env, now time.Time) error {
 	rows := 0
 	for _, kind := range []struct{ prefix, title string }{
 		{"refs/studio/tasks/", "task claims"},

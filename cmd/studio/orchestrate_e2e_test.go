@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/codex-studio/studio-action/bot"
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/examples"
 	"github.com/codex-studio/studio-action/internal/fakecodex"
 	"github.com/codex-studio/studio-action/internal/ghemu"
@@ -262,7 +263,7 @@ func TestOrchestratorsRacingKeepTheBounds(t *testing.T) {
 			wg.Add(1)
 			go func(i int, tr bot.Trigger) {
 				defer wg.Done()
-				client, err := bot.NewClient(nil, w.Emu.APIURL(), w.Token, sandbox.Owner, sandbox.Repo, bot.WithLogin(sandbox.BotLogin))
+				client, err := hub.NewClient(nil, w.Emu.APIURL(), w.Token, sandbox.Owner, sandbox.Repo, hub.WithLogin(sandbox.BotLogin))
 				if err != nil {
 					errs[i] = err
 					return

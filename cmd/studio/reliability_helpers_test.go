@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codex-studio/studio-action/bot"
+	"github.com/codex-studio/studio-action/bot/hub"
 )
 
 // fastAttemptTimeout is how long the tests' transport waits for one answer.
@@ -27,7 +27,7 @@ func useFastGitHubRetries(t *testing.T) {
 	saved := githubHTTP
 	t.Cleanup(func() { githubHTTP = saved })
 	githubHTTP = func(log io.Writer) *http.Client {
-		return bot.NewHTTPClient(nil, bot.RetryPolicy{
+		return hub.NewHTTPClient(nil, hub.RetryPolicy{
 			MinWait: 5 * time.Millisecond, MaxWait: 20 * time.Millisecond, AttemptTimeout: fastAttemptTimeout,
 			Now: func() time.Time { return time.Now().Add(time.Duration(fastSlept.Load())) },
 			Sleep: func(ctx context.Context, d time.Duration) error {

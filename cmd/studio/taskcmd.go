@@ -114,9 +114,18 @@ type createdTask struct {
 	writes bool
 }
 
+// taskRepo is what creating a task asks of GitHub: the default branch's files, a dependency's
+// issue, and the new issue.
+type taskRepo interface {
+	DefaultBranch(ctx context.Context) (string, error)
+	FileAtRef(ctx context.Context, path, ref string) ([]byte, error)
+	Issue(ctx context.Context, number int) (bot.Issue, error)
+	CreateIssue(ctx context.Context, is bot.NewIssue) (bot.Issue, error)
+}
+
 // createTaskOn creates one task in the repository gh serves, with the default branch's studio
 // configuration and roles.
-func createTaskOn(ctx context.Context, gh bot.GitHub, labelPrefix string, nt policy.NewTask) (createdTask, error) {
+func createTaskOn(ctx context.Context, gh taskRepo, labelPrefix string, nt policy.NewTask) (createdTask, error) {
 	base, err := gh.DefaultBranch(ctx)
 	if err != nil {
 		return createdTask{}, err

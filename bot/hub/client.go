@@ -1,4 +1,4 @@
-package bot
+package hub
 
 import (
 	"context"
@@ -62,9 +62,10 @@ type NewPull struct {
 // ErrNotFound is returned by GitHub lookups that found nothing (404).
 var ErrNotFound = errors.New("not found")
 
-// GitHub is everything the bot asks of the GitHub API, in domain terms. The go-github adapter
-// (Client) implements it; tests use the emulator behind the same adapter.
-type GitHub interface {
+// API is everything the adapter serves, in domain terms: the go-github Client, the local printer
+// (LocalGitHub) and the per-event Memo implement it, so a Memo can stand in front of either. The
+// bot never takes it whole: each consumer declares the few methods it uses, next to itself.
+type API interface {
 	DefaultBranch(ctx context.Context) (string, error)
 	// Permission returns the actor's repository role (admin, maintain, write, triage, read, none).
 	Permission(ctx context.Context, login string) (string, error)
@@ -106,9 +107,10 @@ type GitHub interface {
 
 	// CreateReview posts a review; ErrUnprocessable when GitHub refuses its event or an inline
 	// comment (the caller retries in a plainer form).
-	CreateReview(ctx context.Context, number int, r NewReview) (int64, error)
+	// It answers the review as GitHub recorded it (its state, author and time).
+	CreateReview(ctx context.Context, number int, r NewReview) (Review, error)
 
-	// Task graphs (github_tasks.go).
+	// Task graphs (tasks.go).
 
 	// CreateIssue opens an issue with labels.
 	CreateIssue(ctx context.Context, is NewIssue) (Issue, error)
@@ -128,20 +130,21 @@ type GitHub interface {
 	SubIssues(ctx context.Context, number int) ([]Issue, error)
 }
 
-// Client adapts go-github to GitHub for one repository. It memoizes what cannot change during a
-// run (default branch, permissions).
+// Client adapts go-github to API for one repository. It remembers only the default branch (which
+// the lock commits' tree is read from); what one event read is the event's Memo's, so a Client
+// may outlive an event and serve several at once.
 type Client struct {
 	gh          *github.Client
 	owner, repo string
 
+	defaultMu     sync.Mutex
 	defaultBranch string
-	permissions   map[string]string
 
-	// policy and login serve the checked retries of CreateComment and CreatePull (github_writes.go).
+	// policy and login serve the checked retries of CreateComment and CreatePull (writes.go).
 	policy RetryPolicy
 	login  string
 
-	// lockTreeSHA is the tree lock commits carry (github_lock.go). The base checkout may tell it
+	// lockTreeSHA is the tree lock commits carry (locks.go). The base checkout may tell it
 	// while the lock is being taken, hence the mutex.
 	lockTreeMu  sync.Mutex
 	lockTreeSHA string
@@ -165,7 +168,7 @@ func newClient(gh *github.Client, policy RetryPolicy, apiURL, owner, repo string
 			return nil, fmt.Errorf("use GitHub API at %s: %w", apiURL, err)
 		}
 	}
-	c := &Client{gh: gh, owner: owner, repo: repo, permissions: map[string]string{}, policy: policy, login: DefaultBotLogin}
+	c := &Client{gh: gh, owner: owner, repo: repo, policy: policy, login: DefaultBotLogin}
 	for _, o := range opts {
 		o(c)
 	}
@@ -180,15 +183,20 @@ func notFound(resp *github.Response, err error) error {
 }
 
 func (c *Client) DefaultBranch(ctx context.Context) (string, error) {
-	if c.defaultBranch != "" {
-		return c.defaultBranch, nil
+	c.defaultMu.Lock()
+	known := c.defaultBranch
+	c.defaultMu.Unlock()
+	if known != "" {
+		return known, nil
 	}
 	r, resp, err := c.gh.Repositories.Get(ctx, c.owner, c.repo)
 	if err != nil {
 		return "", fmt.Errorf("get repository %s/%s: %w", c.owner, c.repo, repoNotVisible(resp, err))
 	}
+	c.defaultMu.Lock()
 	c.defaultBranch = r.GetDefaultBranch()
-	return c.defaultBranch, nil
+	c.defaultMu.Unlock()
+	return r.GetDefaultBranch(), nil
 }
 
 // permissionResponse carries role_name, which go-github v60 does not model; the legacy
@@ -199,9 +207,6 @@ type permissionResponse struct {
 }
 
 func (c *Client) Permission(ctx context.Context, login string) (string, error) {
-	if p, ok := c.permissions[login]; ok {
-		return p, nil
-	}
 	u := fmt.Sprintf("repos/%s/%s/collaborators/%s/permission", c.owner, c.repo, login)
 	req, err := c.gh.NewRequest(http.MethodGet, u, nil)
 	if err != nil {
@@ -211,7 +216,6 @@ func (c *Client) Permission(ctx context.Context, login string) (string, error) {
 	resp, err := c.gh.Do(ctx, req, &pr)
 	if err != nil {
 		if resp != nil && resp.StatusCode == http.StatusNotFound {
-			c.permissions[login] = "none"
 			return "none", nil
 		}
 		return "", fmt.Errorf("ask permission of %s: %w", login, classify(err))
@@ -220,7 +224,6 @@ func (c *Client) Permission(ctx context.Context, login string) (string, error) {
 	if role == "" {
 		role = pr.Permission
 	}
-	c.permissions[login] = role
 	return role, nil
 }
 
@@ -229,10 +232,11 @@ func (c *Client) Issue(ctx context.Context, number int) (Issue, error) {
 	if err != nil {
 		return Issue{}, fmt.Errorf("get issue #%d: %w", number, notFound(resp, err))
 	}
-	return toIssue(is), nil
+	return IssueFrom(is), nil
 }
 
-func toIssue(is *github.Issue) Issue {
+// IssueFrom converts go-github's issue (an API answer, or a webhook payload's) to the domain type.
+func IssueFrom(is *github.Issue) Issue {
 	out := Issue{ID: is.GetID(), Number: is.GetNumber(), Title: is.GetTitle(), Body: is.GetBody(), IsPull: is.IsPullRequest(), State: is.GetState(), StateReason: is.GetStateReason(), URL: is.GetHTMLURL()}
 	for _, l := range is.Labels {
 		out.Labels = append(out.Labels, l.GetName())
@@ -270,6 +274,13 @@ func (c *Client) AddCommentReaction(ctx context.Context, commentID int64, conten
 	return nil
 }
 
+// toComment converts go-github's comment: what GitHub answered to a list or to a create, so a
+// comment the bot wrote reads the same as one it listed.
+func toComment(cm *github.IssueComment) Comment {
+	return Comment{ID: cm.GetID(), Body: cm.GetBody(), Author: cm.GetUser().GetLogin(), UpdatedAt: cm.GetUpdatedAt().Time,
+		AuthorType: cm.GetUser().GetType(), CreatedAt: cm.GetCreatedAt().Time}
+}
+
 func (c *Client) Comments(ctx context.Context, issue int) ([]Comment, error) {
 	opts := &github.IssueListCommentsOptions{}
 	out, err := collect(&opts.ListOptions,
@@ -277,8 +288,7 @@ func (c *Client) Comments(ctx context.Context, issue int) ([]Comment, error) {
 			return c.gh.Issues.ListComments(ctx, c.owner, c.repo, issue, opts)
 		},
 		func(cm *github.IssueComment) []Comment {
-			return one(Comment{ID: cm.GetID(), Body: cm.GetBody(), Author: cm.GetUser().GetLogin(), UpdatedAt: cm.GetUpdatedAt().Time,
-				AuthorType: cm.GetUser().GetType(), CreatedAt: cm.GetCreatedAt().Time})
+			return one(toComment(cm))
 		})
 	if err != nil {
 		return nil, fmt.Errorf("list comments of #%d: %w", issue, classify(err))
@@ -294,7 +304,7 @@ func (c *Client) CreateComment(ctx context.Context, issue int, body string) (Com
 	err := c.createChecked(ctx, fmt.Sprintf("comment on #%d", issue), func() error {
 		cm, _, err := c.gh.Issues.CreateComment(ctx, c.owner, c.repo, issue, &github.IssueComment{Body: github.String(body)})
 		if err == nil {
-			out = Comment{ID: cm.GetID(), Body: cm.GetBody(), Author: cm.GetUser().GetLogin()}
+			out = toComment(cm)
 		}
 		return err
 	}, func() (bool, error) {
@@ -428,8 +438,8 @@ type CommitStatus struct {
 	TargetURL   string
 }
 
-// maxStatusDescription is GitHub's limit for a commit status description.
-const maxStatusDescription = 140
+// MaxStatusDescription is GitHub's limit, in characters, for a commit status description.
+const MaxStatusDescription = 140
 
 // ErrForbidden is a 403 that is not a rate limit: the token lacks a permission (DiagnoseRefusal).
 var ErrForbidden = errors.New("forbidden: the token lacks a permission")
@@ -452,14 +462,16 @@ func (c *Client) Reviews(ctx context.Context, number int) ([]Review, error) {
 		func() ([]*github.PullRequestReview, *github.Response, error) {
 			return c.gh.PullRequests.ListReviews(ctx, c.owner, c.repo, number, opts)
 		},
-		func(rv *github.PullRequestReview) []Review {
-			return one(Review{ID: rv.GetID(), Author: rv.GetUser().GetLogin(), AuthorType: rv.GetUser().GetType(),
-				State: rv.GetState(), CommitID: rv.GetCommitID(), SubmittedAt: rv.GetSubmittedAt().Time, Body: rv.GetBody()})
-		})
+		func(rv *github.PullRequestReview) []Review { return one(toReview(rv)) })
 	if err != nil {
 		return nil, fmt.Errorf("list reviews of #%d: %w", number, classify(err))
 	}
 	return out, nil
+}
+
+func toReview(rv *github.PullRequestReview) Review {
+	return Review{ID: rv.GetID(), Author: rv.GetUser().GetLogin(), AuthorType: rv.GetUser().GetType(),
+		State: rv.GetState(), CommitID: rv.GetCommitID(), SubmittedAt: rv.GetSubmittedAt().Time, Body: rv.GetBody()}
 }
 
 func (c *Client) PullFiles(ctx context.Context, number int) ([]string, error) {
@@ -540,7 +552,7 @@ func (c *Client) UpdateCheckRun(ctx context.Context, cr CheckRun) error {
 }
 
 func (c *Client) CreateStatus(ctx context.Context, sha string, st CommitStatus) error {
-	desc := oneLine(st.Description, maxStatusDescription-1)
+	desc := OneLine(st.Description, MaxStatusDescription-1)
 	_, resp, err := c.gh.Repositories.CreateStatus(ctx, c.owner, c.repo, sha, &github.RepoStatus{
 		State: github.String(st.State), Context: github.String(st.Context), Description: github.String(desc), TargetURL: optional(st.TargetURL),
 	})
@@ -593,7 +605,7 @@ type InlineComment struct {
 // comment outside the diff, or changes requested on the author's own pull request).
 var ErrUnprocessable = errors.New("unprocessable")
 
-func (c *Client) CreateReview(ctx context.Context, number int, r NewReview) (int64, error) {
+func (c *Client) CreateReview(ctx context.Context, number int, r NewReview) (Review, error) {
 	req := &github.PullRequestReviewRequest{CommitID: github.String(r.CommitID), Body: github.String(r.Body), Event: github.String(r.Event)}
 	for _, ic := range r.Comments {
 		req.Comments = append(req.Comments, &github.DraftReviewComment{Path: github.String(ic.Path), Line: github.Int(ic.Line), Side: github.String("RIGHT"), Body: github.String(ic.Body)})
@@ -603,7 +615,9 @@ func (c *Client) CreateReview(ctx context.Context, number int, r NewReview) (int
 		if resp != nil && resp.StatusCode == http.StatusUnprocessableEntity {
 			err = fmt.Errorf("%w: %w", ErrUnprocessable, err)
 		}
-		return 0, fmt.Errorf("post review on #%d: %w", number, classify(err))
+		return Review{}, fmt.Errorf("post review on #%d: %w", number, classify(err))
 	}
-	return rv.GetID(), nil
+	return toReview(rv), nil
 }
+
+var _ API = (*Client)(nil)

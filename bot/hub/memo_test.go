@@ -1,29 +1,71 @@
-package bot
+package hub
 
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/codex-studio/studio-action/internal/ghemu"
 	"github.com/codex-studio/studio-action/internal/sandbox"
 )
 
+// The memo's facts, as the studio's flows use them.
+const (
+	reviewCheckName = "studio/review"
+	hReviewer       = "hubot" // a second writer, who approves the bot's pull request
+	hTask           = "Make the jump feel snappier.\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [src/player/jump.gd, tests/test_jump.gd]\nfiles: [design/gdd.md]\n```\n"
+	hJump           = "extends Node\n\nconst JUMP_VELOCITY = -420.0\n"
+)
+
+// clock is the world's clock, shared by the emulator and the memo; tests move it.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
 // memoWorld is an emulator world with one task issue (#1, with a comment and a label) and one pull
 // request by the bot from the task branch (#2, with a review and a check run on its head).
 type memoWorld struct {
-	*hWorld
+	*sandbox.World
+	t    *testing.T
+	clk  *clock
 	head string
 }
 
 func newMemoWorld(t *testing.T) *memoWorld {
 	t.Helper()
-	w := newHWorld(t, nil)
-	n := w.issue("Snappier jump", hTask, "studio:status/done")
+	clk := &clock{now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)}
+	sw, err := sandbox.New(sandbox.Options{Dir: t.TempDir(), Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(sw.Close)
+	sw.Emu.AddUser(hReviewer)
+	if err := sw.Emu.SetRole(sandbox.Owner, sandbox.Repo, hReviewer, ghemu.RoleWrite); err != nil {
+		t.Fatal(err)
+	}
+	w := &memoWorld{World: sw, t: t, clk: clk}
+	is, err := w.Emu.CreateIssue(sandbox.Owner, sandbox.Repo, sandbox.Writer, ghemu.IssueSpec{Title: "Snappier jump", Body: hTask, Labels: []string{"studio:status/done"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := is.Number
 	if _, err := w.Emu.AddComment(sandbox.Owner, sandbox.Repo, n, sandbox.Writer, "Looks fun."); err != nil {
 		t.Fatal(err)
 	}
@@ -38,14 +80,15 @@ func newMemoWorld(t *testing.T) *memoWorld {
 	if _, err := w.Emu.SubmitReview(sandbox.Owner, sandbox.Repo, 2, hReviewer, ghemu.ReviewSpec{Event: "APPROVE"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.client().CreateCheckRun(context.Background(), CheckRun{Name: ReviewCheckName, HeadSHA: head, Status: "completed", Conclusion: "success", Title: "ok", Summary: "ok"}); err != nil {
+	if _, err := w.client().CreateCheckRun(context.Background(), CheckRun{Name: reviewCheckName, HeadSHA: head, Status: "completed", Conclusion: "success", Title: "ok", Summary: "ok"}); err != nil {
 		t.Fatal(err)
 	}
-	return &memoWorld{hWorld: w, head: head}
+	w.head = head
+	return w
 }
 
 // client is a fresh adapter: it knows nothing, so it asks GitHub every time.
-func (w *hWorld) client() *Client {
+func (w *memoWorld) client() *Client {
 	w.t.Helper()
 	c, err := NewClient(nil, w.Emu.APIURL(), w.Token, sandbox.Owner, sandbox.Repo, WithLogin(sandbox.BotLogin))
 	if err != nil {
@@ -54,10 +97,13 @@ func (w *hWorld) client() *Client {
 	return c
 }
 
-func (w *hWorld) memo() *memo { return newMemo(w.client(), w.clk.Now, sandbox.BotLogin) }
+// memo is a new event's memo in front of a fresh adapter.
+func (w *memoWorld) memo() *Memo {
+	return NewMemo(w.client(), MemoClock(w.clk.Now), MemoBotLogin(sandbox.BotLogin))
+}
 
 // requests counts the REST requests fn makes.
-func (w *hWorld) requests(fn func()) int {
+func (w *memoWorld) requests(fn func()) int {
 	before := len(w.Emu.Requests())
 	fn()
 	n := 0
@@ -69,27 +115,39 @@ func (w *hWorld) requests(fn func()) int {
 	return n
 }
 
+// delivered is the issue as an event's payload would carry it.
+func (w *memoWorld) delivered(number int) Issue {
+	w.t.Helper()
+	is, err := w.client().Issue(context.Background(), number)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return is
+}
+
 // memoRead is one of the memo's reads, by name.
 type memoRead struct {
 	name string
-	read func(gh GitHub) (any, error)
+	read func(gh API) (any, error)
 }
 
 func (w *memoWorld) reads() []memoRead {
 	ctx := context.Background()
 	return []memoRead{
-		{"DefaultBranch", func(gh GitHub) (any, error) { return gh.DefaultBranch(ctx) }},
-		{"Issue", func(gh GitHub) (any, error) { return gh.Issue(ctx, 1) }},
-		{"FileAtRef", func(gh GitHub) (any, error) { return gh.FileAtRef(ctx, "README.md", "main") }},
-		{"FileAtRef absent", func(gh GitHub) (any, error) { return gh.FileAtRef(ctx, "nope.md", "main") }},
-		{"Comments", func(gh GitHub) (any, error) { return gh.Comments(ctx, 1) }},
-		{"FindPull", func(gh GitHub) (any, error) { return gh.FindPull(ctx, "studio/task-1", "main") }},
-		{"FindPull absent", func(gh GitHub) (any, error) { return gh.FindPull(ctx, "studio/task-9", "main") }},
-		{"Pull", func(gh GitHub) (any, error) { return gh.Pull(ctx, 2) }},
-		{"Reviews", func(gh GitHub) (any, error) { return gh.Reviews(ctx, 2) }},
-		{"PullFiles", func(gh GitHub) (any, error) { return gh.PullFiles(ctx, 2) }},
-		{"PullCommits", func(gh GitHub) (any, error) { return gh.PullCommits(ctx, 2) }},
-		{"CheckRuns", func(gh GitHub) (any, error) { return gh.CheckRuns(ctx, w.head, ReviewCheckName) }},
+		{"DefaultBranch", func(gh API) (any, error) { return gh.DefaultBranch(ctx) }},
+		{"Permission", func(gh API) (any, error) { return gh.Permission(ctx, hReviewer) }},
+		{"Permission of a stranger", func(gh API) (any, error) { return gh.Permission(ctx, "nobody") }},
+		{"Issue", func(gh API) (any, error) { return gh.Issue(ctx, 1) }},
+		{"FileAtRef", func(gh API) (any, error) { return gh.FileAtRef(ctx, "README.md", "main") }},
+		{"FileAtRef absent", func(gh API) (any, error) { return gh.FileAtRef(ctx, "nope.md", "main") }},
+		{"Comments", func(gh API) (any, error) { return gh.Comments(ctx, 1) }},
+		{"FindPull", func(gh API) (any, error) { return gh.FindPull(ctx, "studio/task-1", "main") }},
+		{"FindPull absent", func(gh API) (any, error) { return gh.FindPull(ctx, "studio/task-9", "main") }},
+		{"Pull", func(gh API) (any, error) { return gh.Pull(ctx, 2) }},
+		{"Reviews", func(gh API) (any, error) { return gh.Reviews(ctx, 2) }},
+		{"PullFiles", func(gh API) (any, error) { return gh.PullFiles(ctx, 2) }},
+		{"PullCommits", func(gh API) (any, error) { return gh.PullCommits(ctx, 2) }},
+		{"CheckRuns", func(gh API) (any, error) { return gh.CheckRuns(ctx, w.head, reviewCheckName) }},
 	}
 }
 
@@ -120,11 +178,11 @@ func TestMemoAsksEachFactOnce(t *testing.T) {
 func TestMemoWritesUpdateTheAnswer(t *testing.T) {
 	ctx := context.Background()
 	type fact struct {
-		read  func(gh GitHub) (any, error)
+		read  func(gh API) (any, error)
 		clean func(any) any // drops what only GitHub knows (ids it assigns, its timestamps)
 	}
-	comments := fact{read: func(gh GitHub) (any, error) { return gh.Comments(ctx, 1) }}
-	issue := fact{read: func(gh GitHub) (any, error) { return gh.Issue(ctx, 1) }, clean: func(v any) any {
+	comments := fact{read: func(gh API) (any, error) { return gh.Comments(ctx, 1) }}
+	issue := fact{read: func(gh API) (any, error) { return gh.Issue(ctx, 1) }, clean: func(v any) any {
 		is := v.(Issue)
 		if len(is.Labels) == 0 {
 			is.Labels = nil // no labels, however spelled
@@ -134,13 +192,13 @@ func TestMemoWritesUpdateTheAnswer(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		fact  func(w *memoWorld) fact
-		write func(w *memoWorld, m *memo) error
+		write func(w *memoWorld, m *Memo) error
 	}{
-		{"CreateComment", func(*memoWorld) fact { return comments }, func(_ *memoWorld, m *memo) error {
+		{"CreateComment", func(*memoWorld) fact { return comments }, func(_ *memoWorld, m *Memo) error {
 			_, err := m.CreateComment(ctx, 1, "status")
 			return err
 		}},
-		{"EditComment", func(*memoWorld) fact { return comments }, func(w *memoWorld, m *memo) error {
+		{"EditComment", func(*memoWorld) fact { return comments }, func(w *memoWorld, m *Memo) error {
 			c, err := m.CreateComment(ctx, 1, "status")
 			if err == nil {
 				w.clk.Advance(1e9)
@@ -148,33 +206,33 @@ func TestMemoWritesUpdateTheAnswer(t *testing.T) {
 			}
 			return err
 		}},
-		{"AddLabels", func(*memoWorld) fact { return issue }, func(_ *memoWorld, m *memo) error {
+		{"AddLabels", func(*memoWorld) fact { return issue }, func(_ *memoWorld, m *Memo) error {
 			_, err := m.AddLabels(ctx, 1, "studio:role/producer", "studio:status/done")
 			return err
 		}},
-		{"RemoveLabel", func(*memoWorld) fact { return issue }, func(_ *memoWorld, m *memo) error {
+		{"RemoveLabel", func(*memoWorld) fact { return issue }, func(_ *memoWorld, m *Memo) error {
 			return m.RemoveLabel(ctx, 1, "studio:status/done")
 		}},
-		{"EditIssueBody", func(*memoWorld) fact { return issue }, func(_ *memoWorld, m *memo) error {
+		{"EditIssueBody", func(*memoWorld) fact { return issue }, func(_ *memoWorld, m *Memo) error {
 			return m.EditIssueBody(ctx, 1, hTask+"\nMore.\n")
 		}},
 		{"EditPull", func(*memoWorld) fact {
-			return fact{read: func(gh GitHub) (any, error) { return gh.FindPull(ctx, "studio/task-1", "main") }, clean: func(v any) any {
+			return fact{read: func(gh API) (any, error) { return gh.FindPull(ctx, "studio/task-1", "main") }, clean: func(v any) any {
 				pr := v.(PullRequest)
 				pr.ChangedFiles = 0 // a listed pull request has no count
 				return pr
 			}}
-		}, func(_ *memoWorld, m *memo) error {
+		}, func(_ *memoWorld, m *Memo) error {
 			_, err := m.EditPull(ctx, 2, "jump, retitled", "Closes #1, edited")
 			return err
 		}},
 		{"CreatePull", func(*memoWorld) fact {
-			return fact{read: func(gh GitHub) (any, error) { return gh.FindPull(ctx, "studio/task-3", "main") }, clean: func(v any) any {
+			return fact{read: func(gh API) (any, error) { return gh.FindPull(ctx, "studio/task-3", "main") }, clean: func(v any) any {
 				pr := v.(PullRequest)
 				pr.ChangedFiles = 0
 				return pr
 			}}
-		}, func(w *memoWorld, m *memo) error {
+		}, func(w *memoWorld, m *Memo) error {
 			if _, err := w.Emu.CommitFiles(sandbox.Owner, sandbox.Repo, "studio/task-3", ghemu.CommitSpec{Files: map[string]string{"a.md": "a\n"}}); err != nil {
 				return err
 			}
@@ -182,21 +240,21 @@ func TestMemoWritesUpdateTheAnswer(t *testing.T) {
 			return err
 		}},
 		{"CreateReview", func(*memoWorld) fact {
-			return fact{read: func(gh GitHub) (any, error) { return gh.Reviews(ctx, 2) }}
-		}, func(w *memoWorld, m *memo) error {
+			return fact{read: func(gh API) (any, error) { return gh.Reviews(ctx, 2) }}
+		}, func(w *memoWorld, m *Memo) error {
 			_, err := m.CreateReview(ctx, 2, NewReview{CommitID: w.head, Event: "COMMENT", Body: "fine"})
 			return err
 		}},
 		{"CreateCheckRun", func(w *memoWorld) fact {
-			return fact{read: func(gh GitHub) (any, error) { return gh.CheckRuns(ctx, w.head, "studio/gate") }, clean: checkRunFacts}
-		}, func(w *memoWorld, m *memo) error {
+			return fact{read: func(gh API) (any, error) { return gh.CheckRuns(ctx, w.head, "studio/gate") }, clean: checkRunFacts}
+		}, func(w *memoWorld, m *Memo) error {
 			_, err := m.CreateCheckRun(ctx, CheckRun{Name: "studio/gate", HeadSHA: w.head, Status: "completed", Conclusion: "action_required", Title: "Waiting", Summary: "s"})
 			return err
 		}},
 		{"UpdateCheckRun", func(w *memoWorld) fact {
-			return fact{read: func(gh GitHub) (any, error) { return gh.CheckRuns(ctx, w.head, ReviewCheckName) }, clean: checkRunFacts}
-		}, func(w *memoWorld, m *memo) error {
-			runs, err := m.CheckRuns(ctx, w.head, ReviewCheckName)
+			return fact{read: func(gh API) (any, error) { return gh.CheckRuns(ctx, w.head, reviewCheckName) }, clean: checkRunFacts}
+		}, func(w *memoWorld, m *Memo) error {
+			runs, err := m.CheckRuns(ctx, w.head, reviewCheckName)
 			if err != nil || len(runs) != 1 {
 				return errors.New("no review run")
 			}
@@ -248,9 +306,9 @@ func checkRunFacts(v any) any {
 func TestMemoKnowsThePayload(t *testing.T) {
 	w := newMemoWorld(t)
 	ctx := context.Background()
-	tr := w.comment(1, sandbox.Writer, "/studio run")
+	delivered := w.delivered(1)
 	m := w.memo()
-	m.knowTrigger(tr)
+	m.KnowEvent("main", delivered)
 	if n := w.requests(func() {
 		if b, err := m.DefaultBranch(ctx); b != "main" || err != nil {
 			t.Errorf("default branch = %q, %v", b, err)
@@ -262,9 +320,9 @@ func TestMemoKnowsThePayload(t *testing.T) {
 		t.Errorf("the payload's facts cost %d requests", n)
 	}
 
-	onPull := w.comment(2, sandbox.Writer, "/studio review")
+	onPull := w.delivered(2)
 	m = w.memo()
-	m.knowTrigger(onPull)
+	m.KnowEvent("main", onPull)
 	if n := w.requests(func() { _, _ = m.Issue(ctx, 2) }); n != 1 {
 		t.Errorf("a pull request's issue view came from the payload (%d requests)", n)
 	}
@@ -276,13 +334,13 @@ func TestMemoLockedForgetsVolatileFacts(t *testing.T) {
 	w := newMemoWorld(t)
 	ctx := context.Background()
 	m := w.memo()
-	m.knowTrigger(w.comment(1, sandbox.Writer, "/studio run"))
-	kept := map[string]bool{"DefaultBranch": true, "Issue": true, "FileAtRef": true, "FileAtRef absent": true}
-	reads := append(w.reads(), memoRead{"Issue of the pull request", func(gh GitHub) (any, error) { return gh.Issue(ctx, 2) }})
+	m.KnowEvent("main", w.delivered(1))
+	kept := map[string]bool{"DefaultBranch": true, "Permission": true, "Permission of a stranger": true, "Issue": true, "FileAtRef": true, "FileAtRef absent": true}
+	reads := append(w.reads(), memoRead{"Issue of the pull request", func(gh API) (any, error) { return gh.Issue(ctx, 2) }})
 	for _, r := range reads {
 		_, _ = r.read(m)
 	}
-	m.locked()
+	m.Locked()
 	for _, r := range reads {
 		n := w.requests(func() { _, _ = r.read(m) })
 		if kept[r.name] && n != 0 {
@@ -312,8 +370,8 @@ func TestMemoKnowsWhatTheRunBuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	commits := []PullCommit{{SHA: pr.HeadSHA, Message: "a"}, {SHA: head, Message: "b"}}
-	m.knowPull(pr.Number, head, commits, []string{"a.md", "b.md"})
-	m.newCommit(head)
+	m.KnowPull(pr.Number, head, commits, []string{"a.md", "b.md"})
+	m.KnowOwnCommit(head)
 	if n := w.requests(func() {
 		got, _ := m.Pull(ctx, pr.Number)
 		found, _ := m.FindPull(ctx, "studio/task-3", "main")
@@ -349,7 +407,7 @@ func TestMemoKnowsWhatTheRunBuilt(t *testing.T) {
 
 	// Another push by the run on the branch it created: the same head again changes nothing, a new
 	// head is answered at once and its content is the run's to seed again (knowPull).
-	m.movedHead(pr.Number, head)
+	m.MovedHead(pr.Number, head)
 	if n := w.requests(func() { _, _ = m.PullFiles(ctx, pr.Number) }); n != 0 {
 		t.Errorf("the same head again dropped the seeded files (%d requests)", n)
 	}
@@ -357,7 +415,7 @@ func TestMemoKnowsWhatTheRunBuilt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.movedHead(pr.Number, next)
+	m.MovedHead(pr.Number, next)
 	if n := w.requests(func() {
 		if found, _ := m.FindPull(ctx, "studio/task-3", "main"); found.HeadSHA != next {
 			t.Errorf("head after movedHead = %s", found.HeadSHA)
@@ -365,7 +423,7 @@ func TestMemoKnowsWhatTheRunBuilt(t *testing.T) {
 	}); n != 0 {
 		t.Errorf("the moved head cost %d requests", n)
 	}
-	m.knowPull(pr.Number, next, append(commits, PullCommit{SHA: next, Message: "c"}), []string{"a.md", "b.md", "c.md"})
+	m.KnowPull(pr.Number, next, append(commits, PullCommit{SHA: next, Message: "c"}), []string{"a.md", "b.md", "c.md"})
 	if n := w.requests(func() {
 		got, _ := m.Pull(ctx, pr.Number)
 		files, _ := m.PullFiles(ctx, pr.Number)
@@ -395,7 +453,7 @@ func TestMemoAPushForgetsWhatThePullRequestHeld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.movedHead(2, head)
+	m.MovedHead(2, head)
 	var pr PullRequest
 	var files []string
 	var commits []PullCommit
@@ -408,69 +466,6 @@ func TestMemoAPushForgetsWhatThePullRequestHeld(t *testing.T) {
 	}
 	if pr.HeadSHA != head || pr.ChangedFiles != 2 || len(files) != 2 || len(commits) != 2 {
 		t.Errorf("after the push: pull %+v, files %v, commits %d", pr, files, len(commits))
-	}
-}
-
-// baseFile reads the default branch's checkout only while it is untouched; once the agent ran (or
-// another branch was checked out) a file not read before comes from GitHub, and one read before
-// from the memo, whatever the workspace holds now.
-func TestBaseFileNeverReadsTheWorkspaceAfterTheAgent(t *testing.T) {
-	w := newHWorld(t, nil)
-	ctx := context.Background()
-	m := w.memo()
-	b := New(Deps{GitHub: m}, Settings{WorkDir: w.Workspace})
-	b.onBase, b.pristine = true, true
-	if err := os.Symlink("README.md", filepath.Join(w.Workspace, "link.md")); err != nil {
-		t.Fatal(err)
-	}
-	read := func(path string) (string, int, error) {
-		var data []byte
-		var err error
-		n := w.requests(func() { data, err = b.baseFile(ctx, path, "main") })
-		return string(data), n, err
-	}
-	readme := "# Hop\n\nA tiny platformer.\n"
-	gdd := "# Hop design\n\nJumps should feel snappy.\n"
-	for _, c := range []struct {
-		path, want string
-		absent     bool
-	}{
-		{"README.md", readme, false},
-		{"nope.md", "", true},
-		{"link.md", "", true},    // a link is absent, as the contents API would not follow it
-		{"../hop.md", "", true},  // never outside the checkout
-		{"src/player", "", true}, // a directory is not a file
-	} {
-		got, n, err := read(c.path)
-		if n != 0 || got != c.want || c.absent != errors.Is(err, ErrNotFound) {
-			t.Errorf("pristine read of %s = %q, %v with %d requests", c.path, got, err, n)
-		}
-	}
-
-	// The agent runs and rewrites the checkout.
-	b.pristine = false
-	for path, content := range map[string]string{"README.md": "agent\n", "design/gdd.md": "agent\n", "nope.md": "agent\n"} {
-		if err := os.WriteFile(filepath.Join(w.Workspace, path), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got, n, err := read("design/gdd.md"); got != gdd || err != nil || n != 1 {
-		t.Errorf("a file not read before = %q, %v with %d requests, want GitHub's", got, err, n)
-	}
-	if got, n, err := read("README.md"); got != readme || err != nil || n != 0 {
-		t.Errorf("a file read before = %q, %v with %d requests, want the memo's", got, err, n)
-	}
-	if _, n, err := read("nope.md"); !errors.Is(err, ErrNotFound) || n != 0 {
-		t.Errorf("a file known absent = %v with %d requests", err, n)
-	}
-	if got, n, err := read("src/player/old.gd"); got != "extends Node\n# superseded by jump.gd\n" || err != nil || n != 1 {
-		t.Errorf("another file = %q, %v with %d requests", got, err, n)
-	}
-
-	// Off the default branch, the same.
-	b.onBase, b.pristine = false, true
-	if got, n, err := read("src/player/jump.gd"); got != "extends Node\n\nconst JUMP_VELOCITY = -300.0\n" || err != nil || n != 1 {
-		t.Errorf("a file read off the default branch = %q, %v with %d requests", got, err, n)
 	}
 }
 

@@ -1,4 +1,4 @@
-package bot
+package hub
 
 import (
 	"context"
@@ -138,7 +138,7 @@ func (c *Client) landedComment(ctx context.Context, issue int, body string, sinc
 	if found == nil {
 		return Comment{}, false, nil
 	}
-	return Comment{ID: found.GetID(), Body: found.GetBody(), Author: found.GetUser().GetLogin()}, true, nil
+	return toComment(found), true, nil
 }
 
 func sameBody(a, b string) bool {

@@ -1,4 +1,4 @@
-package bot
+package hub
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -22,6 +23,9 @@ type LocalGitHub struct {
 	Bot   string // the login the run writes as (Settings.BotLogin)
 	Root  string // the checkout, whose own git answers what the pull request holds
 	Base  string // the branch the run starts from
+	// Unprinted tells the comments kept but not printed (the bot's status comment, whose verdict
+	// the caller prints once); nil prints every comment. The bot owns its markers, so it is told.
+	Unprinted func(issue int, body string) bool
 
 	mu        sync.Mutex
 	nextID    int64
@@ -110,7 +114,7 @@ func (g *LocalGitHub) CreateComment(_ context.Context, n int, body string) (Comm
 	now := g.now()
 	c := Comment{ID: g.id(), Body: body, Author: g.Bot, AuthorType: "Bot", CreatedAt: now, UpdatedAt: now}
 	g.comments[n] = append(g.comments[n], c)
-	if !strings.Contains(body, statusMarker(n)) {
+	if g.Unprinted == nil || !g.Unprinted(n, body) {
 		g.printf("comment on #%d:\n%s", n, indent(body))
 	}
 	return c, nil
@@ -135,7 +139,7 @@ func (g *LocalGitHub) AddLabels(_ context.Context, n int, labels ...string) ([]s
 	defer g.mu.Unlock()
 	is := g.issues[n]
 	for _, l := range labels {
-		if !contains(is.Labels, l) {
+		if !slices.Contains(is.Labels, l) {
 			is.Labels = append(is.Labels, l)
 		}
 	}
@@ -276,20 +280,21 @@ func (g *LocalGitHub) PullCommits(ctx context.Context, n int) ([]PullCommit, err
 	return commits, nil
 }
 
-func (g *LocalGitHub) CreateReview(_ context.Context, n int, r NewReview) (int64, error) {
+func (g *LocalGitHub) CreateReview(_ context.Context, n int, r NewReview) (Review, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	id := g.id()
-	g.reviews[n] = append(g.reviews[n], Review{ID: id, Author: g.Bot, AuthorType: "Bot", State: "COMMENTED", CommitID: r.CommitID, SubmittedAt: g.now()})
+	// A local run's reviews are the bot's comments: nobody else can approve or block there.
+	rv := Review{ID: g.id(), Author: g.Bot, AuthorType: "Bot", State: "COMMENTED", CommitID: r.CommitID, SubmittedAt: g.now(), Body: r.Body}
+	g.reviews[n] = append(g.reviews[n], rv)
 	g.printf("review of %s:\n%s", shortSHA(r.CommitID), indent(r.Body))
-	return id, nil
+	return rv, nil
 }
 
 func indent(s string) string {
 	return "    " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n    ")
 }
 
-var _ GitHub = (*LocalGitHub)(nil)
+var _ API = (*LocalGitHub)(nil)
 
 func (g *LocalGitHub) CreateIssue(_ context.Context, is NewIssue) (Issue, error) {
 	g.mu.Lock()
@@ -311,7 +316,7 @@ func (g *LocalGitHub) IssuesLabeled(_ context.Context, label string) ([]Issue, e
 	defer g.mu.Unlock()
 	var out []Issue
 	for _, is := range g.issues {
-		if contains(is.Labels, label) {
+		if slices.Contains(is.Labels, label) {
 			out = append(out, is)
 		}
 	}

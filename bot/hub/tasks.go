@@ -1,4 +1,4 @@
-package bot
+package hub
 
 import (
 	"context"
@@ -25,9 +25,9 @@ func (c *Client) CreateIssue(ctx context.Context, is NewIssue) (Issue, error) {
 	}
 	created, _, err := c.gh.Issues.Create(ctx, c.owner, c.repo, req)
 	if err != nil {
-		return Issue{}, fmt.Errorf("open issue %q: %w", oneLine(is.Title, 80), classify(err))
+		return Issue{}, fmt.Errorf("open issue %q: %w", OneLine(is.Title, 80), classify(err))
 	}
-	return toIssue(created), nil
+	return IssueFrom(created), nil
 }
 
 func (c *Client) AddSubIssue(ctx context.Context, parent int, childID int64) error {
@@ -56,7 +56,7 @@ func (c *Client) IssuesLabeled(ctx context.Context, label string) ([]Issue, erro
 			if is.IsPullRequest() {
 				return nil
 			}
-			return one(toIssue(is))
+			return one(IssueFrom(is))
 		})
 	if err != nil {
 		return nil, fmt.Errorf("list issues labelled %s: %w", label, classify(err))
@@ -146,7 +146,7 @@ func (c *Client) SubIssues(ctx context.Context, number int) ([]Issue, error) {
 			resp, err := c.gh.Do(ctx, req, &page)
 			return page, resp, err
 		},
-		func(is *github.Issue) []Issue { return one(toIssue(is)) })
+		func(is *github.Issue) []Issue { return one(IssueFrom(is)) })
 	if err != nil {
 		return nil, fmt.Errorf("list the sub-issues of #%d: %w", number, classify(err))
 	}

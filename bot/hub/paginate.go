@@ -1,4 +1,4 @@
-package bot
+package hub
 
 import "github.com/google/go-github/v60/github"
 

@@ -1,4 +1,4 @@
-package bot
+package hub
 
 import (
 	"context"
@@ -76,7 +76,7 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 		p.Now = time.Now
 	}
 	if p.Sleep == nil {
-		p.Sleep = sleepCtx
+		p.Sleep = Sleep
 	}
 	if p.Log == nil {
 		p.Log = func(string, ...any) {}
@@ -84,7 +84,9 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 	return p
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Sleep waits d on a real timer, or until ctx ends: the default wait of RetryPolicy and of the
+// bot's lock polling.
+func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}
@@ -242,7 +244,7 @@ func retryServerErrors(ctx context.Context, resp *http.Response, err error) (boo
 //   - a check run (a duplicate with the same name and conclusion is harmless: readers take the
 //     newest by completion time).
 //
-// Issue comments and pull requests are checked by the client (bot/github.go), reviews are never
+// Issue comments and pull requests are checked by the client (client.go, writes.go), reviews are never
 // repeated (a duplicate review is visible and noisy).
 var retrySafePOST = regexp.MustCompile(`/repos/[^/]+/[^/]+/(issues/\d+/labels|issues/comments/\d+/reactions|issues/\d+/reactions|statuses/[^/]+|check-runs)$`)
 

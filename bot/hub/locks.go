@@ -1,4 +1,4 @@
-package bot
+package hub
 
 import (
 	"context"
@@ -9,33 +9,6 @@ import (
 
 	"github.com/google/go-github/v60/github"
 )
-
-// LockRefs is what the per-issue locks (lock.go) ask of GitHub's Git database API. *Client
-// implements it; bot.New uses the GitHub client for it when Deps.Locks is nil.
-type LockRefs interface {
-	// CreateLockCommit makes a commit whose message is the lock record, on the default branch's
-	// tree, with parent as its only parent ("" for none), and returns its SHA. Nothing points at
-	// it yet: a commit nobody references is harmless.
-	CreateLockCommit(ctx context.Context, message, parent string) (string, error)
-	// CreateRef creates ref at sha, atomically: ErrRefExists when the ref is already there.
-	CreateRef(ctx context.Context, ref, sha string) error
-	// AdvanceRef moves ref to sha only as a fast-forward (no force): ErrRefMoved when the ref is
-	// gone or sha does not descend from where it points now. That is the compare-and-swap that
-	// lets exactly one run break an expired lock.
-	AdvanceRef(ctx context.Context, ref, sha string) error
-	// LockRecord returns the commit ref points at and that commit's message; ErrNotFound when the
-	// ref does not exist.
-	LockRecord(ctx context.Context, ref string) (sha, message string, err error)
-	// RefTarget returns the object ref points at; ErrNotFound when the ref does not exist. Releasing
-	// a lock needs only this: the SHA this run created is the proof that the lock is still its own.
-	RefTarget(ctx context.Context, ref string) (string, error)
-	// DeleteRef deletes ref; a ref that is already gone is not an error.
-	DeleteRef(ctx context.Context, ref string) error
-}
-
-// lockTreeUser is a LockRefs that can be told the default branch's tree, when the run fetched it
-// anyway, instead of asking GitHub for it (two calls).
-type lockTreeUser interface{ UseLockTree(tree string) }
 
 // UseLockTree sets the tree lock commits carry; "" is ignored.
 func (c *Client) UseLockTree(tree string) {

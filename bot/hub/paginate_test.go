@@ -1,4 +1,4 @@
-package bot
+package hub
 
 import (
 	"context"

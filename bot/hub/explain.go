@@ -1,4 +1,4 @@
-package bot
+package hub
 
 import (
 	"errors"
@@ -40,18 +40,4 @@ func Explain(err error) string {
 		return fmt.Sprintf("%v: the token lacks a permission; grant the workflow `contents: write`, `issues: write`, `pull-requests: write` and `checks: write` (its `permissions:` block, or Settings → Actions → General → Workflow permissions → \"Read and write permissions\")", err)
 	}
 	return err.Error()
-}
-
-// explained carries an error whose text is already the actionable explanation, for places that
-// keep only the text (the lifecycle's blocked reason).
-type explained struct{ err error }
-
-func (e explained) Error() string { return Explain(e.err) }
-func (e explained) Unwrap() error { return e.err }
-
-func explain(err error) error {
-	if err == nil {
-		return nil
-	}
-	return explained{err}
 }

@@ -1,0 +1,69 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// repoReader is what reading the default branch asks of GitHub, and of the event's memo, which
+// keeps what the checkout answered (KnowFile) so it is never read twice.
+type repoReader interface {
+	DefaultBranch(ctx context.Context) (string, error)
+	FileAtRef(ctx context.Context, path, ref string) ([]byte, error)
+	KnownFile(path, ref string) (data []byte, ok bool)
+	KnowFile(path, ref string, data []byte)
+}
+
+// baseFile reads a file of the default branch: from what this event already read, else from the
+// run's own checkout of it while readyBase's checkout is untouched (no agent ran, no other branch
+// was checked out), else through the API (the pull-request flows have no checkout). A link or
+// anything but a regular file is read as absent, as the contents API would not follow it either.
+// The memo never looks at the workspace: what the checkout answered is told to it (KnowFile).
+func (b *Bot) baseFile(ctx context.Context, path, base string) ([]byte, error) {
+	if data, ok := b.gh.KnownFile(path, base); ok {
+		if data == nil {
+			return nil, ErrNotFound
+		}
+		return data, nil
+	}
+	// Once the workspace was handed to the agent (or put on the task branch) its bytes are no
+	// longer the default branch's: ask GitHub.
+	if !b.onBase || !b.pristine || b.WorkDir == "" {
+		return b.gh.FileAtRef(ctx, path, base)
+	}
+	data, err := readRegular(b.WorkDir, path)
+	if errors.Is(err, fs.ErrNotExist) {
+		data, err = nil, ErrNotFound
+	}
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("read %s from the checkout of %s: %w", path, base, err)
+	}
+	b.gh.KnowFile(path, base, data)
+	return data, err
+}
+
+// readRegular reads root/rel only when it and every directory between it and root are what they
+// seem: a symlink anywhere below root is treated as absent.
+func readRegular(root, rel string) ([]byte, error) {
+	parts := strings.Split(filepath.ToSlash(filepath.Clean(rel)), "/")
+	cur := root
+	for i, p := range parts {
+		if p == ".." || p == "" {
+			return nil, fs.ErrNotExist
+		}
+		cur = filepath.Join(cur, p)
+		fi, err := os.Lstat(cur)
+		if err != nil {
+			return nil, err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 || (i < len(parts)-1 && !fi.IsDir()) || (i == len(parts)-1 && !fi.Mode().IsRegular()) {
+			return nil, fs.ErrNotExist
+		}
+	}
+	return os.ReadFile(cur)
+}
