@@ -186,3 +186,28 @@ func TestFreeLockAsksAboutNoRun(t *testing.T) {
 		}
 	}
 }
+
+// A re-run (the same run id, a later attempt) breaks its earlier attempt's lock without asking:
+// GitHub starts an attempt only once the one before it has completed.
+func TestReRunBreaksItsEarlierAttemptsLock(t *testing.T) {
+	w := newTransportWorld(t, nil)
+	dead, _ := w.heldByRun(t)
+	id := strconv.FormatInt(dead.ID, 10)
+	var log bytes.Buffer
+	rerun := w.lockBot(t, id, LockSettings{RunAttempt: "2", LockWait: time.Minute}, &log)
+	rerun.Sleep = w.clock.Sleep
+	start := w.clock.Now()
+	var history []string
+	if _, err := rerun.locked(context.Background(), w.issue, "/studio run by @octocat", "octocat", func(context.Context) (Outcome, error) {
+		history = rerun.runStatus(w.issue, Comment{}, false).History
+		return Outcome{}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if waited := w.clock.Now().Sub(start); waited > time.Second || w.runLookups(dead.ID) != 0 {
+		t.Errorf("waited %s and asked GitHub %d times, want neither", waited, w.runLookups(dead.ID))
+	}
+	if len(history) != 1 || !strings.Contains(history[0], "was broken by run "+id+" (attempt 2): a later attempt of that run has started") {
+		t.Errorf("status history = %q", history)
+	}
+}

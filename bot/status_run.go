@@ -202,8 +202,9 @@ func (b *Bot) brokenLockNote(history []string, deadRun string) []string {
 		return append(history, fmt.Sprintf("An unreadable lock on this issue was broken by run %s.", b.RunID))
 	}
 	if b.lock.brokenWhy != "" {
-		return append(history, fmt.Sprintf("%s: %s (taken %s for %q) was broken by run %s: %s; it ended without releasing it.",
-			runLink(*old), what, old.Acquired.UTC().Format(time.RFC3339), old.Event, b.RunID, b.lock.brokenWhy))
+		// runHolder names the attempt too: a re-run breaks the lock of its own run's earlier one.
+		return append(history, fmt.Sprintf("%s: %s (taken %s for %q) was broken by %s: %s; it ended without releasing it.",
+			runLink(*old), what, old.Acquired.UTC().Format(time.RFC3339), old.Event, runHolder(b.lock.rec), b.lock.brokenWhy))
 	}
 	return append(history, fmt.Sprintf("%s: %s (taken %s for %q) expired at %s and was broken by run %s; that run ended without releasing it.",
 		runLink(*old), what, old.Acquired.UTC().Format(time.RFC3339), old.Event, old.Expires.UTC().Format(time.RFC3339), b.RunID))
