@@ -44,8 +44,10 @@ type lockTreeUser interface{ UseLockTree(tree string) }
 // branch, pull request or gate), a run takes the lock ref refs/studio/locks/issue-<N>: creating a
 // ref is atomic (422 "Reference already exists" when taken). The ref points at a commit whose
 // message is the lock record (run, run URL, event, expiry). Another run waits, with bounded
-// backoff, up to LockWait; an expired lock is broken (never silently: the log and the status
-// comment say so); the lock is released when the run ends, whatever the outcome.
+// backoff, up to LockWait; the lock of a dead holder is broken (never silently: the log and the
+// status comment say so): an expired one, or one whose workflow run GitHub reports completed
+// (policy.DecideRunLock), since a SIGKILLed run never releases its lock and the expiry is hours
+// away. The lock is released when the run ends, whatever the outcome.
 //
 // What needs no lock: events skipped before any write (the bot's own, unknown comments and
 // labels, re-deliveries, pull requests that are not the studio's) and refusals (one reply to an
@@ -131,7 +133,7 @@ func orUnknown(s string) string {
 type heldLock struct {
 	ref, sha string
 	rec      policy.LockRecord
-	// broken is the expired record this run broke to get the lock, if any.
+	// broken is the dead holder's record this run broke to get the lock, if any.
 	broken *policy.LockRecord
 	noted  bool // the status comment's history has the broken-lock note
 	// brokenWhy says why a lock that had not expired was broken ("GitHub reports that run
@@ -158,7 +160,7 @@ func (b *Bot) sleep(ctx context.Context, d time.Duration) error {
 	return hub.Sleep(ctx, d)
 }
 
-// acquireLock takes the issue's lock, waiting for another run's and breaking an expired one.
+// acquireLock takes the issue's lock, waiting for a live run's and breaking a dead one's.
 func (b *Bot) acquireLock(ctx context.Context, issue int, event string) (*heldLock, error) {
 	wait, poll, pollMax := b.LockWait, b.LockPoll, b.LockPollMax
 	if wait <= 0 {

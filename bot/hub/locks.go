@@ -133,7 +133,6 @@ type WorkflowRun struct {
 	Status, Conclusion string
 	// Attempt is the run's latest attempt (run_attempt).
 	Attempt int
-	HTMLURL string
 }
 
 // WorkflowRun reads one of the repository's workflow runs; ErrNotFound on a 404.
@@ -142,5 +141,5 @@ func (c *Client) WorkflowRun(ctx context.Context, id int64) (WorkflowRun, error)
 	if err != nil {
 		return WorkflowRun{}, fmt.Errorf("read workflow run %d: %w", id, notFound(resp, err))
 	}
-	return WorkflowRun{ID: r.GetID(), Status: r.GetStatus(), Conclusion: r.GetConclusion(), Attempt: r.GetRunAttempt(), HTMLURL: r.GetHTMLURL()}, nil
+	return WorkflowRun{ID: r.GetID(), Status: r.GetStatus(), Conclusion: r.GetConclusion(), Attempt: r.GetRunAttempt()}, nil
 }
