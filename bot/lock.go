@@ -44,8 +44,10 @@ type lockTreeUser interface{ UseLockTree(tree string) }
 // branch, pull request or gate), a run takes the lock ref refs/studio/locks/issue-<N>: creating a
 // ref is atomic (422 "Reference already exists" when taken). The ref points at a commit whose
 // message is the lock record (run, run URL, event, expiry). Another run waits, with bounded
-// backoff, up to LockWait; an expired lock is broken (never silently: the log and the status
-// comment say so); the lock is released when the run ends, whatever the outcome.
+// backoff, up to LockWait; the lock of a dead holder is broken (never silently: the log and the
+// status comment say so): an expired one, or one whose workflow run GitHub reports completed
+// (policy.DecideRunLock), since a SIGKILLed run never releases its lock and the expiry is hours
+// away. The lock is released when the run ends, whatever the outcome.
 //
 // What needs no lock: events skipped before any write (the bot's own, unknown comments and
 // labels, re-deliveries, pull requests that are not the studio's) and refusals (one reply to an
@@ -131,9 +133,12 @@ func orUnknown(s string) string {
 type heldLock struct {
 	ref, sha string
 	rec      policy.LockRecord
-	// broken is the expired record this run broke to get the lock, if any.
+	// broken is the dead holder's record this run broke to get the lock, if any.
 	broken *policy.LockRecord
 	noted  bool // the status comment's history has the broken-lock note
+	// brokenWhy says why a lock that had not expired was broken ("GitHub reports that run
+	// completed (cancelled)"); "" for an expired or unreadable one.
+	brokenWhy string
 }
 
 // LockBusyError says another run held the lock for the whole wait.
@@ -155,7 +160,7 @@ func (b *Bot) sleep(ctx context.Context, d time.Duration) error {
 	return hub.Sleep(ctx, d)
 }
 
-// acquireLock takes the issue's lock, waiting for another run's and breaking an expired one.
+// acquireLock takes the issue's lock, waiting for a live run's and breaking a dead one's.
 func (b *Bot) acquireLock(ctx context.Context, issue int, event string) (*heldLock, error) {
 	wait, poll, pollMax := b.LockWait, b.LockPoll, b.LockPollMax
 	if wait <= 0 {
@@ -174,6 +179,7 @@ func (b *Bot) acquireLock(ctx context.Context, issue int, event string) (*heldLo
 	if err != nil {
 		return nil, err
 	}
+	var asked holderAsked
 	for waited := false; ; {
 		err := b.Locks.CreateRef(ctx, ref, sha)
 		if err == nil {
@@ -196,8 +202,9 @@ func (b *Bot) acquireLock(ctx context.Context, issue int, event string) (*heldLo
 		}
 		holder, readable := policy.ParseRunLockRecord(msg)
 		now := b.Now()
-		if !readable || !now.Before(holder.Expires) {
-			h, err := b.breakLock(ctx, ref, cur, holder, readable, rec)
+		run := b.askHolder(ctx, &asked, cur, holder, readable, now)
+		if why := policy.DecideRunLock(holder, readable, now, b.RunID, b.RunAttempt, run); why != "" {
+			h, err := b.breakLock(ctx, ref, cur, holder, readable, rec, why, run)
 			if errors.Is(err, ErrRefMoved) {
 				continue // another run broke it first, or it was released: look again
 			}
@@ -219,9 +226,69 @@ func (b *Bot) acquireLock(ctx context.Context, issue int, event string) (*heldLo
 	}
 }
 
-// breakLock replaces an expired lock with this run's, as a fast-forward from the expired commit,
-// so that of several runs breaking it at once exactly one succeeds (the others get ErrRefMoved).
-func (b *Bot) breakLock(ctx context.Context, ref, cur string, old policy.LockRecord, readable bool, rec policy.LockRecord) (*heldLock, error) {
+// runLookup is what the locks ask of GitHub's Actions API to tell a live holder from a dead one.
+// *hub.Client implements it; a LockRefs without it keeps the expiry as the only way to break.
+type runLookup interface {
+	// WorkflowRun reads one of the repository's workflow runs; ErrNotFound on a 404.
+	WorkflowRun(ctx context.Context, id int64) (hub.WorkflowRun, error)
+}
+
+// holderLookupEvery bounds how often a waiting run asks GitHub about the same holder: the wait
+// is up to 20 minutes, and every request counts against the run's REST budget.
+const holderLookupEvery = 30 * time.Second
+
+// holderAsked is the last answer about a lock's holder, for the lock commit it was read from.
+type holderAsked struct {
+	sha string
+	at  time.Time
+	run policy.HolderRun
+}
+
+// askHolder asks GitHub, at most every holderLookupEvery for one lock commit, whether the
+// holder's workflow run is still going. It asks nothing when nothing could come of it: an
+// unreadable or expired record (broken anyway), a record naming no run or this run (a local
+// holder, or an earlier attempt of this one), or a local run asking (no run id: today's expiry
+// rules). An error is logged and reads as "not known", which never breaks a lock.
+func (b *Bot) askHolder(ctx context.Context, last *holderAsked, cur string, holder policy.LockRecord, readable bool, now time.Time) policy.HolderRun {
+	lookup, ok := b.Locks.(runLookup)
+	id := policy.HolderRunID(holder)
+	if !ok || !readable || holder.Expired(now) || b.RunID == "" || id == 0 || holder.Run == b.RunID {
+		return policy.HolderRun{}
+	}
+	if last.sha == cur && now.Sub(last.at) < holderLookupEvery {
+		return last.run
+	}
+	*last = holderAsked{sha: cur, at: now}
+	r, err := lookup.WorkflowRun(ctx, id)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		// A deleted run has ended, but a token that may not read it gets the same answer.
+		b.logf("lock: GitHub does not know %s, which holds #%d; waiting for it as for a live run", runHolder(holder), holder.Task)
+		last.run = policy.HolderRun{Answered: true}
+	case err != nil:
+		b.logf("lock: could not ask GitHub whether %s, which holds #%d, is still going (%v); waiting for it as for a live run", runHolder(holder), holder.Task, err)
+	default:
+		last.run = policy.HolderRun{Answered: true, Found: true, Status: r.Status, Conclusion: r.Conclusion, Attempt: r.Attempt}
+	}
+	return last.run
+}
+
+// endedBecause says, for the log and the status comment, why GitHub's answer shows the holder
+// ended; "" for the expired and unreadable locks, which have their own sentences.
+func endedBecause(why policy.RunLockBreak, run policy.HolderRun) string {
+	switch why {
+	case policy.BreakHolderEnded:
+		return fmt.Sprintf("GitHub reports that run completed (%s)", orUnknown(run.Conclusion))
+	case policy.BreakEarlierAttempt:
+		return "a later attempt of that run has started, so that attempt has ended"
+	}
+	return ""
+}
+
+// breakLock replaces a dead holder's lock (expired, unreadable, or held by a run GitHub reports
+// ended) with this run's, as a fast-forward from the dead commit, so that of several runs
+// breaking it at once exactly one succeeds (the others get ErrRefMoved).
+func (b *Bot) breakLock(ctx context.Context, ref, cur string, old policy.LockRecord, readable bool, rec policy.LockRecord, why policy.RunLockBreak, run policy.HolderRun) (*heldLock, error) {
 	sha, err := b.Locks.CreateLockCommit(ctx, rec.Render(), cur)
 	if err != nil {
 		return nil, err
@@ -229,14 +296,19 @@ func (b *Bot) breakLock(ctx context.Context, ref, cur string, old policy.LockRec
 	if err := b.Locks.AdvanceRef(ctx, ref, sha); err != nil {
 		return nil, err
 	}
-	if !readable {
+	ended := endedBecause(why, run)
+	switch {
+	case !readable:
 		old = policy.LockRecord{Task: rec.Task}
 		b.logf("::warning::lock: %s held an unreadable record (commit %s); broke it", ref, shortSHA(cur))
-	} else {
+	case ended != "":
+		b.logf("::warning::lock: broke the lock of #%d held by %s (event %q, taken %s, expiring %s): %s; it ended without releasing it",
+			rec.Task, runHolder(old), old.Event, old.Acquired.UTC().Format(time.RFC3339), old.Expires.UTC().Format(time.RFC3339), ended)
+	default:
 		b.logf("::warning::lock: broke the expired lock of #%d held by %s (event %q, taken %s, expired %s): that run ended without releasing it",
 			rec.Task, runHolder(old), old.Event, old.Acquired.UTC().Format(time.RFC3339), old.Expires.UTC().Format(time.RFC3339))
 	}
-	return &heldLock{ref: ref, sha: sha, rec: rec, broken: &old}, nil
+	return &heldLock{ref: ref, sha: sha, rec: rec, broken: &old, brokenWhy: ended}, nil
 }
 
 // releaseLock deletes the lock if it is still this run's. It has its own short deadline, so a

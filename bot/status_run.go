@@ -183,7 +183,7 @@ func (b *Bot) runStatus(issue int, sc Comment, has bool) *Status {
 	return st
 }
 
-// brokenLockNote adds, once per run, the note that this run broke an expired lock.
+// brokenLockNote adds, once per run, the note that this run broke a dead run's lock.
 func (b *Bot) brokenLockNote(history []string, deadRun string) []string {
 	if b.lock == nil || b.lock.broken == nil || b.lock.noted {
 		return history
@@ -200,6 +200,11 @@ func (b *Bot) brokenLockNote(history []string, deadRun string) []string {
 	}
 	if old.Run == "" {
 		return append(history, fmt.Sprintf("An unreadable lock on this issue was broken by run %s.", b.RunID))
+	}
+	if b.lock.brokenWhy != "" {
+		// runHolder names the attempt too: a re-run breaks the lock of its own run's earlier one.
+		return append(history, fmt.Sprintf("%s: %s (taken %s for %q) was broken by %s: %s; it ended without releasing it.",
+			runLink(*old), what, old.Acquired.UTC().Format(time.RFC3339), old.Event, runHolder(b.lock.rec), b.lock.brokenWhy))
 	}
 	return append(history, fmt.Sprintf("%s: %s (taken %s for %q) expired at %s and was broken by run %s; that run ended without releasing it.",
 		runLink(*old), what, old.Acquired.UTC().Format(time.RFC3339), old.Event, old.Expires.UTC().Format(time.RFC3339), b.RunID))

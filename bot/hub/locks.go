@@ -124,3 +124,22 @@ func (c *Client) DeleteRef(ctx context.Context, ref string) error {
 	}
 	return nil
 }
+
+// WorkflowRun is what the run locks read of a workflow run: whether it is still going.
+type WorkflowRun struct {
+	ID int64
+	// Status is queued, in_progress, completed (or waiting, requested, pending); Conclusion is
+	// set once it is completed.
+	Status, Conclusion string
+	// Attempt is the run's latest attempt (run_attempt).
+	Attempt int
+}
+
+// WorkflowRun reads one of the repository's workflow runs; ErrNotFound on a 404.
+func (c *Client) WorkflowRun(ctx context.Context, id int64) (WorkflowRun, error) {
+	r, resp, err := c.gh.Actions.GetWorkflowRunByID(ctx, c.owner, c.repo, id)
+	if err != nil {
+		return WorkflowRun{}, fmt.Errorf("read workflow run %d: %w", id, notFound(resp, err))
+	}
+	return WorkflowRun{ID: r.GetID(), Status: r.GetStatus(), Conclusion: r.GetConclusion(), Attempt: r.GetRunAttempt()}, nil
+}

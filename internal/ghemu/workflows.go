@@ -53,6 +53,8 @@ type WorkflowRun struct {
 	Inputs    map[string]any
 	Actor     string
 	RunNumber int
+	// Attempt is run_attempt, the run's latest attempt (0 reads as 1).
+	Attempt int
 	// Cancelled reports that a cancel request was accepted for the run.
 	Cancelled bool
 	CreatedAt time.Time
@@ -384,7 +386,7 @@ func (s *Server) runJSON(r *repo, run *workflowRun) obj {
 	return obj{
 		"id": run.ID, "name": run.Name, "node_id": nodeID("WFR", run.ID),
 		"head_branch": run.HeadBranch, "head_sha": run.HeadSHA, "path": run.Path,
-		"display_title": run.Name, "run_number": run.RunNumber, "run_attempt": 1, "event": run.Event,
+		"display_title": run.Name, "run_number": run.RunNumber, "run_attempt": max(1, run.Attempt), "event": run.Event,
 		"status": run.Status, "conclusion": conclusion, "workflow_id": run.WorkflowID,
 		"check_suite_id": run.checkSuiteID, "check_suite_node_id": nodeID("CS", run.checkSuiteID),
 		"url": self, "html_url": s.repoHTML(r) + "/actions/runs/" + strconv.FormatInt(run.ID, 10),
@@ -558,6 +560,55 @@ func (s *Server) SetWorkflowRunStatus(owner, name string, id int64, status, conc
 	}
 	run.Status, run.Conclusion, run.UpdatedAt = status, conclusion, now
 	return nil
+}
+
+// WorkflowRunSpec is a workflow run started by an event other than a dispatch (an issue comment,
+// a label), which the emulator does not start by itself.
+type WorkflowRunSpec struct {
+	// Path is the workflow file (default .github/workflows/studio.yml); Event the event that
+	// started it (default issue_comment); Actor who caused it.
+	Path, Event, Actor string
+	// Status is where it starts (default in_progress); Attempt its run_attempt (default 1).
+	Status  string
+	Attempt int
+}
+
+// AddWorkflowRun records a run of the default branch's head as the Actions runner would have
+// started it for an event, and returns it: tests hand its ID to a studio run as GITHUB_RUN_ID,
+// then move it along with SetWorkflowRunStatus.
+func (s *Server) AddWorkflowRun(owner, name string, spec WorkflowRunSpec) (WorkflowRun, error) {
+	if spec.Path == "" {
+		spec.Path = workflowsDir + "/studio.yml"
+	}
+	if spec.Event == "" {
+		spec.Event = "issue_comment"
+	}
+	if spec.Status == "" {
+		spec.Status = "in_progress"
+	}
+	if !runStatuses[spec.Status] || spec.Status == "completed" {
+		return WorkflowRun{}, fmt.Errorf("ghemu: a run starts queued, in_progress, waiting, requested or pending, not %q", spec.Status)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, err := s.repoLocked(owner, name)
+	if err != nil {
+		return WorkflowRun{}, err
+	}
+	sha, err := s.resolve(r.gitDir, "refs/heads/"+r.defaultBranch)
+	if err != nil {
+		return WorkflowRun{}, err
+	}
+	wf := s.workflowByPath(r, spec.Path)
+	wf.nextRun++
+	now := s.now()
+	run := &workflowRun{WorkflowRun: WorkflowRun{
+		ID: s.newID(), WorkflowID: wf.id, Name: spec.Path, Path: spec.Path, Event: spec.Event,
+		Ref: "refs/heads/" + r.defaultBranch, HeadBranch: r.defaultBranch, HeadSHA: sha, Status: spec.Status, Inputs: map[string]any{},
+		Actor: spec.Actor, RunNumber: wf.nextRun, Attempt: max(1, spec.Attempt), CreatedAt: now, UpdatedAt: now, StartedAt: now,
+	}, checkSuiteID: s.newID()}
+	r.runs = append(r.runs, run)
+	return runCopy(run), nil
 }
 
 // WorkflowID returns the id GitHub would give the workflow file (a name under

@@ -254,3 +254,32 @@ func TestWorkflowRuns(t *testing.T) {
 	_, err = bot.Actions.CancelWorkflowRunByID(ctx, owner, repoName, 4242)
 	wantError(t, "cancel unknown run", err, 404, "Not Found")
 }
+
+// A run started by an event (not a dispatch) answers GET /actions/runs/{id} as GitHub does while
+// it works and once it has completed: status, then status and conclusion, and its attempt.
+func TestEventRunReportsItsStatusAndAttempt(t *testing.T) {
+	s := newServer(t, ghemu.Options{})
+	bot := client(t, s, botLogin, nil)
+	ctx := context.Background()
+	run, err := s.AddWorkflowRun(owner, repoName, ghemu.WorkflowRunSpec{Actor: botLogin, Attempt: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := bot.Actions.GetWorkflowRunByID(ctx, owner, repoName, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.GetStatus() != "in_progress" || got.Conclusion != nil || got.GetRunAttempt() != 2 || got.GetEvent() != "issue_comment" {
+		t.Errorf("run = status %q conclusion %v attempt %d event %q", got.GetStatus(), got.Conclusion, got.GetRunAttempt(), got.GetEvent())
+	}
+	if err := s.SetWorkflowRunStatus(owner, repoName, run.ID, "completed", "failure"); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err = bot.Actions.GetWorkflowRunByID(ctx, owner, repoName, run.ID)
+	if err != nil || got.GetStatus() != "completed" || got.GetConclusion() != "failure" {
+		t.Errorf("completed run = %+v, %v", got, err)
+	}
+	if _, err := s.AddWorkflowRun(owner, repoName, ghemu.WorkflowRunSpec{Status: "completed"}); err == nil {
+		t.Error("a run that starts completed was accepted")
+	}
+}
