@@ -814,6 +814,11 @@ func (r *Repo) PrepareBranch(ctx context.Context, branch, base string) (existed 
 	return true, nil
 }
 
+// RelistBranches makes the next PrepareBranch ask origin whether its branch exists instead of
+// taking the first ls-remote's list: a run that waited for another run's lock must build on what
+// that run pushed meanwhile, and the list predates it. One ls-remote, and only then.
+func (r *Repo) RelistBranches() { r.heads = nil }
+
 // OnBaseTip asks the next CheckoutBase to tell f origin's tip of the base and its tree as soon as
 // both are known and verified, which may be well before the work tree is checked: the bot's
 // lock commit carries that tree. f is called once, from the goroutine running CheckoutBase.

@@ -612,3 +612,34 @@ func TestSeedingFollowsNoLinkAndWaitsOnNoFIFO(t *testing.T) {
 		})
 	}
 }
+
+// A branch created after the first checkout's listing (by the run whose lock this run waited
+// for) is found once the listing is dropped: PrepareBranch asks origin, once, and builds on it.
+func TestPrepareBranchAfterRelistSeesABranchPushedMeanwhile(t *testing.T) {
+	emu, repo, _ := seededClone(t, false)
+	ctx := context.Background()
+	fresh := &Repo{Dir: repo.Dir, Token: repo.Token, RemoteURL: repo.RemoteURL, StateDir: t.TempDir(), BranchPrefix: "studio/"}
+	if err := fresh.CheckoutBase(ctx, "main"); err != nil {
+		t.Fatal(err)
+	}
+	first, err := emu.CommitFiles("o", "r", "studio/task-7", ghemu.CommitSpec{Message: "the other run", Files: map[string]string{"src/x/fa.txt": "from the other run\n"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh.RelistBranches()
+	stop := countGit(t)
+	existed, err := fresh.PrepareBranch(ctx, "studio/task-7", "main")
+	seen := stop()
+	if err != nil || !existed {
+		t.Fatalf("existed = %v, %v: the branch pushed after the listing was missed", existed, err)
+	}
+	if n := strings.Count(strings.Join(seen, "\n"), "ls-remote"); n != 1 {
+		t.Errorf("%d ls-remote runs, want one:\n%s", n, strings.Join(seen, "\n"))
+	}
+	if tip, _ := fresh.HeadSHA(ctx); tip != first {
+		t.Errorf("the work tree is at %s, want the other run's %s", tip, first)
+	}
+	if b, _ := os.ReadFile(filepath.Join(repo.Dir, "src/x/fa.txt")); string(b) != "from the other run\n" {
+		t.Errorf("work tree holds %q", b)
+	}
+}
