@@ -584,6 +584,10 @@ func (b *Bot) readyBase(ctx context.Context, base string) error {
 	return nil
 }
 
+// branchRelister is a Workspace whose PrepareBranch may take its answer from a listing made
+// earlier (gitops.Repo), and can be told to ask origin again.
+type branchRelister interface{ RelistBranches() }
+
 // treeReader is a Workspace that can name a fetched commit's tree (gitops.Repo).
 type treeReader interface {
 	TreeOf(ctx context.Context, commit string) (string, error)
@@ -595,6 +599,11 @@ func (r *run) prepareWorkspace(ctx context.Context, branch, base string) error {
 		return err
 	}
 	r.pristine = false
+	// The checkout listed the task branches before the lock: when another run held it, that
+	// run may have pushed this branch since, and this run must build on that.
+	if l, ok := r.Workspace.(branchRelister); ok && r.lock != nil && r.lock.queued {
+		l.RelistBranches()
+	}
 	existed, err := r.Workspace.PrepareBranch(ctx, branch, base)
 	r.newBranch = err == nil && !existed
 	return err

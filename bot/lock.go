@@ -139,6 +139,9 @@ type heldLock struct {
 	// brokenWhy says why a lock that had not expired was broken ("GitHub reports that run
 	// completed (cancelled)"); "" for an expired or unreadable one.
 	brokenWhy string
+	// queued says another run held the lock when this one first tried it: that run may have
+	// pushed the task branch since this run's checkout listed the branches.
+	queued bool
 }
 
 // LockBusyError says another run held the lock for the whole wait.
@@ -180,26 +183,28 @@ func (b *Bot) acquireLock(ctx context.Context, issue int, event string) (*heldLo
 		return nil, err
 	}
 	var asked holderAsked
-	for waited := false; ; {
+	for waited, queued := false, false; ; {
 		err := b.Locks.CreateRef(ctx, ref, sha)
 		if err == nil {
 			b.logf("lock: %s taken by %s until %s", ref, runHolder(rec), rec.Expires.UTC().Format(time.RFC3339))
-			return &heldLock{ref: ref, sha: sha, rec: rec}, nil
+			return &heldLock{ref: ref, sha: sha, rec: rec, queued: queued}, nil
 		}
 		if !errors.Is(err, ErrRefExists) {
 			return nil, err
 		}
 		cur, msg, err := b.Locks.LockRecord(ctx, ref)
 		if errors.Is(err, ErrNotFound) {
-			continue // released between the two calls: try again at once
+			queued = true // released between the two calls (its holder may have pushed): try again at once
+			continue
 		}
 		if err != nil {
 			return nil, err
 		}
 		if cur == sha {
 			// Our own create landed although its answer was lost.
-			return &heldLock{ref: ref, sha: sha, rec: rec}, nil
+			return &heldLock{ref: ref, sha: sha, rec: rec, queued: queued}, nil
 		}
+		queued = true
 		holder, readable := policy.ParseRunLockRecord(msg)
 		now := b.Now()
 		run := b.askHolder(ctx, &asked, cur, holder, readable, now)
@@ -207,6 +212,9 @@ func (b *Bot) acquireLock(ctx context.Context, issue int, event string) (*heldLo
 			h, err := b.breakLock(ctx, ref, cur, holder, readable, rec, why, run)
 			if errors.Is(err, ErrRefMoved) {
 				continue // another run broke it first, or it was released: look again
+			}
+			if h != nil {
+				h.queued = true
 			}
 			return h, err
 		}

@@ -252,3 +252,58 @@ func TestWorstCaseCoversEveryCall(t *testing.T) {
 		t.Errorf("default TTL with the task free to ask 5 fix passes = %s, want the 6 h cap", got)
 	}
 }
+
+// A lock found free is not queued (the run's checkout listing of the task branches is current,
+// and no git is spent again); one taken after another run's, waited for or broken, is: that run
+// may have pushed the task branch since (prepareWorkspace lists the branches again).
+func TestLockTakenAfterAnotherRunsIsQueued(t *testing.T) {
+	w := newTransportWorld(t, nil)
+	ctx := context.Background()
+	first, err := w.lockBot(t, "401", LockSettings{LockTTL: time.Minute}, nil).acquireLock(ctx, w.issue, "/studio run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.queued {
+		t.Error("a lock found free is marked queued")
+	}
+	// Past its expiry: broken by the next run.
+	w.clock.t.Add(int64(2 * time.Minute))
+	broke, err := w.lockBot(t, "402", LockSettings{}, nil).acquireLock(ctx, w.issue, "/studio run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if broke.broken == nil || !broke.queued {
+		t.Errorf("a broken lock: broken %v queued %v, want both", broke.broken, broke.queued)
+	}
+	// Held, then released while the next run waits.
+	waiter := w.lockBot(t, "403", LockSettings{LockWait: time.Hour, LockPoll: 5 * time.Millisecond, LockPollMax: 10 * time.Millisecond}, nil)
+	got := make(chan *heldLock, 1)
+	go func() {
+		h, err := waiter.acquireLock(ctx, w.issue, "/studio run")
+		if err != nil {
+			t.Error(err)
+		}
+		got <- h
+	}()
+	// Release once the waiter's create was refused (422): it found the lock held.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		refused := 0
+		for _, r := range w.emu.Requests() {
+			if r.Method == "POST" && strings.HasSuffix(r.Path, "/git/refs") && r.Status == 422 {
+				refused++
+			}
+		}
+		if refused >= 2 { // the breaker's, then the waiter's
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the waiter never tried the lock")
+		}
+	}
+	if err := w.gh.DeleteRef(ctx, broke.ref); err != nil {
+		t.Fatal(err)
+	}
+	if h := <-got; h == nil || !h.queued {
+		t.Errorf("a lock waited for: %+v, want queued", h)
+	}
+}
