@@ -169,9 +169,7 @@ func TestDeadRunsStatusIsCorrectedByTheNextRun(t *testing.T) {
 // Another live run holds the issue for longer than this run may wait: this run does nothing but
 // say so (never silently), fails, and a re-run of it once the lock is free carries the event out.
 func TestBusyIssueIsReportedAndTheEventIsNotLost(t *testing.T) {
-	saved := lockDefaults
-	t.Cleanup(func() { lockDefaults = saved })
-	lockDefaults = bot.LockSettings{LockWait: 300 * time.Millisecond, LockPoll: 50 * time.Millisecond, LockPollMax: 100 * time.Millisecond}
+	withLockDefaults(t, bot.LockSettings{LockWait: 300 * time.Millisecond, LockPoll: 50 * time.Millisecond, LockPollMax: 100 * time.Millisecond})
 	w := newWorld(t, nil)
 	n := w.issue("Jump", taskBody)
 	w.plantLock(n, "1111", time.Now().Add(time.Hour))

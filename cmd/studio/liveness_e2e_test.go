@@ -22,10 +22,8 @@ import (
 // that workflow run completed, the next `/studio run` breaks the lock at once, says so, and
 // finishes the task, instead of waiting its bound and failing.
 func TestLockOfAKilledRunIsBrokenOnceGitHubSaysItEnded(t *testing.T) {
-	saved := lockDefaults
-	t.Cleanup(func() { lockDefaults = saved })
 	// A wait this short fails the second run unless it breaks the lock without waiting.
-	lockDefaults = bot.LockSettings{LockWait: 300 * time.Millisecond, LockPoll: 50 * time.Millisecond, LockPollMax: 100 * time.Millisecond}
+	withLockDefaults(t, bot.LockSettings{LockWait: 300 * time.Millisecond, LockPoll: 50 * time.Millisecond, LockPollMax: 100 * time.Millisecond})
 	bin, err := studioBin()
 	if err != nil {
 		t.Fatal(err)

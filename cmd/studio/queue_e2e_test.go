@@ -18,9 +18,7 @@ import (
 // then releases the lock. B's agent changes the same file A did: B must build on A's commit, end
 // done, and never flip the issue to blocked with "someone pushed to studio/task-N".
 func TestQueuedRunBuildsOnWhatTheHolderPushed(t *testing.T) {
-	saved := lockDefaults
-	t.Cleanup(func() { lockDefaults = saved })
-	lockDefaults = bot.LockSettings{LockWait: 60 * time.Second, LockPoll: 50 * time.Millisecond, LockPollMax: 100 * time.Millisecond}
+	withLockDefaults(t, bot.LockSettings{LockWait: 60 * time.Second, LockPoll: 50 * time.Millisecond, LockPollMax: 100 * time.Millisecond})
 	w := newWorld(t, nil)
 	n := w.issue("Jump", taskBody)
 	branch := "studio/task-" + itoa(n)

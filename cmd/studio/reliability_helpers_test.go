@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/bot/hub"
 )
 
@@ -23,6 +24,7 @@ var fastSlept atomic.Int64
 // limit's Retry-After is slept for real by go-github-ratelimit: the tests ask for one second.)
 func useFastGitHubRetries(t *testing.T) {
 	t.Helper()
+	forbidParallel(t)
 	fastSlept.Store(0)
 	saved := githubHTTP
 	t.Cleanup(func() { githubHTTP = saved })
@@ -37,6 +39,23 @@ func useFastGitHubRetries(t *testing.T) {
 			Log: func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) },
 		})
 	}
+}
+
+// forbidParallel makes a test that swaps a package seam (the GitHub HTTP client, the lock
+// defaults) fail at once if it is, or later becomes, parallel: t.Setenv panics in a parallel test
+// and forbids t.Parallel after it, so the race with the parallel end-to-end tests cannot happen.
+func forbidParallel(t *testing.T) {
+	t.Helper()
+	t.Setenv("STUDIO_TEST_SWAPS_A_PACKAGE_SEAM", "1")
+}
+
+// withLockDefaults sets the lock's bounds for this test and puts them back after it.
+func withLockDefaults(t *testing.T, s bot.LockSettings) {
+	t.Helper()
+	forbidParallel(t)
+	saved := lockDefaults
+	t.Cleanup(func() { lockDefaults = saved })
+	lockDefaults = s
 }
 
 func fastClockSlept() time.Duration { return time.Duration(fastSlept.Load()) }

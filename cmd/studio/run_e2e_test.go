@@ -541,7 +541,6 @@ func TestAllowedBotsRefusesWildcard(t *testing.T) {
 }
 
 func TestBotFailureIsReportedOnTheIssue(t *testing.T) {
-	t.Parallel()
 	w, n, payload := faultWorld(t)
 	// A 502 that lasts on writing the verdict into the pull request: the retries give up and the
 	// run reports it.
