@@ -104,10 +104,16 @@ var _ API = (*Memo)(nil)
 // under the lock, since writes (EditComment, a check run updated in place) change entries of the
 // memoized lists in place.
 func remember[K comparable, V any](m *Memo, cache map[K][]V, key K, fetch func() ([]V, error)) ([]V, error) {
+	return rememberCopied(m, cache, key, slices.Clone[[]V], fetch)
+}
+
+// rememberCopied is remember for any value: an answer GitHub gave is kept under key and handed
+// out as copies (copy makes one), so no caller can change what the next one reads.
+func rememberCopied[K comparable, V any](m *Memo, cache map[K]V, key K, copy func(V) V, fetch func() (V, error)) (V, error) {
 	m.mu.Lock()
 	v, ok := cache[key]
 	if ok {
-		v = slices.Clone(v)
+		v = copy(v)
 	}
 	m.mu.Unlock()
 	if ok {
@@ -116,7 +122,7 @@ func remember[K comparable, V any](m *Memo, cache map[K][]V, key K, fetch func()
 	v, err := fetch()
 	if err == nil {
 		m.mu.Lock()
-		cache[key] = slices.Clone(v)
+		cache[key] = copy(v)
 		m.mu.Unlock()
 	}
 	return v, err
@@ -221,36 +227,18 @@ func (m *Memo) DefaultBranch(ctx context.Context) (string, error) {
 // Permission is asked once per login per event: a role changed mid-event applies from the next
 // event on, as it did when each workflow run had its own client.
 func (m *Memo) Permission(ctx context.Context, login string) (string, error) {
-	m.mu.Lock()
-	role, ok := m.permissions[login]
-	m.mu.Unlock()
-	if ok {
-		return role, nil
-	}
-	role, err := m.api.Permission(ctx, login)
-	if err == nil {
-		m.mu.Lock()
-		m.permissions[login] = role
-		m.mu.Unlock()
-	}
-	return role, err
+	return rememberCopied(m, m.permissions, login, func(role string) string { return role },
+		func() (string, error) { return m.api.Permission(ctx, login) })
 }
 
 func (m *Memo) Issue(ctx context.Context, number int) (Issue, error) {
-	m.mu.Lock()
-	is, ok := m.issues[number]
-	m.mu.Unlock()
-	if ok {
-		is.Labels = slices.Clone(is.Labels)
-		return is, nil
-	}
-	is, err := m.api.Issue(ctx, number)
-	if err == nil {
-		m.mu.Lock()
-		m.issues[number] = is
-		m.mu.Unlock()
-	}
-	return is, err
+	return rememberCopied(m, m.issues, number, copyIssue, func() (Issue, error) { return m.api.Issue(ctx, number) })
+}
+
+// copyIssue copies what a caller could change in place: the labels.
+func copyIssue(is Issue) Issue {
+	is.Labels = slices.Clone(is.Labels)
+	return is
 }
 
 // IssueNow reads an issue from GitHub whatever the memo holds, and keeps the answer. A step that
