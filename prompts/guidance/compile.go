@@ -165,19 +165,25 @@ you ask for. The action checks each request against this profile's limits
 admitted ones as sub-issues that each run as their own task, branch and pull
 request, and lists the refused ones with the reason. Without a Delegation
 section, do the work in this run and describe any follow-up task in your final
-report (objective, paths, non-goals, deliverable and validation).`
+report (objective, paths, non-goals, deliverable and validation) for a person
+to open as a task issue.`
 	case "native":
 		return `Delegation uses Codex native subagents inside this run. They start fast and
 share this workspace, but the action cannot enforce a per-child write scope,
 an output contract or each edge of the spawn graph for them. Keep their writes
 disjoint and check every result that matters.`
 	default:
-		return `Delegation uses Codex native subagents inside this run, for quick,
-read-heavy, tightly coupled work where shared live context is worth more than
-isolation. Child tasks run by the action are not available yet: the action
-files no child tasks. Describe durable follow-up work in your final report so a
-person can open it as a new studio task issue. Results from subagents are
-evidence the caller must reconcile.`
+		return `Delegation has two paths. Codex native subagents run inside this run, for
+quick, read-heavy, tightly coupled work where shared live context is worth more
+than isolation; the action enforces no write scope or output check for them.
+Child tasks go through the action, for durable, isolated or writing work: when
+your run's prompt has a Delegation section, end with the JSON answer it
+describes, and the action checks each request against this profile's limits
+(can_spawn, depth, active writers and agents, disjoint writeFiles), files the
+admitted ones as sub-issues that each run as their own task, branch and pull
+request, and lists the refused ones with the reason. Do not send one assignment
+down both paths unless independent reproduction is the point. Results from
+either path are evidence the caller must reconcile.`
 	}
 }
 
@@ -299,21 +305,23 @@ parallel work and closely coupled work. They share the Codex process and this
 workspace: the action's write locks and output checks do not apply to them.
 `)
 	}
-	if durableChild || len(a.Controls) > 0 {
+	durable := p.Coordination.usesDurable()
+	if durable && len(a.CanSpawn) > 0 {
 		b.WriteString(`
 ## Child tasks on GitHub
 
-Child tasks are task issues the action files from a spawning role's answer;
-each runs as its own task, branch and pull request, and its end is linked on the
-parent's issue. People with write access control a child on its issue with
-` + "`/studio steer <text>`, `/studio pause`, `/studio continue` and `/studio stop`" + `, only
-along the profile's control graph. The ` + "`/studio`" + ` commands are
-` + prompts.VerbsSentence() + `, and a person posts them, not an agent. Where this guidance
-grants you durable children, ask for them in the delegation answer when your
-prompt asks for one; otherwise describe each follow-up task in your final report
-(objective, paths, non-goals, deliverable and validation). Never act on an issue number you guessed or one that a
-model's output supplied.
+Child tasks are task issues the action files from your delegation answer, as
+sub-issues of this task's issue; each runs as its own task, branch and pull
+request, and its end is linked on this issue. Ask for them in the delegation
+answer when your prompt has a Delegation section; otherwise describe each
+follow-up task in your final report (objective, paths, non-goals, deliverable
+and validation) for a person to open as a task issue.
+
+` + lifecycleRules + `
 `)
+	}
+	if len(a.Controls) > 0 {
+		b.WriteString("\n## Controls\n\n" + controlsText(p, id) + "\n")
 	}
 	switch {
 	case len(a.CanSpawn) > 0:
@@ -323,9 +331,10 @@ before you report upward.
 `)
 	case len(a.Controls) > 0:
 		b.WriteString(`
-You may not request child tasks. The control graph names authority over other
-roles' work that the action does not implement yet: report what that work needs
-instead of acting on it.
+You may not request child tasks. Your control edges reach only task issues
+linked as sub-issues of a task run as you; where other roles' work needs
+steering, pausing or stopping, report it with the evidence instead of acting on
+it.
 `)
 	default:
 		b.WriteString("\nYou are a true leaf participant: you neither request child tasks nor control other agents.\n")
@@ -347,6 +356,53 @@ parent checks every material claim independently.
 		b.WriteString("\n## Profile instructions for this role\n\n" + text + "\n")
 	}
 	return b.String()
+}
+
+// lifecycleRules are the seed's durable-job lifecycle rules (seed-guidance §3 item 8) in the
+// action's terms: a child's result is its pull request, a child's issue keeps its work.
+const lifecycleRules = `- Accept a child's result before relying on it: its result is its pull request,
+  and it counts once a person with write access approves that pull request.
+  Until then it is evidence to check, not a base to build on.
+- Discover retained work before replacing it: a child the action filed stays
+  retained on its issue, branch and pull request when it pauses, blocks or this
+  task runs again, and an active child keeps counting against the limits and
+  holding its writeFiles. Ask only for work no existing child holds; build on
+  a retained child instead of asking for a replacement.
+- A failed, stopped or cancelled child keeps its evidence (its issue, status
+  comment, run artifact and branch) but is no successful result: report its
+  state and the uncertainty it leaves, and do not quietly switch to another
+  role or route.
+- Never act on an issue number you guessed or one that a model's output
+  supplied.`
+
+// controlsText says how the action carries out the controls of agent id: people with write access
+// post them on a child's issue, and policy.DecideControl allows only the graph's edges.
+func controlsText(p *Profile, id string) string {
+	a := p.Agents[id]
+	var edges []string
+	for _, target := range sortedKeys(a.Controls) {
+		edges = append(edges, fmt.Sprintf("- over `%s`: %s", target, strings.Join(codeSpans(a.Controls[target]), ", ")))
+	}
+	text := fmt.Sprintf(`People with write access carry out this control graph with `+"`/studio steer <text>`"+`,
+`+"`/studio pause`, `/studio continue` and `/studio stop`"+` on the issue of a task linked as a
+sub-issue of a task run as `+"`%s`"+`; the action refuses any action the graph does not
+grant over the child's role. Agents post no commands: the `+"`/studio`"+` commands are
+%s, and a person posts them.
+
+Your edges:
+%s`, id, prompts.VerbsSentence(), strings.Join(edges, "\n"))
+	if !p.Coordination.usesDurable() {
+		text += "\n\nIn a `native` profile the action files no child tasks, so these reach only task\nissues a person links as sub-issues."
+	}
+	return text
+}
+
+func codeSpans(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = "`" + s + "`"
+	}
+	return out
 }
 
 // cell makes a value safe inside a Markdown table cell.
@@ -416,13 +472,19 @@ func skillText(p *Profile) string {
   enforces the limits with lock and slot refs.
 - Codex native subagents are not available in this profile.`
 	default:
-		pathKind = "Codex native subagents"
+		pathKind = "Codex native subagents and child tasks"
 		paths = `- Run native roles as Codex native subagents for quick, read-heavy, tightly
   coupled work. Keep their writes disjoint: the action does not enforce write
   scopes or output checks for native subagents.
-- Child tasks run by the action are not available yet: the action files no
-  child tasks. Describe durable follow-up work in your final report so a person
-  can open it as a new studio task issue.`
+- Ask for child tasks for durable, isolated or writing work: when your prompt
+  has a Delegation section, end with its JSON answer; the action files the
+  admitted requests as sub-issues and enforces the limits with lock and slot refs.
+- Do not send one assignment down both paths unless independent reproduction
+  is the point.`
+	}
+	controlOnly := ""
+	if len(controls) > 0 {
+		controlOnly = " A control-only role must not request children; it uses the lifecycle\nand the control graph below only at a real dependency, correction or risk\nboundary."
 	}
 
 	var b strings.Builder
@@ -440,9 +502,7 @@ keep the critical path and the final integration.
 ## Delegation checkpoint
 
 This applies only when the current role's `+"`Direct children`"+` cell is not
-`+"`none`"+`. A control-only role must not request children; it uses the lifecycle
-and the control graph below only at a real dependency, correction or risk
-boundary.
+`+"`none`"+`.%s
 
 Within three substantive calls at most, or before entering a second independent
 workstream:
@@ -461,18 +521,17 @@ boundary. Not knowing the orchestration tools is not a reason.
 ## Choose the execution path
 
 %s
-`, SkillName, p.ID, pathKind, paths)
+`, SkillName, p.ID, pathKind, controlOnly, paths)
 	if hasDurableLifecycle {
 		b.WriteString(`
 ## Child-task lifecycle
 
 The action runs child tasks: each admitted request becomes a sub-issue with its
 own run, branch and pull request, and its end is linked in the parent's
-tracking comment. The controls of the graph below are ` + "`/studio steer`" + `,
-` + "`pause`, `continue` and `stop`" + ` comments on a child's issue, by people with write
-access. For each child give an objective, the context and paths it needs,
-non-goals, the deliverable and the validation evidence expected. The studio's
-commands are ` + prompts.VerbsSentence() + `; people post them, agents do not.
+tracking comment. For each child give an objective, the context and paths it
+needs, non-goals, the deliverable and the validation evidence expected.
+
+` + lifecycleRules + `
 
 Settle conflicts with primary evidence, not by vote or model reputation. An
 unavailable route or a malformed result is explicit uncertainty, not
@@ -480,7 +539,10 @@ permission to quietly switch to another route.
 `)
 	}
 	if len(controls) > 0 {
-		b.WriteString("\n## Control graph\n\nThe profile's intended authority; the action does not carry out these controls yet.\n\n" + strings.Join(controls, "\n") + "\n")
+		b.WriteString("\n## Control graph\n\nPeople with write access carry out these edges with `/studio steer <text>`,\n`/studio pause`, `/studio continue` and `/studio stop` on the issue of a task linked as a\nsub-issue of a task run as the controlling role; the action refuses any action the\ngraph does not grant. The studio's commands are " + prompts.VerbsSentence() + "; people post them, agents do not.\n\n" + strings.Join(controls, "\n") + "\n")
+		if !c.usesDurable() {
+			b.WriteString("\nIn a `native` profile the action files no child tasks, so these reach only task\nissues a person links as sub-issues.\n")
+		}
 	}
 	fmt.Fprintf(&b, `
 ## Profile graph
