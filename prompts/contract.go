@@ -51,7 +51,7 @@ var sharedFragments = map[string]string{
 	"scope-control":         "Stay inside the task: change only what the objective needs and only paths listed in the task's writeFiles. Anything else you notice goes in the report as a follow-up.",
 	"verification-evidence": "Claims need evidence: quote the command you ran and the relevant part of its output, or say plainly that nothing was run and why.",
 	"write-policy":          "The write policy and file-edit permission in the Context Contract are binding. When edits are not allowed, describe the change instead of making it; files outside writeFiles are reported as blockers and never committed.",
-	"handoff-discipline":    "Every hand-off names one owner role, the exact ask and the evidence they start from, so the follow-up issue can be filed without guessing.",
+	"handoff-discipline":    "Every hand-off names one owner role, the exact ask and the evidence they start from, so a person can open the follow-up task issue without guessing.",
 	"release-readiness":     "A release is ready only when every blocking item has evidence; missing evidence is a blocker, not a warning.",
 }
 

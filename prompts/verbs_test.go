@@ -3,6 +3,7 @@ package prompts
 import (
 	"io/fs"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -36,10 +37,26 @@ func TestEmbeddedTextPromisesOnlyExistingVerbs(t *testing.T) {
 			if strings.Contains(strings.ToLower(string(data)), "sub-issue") {
 				t.Errorf("%s promises sub-issues, which the action does not file", p)
 			}
+			if m := actionFilesFollowUps.FindString(string(data)); m != "" {
+				t.Errorf("%s promises %q: nothing files follow-up issues from a report (only a profile's delegation answer files child tasks)", p, m)
+			}
 			return nil
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// actionFilesFollowUps is a sentence saying the action files follow-up work from a report.
+var actionFilesFollowUps = regexp.MustCompile(`(?i)the action files[^.]*follow-up|follow-up issues? (is|are) filed|hand-offs become follow-up issues`)
+
+// TestSharedGuidancePromisesNoFollowUpFiling checks the shared rules render.go adds to every
+// contract, which live in Go, not in the embedded files.
+func TestSharedGuidancePromisesNoFollowUpFiling(t *testing.T) {
+	for id, text := range sharedFragments {
+		if m := actionFilesFollowUps.FindString(text); m != "" || strings.Contains(text, "follow-up issue can be filed") {
+			t.Errorf("shared rule %s promises the action files follow-ups: %q", id, text)
 		}
 	}
 }
@@ -61,6 +78,9 @@ func TestRenderedPromptsPromiseOnlyExistingVerbs(t *testing.T) {
 		}
 		if strings.Contains(strings.ToLower(string(data)), "sub-issue") {
 			t.Errorf("testdata/golden/%s promises sub-issues, which the action does not file", g)
+		}
+		if m := actionFilesFollowUps.FindString(string(data)); m != "" {
+			t.Errorf("testdata/golden/%s promises %q, which nothing does", g, m)
 		}
 	}
 }
