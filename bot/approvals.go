@@ -531,7 +531,7 @@ func (r *run) modelRoute(ctx context.Context, task policy.Task, base string) (ro
 	if err != nil {
 		return routing.RoutePlan{}, &RouteRefusal{err.Error()}
 	}
-	return rs.Route(task.Role, func(path string) ([]byte, error) { return r.baseFile(ctx, path, base) },
+	return rs.RouteForTask(task, func(path string) ([]byte, error) { return r.baseFile(ctx, path, base) },
 		RouteInputs{Model: r.Model, ModelTier: r.ModelTier, TaskTier: task.RunPolicy.ModelTier})
 }
 

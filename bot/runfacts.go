@@ -78,6 +78,9 @@ type RouteInputs struct {
 	Model     string // the `model` input: wins over every tier
 	ModelTier string // the `model-tier` input
 	TaskTier  string // the task's runPolicy.modelTier
+	// Workflow is the surface of the task's workflow (its workflowId), nil for none: it replaces
+	// the role's agent file or tier, as the seed's workflow registry does (§10.1).
+	Workflow *routing.ModelChoice
 }
 
 // RouteRefusal is a model-route problem the user must fix (a bad agent file, an unknown tier),
@@ -95,7 +98,9 @@ func (rs Roles) Route(role string, readFile func(path string) ([]byte, error), i
 	}
 	var surface routing.ModelChoice
 	tierFallback := ""
-	if builtin {
+	if in.Workflow != nil {
+		surface = *in.Workflow
+	} else if builtin {
 		data, err := readFile(routing.RoleSurfacePath(role))
 		switch {
 		case err == nil:
@@ -123,6 +128,28 @@ func (rs Roles) Route(role string, readFile func(path string) ([]byte, error), i
 		return routing.RoutePlan{}, &RouteRefusal{err.Error()}
 	}
 	return routes, nil
+}
+
+// RouteForTask is Route for a task: a task whose workflowId names one of these workflows (built-in
+// or the project's own) runs on the workflow's model surface; an unknown workflowId is no reason
+// to refuse a run and leaves the role's route.
+func (rs Roles) RouteForTask(task policy.Task, readFile func(path string) ([]byte, error), in RouteInputs) (routing.RoutePlan, error) {
+	if s, ok := rs.WorkflowSurface(task.WorkflowID); ok && in.Workflow == nil {
+		in.Workflow = &s
+	}
+	return rs.Route(task.Role, readFile, in)
+}
+
+// WorkflowSurface is the model surface of workflow id, false when id names no workflow.
+func (rs Roles) WorkflowSurface(id string) (routing.ModelChoice, bool) {
+	if id == "" {
+		return routing.ModelChoice{}, false
+	}
+	wf, ok := prompts.FindWorkflow(rs.custom, id)
+	if !ok {
+		return routing.ModelChoice{}, false
+	}
+	return wf.Surface(), true
 }
 
 // FactsInput is what a run's prompt facts are built from.

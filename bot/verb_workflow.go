@@ -103,6 +103,7 @@ func (r *run) workflowTask(ctx context.Context, base, id string) (policy.Task, s
 		return policy.Task{}, fmt.Sprintf("the task block names role `%s`, but workflow `%s` runs `%s`; remove `role` from the block, or use `%s run`.", task.Role, wf.ID, wf.Role, r.TriggerPhrase), nil
 	}
 	task.Role = wf.Role
+	task.WorkflowID = wf.ID // the run takes the workflow's model and effort (RouteForTask)
 	task.Description = strings.TrimSpace(fmt.Sprintf("Workflow `%s`: %s\n\n%s", wf.ID, wf.Objective, task.Description))
 	role, err := r.resolveRole(ctx, task, base)
 	if err != nil {

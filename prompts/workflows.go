@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/codex-studio/studio-action/policy/routing"
 )
 
 // workflowsJSON is the seed's built-in workflow registry (seed §11, src/workflows.ts): 61
@@ -44,9 +46,29 @@ type Workflow struct {
 	Aliases []string `json:"aliases,omitempty"`
 	// File holds the workflow's instructions: .codex/workflows/<id>.md for built-ins, where a
 	// project may put its own; the pack's file for custom workflows.
-	File      string `json:"-"`
-	ModelTier string `json:"-"` // custom workflows only
+	File string `json:"-"`
+	// Model and Effort are a built-in workflow's model surface (the seed's model and
+	// modelReasoningEffort, §10.1): a task with this workflowId runs on them instead of its role's.
+	Model     string `json:"model,omitempty"`
+	Effort    string `json:"effort,omitempty"`
+	ModelTier string `json:"-"` // custom workflows only; their surface is the tier's primary model
 	Custom    bool   `json:"-"`
+}
+
+// Surface is the model surface a task of this workflow runs on: a built-in's model and effort, a
+// custom workflow's tier (terra when it names none) with that tier's primary model and effort.
+func (w Workflow) Surface() routing.ModelChoice {
+	if !w.Custom && w.Model != "" {
+		return routing.ModelChoice{Model: w.Model, Effort: w.Effort}
+	}
+	tier := w.ModelTier
+	if tier == "" {
+		tier = "terra"
+	}
+	if c, ok := routing.TierPrimary(tier); ok {
+		return c
+	}
+	return routing.DefaultSurface()
 }
 
 // builtinWorkflows decodes the registry on first use, not at package initialization: every

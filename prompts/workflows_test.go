@@ -2,6 +2,7 @@ package prompts
 
 import (
 	"context"
+	"github.com/codex-studio/studio-action/policy/routing"
 	"os"
 	"path/filepath"
 	"strings"
@@ -212,5 +213,27 @@ func TestEngineReferenceFiles(t *testing.T) {
 	}
 	if EngineReferenceFiles("cryengine") != nil {
 		t.Error("unknown engine")
+	}
+}
+
+// TestBuiltinWorkflowsCarryAModel: every built-in workflow names a tier's primary model and an
+// effort (seed §10.1), so a task with its workflowId always has a surface to run on.
+func TestBuiltinWorkflowsCarryAModel(t *testing.T) {
+	efforts := map[string]bool{"minimal": true, "low": true, "medium": true, "high": true, "xhigh": true}
+	for _, w := range BuiltinWorkflows() {
+		tier := routing.TierForModel(w.Model)
+		if primary, ok := routing.TierPrimary(tier); !ok || primary.Model != w.Model {
+			t.Errorf("%s: model %q is no tier's primary model", w.ID, w.Model)
+		}
+		if !efforts[w.Effort] {
+			t.Errorf("%s: effort %q", w.ID, w.Effort)
+		}
+	}
+	for id, want := range map[string]string{"sprint-status": "gpt-5.6-luna/low", "vertical-slice": "gpt-5.6-sol/high", "release-checklist": "gpt-5.6-sol/high",
+		"security-audit": "gpt-5.6-sol/high", "bugfix": "gpt-5.6-terra/high", "implement": "gpt-5.6-terra/medium"} {
+		w, _ := FindWorkflow(DefaultCustomization(), id)
+		if got := w.Surface().Model + "/" + w.Surface().Effort; got != want {
+			t.Errorf("%s surface = %s, want %s", id, got, want)
+		}
 	}
 }

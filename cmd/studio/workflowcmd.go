@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/policy/routing"
 	"github.com/codex-studio/studio-action/policy/suggest"
 	"github.com/codex-studio/studio-action/prompts"
 )
@@ -76,7 +77,7 @@ func newWorkflowAliasCmds(e env) []*cobra.Command {
 			Use:     use,
 			Aliases: aliases,
 			Short:   fmt.Sprintf("%s (%s, %s)", w.ID, w.Role, w.Phase),
-			Long:    fmt.Sprintf("Prints the prompt of the %s workflow: %s\n\nRole %s, phase %s. Nothing runs.", w.ID, w.Objective, w.Role, w.Phase),
+			Long:    fmt.Sprintf("Prints the prompt of the %s workflow: %s\n\nRole %s, phase %s, model %s. Nothing runs.", w.ID, w.Objective, w.Role, w.Phase, surfaceText(w.Surface())),
 			Args:    cobra.NoArgs,
 			RunE: func(c *cobra.Command, _ []string) error {
 				return renderWorkflowCmd(c.Context(), e, w.ID, wf)
@@ -154,7 +155,8 @@ func listWorkflows(ctx context.Context, e env, wf workflowFlags) error {
 		return failf("%v", err)
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tROLE\tPHASE\tCOMMAND")
+	// MODEL is what a run of the workflow uses: a task with this workflowId takes it over its role's.
+	fmt.Fprintln(tw, "ID\tROLE\tPHASE\tMODEL\tCOMMAND")
 	for _, w := range prompts.BuiltinWorkflows() {
 		command := "studio workflow " + w.ID
 		switch {
@@ -163,11 +165,15 @@ func listWorkflows(ctx context.Context, e env, wf workflowFlags) error {
 		case len(w.Aliases) > 0:
 			command = "studio " + strings.Join(w.Aliases, ", studio ")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", w.ID, w.Role, w.Phase, command)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", w.ID, w.Role, w.Phase, surfaceText(w.Surface()), command)
 	}
 	for _, w := range custom.Workflows {
 		names := append([]string{w.ID}, w.Aliases...)
-		fmt.Fprintf(tw, "%s\t%s\t%s\tstudio workflow %s (%s)\n", w.ID, w.Role, w.Phase, strings.Join(names, ", studio workflow "), prompts.CustomizationPath)
+		model := prompts.Workflow{Custom: true, ModelTier: w.ModelTier}.Surface()
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\tstudio workflow %s (%s)\n", w.ID, w.Role, w.Phase, surfaceText(model), strings.Join(names, ", studio workflow "), prompts.CustomizationPath)
 	}
 	return tw.Flush()
 }
+
+// surfaceText is a model surface as the CLI shows it: `gpt-5.6-luna (low)`.
+func surfaceText(c routing.ModelChoice) string { return fmt.Sprintf("%s (%s)", c.Model, c.Effort) }

@@ -1,0 +1,60 @@
+package bot
+
+import (
+	"io/fs"
+	"testing"
+
+	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/prompts"
+)
+
+// TestWorkflowCarriesItsModel: a task with a workflowId runs on the workflow's model and effort
+// (seed §10.1), whether it came from `/studio workflow`, a recipe step or a task block; a custom
+// workflow's modelTier is its model; the task's and the input's tiers still win over it, keeping
+// the workflow's effort; a task without a workflow keeps its role's route.
+func TestWorkflowCarriesItsModel(t *testing.T) {
+	files := map[string]string{
+		prompts.CustomizationPath: `{"schemaVersion": 1, "workflows": [{"id": "night-audit", "role": "qa-playtester", "phase": "review", "file": ".codex/workflows/night-audit.md", "objective": "Audit the night build.", "modelTier": "luna"}]}`,
+		".codex/agents/producer.toml": "model = \"gpt-5.6-sol\"\nmodel_reasoning_effort = \"high\"\n",
+	}
+	rs, err := LoadRoles(mapFiles(files))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name          string
+		task          policy.Task
+		in            RouteInputs
+		model, effort string
+	}{
+		{"sprint-status", policy.Task{Role: "producer", WorkflowID: "sprint-status"}, RouteInputs{}, "gpt-5.6-luna", "low"},
+		{"vertical-slice", policy.Task{Role: "producer", WorkflowID: "vertical-slice"}, RouteInputs{}, "gpt-5.6-sol", "high"},
+		{"release-checklist", policy.Task{Role: "release-manager", WorkflowID: "release-checklist"}, RouteInputs{}, "gpt-5.6-sol", "high"},
+		{"security-audit", policy.Task{Role: "security-engineer", WorkflowID: "security-audit"}, RouteInputs{}, "gpt-5.6-sol", "high"},
+		{"bugfix", policy.Task{Role: "gameplay-programmer", WorkflowID: "bugfix"}, RouteInputs{}, "gpt-5.6-terra", "high"},
+		{"no workflow: the role's", policy.Task{Role: "producer"}, RouteInputs{}, "gpt-5.6-sol", "high"},
+		{"custom workflow's modelTier", policy.Task{Role: "qa-playtester", WorkflowID: "night-audit"}, RouteInputs{}, "gpt-5.6-luna", "low"},
+		{"the task's tier keeps the workflow's effort", policy.Task{Role: "producer", WorkflowID: "sprint-status", RunPolicy: policy.RunPolicy{ModelTier: "terra"}}, RouteInputs{TaskTier: "terra"}, "gpt-5.6-terra", "low"},
+		{"the input's tier wins", policy.Task{Role: "producer", WorkflowID: "sprint-status"}, RouteInputs{ModelTier: "sol", TaskTier: "terra"}, "gpt-5.6-sol", "low"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan, err := rs.RouteForTask(tt.task, mapFiles(files), tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := plan.Implementation.Primary; got.Model != tt.model || got.Effort != tt.effort {
+				t.Errorf("route = %s/%s, want %s/%s", got.Model, got.Effort, tt.model, tt.effort)
+			}
+		})
+	}
+}
+
+func mapFiles(files map[string]string) func(path string) ([]byte, error) {
+	return func(path string) ([]byte, error) {
+		if s, ok := files[path]; ok {
+			return []byte(s), nil
+		}
+		return nil, fs.ErrNotExist
+	}
+}
