@@ -328,7 +328,7 @@ func (r *run) authorizeAndRun(ctx context.Context, cfg policy.StudioConfig, task
 	elig := policy.Evaluate(policy.EligibilityInput{
 		ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: r.phaseOf(task.Role),
 		HasMatchingApproval: match.HasMatchingApproval(), ApprovedByUser: r.cmd.runOptions().ApprovedByUser,
-		ConstrainedSandbox: r.ConstrainedSandbox,
+		ConstrainedSandbox: r.ConstrainedSandbox || task.RunPolicy.Constrained(), // a task may only tighten it
 	})
 	diag := policy.ApprovalDiagnostic{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, ApprovalScopes: task.ApprovalScope, Match: match}
 	if r.cmd.runOptions().DryRun {

@@ -115,7 +115,7 @@ func (b *Bot) implementApproved(ctx context.Context, tr Trigger, issue int, tn t
 	}
 	elig := policy.Evaluate(policy.EligibilityInput{
 		ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, Phase: b.phaseOf(tn.task.Role),
-		HasMatchingApproval: true, ConstrainedSandbox: b.ConstrainedSandbox,
+		HasMatchingApproval: true, ConstrainedSandbox: b.ConstrainedSandbox || tn.task.RunPolicy.Constrained(),
 	})
 	if !elig.Allowed {
 		return out, false, nil

@@ -19,10 +19,20 @@ type Verification struct {
 
 // RunPolicy tunes the review/fix loop for one task.
 type RunPolicy struct {
-	Review       *bool  `yaml:"review" json:"review,omitempty"`
-	MaxFixPasses *int   `yaml:"maxFixPasses" json:"maxFixPasses,omitempty"`
-	ModelTier    string `yaml:"modelTier" json:"modelTier,omitempty"`
+	Review       *bool `yaml:"review" json:"review,omitempty"`
+	MaxFixPasses *int  `yaml:"maxFixPasses" json:"maxFixPasses,omitempty"`
+	// ConstrainedSandbox asks for Codex's workspace-write sandbox in writing phases (seed
+	// StudioTaskRunPolicy). It can only tighten: the action's constrained-sandbox input set wins,
+	// and a task cannot loosen it.
+	ConstrainedSandbox *bool  `yaml:"constrainedSandbox" json:"constrainedSandbox,omitempty"`
+	ModelTier          string `yaml:"modelTier" json:"modelTier,omitempty"`
 }
+
+// Constrained reports whether the task asks for the constrained sandbox.
+func (p RunPolicy) Constrained() bool { return p.ConstrainedSandbox != nil && *p.ConstrainedSandbox }
+
+// runPolicyFields are RunPolicy's keys, for the error on an unknown one.
+const runPolicyFields = "review, maxFixPasses, constrainedSandbox, modelTier"
 
 // Task is the studio task block of an issue (DESIGN §3): the seed's task fields in YAML.
 type Task struct {
@@ -347,6 +357,14 @@ func validateTask(task *Task, lineOf func(key string) int) error {
 	return nil
 }
 
+// yamlTypeOf is the Go type a yaml.v3 "field x not found in type T" message names.
+func yamlTypeOf(msg string) string {
+	if i := strings.LastIndex(msg, "in type "); i >= 0 {
+		return strings.TrimSpace(msg[i+len("in type "):])
+	}
+	return ""
+}
+
 var (
 	yamlLine      = regexp.MustCompile(`line (\d+): (.*)`)
 	unknownField  = regexp.MustCompile(`field (\S+) not found`)
@@ -370,6 +388,10 @@ func yamlError(err error, fenceLine int) error {
 		if f := unknownField.FindStringSubmatch(detail); f != nil {
 			field = f[1]
 			detail = "is not a task field; known fields are role, writeFiles, files, dependsOn (or dependencies), priority, verify, runPolicy, approvalScope, workflowId, groupId"
+			if strings.HasSuffix(yamlTypeOf(m[2]), "RunPolicy") {
+				field = "runPolicy." + f[1]
+				detail = "is not a runPolicy field; known runPolicy fields are " + runPolicyFields
+			}
 		}
 		if !isType {
 			detail = "invalid YAML: " + detail

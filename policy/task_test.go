@@ -42,6 +42,7 @@ func TestParseTaskErrorsNameFieldAndLine(t *testing.T) {
 		{"empty", "```studio\n```", 1, "", "empty"},
 		{"scalar", "```studio\njust text\n```", 2, "", "mapping"},
 		{"bad tier", "```studio\nwriteFiles: [a]\nrunPolicy: {modelTier: mars}\n```", 3, "runPolicy.modelTier", "sol, terra or luna"},
+		{"unknown runPolicy field", "```studio\nwriteFiles: [a]\nrunPolicy:\n  sandbox: strict\n```", 4, "runPolicy.sandbox", "known runPolicy fields are review, maxFixPasses, constrainedSandbox, modelTier"},
 		{"bad dependency", "```studio\nwriteFiles: [a]\ndependsOn: [task-1]\n```", 3, "dependsOn", "not an issue reference"},
 	}
 	for _, tt := range tests {
@@ -55,6 +56,20 @@ func TestParseTaskErrorsNameFieldAndLine(t *testing.T) {
 				t.Fatalf("err = %#v (%v); want line %d field %q msg %q", te, te, tt.wantLine, tt.wantField, tt.wantMsg)
 			}
 		})
+	}
+}
+
+// TestParseTaskConstrainedSandbox: the seed's runPolicy.constrainedSandbox is a task field.
+func TestParseTaskConstrainedSandbox(t *testing.T) {
+	task, err := ParseTask("```studio\nwriteFiles: [a]\nrunPolicy: {constrainedSandbox: true}\n```")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !task.RunPolicy.Constrained() {
+		t.Errorf("runPolicy = %+v, want constrainedSandbox", task.RunPolicy)
+	}
+	if task, _ := ParseTask("```studio\nwriteFiles: [a]\n```"); task.RunPolicy.Constrained() {
+		t.Error("a task without the field is constrained")
 	}
 }
 
