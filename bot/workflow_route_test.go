@@ -14,7 +14,7 @@ import (
 // the workflow's effort; a task without a workflow keeps its role's route.
 func TestWorkflowCarriesItsModel(t *testing.T) {
 	files := map[string]string{
-		prompts.CustomizationPath: `{"schemaVersion": 1, "workflows": [{"id": "night-audit", "role": "qa-playtester", "phase": "review", "file": ".codex/workflows/night-audit.md", "objective": "Audit the night build.", "modelTier": "luna"}]}`,
+		prompts.CustomizationPath:     `{"schemaVersion": 1, "workflows": [{"id": "night-audit", "role": "qa-playtester", "phase": "review", "file": ".codex/workflows/night-audit.md", "objective": "Audit the night build.", "modelTier": "luna"}]}`,
 		".codex/agents/producer.toml": "model = \"gpt-5.6-sol\"\nmodel_reasoning_effort = \"high\"\n",
 	}
 	rs, err := LoadRoles(mapFiles(files))
