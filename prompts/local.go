@@ -34,6 +34,21 @@ func ParseTaskArg(s string) (issue int, text string) {
 // the strip report and the review and fix prompts. The implementation prompt is what
 // --print-prompt prints on its own.
 func FormatDryRun(p *Prepared, f RunFacts, e Eligibility, maxFixPasses int) string {
+	return FormatDryRunWith(p, f, e, maxFixPasses, DryRunCommands{})
+}
+
+// DryRunCommands are the lines of a local dry run that prompts cannot compute: the Codex argv of
+// each call (bot/codex builds them) and the approval diagnostic (policy renders it). Empty
+// fields print nothing.
+type DryRunCommands struct {
+	Codex, Fallback             string
+	Diagnostic                  string // policy.ApprovalDiagnostic.Render(), "" in fast-prototype
+	ReviewCodex, ReviewFallback string
+	FixCodex, FixFallback       string
+}
+
+// FormatDryRunWith is FormatDryRun with the seed's command lines and approval diagnostic.
+func FormatDryRunWith(p *Prepared, f RunFacts, e Eligibility, maxFixPasses int, c DryRunCommands) string {
 	var b strings.Builder
 	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n", args...) }
 	r := f.Routes.Implementation
@@ -83,10 +98,23 @@ func FormatDryRun(p *Prepared, f RunFacts, e Eligibility, maxFixPasses int) stri
 		line("%s", s)
 	}
 	line("Prompt characters: %d", len([]rune(p.Prompt)))
+	opt := func(label, v string) {
+		if v != "" {
+			line("%s: %s", label, v)
+		}
+	}
+	opt("Codex command", c.Codex)
+	opt("Fallback command", c.Fallback)
+	if c.Diagnostic != "" {
+		line("")
+		line("%s", c.Diagnostic)
+	}
 	if p.ReviewPrompt != "" {
 		rr := f.Routes.Review
 		line("")
 		line("Review model: %s (%s), fallback %s (%s)", rr.Model, rr.Effort, rr.FallbackModel, rr.FallbackEffort)
+		opt("Review Codex command", c.ReviewCodex)
+		opt("Review fallback", c.ReviewFallback)
 		line("")
 		line("Review prompt:")
 		line("%s", p.ReviewPrompt)
@@ -97,6 +125,8 @@ func FormatDryRun(p *Prepared, f RunFacts, e Eligibility, maxFixPasses int) stri
 		fr := f.Routes.Fix
 		line("")
 		line("Fix model: %s (%s), fallback %s (%s)", fr.Model, fr.Effort, fr.FallbackModel, fr.FallbackEffort)
+		opt("Fix Codex command", c.FixCodex)
+		opt("Fix fallback", c.FixFallback)
 		line("Fix prompt (max passes: %d):", maxFixPasses)
 		line("%s", p.FixPrompt)
 	}

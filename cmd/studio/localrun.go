@@ -5,11 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/codex-studio/studio-action/bot"
+	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/policy/routing"
 	"github.com/codex-studio/studio-action/prompts"
 )
 
@@ -168,8 +171,71 @@ func runLocal(ctx context.Context, e env, role, objective string, o runFlags) er
 		fmt.Fprintln(e.stdout, p.Prompt)
 		return nil
 	}
-	fmt.Fprint(e.stdout, prompts.FormatDryRun(p, facts, bot.PromptEligibility(elig), o.maxFixPasses))
+	cmds, err := localDryRunCommands(ctx, e, root, role, objective, facts, elig, o)
+	if err != nil {
+		return failf("%v", err)
+	}
+	fmt.Fprint(e.stdout, prompts.FormatDryRunWith(p, facts, bot.PromptEligibility(elig), o.maxFixPasses, cmds))
 	return nil
+}
+
+// localDryRunCommands are the seed's dry-run lines (§9.2) for a local run: the argv of each Codex
+// call as the lifecycle would start it (without the evidence paths and the studio's proxy
+// provider, which exist only once it runs) and, outside fast-prototype, the approval diagnostic
+// with the objective hash the run's task identity has (the lifecycle's issue title is the
+// objective, its block the flags).
+func localDryRunCommands(ctx context.Context, e env, root, role, objective string, facts prompts.RunFacts, elig policy.Eligibility, o runFlags) (prompts.DryRunCommands, error) {
+	files := bot.DiskFiles(root)
+	roles, err := bot.LoadRoles(files)
+	if err != nil {
+		return prompts.DryRunCommands{}, err
+	}
+	routes, err := roles.Route(role, files, bot.RouteInputs{ModelTier: o.modelTier})
+	if err != nil {
+		return prompts.DryRunCommands{}, err
+	}
+	bin := strings.TrimSpace(e.getenv("CODEX_BIN"))
+	if bin == "" {
+		bin = "codex"
+	}
+	show := func(choice routing.ModelChoice, sandbox string) string {
+		if choice.Model == "" {
+			return ""
+		}
+		return codex.Display(bin, codex.Args(codex.Request{Model: choice, Workdir: root, Sandbox: sandbox}, codex.ArgOptions{}))
+	}
+	sandbox := string(elig.CodexSandbox)
+	c := prompts.DryRunCommands{
+		Codex: show(routes.Implementation.Primary, sandbox), Fallback: show(routes.Implementation.Fallback, sandbox),
+		ReviewCodex: show(routes.Review.Primary, "read-only"), ReviewFallback: show(routes.Review.Fallback, "read-only"),
+		FixCodex: show(routes.Fix.Primary, sandbox), FixFallback: show(routes.Fix.Fallback, sandbox),
+	}
+	if c.Fallback == "" {
+		c.Fallback = "none"
+	}
+	if elig.Input.StudioMode != policy.ModeFastPrototype {
+		title := objective
+		if facts.IssueNumber > 0 {
+			title = fmt.Sprintf("Issue #%d", facts.IssueNumber)
+		}
+		cfg := policy.StudioConfig{Mode: elig.Input.ProjectStage, StudioMode: elig.Input.StudioMode}
+		task := policy.Task{Role: role, WriteFiles: o.writeFiles, Files: o.artifacts, ApprovalScope: o.scopes}
+		match := policy.ApprovalMatch{}
+		if hash, err := policy.ObjectiveHash(policy.TaskIdentity(role, title, task, cfg)); err == nil {
+			match.CurrentHash = hash
+		}
+		match, err = localApprovalMatch(ctx, root, match)
+		if err != nil {
+			return c, err
+		}
+		c.Diagnostic = policy.ApprovalDiagnostic{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, ApprovalScopes: o.scopes, Match: match}.Render()
+	}
+	return c, nil
+}
+
+// localApprovalMatch adds the checkout's local approvals to match (none yet).
+func localApprovalMatch(_ context.Context, _ string, match policy.ApprovalMatch) (policy.ApprovalMatch, error) {
+	return match, nil
 }
 
 // taskFlags names the flag that sets each task field, for refusals in the command line's terms.
