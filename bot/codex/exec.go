@@ -215,6 +215,12 @@ const maxLastMessageBytes = 4 << 20
 // without following links, bounded, redacts and copies into the run folder.
 func (c CLI) Run(ctx context.Context, req Request) Result {
 	res := Result{Model: req.Model.Model, ExitCode: -1}
+	// Before anything of the call exists: a missing binary is the seed's "unavailable", not a
+	// fork/exec error after the evidence folder was made.
+	if _, err := exec.LookPath(c.bin()); err != nil {
+		res.Err = fmt.Errorf("Codex CLI unavailable or not found: %w", err)
+		return res
+	}
 	j := c.jail()
 	if _, err := mkdirNoFollow(filepath.Dir(req.RunDir), filepath.Base(req.RunDir)); err != nil {
 		res.Err = fmt.Errorf("create run folder: %w", err)

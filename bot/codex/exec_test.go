@@ -152,3 +152,17 @@ func TestCLIRunJudgesEventStream(t *testing.T) {
 		})
 	}
 }
+
+// TestCLIRunWithoutTheBinary: a Codex binary that does not exist is reported in the seed's words
+// before anything runs, not as fork/exec's.
+func TestCLIRunWithoutTheBinary(t *testing.T) {
+	for _, bin := range []string{filepath.Join(t.TempDir(), "no-codex"), "studio-no-such-codex-binary"} {
+		res := CLI{Bin: bin, Env: []string{"PATH=/usr/bin:/bin"}}.Run(context.Background(), Request{Phase: "implement", Prompt: "x", Workdir: t.TempDir(), RunDir: filepath.Join(t.TempDir(), "run")})
+		if res.Err == nil || !strings.HasPrefix(res.Err.Error(), "Codex CLI unavailable or not found: ") || strings.Contains(res.Err.Error(), "fork/exec") {
+			t.Errorf("%s: err = %v, want the seed's \"Codex CLI unavailable or not found: ...\"", bin, res.Err)
+		}
+		if !res.Failed() {
+			t.Errorf("%s: a call without a binary did not fail", bin)
+		}
+	}
+}
