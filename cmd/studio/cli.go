@@ -119,6 +119,11 @@ func newRootCmd(e env) *cobra.Command {
 			return runDoctor(ctx, args, e.getenv, e.stdout, e.stderr)
 		}))
 	add(newRunCmd(e, nil))
+	// The seed's project commands, one help line for all of them (projectGroup).
+	add(project(legacyCmd("validate", "check every studio file of a checkout (the seed's project validation)", "[--project DIR] [--base REF]",
+		func(ctx context.Context, args []string) int { return runValidate(ctx, args, e.stdout, e.stderr) })))
+	add(project(legacyCmd("docs-impact", "check that functional changes since a ref state their documentation impact", "[--project DIR] [--base REF]",
+		func(ctx context.Context, args []string) int { return runDocsImpact(ctx, args, e.stdout, e.stderr) })))
 	add(newWorkflowCmd(e))
 	add(newLocksCmd(e))
 	add(newTaskCmd(e))
@@ -142,20 +147,39 @@ func newRootCmd(e env) *cobra.Command {
 	return root
 }
 
+// projectGroup marks the project commands (validate, status, context, ...): the root help names
+// them on one line, so the help stays on one screen as the seed's commands are ported.
+const projectGroup = "project"
+
+func project(c *cobra.Command) *cobra.Command {
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations["group"] = projectGroup
+	return c
+}
+
 // printRootHelp is the root's help, on one screen: what the binary is, the studio's commands,
 // a line for the hidden workflow commands, and where the flags are.
 func printRootHelp(root *cobra.Command) {
 	w := root.OutOrStdout()
 	fmt.Fprintf(w, "%s\n\nUsage: studio <command> [flags]\n\nCommands:\n", root.Long)
 	var shown []*cobra.Command
+	var projects []string
 	width := 0
 	for _, c := range root.Commands() {
-		if c.IsAvailableCommand() || c.Name() == "help" {
+		switch {
+		case c.Annotations["group"] == projectGroup:
+			projects = append(projects, c.Name())
+		case c.IsAvailableCommand() || c.Name() == "help":
 			shown, width = append(shown, c), max(width, len(c.Name()))
 		}
 	}
 	for _, c := range shown {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, c.Name(), c.Short)
+	}
+	if len(projects) > 0 {
+		fmt.Fprintf(w, "Project commands (checks and summaries of a checkout): %s\n", strings.Join(projects, ", "))
 	}
 	fmt.Fprintf(w, "\n%s\n\nRun \"studio <command> --help\" for a command's flags; \"studio --version\" prints the version.\n", rootWorkflowNote)
 }

@@ -35,6 +35,7 @@ func TestDoctorPassesAHealthyCheckout(t *testing.T) {
 	files := sandbox.DefaultFiles("guided-studio")
 	files[".codex/agents/gameplay-programmer.toml"] = "model = \"gpt-5.6-sol\"\nmodel_reasoning_effort = \"high\"\n"
 	files[".codex/agents/producer.toml"] = "model=\"gpt-5.4-mini\"\n" // TOML, however it is spaced
+	files["AGENTS.md"] = agentsMD(studioState{Name: "Hop", Engine: "godot", Mode: "prototype", StudioMode: "guided-studio"})
 	writeTree(t, root, files)
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"doctor", "--project", root, "--codex-path", codextest.Bin(t)}, func(string) string { return "" }, &stdout, &stderr)
@@ -43,7 +44,7 @@ func TestDoctorPassesAHealthyCheckout(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr.String())
 	}
 	for _, want := range []string{"PASS tool.git: git version", "PASS tool.codex: codex-cli 0.171.0", " containment: ", "PASS studio.config: prototype, guided-studio, engine godot", "PASS codex.agent.gameplay-programmer: gpt-5.6-sol (high) (.codex/agents/gameplay-programmer.toml)",
-		"PASS codex.agent.producer: gpt-5.4-mini (medium)", "SKIP codex.profile"} {
+		"PASS codex.agent.producer: gpt-5.4-mini (medium)", "SKIP codex.profile", "PASS codex.project.AGENTS.md.Rules: present"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out)
 		}
@@ -74,6 +75,7 @@ func TestDoctorNamesEveryBrokenFile(t *testing.T) {
 		"FAIL codex.agent.editor: .codex/agents/editor.toml:2: strings cannot contain newlines\n",
 		"FAIL codex.profile: invalid profile",
 		"FAIL codex.customization.role.producer",
+		"FAIL codex.project.AGENTS.md: missing",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out)
@@ -224,4 +226,73 @@ func TestDoctorInitSuggestionWorks(t *testing.T) {
 	if !strings.Contains(policy.ErrNoStudioConfig.Error(), "`"+policy.InitCommand+"`") {
 		t.Errorf("policy.ErrNoStudioConfig does not suggest policy.InitCommand: %v", policy.ErrNoStudioConfig)
 	}
+}
+
+// TestValidateIsTheSeedsProjectValidation: `studio validate` runs the project checks doctor runs
+// (without the tools), and refuses what a run could never use: a profile agent that is no studio
+// role (its guidance never applies), an AGENTS.md without a required section, roles that do not
+// exist, another tool's files. doctor refuses the same.
+func TestValidateIsTheSeedsProjectValidation(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	files := sandbox.DefaultFiles("guided-studio")
+	files[".codex/studio.json"] = strings.Replace(files[".codex/studio.json"], `"status": "active"`, `"status": "active", "roles": ["producer", "wizard"]`, 1)
+	files["AGENTS.md"] = strings.Replace(agentsMD(studioState{Name: "Hop", Engine: "godot", Mode: "prototype"}), "## Verification", "## Checks", 1)
+	files[".codex/profile.json"] = string(must(os.ReadFile(filepath.Join("..", "..", "prompts", "guidance", "testdata", "native.json"))))
+	files["CODEX.md"] = "old\n"
+	writeTree(t, root, files)
+	code, out, errOut := runCLI([]string{"validate", "--project", root}, nil)
+	if code != exitError {
+		t.Fatalf("exit %d, want 1\n%s%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"PASS studio.config: prototype, guided-studio",
+		"FAIL codex.project.roles: not studio roles: wizard",
+		"FAIL codex.project.AGENTS.md.Verification: section `## Verification` is missing",
+		"PASS codex.project.AGENTS.md.Rules: present",
+		"PASS codex.profile: the profile compiles",
+		"FAIL codex.profile.agents: agents that are not studio roles, so their guidance can never apply: helper, lead",
+		"FAIL project.forbidden.CODEX.md",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("validate output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "tool.") {
+		t.Errorf("validate checks no tools:\n%s", out)
+	}
+	_, doctor, _ := runCLI([]string{"doctor", "--project", root, "--codex-path", filepath.Join(root, "no-codex")}, nil)
+	if !strings.Contains(doctor, "FAIL codex.profile.agents: ") || !strings.Contains(doctor, "FAIL tool.codex") {
+		t.Errorf("doctor does not run validate's checks:\n%s", doctor)
+	}
+}
+
+// TestDocsImpact: a functional change since the base needs the section's three lines.
+func TestDocsImpact(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"README.md": "x\n", "src/a.gd": "a\n"})
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.name=t", "-c", "user.email=t@x", "commit", "-qm", "base"}} {
+		if out, err := exec.Command("git", append([]string{"-C", root}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	if code, out, _ := runCLI([]string{"docs-impact", "--project", root}, nil); code != exitOK || !strings.Contains(out, "PASS project.documentation_impact: no functional change since HEAD") {
+		t.Errorf("clean: exit %d\n%s", code, out)
+	}
+	writeTree(t, root, map[string]string{"src/a.gd": "b\n", "docs/x.md": "y\n"})
+	if code, out, _ := runCLI([]string{"docs-impact", "--project", root}, nil); code != exitError || !strings.Contains(out, "FAIL project.documentation_impact.section: 1 functional change since HEAD (src/a.gd)") {
+		t.Errorf("no section: exit %d\n%s", code, out)
+	}
+	writeTree(t, root, map[string]string{docsImpactPath: "# Session\n\n## Documentation Impact\n- Decision: no-update\n- Reason: internal tuning\n- Documents: none\n"})
+	if code, out, _ := runCLI([]string{"validate", "--project", root, "--base", "HEAD"}, nil); !strings.Contains(out, "PASS project.documentation_impact.decision: present") || !strings.Contains(out, "PASS project.documentation_impact.documents") {
+		t.Errorf("with the section: exit %d\n%s", code, out)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

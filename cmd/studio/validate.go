@@ -1,0 +1,270 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/codex-studio/studio-action/bot"
+	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/policy/routing"
+	"github.com/codex-studio/studio-action/prompts"
+	"github.com/codex-studio/studio-action/prompts/guidance"
+)
+
+// runValidate is `studio validate`: the seed's project validation (§1.6), one
+// `PASS|FAIL|SKIP <id>: <message> (<path>)` line per check, exit 1 when any fails. doctor runs the
+// same checks after its tool checks.
+func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("studio validate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	project := fs.String("project", ".", "project root")
+	base := fs.String("base", "", "a git ref: also run the documentation-impact check against it (docs-impact)")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "studio validate: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	root, err := filepath.Abs(*project)
+	if err != nil {
+		fmt.Fprintf(stderr, "studio validate: %v\n", err)
+		return exitError
+	}
+	checks := validateProject(ctx, root)
+	if *base != "" {
+		checks = append(checks, docsImpactChecks(ctx, root, *base)...)
+	}
+	return printChecks(stdout, checks)
+}
+
+func printChecks(stdout io.Writer, checks []check) int {
+	failed := false
+	for _, c := range checks {
+		fmt.Fprintln(stdout, c)
+		failed = failed || c.status == "FAIL"
+	}
+	if failed {
+		return exitError
+	}
+	return exitOK
+}
+
+// agentsSections are the AGENTS.md sections the seed's validation requires, each non-empty
+// (§1.6 item 9); `studio init` writes them all.
+var agentsSections = []string{"Project Goal", "Engine", "Commands", "Context Bootstrap", "Model Routing", "Coding Conventions",
+	"Asset Conventions", "Studio Roles", "Current Milestone", "Verification", "Rules"}
+
+// forbiddenPaths are the seed's leftovers a studio project must not carry (§1.6 item 16): other
+// tools' state that would confuse an agent reading the checkout.
+var forbiddenPaths = []string{"CODEX.md", "project_orchestrator.md", ".gamestudio/runs", ".truthmark", ".codex/hooks.json"}
+
+// validateProject checks every studio file of the checkout at root with the parsers the action
+// uses. Unlike the seed, a missing or broken studio.json does not stop the checks: every broken
+// file is named in one pass; only the checks that read studio.json's lists are left out.
+func validateProject(ctx context.Context, root string) []check {
+	var checks []check
+	add := func(status, id, message, path string) { checks = append(checks, check{status, id, message, path}) }
+	result := func(err error, id, ok, path string) {
+		if err != nil {
+			add("FAIL", id, err.Error(), path)
+		} else {
+			add("PASS", id, ok, path)
+		}
+	}
+
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(policy.StudioConfigPath)))
+	var cfg policy.StudioConfig
+	cfgOK := false
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		add("FAIL", "studio.config", "missing: there is no "+policy.StudioConfigPath+"; create it with `"+policy.InitCommand+"` (your own name, engine and mode)", policy.StudioConfigPath)
+	case err != nil:
+		add("FAIL", "studio.config", err.Error(), policy.StudioConfigPath)
+	default:
+		if cfg, err = policy.ParseStudioConfig(data); err != nil {
+			add("FAIL", "studio.config", err.Error(), policy.StudioConfigPath)
+		} else {
+			cfgOK = true
+			add("PASS", "studio.config", fmt.Sprintf("%s, %s, engine %s", cfg.Mode, cfg.StudioMode, orDefault(cfg.Engine, "unset")), policy.StudioConfigPath)
+		}
+	}
+
+	// The customization pack is optional: without it only the built-ins apply, which is said as
+	// such rather than as a valid file that is not there.
+	custom := prompts.DefaultCustomization()
+	customPath := filepath.Join(root, filepath.FromSlash(prompts.CustomizationPath))
+	if _, err := os.Lstat(customPath); errors.Is(err, os.ErrNotExist) {
+		add("SKIP", "codex.customization.config", "no customization pack: only the built-in roles, workflows and templates", "")
+	} else if c, err := prompts.ReadCustomization(ctx, root); err != nil {
+		add("FAIL", "codex.customization.config", err.Error(), prompts.CustomizationPath)
+	} else if diags, err := prompts.ValidateCustomization(ctx, root, c, nil); err != nil {
+		add("FAIL", "codex.customization.config", err.Error(), prompts.CustomizationPath)
+	} else {
+		custom = c
+		for _, d := range diags {
+			status := "PASS"
+			if !d.OK {
+				status = "FAIL"
+			}
+			add(status, d.ID, d.Message, d.Path)
+		}
+	}
+
+	if cfgOK {
+		checks = append(checks, rosterChecks(cfg, custom)...)
+	}
+	checks = append(checks, agentsMDChecks(root)...)
+
+	agents, _ := filepath.Glob(filepath.Join(root, ".codex", "agents", "*.toml"))
+	sort.Strings(agents)
+	for _, p := range agents {
+		role := strings.TrimSuffix(filepath.Base(p), ".toml")
+		id := "codex.agent." + role
+		data, err := os.ReadFile(p)
+		if err == nil {
+			var surface routing.ModelChoice
+			if surface, err = routing.ParseRoleSurface(role, data); err == nil {
+				add("PASS", id, fmt.Sprintf("%s (%s)", surface.Model, surface.Effort), rel(root, p))
+				continue
+			}
+		}
+		var se *routing.SurfaceError
+		if errors.As(err, &se) {
+			add("FAIL", id, err.Error(), "") // it starts with the file and line
+			continue
+		}
+		add("FAIL", id, err.Error(), rel(root, p))
+	}
+	if len(agents) == 0 {
+		add("SKIP", "codex.agent", "no .codex/agents/*.toml: every role uses its tier's default model", "")
+	}
+
+	profilePath := filepath.Join(root, ".codex", "profile.json")
+	if data, err := os.ReadFile(profilePath); errors.Is(err, os.ErrNotExist) {
+		add("SKIP", "codex.profile", "no multi-agent profile", "")
+	} else if err != nil {
+		add("FAIL", "codex.profile", err.Error(), ".codex/profile.json")
+	} else if p, err := guidance.ParseProfile(data); err != nil {
+		result(err, "codex.profile", "", ".codex/profile.json")
+	} else {
+		add("PASS", "codex.profile", "the profile compiles", ".codex/profile.json")
+		checks = append(checks, profileRoleCheck(root, p))
+	}
+
+	for _, p := range forbiddenPaths {
+		if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(p))); err == nil {
+			add("FAIL", "project.forbidden."+p, "another tool's file; a studio project must not carry it (remove it)", p)
+		}
+	}
+	return checks
+}
+
+// rosterChecks are the seed's codex.project.roles, activeRoles and workflows: studio.json's lists
+// name only roles and workflows that exist. An absent list is the default (every role, every
+// workflow) and passes as such.
+func rosterChecks(cfg policy.StudioConfig, custom prompts.Customization) []check {
+	var checks []check
+	known := func(id string) bool {
+		builtin, _, err := prompts.ResolveRoleID(custom, id)
+		return err == nil || builtin
+	}
+	unknown := func(ids []string, ok func(string) bool) []string {
+		var out []string
+		for _, id := range ids {
+			if !ok(id) {
+				out = append(out, id)
+			}
+		}
+		return out
+	}
+	switch bad := unknown(cfg.Roles, known); {
+	case len(cfg.Roles) == 0:
+		checks = append(checks, check{"SKIP", "codex.project.roles", "studio.json lists no roles: every built-in role applies", policy.StudioConfigPath})
+	case len(bad) > 0:
+		checks = append(checks, check{"FAIL", "codex.project.roles", "not studio roles: " + strings.Join(bad, ", "), policy.StudioConfigPath})
+	default:
+		checks = append(checks, check{"PASS", "codex.project.roles", fmt.Sprintf("%d roles", len(cfg.Roles)), policy.StudioConfigPath})
+	}
+	inRoles := func(id string) bool { return len(cfg.Roles) == 0 && known(id) || slices.Contains(cfg.Roles, id) }
+	if bad := unknown(cfg.ActiveRoles, inRoles); len(bad) > 0 {
+		checks = append(checks, check{"FAIL", "codex.project.activeRoles", "not among the project's roles: " + strings.Join(bad, ", "), policy.StudioConfigPath})
+	} else if len(cfg.ActiveRoles) > 0 {
+		checks = append(checks, check{"PASS", "codex.project.activeRoles", fmt.Sprintf("%d active roles", len(cfg.ActiveRoles)), policy.StudioConfigPath})
+	}
+	var raw struct {
+		Workflows []string `json:"workflows"`
+	}
+	_ = json.Unmarshal(cfg.Raw, &raw) // ParseStudioConfig read the same bytes
+	isWorkflow := func(id string) bool { _, ok := prompts.FindWorkflow(custom, id); return ok }
+	if bad := unknown(raw.Workflows, isWorkflow); len(bad) > 0 {
+		checks = append(checks, check{"FAIL", "codex.project.workflows", "not workflows: " + strings.Join(bad, ", "), policy.StudioConfigPath})
+	} else if len(raw.Workflows) > 0 {
+		checks = append(checks, check{"PASS", "codex.project.workflows", fmt.Sprintf("%d workflows", len(raw.Workflows)), policy.StudioConfigPath})
+	}
+	return checks
+}
+
+// agentsMDChecks are codex.project.AGENTS.md.<section>: every section the seed requires is there
+// and has text.
+func agentsMDChecks(root string) []check {
+	data, err := os.ReadFile(filepath.Join(root, "AGENTS.md"))
+	if err != nil {
+		return []check{{"FAIL", "codex.project.AGENTS.md", "missing: every prompt asks for AGENTS.md as required context; `studio init` writes one", "AGENTS.md"}}
+	}
+	body := map[string]string{}
+	current := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		if h, ok := strings.CutPrefix(line, "## "); ok {
+			current = strings.TrimSpace(h)
+			body[current] += " " // present, possibly empty
+			continue
+		}
+		if current != "" {
+			body[current] += strings.TrimSpace(line)
+		}
+	}
+	var checks []check
+	for _, s := range agentsSections {
+		id := "codex.project.AGENTS.md." + s
+		switch text, ok := body[s]; {
+		case !ok:
+			checks = append(checks, check{"FAIL", id, "section `## " + s + "` is missing", "AGENTS.md"})
+		case strings.TrimSpace(text) == "":
+			checks = append(checks, check{"FAIL", id, "section `## " + s + "` is empty", "AGENTS.md"})
+		default:
+			checks = append(checks, check{"PASS", id, "present", "AGENTS.md"})
+		}
+	}
+	return checks
+}
+
+// profileRoleCheck refuses a profile whose agent ids are not studio roles of the checkout: the
+// action installs an agent's guidance only for the run of the role with that id, so such an
+// agent can never apply.
+func profileRoleCheck(root string, p *guidance.Profile) check {
+	roles, err := bot.LoadRoles(bot.DiskFiles(root))
+	if err != nil {
+		return check{"FAIL", "codex.profile.agents", err.Error(), prompts.CustomizationPath}
+	}
+	var bad []string
+	for id := range p.Agents {
+		if _, ok := roles.Lookup(id); !ok {
+			bad = append(bad, id)
+		}
+	}
+	sort.Strings(bad)
+	if len(bad) > 0 {
+		return check{"FAIL", "codex.profile.agents", fmt.Sprintf("agents that are not studio roles, so their guidance can never apply: %s (name each agent after the role whose runs it guides)", strings.Join(bad, ", ")), ".codex/profile.json"}
+	}
+	return check{"PASS", "codex.profile.agents", fmt.Sprintf("%d agents, each a studio role", len(p.Agents)), ".codex/profile.json"}
+}
