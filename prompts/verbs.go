@@ -9,7 +9,7 @@ import (
 // Verbs are the `/studio` commands the action has, in bot's table order. Guidance and role
 // contracts may mention only these; bot's TestPromptVerbsMatchTheDispatcher keeps this list
 // equal to the dispatcher's table (prompts must not import bot).
-var Verbs = []string{"run", "workflow", "task", "accept", "orchestrate", "revoke", "review", "help", "steer", "pause", "continue", "stop"}
+var Verbs = []string{"run", "workflow", "task", "accept", "orchestrate", "revoke", "review", "help", "status", "steer", "pause", "continue", "stop"}
 
 // VerbsSentence lists Verbs as Markdown code spans: "`/studio run`, ... and `/studio help`".
 func VerbsSentence() string {
