@@ -120,10 +120,14 @@ func newRootCmd(e env) *cobra.Command {
 		}))
 	add(newRunCmd(e, nil))
 	// The seed's project commands, one help line for all of them (projectGroup).
-	add(project(legacyCmd("validate", "check every studio file of a checkout (the seed's project validation)", "[--project DIR] [--base REF]",
+	add(inProjectGroup(legacyCmd("validate", "check every studio file of a checkout (the seed's project validation)", "[--project DIR] [--base REF]",
 		func(ctx context.Context, args []string) int { return runValidate(ctx, args, e.stdout, e.stderr) })))
-	add(project(legacyCmd("docs-impact", "check that functional changes since a ref state their documentation impact", "[--project DIR] [--base REF]",
+	add(inProjectGroup(legacyCmd("docs-impact", "check that functional changes since a ref state their documentation impact", "[--project DIR] [--base REF]",
 		func(ctx context.Context, args []string) int { return runDocsImpact(ctx, args, e.stdout, e.stderr) })))
+	add(newStatusCmd(e))
+	add(newResumeCmd(e))
+	add(newContextCmd(e))
+	add(newTemplatesCmd(e))
 	add(newWorkflowCmd(e))
 	add(newLocksCmd(e))
 	add(newTaskCmd(e))
@@ -151,7 +155,7 @@ func newRootCmd(e env) *cobra.Command {
 // them on one line, so the help stays on one screen as the seed's commands are ported.
 const projectGroup = "project"
 
-func project(c *cobra.Command) *cobra.Command {
+func inProjectGroup(c *cobra.Command) *cobra.Command {
 	if c.Annotations == nil {
 		c.Annotations = map[string]string{}
 	}
