@@ -357,4 +357,3 @@ func tokens(s string) map[string]bool {
 	}
 	return out
 }
-
