@@ -59,7 +59,7 @@ type taskNow struct {
 
 // loadTaskNow reads the issue and the configuration again. Configuration and roles come from the
 // default branch, never from a pull request's head.
-func (b *Bot) loadTaskNow(ctx context.Context, number int) (taskNow, error) {
+func (b *eventBot) loadTaskNow(ctx context.Context, number int) (taskNow, error) {
 	issue, err := b.gh.Issue(ctx, number)
 	if err != nil {
 		return taskNow{}, fmt.Errorf("read task issue #%d: %w", number, err)
@@ -84,7 +84,7 @@ func (b *Bot) loadTaskNow(ctx context.Context, number int) (taskNow, error) {
 		tn.problem = "the task block cannot be used: " + err.Error()
 		return tn, nil
 	}
-	role, err := (&run{Bot: b, issue: issue, tr: Trigger{Kind: TriggerComment, Issue: number}}).resolveRole(ctx, tn.task, tn.base)
+	role, err := (&run{eventBot: b, issue: issue, tr: Trigger{Kind: TriggerComment, Issue: number}}).resolveRole(ctx, tn.task, tn.base)
 	if err != nil {
 		tn.problem = err.Error()
 		return tn, nil
@@ -131,7 +131,7 @@ type planState struct {
 // (policy.PlanCommit, policy.TrustPlanRecord). A commit anyone pushed can carry the trailer, but
 // only the bot's app can have recorded a plan on it, so a missing or foreign record means no
 // approval can match (fail closed).
-func (b *Bot) planOf(ctx context.Context, pr PullRequest, issue int) (planState, error) {
+func (b *eventBot) planOf(ctx context.Context, pr PullRequest, issue int) (planState, error) {
 	var ps planState
 	commits, err := b.gh.PullCommits(ctx, pr.Number)
 	if err != nil {
@@ -190,7 +190,7 @@ func (b *Bot) trustedMarker(pr PullRequest, issue int) (policy.IdentityMarker, s
 // plan's record, and the hash and digest recomputed from the task now. startsRun says a matching
 // approval would start an implementation (as it does whenever the head is the plan commit), so
 // the issue's text must still be the planned one.
-func (b *Bot) approvalsOf(ctx context.Context, pr PullRequest, tn taskNow, issue int, startsRun bool) (pullApprovals, error) {
+func (b *eventBot) approvalsOf(ctx context.Context, pr PullRequest, tn taskNow, issue int, startsRun bool) (pullApprovals, error) {
 	pa := pullApprovals{pr: pr}
 	var err error
 	if pa.plan, err = b.planOf(ctx, pr, issue); err != nil {
@@ -255,7 +255,7 @@ func (b *Bot) approvalsOf(ctx context.Context, pr PullRequest, tn taskNow, issue
 // permissionOf asks the collaborator-permission API (memoized by the adapter). Only human
 // accounts other than the bot are asked: nothing else can authorize, and bots answer 404. A
 // failed lookup is an unknown permission, which never authorizes.
-func (b *Bot) permissionOf(ctx context.Context, login, accountType string) policy.Permission {
+func (b *eventBot) permissionOf(ctx context.Context, login, accountType string) policy.Permission {
 	if login == "" || accountType != string(policy.AccountUser) || strings.EqualFold(login, b.BotLogin) {
 		return policy.PermissionUnknown
 	}
@@ -269,7 +269,7 @@ func (b *Bot) permissionOf(ctx context.Context, login, accountType string) polic
 
 // revocations collects the `/studio revoke` commands on the given issues (the task and its pull
 // request). An edited comment never counts: what it said when it was written cannot be known.
-func (b *Bot) revocations(ctx context.Context, numbers ...int) ([]policy.Revocation, error) {
+func (b *eventBot) revocations(ctx context.Context, numbers ...int) ([]policy.Revocation, error) {
 	var out []policy.Revocation
 	for _, n := range numbers {
 		comments, err := b.gh.Comments(ctx, n)
@@ -538,7 +538,7 @@ func (r *run) modelRoute(ctx context.Context, task policy.Task, base string) (ro
 // readyBase removes persisted credentials, keeps run evidence out of the changes and puts the
 // workspace on the default branch, once per event, before anything is rendered or read from it.
 // The default branch's tree it fetched is also what lock commits carry (saving two API calls).
-func (b *Bot) readyBase(ctx context.Context, base string) error {
+func (b *eventBot) readyBase(ctx context.Context, base string) error {
 	if b.onBase {
 		return nil
 	}

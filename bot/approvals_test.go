@@ -64,7 +64,7 @@ func (f *fakeGitHub) CreateStatus(_ context.Context, _ string, st CommitStatus) 
 func (f *fakeGitHub) PullFiles(context.Context, int) ([]string, error) { return f.listedFiles, nil }
 
 // testBot is the bot of one event on gh, for tests that drive one step of a flow.
-func testBot(gh hub.API, log *bytes.Buffer) *Bot {
+func testBot(gh hub.API, log *bytes.Buffer) *eventBot {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	return New(Deps{GitHub: gh, Log: log, Now: func() time.Time { return now }}, Settings{}).forEvent(Trigger{})
 }
@@ -338,7 +338,7 @@ func TestRecordPlanWritesTheBotsCheckRun(t *testing.T) {
 	}{{"written", nil}, {"without checks: write the caller can fail closed", ErrForbidden}} {
 		t.Run(tt.name, func(t *testing.T) {
 			gh := &fakeGitHub{createErr: tt.createErr}
-			r := &run{Bot: testBot(gh, &bytes.Buffer{}), tr: Trigger{Issue: 7}}
+			r := &run{eventBot: testBot(gh, &bytes.Buffer{}), tr: Trigger{Issue: 7}}
 			err := r.recordPlan(context.Background(), "plansha", line)
 			if tt.createErr != nil {
 				if !errors.Is(err, ErrForbidden) {

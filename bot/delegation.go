@@ -35,7 +35,7 @@ type spawning struct {
 
 // delegationProfile returns the profile facts when role is an agent of the default branch's
 // profile that may spawn (and the profile's orchestration files child tasks at all).
-func (b *Bot) delegationProfile(ctx context.Context, base, role string) (*spawning, error) {
+func (b *eventBot) delegationProfile(ctx context.Context, base, role string) (*spawning, error) {
 	data, err := b.baseFile(ctx, ProfilePath, base)
 	if errors.Is(err, ErrNotFound) {
 		return nil, nil
@@ -166,7 +166,7 @@ func (r *run) delegate(ctx context.Context, base string, sp *spawning, d policy.
 			}
 		}
 	}
-	if _, err := r.Bot.orchestrateOn(ctx, r.tr.Issue, OrchestrateOptions{Tasks: created, MaxConcurrency: maxc, Marks: marks}, 0, r.tr.Actor.Login, "delegation by "+r.issueRole()); err != nil {
+	if _, err := r.eventBot.orchestrateOn(ctx, r.tr.Issue, OrchestrateOptions{Tasks: created, MaxConcurrency: maxc, Marks: marks}, 0, r.tr.Actor.Login, "delegation by "+r.issueRole()); err != nil {
 		return "", err
 	}
 	return line + fmt.Sprintf(" (%s), orchestrated on this issue.", issueRefs(created)), nil

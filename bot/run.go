@@ -143,20 +143,30 @@ type Outcome struct {
 	Failure string
 }
 
-// Bot handles one event.
+// Bot is the configured bot: what cmd built it from, and nothing else. Nothing changes it after
+// New, so one Bot serves any number of events at once, each through an eventBot of its own
+// (forEvent). Deps.Workspace is the exception to "any number": it is one checkout, so only
+// events that need none (help, refusals, revokes, the gate of pull_request and review events)
+// may share a Bot at once; a server that runs checking-out events side by side gives each a
+// workspace of its own (a Bot per workspace) or hands them to Actions.
 type Bot struct {
 	Deps
 	Settings
+}
 
-	lock        *heldLock      // the issue lock this run holds (lock.go)
+// eventBot is the bot as one event sees it: the configured bot, read-only, and everything about
+// this one event (its memo, the lock it holds, the checkout's state, what it read of the default
+// branch). Handle makes one per event; it is never shared between events.
+type eventBot struct {
+	*Bot
+
+	// gh is the event's memo: every GitHub read and write of the event goes through it.
+	gh          eventGitHub
+	lock        *heldLock      // the issue lock this event holds (lock.go)
 	onBase      bool           // the workspace is on the default branch (readyBase)
-	loadedRoles *Roles         // the default branch's roles (roles)
 	pristine    bool           // ... and still holds its bytes: no agent ran, no branch was checked out
+	loadedRoles *Roles         // the default branch's roles (roles)
 	published   map[int64]*run // last writer of each status comment (status_run.go)
-
-	// gh is the event's memo (forEvent): every GitHub read and write of one event goes through
-	// it. It is nil in the configured bot, which serves events only through Handle.
-	gh eventGitHub
 }
 
 // New returns a Bot with defaults filled in.
@@ -231,7 +241,7 @@ func (r *run) reportFailure(ctx context.Context, err error) {
 
 // run is the state of one authorized run.
 type run struct {
-	*Bot
+	*eventBot
 	tr       Trigger
 	issue    Issue
 	cmd      Command
@@ -364,7 +374,7 @@ func (r *run) setStatusLabel(ctx context.Context, status string) error {
 // the issue has now, so a status label another run set after this event was delivered (known is
 // the event's list, maybe old) is seen and removed too. changed is false when the issue already
 // had that status and no other.
-func (b *Bot) transition(ctx context.Context, issue int, known []string, status string) (kept []string, from string, changed bool, err error) {
+func (b *eventBot) transition(ctx context.Context, issue int, known []string, status string) (kept []string, from string, changed bool, err error) {
 	prefix := b.LabelPrefix + "status/"
 	want := prefix + status
 	had := contains(known, want)
@@ -473,7 +483,7 @@ func (r *run) triggerLabel() string {
 }
 
 // roles are the roles the default branch defines (built-in and custom), read once per event.
-func (b *Bot) roles(ctx context.Context, base string) (Roles, error) {
+func (b *eventBot) roles(ctx context.Context, base string) (Roles, error) {
 	if b.loadedRoles != nil {
 		return *b.loadedRoles, nil
 	}
@@ -486,7 +496,7 @@ func (b *Bot) roles(ctx context.Context, base string) (Roles, error) {
 }
 
 // phaseOf is the phase a resolved role's runs take (a custom role declares its own).
-func (b *Bot) phaseOf(role string) policy.Phase {
+func (b *eventBot) phaseOf(role string) policy.Phase {
 	if b.loadedRoles != nil {
 		if phase, ok := b.loadedRoles.Lookup(role); ok {
 			return phase

@@ -84,13 +84,13 @@ func init() {
 
 func (r *run) orchestrate(ctx context.Context) error {
 	opts, _ := r.cmd.Opts.(OrchestrateOptions)
-	out, err := r.Bot.orchestrateOn(ctx, r.tr.Issue, opts, r.tr.CommentID, r.tr.Actor.Login, r.cmd.Line)
+	out, err := r.eventBot.orchestrateOn(ctx, r.tr.Issue, opts, r.tr.CommentID, r.tr.Actor.Login, r.cmd.Line)
 	*r.out = out
 	return err
 }
 
 // orchestrateOn starts (or resumes) the orchestration on issue; it runs under issue's lock.
-func (b *Bot) orchestrateOn(ctx context.Context, issue int, opts OrchestrateOptions, commentID int64, actor, line string) (Outcome, error) {
+func (b *eventBot) orchestrateOn(ctx context.Context, issue int, opts OrchestrateOptions, commentID int64, actor, line string) (Outcome, error) {
 	out := Outcome{RunID: b.RunID}
 	reply := func(status, text string) (Outcome, error) {
 		out.Status, out.Summary = status, text
@@ -188,7 +188,7 @@ func (b *Bot) orchestrateOn(ctx context.Context, issue int, opts OrchestrateOpti
 // runDispatchedTask is a task run an orchestration dispatched: `/studio run` on the task issue,
 // then its refs given back and the orchestration advanced, whatever the run's end (a run that
 // failed after its locks were taken releases them too; one killed outright leaves them to expire).
-func (b *Bot) runDispatchedTask(ctx context.Context, tr Trigger) (Outcome, error) {
+func (b *eventBot) runDispatchedTask(ctx context.Context, tr Trigger) (Outcome, error) {
 	task, ok := issueRef(tr.Inputs["task"])
 	if !ok {
 		return b.skip(fmt.Sprintf("workflow_dispatch input task %q is not an issue number", tr.Inputs["task"]))
@@ -231,7 +231,7 @@ func (b *Bot) runDispatchedTask(ctx context.Context, tr Trigger) (Outcome, error
 }
 
 // finishOrchestrated gives back a finished task's refs and advances its orchestration.
-func (b *Bot) finishOrchestrated(ctx context.Context, orch, task, slot int, out Outcome) error {
+func (b *eventBot) finishOrchestrated(ctx context.Context, orch, task, slot int, out Outcome) error {
 	base, err := b.gh.DefaultBranch(ctx)
 	if err != nil {
 		return err
@@ -303,7 +303,7 @@ func (b *Bot) finishOrchestrated(ctx context.Context, orch, task, slot int, out 
 // onDispatch handles workflow_dispatch: an orchestration's task run (input task), or an
 // orchestration started from the Actions tab (input orchestrate, on the issue named by input
 // issue). GitHub lets only writers dispatch a workflow; a person's dispatch is checked anyway.
-func (b *Bot) onDispatch(ctx context.Context, tr Trigger) (Outcome, error) {
+func (b *eventBot) onDispatch(ctx context.Context, tr Trigger) (Outcome, error) {
 	if !strings.EqualFold(tr.Actor.Login, b.BotLogin) {
 		perm, err := b.gh.Permission(ctx, tr.Actor.Login)
 		if err != nil {

@@ -73,7 +73,7 @@ func (r *run) reviewPull(ctx context.Context, pr PullRequest) error {
 	}
 	rev := codex.NewReviewOutcome(exe)
 	_ = ev.WriteOutput(rev.Lines())
-	if err := r.Bot.publishReview(ctx, pr.Number, head, files, rev, r.Redactor); err != nil {
+	if err := r.eventBot.publishReview(ctx, pr.Number, head, files, rev, r.Redactor); err != nil {
 		return err
 	}
 	r.refreshGate(ctx, pr.Number, r.issue.Number)
