@@ -177,7 +177,7 @@ func (r *run) issueRole() string {
 	if r.impl != nil && r.impl.task.Role != "" {
 		return r.impl.task.Role
 	}
-	if task, err := policy.ParseTask(r.issue.Body); err == nil && task.Role != "" {
+	if task, err := r.taskBlock(r.issue.Body); err == nil && task.Role != "" {
 		return task.Role
 	}
 	if roles := r.labelRoles(); len(roles) == 1 {

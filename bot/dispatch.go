@@ -106,7 +106,7 @@ func (b *Bot) allowedBot(a Actor) bool {
 
 // commandOf reads the command an event carries: a comment's slash command, or `run` for a
 // trigger label. reason says why there is none.
-func (b *Bot) commandOf(tr Trigger) (cmd Command, reason string) {
+func (b *eventBot) commandOf(tr Trigger) (cmd Command, reason string) {
 	switch tr.Kind {
 	case TriggerComment:
 		cmd, ok := ParseCommand(tr.CommentBody, b.TriggerPhrase)
@@ -121,7 +121,7 @@ func (b *Bot) commandOf(tr Trigger) (cmd Command, reason string) {
 		// A role label starts a run only for a task block that names no role; the block's own
 		// role wins, and a different label is reported as a conflict by the run itself.
 		if labelRole, ok := policy.RoleOfLabel(b.LabelPrefix, tr.Label); ok {
-			if task, err := policy.ParseTask(tr.Snapshot.Body); err == nil && task.Role == labelRole {
+			if task, err := b.taskBlock(tr.Snapshot.Body); err == nil && task.Role == labelRole {
 				return cmd, fmt.Sprintf("the task block already names role %s; add the label %srun to start a run", labelRole, b.LabelPrefix)
 			}
 		}

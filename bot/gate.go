@@ -24,7 +24,7 @@ type pullReader interface {
 }
 
 // gateFacts fetches what policy.EvaluateGate decides on for a pull request's head.
-func (b *eventBot) gateFacts(ctx context.Context, pr PullRequest, tn taskNow, pa pullApprovals) (policy.GateFacts, error) {
+func (b *eventBot) gateFacts(ctx context.Context, pr PullRequest, tn taskContext, pa pullApprovals) (policy.GateFacts, error) {
 	files, err := b.gh.PullFiles(ctx, pr.Number)
 	if err != nil {
 		return policy.GateFacts{}, err
@@ -66,7 +66,7 @@ func (b *eventBot) studioVerdict(ctx context.Context, sha string) (*policy.Studi
 }
 
 // writeGate evaluates studio/gate and writes it on the head commit.
-func (b *eventBot) writeGate(ctx context.Context, pr PullRequest, tn taskNow, pa pullApprovals) (policy.GateResult, error) {
+func (b *eventBot) writeGate(ctx context.Context, pr PullRequest, tn taskContext, pa pullApprovals) (policy.GateResult, error) {
 	facts, err := b.gateFacts(ctx, pr, tn, pa)
 	if err != nil {
 		return policy.GateResult{}, fmt.Errorf("gather the gate's facts for #%d: %w", pr.Number, err)
@@ -118,7 +118,7 @@ func (b *eventBot) recomputeGate(ctx context.Context, number, issue int) error {
 	if err != nil {
 		return err
 	}
-	tn, err := b.loadTaskNow(ctx, issue)
+	tn, err := b.loadTask(ctx, issue)
 	if err != nil {
 		return err
 	}

@@ -350,7 +350,8 @@ func proposalInstruction(labelRole string, roles []string) string {
 // propose is `/studio run` on a plain request: a read-only Codex call on the default branch's
 // checkout, as the planning role, answers with a task block proposal; a valid one is posted as a
 // reply, a malformed one is reported on the status comment. The issue ends awaiting a writer.
-func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string) error {
+func (r *run) propose(ctx context.Context, tc taskContext) error {
+	cfg, base := tc.cfg, tc.base
 	labels := r.labelRoles()
 	planner, labelRole := proposalRole, ""
 	switch {
@@ -373,8 +374,8 @@ func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string)
 		r.out.Status, r.out.Summary = "done", r.st.Summary
 		return r.publish(ctx)
 	}
-	task := policy.Task{Role: planner, Description: r.issue.Body}
-	route, err := r.modelRoute(ctx, task, base)
+	tc.task = policy.Task{Role: planner, Description: r.issue.Body}
+	route, err := r.modelRoute(ctx, tc)
 	if err != nil {
 		var refusal *RouteRefusal
 		if errors.As(err, &refusal) {
@@ -385,7 +386,7 @@ func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string)
 	// The plan phase's eligibility: read-only, whatever the studio mode or constrained-sandbox say.
 	elig := policy.Evaluate(policy.EligibilityInput{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: policy.PhasePlan})
 	elig.CodexSandbox = policy.SandboxReadOnly
-	prepared, _, err := r.prepareFor(ctx, cfg, task, base, policy.PhasePlan, elig, route, false, false)
+	prepared, _, err := r.prepareFor(ctx, tc, policy.PhasePlan, elig, route, false, false)
 	if err != nil {
 		return r.block(ctx, stepTaskParsed, err.Error())
 	}

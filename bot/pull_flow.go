@@ -67,7 +67,7 @@ func (b *eventBot) pullEventLocked(ctx context.Context, tr Trigger, pr PullReque
 		return out, err
 	}
 	out.PullRequest, out.PullURL, out.Branch = pr.Number, pr.URL, pr.HeadRef
-	tn, err := b.loadTaskNow(ctx, issue)
+	tn, err := b.loadTask(ctx, issue)
 	if err != nil {
 		return out, err
 	}
@@ -100,7 +100,7 @@ func (b *eventBot) pullEventLocked(ctx context.Context, tr Trigger, pr PullReque
 // implementApproved runs the implementation authorized by a matching approval, on the plan pull
 // request's branch, through the same path as `/studio run` (run.implement) with provenance
 // `approval`. started is false when no approval matches; the caller then shows why.
-func (b *eventBot) implementApproved(ctx context.Context, tr Trigger, issue int, tn taskNow, pa pullApprovals) (Outcome, bool, error) {
+func (b *eventBot) implementApproved(ctx context.Context, tr Trigger, issue int, tn taskContext, pa pullApprovals) (Outcome, bool, error) {
 	out := Outcome{RunID: b.RunID}
 	first, ok := pa.match.First()
 	// Only an approval of the recorded plan commit starts anything; MatchApprovals already
@@ -139,7 +139,8 @@ func (b *eventBot) implementApproved(ctx context.Context, tr Trigger, issue int,
 		return out, true, err
 	}
 	b.logf("review-%d by %s authorizes the implementation of #%d (provenance %s)", first.ID, first.Author, issue, elig.Provenance)
-	if err := r.implement(ctx, tn.cfg, tn.task, elig, tn.base); err != nil {
+	tn.elig = elig
+	if err := r.implement(ctx, tn); err != nil {
 		// The status comment already says the implementation is running: finish it, as the
 		// issue-comment path does, so it never hangs.
 		r.reportFailure(ctx, err)
@@ -169,7 +170,7 @@ func (b *eventBot) runForIssue(ctx context.Context, tr Trigger, issue Issue, cmd
 
 // showApprovalStatus rewrites the issue's status comment while the plan waits: every review with
 // its reasons, in the seed's diagnostic wording.
-func (b *eventBot) showApprovalStatus(ctx context.Context, issue int, pr PullRequest, tn taskNow, pa pullApprovals) error {
+func (b *eventBot) showApprovalStatus(ctx context.Context, issue int, pr PullRequest, tn taskContext, pa pullApprovals) error {
 	r, err := b.runForIssue(ctx, Trigger{Kind: TriggerReview}, tn.issue, Command{Verb: "run"})
 	if err != nil {
 		return err

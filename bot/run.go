@@ -167,6 +167,8 @@ type eventBot struct {
 	pristine    bool           // ... and still holds its bytes: no agent ran, no branch was checked out
 	loadedRoles *Roles         // the default branch's roles (roles)
 	published   map[int64]*run // last writer of each status comment (status_run.go)
+	// derived is what the event decoded, parsed and decided, each once (taskctx.go).
+	derived derived
 }
 
 // New returns a Bot with defaults filled in.
@@ -414,24 +416,23 @@ func (r *run) execute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cfgBytes, err := r.baseFile(ctx, policy.StudioConfigPath, base)
-	if errors.Is(err, ErrNotFound) {
-		return r.block(ctx, stepTaskParsed, policy.ErrNoStudioConfig.Error()+".")
-	}
-	if err != nil {
+	sc, err := r.config(ctx, base)
+	switch {
+	case err != nil:
 		return err
+	case sc.missing:
+		return r.block(ctx, stepTaskParsed, sc.problem+".")
+	case sc.problem != "":
+		return r.block(ctx, stepTaskParsed, sc.problem)
 	}
-	cfg, err := policy.ParseStudioConfig(cfgBytes)
-	if err != nil {
-		return r.block(ctx, stepTaskParsed, fmt.Sprintf("`.codex/studio.json` on `%s`: %v", base, err))
-	}
+	cfg := sc.cfg
 	if !cfg.Active() && !r.cmd.runOptions().DryRun {
 		// A frozen (or inactive) project gets no mutating run: refused before the task is even
 		// read, so no Codex call, branch or label follows. A dry run still answers.
 		return r.refuse(ctx, cfg.InactiveReason())
 	}
 
-	var task policy.Task
+	var tc taskContext
 	if wf, ok := r.cmd.Opts.(WorkflowOptions); ok {
 		t, reason, err := r.workflowTask(ctx, base, wf.ID)
 		if err != nil {
@@ -440,33 +441,33 @@ func (r *run) execute(ctx context.Context) error {
 		if reason != "" {
 			return r.block(ctx, stepTaskParsed, reason)
 		}
-		task = t
-		r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("workflow `%s`: role `%s`, writeFiles %s", oneLine(wf.ID, 100), task.Role, strings.Join(quoteAll(task.WriteFiles), ", ")))
+		// A workflow's task is this run's own (the workflow's role and objective), not the
+		// issue's block: it is decided here, and the gate decides the issue's as before.
+		tc = taskContext{issue: r.issue, base: base, cfg: cfg, project: sc.project, projectErr: sc.projectErr, task: t,
+			digest: policy.TaskDigest(r.issue.Title, r.issue.Body)}
+		r.identify(&tc)
+		r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("workflow `%s`: role `%s`, writeFiles %s", oneLine(wf.ID, 100), tc.task.Role, strings.Join(quoteAll(tc.task.WriteFiles), ", ")))
 	} else {
-		parsed, err := policy.ParseTask(r.issue.Body)
-		if errors.Is(err, policy.ErrNoTaskBlock) {
+		if _, err := r.taskBlock(r.issue.Body); errors.Is(err, policy.ErrNoTaskBlock) {
 			// A plain request: a read-only planning pass proposes a task block (proposal.go).
-			return r.propose(ctx, cfg, base)
+			return r.propose(ctx, taskContext{issue: r.issue, base: base, cfg: cfg, project: sc.project, projectErr: sc.projectErr})
 		}
-		if err != nil {
-			return r.block(ctx, stepTaskParsed, "the task block cannot be used: "+err.Error())
+		if tc, err = r.taskOf(ctx, r.issue, base, r.triggerLabel()); err != nil {
+			return err
 		}
-		role, err := r.resolveRole(ctx, parsed, base)
-		if err != nil {
-			return r.block(ctx, stepTaskParsed, err.Error())
+		if tc.hashErr == nil && tc.problem != "" {
+			return r.block(ctx, stepTaskParsed, tc.problem)
 		}
-		task = parsed
-		task.Role = role
-		r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("role `%s`, writeFiles %s", role, strings.Join(quoteAll(task.WriteFiles), ", ")))
+		r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("role `%s`, writeFiles %s", tc.task.Role, strings.Join(quoteAll(tc.task.WriteFiles), ", ")))
 	}
 
 	// A task whose dependencies are not done does not start (dependencies.go).
-	if stop, err := r.checkDependencies(ctx, task); stop || err != nil {
+	if stop, err := r.checkDependencies(ctx, tc.task); stop || err != nil {
 		return err
 	}
 
 	// Eligibility, dry run, plan phase or implementation: approvals.go decides which.
-	return r.authorizeAndRun(ctx, cfg, task, base)
+	return r.authorizeAndRun(ctx, tc)
 }
 
 // labelRoles lists the roles the issue's `<prefix>role/<id>` labels name (the triggering label
@@ -506,13 +507,14 @@ func (b *eventBot) phaseOf(role string) policy.Phase {
 }
 
 // resolveRole decides the task's role against the default branch's roles (Roles.Resolve: the
-// same decision and texts as the local CLI).
-func (r *run) resolveRole(ctx context.Context, task policy.Task, base string) (string, error) {
-	rs, err := r.roles(ctx, base)
+// same decision and texts as the local CLI), with the issue's labels and the event's own label.
+func (b *eventBot) resolveRole(ctx context.Context, task policy.Task, base string, labels []string, triggerLabel string) (string, error) {
+	rs, err := b.roles(ctx, base)
 	if err != nil {
 		return "", err
 	}
-	rr, err := rs.Resolve(task, r.LabelPrefix, r.issue.Labels, r.triggerLabel())
+	b.derived.count.role.Add(1)
+	rr, err := rs.Resolve(task, b.LabelPrefix, labels, triggerLabel)
 	if err != nil {
 		return "", err
 	}
@@ -529,9 +531,10 @@ type rendered struct {
 // render resolves the role's model route and renders its prompts with any compiled guidance.
 // stop reports that the run already ended blocked (a bad agent file, context or profile): *r.out
 // is then its outcome.
-func (r *run) render(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string, elig policy.Eligibility, review, fix bool) (rendered, bool, error) {
+func (r *run) render(ctx context.Context, tc taskContext, review, fix bool) (rendered, bool, error) {
+	task, base := tc.task, tc.base
 	var rr rendered
-	routes, err := r.modelRoute(ctx, task, base)
+	routes, err := r.modelRoute(ctx, tc)
 	if err != nil {
 		var refusal *RouteRefusal
 		if errors.As(err, &refusal) {
@@ -540,7 +543,7 @@ func (r *run) render(ctx context.Context, cfg policy.StudioConfig, task policy.T
 		}
 		return rr, true, err
 	}
-	prepared, facts, err := r.prepareFor(ctx, cfg, task, base, r.phaseOf(task.Role), elig, routes, review, fix)
+	prepared, facts, err := r.prepareFor(ctx, tc, r.phaseOf(task.Role), tc.elig, routes, review, fix)
 	if err != nil {
 		err = r.block(ctx, stepTaskParsed, err.Error())
 		return rr, true, err
@@ -582,15 +585,16 @@ func (r *run) render(ctx context.Context, cfg policy.StudioConfig, task policy.T
 	return rendered{routes: routes, prepared: prepared, facts: facts}, false, nil
 }
 
-func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task policy.Task, elig policy.Eligibility, base string) error {
+func (r *run) implement(ctx context.Context, tc taskContext) error {
+	task, elig, base := tc.task, tc.elig, tc.base
 	if elig.WritePolicy == policy.WriteReadOnly {
 		// A role that may not write (producer, qa-playtester): its report is the deliverable.
-		return r.report(ctx, cfg, task, elig, base)
+		return r.report(ctx, tc)
 	}
 	branch := r.taskBranch(r.tr.Issue)
 	// Render before touching the branch: the workspace is still the default branch's checkout,
 	// which is where role packs and context must come from.
-	rr, stop, err := r.render(ctx, cfg, task, base, elig, reviewEnabled(task), r.maxFixPasses(task) > 0)
+	rr, stop, err := r.render(ctx, tc, reviewEnabled(task), r.maxFixPasses(task) > 0)
 	if stop || err != nil {
 		return err
 	}
