@@ -109,12 +109,11 @@ func (b *eventBot) orchestrateOn(ctx context.Context, issue int, opts Orchestrat
 		return b.skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", commentID))
 	}
 	o := &orchRun{b: b, base: base, comment: comment}
-	if data, err := b.baseFile(ctx, policy.StudioConfigPath, base); err == nil {
-		if cfg, err := policy.ParseStudioConfig(data); err == nil {
-			o.cfg = &cfg
-			if !cfg.Active() && !opts.DryRun {
-				return reply("refused", "**Refused:** "+cfg.InactiveReason())
-			}
+	if sc, err := b.config(ctx, base); err == nil && sc.problem == "" {
+		cfg := sc.cfg
+		o.cfg = &cfg
+		if !cfg.Active() && !opts.DryRun {
+			return reply("refused", "**Refused:** "+cfg.InactiveReason())
 		}
 	}
 	resume := st != nil && st.Status == "running" && len(opts.Tasks) == 0 && opts.Workflow == "" && !opts.DryRun
