@@ -356,19 +356,12 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 		return r.block(ctx, stepTaskParsed, "the plan's record cannot be written: "+err.Error())
 	}
 	branch := r.taskBranch(r.tr.Issue)
-	route, err := r.modelRoute(ctx, tc)
-	if err != nil {
-		var refusal *RouteRefusal
-		if errors.As(err, &refusal) {
-			return r.block(ctx, stepCodex, refusal.Msg)
-		}
+	planElig := policy.Evaluate(policy.EligibilityInput{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: policy.PhasePlan})
+	rr, stop, err := r.prepareStep(ctx, tc, policy.PhasePlan, planElig, false, false)
+	if stop || err != nil {
 		return err
 	}
-	planElig := policy.Evaluate(policy.EligibilityInput{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: policy.PhasePlan})
-	prepared, _, err := r.prepareFor(ctx, tc, policy.PhasePlan, planElig, route, false, false)
-	if err != nil {
-		return r.block(ctx, stepTaskParsed, err.Error())
-	}
+	route, prepared := rr.routes, rr.prepared
 	// "Codex running" goes out while the task branch is checked out.
 	codexLine := fmt.Sprintf("plan phase: `%s` (%s), sandbox `%s`", route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox)
 	if err := r.publishAround(ctx, func(s *Status) { s.set(stepCodex, StepPending, codexLine) },

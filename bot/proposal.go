@@ -375,21 +375,14 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 		return r.publish(ctx)
 	}
 	tc.task = policy.Task{Role: planner, Description: r.issue.Body}
-	route, err := r.modelRoute(ctx, tc)
-	if err != nil {
-		var refusal *RouteRefusal
-		if errors.As(err, &refusal) {
-			return r.block(ctx, stepCodex, refusal.Msg)
-		}
-		return err
-	}
 	// The plan phase's eligibility: read-only, whatever the studio mode or constrained-sandbox say.
 	elig := policy.Evaluate(policy.EligibilityInput{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: policy.PhasePlan})
 	elig.CodexSandbox = policy.SandboxReadOnly
-	prepared, _, err := r.prepareFor(ctx, tc, policy.PhasePlan, elig, route, false, false)
-	if err != nil {
-		return r.block(ctx, stepTaskParsed, err.Error())
+	rr, stop, err := r.prepareStep(ctx, tc, policy.PhasePlan, elig, false, false)
+	if stop || err != nil {
+		return err
 	}
+	route, prepared := rr.routes, rr.prepared
 	if note := prepared.Stripped.Summary(); note != "" {
 		r.st.set(stepTaskParsed, StepDone, r.st.detail(stepTaskParsed)+"; "+note)
 	}

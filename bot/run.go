@@ -533,21 +533,11 @@ type rendered struct {
 // is then its outcome.
 func (r *run) render(ctx context.Context, tc taskContext, review, fix bool) (rendered, bool, error) {
 	task, base := tc.task, tc.base
-	var rr rendered
-	routes, err := r.modelRoute(ctx, tc)
-	if err != nil {
-		var refusal *RouteRefusal
-		if errors.As(err, &refusal) {
-			err = r.block(ctx, stepCodex, refusal.Msg)
-			return rr, true, err
-		}
+	rr, stop, err := r.prepareStep(ctx, tc, r.phaseOf(task.Role), tc.elig, review, fix)
+	if stop || err != nil {
 		return rr, true, err
 	}
-	prepared, facts, err := r.prepareFor(ctx, tc, r.phaseOf(task.Role), tc.elig, routes, review, fix)
-	if err != nil {
-		err = r.block(ctx, stepTaskParsed, err.Error())
-		return rr, true, err
-	}
+	prepared := rr.prepared
 	if note := prepared.Stripped.Summary(); note != "" {
 		r.st.set(stepTaskParsed, StepDone, r.st.detail(stepTaskParsed)+"; "+note)
 	}
@@ -581,6 +571,26 @@ func (r *run) render(ctx context.Context, tc taskContext, review, fix bool) (ren
 			return rr, true, err
 		}
 		prepared.Prompt += results + delegationInstruction(task.Role, r.spawn.profile.Agents[task.Role].CanSpawn)
+	}
+	return rr, false, nil
+}
+
+// prepareStep is the preamble every Codex step of a run starts with (the implementation, the plan
+// phase, a plain request's planning pass): the role's model route, then its prompts rendered from
+// the default branch's checkout for phase and elig. stop reports that the run already ended
+// blocked (a bad agent file or context): *r.out is then its outcome.
+func (r *run) prepareStep(ctx context.Context, tc taskContext, phase policy.Phase, elig policy.Eligibility, review, fix bool) (rendered, bool, error) {
+	routes, err := r.modelRoute(ctx, tc)
+	if err != nil {
+		var refusal *RouteRefusal
+		if errors.As(err, &refusal) {
+			return rendered{}, true, r.block(ctx, stepCodex, refusal.Msg)
+		}
+		return rendered{}, true, err
+	}
+	prepared, facts, err := r.prepareFor(ctx, tc, phase, elig, routes, review, fix)
+	if err != nil {
+		return rendered{}, true, r.block(ctx, stepTaskParsed, err.Error())
 	}
 	return rendered{routes: routes, prepared: prepared, facts: facts}, false, nil
 }
