@@ -68,6 +68,23 @@ type studioConfig struct {
 	problem    string
 }
 
+// lookup and store are the caches' one locked access (the gate may decide beside the run).
+func lookup[V any](d *derived, m *map[string]V, key string) (V, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	v, ok := (*m)[key]
+	return v, ok
+}
+
+func store[V any](d *derived, m *map[string]V, key string, v V) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if *m == nil {
+		*m = map[string]V{}
+	}
+	(*m)[key] = v
+}
+
 type parsedBlock struct {
 	task policy.Task
 	err  error
@@ -77,14 +94,11 @@ type parsedBlock struct {
 // across the lock, so the answer holds for the whole event).
 func (b *eventBot) config(ctx context.Context, base string) (*studioConfig, error) {
 	d := &b.derived
-	d.mu.Lock()
-	c, ok := d.configs[base]
-	d.mu.Unlock()
-	if ok {
+	if c, ok := lookup(d, &d.configs, base); ok {
 		return c, nil
 	}
 	data, err := b.baseFile(ctx, policy.StudioConfigPath, base)
-	c = &studioConfig{}
+	c := &studioConfig{}
 	switch {
 	case errors.Is(err, ErrNotFound):
 		c.missing = true
@@ -99,12 +113,7 @@ func (b *eventBot) config(ctx context.Context, base string) (*studioConfig, erro
 			c.project, c.projectErr = ProjectFacts(data)
 		}
 	}
-	d.mu.Lock()
-	if d.configs == nil {
-		d.configs = map[string]*studioConfig{}
-	}
-	d.configs[base] = c
-	d.mu.Unlock()
+	store(d, &d.configs, base, c)
 	return c, nil
 }
 
@@ -141,13 +150,10 @@ func (b *eventBot) taskKey(issue Issue, base, triggerLabel string) string {
 func (b *eventBot) taskOf(ctx context.Context, issue Issue, base, triggerLabel string) (taskContext, error) {
 	key := b.taskKey(issue, base, triggerLabel)
 	d := &b.derived
-	d.mu.Lock()
-	tc, ok := d.tasks[key]
-	d.mu.Unlock()
-	if ok {
+	if tc, ok := lookup(d, &d.tasks, key); ok {
 		return tc, nil
 	}
-	tc = taskContext{issue: issue, base: base, digest: policy.TaskDigest(issue.Title, issue.Body)}
+	tc := taskContext{issue: issue, base: base, digest: policy.TaskDigest(issue.Title, issue.Body)}
 	sc, err := b.config(ctx, base)
 	if err != nil {
 		return tc, err
@@ -163,12 +169,7 @@ func (b *eventBot) taskOf(ctx context.Context, issue Issue, base, triggerLabel s
 			b.identify(&tc)
 		}
 	}
-	d.mu.Lock()
-	if d.tasks == nil {
-		d.tasks = map[string]taskContext{}
-	}
-	d.tasks[key] = tc
-	d.mu.Unlock()
+	store(d, &d.tasks, key, tc)
 	return tc, nil
 }
 
