@@ -76,3 +76,39 @@ func TestLockOfAKilledRunIsBrokenOnceGitHubSaysItEnded(t *testing.T) {
 		t.Errorf("lock refs left: %v", refs)
 	}
 }
+
+// A command that finds its task held by a run GitHub reports in progress says so in its reply,
+// links that run, and says what sending it again will do (issue 24).
+func TestBusyReplySaysTheHolderIsLiveAndLinksItsRun(t *testing.T) {
+	withLockDefaults(t, bot.LockSettings{LockWait: 300 * time.Millisecond, LockPoll: 50 * time.Millisecond, LockPollMax: 100 * time.Millisecond})
+	w := newWorld(t, nil)
+	n := w.issue("Jump", taskBody)
+	live, err := w.Emu.AddWorkflowRun(sandbox.Owner, sandbox.Repo, ghemu.WorkflowRunSpec{Actor: sandbox.Writer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Emu.SetWorkflowRunStatus(sandbox.Owner, sandbox.Repo, live.ID, "in_progress", ""); err != nil {
+		t.Fatal(err)
+	}
+	liveID := strconv.FormatInt(live.ID, 10)
+	w.plantLock(n, liveID, time.Now().Add(time.Hour))
+	_, payload := w.comment(n, sandbox.Writer, "/studio run")
+	res := w.run("issue_comment", payload, nil)
+	if res.code == exitOK || len(w.invocations()) != 0 {
+		t.Fatalf("exit %d, %d Codex calls: a run without the lock must do nothing and fail", res.code, len(w.invocations()))
+	}
+	comments := w.botComments(n)
+	if len(comments) != 1 {
+		t.Fatalf("bot comments = %d, want the one reply", len(comments))
+	}
+	for _, want := range []string{
+		"> /studio run",
+		"[run " + liveID + "](" + w.Emu.URL() + "/acme/hop/actions/runs/" + liveID + ") holds the lock of #" + itoa(n) + " and is live: GitHub reports its workflow run `in_progress`",
+		"**not carried out**",
+		"waits up to 300ms for a live run, and takes the task at once when GitHub reports that run completed",
+	} {
+		if !strings.Contains(comments[0].Body, want) {
+			t.Errorf("busy reply lacks %q:\n%s", want, comments[0].Body)
+		}
+	}
+}
