@@ -450,7 +450,7 @@ func TestLocksCommandListsWhatOrchestrationsHold(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"refs/studio/tasks/1", "__task_1__", "refs/studio/slots/0", "__slot_0__", "src/player/jump.gd", "#1", "held"} {
+	for _, want := range []string{"refs/studio/tasks/1", "__task_1__", "refs/studio/slots/0", "__slot_0__", "src/player/jump.gd", "#1", "held by task run " + fmt.Sprint(w.Emu.Dispatches(sandbox.Owner, sandbox.Repo)[0].RunID)} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("studio locks lacks %q:\n%s", want, stdout)
 		}
