@@ -26,6 +26,7 @@ import (
 
 // killed is a studio process started for a test to kill.
 type killed struct {
+	w    *world
 	cmd  *exec.Cmd
 	logs bytes.Buffer
 }
@@ -41,7 +42,7 @@ func (w *world) startStudio(event string, payload []byte, extra map[string]strin
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	k := &killed{cmd: exec.Command(bin, "action")}
+	k := &killed{w: w, cmd: exec.Command(bin, "action")}
 	for key, v := range env {
 		k.cmd.Env = append(k.cmd.Env, key+"="+v)
 	}
@@ -54,7 +55,8 @@ func (w *world) startStudio(event string, payload []byte, extra map[string]strin
 }
 
 // killAt waits until reached says the run got there, then SIGKILLs it: no signal handler runs,
-// nothing is released or written after it.
+// nothing is released or written after it. What the dead run wrote is scanned for secrets, as
+// every run's is.
 func (k *killed) killAt(t *testing.T, reached func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(90 * time.Second); !reached(); time.Sleep(20 * time.Millisecond) {
@@ -64,6 +66,7 @@ func (k *killed) killAt(t *testing.T, reached func() bool) {
 		}
 	}
 	k.kill()
+	k.w.scanForSecrets(result{stdout: k.logs.String()})
 }
 
 func (k *killed) kill() {
