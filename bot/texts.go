@@ -69,6 +69,9 @@ func spanText(d time.Duration) string {
 // holderLiveness says what GitHub last said about the lock holder's workflow run.
 func holderLiveness(busy *LockBusyError) string {
 	switch run := busy.Run; {
+	case run.Found && run.Status == "completed":
+		// Completed as another attempt than the record's (policy.DecideRunLock): proves nothing.
+		return fmt.Sprintf("is taken to be live: GitHub reports attempt %d of its workflow run completed, which is not the attempt that took the lock", run.Attempt)
 	case run.Found:
 		return fmt.Sprintf("is live: GitHub reports its workflow run `%s`", oneLine(run.Status, 40))
 	case run.Answered:

@@ -38,6 +38,7 @@ func TestTextsMatchTheirGoldenFiles(t *testing.T) {
 		{"reply-misplaced-on-pull", misplacedReply("/studio run", "octocat", "/studio", runVerb, true, 7)},
 		{"reply-busy", busyReply("/studio run by @hubot", "hubot", busy, "https://github.example/acme/hop/actions/runs/4242")},
 		{"reply-busy-live", busyReply("/studio run by @hubot", "hubot", busyWith(policy.HolderRun{Answered: true, Found: true, Status: "in_progress", Attempt: 1}, "4241"), "https://github.example/acme/hop/actions/runs/4242")},
+		{"reply-busy-other-attempt", busyReply("/studio run by @hubot", "hubot", busyWith(policy.HolderRun{Answered: true, Found: true, Status: "completed", Conclusion: "success", Attempt: 1}, "4241"), "")},
 		{"reply-busy-unknown-run", busyReply("/studio run by @hubot", "hubot", busyWith(policy.HolderRun{Answered: true}, "4241"), "")},
 		{"reply-busy-local-holder", busyReply("/studio run by @hubot", "hubot", busyWith(policy.HolderRun{}, "local"), "")},
 		{"help", HelpText("/studio")},
