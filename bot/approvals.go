@@ -280,7 +280,7 @@ func (r *run) authorizeAndRun(ctx context.Context, tc taskContext) error {
 	}
 	if !elig.Allowed {
 		if hashErr != nil {
-			return r.block(ctx, stepTaskParsed, "the task's approval identity cannot be computed, so nothing can be approved: "+hashErr.Error())
+			return r.block(ctx, stepTaskParsed, identityUncomputable(hashErr))
 		}
 		marker := policy.IdentityMarker{ObjectiveSHA256: hash, Issue: r.tr.Issue, RequestedBy: r.tr.Actor.Login}
 		return r.plan(ctx, tc, diag, marker)
@@ -346,14 +346,14 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 	cfg, task, base, blocked := tc.cfg, tc.task, tc.base, tc.elig
 	markerLine, err := marker.Render()
 	if err != nil {
-		return r.block(ctx, stepTaskParsed, "the plan's identity marker cannot be written: "+err.Error())
+		return r.block(ctx, stepTaskParsed, planMarkerUnwritable(err))
 	}
 	// The record binds the approval to this exact issue text (the event's snapshot, which the
 	// prompt below is rendered from), not only to the seed's identity fields.
 	recordLine, err := policy.PlanRecord{ObjectiveSHA256: marker.ObjectiveSHA256, TaskDigest: policy.TaskDigest(r.issue.Title, r.issue.Body),
 		Issue: marker.Issue, RequestedBy: marker.RequestedBy}.Render()
 	if err != nil {
-		return r.block(ctx, stepTaskParsed, "the plan's record cannot be written: "+err.Error())
+		return r.block(ctx, stepTaskParsed, planRecordUnwritable(err))
 	}
 	branch := r.taskBranch(r.tr.Issue)
 	planElig := policy.Evaluate(policy.EligibilityInput{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: policy.PhasePlan})
@@ -391,7 +391,7 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 	if res.Failed() {
 		r.st.set(stepCodex, StepFailed, fmt.Sprintf("plan phase, exit %d", res.ExitCode))
 		r.st.Summary = codexFailureSummary(res)
-		return r.block(ctx, stepCodex, "the plan phase failed, so there is no plan to approve; fix the cause and run `"+r.TriggerPhrase+" run` again.")
+		return r.block(ctx, stepCodex, planFailed(r.TriggerPhrase))
 	}
 	r.st.set(stepCodex, StepDone, fmt.Sprintf("plan phase: `%s` (%s), sandbox `%s`", route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox))
 	// The read-only sandbox should make changes impossible; the empty commit leaves them out anyway.
@@ -413,7 +413,7 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 		if errors.Is(err, ErrForbidden) {
 			// Fail closed: without the record no approval could ever be trusted, so opening a
 			// pull request that asks for one would only mislead.
-			return r.block(ctx, stepPull, fmt.Sprintf("the token cannot write check runs, so the plan's identity cannot be recorded where approvals can trust it (the `%s` check run); grant the workflow `checks: write` and run `%s run` again.", PlanCheckName, r.TriggerPhrase))
+			return r.block(ctx, stepPull, planUnrecordable(PlanCheckName, r.TriggerPhrase))
 		}
 		return err
 	}
@@ -449,9 +449,8 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 // recordPlan writes the plan's record as the studio/plan check run on the plan commit. It answers
 // ErrForbidden (wrapped) when the token lacks `checks: write`.
 func (r *run) recordPlan(ctx context.Context, sha, recordLine string) error {
-	summary := fmt.Sprintf("The plan for #%d is waiting for an approving review of this commit. This check run records what the approval is for (the task's identity and the exact issue text) and who asked for the run; approvals are matched against it, not against the pull request body.\n\n%s\n", r.tr.Issue, recordLine)
 	err := r.writeCheck(ctx, checkWrite{run: CheckRun{Name: PlanCheckName, HeadSHA: sha, Status: "completed", Conclusion: "neutral",
-		Title: fmt.Sprintf("Plan for #%d: awaiting approval", r.tr.Issue), Summary: summary}})
+		Title: planRecordTitle(r.tr.Issue), Summary: planRecordSummary(r.tr.Issue, recordLine)}})
 	if err != nil {
 		return fmt.Errorf("record the plan: %w", err)
 	}

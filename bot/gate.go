@@ -73,7 +73,7 @@ func (b *eventBot) writeGate(ctx context.Context, pr PullRequest, tn taskContext
 	}
 	res := policy.EvaluateGate(facts)
 	if tn.problem != "" {
-		res.Summary = fmt.Sprintf("The task issue #%d cannot be used, so no approval can count: %s\n\n%s", tn.issue.Number, tn.problem, res.Summary)
+		res.Summary = gateTaskUnusable(tn.issue.Number, tn.problem, res.Summary)
 	}
 	if err := b.publishGate(ctx, pr.HeadSHA, res); err != nil {
 		return res, err

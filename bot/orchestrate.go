@@ -605,7 +605,7 @@ func (b *eventBot) setIssueStatus(ctx context.Context, issue int, status, why st
 	r.st.History = append(r.st.History, statusHistoryLine(b.Now(), from, status, b.RunID, why))
 	r.st.Verdict, r.st.Ended = status, true
 	r.st.set(stepVerdict, StepDone, "**"+status+"**")
-	r.st.Summary = fmt.Sprintf("**%s:** %s", strings.ToUpper(status[:1])+status[1:], why)
+	r.st.Summary = statusNote(status, why)
 	return r.publish(ctx)
 }
 

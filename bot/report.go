@@ -94,7 +94,7 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 		r.out.Failure = refusalFailure(out.Refusal)
 	}
 	if link != "" {
-		summary += fmt.Sprintf("\n\n`%s` reports instead of changing files: %s is posted below and kept in the run evidence as `%s`.", task.Role, link, reportFile)
+		summary += "\n\n" + reportPosted(task.Role, link, reportFile)
 	}
 	if delegated != "" {
 		summary += "\n\n" + delegated

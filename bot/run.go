@@ -226,12 +226,7 @@ func (r *run) reportFailure(ctx context.Context, err error) {
 	defer cancel()
 	r.st.Ended = true
 	r.st.set(stepVerdict, StepFailed, "**error**")
-	note := "**The studio itself failed:** " + oneLine(r.Redactor.Redact(Explain(err)), 1000) + "\n\nNothing more was changed after this point; the workflow run's log has the details. " + r.resumeNote()
-	if r.st.Summary == "" {
-		r.st.Summary = note
-	} else {
-		r.st.Summary += "\n\n" + note
-	}
+	r.st.Summary = withNote(r.st.Summary, failedNote(r.Redactor.Redact(Explain(err)), r.resumeNote()))
 	// The issue still ends with exactly one status label.
 	if lerr := r.setStatusLabel(ctx, "blocked"); lerr != nil {
 		r.logf("::warning::could not label the issue blocked: %v", lerr)
@@ -325,11 +320,7 @@ func (r *run) block(ctx context.Context, step, reason string) error {
 	r.st.set(step, StepFailed, "")
 	r.st.set(stepVerdict, StepDone, "**blocked**")
 	r.st.Verdict = "blocked"
-	if r.st.Summary == "" {
-		r.st.Summary = "**Blocked:** " + reason
-	} else {
-		r.st.Summary += "\n\n**Blocked:** " + reason
-	}
+	r.st.Summary = withNote(r.st.Summary, blockedNote(reason))
 	r.out.Status = "blocked"
 	r.out.Summary = r.st.Summary
 	if err := r.setStatusLabel(ctx, "blocked"); err != nil {
@@ -344,7 +335,7 @@ func (r *run) refuse(ctx context.Context, reason string) error {
 	r.st.set(stepCodex, StepSkipped, "refused")
 	r.st.set(stepVerdict, StepDone, "**refused**")
 	r.st.Verdict = "refused"
-	r.st.Summary = "**Refused:** " + reason
+	r.st.Summary = refusedNote(reason)
 	r.out.Status = "refused"
 	r.out.Summary = r.st.Summary
 	return r.publish(ctx)
@@ -662,7 +653,7 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 	}
 	if delegation != nil {
 		if s := strings.TrimSpace(delegation.Summary); s != "" {
-			summary += "\n\nThe role's summary, model output quoted as untrusted text:\n\n" + fenced(r.Redactor.Redact(s), "text")
+			summary += "\n\n" + delegatedSummary(r.Redactor.Redact(s))
 		}
 		note, err := r.delegate(ctx, base, r.spawn, *delegation)
 		if err != nil {
@@ -676,7 +667,7 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 		summary += "\n\n" + notes
 	}
 	if len(st.verifyChanged) > 0 {
-		summary += "\n\nThe verification command changed " + nameRun(dedupe(st.verifyChanged)) + "; reverted before the review, never committed."
+		summary += "\n\n" + verifyChangedNote(dedupe(st.verifyChanged))
 	}
 	if tail := lastLines(r.Redactor.Redact(r.closeLifecycle(out, verdict)), 40); tail != "" {
 		summary += "\n\n" + lifecycleDetails(tail)

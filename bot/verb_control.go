@@ -134,7 +134,7 @@ func (r *run) control(ctx context.Context, action string) error {
 			r.st.History = append(r.st.History, statusHistoryLine(r.Now(), from, next, r.RunID, why))
 		}
 	}
-	r.st.Summary = fmt.Sprintf("**%s** (`/studio %s` by @%s): %s", next, action, r.tr.Actor.Login, answer)
+	r.st.Summary = controlSummary(next, action, r.tr.Actor.Login, answer)
 	r.st.Ended = true
 	if err := r.publish(ctx); err != nil {
 		return err

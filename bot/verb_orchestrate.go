@@ -113,13 +113,13 @@ func (b *eventBot) orchestrateOn(ctx context.Context, issue int, opts Orchestrat
 		cfg := sc.cfg
 		o.cfg = &cfg
 		if !cfg.Active() && !opts.DryRun {
-			return reply("refused", "**Refused:** "+cfg.InactiveReason())
+			return reply("refused", refusedNote(cfg.InactiveReason()))
 		}
 	}
 	resume := st != nil && st.Status == "running" && len(opts.Tasks) == 0 && opts.Workflow == "" && !opts.DryRun
 	if !resume {
 		if err := policy.CheckMaxConcurrency(max(opts.MaxConcurrency, 1)); err != nil {
-			return reply("refused", err.Error()+". Nothing was dispatched.")
+			return reply("refused", orchestrationRefused(err.Error()))
 		}
 		tasks, err := b.graphTasks(ctx, base, opts.Tasks)
 		if err != nil {
@@ -128,14 +128,14 @@ func (b *eventBot) orchestrateOn(ctx context.Context, issue int, opts Orchestrat
 		req := policy.OrchestrateRequest{Explicit: opts.Tasks, Workflow: opts.Workflow, MaxConcurrency: opts.MaxConcurrency, DryRun: opts.DryRun}
 		plan, err := policy.PlanOrchestration(tasks, req)
 		if err != nil {
-			return reply("refused", "The orchestration cannot start: "+err.Error()+". Nothing was dispatched.")
+			return reply("refused", orchestrationCannotStart(err.Error()))
 		}
 		o.tasks = tasks
 		if opts.DryRun {
-			return reply("done", "**Dry run**: nothing was changed (no lock, slot, label or workflow run).\n\n"+fenced(policy.RenderPlan(plan, o.approval), "text"))
+			return reply("done", orchestrationDryRun(policy.RenderPlan(plan, o.approval)))
 		}
 		if len(plan.Tasks) == 0 {
-			return reply("done", "There is no ready task to orchestrate. Name the tasks (`#N`), or label issues `"+b.LabelPrefix+"task` with a `studio` block.")
+			return reply("done", nothingToOrchestrate(b.LabelPrefix))
 		}
 		prev := st
 		st = &orchState{Issue: issue, Max: plan.MaxConcurrency, Run: b.RunID, Status: "running", Pulls: map[string]int{}, Runs: map[string]string{}}
