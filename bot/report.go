@@ -99,13 +99,7 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 	if delegated != "" {
 		summary += "\n\n" + delegated
 	}
-	if tail := lastLines(r.Redactor.Redact(r.closeLifecycle(out, verdict)), 40); tail != "" {
-		summary += "\n\n" + lifecycleDetails(tail)
-	}
-	summary += leftoversNote(out.Leftovers())
-	summary += r.evidenceNote(task.Role)
-	r.st.Summary = summary
-	r.out.Summary = summary
+	summary = r.endSummary(summary, out, verdict, task.Role)
 	r.out.Said = text
 
 	detail := "**" + verdict + "**"

@@ -669,13 +669,7 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 	if len(st.verifyChanged) > 0 {
 		summary += "\n\n" + verifyChangedNote(dedupe(st.verifyChanged))
 	}
-	if tail := lastLines(r.Redactor.Redact(r.closeLifecycle(out, verdict)), 40); tail != "" {
-		summary += "\n\n" + lifecycleDetails(tail)
-	}
-	summary += leftoversNote(out.Leftovers())
-	summary += r.evidenceNote(task.Role)
-	r.st.Summary = summary
-	r.out.Summary = summary
+	summary = r.endSummary(summary, out, verdict, task.Role)
 	r.out.Said = lastSaid(out)
 	if delegation != nil {
 		r.out.Said = delegation.Summary
@@ -698,6 +692,20 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 		return err
 	}
 	return r.publish(ctx)
+}
+
+// endSummary ends a Codex run's verdict summary the same way for every role: the lifecycle's last
+// log lines, what the agent left running, and where the evidence is. The status comment and the
+// outcome take it.
+func (r *run) endSummary(summary string, out codex.Outcome, verdict, role string) string {
+	if tail := lastLines(r.Redactor.Redact(r.closeLifecycle(out, verdict)), 40); tail != "" {
+		summary += "\n\n" + lifecycleDetails(tail)
+	}
+	summary += leftoversNote(out.Leftovers())
+	summary += r.evidenceNote(role)
+	r.st.Summary = summary
+	r.out.Summary = summary
+	return summary
 }
 
 // pullWriter is what opening or updating the task's pull request asks of GitHub.
