@@ -36,26 +36,16 @@ type spawning struct {
 // delegationProfile returns the profile facts when role is an agent of the default branch's
 // profile that may spawn (and the profile's orchestration files child tasks at all).
 func (b *eventBot) delegationProfile(ctx context.Context, base, role string) (*spawning, error) {
-	data, err := b.baseFile(ctx, ProfilePath, base)
-	if errors.Is(err, ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
+	// withGuidance, which runs first, refused a profile that does not parse.
+	facts, err := b.profileFactsOn(ctx, base)
+	if facts == nil || err != nil {
 		return nil, err
-	}
-	p, err := guidance.ParseProfile(data)
-	if err != nil {
-		return nil, nil // withGuidance refuses the run with the profile's problem
-	}
-	facts, err := profileFacts(p)
-	if err != nil {
-		return nil, &guidanceError{fmt.Sprintf("`%s` on `%s`: %v", ProfilePath, base, err)}
 	}
 	agent, ok := facts.Agents[role]
 	if !ok || len(agent.CanSpawn) == 0 || facts.Orchestration == policy.OrchestrationNative {
 		return nil, nil
 	}
-	return &spawning{profile: facts}, nil
+	return &spawning{profile: *facts}, nil
 }
 
 // profileFacts turns a compiled profile into policy's facts.
