@@ -25,7 +25,7 @@ func init() {
 			}
 			return nil, nil
 		},
-		open: (*Bot).status,
+		open: (*eventBot).status,
 	})
 }
 
@@ -37,7 +37,7 @@ func statusReplyMarker(commentID int64) string {
 
 var tokensLine = regexp.MustCompile(`(?m)^Tokens: [^\n]+$`)
 
-func (b *Bot) status(ctx context.Context, tr Trigger, cmd Command) (Outcome, error) {
+func (b *eventBot) status(ctx context.Context, tr Trigger, cmd Command) (Outcome, error) {
 	out := Outcome{RunID: b.RunID, Status: "done"}
 	task := tr.Issue // on a studio pull request: its task issue; the answer goes where it was asked
 	if tr.IsPull || tr.Snapshot.IsPull {
@@ -96,7 +96,7 @@ func (b *Bot) status(ctx context.Context, tr Trigger, cmd Command) (Outcome, err
 
 // statusTaskLine is the task as orchestration reads it. Role ids and paths come from the issue:
 // they are shown as code spans, never as markup.
-func (b *Bot) statusTaskLine(ctx context.Context, base string, is Issue) string {
+func (b *eventBot) statusTaskLine(ctx context.Context, base string, is Issue) string {
 	if _, err := policy.ParseTask(is.Body); errors.Is(err, policy.ErrNoTaskBlock) && policy.LabelRoles(b.LabelPrefix, is.Labels, "") == nil {
 		return fmt.Sprintf("- Task: none: the issue has no `studio` task block and no role label; `%s run` on it proposes one", b.TriggerPhrase)
 	} else if err != nil && !errors.Is(err, policy.ErrNoTaskBlock) {
@@ -133,7 +133,7 @@ func (b *Bot) statusTaskLine(ctx context.Context, base string, is Issue) string 
 }
 
 // statusLockLine says who holds the task's run lock (refs/studio/locks/issue-N), if anyone.
-func (b *Bot) statusLockLine(ctx context.Context, issue int) (string, error) {
+func (b *eventBot) statusLockLine(ctx context.Context, issue int) (string, error) {
 	if b.Locks == nil {
 		return "- Lock: not known here (no lock refs)", nil
 	}
@@ -164,7 +164,7 @@ func (b *Bot) statusLockLine(ctx context.Context, issue int) (string, error) {
 
 // statusRunLines are the runs the issue's status comment records: the last run and its state,
 // the earlier runs' ends and the tokens line.
-func (b *Bot) statusRunLines(comments []Comment, issue int) []string {
+func (b *eventBot) statusRunLines(comments []Comment, issue int) []string {
 	sc, ok := findStatusComment(comments, issue, b.BotLogin)
 	if !ok {
 		return []string{"- Runs: none yet"}
