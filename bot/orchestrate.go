@@ -197,7 +197,7 @@ func (b *eventBot) graphTask(ctx context.Context, base string, is Issue) policy.
 	task, err := policy.ParseTask(is.Body)
 	if err == nil {
 		t.DependsOn, _ = task.Dependencies()
-		t.Priority, t.WorkflowID, t.WriteFiles, t.Role = task.Priority, task.WorkflowID, task.WriteFiles, task.Role
+		t.Priority, t.WorkflowID, t.WriteFiles, t.Role, t.Files = task.Priority, task.WorkflowID, task.WriteFiles, task.Role, task.Files
 	}
 	if t.Role == "" {
 		if roles := policy.LabelRoles(b.LabelPrefix, is.Labels, ""); len(roles) == 1 {

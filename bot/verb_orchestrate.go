@@ -132,7 +132,7 @@ func (b *eventBot) orchestrateOn(ctx context.Context, issue int, opts Orchestrat
 		}
 		o.tasks = tasks
 		if opts.DryRun {
-			return reply("done", orchestrationDryRun(policy.RenderPlan(plan, o.approval)))
+			return reply("done", orchestrationDryRun(policy.RenderPlanWith(plan, o.dryRunDetails(ctx))))
 		}
 		if len(plan.Tasks) == 0 {
 			return reply("done", nothingToOrchestrate(b.LabelPrefix))

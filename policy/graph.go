@@ -27,6 +27,7 @@ type GraphTask struct {
 	Priority   int
 	WorkflowID string
 	WriteFiles []string
+	Files      []string // the task block's files: context its run requests
 	// ReadOnly is set for a role that may not write (RoleWrites is false, or a custom role's
 	// phase): such a task takes no lock.
 	ReadOnly bool
@@ -518,6 +519,17 @@ func PlanWaves(tasks []GraphTask, selected []int, maxConcurrency int) (waves [][
 // approving review of its plan pull request" or "none (fast-prototype)"), and the waves. The
 // seed's context and codex lines belong to a run's own dry run, not the graph's.
 func RenderPlan(p Plan, approval func(GraphTask) string) string {
+	var details func(GraphTask) []string
+	if approval != nil {
+		details = func(t GraphTask) []string { return []string{"approval: " + approval(t)} }
+	}
+	return RenderPlanWith(p, details)
+}
+
+// RenderPlanWith is RenderPlan with the caller's lines under each task (`approval: ...`, the
+// seed's `context: ...` and `codex: ...`), each on one line; an empty or label-only line is left
+// out.
+func RenderPlanWith(p Plan, details func(GraphTask) []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Orchestration plan: %d task(s), max concurrency %d\n", len(p.Tasks), p.MaxConcurrency)
 	for _, t := range p.Tasks {
@@ -527,9 +539,12 @@ func RenderPlan(p Plan, approval func(GraphTask) string) string {
 			locks = strings.Join(keys, ", ")
 		}
 		fmt.Fprintf(&b, "  status: %s; deps: %s; locks: %s\n", t.status(), issueList(t.DependsOn), locks)
-		if approval != nil {
-			if a := strings.Join(strings.Fields(approval(t)), " "); a != "" {
-				fmt.Fprintf(&b, "  approval: %s\n", a)
+		if details != nil {
+			for _, l := range details(t) {
+				l = strings.Join(strings.Fields(l), " ")
+				if label, rest, _ := strings.Cut(l, ": "); l != "" && strings.TrimSpace(rest) != "" && !strings.HasSuffix(label, ":") {
+					fmt.Fprintf(&b, "  %s\n", l)
+				}
 			}
 		}
 	}

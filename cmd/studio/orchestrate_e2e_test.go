@@ -191,6 +191,32 @@ func TestOrchestrationSkipsWhatAFailedDependencyBlocks(t *testing.T) {
 	}
 }
 
+// The dry run shows, under each task, the seed's context and codex lines: the files its run
+// requests, and the implementation call on the route its run takes (its workflowId's model).
+func TestOrchestrationDryRunShowsContextAndCodex(t *testing.T) {
+	t.Parallel()
+	w := orchWorld(t)
+	w.task("Jump", "role: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\nfiles: [design/gdd.md]\n")
+	w.task("Slice plan", "role: producer\nworkflowId: vertical-slice\n")
+	tracker := w.issue("Sprint", "go")
+	_, payload := w.comment(tracker, sandbox.Writer, "/studio orchestrate --dry-run --max-concurrency 2")
+	if res := w.run("issue_comment", payload, nil); res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	body := w.botComments(tracker)[0].Body
+	for _, want := range []string{
+		"  context: AGENTS.md, .codex/studio.json, design/gdd.md (requested; the run selects within the budget)",
+		`  codex: codex "exec" "--model" "gpt-5.6-terra" "-c" "model_reasoning_effort=\"medium\""`,
+		`"--sandbox" "danger-full-access"`,
+		`  codex: codex "exec" "--model" "gpt-5.6-sol" "-c" "model_reasoning_effort=\"high\""`,
+		`"--sandbox" "read-only"`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("plan lacks %q:\n%s", want, body)
+		}
+	}
+}
+
 // The dry run answers with the plan, its waves and approvals, and changes nothing.
 func TestOrchestrationDryRunChangesNothing(t *testing.T) {
 	t.Parallel()
