@@ -267,6 +267,7 @@ func (r *run) authorizeAndRun(ctx context.Context, tc taskContext) error {
 			}
 			match = pa.match
 		}
+		match = r.withLocalApproval(match, hashErr)
 	}
 	elig := policy.Evaluate(policy.EligibilityInput{
 		ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: r.phaseOf(task.Role),
@@ -290,7 +291,7 @@ func (r *run) authorizeAndRun(ctx context.Context, tc taskContext) error {
 	// marker (with its original requester) for an approval, a fresh one otherwise, so the gate can
 	// match approvals of every studio pull request, fast-prototype ones included.
 	switch {
-	case elig.Provenance == policy.ProvenanceApproval:
+	case elig.Provenance == policy.ProvenanceApproval && pa.markerLine != "":
 		r.marker = pa.markerLine
 	case hashErr == nil:
 		r.marker, _ = policy.IdentityMarker{ObjectiveSHA256: hash, Issue: r.tr.Issue, RequestedBy: r.tr.Actor.Login}.Render()

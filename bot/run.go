@@ -43,6 +43,9 @@ type Settings struct {
 	// VerifyEnv is the verification's environment (codex.VerifyEnv of the action's own); nil
 	// means codex.SafeEnv's allow-list.
 	VerifyEnv []string
+	// LocalApproval answers, for a local run only, whether `studio approve` approved the task of
+	// this objective hash, and who did (bot/localapproval.go); nil in the action.
+	LocalApproval func(objectiveHash string) (approvedBy string, at time.Time, ok bool)
 	// ModelTier is the `model-tier` input; it wins over the task's runPolicy.modelTier.
 	ModelTier string
 	// Model is the `model` input: a model name that wins over every tier (routing.ResolveModelRoutes).

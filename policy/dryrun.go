@@ -53,7 +53,11 @@ func (d ApprovalDiagnostic) Render() string {
 	} else {
 		b.WriteString("\nrecords:")
 		for _, dec := range d.Match.Decisions {
-			fmt.Fprintf(&b, "\nreview-%d by %s: ", dec.Review.ID, orUnknown(dec.Review.Author))
+			if dec.Review.ID == 0 { // a local approval (`studio approve`) has no review id
+				fmt.Fprintf(&b, "\nlocal approval by %s: ", orUnknown(dec.Review.Author))
+			} else {
+				fmt.Fprintf(&b, "\nreview-%d by %s: ", dec.Review.ID, orUnknown(dec.Review.Author))
+			}
 			if dec.Authorizing {
 				b.WriteString("authorizing")
 			} else {

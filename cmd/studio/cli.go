@@ -128,6 +128,7 @@ func newRootCmd(e env) *cobra.Command {
 	add(newResumeCmd(e))
 	add(newContextCmd(e))
 	add(newTemplatesCmd(e))
+	add(newApproveCmd(e))
 	add(newWorkflowCmd(e))
 	add(newLocksCmd(e))
 	add(newTaskCmd(e))

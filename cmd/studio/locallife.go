@@ -17,6 +17,7 @@ import (
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/prompts"
 )
 
 // The local lifecycle: `studio run <role> <objective>` without --print-prompt or --dry-run runs the
@@ -106,6 +107,11 @@ func runLocalLifecycle(ctx context.Context, lr LocalRun, stdout, stderr io.Write
 	b := bot.New(bot.Deps{GitHub: gh, Workspace: repo, Codex: rt.CLI, Redactor: rt.Redactor, Log: log}, bot.Settings{
 		BotLogin: botLogin, BranchPrefix: localBranchPrefix, RunID: runID, WorkDir: lr.Root, RunsDir: runsDir,
 		CodexTimeout: 30 * time.Minute, ModelTier: lr.ModelTier, ConstrainedSandbox: lr.ConstrainedSandbox,
+		// `studio approve` is the local approval: the bot counts it as the plan review it stands for.
+		LocalApproval: func(hash string) (string, time.Time, bool) {
+			rec, ok, err := localApprovalFor(ctx, lr.Root, hash)
+			return rec.ApprovedBy, rec.ApprovedAt, ok && err == nil
+		},
 		Containment: func() string {
 			return "Local run: Codex runs as you, unconfined (the action confines it on the runner)."
 		},
@@ -126,7 +132,13 @@ func runLocalLifecycle(ctx context.Context, lr LocalRun, stdout, stderr io.Write
 	if herr != nil {
 		return fail("%v", herr)
 	}
-	fmt.Fprintf(stdout, "\n%s\n", strings.TrimSpace(out.Summary))
+	if out.Status == "awaiting-approval" {
+		// The bot's summary names the plan pull request it would have opened on GitHub; locally
+		// there is none, and the approval is `studio approve`.
+		fmt.Fprintf(stdout, "\n%s\n", localAwaitingApproval(lr))
+	} else {
+		fmt.Fprintf(stdout, "\n%s\n", strings.TrimSpace(out.Summary))
+	}
 	// Only a branch that exists in the checkout is worth switching to, whatever the outcome names.
 	branch := out.Branch
 	if branch != "" {
@@ -203,4 +215,23 @@ func (l *localLog) Close() error {
 	l.pw.Close()
 	<-l.done
 	return nil
+}
+
+// localAwaitingApproval is a local run's answer when the studio mode needs an approval first: what
+// happened, and the command that approves exactly this task.
+func localAwaitingApproval(lr LocalRun) string {
+	mode := lr.Eligibility.Input.StudioMode
+	project := prompts.ProjectFacts{Stage: string(lr.Eligibility.Input.ProjectStage), StudioMode: string(mode)}
+	o := runFlags{writeFiles: lr.WriteFiles, artifacts: lr.Artifacts, scopes: lr.ApprovalScope}
+	hash, _, _ := localObjectiveHash(lr.Role, lr.Objective, o, project)
+	cmd := []string{"studio", "approve", lr.Role, shellWord(lr.Objective)}
+	for _, w := range lr.WriteFiles {
+		cmd = append(cmd, "--write-file", shellWord(w))
+	}
+	for _, s := range lr.ApprovalScope {
+		cmd = append(cmd, "--approval-scope", shellWord(s))
+	}
+	cmd = append(cmd, "--project", shellWord(lr.Root))
+	return fmt.Sprintf("**Awaiting approval** (%s): the plan pass ran read-only and nothing was implemented. On GitHub a writer would approve the plan pull request; a local run opens none. Approve this task (objective hash %s), then run the same command again:\n\n  %s",
+		mode, orDefault(hash, "unavailable"), strings.Join(cmd, " "))
 }

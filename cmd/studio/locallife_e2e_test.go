@@ -193,3 +193,43 @@ func TestLocalRunOfAReadOnlyRoleReports(t *testing.T) {
 		t.Error("a read-only run made a branch")
 	}
 }
+
+// In strict-studio a local run first plans and says so honestly (no pull request exists
+// locally), naming the command that approves exactly this task; `studio approve` records the
+// approval in the git directory (the checkout stays clean), the dry run shows it as authorizing,
+// and the same command then implements the task. A changed objective is not approved.
+func TestLocalStrictApprovalThenRun(t *testing.T) {
+	dir := localCheckout(t,
+		fakecodex.Call{FinalMessage: "Plan: raise JUMP_VELOCITY to -420."},
+		fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "extends Node\n\nconst JUMP_VELOCITY = -420.0\n"}}, FinalMessage: "Raised it."},
+	)
+	if err := os.WriteFile(filepath.Join(dir, ".codex", "studio.json"), []byte(sandbox.DefaultFiles("strict-studio")[".codex/studio.json"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-qam", "strict")
+	args := []string{"run", "gameplay-programmer", "Make the jump snappier", "--write-file", "src/player/jump.gd", "--project", dir}
+	code, stdout, stderr := runCLI(args, nil)
+	if code != 1 || !strings.Contains(stdout, "**Awaiting approval** (strict-studio)") || !strings.Contains(stdout, "a local run opens none") ||
+		!strings.Contains(stdout, "studio approve gameplay-programmer 'Make the jump snappier' --write-file src/player/jump.gd --project "+dir) {
+		t.Fatalf("first run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if strings.Contains(stdout, "Approve pull request #") {
+		t.Errorf("the local message names a pull request that does not exist:\n%s", stdout)
+	}
+	if code, out, errOut := runCLI([]string{"approve", "gameplay-programmer", "Make the jump snappier", "--write-file", "src/player/jump.gd", "--approved-by", "lead", "--project", dir}, nil); code != 0 || !strings.Contains(out, "Approved: local-approval-001 by lead") {
+		t.Fatalf("approve: exit %d\n%s%s", code, out, errOut)
+	}
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("the approval dirtied the checkout: %q", st)
+	}
+	if _, out, _ := runCLI([]string{"run", "gameplay-programmer", "Make the jump snappier, twice", "--write-file", "src/player/jump.gd", "--dry-run", "--project", dir}, nil); !strings.Contains(out, "no matching approval") {
+		t.Errorf("another objective is approved too:\n%s", out)
+	}
+	if _, out, _ := runCLI(append(args, "--dry-run"), nil); !strings.Contains(out, "Eligibility: allowed") || !strings.Contains(out, "local approval by lead: authorizing") {
+		t.Errorf("dry run after approval:\n%s", out)
+	}
+	code, stdout, stderr = runCLI(args, nil)
+	if code != 0 || !strings.Contains(stdout, "Status: done") {
+		t.Fatalf("approved run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}

@@ -214,28 +214,24 @@ func localDryRunCommands(ctx context.Context, e env, root, role, objective strin
 		c.Fallback = "none"
 	}
 	if elig.Input.StudioMode != policy.ModeFastPrototype {
-		title := objective
-		if facts.IssueNumber > 0 {
-			title = fmt.Sprintf("Issue #%d", facts.IssueNumber)
-		}
-		cfg := policy.StudioConfig{Mode: elig.Input.ProjectStage, StudioMode: elig.Input.StudioMode}
-		task := policy.Task{Role: role, WriteFiles: o.writeFiles, Files: o.artifacts, ApprovalScope: o.scopes}
+		project := prompts.ProjectFacts{Stage: string(elig.Input.ProjectStage), StudioMode: string(elig.Input.StudioMode)}
 		match := policy.ApprovalMatch{}
-		if hash, err := policy.ObjectiveHash(policy.TaskIdentity(role, title, task, cfg)); err == nil {
+		if hash, _, err := localObjectiveHash(role, objective, o, project); err == nil {
 			match.CurrentHash = hash
+			match = localApprovalMatch(ctx, root, match)
 		}
-		match, err = localApprovalMatch(ctx, root, match)
-		if err != nil {
-			return c, err
-		}
-		c.Diagnostic = policy.ApprovalDiagnostic{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, ApprovalScopes: o.scopes, Match: match}.Render()
+		c.Diagnostic = policy.ApprovalDiagnostic{ProjectStage: elig.Input.ProjectStage, StudioMode: elig.Input.StudioMode, ApprovalScopes: o.scopes, Match: match}.Render()
 	}
 	return c, nil
 }
 
-// localApprovalMatch adds the checkout's local approvals to match (none yet).
-func localApprovalMatch(_ context.Context, _ string, match policy.ApprovalMatch) (policy.ApprovalMatch, error) {
-	return match, nil
+// localApprovalMatch adds the checkout's local approval of match's hash (`studio approve`) as the
+// authorizing decision it is; a checkout that is no git repository has none.
+func localApprovalMatch(ctx context.Context, root string, match policy.ApprovalMatch) policy.ApprovalMatch {
+	if rec, ok, err := localApprovalFor(ctx, root, match.CurrentHash); err == nil && ok {
+		match.Decisions = append(match.Decisions, policy.ReviewDecision{Review: policy.Review{Author: rec.ApprovedBy, State: policy.ReviewApproved, SubmittedAt: rec.ApprovedAt}, Authorizing: true})
+	}
+	return match
 }
 
 // taskFlags names the flag that sets each task field, for refusals in the command line's terms.
@@ -285,9 +281,16 @@ func localFacts(ctx context.Context, root, role, task string, o runFlags) (promp
 	if issue > 0 {
 		text = fmt.Sprintf("Issue #%d (issue text is not fetched in a local run)", issue)
 	}
+	// A local approval (`studio approve`) of this task's identity counts as the review would.
+	approved := false
+	if policy.StudioMode(project.StudioMode) != policy.ModeFastPrototype {
+		if hash, _, err := localObjectiveHash(role, task, o, project); err == nil {
+			approved = localApprovalMatch(ctx, root, policy.ApprovalMatch{CurrentHash: hash}).HasMatchingApproval()
+		}
+	}
 	elig := policy.Evaluate(policy.EligibilityInput{
 		ProjectStage: policy.ProjectStage(project.Stage), StudioMode: policy.StudioMode(project.StudioMode),
-		Phase: phase, ApprovedByUser: o.approvedByUser, ConstrainedSandbox: o.constrainedSbox,
+		Phase: phase, HasMatchingApproval: approved, ApprovedByUser: o.approvedByUser, ConstrainedSandbox: o.constrainedSbox,
 	})
 	routes, err := roles.Route(role, files, bot.RouteInputs{ModelTier: o.modelTier})
 	if err != nil {
