@@ -96,7 +96,8 @@ func runLocalLifecycle(ctx context.Context, lr LocalRun, stdout, stderr io.Write
 	}
 	defer rt.Close()
 
-	runID := time.Now().UTC().Format("20060102-150405")
+	// The seed's run id (YYYYMMDDHHmmssSSS-<pid>-<n>, docs/runtime.md); the action uses GITHUB_RUN_ID.
+	runID := codex.RunID(time.Now(), os.Getpid(), 1)
 	runsDir := filepath.Join(os.TempDir(), "studio-runs")
 	// One writer for the terminal: the bot's log and what the stand-in for GitHub prints go
 	// through the same pipe, in order.
@@ -152,6 +153,9 @@ func runLocalLifecycle(ctx context.Context, lr LocalRun, stdout, stderr io.Write
 		fmt.Fprintf(stdout, "\nBranch: %s (local; nothing was pushed). The checkout is back on %s: `git switch %s` to look at the work.\n", branch, base, branch)
 	case out.Status != "done":
 		fmt.Fprintln(stdout, "\nNothing was committed, so no branch was made.")
+	}
+	if ev := filepath.Join(runsDir, runID+"-"+lr.Role); dirExists(ev) {
+		fmt.Fprintf(stdout, "Evidence: %s\n", ev)
 	}
 	fmt.Fprintf(stdout, "Status: %s\n", out.Status)
 	if out.Status != "done" {
@@ -234,4 +238,9 @@ func localAwaitingApproval(lr LocalRun) string {
 	cmd = append(cmd, "--project", shellWord(lr.Root))
 	return fmt.Sprintf("**Awaiting approval** (%s): the plan pass ran read-only and nothing was implemented. On GitHub a writer would approve the plan pull request; a local run opens none. Approve this task (objective hash %s), then run the same command again:\n\n  %s",
 		mode, orDefault(hash, "unavailable"), strings.Join(cmd, " "))
+}
+
+func dirExists(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -231,5 +232,9 @@ func TestLocalStrictApprovalThenRun(t *testing.T) {
 	code, stdout, stderr = runCLI(args, nil)
 	if code != 0 || !strings.Contains(stdout, "Status: done") {
 		t.Fatalf("approved run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// The evidence folder is named as docs/runtime.md says: the seed's run id, then the role.
+	if m := regexp.MustCompile(`Evidence: (\S+)`).FindStringSubmatch(stdout); m == nil || !regexp.MustCompile(`/studio-runs/\d{17}-\d+-1-gameplay-programmer$`).MatchString(m[1]) {
+		t.Errorf("evidence line: %v\n%s", m, stdout)
 	}
 }
