@@ -281,6 +281,9 @@ func TestDocsImpact(t *testing.T) {
 		t.Errorf("clean: exit %d\n%s", code, out)
 	}
 	writeTree(t, root, map[string]string{"src/a.gd": "b\n", "docs/x.md": "y\n"})
+	if code, out, _ := runCLI([]string{"context", "changed", "--project", root}, nil); code != exitOK || !strings.Contains(out, "- M src/a.gd (functional") || !strings.Contains(out, "- ?? docs/x.md\n") {
+		t.Errorf("context changed: exit %d\n%s", code, out)
+	}
 	if code, out, _ := runCLI([]string{"docs-impact", "--project", root}, nil); code != exitError || !strings.Contains(out, "FAIL project.documentation_impact.section: 1 functional change since HEAD (src/a.gd)") {
 		t.Errorf("no section: exit %d\n%s", code, out)
 	}

@@ -202,7 +202,7 @@ func readPack(ctx context.Context, e env, project string) (prompts.Customization
 func newContextCmd(e env) *cobra.Command {
 	var project string
 	c := &cobra.Command{
-		Use:   "context studio|role <id>|workflow <id>|task <words...>",
+		Use:   "context studio|role <id>|workflow <id>|task <words...>|changed",
 		Short: "short summaries for an agent or a person: the studio, a role, a workflow, what fits a task",
 		Args:  subcommandArgs,
 	}
@@ -282,6 +282,43 @@ func newContextCmd(e env) *cobra.Command {
 				return err
 			}
 			printTaskMatches(e.stdout, custom, strings.Join(args, " "))
+			return nil
+		},
+	})
+	c.AddCommand(&cobra.Command{
+		Use: "changed", Short: "the checkout's changed files (uncommitted and untracked) and which are functional", Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			root, err := projectRoot(project, e.getenv)
+			if err != nil {
+				return failf("%v", err)
+			}
+			out, err := localGit(c.Context(), root, "status", "--porcelain", "--untracked-files=all")
+			if err != nil {
+				return failf("%v", err)
+			}
+			if out == "" {
+				fmt.Fprintln(e.stdout, "Changed: none")
+				return nil
+			}
+			fmt.Fprintln(e.stdout, "Changed:")
+			for _, l := range strings.Split(out, "\n") {
+				// localGit trims the output, so the first line may have lost its leading blank:
+				// the code is the first word, the path the rest.
+				l = strings.TrimSpace(l)
+				code, path, ok := strings.Cut(l, " ")
+				if !ok {
+					continue
+				}
+				path = strings.TrimSpace(path)
+				if _, to, ok := strings.Cut(path, " -> "); ok {
+					path = to
+				}
+				note := ""
+				if functionalChange(path) {
+					note = " (functional: docs-impact asks for its documentation impact)"
+				}
+				fmt.Fprintf(e.stdout, "- %s %s%s\n", code, path, note)
+			}
 			return nil
 		},
 	})
