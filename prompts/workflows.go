@@ -361,6 +361,8 @@ func renderCustomRoleWorkflow(ctx context.Context, root string, custom Customiza
 	line("Write Policy: %s", orDefault(f.WritePolicy, "read-only"))
 	line("File Edits: %s", allowed(f.AllowFileEdits))
 	line("Model Tier: %s", w.ModelTier)
+	m := w.Surface() // what a task of this workflow runs on (seed §10.1)
+	line("Model: %s (%s)", m.Model, m.Effort)
 	line("")
 	line("%s", RenderContextContract(workflowContract(w, f, sel)))
 	line("")
