@@ -61,3 +61,12 @@ func (in *Installations) mint(ctx context.Context, id int64) (*oauth2.Token, err
 	}
 	return &oauth2.Token{AccessToken: it.GetToken(), TokenType: "Bearer", Expiry: it.GetExpiresAt().Time}, nil
 }
+
+// ForRepo asks GitHub for the App's installation on owner/repo, for a delivery that names none.
+func (in *Installations) ForRepo(ctx context.Context, owner, repo string) (int64, error) {
+	inst, _, err := in.app.gh.Apps.FindRepositoryInstallation(ctx, owner, repo)
+	if err != nil {
+		return 0, fmt.Errorf("find the GitHub App %s's installation on %s/%s: %w", in.app.slug, owner, repo, err)
+	}
+	return inst.GetID(), nil
+}
