@@ -259,4 +259,3 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 }
 
 var _ io.Writer = (*lineWriter)(nil)
-
