@@ -52,7 +52,7 @@ type serveConfig struct {
 // Defaults of the server's bounds.
 const (
 	defaultListen         = ":8080"
-	defaultMaxInFlight    = 64
+	defaultMaxInFlight    = 256
 	defaultMaxBody        = 25 << 20
 	defaultDeliveryTimout = 2 * time.Minute
 	defaultDrainTimeout   = 2 * time.Minute
@@ -139,7 +139,7 @@ func newServeCmd(e env, hooks *serveHooks) *cobra.Command {
 GET /metrics. Configured by the environment: STUDIO_APP_ID, STUDIO_APP_PRIVATE_KEY or
 STUDIO_APP_PRIVATE_KEY_FILE, STUDIO_WEBHOOK_SECRET (and STUDIO_WEBHOOK_SECRET_PREVIOUS while
 rotating it), GITHUB_API_URL and GITHUB_SERVER_URL for GitHub Enterprise Server,
-STUDIO_DISPATCH_WORKFLOW (default studio.yml), STUDIO_SERVE_MAX_IN_FLIGHT (default 64).`,
+STUDIO_DISPATCH_WORKFLOW (default studio.yml), STUDIO_SERVE_MAX_IN_FLIGHT (default 256).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			cfg, err := serveConfigOf(e.getenv, listen)

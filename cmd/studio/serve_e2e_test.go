@@ -64,7 +64,7 @@ func (l *lockedBuffer) String() string {
 
 // newServeWorld is a studio world in mode whose default branch holds the studio workflow unless
 // noWorkflow, with a reader, the App installed, and the server started on ctx.
-func newServeWorld(t *testing.T, ctx context.Context, mode string, noWorkflow bool, transport http.RoundTripper) *serveWorld {
+func newServeWorld(t *testing.T, ctx context.Context, mode string, noWorkflow bool, transport http.RoundTripper, extra ...string) *serveWorld {
 	t.Helper()
 	// The emulator on the real clock: the server signs its App JWTs with it.
 	sw, err := sandbox.New(sandbox.Options{Files: sandbox.DefaultFiles(mode), Dir: t.TempDir()})
@@ -100,6 +100,9 @@ func newServeWorld(t *testing.T, ctx context.Context, mode string, noWorkflow bo
 		"STUDIO_WEBHOOK_SECRET":  serveSecret,
 		"GITHUB_API_URL":         strings.TrimSuffix(w.Emu.APIURL(), "/"),
 		"GITHUB_SERVER_URL":      w.Emu.URL(),
+	}
+	for i := 0; i+1 < len(extra); i += 2 {
+		vars[extra[i]] = extra[i+1]
 	}
 	ready := make(chan string, 1)
 	hooks := &serveHooks{
@@ -536,5 +539,51 @@ func TestServeFinishesDeliveriesInFlightOnSIGTERM(t *testing.T) {
 	}
 	if !strings.Contains(s.stderr.String(), `"msg":"stopped"`) {
 		t.Errorf("no stop line in the log:\n%s", s.stderr)
+	}
+}
+
+// gatedTransport holds every GitHub request until the test opens it.
+type gatedTransport struct{ open chan struct{} }
+
+func (g gatedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !strings.HasPrefix(r.URL.Path, "/api/v3/app") { // the App's own setup goes through
+		<-g.open
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// Bounded concurrency: with every slot taken, a delivery is answered 503 (GitHub delivers it
+// again) and not remembered, so its re-delivery is taken once a slot is free.
+func TestServeAnswers503WhenEverySlotIsTaken(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	gate := gatedTransport{open: make(chan struct{})}
+	s := newServeWorld(t, ctx, "fast-prototype", false, gate, "STUDIO_SERVE_MAX_IN_FLIGHT", "1")
+	var bodies [][]byte
+	for i := 0; i < 2; i++ {
+		n := s.issue(fmt.Sprintf("Task %d", i), taskBody)
+		_, payload := s.comment(n, sandbox.Writer, "/studio run")
+		bodies = append(bodies, s.installed(payload))
+	}
+	first, second := newDeliveryID(), newDeliveryID()
+	if code, msg := s.post("issue_comment", first, bodies[0], sign(serveSecret, bodies[0])); code != http.StatusAccepted {
+		t.Fatalf("first: %d %q", code, msg)
+	}
+	if code, msg := s.post("issue_comment", second, bodies[1], sign(serveSecret, bodies[1])); code != http.StatusServiceUnavailable {
+		t.Fatalf("second, with the one slot taken: %d %q, want 503", code, msg)
+	}
+	close(gate.open)
+	if o := s.await(first); o != "queued" {
+		t.Fatalf("first: %q", o)
+	}
+	if code, msg := s.post("issue_comment", second, bodies[1], sign(serveSecret, bodies[1])); code != http.StatusAccepted {
+		t.Fatalf("second, delivered again: %d %q, want 202", code, msg)
+	}
+	if o := s.await(second); o != "queued" {
+		t.Fatalf("second: %q", o)
+	}
+	if d := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo); len(d) != 2 {
+		t.Errorf("dispatches = %d, want 2", len(d))
 	}
 }
