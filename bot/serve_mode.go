@@ -24,6 +24,23 @@ type ServeMode struct {
 	// ServerURL is GITHUB_SERVER_URL, and Owner and Repo the repository the bot serves, for the
 	// link to a dispatched run.
 	ServerURL, Owner, Repo string
+	// Slot, when set, is waited for before the work after the reaction (the lock, the status
+	// comment, the dispatch) and released after it: the server bounds how many deliveries write
+	// at once, so the acknowledgements of new ones are not queued behind them (and GitHub, which
+	// limits concurrent requests, sees fewer).
+	Slot func(ctx context.Context) (release func(), err error)
+}
+
+// slot waits for the server's slot; release is never nil.
+func (s *ServeMode) slot(ctx context.Context) (func(), error) {
+	if s.Slot == nil {
+		return func() {}, nil
+	}
+	release, err := s.Slot(ctx)
+	if err != nil {
+		return func() {}, err
+	}
+	return release, nil
 }
 
 // Served says what a served command's dispatched run carries over from the server (Trigger).
@@ -71,6 +88,11 @@ func (b *Bot) serveDispatch(ctx context.Context, tr Trigger, cmd Command, task I
 		inputs[inputCommand] = b.TriggerPhrase + " run"
 		inputs[inputCommentID] = ""
 	}
+	release, err := b.Serve.slot(ctx)
+	defer release()
+	if err != nil {
+		return Outcome{RunID: b.RunID}, true, err
+	}
 	out, err := b.dispatchQueued(ctx, task, eventLine(tr, cmd), tr.Actor.Login, tr.CommentID, inputs)
 	return out, true, err
 }
@@ -87,6 +109,11 @@ func (b *Bot) serveApproval(ctx context.Context, task Issue, pr int, approver st
 		"issue":    strconv.Itoa(pr),
 		inputPull:  strconv.Itoa(pr),
 		inputActor: approver,
+	}
+	release, err := b.Serve.slot(ctx)
+	defer release()
+	if err != nil {
+		return Outcome{RunID: b.RunID}, true, err
 	}
 	// The caller holds the task's lock already (handlePullEvent).
 	out, err := b.queue(ctx, task, approver, 0, inputs)

@@ -386,13 +386,14 @@ func TestServeRefusesAReadersCommand(t *testing.T) {
 	}
 }
 
-// A delivery with a wrong or no signature is answered 401 and changes nothing; `/healthz`
-// answers, and an event the studio does not handle is acknowledged with a 2xx.
+// A delivery with a wrong or no signature is answered 401 and changes nothing (not one GitHub
+// request); one signed with the previous secret, during a rotation, is taken; `/healthz` answers,
+// and an event the studio does not handle is acknowledged with a 2xx.
 func TestServeRejectsUnsignedDeliveries(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s := newServeWorld(t, ctx, "fast-prototype", false, nil)
+	s := newServeWorld(t, ctx, "fast-prototype", false, nil, "STUDIO_WEBHOOK_SECRET_PREVIOUS", "whsec-being-rotated-out")
 	n := s.issue("Make the jump snappier", taskBody)
 	commentID, payload := s.comment(n, sandbox.Writer, "/studio run")
 	body := s.installed(payload)
@@ -420,6 +421,10 @@ func TestServeRejectsUnsignedDeliveries(t *testing.T) {
 	}
 	if code, body := s.get("/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz: %d %q", code, body)
+	}
+	// While the secret is rotated, a delivery signed with the previous one is taken.
+	if code, msg := s.post("issue_comment", newDeliveryID(), body, sign("whsec-being-rotated-out", body)); code != http.StatusAccepted {
+		t.Errorf("signed with the previous secret: %d %q, want 202", code, msg)
 	}
 	star := []byte(`{"action":"created","repository":{"name":"hop","owner":{"login":"acme"}}}`)
 	if code, _ := s.post("star", newDeliveryID(), star, sign(serveSecret, star)); code/100 != 2 {

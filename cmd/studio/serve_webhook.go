@@ -39,8 +39,10 @@ type webhookServer struct {
 	apps *ghapp.Installations
 	hc   *http.Client
 
-	// slots bounds the deliveries handled at once (the 503 backpressure).
-	slots chan struct{}
+	// slots bounds the deliveries handled at once (the 503 backpressure); writing bounds those
+	// past their reaction (bot.ServeMode.Slot).
+	slots   chan struct{}
+	writing chan struct{}
 	// seen are the delivery ids accepted lately (GitHub re-delivers on a timeout and on request).
 	seen *lru.Cache[string, struct{}]
 	// clients are the API clients of the repositories served lately, one per installation and
@@ -66,7 +68,7 @@ func newWebhookServer(cfg serveConfig, log *slog.Logger, red *codex.Redactor, m 
 	installs, _ := lru.New[string, int64](1024)
 	ctx, cancel := context.WithCancel(context.Background())
 	return &webhookServer{cfg: cfg, log: log, red: red, m: m, apps: apps, hc: hc,
-		slots: make(chan struct{}, cfg.maxInFlight), seen: seen, clients: clients, installs: installs,
+		slots: make(chan struct{}, cfg.maxInFlight), writing: make(chan struct{}, serveWriting), seen: seen, clients: clients, installs: installs,
 		deliveries: ctx, cancelAll: cancel}
 }
 
@@ -235,7 +237,7 @@ func (s *webhookServer) handle(log *slog.Logger, delivery, event string, arrived
 	}
 	b := bot.New(bot.Deps{GitHub: client, Log: &lineWriter{log: log, red: s.red}, Redactor: s.red}, bot.Settings{
 		BotLogin: s.apps.BotLogin(), RunID: serveRunID, DispatchWorkflow: s.cfg.dispatchWorkflow,
-		Serve:        &bot.ServeMode{ServerURL: s.cfg.serverURL, Owner: owner, Repo: repo},
+		Serve:        &bot.ServeMode{ServerURL: s.cfg.serverURL, Owner: owner, Repo: repo, Slot: s.writeSlot},
 		LockSettings: serveLocks,
 	})
 	out, err := b.Handle(ctx, tr)
@@ -248,6 +250,19 @@ func (s *webhookServer) handle(log *slog.Logger, delivery, event string, arrived
 		status = "done"
 	}
 	outcome(status, "skip", out.Skip)
+}
+
+// serveWriting is how many deliveries write past their reaction at once (the lock, the status
+// comment, the dispatch: about eight requests each). The rest wait, already acknowledged.
+const serveWriting = 16
+
+func (s *webhookServer) writeSlot(ctx context.Context) (func(), error) {
+	select {
+	case s.writing <- struct{}{}:
+		return func() { <-s.writing }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 // client is the repository's API client, authenticated as the App's installation.
