@@ -592,3 +592,73 @@ func TestServeAnswers503WhenEverySlotIsTaken(t *testing.T) {
 		t.Errorf("dispatches = %d, want 2", len(d))
 	}
 }
+
+// guided-studio through the server: `/studio run --dry-run` is answered by the server itself; the
+// plan is dispatched and planned on a runner; the approval of the plan pull request, delivered to
+// the server, dispatches the implementation (the server runs no Codex), and that run implements
+// on the plan's branch because the reviews on GitHub authorize it.
+func TestServeDispatchesTheImplementationAnApprovalAuthorizes(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := newServeWorld(t, ctx, "guided-studio", false, nil)
+	n := s.issue("Make the jump snappier", taskBody)
+
+	_, dry := s.comment(n, sandbox.Writer, "/studio run --dry-run")
+	if _, code, outcome := s.deliver("issue_comment", dry); code != http.StatusAccepted || outcome != "done" {
+		t.Fatalf("dry run: %d %q", code, outcome)
+	}
+	if sc := s.statusComments(n); len(sc) != 1 || !strings.Contains(strings.ToLower(sc[0].Body), "dry run") {
+		t.Fatalf("the dry run's status comment = %+v", sc)
+	}
+	if d := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo); len(d) != 0 {
+		t.Fatalf("a dry run was dispatched: %+v", d)
+	}
+
+	_, payload := s.comment(n, sandbox.Writer, "/studio run")
+	if _, code, outcome := s.deliver("issue_comment", payload); code != http.StatusAccepted || outcome != "queued" {
+		t.Fatalf("run: %d %q", code, outcome)
+	}
+	s.script(
+		fakecodex.Call{FinalMessage: planText},
+		fakecodex.Call{Edits: []fakecodex.Edit{
+			{Write: "src/player/jump.gd", Content: "extends Node\n\nconst JUMP_VELOCITY = -420.0\n"},
+			{Write: "tests/test_jump.gd", Content: "extends Node\n# jump test\n"},
+		}, FinalMessage: "Raised the jump velocity and added a test."},
+	)
+	runDispatched := func(i int, want string) {
+		t.Helper()
+		ds := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo)
+		if len(ds) != i+1 {
+			t.Fatalf("dispatches = %+v, want %d", ds, i+1)
+		}
+		p, err := s.Emu.WorkflowDispatchEvent(sandbox.Owner, sandbox.Repo, ds[i].RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := s.run("workflow_dispatch", p, s.app); res.code != 0 || res.outputs["status"] != want {
+			t.Fatalf("dispatched run %d: exit %d status %q, want %s\nstdout:\n%s\nstderr:\n%s", i, res.code, res.outputs["status"], want, res.stdout, res.stderr)
+		}
+	}
+	runDispatched(0, "awaiting-approval")
+	pulls := s.Emu.Pulls(sandbox.Owner, sandbox.Repo)
+	if len(pulls) != 1 || !pulls[0].Draft {
+		t.Fatalf("pulls after the plan = %+v, want the draft plan", pulls)
+	}
+
+	_, review := s.approve(pulls[0].Number, reviewer, ghemu.ReviewSpec{})
+	if _, code, outcome := s.deliver("pull_request_review", review); code != http.StatusAccepted || outcome != "queued" {
+		t.Fatalf("approval: %d %q", code, outcome)
+	}
+	ds := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo)
+	if len(ds) != 2 || ds[1].Inputs["pull"] != strconv.Itoa(pulls[0].Number) || ds[1].Inputs["actor"] != reviewer {
+		t.Fatalf("dispatches after the approval = %+v", ds)
+	}
+	if calls := s.codex.Invocations(); len(calls) != 1 {
+		t.Fatalf("%d Codex calls before the implementation's run, want the plan's 1", len(calls))
+	}
+	runDispatched(1, "done")
+	if sc := s.statusComments(n); len(sc) != 1 || !strings.Contains(sc[0].Body, "**done**") {
+		t.Errorf("status comments = %+v, want the one, done", sc)
+	}
+}
