@@ -182,7 +182,7 @@ func runServe(ctx context.Context, cfg serveConfig, log *slog.Logger, hooks *ser
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("GitHub App: %w", err)
+		return fmt.Errorf("GitHub App (the action's app-id and app-private-key are STUDIO_APP_ID and STUDIO_APP_PRIVATE_KEY here): %w", err)
 	}
 	s := newWebhookServer(cfg, log, red, m, apps, hc)
 	s.handled = hooks.handled

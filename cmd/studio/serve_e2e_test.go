@@ -662,3 +662,27 @@ func TestServeDispatchesTheImplementationAnApprovalAuthorizes(t *testing.T) {
 		t.Errorf("status comments = %+v, want the one, done", sc)
 	}
 }
+
+// The trigger label is a `run` the server dispatches like the comment; a dispatched run reads it
+// as `/studio run`.
+func TestServeDispatchesATriggerLabel(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := newServeWorld(t, ctx, "fast-prototype", false, nil)
+	n := s.issue("Make the jump snappier", taskBody, "studio:run")
+	payload, err := s.Emu.WebhookPayload("issues", "labeled", ghemu.EventSpec{Owner: sandbox.Owner, Repo: sandbox.Repo, Number: n, Label: "studio:run", Sender: sandbox.Writer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, code, outcome := s.deliver("issues", payload); code != http.StatusAccepted || outcome != "queued" {
+		t.Fatalf("delivery: %d %q", code, outcome)
+	}
+	ds := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo)
+	if len(ds) != 1 || ds[0].Inputs["command"] != "/studio run" || ds[0].Inputs["actor"] != sandbox.Writer || ds[0].Inputs["comment-id"] != "" {
+		t.Fatalf("dispatches = %+v", ds)
+	}
+	if n := len(s.Emu.InstallationTokens()); n != 1 {
+		t.Errorf("%d installation tokens minted, want 1", n)
+	}
+}
