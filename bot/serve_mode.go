@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
-	"github.com/codex-studio/studio-action/policy"
 )
 
 // Serve mode: the bot inside `studio serve`, the GitHub App webhook server. It answers what needs
@@ -230,17 +228,14 @@ func (b *Bot) servedRunLink(runID int64) string {
 }
 
 // onServedDispatch is the dispatched run of a served command (workflow_dispatch with the actor
-// input): the dispatching App (or a writer) is checked, then the command runs through the
-// preamble as its requester, who is authorized again.
+// input). Only the studio's own bot (the App the server acts as) dispatches one: a person who
+// could dispatch the workflow could otherwise name anyone as the requester (and, say, approve
+// "someone else's" task in strict-studio). The command then runs through the preamble as its
+// requester, who is authorized again; a command from a comment must still be that comment's, by
+// that requester, unedited.
 func (b *Bot) onServedDispatch(ctx context.Context, tr Trigger) (Outcome, error) {
-	if !strings.EqualFold(tr.Actor.Login, b.BotLogin) && !b.allowedBot(tr.Actor) {
-		perm, err := b.gh.Permission(ctx, tr.Actor.Login)
-		if err != nil {
-			return Outcome{RunID: b.RunID}, fmt.Errorf("authorize %s: %w", tr.Actor.Login, err)
-		}
-		if !policy.ParsePermission(perm).CanWrite() {
-			return Outcome{RunID: b.RunID, Status: "refused", Skip: tr.Actor.Login + " may not dispatch studio runs"}, nil
-		}
+	if !strings.EqualFold(tr.Actor.Login, b.BotLogin) {
+		return Outcome{RunID: b.RunID, Status: "refused", Skip: fmt.Sprintf("a dispatch with the %s input is studio serve's, and only %s sends one; %s dispatched this one", inputActor, b.BotLogin, tr.Actor.Login)}, nil
 	}
 	requester := Actor{Login: strings.TrimSpace(tr.Inputs[inputActor]), Type: "User"}
 	issue, ok := issueRef(tr.Inputs["issue"])
@@ -266,10 +261,41 @@ func (b *Bot) onServedDispatch(ctx context.Context, tr Trigger) (Outcome, error)
 		return Outcome{RunID: b.RunID}, fmt.Errorf("read issue #%d: %w", issue, err)
 	}
 	commentID, _ := strconv.ParseInt(tr.Inputs[inputCommentID], 10, 64)
+	if commentID != 0 {
+		if why, err := b.servedComment(ctx, issue, commentID, requester.Login, tr.Inputs[inputCommand]); err != nil {
+			return Outcome{RunID: b.RunID}, err
+		} else if why != "" {
+			return Outcome{RunID: b.RunID, Status: "refused", Skip: why}, nil
+		}
+	}
 	return b.onCommand(ctx, Trigger{
 		Kind: TriggerComment, Owner: tr.Owner, Repo: tr.Repo, DefaultBranch: tr.DefaultBranch,
 		Issue: issue, IsPull: snap.IsPull, Actor: requester, Snapshot: snap,
 		CommentID: commentID, CommentBody: tr.Inputs[inputCommand],
 		Served: &Served{StatusComment: statusID},
 	})
+}
+
+// servedComment says why a served command is not the comment's it claims to be ("" when it is):
+// the comment must be on the issue, by the requester, and still hold the same command.
+func (b *Bot) servedComment(ctx context.Context, issue int, id int64, requester, command string) (string, error) {
+	comments, err := b.gh.Comments(ctx, issue)
+	if err != nil {
+		return "", err
+	}
+	want, ok := ParseCommand(command, b.TriggerPhrase)
+	for _, c := range comments {
+		if c.ID != id {
+			continue
+		}
+		got, has := ParseCommand(c.Body, b.TriggerPhrase)
+		switch {
+		case !strings.EqualFold(c.Author, requester):
+			return fmt.Sprintf("comment %d was written by %s, not by %s", id, c.Author, requester), nil
+		case !ok || !has || got.Line != want.Line:
+			return fmt.Sprintf("comment %d no longer holds the command the server dispatched", id), nil
+		}
+		return "", nil
+	}
+	return fmt.Sprintf("comment %d is not on #%d", id, issue), nil
 }

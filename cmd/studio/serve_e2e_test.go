@@ -686,3 +686,39 @@ func TestServeDispatchesATriggerLabel(t *testing.T) {
 		t.Errorf("%d installation tokens minted, want 1", n)
 	}
 }
+
+// A served dispatch is the App's alone, and names the comment it came from truly: one dispatched
+// by a writer (replaying another writer's comment as theirs), or naming a comment its requester
+// did not write or that does not hold the command, runs nothing.
+func TestServedDispatchesAreTheAppsAndTheirComments(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := newServeWorld(t, ctx, "fast-prototype", false, nil)
+	n := s.issue("Make the jump snappier", taskBody)
+	writers, _ := s.comment(n, sandbox.Writer, "/studio run")
+	reviewers, _ := s.comment(n, reviewer, "/studio run")
+	for name, tc := range map[string]struct {
+		sender, actor, command string
+		comment                int64
+	}{
+		"dispatched by a writer":      {sandbox.Writer, reviewer, "/studio run", reviewers},
+		"another writer's comment":    {testAppBot, reviewer, "/studio run", writers},
+		"a command the comment lacks": {testAppBot, sandbox.Writer, "/studio run --approved-by-user", writers},
+	} {
+		inputs := map[string]any{"task": strconv.Itoa(n), "issue": strconv.Itoa(n), "command": tc.command, "actor": tc.actor,
+			"comment-id": strconv.FormatInt(tc.comment, 10), "status-comment": "0"}
+		payload, err := s.Emu.WebhookPayload("workflow_dispatch", "", ghemu.EventSpec{Owner: sandbox.Owner, Repo: sandbox.Repo, Sender: tc.sender,
+			Workflow: "studio.yml", Inputs: inputs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := s.run("workflow_dispatch", payload, s.app)
+		if res.outputs["status"] != "refused" || len(s.codex.Invocations()) != 0 {
+			t.Errorf("%s: status %q, %d Codex calls; want refused, none\nstdout:\n%s", name, res.outputs["status"], len(s.codex.Invocations()), res.stdout)
+		}
+	}
+	if sc := s.statusComments(n); len(sc) != 0 {
+		t.Errorf("status comments = %+v, want none", sc)
+	}
+}
