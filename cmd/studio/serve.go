@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -81,16 +82,16 @@ func serveConfigOf(getenv func(string) string, listen string) (serveConfig, erro
 	if c.appID == "" {
 		problems = append(problems, "STUDIO_APP_ID is empty: set it to the GitHub App's id (the App's settings page, \"App ID\")")
 	}
-	if file := strings.TrimSpace(getenv("STUDIO_APP_PRIVATE_KEY_FILE")); file != "" {
-		if strings.TrimSpace(c.privateKey) != "" {
-			problems = append(problems, "both STUDIO_APP_PRIVATE_KEY and STUDIO_APP_PRIVATE_KEY_FILE are set: set one")
-		} else if b, err := os.ReadFile(file); err != nil {
+	switch file := strings.TrimSpace(getenv("STUDIO_APP_PRIVATE_KEY_FILE")); {
+	case file != "" && strings.TrimSpace(c.privateKey) != "":
+		problems = append(problems, "both STUDIO_APP_PRIVATE_KEY and STUDIO_APP_PRIVATE_KEY_FILE are set: set one")
+	case file != "":
+		if b, err := os.ReadFile(file); err != nil {
 			problems = append(problems, fmt.Sprintf("STUDIO_APP_PRIVATE_KEY_FILE: %v", err))
 		} else {
 			c.privateKey = string(b)
 		}
-	}
-	if strings.TrimSpace(c.privateKey) == "" && !strings.Contains(strings.Join(problems, ""), "PRIVATE_KEY") {
+	case strings.TrimSpace(c.privateKey) == "":
 		problems = append(problems, "STUDIO_APP_PRIVATE_KEY (the PEM) or STUDIO_APP_PRIVATE_KEY_FILE (a file holding it) must be set")
 	}
 	for _, name := range []string{"STUDIO_WEBHOOK_SECRET", "STUDIO_WEBHOOK_SECRET_PREVIOUS"} {
@@ -101,14 +102,11 @@ func serveConfigOf(getenv func(string) string, listen string) (serveConfig, erro
 	if getenv("STUDIO_WEBHOOK_SECRET") == "" {
 		problems = append(problems, "STUDIO_WEBHOOK_SECRET is empty: set it to the App's webhook secret (every delivery is verified with it)")
 	}
-	for name, dst := range map[string]*int{"STUDIO_SERVE_MAX_IN_FLIGHT": &c.maxInFlight} {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				problems = append(problems, fmt.Sprintf("%s=%q is not a positive number", name, v))
-				continue
-			}
-			*dst = n
+	if v := strings.TrimSpace(getenv("STUDIO_SERVE_MAX_IN_FLIGHT")); v != "" {
+		if n, err := strconv.Atoi(v); err != nil || n < 1 {
+			problems = append(problems, fmt.Sprintf("STUDIO_SERVE_MAX_IN_FLIGHT=%q is not a positive number", v))
+		} else {
+			c.maxInFlight = n
 		}
 	}
 	if len(problems) > 0 {
@@ -245,9 +243,9 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 	defer w.mu.Unlock()
 	w.buf = append(w.buf, p...)
 	for {
-		i := strings.IndexByte(string(w.buf), '\n')
+		i := bytes.IndexByte(w.buf, '\n')
 		if i < 0 {
-			break
+			return len(p), nil
 		}
 		line := strings.TrimRight(string(w.buf[:i]), "\r")
 		w.buf = w.buf[i+1:]
@@ -255,7 +253,6 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 			w.log.Info("bot", "line", w.red.Redact(line))
 		}
 	}
-	return len(p), nil
 }
 
 var _ io.Writer = (*lineWriter)(nil)

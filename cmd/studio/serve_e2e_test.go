@@ -422,6 +422,11 @@ func TestServeRejectsUnsignedDeliveries(t *testing.T) {
 	if code, body := s.get("/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz: %d %q", code, body)
 	}
+	// A body over GitHub's 25 MB cap is refused before it is verified or read further.
+	huge := bytes.Repeat([]byte(" "), defaultMaxBody+1)
+	if code, _ := s.post("issue_comment", newDeliveryID(), huge, sign(serveSecret, huge)); code != http.StatusRequestEntityTooLarge {
+		t.Errorf("a body over the bound: %d, want 413", code)
+	}
 	// While the secret is rotated, a delivery signed with the previous one is taken.
 	if code, msg := s.post("issue_comment", newDeliveryID(), body, sign("whsec-being-rotated-out", body)); code != http.StatusAccepted {
 		t.Errorf("signed with the previous secret: %d %q, want 202", code, msg)
