@@ -601,7 +601,8 @@ func TestServeAnswers503WhenEverySlotIsTaken(t *testing.T) {
 // guided-studio through the server: `/studio run --dry-run` is answered by the server itself; the
 // plan is dispatched and planned on a runner; the approval of the plan pull request, delivered to
 // the server, dispatches the implementation (the server runs no Codex), and that run implements
-// on the plan's branch because the reviews on GitHub authorize it.
+// on the plan's branch because the reviews on GitHub authorize it. `/studio revoke` is answered
+// by the server.
 func TestServeDispatchesTheImplementationAnApprovalAuthorizes(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -665,6 +666,15 @@ func TestServeDispatchesTheImplementationAnApprovalAuthorizes(t *testing.T) {
 	runDispatched(1, "done")
 	if sc := s.statusComments(n); len(sc) != 1 || !strings.Contains(sc[0].Body, "**done**") {
 		t.Errorf("status comments = %+v, want the one, done", sc)
+	}
+
+	// `/studio revoke` is the server's own: it writes GitHub only, and dispatches nothing.
+	_, revoke := s.comment(n, sandbox.Writer, "/studio revoke")
+	if _, code, outcome := s.deliver("issue_comment", revoke); code != http.StatusAccepted || outcome == "queued" || outcome == "error" {
+		t.Errorf("revoke: %d %q, want it answered by the server", code, outcome)
+	}
+	if d := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo); len(d) != 2 {
+		t.Errorf("%d dispatches after the revoke, want still 2", len(d))
 	}
 }
 
