@@ -16,7 +16,7 @@ import (
 
 // lockBot is one run's bot on the transport world's emulator, with its own GitHub client (a
 // client's caches belong to one run) and the world's clock.
-func (w *transportWorld) lockBot(t *testing.T, runID string, ls LockSettings, log *bytes.Buffer) *Bot {
+func (w *transportWorld) lockBot(t *testing.T, runID string, ls LockSettings, log *bytes.Buffer) *eventBot {
 	t.Helper()
 	gh, err := hub.NewClient(hub.NewHTTPClient(nil, w.policy), w.emu.APIURL(), "tok-bot", tOwner, tRepo)
 	if err != nil {

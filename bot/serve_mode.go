@@ -70,7 +70,7 @@ func servedHere(cmd Command) bool {
 
 // serveDispatch is the preamble's hook, after the reaction: in serve mode a command that needs a
 // runner is dispatched to the repository's studio workflow; handled reports false otherwise.
-func (b *Bot) serveDispatch(ctx context.Context, tr Trigger, cmd Command, task Issue) (Outcome, bool, error) {
+func (b *eventBot) serveDispatch(ctx context.Context, tr Trigger, cmd Command, task Issue) (Outcome, bool, error) {
 	if b.Serve == nil || tr.Served != nil || servedHere(cmd) {
 		return Outcome{}, false, nil
 	}
@@ -98,7 +98,7 @@ func (b *Bot) serveDispatch(ctx context.Context, tr Trigger, cmd Command, task I
 // serveApproval is implementApproved's hook: in serve mode a matching approval of a plan pull
 // request dispatches the implementation (which rechecks the approval from GitHub) instead of
 // running it here.
-func (b *Bot) serveApproval(ctx context.Context, task Issue, pr int, approver string) (Outcome, bool, error) {
+func (b *eventBot) serveApproval(ctx context.Context, task Issue, pr int, approver string) (Outcome, bool, error) {
 	if b.Serve == nil {
 		return Outcome{}, false, nil
 	}
@@ -121,7 +121,7 @@ func (b *Bot) serveApproval(ctx context.Context, task Issue, pr int, approver st
 // dispatchQueued takes the task's lock for as long as it takes to dispatch the run and write the
 // status comment. When another run holds the lock, the dispatched run waits for it on its runner
 // (as a queued Action run does), and the server says so in a reply instead.
-func (b *Bot) dispatchQueued(ctx context.Context, task Issue, event, actor string, commentID int64, inputs map[string]any) (Outcome, error) {
+func (b *eventBot) dispatchQueued(ctx context.Context, task Issue, event, actor string, commentID int64, inputs map[string]any) (Outcome, error) {
 	if b.Locks == nil {
 		return b.queue(ctx, task, actor, commentID, inputs)
 	}
@@ -154,7 +154,7 @@ func (b *Bot) dispatchQueued(ctx context.Context, task Issue, event, actor strin
 // queue dispatches the run and says on the status comment that it is queued, with its link. The
 // comment is recorded as handled first, so a re-delivery after a restart of the server (which
 // forgets the deliveries it saw) is not dispatched twice.
-func (b *Bot) queue(ctx context.Context, task Issue, actor string, commentID int64, inputs map[string]any) (Outcome, error) {
+func (b *eventBot) queue(ctx context.Context, task Issue, actor string, commentID int64, inputs map[string]any) (Outcome, error) {
 	r, err := b.runForIssue(ctx, Trigger{Kind: TriggerDispatch}, task, Command{Verb: "run"})
 	if err != nil {
 		return Outcome{RunID: b.RunID}, err
@@ -186,7 +186,7 @@ func (b *Bot) queue(ctx context.Context, task Issue, actor string, commentID int
 }
 
 // dispatchServed starts the studio workflow on the default branch.
-func (b *Bot) dispatchServed(ctx context.Context, inputs map[string]any) (int64, error) {
+func (b *eventBot) dispatchServed(ctx context.Context, inputs map[string]any) (int64, error) {
 	base, err := b.gh.DefaultBranch(ctx)
 	if err != nil {
 		return 0, err
@@ -194,7 +194,7 @@ func (b *Bot) dispatchServed(ctx context.Context, inputs map[string]any) (int64,
 	return b.gh.DispatchWorkflow(ctx, b.DispatchWorkflow, base, inputs)
 }
 
-func (b *Bot) notDispatched(ctx context.Context, issue int, actor string, err error) (Outcome, error) {
+func (b *eventBot) notDispatched(ctx context.Context, issue int, actor string, err error) (Outcome, error) {
 	if _, cerr := b.gh.CreateComment(ctx, issue, "@"+actor+" "+notDispatchedText(b.DispatchWorkflow, err)); cerr != nil {
 		return Outcome{RunID: b.RunID}, cerr
 	}
@@ -210,14 +210,14 @@ func notDispatchedText(workflow string, err error) string {
 	return "**Not dispatched:** " + oneLine(Explain(err), 600)
 }
 
-func (b *Bot) servedRunURL(runID int64) string {
+func (b *eventBot) servedRunURL(runID int64) string {
 	if runID == 0 || b.Serve == nil || b.Serve.ServerURL == "" {
 		return ""
 	}
 	return fmt.Sprintf("%s/%s/%s/actions/runs/%d", strings.TrimRight(b.Serve.ServerURL, "/"), b.Serve.Owner, b.Serve.Repo, runID)
 }
 
-func (b *Bot) servedRunLink(runID int64) string {
+func (b *eventBot) servedRunLink(runID int64) string {
 	if runID == 0 {
 		return "a run of `" + b.DispatchWorkflow + "`"
 	}
@@ -233,7 +233,7 @@ func (b *Bot) servedRunLink(runID int64) string {
 // "someone else's" task in strict-studio). The command then runs through the preamble as its
 // requester, who is authorized again; a command from a comment must still be that comment's, by
 // that requester, unedited.
-func (b *Bot) onServedDispatch(ctx context.Context, tr Trigger) (Outcome, error) {
+func (b *eventBot) onServedDispatch(ctx context.Context, tr Trigger) (Outcome, error) {
 	if !strings.EqualFold(tr.Actor.Login, b.BotLogin) {
 		return Outcome{RunID: b.RunID, Status: "refused", Skip: fmt.Sprintf("a dispatch with the %s input is studio serve's, and only %s sends one; %s dispatched this one", inputActor, b.BotLogin, tr.Actor.Login)}, nil
 	}
@@ -278,7 +278,7 @@ func (b *Bot) onServedDispatch(ctx context.Context, tr Trigger) (Outcome, error)
 
 // servedComment says why a served command is not the comment's it claims to be ("" when it is):
 // the comment must be on the issue, by the requester, and still hold the same command.
-func (b *Bot) servedComment(ctx context.Context, issue int, id int64, requester, command string) (string, error) {
+func (b *eventBot) servedComment(ctx context.Context, issue int, id int64, requester, command string) (string, error) {
 	comments, err := b.gh.Comments(ctx, issue)
 	if err != nil {
 		return "", err
