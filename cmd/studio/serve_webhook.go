@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,9 +44,6 @@ type webhookServer struct {
 	writing chan struct{}
 	// seen are the delivery ids accepted lately (GitHub re-delivers on a timeout and on request).
 	seen *lru.Cache[string, struct{}]
-	// clients are the API clients of the repositories served lately, one per installation and
-	// repository, sharing the installation's token source.
-	clients *lru.Cache[string, *hub.Client]
 	// installs remembers the installation of a repository whose deliveries name none.
 	installs *lru.Cache[string, int64]
 
@@ -64,11 +60,10 @@ type webhookServer struct {
 
 func newWebhookServer(cfg serveConfig, log *slog.Logger, red *codex.Redactor, m *serveMetrics, apps *ghapp.Installations, hc *http.Client) *webhookServer {
 	seen, _ := lru.New[string, struct{}](cfg.seenDeliveries)
-	clients, _ := lru.New[string, *hub.Client](1024)
 	installs, _ := lru.New[string, int64](1024)
 	ctx, cancel := context.WithCancel(context.Background())
 	return &webhookServer{cfg: cfg, log: log, red: red, m: m, apps: apps, hc: hc,
-		slots: make(chan struct{}, cfg.maxInFlight), writing: make(chan struct{}, serveWriting), seen: seen, clients: clients, installs: installs,
+		slots: make(chan struct{}, cfg.maxInFlight), writing: make(chan struct{}, serveWriting), seen: seen, installs: installs,
 		deliveries: ctx, cancelAll: cancel}
 }
 
@@ -265,7 +260,9 @@ func (s *webhookServer) writeSlot(ctx context.Context) (func(), error) {
 	}
 }
 
-// client is the repository's API client, authenticated as the App's installation.
+// client is an API client of the repository for one delivery, authenticated as the App's
+// installation: a new one each time (a hub.Client remembers what it read of the repository, the
+// default branch's name among them), sharing the installation's token source and the transport.
 func (s *webhookServer) client(ctx context.Context, installation int64, owner, repo string) (*hub.Client, error) {
 	full := owner + "/" + repo
 	if installation == 0 {
@@ -280,16 +277,7 @@ func (s *webhookServer) client(ctx context.Context, installation int64, owner, r
 			installation = id
 		}
 	}
-	key := fmt.Sprintf("%d/%s", installation, strings.ToLower(full))
-	if c, ok := s.clients.Get(key); ok {
-		return c, nil
-	}
-	c, err := hub.NewClientFromTokenSource(s.hc, s.cfg.apiURL, s.apps.TokenSource(installation), owner, repo)
-	if err != nil {
-		return nil, err
-	}
-	s.clients.Add(key, c)
-	return c, nil
+	return hub.NewClientFromTokenSource(s.hc, s.cfg.apiURL, s.apps.TokenSource(installation), owner, repo)
 }
 
 // metricEvent keeps the event label's values to GitHub's event names.
