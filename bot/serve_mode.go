@@ -142,11 +142,12 @@ func (b *eventBot) dispatchQueued(ctx context.Context, task Issue, event, actor 
 	if err != nil {
 		return Outcome{RunID: b.RunID, Status: "error"}, err
 	}
+	outer := b.lock // none in the preamble; handed back as locked does
 	b.lock = h
 	b.gh.Locked()
 	defer func() {
 		b.releaseLock(ctx, h)
-		b.lock = nil
+		b.lock = outer
 	}()
 	return b.queue(ctx, task, actor, commentID, inputs)
 }
