@@ -366,12 +366,18 @@ func (b *eventBot) locked(ctx context.Context, issue int, event, actor string, f
 		}
 		return out, err
 	}
+	// A lock taken while another is held (a control command advancing its parent orchestration)
+	// hands the outer one back when it ends: the outer run still reports its own lock, and only
+	// the outermost settles the event's status comments.
+	outer := b.lock
 	b.lock = h
 	b.gh.Locked()
 	defer func() {
-		b.settle(ctx)
+		if outer == nil {
+			b.settle(ctx)
+		}
 		b.releaseLock(ctx, h)
-		b.lock = nil
+		b.lock = outer
 	}()
 	return fn(ctx)
 }

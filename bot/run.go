@@ -71,6 +71,8 @@ type Settings struct {
 	DispatchWorkflow string
 	// LockSettings bound the per-issue lock (lock.go).
 	LockSettings
+	// Serve is set inside `studio serve` (serve_mode.go); nil in a job.
+	Serve *ServeMode
 }
 
 func (s *Settings) defaults() {
