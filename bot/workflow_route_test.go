@@ -2,7 +2,10 @@ package bot
 
 import (
 	"io/fs"
+	"strings"
 	"testing"
+
+	"github.com/codex-studio/studio-action/internal/sandbox"
 
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
@@ -56,5 +59,25 @@ func mapFiles(files map[string]string) func(path string) ([]byte, error) {
 			return []byte(s), nil
 		}
 		return nil, fs.ErrNotExist
+	}
+}
+
+// A task block's runPolicy.constrainedSandbox runs its writing call in Codex's workspace-write
+// sandbox, as the action's constrained-sandbox input does; without either it is full access.
+func TestTaskConstrainedSandboxReachesCodex(t *testing.T) {
+	for _, tt := range []struct {
+		block, want string
+	}{
+		{"runPolicy: {constrainedSandbox: true}\n", "workspace-write"},
+		{"", "danger-full-access"},
+	} {
+		w := newHWorld(t, nil)
+		n := w.issue("Snappier jump", strings.Replace(hTask, "files: [design/gdd.md]\n", "files: [design/gdd.md]\n"+tt.block, 1))
+		agent := w.script([]agentCall{{write: map[string]string{"src/player/jump.gd": hJump}}})
+		w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "done")
+		writes, _ := agent.requests()
+		if len(writes) == 0 || writes[0].Sandbox != tt.want {
+			t.Errorf("block %q: writing calls %+v, want sandbox %s", tt.block, writes, tt.want)
+		}
 	}
 }
