@@ -78,3 +78,24 @@ func TestWorkflowVerbNeedsAnID(t *testing.T) {
 		t.Errorf("reply = %+v", c)
 	}
 }
+
+// A workflow runs on its own model and effort (seed §10.1), not its role's: vertical-slice on
+// sol/high, though its producer role is terra/medium.
+func TestWorkflowVerbRunsOnTheWorkflowsModel(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, nil)
+	n := w.issue("Slice it", "The first vertical slice.")
+	_, payload := w.comment(n, sandbox.Writer, "/studio workflow vertical-slice")
+	w.script(fakecodex.Call{FinalMessage: "Slice plan."})
+	if res := w.run("issue_comment", payload, nil); res.code != 0 || res.outputs["status"] != "done" {
+		t.Fatalf("exit %d status %q\n%s", res.code, res.outputs["status"], res.stdout)
+	}
+	invs := w.invocations()
+	if len(invs) != 1 {
+		t.Fatalf("codex calls = %d", len(invs))
+	}
+	args := strings.Join(invs[0].Args, " ")
+	if !strings.Contains(args, "--model gpt-5.6-sol") || !strings.Contains(args, `model_reasoning_effort="high"`) {
+		t.Errorf("vertical-slice ran on %v, want gpt-5.6-sol at high", invs[0].Args)
+	}
+}
