@@ -129,6 +129,7 @@ func newRootCmd(e env) *cobra.Command {
 	add(newResumeCmd(e))
 	add(newContextCmd(e))
 	add(newTemplatesCmd(e))
+	add(newRefreshContextCmd(e))
 	add(newApproveCmd(e))
 	add(newWorkflowCmd(e))
 	add(newLocksCmd(e))
@@ -185,7 +186,7 @@ func printRootHelp(root *cobra.Command) {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, c.Name(), c.Short)
 	}
 	if len(projects) > 0 {
-		fmt.Fprintf(w, "Project commands (checks and summaries of a checkout): %s\n", strings.Join(projects, ", "))
+		fmt.Fprintf(w, "Project commands: %s\n", strings.Join(projects, ", "))
 	}
 	fmt.Fprintf(w, "\n%s\n\nRun \"studio <command> --help\" for a command's flags; \"studio --version\" prints the version.\n", rootWorkflowNote)
 }

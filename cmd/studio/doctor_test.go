@@ -299,3 +299,35 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// refresh-context writes the seed's context manifest and meta; validate finds them fresh, and
+// stale once the selected context changes.
+func TestRefreshContextAndFreshness(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	files := sandbox.DefaultFiles("guided-studio")
+	files["AGENTS.md"] = agentsMD(studioState{Name: "Hop", Engine: "godot", Mode: "prototype"})
+	writeTree(t, root, files)
+	if _, out, _ := runCLI([]string{"validate", "--project", root}, nil); !strings.Contains(out, "SKIP codex.project.context_manifest: no context manifest") {
+		t.Errorf("without a manifest:\n%s", out)
+	}
+	if code, out, errOut := runCLI([]string{"refresh-context", "--project", root}, nil); code != exitOK || !strings.Contains(out, "wrote .codex/context-manifest.json\nwrote .codex/context-manifest.meta.json") {
+		t.Fatalf("refresh-context: exit %d\n%s%s", code, out, errOut)
+	}
+	manifest := string(must(os.ReadFile(filepath.Join(root, ".codex", "context-manifest.json"))))
+	for _, want := range []string{`"schemaVersion": 1`, `"sourcePath": "design/gdd.md"`, `"status": "selected"`} {
+		if !strings.Contains(manifest, want) {
+			t.Errorf("manifest lacks %q:\n%s", want, manifest)
+		}
+	}
+	_, out, _ := runCLI([]string{"validate", "--project", root}, nil)
+	for _, want := range []string{"PASS codex.project.context_manifest: ", "PASS codex.project.context_manifest.meta", "PASS codex.project.context_manifest.freshness"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("fresh manifest: lacks %q\n%s", want, out)
+		}
+	}
+	writeTree(t, root, map[string]string{"design/gdd.md": "# Hop design\n\nJumps should feel snappy, and coyote time is 80 ms.\n"})
+	if code, out, _ := runCLI([]string{"validate", "--project", root}, nil); code != exitError || !strings.Contains(out, "FAIL codex.project.context_manifest.freshness: stale") {
+		t.Errorf("stale manifest: exit %d\n%s", code, out)
+	}
+}

@@ -394,3 +394,37 @@ func tokens(s string) map[string]bool {
 	}
 	return out
 }
+
+func newRefreshContextCmd(e env) *cobra.Command {
+	var project string
+	c := &cobra.Command{
+		Use:   "refresh-context",
+		Short: "rewrite .codex/context-manifest.json and its meta: what every run's default context selects",
+		Long: `Writes the seed's context manifest: the studio's default context requests and what they select
+now, with a meta file of hashes that "studio validate" checks for freshness. Runs never read it:
+each selects its context afresh (the seed's quirk A.15). Commit it to review what runs start from.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			p, err := openProject(c.Context(), e, project)
+			if err != nil {
+				return err
+			}
+			manifest, meta, err := prompts.BuildContextManifest(c.Context(), p.root, p.project)
+			if err != nil {
+				return failf("%v", err)
+			}
+			for _, f := range []struct {
+				path string
+				data []byte
+			}{{prompts.ContextManifestPath, manifest}, {prompts.ContextManifestMetaPath, meta}} {
+				if err := os.WriteFile(filepath.Join(p.root, filepath.FromSlash(f.path)), f.data, 0o644); err != nil {
+					return failf("%v", err)
+				}
+				fmt.Fprintf(e.stdout, "wrote %s\n", f.path)
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&project, "project", "", "project root (default $GITHUB_WORKSPACE, then .)")
+	return inProjectGroup(c)
+}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -124,6 +126,9 @@ func validateProject(ctx context.Context, root string) []check {
 		checks = append(checks, rosterChecks(cfg, custom)...)
 	}
 	checks = append(checks, agentsMDChecks(root)...)
+	if cfgOK {
+		checks = append(checks, contextManifestChecks(ctx, root)...)
+	}
 
 	agents, _ := filepath.Glob(filepath.Join(root, ".codex", "agents", "*.toml"))
 	sort.Strings(agents)
@@ -267,4 +272,53 @@ func profileRoleCheck(root string, p *guidance.Profile) check {
 		return check{"FAIL", "codex.profile.agents", fmt.Sprintf("agents that are not studio roles, so their guidance can never apply: %s (name each agent after the role whose runs it guides)", strings.Join(bad, ", ")), ".codex/profile.json"}
 	}
 	return check{"PASS", "codex.profile.agents", fmt.Sprintf("%d agents, each a studio role", len(p.Agents)), ".codex/profile.json"}
+}
+
+// contextManifestChecks are the seed's codex.project.context_manifest, .meta and .freshness: a
+// manifest, when there is one, equals the one refresh-context would write now, byte for byte, and
+// its meta's hashes match. Without one there is nothing to be stale (runs never read it).
+func contextManifestChecks(ctx context.Context, root string) []check {
+	const id = "codex.project.context_manifest"
+	have, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(prompts.ContextManifestPath)))
+	if errors.Is(err, os.ErrNotExist) {
+		return []check{{"SKIP", id, "no context manifest: runs select their context afresh; `studio refresh-context` writes one", ""}}
+	}
+	if err != nil {
+		return []check{{"FAIL", id, err.Error(), prompts.ContextManifestPath}}
+	}
+	project, err := prompts.LoadProject(ctx, root)
+	if err != nil {
+		return []check{{"FAIL", id, err.Error(), policy.StudioConfigPath}}
+	}
+	want, wantMeta, err := prompts.BuildContextManifest(ctx, root, project)
+	if err != nil {
+		return []check{{"FAIL", id, err.Error(), prompts.ContextManifestPath}}
+	}
+	var m prompts.ContextManifest
+	checks := []check{}
+	if err := json.Unmarshal(have, &m); err != nil || m.SchemaVersion != 1 {
+		checks = append(checks, check{"FAIL", id, fmt.Sprintf("not a schemaVersion 1 manifest (%v); run `studio refresh-context`", err), prompts.ContextManifestPath})
+	} else {
+		checks = append(checks, check{"PASS", id, fmt.Sprintf("%d entries", len(m.Entries)), prompts.ContextManifestPath})
+	}
+	haveMeta, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(prompts.ContextManifestMetaPath)))
+	switch {
+	case err != nil:
+		checks = append(checks, check{"FAIL", id + ".meta", "missing: run `studio refresh-context`", prompts.ContextManifestMetaPath})
+	case string(haveMeta) != string(wantMeta) && !strings.Contains(string(haveMeta), sha256Of(have)):
+		checks = append(checks, check{"FAIL", id + ".meta", "its manifestSha256 is not the manifest's; run `studio refresh-context`", prompts.ContextManifestMetaPath})
+	default:
+		checks = append(checks, check{"PASS", id + ".meta", "hashes match the manifest", prompts.ContextManifestMetaPath})
+	}
+	if string(have) == string(want) && string(haveMeta) == string(wantMeta) {
+		checks = append(checks, check{"PASS", id + ".freshness", "the manifest is what the project selects now", prompts.ContextManifestPath})
+	} else {
+		checks = append(checks, check{"FAIL", id + ".freshness", "stale: the project now selects other context; run `studio refresh-context`", prompts.ContextManifestPath})
+	}
+	return checks
+}
+
+func sha256Of(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
 }
