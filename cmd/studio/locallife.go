@@ -140,6 +140,9 @@ func runLocalLifecycle(ctx context.Context, lr LocalRun, stdout, stderr io.Write
 	} else {
 		fmt.Fprintf(stdout, "\n%s\n", strings.TrimSpace(out.Summary))
 	}
+	if ev := filepath.Join(runsDir, runID+"-"+lr.Role); dirExists(ev) {
+		fmt.Fprintf(stdout, "\nEvidence: %s\n", ev)
+	}
 	// Only a branch that exists in the checkout is worth switching to, whatever the outcome names.
 	branch := out.Branch
 	if branch != "" {
@@ -153,9 +156,6 @@ func runLocalLifecycle(ctx context.Context, lr LocalRun, stdout, stderr io.Write
 		fmt.Fprintf(stdout, "\nBranch: %s (local; nothing was pushed). The checkout is back on %s: `git switch %s` to look at the work.\n", branch, base, branch)
 	case out.Status != "done":
 		fmt.Fprintln(stdout, "\nNothing was committed, so no branch was made.")
-	}
-	if ev := filepath.Join(runsDir, runID+"-"+lr.Role); dirExists(ev) {
-		fmt.Fprintf(stdout, "Evidence: %s\n", ev)
 	}
 	fmt.Fprintf(stdout, "Status: %s\n", out.Status)
 	if out.Status != "done" {
