@@ -88,7 +88,7 @@ func TestParseCommandUsageErrors(t *testing.T) {
 		{"/studio run now", "run", []string{"does not take the argument `now`"}},
 		{"/studio help run", "help", []string{"`/studio help` does not take the argument `run`.", "Usage: `/studio help` (on any issue or pull request; takes no flags)."}},
 		{"/studio run --dry-run\u200b", "run", []string{"does not take the flag"}},
-		{"/studio hello", "", []string{"`hello` is not a command.", "The commands are `/studio run`, `/studio workflow`, `/studio task`, `/studio accept`, `/studio orchestrate`, `/studio revoke`, `/studio review`, `/studio help`, `/studio steer`, `/studio pause`, `/studio continue` and `/studio stop`."}},
+		{"/studio hello", "", []string{"`hello` is not a command.", "The commands are `/studio run`, `/studio workflow`, `/studio task`, `/studio accept`, `/studio orchestrate`, `/studio revoke`, `/studio review`, `/studio help`, `/studio status`, `/studio steer`, `/studio pause`, `/studio continue` and `/studio stop`."}},
 		{"/studio", "", []string{"`/studio` needs a command.", "The commands are"}},
 		{"/studio ru`n", "", []string{"``ru`n`` is not a command."}},
 		{"/studio rnu", "", []string{"`rnu` is not a command. Did you mean `/studio run`? The commands are `/studio run`,"}},
