@@ -77,6 +77,9 @@ type Plan struct {
 	// checked before every Codex call (usage.go): once reached, the next call is not made and the
 	// run ends blocked with a *BudgetError as its reason. A single call can overshoot it.
 	MaxTokens int
+	// Budget is the run's account (max-tokens and max-cost, held by the proxy in flight too);
+	// nil leaves MaxTokens alone.
+	Budget *Budget
 }
 
 // Hooks let the bot act between steps. Every hook is optional.
@@ -202,7 +205,7 @@ func (l *Lifecycle) Run(ctx context.Context, p Plan) (Outcome, error) {
 		scratch.Evidence = &Evidence{Dir: tmp, Redactor: l.Redactor}
 		l = &scratch
 	}
-	r := &run{l: l, p: p, out: Outcome{FixPasses: []FixPass{}}, meter: NewMeter(l.Runner, max(p.MaxTokens, 0))}
+	r := &run{l: l, p: p, out: Outcome{FixPasses: []FixPass{}}, meter: NewMeter(l.Runner, max(p.MaxTokens, 0)).WithBudget(p.Budget)}
 	err := r.execute(ctx)
 	r.out.Usage = r.meter.Used()
 	if err != nil {
@@ -385,7 +388,12 @@ func budgetStop(exe Execution, label string) *BudgetError {
 		return nil
 	}
 	stop := *be
-	stop.Before = "the fallback call of " + budgetLabel(label)
+	switch {
+	case be.During != "" && label != "":
+		stop.During = budgetLabel(label) // the proxy stopped this step's call in flight
+	case be.During == "":
+		stop.Before = "the fallback call of " + budgetLabel(label)
+	}
 	return &stop
 }
 

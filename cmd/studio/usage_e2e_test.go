@@ -73,7 +73,7 @@ func TestMaxTokensStopsBeforeTheReviewAndKeepsTheWork(t *testing.T) {
 	if got, err := os.ReadFile(filepath.Join(w.remote("studio/task-1"), "src/player/jump.gd")); err != nil || string(got) != "done before the stop\n" {
 		t.Errorf("the work before the stop must be pushed: %q, %v", got, err)
 	}
-	const stop = "stopped before the review: 120,345 tokens used, max-tokens is 100,000; raise max-tokens or split the task"
+	const stop = "budget reached: stopped before the review: 120,345 tokens used, max-tokens is 100,000; the work so far is committed: raise max-tokens (or split the task) and run the command again to continue"
 	status := w.botComments(n)[0].Body
 	if !strings.Contains(status, stop) || !strings.Contains(status, "over 1 Codex call") {
 		t.Errorf("the status comment must name the stop and the usage:\n%s", status)
