@@ -1,0 +1,97 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/codex-studio/studio-action/policy/spend"
+)
+
+func cost(v float64) *float64 { return &v }
+
+// The ledger after three runs, through the Git data API of the emulator: one commit a run on
+// refs/studio/spend/<yyyy-mm>, each carrying the running totals the cap check reads.
+func TestLedgerAfterThreeRuns(t *testing.T) {
+	w := newTransportWorld(t, nil)
+	ctx := context.Background()
+	at := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	for i, e := range []spend.Entry{
+		{Run: "101", At: at, Role: "gameplay-programmer", Issue: 3, Cost: cost(0.25), Tokens: spend.Tokens{Input: 1000, Output: 100}},
+		{Run: "102", At: at.Add(time.Hour), Role: "technical-artist", Issue: 4, Cost: nil, PricedUSD: 0.5},
+		{Run: "103", At: at.Add(2 * time.Hour), Role: "gameplay-programmer", Issue: 3, Cost: cost(1)},
+	} {
+		rec, err := AppendSpend(ctx, w.gh, e)
+		if err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+		if rec.Runs != i+1 {
+			t.Errorf("append %d: runs %d", i, rec.Runs)
+		}
+	}
+	recs, err := ReadLedger(ctx, w.gh, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 || recs[0].Run != "101" || recs[2].Run != "103" {
+		t.Fatalf("ledger = %+v", recs)
+	}
+	tip, err := LedgerTip(ctx, w.gh, at)
+	if err != nil || tip == nil || tip.DayUSD != 1.75 || tip.MonthUSD != 1.75 || tip.Unpriced != 1 {
+		t.Fatalf("tip = %+v, %v", tip, err)
+	}
+	s := spend.Summarize(recs)
+	if s.Total.USD != 1.75 || len(s.Roles) != 2 || s.Roles[0].Key != "gameplay-programmer" || s.Roles[0].USD != 1.25 {
+		t.Errorf("summary = %+v", s)
+	}
+	// Another month has its own ref, and starts at zero.
+	if tip, err := LedgerTip(ctx, w.gh, at.AddDate(0, 1, 0)); err != nil || tip != nil {
+		t.Errorf("next month's tip = %+v, %v", tip, err)
+	}
+}
+
+// Two runs appending at once: the fast-forward is a compare-and-swap, so the loser makes its
+// record again on the winner's, and no entry is lost, the month's first (the ref's creation)
+// included.
+func TestLedgerConcurrentAppendsLoseNothing(t *testing.T) {
+	w := newTransportWorld(t, nil)
+	ctx := context.Background()
+	at := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	const rounds = 4
+	for round := range rounds {
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		errs := make([]error, 2)
+		for i := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				_, errs[i] = AppendSpend(ctx, w.gh, spend.Entry{Run: fmt.Sprintf("r%d-%d", round, i), At: at, Cost: cost(0.5)})
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+	}
+	recs, err := ReadLedger(ctx, w.gh, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, r := range recs {
+		seen[r.Run] = true
+	}
+	if len(recs) != 2*rounds || len(seen) != 2*rounds {
+		t.Fatalf("ledger holds %d records (%d runs), want %d: %+v", len(recs), len(seen), 2*rounds, recs)
+	}
+	if tip := recs[len(recs)-1]; tip.MonthUSD != 0.5*2*rounds || tip.Runs != 2*rounds {
+		t.Errorf("tip totals %+v, want $%v over %d runs", tip, 0.5*2*rounds, 2*rounds)
+	}
+}
