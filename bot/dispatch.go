@@ -33,7 +33,10 @@ var routes = map[eventTarget]func(*Bot, context.Context, Trigger) (Outcome, erro
 // Handle runs the whole flow for one decoded trigger. A returned error means the bot itself
 // failed (GitHub or git unreachable); refusals and blocked verdicts are Outcomes.
 func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
-	return b.forEvent(tr).handle(ctx, tr)
+	ev := b.forEvent(tr)
+	out, err := ev.handle(ctx, tr)
+	ev.recordSpend(ctx, tr, &out)
+	return out, err
 }
 
 // forEvent is the bot as one event sees it: a copy of the configured bot carrying the event's own
@@ -46,6 +49,7 @@ func (b *Bot) forEvent(tr Trigger) *Bot {
 	m.KnowEvent(tr.DefaultBranch, tr.Snapshot)
 	ev := *b
 	ev.gh = m
+	ev.spend = b.newEventSpend()
 	return &ev
 }
 
