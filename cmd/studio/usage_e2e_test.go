@@ -16,13 +16,39 @@ import (
 // scriptWith sets a whole script, reviews included, for the executable stand-in.
 func (w *world) scriptWith(s fakecodex.Script) { w.codex.SetScript(s) }
 
+// usageOf is the token counts of the usage output; costOf its cost.
 func usageOf(t *testing.T, res result) map[string]int {
 	t.Helper()
-	var u map[string]int
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(res.outputs["usage"]), &raw); err != nil {
+		t.Fatalf("usage output %q: %v", res.outputs["usage"], err)
+	}
+	if _, ok := raw["cost"]; !ok {
+		t.Errorf("usage output %q has no cost", res.outputs["usage"])
+	}
+	u := map[string]int{}
+	for k, v := range raw {
+		if k == "cost" {
+			continue
+		}
+		var n int
+		if err := json.Unmarshal(v, &n); err != nil {
+			t.Fatalf("usage output %q: %s: %v", res.outputs["usage"], k, err)
+		}
+		u[k] = n
+	}
+	return u
+}
+
+func costOf(t *testing.T, res result) *float64 {
+	t.Helper()
+	var u struct {
+		Cost *float64 `json:"cost"`
+	}
 	if err := json.Unmarshal([]byte(res.outputs["usage"]), &u); err != nil {
 		t.Fatalf("usage output %q: %v", res.outputs["usage"], err)
 	}
-	return u
+	return u.Cost
 }
 
 func TestUsageSumsEveryCodexCallOfTheRun(t *testing.T) {

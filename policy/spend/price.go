@@ -193,9 +193,10 @@ func (b Bill) Line() string {
 // Round keeps a cost to a millionth of a dollar, so sums and JSON stay readable.
 func Round(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 
-// USD writes a cost: cents above a dollar, four decimals below, so small runs are not "$0.00".
+// USD writes a cost: cents above a dollar (or for whole cents), else four decimals, so small
+// runs are not "$0.00".
 func USD(v float64) string {
-	if v >= 1 || v == 0 {
+	if v >= 1 || v == 0 || math.Abs(v*100-math.Round(v*100)) < 1e-9 {
 		return "$" + strconv.FormatFloat(v, 'f', 2, 64)
 	}
 	return "$" + strconv.FormatFloat(v, 'f', 4, 64)

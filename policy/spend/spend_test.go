@@ -60,7 +60,7 @@ func TestJudgeWarnsAtEightyPercentAndStopsAtTheBound(t *testing.T) {
 			t.Errorf("%d tokens $%v: %+v, want %v by %q", tc.tokens, tc.usd, v, tc.want, tc.limit)
 		}
 	}
-	if w := WarningLine(l, Spent{Bill: Bill{USD: 0.9}}); !strings.Contains(w, "$0.9000 spent, max-cost is $1.00") || !strings.Contains(w, "80%") {
+	if w := WarningLine(l, Spent{Bill: Bill{USD: 0.9}}); !strings.Contains(w, "$0.90 spent, max-cost is $1.00") || !strings.Contains(w, "80%") {
 		t.Errorf("warning line %q", w)
 	}
 	if w := WarningLine(l, Spent{Bill: Bill{USD: 0.5}}); w != "" {
@@ -150,7 +150,7 @@ func TestSummarizeByDayRoleIssue(t *testing.T) {
 		}
 	}
 	out := Render("2026-12", s)
-	for _, w := range []string{"Spend for 2026-12: $0.7500 over 3 runs", "programmer", "#3", "(1 without a price)"} {
+	for _, w := range []string{"Spend for 2026-12: $0.75 over 3 runs", "programmer", "#3", "(1 without a price)"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("render lacks %q:\n%s", w, out)
 		}
