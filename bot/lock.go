@@ -148,7 +148,10 @@ type heldLock struct {
 type LockBusyError struct {
 	Issue  int
 	Holder policy.LockRecord
-	Waited time.Duration
+	// Run is GitHub's last answer about the holder's workflow run (zero when it was not asked).
+	Run policy.HolderRun
+	// Waited is how long this run waited; Wait, how long any run waits (LockWait).
+	Waited, Wait time.Duration
 }
 
 func (e *LockBusyError) Error() string {
@@ -224,7 +227,7 @@ func (b *Bot) acquireLock(ctx context.Context, issue int, event string) (*heldLo
 		}
 		left := start.Add(wait).Sub(now)
 		if left <= 0 {
-			return nil, &LockBusyError{Issue: issue, Holder: holder, Waited: now.Sub(start)}
+			return nil, &LockBusyError{Issue: issue, Holder: holder, Run: run, Waited: now.Sub(start), Wait: wait}
 		}
 		d := min(poll, left, holder.Expires.Sub(now)+time.Second)
 		if err := b.sleep(ctx, d); err != nil {

@@ -108,7 +108,21 @@ func TestLockOfALiveRunIsWaitedForAndBrokenOnceItEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(comments) != 1 || !strings.Contains(comments[0].Body, "not carried out") {
-		t.Errorf("busy reply = %+v", comments)
+		t.Fatalf("busy reply = %+v", comments)
+	}
+	// The reply says the holder is live, as GitHub last said, links its run, and says what the
+	// next command will do.
+	liveID := strconv.FormatInt(live.ID, 10)
+	for _, want := range []string{
+		"[run " + liveID + "](https://github.example/acme/hop/actions/runs/" + liveID + ") holds the lock of #1 and is live: GitHub reports its workflow run `in_progress`",
+		"waits up to 10 minutes for a live run, and takes the task at once when GitHub reports that run completed",
+	} {
+		if !strings.Contains(comments[0].Body, want) {
+			t.Errorf("busy reply lacks %q:\n%s", want, comments[0].Body)
+		}
+	}
+	if busy.Run.Status != "in_progress" || busy.Wait != 10*time.Minute {
+		t.Errorf("busy error = %+v", busy)
 	}
 	if refs := w.lockRefs(t); refs[lockRef(w.issue)] != h.sha {
 		t.Errorf("the live run's lock was touched: %v", refs)

@@ -100,6 +100,9 @@ type orchRun struct {
 	tasks   []policy.GraphTask
 	events  []map[string]any
 	cfg     *policy.StudioConfig
+	// taskRuns are GitHub's answers about the runs the refs' records name (TaskRun), asked once
+	// per process: a task's lock, slot and claim name the same run.
+	taskRuns map[int64]policy.HolderRun
 }
 
 func (o *orchRun) event(name string, fields map[string]any) {
@@ -227,8 +230,10 @@ func hasStatusLabel(prefix string, labels []string) bool {
 }
 
 // heldRefs lists the live records under a refs/studio/ prefix (write locks or slots). Expired or
-// unreadable ones are returned apart: whoever needs the ref breaks it, with a note.
-func (b *Bot) heldRefs(ctx context.Context, prefix string, keep func(ref string) bool) (live []policy.LockRecord, refs map[string]string, err error) {
+// unreadable ones, and those whose task run GitHub reports completed, are returned apart: whoever
+// needs the ref breaks it, with a note.
+func (o *orchRun) heldRefs(ctx context.Context, prefix string, keep func(ref string) bool) (live []policy.LockRecord, refs map[string]string, err error) {
+	b := o.b
 	lister, ok := b.Locks.(refLister)
 	if !ok {
 		return nil, nil, errors.New("orchestration needs the Git refs API (no lock refs configured)")
@@ -251,13 +256,42 @@ func (b *Bot) heldRefs(ctx context.Context, prefix string, keep func(ref string)
 			return nil, nil, err
 		}
 		rec, ok := policy.ParseLockRecord(msg)
-		if !ok || rec.Expired(now) {
+		if !ok || rec.Expired(now) || policy.TaskRunEnded(rec, o.taskRun(ctx, rec)) {
 			continue
 		}
 		live = append(live, rec)
 		refs[e.Ref] = rec.Key
 	}
 	return live, refs, nil
+}
+
+// taskRun asks GitHub, once per run id in this process, about the run a ref's record names as
+// its task's. Nothing is asked for a record naming none; an error is logged and reads as "not
+// known", which never breaks a lock.
+func (o *orchRun) taskRun(ctx context.Context, rec policy.LockRecord) policy.HolderRun {
+	id := policy.TaskRunID(rec)
+	lookup, ok := o.b.Locks.(runLookup)
+	if id == 0 || !ok {
+		return policy.HolderRun{}
+	}
+	if run, ok := o.taskRuns[id]; ok {
+		return run
+	}
+	var run policy.HolderRun
+	r, err := lookup.WorkflowRun(ctx, id)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		run = policy.HolderRun{Answered: true}
+	case err != nil:
+		o.b.logf("orchestration #%d: could not ask GitHub whether run %d, which holds #%d's refs, is still going (%v); taking it to be", o.st.Issue, id, rec.Task, err)
+	default:
+		run = policy.HolderRun{Answered: true, Found: true, Status: r.Status, Conclusion: r.Conclusion, Attempt: r.Attempt}
+	}
+	if o.taskRuns == nil {
+		o.taskRuns = map[int64]policy.HolderRun{}
+	}
+	o.taskRuns[id] = run
+	return run
 }
 
 // workflowRuns is what orchestration asks of GitHub Actions: start a task's run (its id, when
@@ -272,47 +306,76 @@ type refLister interface {
 	MatchingRefs(ctx context.Context, prefix string) ([]RefEntry, error)
 }
 
-// takeRef creates ref for rec, breaking an expired or unreadable holder (with a note). It reports
-// false, with why, when a live holder has it.
-func (o *orchRun) takeRef(ctx context.Context, ref string, rec policy.LockRecord) (bool, string, error) {
+// takenRef is a ref this run created (or broke) for a task: the commit it points at and its record.
+type takenRef struct {
+	ref, sha string
+	rec      policy.LockRecord
+}
+
+// takeRef creates ref for rec, breaking a dead holder's (expired, unreadable, or its task run
+// reported completed), with a note. It reports false, with why, when a live holder has it.
+func (o *orchRun) takeRef(ctx context.Context, ref string, rec policy.LockRecord) (takenRef, bool, string, error) {
 	b := o.b
 	sha, err := b.Locks.CreateLockCommit(ctx, rec.Render(), "")
 	if err != nil {
-		return false, "", err
+		return takenRef{}, false, "", err
 	}
 	for try := 0; try < 3; try++ {
 		err := b.Locks.CreateRef(ctx, ref, sha)
 		if err == nil {
-			return true, "", nil
+			return takenRef{ref: ref, sha: sha, rec: rec}, true, "", nil
 		}
 		if !errors.Is(err, ErrRefExists) {
-			return false, "", err
+			return takenRef{}, false, "", err
 		}
 		cur, msg, err := b.Locks.LockRecord(ctx, ref)
 		if errors.Is(err, ErrNotFound) {
 			continue // released meanwhile
 		}
 		if err != nil {
-			return false, "", err
+			return takenRef{}, false, "", err
 		}
 		held, readable := policy.ParseLockRecord(msg)
-		d := policy.DecideHeldLock(rec.Key, held, readable, b.Now())
+		var run policy.HolderRun
+		if readable && !held.Expired(b.Now()) {
+			run = o.taskRun(ctx, held)
+		}
+		d := policy.DecideHeldLock(rec.Key, held, readable, b.Now(), run)
 		if !d.Break {
-			return false, d.Note, nil
+			return takenRef{}, false, d.Note, nil
 		}
 		mine, err := b.Locks.CreateLockCommit(ctx, rec.Render(), cur)
 		if err != nil {
-			return false, "", err
+			return takenRef{}, false, "", err
 		}
 		if err := b.Locks.AdvanceRef(ctx, ref, mine); errors.Is(err, ErrRefMoved) {
 			continue // someone else broke or released it first: look again
 		} else if err != nil {
-			return false, "", err
+			return takenRef{}, false, "", err
 		}
 		o.note(d.Note)
-		return true, "", nil
+		return takenRef{ref: ref, sha: mine, rec: rec}, true, "", nil
 	}
-	return false, "the ref kept changing under this run", nil
+	return takenRef{}, false, "the ref kept changing under this run", nil
+}
+
+// nameTaskRun rewrites the records of the refs taken for a task to name the run GitHub reported
+// for its dispatch, as a fast-forward from this run's own commit: from then on the refs are freed
+// as soon as GitHub reports that run completed, not only at their expiry. A ref that cannot be
+// rewritten keeps its record, and its expiry (a warning says so).
+func (o *orchRun) nameTaskRun(ctx context.Context, taken []takenRef, runID int64) {
+	b := o.b
+	for _, t := range taken {
+		rec := t.rec
+		rec.TaskRun = strconv.FormatInt(runID, 10)
+		sha, err := b.Locks.CreateLockCommit(ctx, rec.Render(), t.sha)
+		if err == nil {
+			err = b.Locks.AdvanceRef(ctx, t.ref, sha)
+		}
+		if err != nil {
+			b.logf("::warning::orchestration #%d: %s does not name run %d, so only its expiry frees it if that run dies: %v", o.st.Issue, t.ref, runID, err)
+		}
+	}
 }
 
 // claimRef is the ref a started task holds until its run ends.
@@ -342,30 +405,31 @@ func (b *Bot) releaseRef(ctx context.Context, ref string, task int) (bool, error
 func (o *orchRun) startTask(ctx context.Context, t policy.GraphTask) (bool, error) {
 	b := o.b
 	now := b.Now()
-	var taken []string
+	var taken []takenRef
 	giveBack := func() {
-		for _, ref := range taken {
-			if _, err := b.releaseRef(context.WithoutCancel(ctx), ref, t.Issue); err != nil {
-				b.logf("::warning::orchestration #%d: could not give back %s: %v", o.st.Issue, ref, err)
+		for _, tr := range taken {
+			if _, err := b.releaseRef(context.WithoutCancel(ctx), tr.ref, t.Issue); err != nil {
+				b.logf("::warning::orchestration #%d: could not give back %s: %v", o.st.Issue, tr.ref, err)
 			}
 		}
 	}
 	// The claim: one ref per task, so two orchestrations racing never both start it (a read-only
 	// task takes no lock that would tell them apart).
-	ok, _, err := o.takeRef(ctx, claimRef(t.Issue), policy.NewLockRecord(claimKey(t.Issue), t.Issue, b.RunID, b.RunURL, now, policy.DefaultLockTTL))
+	claim, ok, _, err := o.takeRef(ctx, claimRef(t.Issue), policy.NewLockRecord(claimKey(t.Issue), t.Issue, b.RunID, b.RunURL, now, policy.DefaultLockTTL))
 	if err != nil || !ok {
 		return false, err
 	}
-	taken = append(taken, claimRef(t.Issue))
+	taken = append(taken, claim)
 	slot := -1
 	for n := 0; n < o.st.Max && slot < 0; n++ {
-		ok, _, err := o.takeRef(ctx, policy.SlotRef(n), policy.NewLockRecord(policy.SlotKey(n), t.Issue, b.RunID, b.RunURL, now, policy.DefaultLockTTL))
+		tr, ok, _, err := o.takeRef(ctx, policy.SlotRef(n), policy.NewLockRecord(policy.SlotKey(n), t.Issue, b.RunID, b.RunURL, now, policy.DefaultLockTTL))
 		if err != nil {
+			giveBack()
 			return false, err
 		}
 		if ok {
 			slot = n
-			taken = append(taken, policy.SlotRef(n))
+			taken = append(taken, tr)
 		}
 	}
 	if slot < 0 {
@@ -374,7 +438,7 @@ func (o *orchRun) startTask(ctx context.Context, t policy.GraphTask) (bool, erro
 	}
 	keys := t.LockKeys()
 	for _, key := range keys {
-		ok, why, err := o.takeRef(ctx, policy.LockRef(key), policy.NewLockRecord(key, t.Issue, b.RunID, b.RunURL, now, policy.DefaultLockTTL))
+		tr, ok, why, err := o.takeRef(ctx, policy.LockRef(key), policy.NewLockRecord(key, t.Issue, b.RunID, b.RunURL, now, policy.DefaultLockTTL))
 		if err != nil {
 			giveBack()
 			return false, err
@@ -384,13 +448,13 @@ func (o *orchRun) startTask(ctx context.Context, t policy.GraphTask) (bool, erro
 			o.event("task.waiting", map[string]any{"taskId": t.Issue, "reason": why})
 			return false, nil
 		}
-		taken = append(taken, policy.LockRef(key))
+		taken = append(taken, tr)
 	}
 	if len(keys) > 0 {
 		// The project-wide lock and a per-file lock live on different refs, so the atomic create
 		// alone cannot keep them apart: look at every live write lock now, and back off on any
 		// conflict. Two racers may both back off; they never both proceed.
-		held, _, err := b.heldRefs(ctx, "refs/studio/locks/", policy.IsWriteLockRef)
+		held, _, err := o.heldRefs(ctx, "refs/studio/locks/", policy.IsWriteLockRef)
 		if err != nil {
 			giveBack()
 			return false, err
@@ -419,6 +483,7 @@ func (o *orchRun) startTask(ctx context.Context, t policy.GraphTask) (bool, erro
 		locks = []string{}
 	}
 	if runID != 0 {
+		o.nameTaskRun(ctx, taken, runID)
 		if o.st.RunIDs == nil {
 			o.st.RunIDs = map[string]int64{}
 		}
@@ -437,11 +502,11 @@ func (o *orchRun) advance(ctx context.Context) error {
 		return err
 	}
 	o.tasks = tasks
-	held, _, err := b.heldRefs(ctx, "refs/studio/locks/", policy.IsWriteLockRef)
+	held, _, err := o.heldRefs(ctx, "refs/studio/locks/", policy.IsWriteLockRef)
 	if err != nil {
 		return err
 	}
-	slots, _, err := b.heldRefs(ctx, "refs/studio/slots/", func(ref string) bool {
+	slots, _, err := o.heldRefs(ctx, "refs/studio/slots/", func(ref string) bool {
 		n, err := strconv.Atoi(strings.TrimPrefix(ref, "refs/studio/slots/"))
 		return err == nil && n < o.st.Max
 	})

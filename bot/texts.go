@@ -39,18 +39,47 @@ func misplacedReply(line, login, phrase string, v *verb, pull bool, issue int) s
 	return fmt.Sprintf("> %s\n\n@%s, `%s %s` works %s; %s. Nothing was done.", quoteLine(line), login, phrase, v.name, v.where, here)
 }
 
-// busyReply says an event was not carried out because another run held the task's lock.
+// busyReply says an event was not carried out because another run held the task's lock: whether
+// GitHub says that run is live (with a link to it), and what a command sent again will do.
 func busyReply(event, actor string, busy *LockBusyError, runURL string) string {
 	who := ""
 	if actor != "" {
 		who = "@" + actor + ", "
 	}
-	body := fmt.Sprintf("> %s\n\n%s%s was still working on #%d after this run waited %s for it (its lock expires %s), so this was **not carried out**. Send it again when that run has finished, or re-run this workflow run.",
-		quoteLine(event), who, runLink(busy.Holder), busy.Issue, busy.Waited.Round(1e9), busy.Holder.Expires.UTC().Format("2006-01-02T15:04:05Z07:00"))
+	expires := busy.Holder.Expires.UTC().Format(time.RFC3339)
+	body := fmt.Sprintf("> %s\n\n%s%s holds the lock of #%d and %s. This run waited %s for it, so this was **not carried out**.\n\nSend it again once that run has finished, or re-run this workflow run: the command then waits up to %s for a live run, and takes the task at once when GitHub reports that run completed, or when its lock expires (%s).",
+		quoteLine(event), who, runLink(busy.Holder), busy.Issue, holderLiveness(busy), spanText(busy.Waited), spanText(busy.Wait), expires)
 	if runURL != "" {
 		body += fmt.Sprintf("\n\n[This workflow run](%s)", runURL)
 	}
 	return body
+}
+
+// spanText is a wait for people: "20 minutes", "1m30s".
+func spanText(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d%time.Minute == 0:
+		return fmt.Sprintf("%d %s", d/time.Minute, plural(int(d/time.Minute), "minute", "minutes"))
+	}
+	return d.Round(time.Second).String()
+}
+
+// holderLiveness says what GitHub last said about the lock holder's workflow run.
+func holderLiveness(busy *LockBusyError) string {
+	switch run := busy.Run; {
+	case run.Found && run.Status == "completed":
+		// Completed as another attempt than the record's (policy.DecideRunLock): proves nothing.
+		return fmt.Sprintf("is taken to be live: GitHub reports attempt %d of its workflow run completed, which is not the attempt that took the lock", run.Attempt)
+	case run.Found:
+		return fmt.Sprintf("is live: GitHub reports its workflow run `%s`", oneLine(run.Status, 40))
+	case run.Answered:
+		return "is taken to be live: GitHub does not know its workflow run (a deleted run, or a token without `actions: read`, gets that answer)"
+	case policy.HolderRunID(busy.Holder) == 0:
+		return "is taken to be live until its lock expires: its record names no workflow run to ask GitHub about (a local run's)"
+	}
+	return "is taken to be live: GitHub could not be asked whether its workflow run is still going"
 }
 
 // pullTitle and pullBody are the task pull request's: the identity marker first (approvals.go),

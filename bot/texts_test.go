@@ -16,9 +16,17 @@ func TestTextsMatchTheirGoldenFiles(t *testing.T) {
 	review := func(v *codex.Verdict, malformed string) codex.ReviewOutcome {
 		return codex.ReviewOutcome{Verdict: v, Malformed: malformed}
 	}
-	busy := &LockBusyError{Issue: 7, Waited: 20 * time.Minute, Holder: policy.LockRecord{Task: 7, Run: "4241", Attempt: "1",
+	busy := &LockBusyError{Issue: 7, Waited: 20 * time.Minute, Wait: 20 * time.Minute, Holder: policy.LockRecord{Task: 7, Run: "4241", Attempt: "1",
 		RunURL: "https://github.example/acme/hop/actions/runs/4241", Event: "/studio run by @octocat",
 		Expires: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}}
+	busyWith := func(run policy.HolderRun, holderRun string) *LockBusyError {
+		b := *busy
+		b.Run, b.Holder.Run = run, holderRun
+		return &b
+	}
+	// The record names attempt 2; GitHub, oddly, reports attempt 1 completed: nothing is proved.
+	otherAttempt := busyWith(policy.HolderRun{Answered: true, Found: true, Status: "completed", Conclusion: "success", Attempt: 1}, "4241")
+	otherAttempt.Holder.Attempt = "2"
 	runVerb := verbNamed("run")
 	reviewVerb := verbNamed("review")
 	task := policy.Task{Role: "gameplay-programmer", WriteFiles: []string{"src/player/jump.gd", "tests/test_jump.gd"}, ApprovalScope: []string{"gameplay"}}
@@ -32,6 +40,10 @@ func TestTextsMatchTheirGoldenFiles(t *testing.T) {
 		{"reply-misplaced-on-issue", misplacedReply("/studio review", "octocat", "/studio", reviewVerb, false, 7)},
 		{"reply-misplaced-on-pull", misplacedReply("/studio run", "octocat", "/studio", runVerb, true, 7)},
 		{"reply-busy", busyReply("/studio run by @hubot", "hubot", busy, "https://github.example/acme/hop/actions/runs/4242")},
+		{"reply-busy-live", busyReply("/studio run by @hubot", "hubot", busyWith(policy.HolderRun{Answered: true, Found: true, Status: "in_progress", Attempt: 1}, "4241"), "https://github.example/acme/hop/actions/runs/4242")},
+		{"reply-busy-other-attempt", busyReply("/studio run by @hubot", "hubot", otherAttempt, "")},
+		{"reply-busy-unknown-run", busyReply("/studio run by @hubot", "hubot", busyWith(policy.HolderRun{Answered: true}, "4241"), "")},
+		{"reply-busy-local-holder", busyReply("/studio run by @hubot", "hubot", busyWith(policy.HolderRun{}, "local"), "")},
 		{"help", HelpText("/studio")},
 		{"pull-body", pullBody("<!-- studio:identity objective=abc issue=7 requested-by=octocat -->", 7, "gameplay-programmer", "4242", "https://github.example/acme/hop/actions/runs/4242", "**Verdict: done**")},
 		{"pull-body-cut", firstAndLast(pullBody("", 7, "gameplay-programmer", "4242", "", strings.Repeat("é", 70_000)), 300)},

@@ -26,7 +26,8 @@ import (
 // Acquisition protocol, for the caller (policy decides, the caller does the I/O):
 //  1. For each key of LockKeys, in order, create LockRef(key) pointing at a commit whose message is
 //     the task's LockRecord.Render(). On 422, read the holder's record and ask DecideHeldLock: an
-//     expired (or unreadable) lock is broken by moving the ref from the holder's commit to ours
+//     expired (or unreadable) lock, or one whose TaskRun GitHub reports completed (the caller asks
+//     GitHub about it), is broken by moving the ref from the holder's commit to ours
 //     (a fast-forward, so of several breakers exactly one wins) and the Note is posted; a live one
 //     means the task waits: release what was taken (all or nothing, as the seed).
 //  2. With every own ref in place, list the write lock refs (IsWriteLockRef), read their records
@@ -37,7 +38,9 @@ import (
 //  3. Take a slot: create SlotRef(n) for n in 0..maxConcurrency-1, the first create that succeeds
 //     (slots expire and are broken like locks). No free slot: release the locks and wait.
 //
-// A finishing task deletes its refs if they still point at its own commits.
+// Once the task's run is dispatched and GitHub reports its id, the caller fast-forwards each ref
+// to a record naming it (TaskRun). A finishing task deletes its refs if they still point at its
+// own commits.
 
 // ProjectWriteLockKey is the project-wide write lock (seed §7.4).
 const ProjectWriteLockKey = "__project_write__"
@@ -126,12 +129,16 @@ func SlotKey(n int) string { return "__slot_" + strconv.Itoa(n) + "__" }
 // Key (`studio locks` lists these), a task's run lock (refs/studio/locks/issue-<N>, taken before
 // any mutating work on the task) has none and says which Event took it.
 type LockRecord struct {
-	Key      string // "" for a task's run lock
-	Task     int    // the issue number of the task
-	Run      string
-	Attempt  string // GITHUB_RUN_ATTEMPT; "" or "1" for a first attempt
-	RunURL   string
-	Event    string // what a run lock was taken for ("/studio run by @octocat"); "" for a write lock
+	Key     string // "" for a task's run lock
+	Task    int    // the issue number of the task
+	Run     string
+	Attempt string // GITHUB_RUN_ATTEMPT; "" or "1" for a first attempt
+	RunURL  string
+	Event   string // what a run lock was taken for ("/studio run by @octocat"); "" for a write lock
+	// TaskRun is, on a write lock's (or slot's, or claim's) record, the workflow run that works
+	// the task and gives the ref back: the run an orchestration dispatched, once GitHub reported
+	// its id. "" before that, and on a run lock's record, whose Run is its holder.
+	TaskRun  string
 	Acquired time.Time
 	Expires  time.Time
 }
@@ -166,6 +173,10 @@ func (l LockRecord) Render() string {
 		}
 	} else {
 		fmt.Fprintf(&b, "studio lock: %s for #%d\n\n", recordValue(l.Key), l.Task)
+		if l.TaskRun != "" {
+			// Only when known, so a record without it keeps the form it always had.
+			fields = slices.Insert(fields, 5, [2]string{"Task-Run", l.TaskRun})
+		}
 	}
 	for _, kv := range fields {
 		fmt.Fprintf(&b, "%s%s: %s\n", lockRecordTrailer, kv[0], recordValue(kv[1]))
@@ -232,6 +243,8 @@ func parseLockTrailers(msg string) (l LockRecord, haveKey, haveExpiry bool) {
 			l.RunURL = v
 		case "Event":
 			l.Event = v
+		case "Task-Run":
+			l.TaskRun = v
 		case "Acquired":
 			l.Acquired, _ = time.Parse(time.RFC3339, v)
 		case "Expires":
@@ -276,15 +289,43 @@ type HeldLock struct {
 	Note string
 }
 
+// TaskRunID is the workflow run id a write lock's record names as the run working its task, when
+// GitHub can be asked about it: a positive decimal number; 0 when the record names none.
+func TaskRunID(held LockRecord) int64 {
+	id, err := strconv.ParseInt(held.TaskRun, 10, 64)
+	if err != nil || id <= 0 {
+		return 0
+	}
+	return id
+}
+
+// TaskRunEnded reports whether GitHub's answer about the run a write lock's record names as its
+// task's (TaskRun) shows that run has completed: it can no longer give the ref back, so the lock
+// has no live holder. The latest attempt is what GitHub reports, and a re-run starts only once
+// the run completed, so "completed" is final for every attempt; a run GitHub does not know (404),
+// an error or no lookup prove nothing, as for run locks (DecideRunLock).
+func TaskRunEnded(held LockRecord, run HolderRun) bool {
+	return TaskRunID(held) != 0 && run.Answered && run.Found && run.Status == "completed"
+}
+
 // DecideHeldLock decides what a task that wants key does about the ref holding it: break it when
-// it has expired or its record is unreadable (readable is ParseLockRecord's ok), else wait.
-func DecideHeldLock(key string, held LockRecord, readable bool, now time.Time) HeldLock {
+// it has expired, its record is unreadable (readable is ParseLockRecord's ok), or GitHub reports
+// the holder's task run completed (run is GitHub's answer about TaskRun, {} when not asked), else
+// wait.
+func DecideHeldLock(key string, held LockRecord, readable bool, now time.Time, run HolderRun) HeldLock {
 	switch {
 	case !readable:
 		return HeldLock{Break: true, Note: fmt.Sprintf("Broke the lock on `%s`: its record is unreadable, so it shows no live holder.", key)}
 	case held.Expired(now):
 		return HeldLock{Break: true, Note: fmt.Sprintf("Broke the expired lock on `%s` held by %s since %s: it expired at %s, so that run ended without releasing it.",
 			key, held.holder(), formatLockTime(held.Acquired), formatLockTime(held.Expires))}
+	case TaskRunEnded(held, run):
+		conclusion := run.Conclusion
+		if conclusion == "" {
+			conclusion = "unknown"
+		}
+		return HeldLock{Break: true, Note: fmt.Sprintf("Broke the lock on `%s` held by %s since %s: GitHub reports its workflow run %s completed (%s), so it ended without releasing it.",
+			key, held.holder(), formatLockTime(held.Acquired), recordValue(held.TaskRun), recordValue(conclusion))}
 	}
 	return HeldLock{Note: fmt.Sprintf("Lock already held for %s by %s until %s", key, held.holder(), formatLockTime(held.Expires))}
 }

@@ -154,25 +154,64 @@ func TestParseLockRecordUnreadable(t *testing.T) {
 func TestDecideHeldLock(t *testing.T) {
 	acquired := time.Date(2026, 7, 10, 10, 0, 0, 0, time.UTC)
 	held := LockRecord{Key: "src/a.go", Task: 12, Run: "4242", Acquired: acquired, Expires: acquired.Add(time.Hour)}
+	dispatched := held
+	dispatched.TaskRun = "5001"
+	live := acquired.Add(30 * time.Minute)
+	completed := HolderRun{Answered: true, Found: true, Status: "completed", Conclusion: "failure", Attempt: 1}
 	tests := []struct {
 		name     string
+		held     LockRecord
 		readable bool
 		now      time.Time
+		run      HolderRun
 		brk      bool
 		note     string
 	}{
-		{"live", true, acquired.Add(30 * time.Minute), false, "Lock already held for src/a.go by #12 (run 4242) until 2026-07-10T11:00:00Z"},
-		{"expired", true, acquired.Add(time.Hour), true, "Broke the expired lock on `src/a.go` held by #12 (run 4242) since 2026-07-10T10:00:00Z: it expired at 2026-07-10T11:00:00Z, so that run ended without releasing it."},
-		{"unreadable", false, acquired, true, "Broke the lock on `src/a.go`: its record is unreadable, so it shows no live holder."},
+		{"live", held, true, live, HolderRun{}, false, "Lock already held for src/a.go by #12 (run 4242) until 2026-07-10T11:00:00Z"},
+		{"expired", held, true, acquired.Add(time.Hour), HolderRun{}, true, "Broke the expired lock on `src/a.go` held by #12 (run 4242) since 2026-07-10T10:00:00Z: it expired at 2026-07-10T11:00:00Z, so that run ended without releasing it."},
+		{"unreadable", held, false, acquired, HolderRun{}, true, "Broke the lock on `src/a.go`: its record is unreadable, so it shows no live holder."},
+		// Issue 24: the task's run has ended, so nothing will give the lock back.
+		{"task run completed", dispatched, true, live, completed, true, "Broke the lock on `src/a.go` held by #12 (run 4242) since 2026-07-10T10:00:00Z: GitHub reports its workflow run 5001 completed (failure), so it ended without releasing it."},
+		{"task run completed, re-run since", dispatched, true, live, HolderRun{Answered: true, Found: true, Status: "completed", Conclusion: "success", Attempt: 3}, true,
+			"Broke the lock on `src/a.go` held by #12 (run 4242) since 2026-07-10T10:00:00Z: GitHub reports its workflow run 5001 completed (success), so it ended without releasing it."},
+		{"task run in progress", dispatched, true, live, HolderRun{Answered: true, Found: true, Status: "in_progress", Attempt: 1}, false, "Lock already held for src/a.go by #12 (run 4242) until 2026-07-10T11:00:00Z"},
+		{"task run queued", dispatched, true, live, HolderRun{Answered: true, Found: true, Status: "queued", Attempt: 1}, false, "Lock already held for src/a.go by #12 (run 4242) until 2026-07-10T11:00:00Z"},
+		{"task run unknown to GitHub (404)", dispatched, true, live, HolderRun{Answered: true}, false, "Lock already held for src/a.go by #12 (run 4242) until 2026-07-10T11:00:00Z"},
+		{"task run not asked (an error)", dispatched, true, live, HolderRun{}, false, "Lock already held for src/a.go by #12 (run 4242) until 2026-07-10T11:00:00Z"},
+		// The run that took the lock (the orchestration's) completing proves nothing: the task's
+		// run, which gives it back, may not be known yet.
+		{"no task run named", held, true, live, completed, false, "Lock already held for src/a.go by #12 (run 4242) until 2026-07-10T11:00:00Z"},
 	}
 	for _, tt := range tests {
-		got := DecideHeldLock("src/a.go", held, tt.readable, tt.now)
+		got := DecideHeldLock("src/a.go", tt.held, tt.readable, tt.now, tt.run)
 		if got.Break != tt.brk || got.Note != tt.note {
 			t.Errorf("%s: DecideHeldLock = %+v\nwant break=%v note %q", tt.name, got, tt.brk, tt.note)
 		}
 	}
 	if !(LockRecord{}).Expired(acquired) {
 		t.Error("a record without expiry must count as expired")
+	}
+}
+
+// A write lock's record names its task's run once it is known, and keeps its old form without it.
+func TestLockRecordNamesItsTaskRun(t *testing.T) {
+	at := time.Date(2026, 7, 10, 11, 0, 0, 0, time.UTC)
+	rec := NewLockRecord("src/a.go", 12, "4242", "", at, 0)
+	if strings.Contains(rec.Render(), "Task-Run") {
+		t.Errorf("a record without a task run has no trailer for it:\n%s", rec.Render())
+	}
+	rec.TaskRun = "5001\nStudio-Lock-Expires: 2999-01-01T00:00:00Z"
+	msg := rec.Render()
+	got, ok := ParseLockRecord(msg)
+	if !ok || !strings.HasPrefix(got.TaskRun, "5001 ") || !got.Expires.Equal(rec.Expires) || TaskRunID(got) != 0 {
+		t.Errorf("round trip = %+v, %v\n%s", got, ok, msg)
+	}
+	rec.TaskRun = "5001"
+	if !strings.Contains(rec.Render(), "Studio-Lock-Run-URL: \nStudio-Lock-Task-Run: 5001\nStudio-Lock-Acquired: ") {
+		t.Errorf("render:\n%s", rec.Render())
+	}
+	if got, _ := ParseLockRecord(rec.Render()); TaskRunID(got) != 5001 {
+		t.Errorf("TaskRunID = %d", TaskRunID(got))
 	}
 }
 

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,10 +21,6 @@ import (
 func TestLockOfAKilledRunIsBrokenOnceGitHubSaysItEnded(t *testing.T) {
 	// A wait this short fails the second run unless it breaks the lock without waiting.
 	withLockDefaults(t, bot.LockSettings{LockWait: 300 * time.Millisecond, LockPoll: 50 * time.Millisecond, LockPollMax: 100 * time.Millisecond})
-	bin, err := studioBin()
-	if err != nil {
-		t.Fatal(err)
-	}
 	w := newWorld(t, nil)
 	n := w.issue("Jump", taskBody)
 	dead, err := w.Emu.AddWorkflowRun(sandbox.Owner, sandbox.Repo, ghemu.WorkflowRunSpec{Actor: sandbox.Writer})
@@ -37,32 +30,12 @@ func TestLockOfAKilledRunIsBrokenOnceGitHubSaysItEnded(t *testing.T) {
 	deadID := strconv.FormatInt(dead.ID, 10)
 	_, payload := w.comment(n, sandbox.Writer, "/studio run")
 	w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "const JUMP_VELOCITY = -420.0\n"}}, Sleep: 10 * time.Minute})
-	env, err := w.Env("issue_comment", payload, map[string]string{"INPUT_CODEX-PATH": fakeCodexBin, "INPUT_MAX-FIX-PASSES": "0", "GITHUB_RUN_ID": deadID})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "action")
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	var logs bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	k := w.startStudio("issue_comment", payload, map[string]string{"INPUT_CODEX-PATH": fakeCodexBin, "INPUT_MAX-FIX-PASSES": "0", "GITHUB_RUN_ID": deadID})
 	jump := filepath.Join(w.Workspace, "src", "player", "jump.gd")
-	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if data, _ := os.ReadFile(jump); len(w.invocations()) > 0 && strings.Contains(string(data), "-420") {
-			break
-		}
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			t.Fatalf("the agent never started:\n%s", logs.String())
-		}
-	}
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	_ = cmd.Wait()
+	k.killAt(t, func() bool {
+		data, _ := os.ReadFile(jump)
+		return len(w.invocations()) > 0 && strings.Contains(string(data), "-420")
+	})
 	if refs := w.lockRefs(); len(refs) != 1 {
 		t.Fatalf("lock refs after the kill = %v, want the dead run's", refs)
 	}
@@ -101,5 +74,41 @@ func TestLockOfAKilledRunIsBrokenOnceGitHubSaysItEnded(t *testing.T) {
 	}
 	if refs := w.lockRefs(); len(refs) != 0 {
 		t.Errorf("lock refs left: %v", refs)
+	}
+}
+
+// A command that finds its task held by a run GitHub reports in progress says so in its reply,
+// links that run, and says what sending it again will do (issue 24).
+func TestBusyReplySaysTheHolderIsLiveAndLinksItsRun(t *testing.T) {
+	withLockDefaults(t, bot.LockSettings{LockWait: 300 * time.Millisecond, LockPoll: 50 * time.Millisecond, LockPollMax: 100 * time.Millisecond})
+	w := newWorld(t, nil)
+	n := w.issue("Jump", taskBody)
+	live, err := w.Emu.AddWorkflowRun(sandbox.Owner, sandbox.Repo, ghemu.WorkflowRunSpec{Actor: sandbox.Writer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Emu.SetWorkflowRunStatus(sandbox.Owner, sandbox.Repo, live.ID, "in_progress", ""); err != nil {
+		t.Fatal(err)
+	}
+	liveID := strconv.FormatInt(live.ID, 10)
+	w.plantLock(n, liveID, time.Now().Add(time.Hour))
+	_, payload := w.comment(n, sandbox.Writer, "/studio run")
+	res := w.run("issue_comment", payload, nil)
+	if res.code == exitOK || len(w.invocations()) != 0 {
+		t.Fatalf("exit %d, %d Codex calls: a run without the lock must do nothing and fail", res.code, len(w.invocations()))
+	}
+	comments := w.botComments(n)
+	if len(comments) != 1 {
+		t.Fatalf("bot comments = %d, want the one reply", len(comments))
+	}
+	for _, want := range []string{
+		"> /studio run",
+		"[run " + liveID + "](" + w.Emu.URL() + "/acme/hop/actions/runs/" + liveID + ") holds the lock of #" + itoa(n) + " and is live: GitHub reports its workflow run `in_progress`",
+		"**not carried out**",
+		"waits up to 300ms for a live run, and takes the task at once when GitHub reports that run completed",
+	} {
+		if !strings.Contains(comments[0].Body, want) {
+			t.Errorf("busy reply lacks %q:\n%s", want, comments[0].Body)
+		}
 	}
 }

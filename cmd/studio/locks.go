@@ -103,6 +103,11 @@ func listLocks(ctx context.Context, client *hub.Client, e env, now time.Time) er
 				continue
 			}
 			state := "held"
+			if rec.TaskRun != "" {
+				// The run that gives the ref back: once GitHub reports it completed, the next
+				// orchestration that needs the ref breaks it.
+				state = "held by task run " + rec.TaskRun
+			}
 			if rec.Expired(now) {
 				state = "expired (the next orchestration that needs it breaks it)"
 			}

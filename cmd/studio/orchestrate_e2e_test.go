@@ -358,6 +358,83 @@ func TestOrchestrationBreaksTheLocksOfACrashedTask(t *testing.T) {
 	}
 }
 
+// A task whose dispatched run ended without giving its refs back (killed, cancelled) does not hold
+// them until they expire: its records name that run once GitHub reported it, and as soon as GitHub
+// reports the run completed the next orchestration breaks them, and says why (issue 24). While the
+// run is live, nothing is broken.
+func TestOrchestrationBreaksTheLocksOfATaskWhoseRunEnded(t *testing.T) {
+	t.Parallel()
+	w := orchWorld(t)
+	t1 := w.task("Jump", "role: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\n")
+	t2 := w.task("Coyote", "role: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\nrunPolicy: {review: false}\n")
+	first := w.issue("Sprint 1", "go")
+	_, payload := w.comment(first, sandbox.Writer, fmt.Sprintf("/studio orchestrate #%d", t1))
+	if res := w.run("issue_comment", payload, nil); res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	ds := w.Emu.Dispatches(sandbox.Owner, sandbox.Repo)
+	if len(ds) != 1 || ds[0].RunID == 0 {
+		t.Fatalf("dispatches %+v, want #%d's run", ds, t1)
+	}
+	dead := ds[0].RunID
+	// Every ref the task took names the run that works it.
+	held := 0
+	for _, prefix := range []string{"refs/studio/locks/", "refs/studio/slots/", "refs/studio/tasks/"} {
+		for ref := range w.refs(prefix) {
+			_, msg, err := w.lockClient().LockRecord(context.Background(), ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec, ok := policy.ParseLockRecord(msg); ok && rec.Task == t1 {
+				held++
+				if rec.TaskRun != fmt.Sprint(dead) {
+					t.Errorf("%s names task run %q, want %d:\n%s", ref, rec.TaskRun, dead, msg)
+				}
+			}
+		}
+	}
+	if held != 3 {
+		t.Errorf("#%d holds %d refs, want its lock, slot and claim", t1, held)
+	}
+
+	// The run is live (queued, then in progress): #2 waits for #1's lock.
+	second := w.issue("Sprint 2", "go")
+	_, payload = w.comment(second, sandbox.Writer, fmt.Sprintf("/studio orchestrate #%d", t2))
+	if res := w.run("issue_comment", payload, map[string]string{"GITHUB_RUN_ID": "4300"}); res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	if len(w.Emu.Dispatches(sandbox.Owner, sandbox.Repo)) != 1 || w.status(t2) != "ready" {
+		t.Fatalf("#2 started while #1's run is live")
+	}
+
+	// #1's run is killed; the runner fails it. The next orchestration breaks its refs at once.
+	if err := w.Emu.SetWorkflowRunStatus(sandbox.Owner, sandbox.Repo, dead, "completed", "failure"); err != nil {
+		t.Fatal(err)
+	}
+	_, payload = w.comment(second, sandbox.Writer, "/studio orchestrate")
+	if res := w.run("issue_comment", payload, map[string]string{"GITHUB_RUN_ID": "4301"}); res.code != 0 {
+		t.Fatalf("exit %d\n%s", res.code, res.stdout)
+	}
+	if ds := w.Emu.Dispatches(sandbox.Owner, sandbox.Repo); len(ds) != 2 || fmt.Sprint(ds[1].Inputs["task"]) != fmt.Sprint(t2) {
+		t.Fatalf("dispatches %+v: #2 must start once GitHub reports #1's run completed", ds)
+	}
+	want := fmt.Sprintf("Broke the lock on `src/player/jump.gd` held by #%d", t1)
+	why := fmt.Sprintf("GitHub reports its workflow run %d completed (failure), so it ended without releasing it.", dead)
+	if tracking := trackingComment(t, w, second); !strings.Contains(tracking, want) || !strings.Contains(tracking, why) {
+		t.Errorf("the broken lock is not noted with its reason (%q ... %q):\n%s", want, why, tracking)
+	}
+}
+
+// lockClient reads lock records as the studio does.
+func (w *world) lockClient() *hub.Client {
+	w.t.Helper()
+	gh, err := hub.NewClient(nil, strings.TrimSuffix(w.Emu.APIURL(), "/"), sandbox.BotToken, sandbox.Owner, sandbox.Repo)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	return gh
+}
+
 // `studio locks` lists what an orchestration holds, with the records, from a token.
 func TestLocksCommandListsWhatOrchestrationsHold(t *testing.T) {
 	t.Parallel()
@@ -373,7 +450,7 @@ func TestLocksCommandListsWhatOrchestrationsHold(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"refs/studio/tasks/1", "__task_1__", "refs/studio/slots/0", "__slot_0__", "src/player/jump.gd", "#1", "held"} {
+	for _, want := range []string{"refs/studio/tasks/1", "__task_1__", "refs/studio/slots/0", "__slot_0__", "src/player/jump.gd", "#1", "held by task run " + fmt.Sprint(w.Emu.Dispatches(sandbox.Owner, sandbox.Repo)[0].RunID)} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("studio locks lacks %q:\n%s", want, stdout)
 		}

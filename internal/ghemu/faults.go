@@ -34,6 +34,10 @@ const (
 	// FaultLanded runs the real handler (the write is applied), throws its answer away and
 	// answers Status (default 502): the ambiguous failure a non-idempotent retry must survive.
 	FaultLanded
+	// FaultLandedUnanswered runs the real handler (the write is applied), then answers nothing
+	// until the client goes away, or until Delay (when set) has passed, when it answers Status
+	// (default 502): a write GitHub performed while the process that sent it died waiting.
+	FaultLandedUnanswered
 )
 
 func (k FaultKind) String() string {
@@ -50,6 +54,8 @@ func (k FaultKind) String() string {
 		return "drop"
 	case FaultLanded:
 		return "landed"
+	case FaultLandedUnanswered:
+		return "landed-unanswered"
 	}
 	return "fault(" + strconv.Itoa(int(k)) + ")"
 }
@@ -76,7 +82,8 @@ type Fault struct {
 	Status int
 	// Body overrides the JSON error body of FaultStatus and FaultLanded.
 	Body string
-	// Delay is waited before the fault acts (any kind); FaultSlow is only a delay.
+	// Delay is waited before the fault acts (any kind but FaultLandedUnanswered, which waits it
+	// after the write); FaultSlow is only a delay.
 	Delay time.Duration
 	// Times is how many matching requests the fault answers: 0 means once, Always means every one.
 	Times int
@@ -188,6 +195,23 @@ func (s *Server) takeFault(method, path string) (Fault, bool) {
 // serveFault answers one API request according to f and logs it. It runs without s.mu held, so a
 // delay blocks only its own request.
 func (s *Server) serveFault(w http.ResponseWriter, r *http.Request, path string, f Fault) {
+	if f.Kind == FaultLandedUnanswered {
+		// The write lands first; the answer then waits for a client that may never read it.
+		login := s.serveAPI(httptest.NewRecorder(), r)
+		var after <-chan time.Time
+		if f.Delay > 0 {
+			t := time.NewTimer(f.Delay)
+			defer t.Stop()
+			after = t.C
+		}
+		select {
+		case <-after:
+		case <-r.Context().Done():
+			s.recordFault(r, path, 0, login, f.Kind)
+			return
+		}
+		f.Delay = 0
+	}
 	if f.Delay > 0 {
 		t := time.NewTimer(f.Delay)
 		select {
@@ -220,6 +244,8 @@ func (s *Server) serveFault(w http.ResponseWriter, r *http.Request, path string,
 		// No hijacking (HTTP/2): abort the handler, which resets the stream.
 		s.recordFault(r, path, 0, login, f.Kind)
 		panic(http.ErrAbortHandler)
+	case FaultLandedUnanswered:
+		// Applied above, before the wait.
 	case FaultLanded:
 		// The real handler applies the write; its answer is lost on the way back.
 		login = s.serveAPI(httptest.NewRecorder(), r)

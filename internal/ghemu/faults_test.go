@@ -164,3 +164,42 @@ func TestFaultLandedAppliesTheWriteAndAnswers502(t *testing.T) {
 		t.Errorf("log = %+v", log)
 	}
 }
+
+func TestFaultLandedUnansweredAppliesTheWriteAndNeverAnswers(t *testing.T) {
+	s := newServer(t, ghemu.Options{})
+	gh := client(t, s, botLogin, nil)
+	n := newIssue(t, s)
+	s.InjectFaults(ghemu.Fault{Method: "POST", Path: "/repos/{owner}/{repo}/issues/{number}/comments", Kind: ghemu.FaultLandedUnanswered})
+	// The client gives up waiting, as a killed process does.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, _, err := gh.Issues.CreateComment(ctx, owner, repoName, n, &github.IssueComment{Body: github.String("landed")}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v, want no answer before the client gave up", err)
+	}
+	got := s.Comments(owner, repoName, n)
+	if len(got) != 1 || got[0].Body != "landed" {
+		t.Fatalf("the write must have landed once: %+v", got)
+	}
+	// The handler logs the request once it sees the client gone, which may be just after.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if log := s.Requests(); len(log) > 0 && log[len(log)-1].Fault == "landed-unanswered" {
+			if log[len(log)-1].Status != 0 {
+				t.Errorf("log = %+v, want no answer logged", log)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the unanswered request was never logged: %+v", s.Requests())
+		}
+	}
+
+	// With a Delay, the answer after it is the fault's status.
+	s.InjectFaults(ghemu.Fault{Method: "POST", Path: "/repos/{owner}/{repo}/issues/{number}/comments", Kind: ghemu.FaultLandedUnanswered, Delay: 50 * time.Millisecond})
+	_, resp, err := gh.Issues.CreateComment(context.Background(), owner, repoName, n, &github.IssueComment{Body: github.String("late")})
+	if err == nil || resp == nil || resp.StatusCode != 502 {
+		t.Fatalf("err = %v, want the 502 after the delay", err)
+	}
+	if got := s.Comments(owner, repoName, n); len(got) != 2 || got[1].Body != "late" {
+		t.Fatalf("the second write must have landed: %+v", got)
+	}
+}
