@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/internal/codextest"
 	"github.com/codex-studio/studio-action/internal/fakecodex"
 	"github.com/codex-studio/studio-action/internal/fakemodel"
@@ -99,5 +101,97 @@ func TestSpendDailyCapRefusesTheNextRun(t *testing.T) {
 				t.Errorf("%s: studio spend lacks %q:\n%s", name, want, out)
 			}
 		}
+	}
+}
+
+// max-cost between calls, through the action with the scripted Codex (which reports usage as
+// Codex does, on turn.completed): at 80% the status comment warns; past it the review does not
+// start, and the work done so far is pushed.
+func TestMaxCostWarnsThenStopsBeforeTheReview(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, maxCost, status string
+		want                  []string
+	}{
+		{"warning at 80%", "0.26", "done", []string{"Cost: $0.2250.", "**Budget warning:** $0.2250 spent, max-cost is $0.26 (over 80% of max-cost)"}},
+		{"stop before the review", "0.20", "blocked", []string{"budget reached: stopped before the review: $0.2250 spent, max-cost is $0.20", "raise max-cost"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t, nil)
+			n := w.issue("Jump", taskBody)
+			_, payload := w.comment(n, sandbox.Writer, "/studio run")
+			w.scriptWith(fakecodex.Script{
+				Calls:   []fakecodex.Call{{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "kept\n"}}, Usage: &codex.Usage{InputTokens: 100_000, OutputTokens: 10_000}}},
+				Reviews: []fakecodex.Call{{FinalMessage: fakecodex.PassingReview, Usage: &codex.Usage{}}},
+			})
+			res := w.run("issue_comment", payload, map[string]string{"INPUT_MODEL": "gpt-5.5", "INPUT_MAX-COST": tc.maxCost})
+			if res.code != 0 || res.outputs["status"] != tc.status {
+				t.Fatalf("exit %d status %q, want %s\n%s", res.code, res.outputs["status"], tc.status, res.stdout)
+			}
+			status := w.botComments(n)[0].Body
+			for _, want := range tc.want {
+				if !strings.Contains(status, want) {
+					t.Errorf("the status comment lacks %q:\n%s", want, status)
+				}
+			}
+			if tc.status == "blocked" {
+				if len(w.reviews()) != 0 {
+					t.Error("the review started past max-cost")
+				}
+				if got, err := os.ReadFile(filepath.Join(w.remote("studio/task-1"), "src/player/jump.gd")); err != nil || string(got) != "kept\n" {
+					t.Errorf("the work before the stop must be pushed: %q, %v", got, err)
+				}
+			}
+			if c := costOf(t, res); c == nil || *c != 0.225 {
+				t.Errorf("usage cost = %v, want 0.225", c)
+			}
+		})
+	}
+}
+
+// max-cost in flight, through the whole action with the real Codex CLI: the project prices
+// gpt-5.5's output at $1,000 per million tokens (.codex/studio/config.json), so the answer's
+// first half passes a max-cost of $1. The proxy ends the stream there and refuses Codex's retry;
+// the run ends blocked with the file the call's first turn wrote pushed, and no review.
+func TestMaxCostCutsTheCallMidStreamAndKeepsTheWork(t *testing.T) {
+	t.Parallel()
+	bin := codextest.Bin(t)
+	long := strings.Repeat("the quick brown fox ", 1000) + strings.Repeat("LATE HALF ", 2000)
+	model, err := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{
+		{Items: []fakemodel.Item{fakemodel.Exec("c1", "printf 'kept\\n' > src/player/jump.gd")}, Usage: &fakemodel.Usage{InputTokens: 1000, OutputTokens: 10}},
+		{Items: []fakemodel.Item{fakemodel.Message(long)}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+	files := sandbox.DefaultFiles("fast-prototype")
+	files[".codex/studio/config.json"] = `{"schemaVersion":1,"prices":{"gpt-5.5":{"input":0.01,"cachedInput":0.01,"output":1000}}}` + "\n"
+	w := newWorld(t, files)
+	n := w.issue("Make the jump snappier", taskBody)
+	_, payload := w.comment(n, sandbox.Writer, "/studio run")
+	res := w.run("issue_comment", payload, map[string]string{"INPUT_CODEX-PATH": bin, "INPUT_OPENAI-BASE-URL": model.URL, "INPUT_MODEL": "gpt-5.5", "INPUT_MAX-COST": "1"})
+	if res.code != exitOK || res.outputs["status"] != "blocked" {
+		t.Fatalf("exit %d status %q, want a blocked run\n%s", res.code, res.outputs["status"], res.stdout)
+	}
+	status := w.botComments(n)[0].Body
+	for _, want := range []string{"budget reached: stopped the implementation in flight: $", "max-cost is $1.00", "run the command again"} {
+		if !strings.Contains(status, want) {
+			t.Errorf("the status comment lacks %q:\n%s", want, status)
+		}
+	}
+	if strings.Contains(status, "max fix passes") || strings.Contains(status, "LATE HALF") {
+		t.Errorf("the stop reads as a failed pass, or the cut text arrived:\n%s", status)
+	}
+	if got, err := os.ReadFile(filepath.Join(w.remote("studio/task-1"), "src/player/jump.gd")); err != nil || string(got) != "kept\n" {
+		t.Errorf("the work before the cut must be pushed: %q, %v", got, err)
+	}
+	// The two turns reached the model; the retry after the cut and any review did not.
+	if reqs := len(model.Requests()); reqs != 2 {
+		t.Errorf("the model saw %d requests, want 2", reqs)
+	}
+	if c := costOf(t, res); c == nil || *c < 1 {
+		t.Errorf("usage cost = %v, want the estimate past $1", c)
 	}
 }
