@@ -195,3 +195,46 @@ func TestMaxCostCutsTheCallMidStreamAndKeepsTheWork(t *testing.T) {
 		t.Errorf("usage cost = %v, want the estimate past $1", c)
 	}
 }
+
+// The ledger after three runs of the whole action with the real Codex CLI: one commit each on
+// the month's ref, the running totals adding up, and `studio spend` summing them per issue.
+func TestLedgerAfterThreeRealRuns(t *testing.T) {
+	t.Parallel()
+	bin := codextest.Bin(t)
+	// Each report: 10,000 input and 1,000 output tokens of gpt-5.5, $0.0125 + $0.01.
+	turn := fakemodel.Turn{Items: []fakemodel.Item{fakemodel.Message("Status: on track.")}, Usage: &fakemodel.Usage{InputTokens: 10_000, OutputTokens: 1000}, Model: "gpt-5.5"}
+	model, err := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{turn, turn, turn}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+	inputs := map[string]string{"INPUT_CODEX-PATH": bin, "INPUT_OPENAI-BASE-URL": model.URL, "INPUT_MODEL": "gpt-5.5"}
+	w := newWorld(t, nil)
+	issues := []int{w.issue("Where are we?", "Where are we?\n\n```studio\nrole: producer\n```\n"), w.issue("And now?", "And now?\n\n```studio\nrole: producer\n```\n")}
+	for i, n := range []int{issues[0], issues[1], issues[0]} {
+		_, payload := w.comment(n, sandbox.Writer, "/studio run")
+		res := w.run("issue_comment", payload, inputs)
+		if res.code != exitOK || res.outputs["status"] != "done" {
+			t.Fatalf("run %d: exit %d status %q\n%s", i+1, res.code, res.outputs["status"], res.stdout)
+		}
+	}
+	if n := model.Remaining(); n != 0 {
+		t.Fatalf("%d scripted turns unused", n)
+	}
+	env := map[string]string{"GITHUB_TOKEN": w.Token, "GITHUB_REPOSITORY": sandbox.Owner + "/" + sandbox.Repo, "GITHUB_API_URL": strings.TrimSuffix(w.Emu.APIURL(), "/")}
+	month := time.Now().UTC().Format("2006-01")
+	code, out, errOut := runCLI([]string{"spend", "--api", "--month", month}, env)
+	if code != 0 {
+		t.Fatalf("studio spend: exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"Spend for " + month + ": $0.0675 over 3 runs",
+		"producer        $0.0675    3 runs  33,000 tokens",
+		"#" + strconv.Itoa(issues[0]) + "              $0.0450    2 runs",
+		"#" + strconv.Itoa(issues[1]) + "              $0.0225    1 runs",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("studio spend lacks %q:\n%s", want, out)
+		}
+	}
+}
