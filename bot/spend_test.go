@@ -3,10 +3,13 @@ package bot
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/internal/sandbox"
 	"github.com/codex-studio/studio-action/policy/spend"
 )
 
@@ -94,4 +97,30 @@ func TestLedgerConcurrentAppendsLoseNothing(t *testing.T) {
 	if tip := recs[len(recs)-1]; tip.MonthUSD != 0.5*2*rounds || tip.Runs != 2*rounds {
 		t.Errorf("tip totals %+v, want $%v over %d runs", tip, 0.5*2*rounds, 2*rounds)
 	}
+}
+
+// The caps under `budget` in .codex/studio.json refuse a run once the month's ledger reached
+// them, naming the spend so far and the cap; a cap input wins over the file.
+func TestStudioJSONBudgetCapRefusesARun(t *testing.T) {
+	files := studioFiles("fast-prototype", "")
+	files[".codex/studio.json"] = strings.Replace(files[".codex/studio.json"], `"status": "active"`, `"status": "active", "budget": {"maxCostPerMonth": 1}`, 1)
+	w := newHWorld(t, files)
+	gh, err := hub.NewClient(nil, w.Emu.APIURL(), w.Token, sandbox.Owner, sandbox.Repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AppendSpend(context.Background(), gh, spend.Entry{Run: "earlier", At: w.clk.Now(), Cost: cost(1.5)}); err != nil {
+		t.Fatal(err)
+	}
+	n := w.issue("Snappier jump", hTask)
+	w.script([]agentCall{{write: map[string]string{"src/player/jump.gd": hJump}}})
+	out, _ := w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "refused")
+	if want := "budget reached: this repository spent $1.50 this month and its cap (max-cost-per-month) is $1.00"; !strings.Contains(out.Summary, want) {
+		t.Errorf("refusal = %q, want %q", out.Summary, want)
+	}
+	if calls, _ := w.agent.requests(); len(calls) != 0 {
+		t.Errorf("the refused run called Codex %d times", len(calls))
+	}
+	// The input raises the cap: the run goes ahead.
+	w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "done", func(s *Settings) { s.Caps.PerMonth = 5 })
 }
