@@ -66,3 +66,38 @@ func TestMeterReportsTheProxysStopAsABudgetStop(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// A fix pass the proxy cut in flight ends the run blocked by the budget, with that pass's work
+// handed over and its blockers still standing: never "reached max fix passes", never a refusal.
+func TestLifecycleFixPassCutInFlight(t *testing.T) {
+	b := NewBudget(spend.Limits{MaxCost: 1}, nil)
+	cut := func(req Request) Result {
+		f, _ := b.begin(req.Model.Model, 0)
+		f.stream(4_000_000)
+		f.end()
+		return Result{ExitCode: 1, Events: EventSummary{TurnFailed: "stream disconnected before completion"}}
+	}
+	runner := &scripted{t: t, answers: []func(Request) Result{costing("impl", 400, 0, 100), costing(blockVerdict, 500, 0, 50), cut}}
+	var changes []int
+	lc := &Lifecycle{Runner: runner, Hooks: Hooks{AfterChange: func(_ context.Context, pass int, _ Execution) error { changes = append(changes, pass); return nil }}}
+	out, err := lc.Run(context.Background(), Plan{
+		Workdir: t.TempDir(), Routes: testRoutes(t), Prompt: "p", ReviewPrompt: "r",
+		FixPrompt: fixPrompt(t, new([]FixInput)), MaxFixPasses: 1, Budget: b,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner.verify()
+	if out.FinalStatus != StatusBlocked || out.Stopped == nil || out.Stopped.During != "fix pass 1" || out.Refusal != nil {
+		t.Fatalf("status %s stopped %+v refusal %+v\n%s", out.FinalStatus, out.Stopped, out.Refusal, out.Output())
+	}
+	if !strings.HasPrefix(out.Reason, "budget reached: stopped fix pass 1 in flight: $") || strings.Contains(out.Output(), "max fix passes") {
+		t.Errorf("reason %q\n%s", out.Reason, out.Output())
+	}
+	if len(changes) != 2 || changes[1] != 1 {
+		t.Errorf("AfterChange passes = %v, want the cut pass's work handed over too", changes)
+	}
+	if len(out.Blockers) < 2 || out.Blockers[1] != "src/jump.gd:7: jump height ignores gravity" {
+		t.Errorf("blockers = %q, want the budget stop, then the review's blocker still standing", out.Blockers)
+	}
+}

@@ -259,7 +259,7 @@ func (r *run) execute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	last := first
+	last, before := first, attempt{} // before: the attempt ahead of last, whose blockers a cut pass leaves standing
 	blocked := first.blocked()
 	for pass := 1; blocked && last.stop == nil && last.refused == nil && p.FixPrompt != nil && pass <= maxPasses && last.timedOut() == nil; pass++ {
 		if stop := r.checkBudget(fmt.Sprintf("fix pass %d", pass)); stop != nil {
@@ -277,7 +277,7 @@ func (r *run) execute(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		last, blocked = a, a.blocked() // only the latest pass counts
+		before, last, blocked = last, a, a.blocked() // only the latest pass counts
 	}
 
 	switch {
@@ -291,8 +291,13 @@ func (r *run) execute(ctx context.Context) error {
 		r.out.FinalStatus, r.out.Stopped, r.out.Reason = StatusBlocked, last.stop, last.stop.Error()
 		// The blockers that still stand, without the call max-tokens refused (a fallback).
 		standing := last
-		if budgetStop(standing.exe, "") != nil {
+		if stop := budgetStop(standing.exe, ""); stop != nil {
 			standing.exe = Execution{}
+			if stop.During != "" && before.called {
+				// The proxy cut this pass in flight: it judged nothing, so what stood before it
+				// still stands.
+				standing = before
+			}
 		}
 		if standing.review != nil && budgetStop(standing.review.Execution, "") != nil {
 			standing.review = nil
