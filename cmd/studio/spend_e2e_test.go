@@ -238,3 +238,18 @@ func TestLedgerAfterThreeRealRuns(t *testing.T) {
 		}
 	}
 }
+
+func TestSpendCommandRefusesABadMonthAndSaysWhenEmpty(t *testing.T) {
+	t.Parallel()
+	if code, _, errOut := runCLI([]string{"spend", "--month", "2026-13"}, nil); code != exitUsage || !strings.Contains(errOut, "--month takes yyyy-mm") {
+		t.Errorf("bad month: exit %d %q", code, errOut)
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	code, out, errOut := runCLI([]string{"spend", "--project", dir, "--no-fetch", "--month", "2026-12"}, nil)
+	if code != 0 || !strings.Contains(out, "No spend recorded for 2026-12 (refs/studio/spend/2026-12 has no runs).") {
+		t.Errorf("empty ledger: exit %d %q %q", code, out, errOut)
+	}
+}
