@@ -42,60 +42,6 @@ func (b *Bot) taskBranch(issue int) string { return policy.TaskBranch(b.BranchPr
 // Actions token (login github-actions[bot]), the app's slug for an App token.
 func (b *Bot) botApp() string { return policy.BotAppSlug(b.BotLogin) }
 
-// taskNow is a task issue as it stands now, with the configuration of the default branch. The
-// identity hash an approval must still match is computed from it.
-type taskNow struct {
-	issue Issue
-	base  string
-	cfg   policy.StudioConfig
-	task  policy.Task
-	hash  string
-	// digest is policy.TaskDigest of the issue's title and body as read: an approval starts the
-	// implementation only when it equals the digest the plan recorded.
-	digest string
-	// problem says why the task cannot be used now ("" when it can): no approval can match then.
-	problem string
-}
-
-// loadTaskNow reads the issue and the configuration again. Configuration and roles come from the
-// default branch, never from a pull request's head.
-func (b *Bot) loadTaskNow(ctx context.Context, number int) (taskNow, error) {
-	issue, err := b.gh.Issue(ctx, number)
-	if err != nil {
-		return taskNow{}, fmt.Errorf("read task issue #%d: %w", number, err)
-	}
-	tn := taskNow{issue: issue, digest: policy.TaskDigest(issue.Title, issue.Body)}
-	if tn.base, err = b.gh.DefaultBranch(ctx); err != nil {
-		return tn, err
-	}
-	data, err := b.baseFile(ctx, policy.StudioConfigPath, tn.base)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		tn.problem = policy.ErrNoStudioConfig.Error()
-		return tn, nil
-	case err != nil:
-		return tn, err
-	}
-	if tn.cfg, err = policy.ParseStudioConfig(data); err != nil {
-		tn.problem = fmt.Sprintf("`.codex/studio.json` on `%s`: %v", tn.base, err)
-		return tn, nil
-	}
-	if tn.task, err = policy.ParseTask(issue.Body); err != nil {
-		tn.problem = "the task block cannot be used: " + err.Error()
-		return tn, nil
-	}
-	role, err := (&run{Bot: b, issue: issue, tr: Trigger{Kind: TriggerComment, Issue: number}}).resolveRole(ctx, tn.task, tn.base)
-	if err != nil {
-		tn.problem = err.Error()
-		return tn, nil
-	}
-	tn.task.Role = role
-	if tn.hash, err = policy.ObjectiveHash(policy.TaskIdentity(role, issue.Title, tn.task, tn.cfg)); err != nil {
-		tn.problem = err.Error()
-	}
-	return tn, nil
-}
-
 // pullApprovals is what the bot knows about one studio pull request's approvals.
 type pullApprovals struct {
 	pr PullRequest
@@ -131,7 +77,7 @@ type planState struct {
 // (policy.PlanCommit, policy.TrustPlanRecord). A commit anyone pushed can carry the trailer, but
 // only the bot's app can have recorded a plan on it, so a missing or foreign record means no
 // approval can match (fail closed).
-func (b *Bot) planOf(ctx context.Context, pr PullRequest, issue int) (planState, error) {
+func (b *eventBot) planOf(ctx context.Context, pr PullRequest, issue int) (planState, error) {
 	var ps planState
 	commits, err := b.gh.PullCommits(ctx, pr.Number)
 	if err != nil {
@@ -190,7 +136,7 @@ func (b *Bot) trustedMarker(pr PullRequest, issue int) (policy.IdentityMarker, s
 // plan's record, and the hash and digest recomputed from the task now. startsRun says a matching
 // approval would start an implementation (as it does whenever the head is the plan commit), so
 // the issue's text must still be the planned one.
-func (b *Bot) approvalsOf(ctx context.Context, pr PullRequest, tn taskNow, issue int, startsRun bool) (pullApprovals, error) {
+func (b *eventBot) approvalsOf(ctx context.Context, pr PullRequest, tn taskContext, issue int, startsRun bool) (pullApprovals, error) {
 	pa := pullApprovals{pr: pr}
 	var err error
 	if pa.plan, err = b.planOf(ctx, pr, issue); err != nil {
@@ -248,6 +194,7 @@ func (b *Bot) approvalsOf(ctx context.Context, pr PullRequest, tn taskNow, issue
 			State:            policy.ReviewState(rv.State), CommitID: rv.CommitID, SubmittedAt: rv.SubmittedAt,
 		})
 	}
+	b.derived.count.approvals.Add(1)
 	pa.match = policy.MatchApprovals(facts)
 	return pa, nil
 }
@@ -255,7 +202,7 @@ func (b *Bot) approvalsOf(ctx context.Context, pr PullRequest, tn taskNow, issue
 // permissionOf asks the collaborator-permission API (memoized by the adapter). Only human
 // accounts other than the bot are asked: nothing else can authorize, and bots answer 404. A
 // failed lookup is an unknown permission, which never authorizes.
-func (b *Bot) permissionOf(ctx context.Context, login, accountType string) policy.Permission {
+func (b *eventBot) permissionOf(ctx context.Context, login, accountType string) policy.Permission {
 	if login == "" || accountType != string(policy.AccountUser) || strings.EqualFold(login, b.BotLogin) {
 		return policy.PermissionUnknown
 	}
@@ -269,7 +216,7 @@ func (b *Bot) permissionOf(ctx context.Context, login, accountType string) polic
 
 // revocations collects the `/studio revoke` commands on the given issues (the task and its pull
 // request). An edited comment never counts: what it said when it was written cannot be known.
-func (b *Bot) revocations(ctx context.Context, numbers ...int) ([]policy.Revocation, error) {
+func (b *eventBot) revocations(ctx context.Context, numbers ...int) ([]policy.Revocation, error) {
 	var out []policy.Revocation
 	for _, n := range numbers {
 		comments, err := b.gh.Comments(ctx, n)
@@ -301,14 +248,10 @@ func (b *Bot) revocations(ctx context.Context, numbers ...int) ([]policy.Revocat
 // authorizeAndRun decides what `/studio run` does once the task is parsed: a dry run, the plan
 // phase (no matching approval in strict or guided mode), or the implementation with the
 // provenance policy grants (advisory, approval or override).
-func (r *run) authorizeAndRun(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string) error {
+func (r *run) authorizeAndRun(ctx context.Context, tc taskContext) error {
+	cfg, task, base := tc.cfg, tc.task, tc.base
 	branch := r.taskBranch(r.tr.Issue)
-	hash, hashErr := policy.ObjectiveHash(policy.TaskIdentity(task.Role, r.issue.Title, task, cfg))
-	// The digest is of the issue as delivered with the command, the text this run will use.
-	tn := taskNow{issue: r.issue, base: base, cfg: cfg, task: task, hash: hash, digest: policy.TaskDigest(r.issue.Title, r.issue.Body)}
-	if hashErr != nil {
-		tn.problem = hashErr.Error()
-	}
+	hash, hashErr := tc.hash, tc.hashErr
 
 	match := policy.ApprovalMatch{CurrentHash: hash}
 	var pa pullApprovals
@@ -319,7 +262,7 @@ func (r *run) authorizeAndRun(ctx context.Context, cfg policy.StudioConfig, task
 		case err != nil:
 			return err
 		default:
-			if pa, err = r.approvalsOf(ctx, pr, tn, r.tr.Issue, true); err != nil {
+			if pa, err = r.approvalsOf(ctx, pr, tc, r.tr.Issue, true); err != nil {
 				return err
 			}
 			match = pa.match
@@ -330,16 +273,17 @@ func (r *run) authorizeAndRun(ctx context.Context, cfg policy.StudioConfig, task
 		HasMatchingApproval: match.HasMatchingApproval(), ApprovedByUser: r.cmd.runOptions().ApprovedByUser,
 		ConstrainedSandbox: r.ConstrainedSandbox,
 	})
+	tc.elig = elig
 	diag := policy.ApprovalDiagnostic{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, ApprovalScopes: task.ApprovalScope, Match: match}
 	if r.cmd.runOptions().DryRun {
-		return r.dryRun(ctx, cfg, task, base, elig, diag)
+		return r.dryRun(ctx, tc, diag)
 	}
 	if !elig.Allowed {
 		if hashErr != nil {
-			return r.block(ctx, stepTaskParsed, "the task's approval identity cannot be computed, so nothing can be approved: "+hashErr.Error())
+			return r.block(ctx, stepTaskParsed, identityUncomputable(hashErr))
 		}
 		marker := policy.IdentityMarker{ObjectiveSHA256: hash, Issue: r.tr.Issue, RequestedBy: r.tr.Actor.Login}
-		return r.plan(ctx, cfg, task, base, elig, diag, marker)
+		return r.plan(ctx, tc, diag, marker)
 	}
 
 	// The pull request body keeps the identity the implementation was authorized for: the approved
@@ -353,13 +297,13 @@ func (r *run) authorizeAndRun(ctx context.Context, cfg policy.StudioConfig, task
 	default:
 		r.logf("no identity marker for #%d: %v; the gate cannot count approvals until the task block is fixed", r.tr.Issue, hashErr)
 	}
-	err := r.implement(ctx, cfg, task, elig, base)
-	return err
+	return r.implement(ctx, tc)
 }
 
 // dryRun answers with the seed's dry-run diagnostics and changes nothing: no branch, no pull
 // request, no label, no Codex.
-func (r *run) dryRun(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string, elig policy.Eligibility, diag policy.ApprovalDiagnostic) error {
+func (r *run) dryRun(ctx context.Context, tc taskContext, diag policy.ApprovalDiagnostic) error {
+	cfg, elig := tc.cfg, tc.elig
 	var refusals []string
 	if !cfg.Active() {
 		refusals = append(refusals, cfg.InactiveReason())
@@ -368,7 +312,7 @@ func (r *run) dryRun(ctx context.Context, cfg policy.StudioConfig, task policy.T
 		refusals = append(refusals, r.refusedNote)
 	}
 	refused := strings.Join(refusals, "\n\n")
-	preview, why := r.promptDryRun(ctx, cfg, task, base, elig)
+	preview, why := r.promptDryRun(ctx, tc)
 	r.st.Summary = dryRunSummary(refused, policy.RenderDryRun(elig, diag), preview, why)
 	r.st.set(stepCodex, StepSkipped, "dry run")
 	r.out.Status = "done"
@@ -378,15 +322,16 @@ func (r *run) dryRun(ctx context.Context, cfg policy.StudioConfig, task policy.T
 
 // promptDryRun renders prompts.FormatDryRun from the workspace (a checkout of the default branch
 // in an issue_comment job). It is best effort: the eligibility above is the decision.
-func (r *run) promptDryRun(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string, elig policy.Eligibility) (string, string) {
+func (r *run) promptDryRun(ctx context.Context, tc taskContext) (string, string) {
 	if r.WorkDir == "" {
 		return "", ""
 	}
-	route, err := r.modelRoute(ctx, task, base)
+	task, elig := tc.task, tc.elig
+	route, err := r.modelRoute(ctx, tc)
 	if err != nil {
 		return "", err.Error()
 	}
-	p, facts, err := r.prepareFor(ctx, cfg, task, base, r.phaseOf(task.Role), elig, route, reviewEnabled(task), r.maxFixPasses(task) > 0)
+	p, facts, err := r.prepareFor(ctx, tc, r.phaseOf(task.Role), elig, route, reviewEnabled(task), r.maxFixPasses(task) > 0)
 	if err != nil {
 		return "", err.Error()
 	}
@@ -397,32 +342,26 @@ func (r *run) promptDryRun(ctx context.Context, cfg policy.StudioConfig, task po
 
 // plan runs Codex read-only in the plan phase, pushes an empty plan commit on the task branch and
 // opens (or updates) the draft plan pull request whose approval authorizes the implementation.
-func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string, blocked policy.Eligibility, diag policy.ApprovalDiagnostic, marker policy.IdentityMarker) error {
+func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiagnostic, marker policy.IdentityMarker) error {
+	cfg, task, base, blocked := tc.cfg, tc.task, tc.base, tc.elig
 	markerLine, err := marker.Render()
 	if err != nil {
-		return r.block(ctx, stepTaskParsed, "the plan's identity marker cannot be written: "+err.Error())
+		return r.block(ctx, stepTaskParsed, planMarkerUnwritable(err))
 	}
 	// The record binds the approval to this exact issue text (the event's snapshot, which the
 	// prompt below is rendered from), not only to the seed's identity fields.
 	recordLine, err := policy.PlanRecord{ObjectiveSHA256: marker.ObjectiveSHA256, TaskDigest: policy.TaskDigest(r.issue.Title, r.issue.Body),
 		Issue: marker.Issue, RequestedBy: marker.RequestedBy}.Render()
 	if err != nil {
-		return r.block(ctx, stepTaskParsed, "the plan's record cannot be written: "+err.Error())
+		return r.block(ctx, stepTaskParsed, planRecordUnwritable(err))
 	}
 	branch := r.taskBranch(r.tr.Issue)
-	route, err := r.modelRoute(ctx, task, base)
-	if err != nil {
-		var refusal *RouteRefusal
-		if errors.As(err, &refusal) {
-			return r.block(ctx, stepCodex, refusal.Msg)
-		}
+	planElig := policy.Evaluate(policy.EligibilityInput{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: policy.PhasePlan})
+	rr, stop, err := r.prepareStep(ctx, tc, policy.PhasePlan, planElig, false, false)
+	if stop || err != nil {
 		return err
 	}
-	planElig := policy.Evaluate(policy.EligibilityInput{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: policy.PhasePlan})
-	prepared, _, err := r.prepareFor(ctx, cfg, task, base, policy.PhasePlan, planElig, route, false, false)
-	if err != nil {
-		return r.block(ctx, stepTaskParsed, err.Error())
-	}
+	route, prepared := rr.routes, rr.prepared
 	// "Codex running" goes out while the task branch is checked out.
 	codexLine := fmt.Sprintf("plan phase: `%s` (%s), sandbox `%s`", route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox)
 	if err := r.publishAround(ctx, func(s *Status) { s.set(stepCodex, StepPending, codexLine) },
@@ -452,7 +391,7 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 	if res.Failed() {
 		r.st.set(stepCodex, StepFailed, fmt.Sprintf("plan phase, exit %d", res.ExitCode))
 		r.st.Summary = codexFailureSummary(res)
-		return r.block(ctx, stepCodex, "the plan phase failed, so there is no plan to approve; fix the cause and run `"+r.TriggerPhrase+" run` again.")
+		return r.block(ctx, stepCodex, planFailed(r.TriggerPhrase))
 	}
 	r.st.set(stepCodex, StepDone, fmt.Sprintf("plan phase: `%s` (%s), sandbox `%s`", route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox))
 	// The read-only sandbox should make changes impossible; the empty commit leaves them out anyway.
@@ -474,7 +413,7 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 		if errors.Is(err, ErrForbidden) {
 			// Fail closed: without the record no approval could ever be trusted, so opening a
 			// pull request that asks for one would only mislead.
-			return r.block(ctx, stepPull, fmt.Sprintf("the token cannot write check runs, so the plan's identity cannot be recorded where approvals can trust it (the `%s` check run); grant the workflow `checks: write` and run `%s run` again.", PlanCheckName, r.TriggerPhrase))
+			return r.block(ctx, stepPull, planUnrecordable(PlanCheckName, r.TriggerPhrase))
 		}
 		return err
 	}
@@ -510,9 +449,8 @@ func (r *run) plan(ctx context.Context, cfg policy.StudioConfig, task policy.Tas
 // recordPlan writes the plan's record as the studio/plan check run on the plan commit. It answers
 // ErrForbidden (wrapped) when the token lacks `checks: write`.
 func (r *run) recordPlan(ctx context.Context, sha, recordLine string) error {
-	summary := fmt.Sprintf("The plan for #%d is waiting for an approving review of this commit. This check run records what the approval is for (the task's identity and the exact issue text) and who asked for the run; approvals are matched against it, not against the pull request body.\n\n%s\n", r.tr.Issue, recordLine)
 	err := r.writeCheck(ctx, checkWrite{run: CheckRun{Name: PlanCheckName, HeadSHA: sha, Status: "completed", Conclusion: "neutral",
-		Title: fmt.Sprintf("Plan for #%d: awaiting approval", r.tr.Issue), Summary: summary}})
+		Title: planRecordTitle(r.tr.Issue), Summary: planRecordSummary(r.tr.Issue, recordLine)}})
 	if err != nil {
 		return fmt.Errorf("record the plan: %w", err)
 	}
@@ -520,25 +458,27 @@ func (r *run) recordPlan(ctx context.Context, sha, recordLine string) error {
 }
 
 // modelRoute resolves the role's model route from the default branch (Roles.Route: the role's
-// agent file, or a custom role's tier), with the action's model inputs.
-func (r *run) modelRoute(ctx context.Context, task policy.Task, base string) (routing.RoutePlan, error) {
+// agent file, or a custom role's tier), with the action's model inputs. It is the first step of
+// every flow that runs Codex, so it is where the run's workspace is put on the default branch
+// (readyBase): the prompts, the guidance and the task branch all start from that checkout.
+func (r *run) modelRoute(ctx context.Context, tc taskContext) (routing.RoutePlan, error) {
 	if r.Workspace != nil {
-		if err := r.readyBase(ctx, base); err != nil {
+		if err := r.readyBase(ctx, tc.base); err != nil {
 			return routing.RoutePlan{}, err
 		}
 	}
-	rs, err := r.roles(ctx, base)
+	rs, err := r.roles(ctx, tc.base)
 	if err != nil {
 		return routing.RoutePlan{}, &RouteRefusal{err.Error()}
 	}
-	return rs.Route(task.Role, func(path string) ([]byte, error) { return r.baseFile(ctx, path, base) },
-		RouteInputs{Model: r.Model, ModelTier: r.ModelTier, TaskTier: task.RunPolicy.ModelTier})
+	return rs.Route(tc.task.Role, func(path string) ([]byte, error) { return r.baseFile(ctx, path, tc.base) },
+		RouteInputs{Model: r.Model, ModelTier: r.ModelTier, TaskTier: tc.task.RunPolicy.ModelTier})
 }
 
 // readyBase removes persisted credentials, keeps run evidence out of the changes and puts the
 // workspace on the default branch, once per event, before anything is rendered or read from it.
 // The default branch's tree it fetched is also what lock commits carry (saving two API calls).
-func (b *Bot) readyBase(ctx context.Context, base string) error {
+func (b *eventBot) readyBase(ctx context.Context, base string) error {
 	if b.onBase {
 		return nil
 	}
@@ -594,10 +534,9 @@ type treeReader interface {
 }
 
 // prepareWorkspace checks out the task branch for Codex, after readyBase.
+// The workspace is on the default branch already: modelRoute, which every Codex flow starts with,
+// put it there.
 func (r *run) prepareWorkspace(ctx context.Context, branch, base string) error {
-	if err := r.readyBase(ctx, base); err != nil {
-		return err
-	}
 	r.pristine = false
 	// The checkout listed the task branches before the lock: when another run held it, that
 	// run may have pushed this branch since, and this run must build on that.

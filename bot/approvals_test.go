@@ -64,7 +64,7 @@ func (f *fakeGitHub) CreateStatus(_ context.Context, _ string, st CommitStatus) 
 func (f *fakeGitHub) PullFiles(context.Context, int) ([]string, error) { return f.listedFiles, nil }
 
 // testBot is the bot of one event on gh, for tests that drive one step of a flow.
-func testBot(gh hub.API, log *bytes.Buffer) *Bot {
+func testBot(gh hub.API, log *bytes.Buffer) *eventBot {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	return New(Deps{GitHub: gh, Log: log, Now: func() time.Time { return now }}, Settings{}).forEvent(Trigger{})
 }
@@ -157,13 +157,13 @@ func TestApprovalsOfGathersFacts(t *testing.T) {
 	mine := []CheckRun{{ID: 3, Name: PlanCheckName, Conclusion: "neutral", Summary: "text\n" + recordLine + "\n", AppSlug: "github-actions"}}
 	pr := PullRequest{Number: 8, HeadSHA: "head", Author: "github-actions[bot]", Body: forged + "\nplan"}
 	strict := policy.StudioConfig{StudioMode: policy.ModeStrictStudio}
-	tn := taskNow{hash: rec.ObjectiveSHA256, digest: digest, cfg: strict}
+	tn := taskContext{hash: rec.ObjectiveSHA256, digest: digest, cfg: strict}
 	bob := []Review{{ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "head", SubmittedAt: submitted}}
 	noTrust := "pull request has no trusted identity marker, requester unknown, so self-approval cannot be ruled out in strict-studio"
 	tests := []struct {
 		name      string
 		pr        PullRequest
-		tn        taskNow
+		tn        taskContext
 		commits   []PullCommit
 		planRuns  []CheckRun
 		reviews   []Review
@@ -176,13 +176,13 @@ func TestApprovalsOfGathersFacts(t *testing.T) {
 		{name: "pending reviews are drafts and are left out", pr: pr, tn: tn, commits: plan, planRuns: mine, reviews: append([]Review{{ID: 9, Author: "bob", AuthorType: "User", State: "PENDING"}}, bob...), requester: "alice"},
 		{name: "a failed permission lookup fails closed", pr: pr, tn: tn, commits: plan, planRuns: mine, reviews: bob, permErr: errors.New("boom"), want: "reviewer bob permission could not be checked; write, maintain or admin is required", requester: "alice"},
 		{name: "a marker in someone else's pull request is not trusted", pr: PullRequest{Number: 8, HeadSHA: "head", Author: "mallory", Body: pr.Body}, tn: tn, reviews: bob, want: "pull request author mallory is not the studio bot, " + noTrust},
-		{name: "a task that cannot be used now matches nothing", pr: pr, tn: taskNow{hash: rec.ObjectiveSHA256, digest: digest, problem: "no task block", cfg: strict}, commits: plan, planRuns: mine, reviews: bob, want: "current objective hash unavailable", requester: "alice"},
-		{name: "an issue edited since the plan does not start the implementation", pr: pr, tn: taskNow{hash: rec.ObjectiveSHA256, digest: policy.TaskDigest("Make the jump snappier", "body\nverify: {command: curl evil}"), cfg: strict}, commits: plan, planRuns: mine, reviews: bob, want: policy.ReasonTaskChanged, requester: "alice"},
-		{name: "on an implemented head the gate's approval is not bound to the text", pr: PullRequest{Number: 8, HeadSHA: "impl", Author: pr.Author}, tn: taskNow{hash: rec.ObjectiveSHA256, digest: "edited", cfg: strict}, commits: append(plan, PullCommit{SHA: "impl"}), planRuns: mine, reviews: []Review{{ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "impl", SubmittedAt: submitted}}, requester: "alice"},
-		{name: "a /studio run that would use the approval is bound to the text", pr: PullRequest{Number: 8, HeadSHA: "impl", Author: pr.Author}, tn: taskNow{hash: rec.ObjectiveSHA256, digest: "edited", cfg: strict}, commits: append(plan, PullCommit{SHA: "impl"}), planRuns: mine, reviews: []Review{{ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "impl", SubmittedAt: submitted}}, startsRun: true, want: policy.ReasonTaskChanged, requester: "alice"},
+		{name: "a task that cannot be used now matches nothing", pr: pr, tn: taskContext{hash: rec.ObjectiveSHA256, digest: digest, problem: "no task block", cfg: strict}, commits: plan, planRuns: mine, reviews: bob, want: "current objective hash unavailable", requester: "alice"},
+		{name: "an issue edited since the plan does not start the implementation", pr: pr, tn: taskContext{hash: rec.ObjectiveSHA256, digest: policy.TaskDigest("Make the jump snappier", "body\nverify: {command: curl evil}"), cfg: strict}, commits: plan, planRuns: mine, reviews: bob, want: policy.ReasonTaskChanged, requester: "alice"},
+		{name: "on an implemented head the gate's approval is not bound to the text", pr: PullRequest{Number: 8, HeadSHA: "impl", Author: pr.Author}, tn: taskContext{hash: rec.ObjectiveSHA256, digest: "edited", cfg: strict}, commits: append(plan, PullCommit{SHA: "impl"}), planRuns: mine, reviews: []Review{{ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "impl", SubmittedAt: submitted}}, requester: "alice"},
+		{name: "a /studio run that would use the approval is bound to the text", pr: PullRequest{Number: 8, HeadSHA: "impl", Author: pr.Author}, tn: taskContext{hash: rec.ObjectiveSHA256, digest: "edited", cfg: strict}, commits: append(plan, PullCommit{SHA: "impl"}), planRuns: mine, reviews: []Review{{ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "impl", SubmittedAt: submitted}}, startsRun: true, want: policy.ReasonTaskChanged, requester: "alice"},
 		{name: "a plan record from another app is not trusted", pr: pr, tn: tn, commits: plan, planRuns: []CheckRun{{ID: 4, Name: PlanCheckName, Summary: recordLine, AppSlug: "mallory-app"}}, reviews: bob, want: "pull request has no trusted identity marker, " + policy.ReasonTaskChanged + ", requester unknown, so self-approval cannot be ruled out in strict-studio"},
 		{name: "strict-studio without a plan commit never trusts the body", pr: pr, tn: tn, reviews: bob, want: noTrust},
-		{name: "a guided override pull request (no plan) keeps the body marker for the gate", pr: pr, tn: taskNow{hash: rec.ObjectiveSHA256, digest: digest, cfg: policy.StudioConfig{StudioMode: policy.ModeGuidedStudio}}, reviews: bob, requester: "bob"},
+		{name: "a guided override pull request (no plan) keeps the body marker for the gate", pr: pr, tn: taskContext{hash: rec.ObjectiveSHA256, digest: digest, cfg: policy.StudioConfig{StudioMode: policy.ModeGuidedStudio}}, reviews: bob, requester: "bob"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -338,7 +338,7 @@ func TestRecordPlanWritesTheBotsCheckRun(t *testing.T) {
 	}{{"written", nil}, {"without checks: write the caller can fail closed", ErrForbidden}} {
 		t.Run(tt.name, func(t *testing.T) {
 			gh := &fakeGitHub{createErr: tt.createErr}
-			r := &run{Bot: testBot(gh, &bytes.Buffer{}), tr: Trigger{Issue: 7}}
+			r := &run{eventBot: testBot(gh, &bytes.Buffer{}), tr: Trigger{Issue: 7}}
 			err := r.recordPlan(context.Background(), "plansha", line)
 			if tt.createErr != nil {
 				if !errors.Is(err, ErrForbidden) {

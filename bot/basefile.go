@@ -24,7 +24,7 @@ type repoReader interface {
 // was checked out), else through the API (the pull-request flows have no checkout). A link or
 // anything but a regular file is read as absent, as the contents API would not follow it either.
 // The memo never looks at the workspace: what the checkout answered is told to it (KnowFile).
-func (b *Bot) baseFile(ctx context.Context, path, base string) ([]byte, error) {
+func (b *eventBot) baseFile(ctx context.Context, path, base string) ([]byte, error) {
 	if data, ok := b.gh.KnownFile(path, base); ok {
 		if data == nil {
 			return nil, ErrNotFound

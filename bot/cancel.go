@@ -30,12 +30,7 @@ func (r *run) reportCancelled(ctx context.Context, cause error) {
 		r.st.set(stepCodex, StepFailed, "stopped: the run was cancelled")
 	}
 	r.st.Verdict = "cancelled"
-	note := "**Cancelled:** the workflow run was cancelled or reached its time limit (the runner stopped the job) before the run finished. " + saved
-	if r.st.Summary == "" {
-		r.st.Summary = note
-	} else {
-		r.st.Summary += "\n\n" + note
-	}
+	r.st.Summary = withNote(r.st.Summary, cancelledNote(saved))
 	r.out.Status, r.out.Summary = "cancelled", r.st.Summary
 	if st := r.impl; st != nil && (st.pr.Number != 0 || len(st.committed) > 0) {
 		if _, err := r.upsertPull(ctx, st.task, st.branch, st.base, r.st.Summary); err != nil {

@@ -44,7 +44,7 @@ type verb struct {
 	onIssue func(ctx context.Context, r *run) error
 	onPull  func(ctx context.Context, r *run, pr PullRequest) error
 	// open handles a verb any reader may use, outside the lock (help).
-	open func(b *Bot, ctx context.Context, tr Trigger, cmd Command) (Outcome, error)
+	open func(b *eventBot, ctx context.Context, tr Trigger, cmd Command) (Outcome, error)
 }
 
 // verbs is the command table, in help order.

@@ -35,27 +35,17 @@ type spawning struct {
 
 // delegationProfile returns the profile facts when role is an agent of the default branch's
 // profile that may spawn (and the profile's orchestration files child tasks at all).
-func (b *Bot) delegationProfile(ctx context.Context, base, role string) (*spawning, error) {
-	data, err := b.baseFile(ctx, ProfilePath, base)
-	if errors.Is(err, ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
+func (b *eventBot) delegationProfile(ctx context.Context, base, role string) (*spawning, error) {
+	// withGuidance, which runs first, refused a profile that does not parse.
+	facts, err := b.profileFactsOn(ctx, base)
+	if facts == nil || err != nil {
 		return nil, err
-	}
-	p, err := guidance.ParseProfile(data)
-	if err != nil {
-		return nil, nil // withGuidance refuses the run with the profile's problem
-	}
-	facts, err := profileFacts(p)
-	if err != nil {
-		return nil, &guidanceError{fmt.Sprintf("`%s` on `%s`: %v", ProfilePath, base, err)}
 	}
 	agent, ok := facts.Agents[role]
 	if !ok || len(agent.CanSpawn) == 0 || facts.Orchestration == policy.OrchestrationNative {
 		return nil, nil
 	}
-	return &spawning{profile: facts}, nil
+	return &spawning{profile: *facts}, nil
 }
 
 // profileFacts turns a compiled profile into policy's facts.
@@ -166,7 +156,7 @@ func (r *run) delegate(ctx context.Context, base string, sp *spawning, d policy.
 			}
 		}
 	}
-	if _, err := r.Bot.orchestrateOn(ctx, r.tr.Issue, OrchestrateOptions{Tasks: created, MaxConcurrency: maxc, Marks: marks}, 0, r.tr.Actor.Login, "delegation by "+r.issueRole()); err != nil {
+	if _, err := r.eventBot.orchestrateOn(ctx, r.tr.Issue, OrchestrateOptions{Tasks: created, MaxConcurrency: maxc, Marks: marks}, 0, r.tr.Actor.Login, "delegation by "+r.issueRole()); err != nil {
 		return "", err
 	}
 	return line + fmt.Sprintf(" (%s), orchestrated on this issue.", issueRefs(created)), nil
@@ -177,7 +167,7 @@ func (r *run) issueRole() string {
 	if r.impl != nil && r.impl.task.Role != "" {
 		return r.impl.task.Role
 	}
-	if task, err := policy.ParseTask(r.issue.Body); err == nil && task.Role != "" {
+	if task, err := r.taskBlock(r.issue.Body); err == nil && task.Role != "" {
 		return task.Role
 	}
 	if roles := r.labelRoles(); len(roles) == 1 {

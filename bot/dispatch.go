@@ -20,14 +20,14 @@ type eventTarget struct {
 	pull bool
 }
 
-var routes = map[eventTarget]func(*Bot, context.Context, Trigger) (Outcome, error){
-	{TriggerComment, false}:    (*Bot).onCommand,
-	{TriggerComment, true}:     (*Bot).onCommand,
-	{TriggerLabel, false}:      (*Bot).onCommand,
-	{TriggerLabel, true}:       (*Bot).onPullLabel,
-	{TriggerPullRequest, true}: (*Bot).handlePullEvent,
-	{TriggerReview, true}:      (*Bot).handlePullEvent,
-	{TriggerDispatch, false}:   (*Bot).onDispatch,
+var routes = map[eventTarget]func(*eventBot, context.Context, Trigger) (Outcome, error){
+	{TriggerComment, false}:    (*eventBot).onCommand,
+	{TriggerComment, true}:     (*eventBot).onCommand,
+	{TriggerLabel, false}:      (*eventBot).onCommand,
+	{TriggerLabel, true}:       (*eventBot).onPullLabel,
+	{TriggerPullRequest, true}: (*eventBot).handlePullEvent,
+	{TriggerReview, true}:      (*eventBot).handlePullEvent,
+	{TriggerDispatch, false}:   (*eventBot).onDispatch,
 }
 
 // Handle runs the whole flow for one decoded trigger. A returned error means the bot itself
@@ -39,18 +39,13 @@ func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
 	return out, err
 }
 
-// forEvent is the bot as one event sees it: a copy of the configured bot carrying the event's own
-// hub.Memo, seeded with what the payload holds, so every step of the event reads the same facts
-// and the configured bot itself is never changed by an event (two events never share a memo).
-// The copy also starts the event's other state (the lock, the checkout's state) from the
-// configured bot's, which is empty.
-func (b *Bot) forEvent(tr Trigger) *Bot {
+// forEvent makes the event's own bot: the configured bot with a new hub.Memo in front of the
+// client, seeded with what the payload holds, so every step of the event reads the same facts.
+// Everything the event changes lives in the eventBot; the configured bot is only read.
+func (b *Bot) forEvent(tr Trigger) *eventBot {
 	m := hub.NewMemo(b.GitHub, hub.MemoClock(b.Now), hub.MemoBotLogin(b.BotLogin))
 	m.KnowEvent(tr.DefaultBranch, tr.Snapshot)
-	ev := *b
-	ev.gh = m
-	ev.spend = b.newEventSpend()
-	return &ev
+	return &eventBot{Bot: b, gh: m, spend: b.newEventSpend()}
 }
 
 // eventGitHub is what one event's steps ask of GitHub: the union of the small interfaces each
@@ -77,7 +72,7 @@ type eventGitHub interface {
 var _ eventGitHub = (*hub.Memo)(nil)
 
 // handle is Handle for the event's own bot (forEvent).
-func (b *Bot) handle(ctx context.Context, tr Trigger) (Outcome, error) {
+func (b *eventBot) handle(ctx context.Context, tr Trigger) (Outcome, error) {
 	// The bot's own events start nothing, except the workflow runs an orchestration dispatches.
 	if strings.EqualFold(tr.Actor.Login, b.BotLogin) && tr.Kind != TriggerDispatch {
 		return b.skip("the event was caused by the bot itself")
@@ -94,7 +89,7 @@ func (b *Bot) skip(reason string) (Outcome, error) {
 	return Outcome{RunID: b.RunID, Status: "skipped", Skip: reason}, nil
 }
 
-func (b *Bot) onPullLabel(_ context.Context, tr Trigger) (Outcome, error) {
+func (b *eventBot) onPullLabel(_ context.Context, tr Trigger) (Outcome, error) {
 	return b.skip(fmt.Sprintf("a label on pull request #%d starts nothing; label the task issue", tr.Issue))
 }
 
@@ -114,7 +109,7 @@ func (b *Bot) allowedBot(a Actor) bool {
 
 // commandOf reads the command an event carries: a comment's slash command, or `run` for a
 // trigger label. reason says why there is none.
-func (b *Bot) commandOf(tr Trigger) (cmd Command, reason string) {
+func (b *eventBot) commandOf(tr Trigger) (cmd Command, reason string) {
 	switch tr.Kind {
 	case TriggerComment:
 		cmd, ok := ParseCommand(tr.CommentBody, b.TriggerPhrase)
@@ -129,7 +124,7 @@ func (b *Bot) commandOf(tr Trigger) (cmd Command, reason string) {
 		// A role label starts a run only for a task block that names no role; the block's own
 		// role wins, and a different label is reported as a conflict by the run itself.
 		if labelRole, ok := policy.RoleOfLabel(b.LabelPrefix, tr.Label); ok {
-			if task, err := policy.ParseTask(tr.Snapshot.Body); err == nil && task.Role == labelRole {
+			if task, err := b.taskBlock(tr.Snapshot.Body); err == nil && task.Role == labelRole {
 				return cmd, fmt.Sprintf("the task block already names role %s; add the label %srun to start a run", labelRole, b.LabelPrefix)
 			}
 		}
@@ -144,7 +139,7 @@ func (b *Bot) isTriggerLabel(label string) bool {
 }
 
 // onCommand is the preamble every command shares, on an issue or a studio pull request.
-func (b *Bot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
+func (b *eventBot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 	out := Outcome{RunID: b.RunID}
 	allowedBot := b.allowedBot(tr.Actor)
 	if tr.Actor.Type == "Bot" && !allowedBot {
@@ -269,7 +264,7 @@ type reactor interface {
 }
 
 // refuseMisplaced answers a verb written where it does not work, before anything changes.
-func (b *Bot) refuseMisplaced(ctx context.Context, tr Trigger, cmd Command, v *verb, pull bool, issue int) (Outcome, error) {
+func (b *eventBot) refuseMisplaced(ctx context.Context, tr Trigger, cmd Command, v *verb, pull bool, issue int) (Outcome, error) {
 	reply := misplacedReply(cmd.Line, tr.Actor.Login, b.TriggerPhrase, v, pull, issue)
 	if _, err := b.gh.CreateComment(ctx, tr.Issue, reply); err != nil {
 		return Outcome{RunID: b.RunID}, err
@@ -280,7 +275,7 @@ func (b *Bot) refuseMisplaced(ctx context.Context, tr Trigger, cmd Command, v *v
 // authorize asks the collaborator-permission API whether the actor may run mutating commands
 // (write, maintain or admin). A refused actor gets one reply, on replyTo, quoting the command and
 // saying why; nothing else happens. API errors fail closed.
-func (b *Bot) authorize(ctx context.Context, tr Trigger, cmd Command, replyTo int) (bool, error) {
+func (b *eventBot) authorize(ctx context.Context, tr Trigger, cmd Command, replyTo int) (bool, error) {
 	perm, err := b.gh.Permission(ctx, tr.Actor.Login)
 	if err != nil {
 		return false, fmt.Errorf("authorize %s: %w", tr.Actor.Login, err)
@@ -298,7 +293,7 @@ func (b *Bot) authorize(ctx context.Context, tr Trigger, cmd Command, replyTo in
 
 // refuseUsage replies to a malformed command with what was wrong and how to write it, and does
 // nothing else: no reaction, no status comment, no label.
-func (b *Bot) refuseUsage(ctx context.Context, tr Trigger, cmd Command, replyTo int) (Outcome, error) {
+func (b *eventBot) refuseUsage(ctx context.Context, tr Trigger, cmd Command, replyTo int) (Outcome, error) {
 	out := Outcome{RunID: b.RunID, Status: "refused"}
 	reply := usageReply(cmd.Line, tr.Actor.Login, cmd.Err)
 	if _, err := b.gh.CreateComment(ctx, replyTo, reply); err != nil {
@@ -323,7 +318,7 @@ type baseTipTeller interface {
 	OnBaseTip(func(tip, tree string))
 }
 
-func (c *baseCheckout) start(ctx context.Context, b *Bot, base string) {
+func (c *baseCheckout) start(ctx context.Context, b *eventBot, base string) {
 	c.done = make(chan error, 1)
 	c.tree = make(chan struct{})
 	treeKnown := func() { c.treeOnce.Do(func() { close(c.tree) }) }

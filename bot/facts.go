@@ -48,24 +48,22 @@ func PromptEligibility(e policy.Eligibility) prompts.Eligibility {
 // prepareFor renders the prompts of one Codex call for this run's task from the workspace, put on
 // the default branch first: the same facts for the implementation, the plan phase and the dry
 // run, so what a dry run shows is what Codex gets.
-func (r *run) prepareFor(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string, phase policy.Phase, elig policy.Eligibility, routes routing.RoutePlan, review, fix bool) (*prompts.Prepared, prompts.RunFacts, error) {
-	if err := r.readyBase(ctx, base); err != nil {
-		return nil, prompts.RunFacts{}, err
+//
+// The workspace is on the default branch already (modelRoute, which every Codex flow starts with,
+// put it there), and the project facts were decoded with the configuration (taskContext).
+func (r *run) prepareFor(ctx context.Context, tc taskContext, phase policy.Phase, elig policy.Eligibility, routes routing.RoutePlan, review, fix bool) (*prompts.Prepared, prompts.RunFacts, error) {
+	if tc.projectErr != nil {
+		return nil, prompts.RunFacts{}, tc.projectErr
 	}
-	project, err := ProjectFacts(cfg.Raw)
-	if err != nil {
-		return nil, prompts.RunFacts{}, err
+	var verify []string
+	if v := r.verification(tc.task); v != nil {
+		verify = append([]string{v.Command}, v.Args...)
 	}
-	pe := PromptEligibility(elig)
-	facts := prompts.RunFacts{
-		Role: task.Role, Phase: string(phase), WritePolicy: pe.WritePolicy, Sandbox: pe.Sandbox,
-		AllowFileEdits: pe.AllowFileEdits, Provenance: pe.Provenance, WriteFiles: task.WriteFiles,
-		Objective: r.issue.Title, Description: task.Description, IssueNumber: r.tr.Issue, Artifacts: task.Files,
-		Routes: prompts.DisplayRoutes(routes), Project: project, Review: review, Fix: fix,
-	}
-	if v := r.verification(task); v != nil {
-		facts.Verification = append([]string{v.Command}, v.Args...)
-	}
+	facts := RunFactsFor(FactsInput{
+		Role: policy.ResolvedRole{ID: tc.task.Role, Phase: phase}, Eligibility: elig, Project: tc.project, Routes: routes,
+		Task: tc.task, Objective: r.issue.Title, Issue: r.tr.Issue, Verification: verify,
+		Review: review, Fix: fix,
+	})
 	p, err := prompts.Prepare(ctx, r.WorkDir, facts)
 	return p, facts, err
 }

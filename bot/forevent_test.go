@@ -2,6 +2,8 @@ package bot
 
 import (
 	"context"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -33,8 +35,15 @@ func TestEachEventGetsItsOwnMemo(t *testing.T) {
 	if err != nil || out.Status != "refused" {
 		t.Fatalf("Handle = %+v, %v; want the reader refused", out, err)
 	}
-	if b.gh != nil || b.lock != nil || b.onBase || b.pristine || b.published != nil || b.loadedRoles != nil {
-		t.Errorf("Handle changed the configured bot: memo %v, lock %v, onBase %v, pristine %v, published %v, roles %v",
-			b.gh, b.lock, b.onBase, b.pristine, b.published, b.loadedRoles)
+	// The configured bot holds nothing an event could change: everything about one event is in
+	// its eventBot. A field added to Bot beside Deps and Settings must be configuration, never
+	// per-event state; this test makes the addition a conscious one.
+	bt := reflect.TypeOf(*b)
+	var fields []string
+	for i := range bt.NumField() {
+		fields = append(fields, bt.Field(i).Name)
+	}
+	if got := strings.Join(fields, ","); got != "Deps,Settings" {
+		t.Errorf("Bot's fields are %s, want Deps,Settings (per-event state belongs in eventBot)", got)
 	}
 }

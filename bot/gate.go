@@ -24,7 +24,7 @@ type pullReader interface {
 }
 
 // gateFacts fetches what policy.EvaluateGate decides on for a pull request's head.
-func (b *Bot) gateFacts(ctx context.Context, pr PullRequest, tn taskNow, pa pullApprovals) (policy.GateFacts, error) {
+func (b *eventBot) gateFacts(ctx context.Context, pr PullRequest, tn taskContext, pa pullApprovals) (policy.GateFacts, error) {
 	files, err := b.gh.PullFiles(ctx, pr.Number)
 	if err != nil {
 		return policy.GateFacts{}, err
@@ -53,7 +53,7 @@ func (b *Bot) gateFacts(ctx context.Context, pr PullRequest, tn taskNow, pa pull
 
 // studioVerdict reads the studio review verdict for exactly this commit (policy.StudioVerdictOf:
 // the newest completed run the bot's app wrote); nil when there is none.
-func (b *Bot) studioVerdict(ctx context.Context, sha string) (*policy.StudioVerdict, error) {
+func (b *eventBot) studioVerdict(ctx context.Context, sha string) (*policy.StudioVerdict, error) {
 	runs, err := b.gh.CheckRuns(ctx, sha, ReviewCheckName)
 	if errors.Is(err, ErrForbidden) {
 		b.logf("::warning::the token cannot read check runs (%v); grant `checks: read` so the gate can see the studio review", err)
@@ -66,14 +66,14 @@ func (b *Bot) studioVerdict(ctx context.Context, sha string) (*policy.StudioVerd
 }
 
 // writeGate evaluates studio/gate and writes it on the head commit.
-func (b *Bot) writeGate(ctx context.Context, pr PullRequest, tn taskNow, pa pullApprovals) (policy.GateResult, error) {
+func (b *eventBot) writeGate(ctx context.Context, pr PullRequest, tn taskContext, pa pullApprovals) (policy.GateResult, error) {
 	facts, err := b.gateFacts(ctx, pr, tn, pa)
 	if err != nil {
 		return policy.GateResult{}, fmt.Errorf("gather the gate's facts for #%d: %w", pr.Number, err)
 	}
 	res := policy.EvaluateGate(facts)
 	if tn.problem != "" {
-		res.Summary = fmt.Sprintf("The task issue #%d cannot be used, so no approval can count: %s\n\n%s", tn.issue.Number, tn.problem, res.Summary)
+		res.Summary = gateTaskUnusable(tn.issue.Number, tn.problem, res.Summary)
 	}
 	if err := b.publishGate(ctx, pr.HeadSHA, res); err != nil {
 		return res, err
@@ -84,7 +84,7 @@ func (b *Bot) writeGate(ctx context.Context, pr PullRequest, tn taskNow, pa pull
 
 // publishGate writes the gate's check run on sha: one per head commit, updated in place, nothing
 // written when it is unchanged, a commit status when check runs cannot be written (writeCheck).
-func (b *Bot) publishGate(ctx context.Context, sha string, res policy.GateResult) error {
+func (b *eventBot) publishGate(ctx context.Context, sha string, res policy.GateResult) error {
 	return b.writeCheck(ctx, checkWrite{
 		run: CheckRun{Name: policy.GateCheckName, HeadSHA: sha, Status: "completed", Conclusion: string(res.Conclusion),
 			Title: res.Title, Summary: res.Summary},
@@ -94,7 +94,7 @@ func (b *Bot) publishGate(ctx context.Context, sha string, res policy.GateResult
 
 // refreshGate recomputes the gate after a run the bot made (its push moved the head). A failure
 // here is logged, not fatal: the run's own result stands and the next event recomputes the gate.
-func (b *Bot) refreshGate(ctx context.Context, number, issue int) {
+func (b *eventBot) refreshGate(ctx context.Context, number, issue int) {
 	if err := b.recomputeGate(ctx, number, issue); err != nil {
 		b.logf("::warning::%s was not updated on #%d: %v", policy.GateCheckName, number, err)
 	}
@@ -104,7 +104,7 @@ func (b *Bot) refreshGate(ctx context.Context, number, issue int) {
 // does not read (the status label, the status comment): they go out beside it. wait returns once
 // the gate is written (or its failure logged); the run calls it before it returns, so the gate is
 // still written under the issue's lock.
-func (b *Bot) refreshGateBeside(ctx context.Context, number, issue int) (wait func()) {
+func (b *eventBot) refreshGateBeside(ctx context.Context, number, issue int) (wait func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -113,12 +113,12 @@ func (b *Bot) refreshGateBeside(ctx context.Context, number, issue int) (wait fu
 	return func() { <-done }
 }
 
-func (b *Bot) recomputeGate(ctx context.Context, number, issue int) error {
+func (b *eventBot) recomputeGate(ctx context.Context, number, issue int) error {
 	pr, err := b.gh.Pull(ctx, number)
 	if err != nil {
 		return err
 	}
-	tn, err := b.loadTaskNow(ctx, issue)
+	tn, err := b.loadTask(ctx, issue)
 	if err != nil {
 		return err
 	}

@@ -159,7 +159,7 @@ func (e *LockBusyError) Error() string {
 		e.Issue, runHolder(e.Holder), e.Holder.Event, e.Holder.Expires.UTC().Format(time.RFC3339), e.Waited.Round(time.Second))
 }
 
-func (b *Bot) sleep(ctx context.Context, d time.Duration) error {
+func (b *eventBot) sleep(ctx context.Context, d time.Duration) error {
 	if b.Sleep != nil {
 		return b.Sleep(ctx, d)
 	}
@@ -167,7 +167,7 @@ func (b *Bot) sleep(ctx context.Context, d time.Duration) error {
 }
 
 // acquireLock takes the issue's lock, waiting for a live run's and breaking a dead one's.
-func (b *Bot) acquireLock(ctx context.Context, issue int, event string) (*heldLock, error) {
+func (b *eventBot) acquireLock(ctx context.Context, issue int, event string) (*heldLock, error) {
 	wait, poll, pollMax := b.LockWait, b.LockPoll, b.LockPollMax
 	if wait <= 0 {
 		wait = 20 * time.Minute
@@ -260,7 +260,7 @@ type holderAsked struct {
 // unreadable or expired record (broken anyway), a record naming no run or this run (a local
 // holder, or an earlier attempt of this one), or a local run asking (no run id: today's expiry
 // rules). An error is logged and reads as "not known", which never breaks a lock.
-func (b *Bot) askHolder(ctx context.Context, last *holderAsked, cur string, holder policy.LockRecord, readable bool, now time.Time) policy.HolderRun {
+func (b *eventBot) askHolder(ctx context.Context, last *holderAsked, cur string, holder policy.LockRecord, readable bool, now time.Time) policy.HolderRun {
 	lookup, ok := b.Locks.(runLookup)
 	id := policy.HolderRunID(holder)
 	if !ok || !readable || holder.Expired(now) || b.RunID == "" || id == 0 || holder.Run == b.RunID {
@@ -299,7 +299,7 @@ func endedBecause(why policy.RunLockBreak, run policy.HolderRun) string {
 // breakLock replaces a dead holder's lock (expired, unreadable, or held by a run GitHub reports
 // ended) with this run's, as a fast-forward from the dead commit, so that of several runs
 // breaking it at once exactly one succeeds (the others get ErrRefMoved).
-func (b *Bot) breakLock(ctx context.Context, ref, cur string, old policy.LockRecord, readable bool, rec policy.LockRecord, why policy.RunLockBreak, run policy.HolderRun) (*heldLock, error) {
+func (b *eventBot) breakLock(ctx context.Context, ref, cur string, old policy.LockRecord, readable bool, rec policy.LockRecord, why policy.RunLockBreak, run policy.HolderRun) (*heldLock, error) {
 	sha, err := b.Locks.CreateLockCommit(ctx, rec.Render(), cur)
 	if err != nil {
 		return nil, err
@@ -324,7 +324,7 @@ func (b *Bot) breakLock(ctx context.Context, ref, cur string, old policy.LockRec
 
 // releaseLock deletes the lock if it is still this run's. It has its own short deadline, so a
 // cancelled run still releases it.
-func (b *Bot) releaseLock(ctx context.Context, h *heldLock) {
+func (b *eventBot) releaseLock(ctx context.Context, h *heldLock) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
 	defer cancel()
 	cur, err := b.Locks.RefTarget(ctx, h.ref)
@@ -350,7 +350,7 @@ func (b *Bot) releaseLock(ctx context.Context, h *heldLock) {
 // locked runs fn holding the issue's lock. Without Locks (unit tests with a fake GitHub) fn runs
 // unlocked. When the wait runs out, the actor is told on the issue that the event was not carried
 // out, and the error makes the workflow run fail (re-running it replays the same event).
-func (b *Bot) locked(ctx context.Context, issue int, event, actor string, fn func(context.Context) (Outcome, error)) (Outcome, error) {
+func (b *eventBot) locked(ctx context.Context, issue int, event, actor string, fn func(context.Context) (Outcome, error)) (Outcome, error) {
 	if b.Locks == nil {
 		return fn(ctx)
 	}
@@ -366,19 +366,25 @@ func (b *Bot) locked(ctx context.Context, issue int, event, actor string, fn fun
 		}
 		return out, err
 	}
+	// A lock taken while another is held (a control command advancing its parent orchestration)
+	// hands the outer one back when it ends: the outer run still reports its own lock, and only
+	// the outermost settles the event's status comments.
+	outer := b.lock
 	b.lock = h
 	b.gh.Locked()
 	defer func() {
-		b.settle(ctx)
+		if outer == nil {
+			b.settle(ctx)
+		}
 		b.releaseLock(ctx, h)
-		b.lock = nil
+		b.lock = outer
 	}()
 	return fn(ctx)
 }
 
 // reportBusy answers an event that could not get the lock, in its own comment: the status comment
 // belongs to the run that holds the lock.
-func (b *Bot) reportBusy(ctx context.Context, busy *LockBusyError, event, actor string) {
+func (b *eventBot) reportBusy(ctx context.Context, busy *LockBusyError, event, actor string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	body := busyReply(event, actor, busy, b.RunURL)

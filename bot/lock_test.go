@@ -16,7 +16,7 @@ import (
 
 // lockBot is one run's bot on the transport world's emulator, with its own GitHub client (a
 // client's caches belong to one run) and the world's clock.
-func (w *transportWorld) lockBot(t *testing.T, runID string, ls LockSettings, log *bytes.Buffer) *Bot {
+func (w *transportWorld) lockBot(t *testing.T, runID string, ls LockSettings, log *bytes.Buffer) *eventBot {
 	t.Helper()
 	gh, err := hub.NewClient(hub.NewHTTPClient(nil, w.policy), w.emu.APIURL(), "tok-bot", tOwner, tRepo)
 	if err != nil {
@@ -305,5 +305,37 @@ func TestLockTakenAfterAnotherRunsIsQueued(t *testing.T) {
 	}
 	if h := <-got; h == nil || !h.queued {
 		t.Errorf("a lock waited for: %+v, want queued", h)
+	}
+}
+
+// A lock taken inside another (a control command advancing its parent orchestration) gives the
+// outer one back when it ends: the outer run's record is still the one it reports and releases.
+func TestNestedLockHandsTheOuterOneBack(t *testing.T) {
+	w := newTransportWorld(t, nil)
+	b := w.lockBot(t, "301", LockSettings{LockWait: time.Minute}, nil)
+	ctx := context.Background()
+	_, err := b.locked(ctx, w.issue, "/studio continue", "octocat", func(ctx context.Context) (Outcome, error) {
+		outer := b.lock
+		if _, err := b.locked(ctx, w.issue+100, "advance the orchestration", "octocat", func(context.Context) (Outcome, error) {
+			if b.lock == outer {
+				t.Error("the inner lock did not become the run's lock while held")
+			}
+			return Outcome{}, nil
+		}); err != nil {
+			return Outcome{}, err
+		}
+		if b.lock != outer {
+			t.Errorf("after the inner lock ended the run holds %+v, want the outer lock back", b.lock)
+		}
+		if refs := w.lockRefs(t); len(refs) != 1 {
+			t.Errorf("lock refs while the outer lock is held: %v, want only the outer one", refs)
+		}
+		return Outcome{}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if refs := w.lockRefs(t); len(refs) != 0 {
+		t.Errorf("lock refs left: %v", refs)
 	}
 }

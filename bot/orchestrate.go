@@ -52,7 +52,7 @@ func orchMarker(issue int) string {
 var orchStateRE = regexp.MustCompile(`<!-- studio:orchestration-state ([A-Za-z0-9+/=]+) -->`)
 
 // trackingComment finds the bot's tracking comment of the orchestration on issue, and its state.
-func (b *Bot) trackingComment(ctx context.Context, issue int) (Comment, *orchState, error) {
+func (b *eventBot) trackingComment(ctx context.Context, issue int) (Comment, *orchState, error) {
 	comments, err := b.gh.Comments(ctx, issue)
 	if err != nil {
 		return Comment{}, nil, err
@@ -93,7 +93,7 @@ func parseTrackingState(body string, issue int) (*orchState, bool) {
 
 // orchRun is one process's work on an orchestration: its facts and the events it records.
 type orchRun struct {
-	b       *Bot
+	b       *eventBot
 	st      *orchState
 	comment Comment
 	base    string
@@ -145,7 +145,7 @@ func (o *orchRun) writeEvidence() {
 
 // graphTasks reads the task issues (labelled `<prefix>task`), the named ones and every dependency
 // of them as the graph's facts.
-func (b *Bot) graphTasks(ctx context.Context, base string, named []int) ([]policy.GraphTask, error) {
+func (b *eventBot) graphTasks(ctx context.Context, base string, named []int) ([]policy.GraphTask, error) {
 	issues, err := b.gh.IssuesLabeled(ctx, b.LabelPrefix+"task")
 	if err != nil {
 		return nil, err
@@ -192,7 +192,7 @@ func (b *Bot) graphTasks(ctx context.Context, base string, named []int) ([]polic
 
 // graphTask is one issue as a task of the graph. A task block that cannot be read still makes a
 // task (its run refuses it with the reason); a closed issue without a status label is done.
-func (b *Bot) graphTask(ctx context.Context, base string, is Issue) policy.GraphTask {
+func (b *eventBot) graphTask(ctx context.Context, base string, is Issue) policy.GraphTask {
 	t := policy.GraphTask{Issue: is.Number, Title: is.Title}
 	task, err := policy.ParseTask(is.Body)
 	if err == nil {
@@ -385,7 +385,7 @@ func claimKey(task int) string { return fmt.Sprintf("__task_%d__", task) }
 
 // releaseRef deletes ref when its record still names task (a lock broken and taken over by
 // another task is left to it).
-func (b *Bot) releaseRef(ctx context.Context, ref string, task int) (bool, error) {
+func (b *eventBot) releaseRef(ctx context.Context, ref string, task int) (bool, error) {
 	_, msg, err := b.Locks.LockRecord(ctx, ref)
 	if errors.Is(err, ErrNotFound) {
 		return false, nil
@@ -585,7 +585,7 @@ func (o *orchRun) publish(ctx context.Context) error {
 // transition function. A task that ends without running (skipped, blocked) gets its status
 // comment, with the move and why in its history; a task starting gets only its label (its own
 // run writes the comment).
-func (b *Bot) setIssueStatus(ctx context.Context, issue int, status, why string) error {
+func (b *eventBot) setIssueStatus(ctx context.Context, issue int, status, why string) error {
 	is, err := b.gh.Issue(ctx, issue)
 	if err != nil {
 		return err
@@ -605,7 +605,7 @@ func (b *Bot) setIssueStatus(ctx context.Context, issue int, status, why string)
 	r.st.History = append(r.st.History, statusHistoryLine(b.Now(), from, status, b.RunID, why))
 	r.st.Verdict, r.st.Ended = status, true
 	r.st.set(stepVerdict, StepDone, "**"+status+"**")
-	r.st.Summary = fmt.Sprintf("**%s:** %s", strings.ToUpper(status[:1])+status[1:], why)
+	r.st.Summary = statusNote(status, why)
 	return r.publish(ctx)
 }
 

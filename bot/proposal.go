@@ -350,12 +350,13 @@ func proposalInstruction(labelRole string, roles []string) string {
 // propose is `/studio run` on a plain request: a read-only Codex call on the default branch's
 // checkout, as the planning role, answers with a task block proposal; a valid one is posted as a
 // reply, a malformed one is reported on the status comment. The issue ends awaiting a writer.
-func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string) error {
+func (r *run) propose(ctx context.Context, tc taskContext) error {
+	cfg, base := tc.cfg, tc.base
 	labels := r.labelRoles()
 	planner, labelRole := proposalRole, ""
 	switch {
 	case len(labels) > 1:
-		return r.block(ctx, stepTaskParsed, fmt.Sprintf("the issue has no task block and several role labels (%s); keep one, or none to let `%s` propose the task", strings.Join(quoteAll(labels), ", "), proposalRole))
+		return r.block(ctx, stepTaskParsed, severalRoleLabels(labels, proposalRole))
 	case len(labels) == 1:
 		labelRole, planner = labels[0], labels[0]
 	}
@@ -368,27 +369,20 @@ func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string)
 	}
 	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("no task block: a read-only planning pass (`%s`) proposes one", planner))
 	if r.cmd.runOptions().DryRun {
-		r.st.Summary = fmt.Sprintf("**Dry run**: nothing was changed (no Codex run, comment, label or branch). This issue has no `studio` task block, so `%s run` would run a read-only planning pass as `%s` that proposes one.", r.TriggerPhrase, planner)
+		r.st.Summary = proposalDryRun(r.TriggerPhrase, planner)
 		r.st.set(stepCodex, StepSkipped, "dry run")
 		r.out.Status, r.out.Summary = "done", r.st.Summary
 		return r.publish(ctx)
 	}
-	task := policy.Task{Role: planner, Description: r.issue.Body}
-	route, err := r.modelRoute(ctx, task, base)
-	if err != nil {
-		var refusal *RouteRefusal
-		if errors.As(err, &refusal) {
-			return r.block(ctx, stepCodex, refusal.Msg)
-		}
-		return err
-	}
+	tc.task = policy.Task{Role: planner, Description: r.issue.Body}
 	// The plan phase's eligibility: read-only, whatever the studio mode or constrained-sandbox say.
 	elig := policy.Evaluate(policy.EligibilityInput{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: policy.PhasePlan})
 	elig.CodexSandbox = policy.SandboxReadOnly
-	prepared, _, err := r.prepareFor(ctx, cfg, task, base, policy.PhasePlan, elig, route, false, false)
-	if err != nil {
-		return r.block(ctx, stepTaskParsed, err.Error())
+	rr, stop, err := r.prepareStep(ctx, tc, policy.PhasePlan, elig, false, false)
+	if stop || err != nil {
+		return err
 	}
+	route, prepared := rr.routes, rr.prepared
 	if note := prepared.Stripped.Summary(); note != "" {
 		r.st.set(stepTaskParsed, StepDone, r.st.detail(stepTaskParsed)+"; "+note)
 	}
@@ -424,13 +418,13 @@ func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string)
 	}
 	if res.Failed() {
 		r.st.Summary = codexFailureSummary(res)
-		return r.block(ctx, stepCodex, "the planning pass failed, so there is no task block to propose; fix the cause and run `"+r.TriggerPhrase+" run` again, or add a task block yourself.")
+		return r.block(ctx, stepCodex, planningFailed(r.TriggerPhrase))
 	}
 	p, perr := ParseProposal(res.FinalMessage, ProposalRules{LabelRole: labelRole, Engine: cfg.Engine, Known: func(id string) bool { _, ok := roles.Lookup(id); return ok }})
 	if perr != nil {
 		_ = ev.Write("proposal-malformed.txt", []byte(perr.Error()+"\n\n"+res.FinalMessage))
-		r.st.Summary = "Codex's answer, model output quoted as untrusted text:\n\n" + fenced(r.Redactor.Redact(quotedAnswer(res.FinalMessage)), "text")
-		return r.block(ctx, stepCodex, fmt.Sprintf("the planning pass's answer is not a usable task block (%s), so nothing was proposed; run `%s run` again, or add a task block yourself.", oneLine(perr.Error(), 500), r.TriggerPhrase))
+		r.st.Summary = unusableAnswer(r.Redactor.Redact(quotedAnswer(res.FinalMessage)))
+		return r.block(ctx, stepCodex, unusableProposal(perr.Error(), r.TriggerPhrase))
 	}
 	_ = ev.Write("proposal.md", []byte(p.Block+"\n"))
 	r.st.set(stepCodex, StepDone, callLine)
@@ -442,8 +436,7 @@ func (r *run) propose(ctx context.Context, cfg policy.StudioConfig, base string)
 	r.st.set(stepCommitted, StepSkipped, "nothing is written before the issue holds a task block")
 	r.st.set(stepPull, StepSkipped, "nothing is written before the issue holds a task block")
 	r.st.set(stepVerdict, StepPending, "**awaiting a task block**")
-	r.st.Summary = fmt.Sprintf("**Task block proposed** (role `%s`, writeFiles %s) in the reply below. A writer can paste it into the issue body, or comment `%s accept`; then `%s run` starts the task.",
-		p.Task.Role, strings.Join(quoteAll(p.Task.WriteFiles), ", "), r.TriggerPhrase, r.TriggerPhrase) + leftoversNote(exe.Leftovers())
+	r.st.Summary = proposedSummary(r.TriggerPhrase, p.Task.Role, p.Task.WriteFiles) + leftoversNote(exe.Leftovers())
 	r.out.Status, r.out.Summary = statusAwaitingApproval, r.st.Summary
 	if err := r.setStatusLabel(ctx, statusAwaitingApproval); err != nil {
 		return err

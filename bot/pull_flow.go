@@ -11,7 +11,7 @@ import (
 // studioPullOf fetches a pull request and says whether it is a studio pull request: on a
 // `<branch-prefix>task-<N>` branch and opened by the bot. It returns the task number, or a skip
 // reason. (Whether its identity marker is trusted is decided per use, in trustedMarker.)
-func (b *Bot) studioPullOf(ctx context.Context, number int) (PullRequest, int, string, error) {
+func (b *eventBot) studioPullOf(ctx context.Context, number int) (PullRequest, int, string, error) {
 	pr, err := b.gh.Pull(ctx, number)
 	if err != nil {
 		return pr, 0, "", err
@@ -30,7 +30,7 @@ func (b *Bot) studioPullOf(ctx context.Context, number int) (PullRequest, int, s
 
 // handlePullEvent handles pull_request and pull_request_review events: an approval of a plan pull
 // request starts the implementation; every event recomputes studio/gate from GitHub.
-func (b *Bot) handlePullEvent(ctx context.Context, tr Trigger) (Outcome, error) {
+func (b *eventBot) handlePullEvent(ctx context.Context, tr Trigger) (Outcome, error) {
 	out := Outcome{RunID: b.RunID}
 	skip := func(reason string) (Outcome, error) {
 		b.logf("skip: %s", reason)
@@ -60,14 +60,14 @@ func (b *Bot) handlePullEvent(ctx context.Context, tr Trigger) (Outcome, error) 
 }
 
 // pullEventLocked is handlePullEvent's part that runs under the task's lock.
-func (b *Bot) pullEventLocked(ctx context.Context, tr Trigger, pr PullRequest, issue int) (Outcome, error) {
+func (b *eventBot) pullEventLocked(ctx context.Context, tr Trigger, pr PullRequest, issue int) (Outcome, error) {
 	out := Outcome{RunID: b.RunID}
 	pr, err := b.gh.Pull(ctx, pr.Number)
 	if err != nil {
 		return out, err
 	}
 	out.PullRequest, out.PullURL, out.Branch = pr.Number, pr.URL, pr.HeadRef
-	tn, err := b.loadTaskNow(ctx, issue)
+	tn, err := b.loadTask(ctx, issue)
 	if err != nil {
 		return out, err
 	}
@@ -100,7 +100,7 @@ func (b *Bot) pullEventLocked(ctx context.Context, tr Trigger, pr PullRequest, i
 // implementApproved runs the implementation authorized by a matching approval, on the plan pull
 // request's branch, through the same path as `/studio run` (run.implement) with provenance
 // `approval`. started is false when no approval matches; the caller then shows why.
-func (b *Bot) implementApproved(ctx context.Context, tr Trigger, issue int, tn taskNow, pa pullApprovals) (Outcome, bool, error) {
+func (b *eventBot) implementApproved(ctx context.Context, tr Trigger, issue int, tn taskContext, pa pullApprovals) (Outcome, bool, error) {
 	out := Outcome{RunID: b.RunID}
 	first, ok := pa.match.First()
 	// Only an approval of the recorded plan commit starts anything; MatchApprovals already
@@ -146,7 +146,8 @@ func (b *Bot) implementApproved(ctx context.Context, tr Trigger, issue int, tn t
 		return out, true, err
 	}
 	b.logf("review-%d by %s authorizes the implementation of #%d (provenance %s)", first.ID, first.Author, issue, elig.Provenance)
-	if err := r.implement(ctx, tn.cfg, tn.task, elig, tn.base); err != nil {
+	tn.elig = elig
+	if err := r.implement(ctx, tn); err != nil {
 		// The status comment already says the implementation is running: finish it, as the
 		// issue-comment path does, so it never hangs.
 		r.reportFailure(ctx, err)
@@ -157,7 +158,7 @@ func (b *Bot) implementApproved(ctx context.Context, tr Trigger, issue int, tn t
 
 // runForIssue builds a run on the task issue's status comment, for flows that do not start from
 // a comment on the issue (an approval, a command on the pull request).
-func (b *Bot) runForIssue(ctx context.Context, tr Trigger, issue Issue, cmd Command) (*run, error) {
+func (b *eventBot) runForIssue(ctx context.Context, tr Trigger, issue Issue, cmd Command) (*run, error) {
 	comments, err := b.gh.Comments(ctx, issue.Number)
 	if err != nil {
 		return nil, err
@@ -166,7 +167,7 @@ func (b *Bot) runForIssue(ctx context.Context, tr Trigger, issue Issue, cmd Comm
 	out := &Outcome{RunID: b.RunID}
 	t := tr
 	t.Issue, t.IsPull, t.Snapshot = issue.Number, false, issue
-	r := &run{Bot: b, tr: t, issue: issue, cmd: cmd, st: b.runStatus(issue.Number, sc, has), out: out}
+	r := &run{eventBot: b, tr: t, issue: issue, cmd: cmd, st: b.runStatus(issue.Number, sc, has), out: out}
 	r.fillContainment()
 	if has {
 		r.statusID = sc.ID
@@ -176,7 +177,7 @@ func (b *Bot) runForIssue(ctx context.Context, tr Trigger, issue Issue, cmd Comm
 
 // showApprovalStatus rewrites the issue's status comment while the plan waits: every review with
 // its reasons, in the seed's diagnostic wording.
-func (b *Bot) showApprovalStatus(ctx context.Context, issue int, pr PullRequest, tn taskNow, pa pullApprovals) error {
+func (b *eventBot) showApprovalStatus(ctx context.Context, issue int, pr PullRequest, tn taskContext, pa pullApprovals) error {
 	r, err := b.runForIssue(ctx, Trigger{Kind: TriggerReview}, tn.issue, Command{Verb: "run"})
 	if err != nil {
 		return err

@@ -20,16 +20,15 @@ const reportFile = "report.md"
 // the deliverable. It is kept in the run evidence and posted on the issue as a comment the status
 // comment links; no branch, commit or pull request is made. A file Codex changed anyway is
 // reverted and blocks the run.
-func (r *run) report(ctx context.Context, cfg policy.StudioConfig, task policy.Task, elig policy.Eligibility, base string) error {
-	rr, stop, err := r.render(ctx, cfg, task, base, elig, false, false)
+func (r *run) report(ctx context.Context, tc taskContext) error {
+	task, elig, base := tc.task, tc.elig, tc.base
+	// Codex reads the default branch's checkout (render put the workspace there); no task branch
+	// is made for a run that writes nothing.
+	rr, stop, err := r.render(ctx, tc, false, false)
 	if stop || err != nil {
 		return err
 	}
 	routes, prepared, facts := rr.routes, rr.prepared, rr.facts
-	// Codex reads the default branch; no task branch is made for a run that writes nothing.
-	if err := r.readyBase(ctx, base); err != nil {
-		return err
-	}
 
 	impl := routes.Implementation.Primary
 	r.st.set(stepCodex, StepPending, fmt.Sprintf("`%s` (%s), sandbox `%s`, read-only role", impl.Model, impl.Effort, elig.CodexSandbox))
@@ -95,18 +94,12 @@ func (r *run) report(ctx context.Context, cfg policy.StudioConfig, task policy.T
 		r.out.Failure = refusalFailure(out.Refusal)
 	}
 	if link != "" {
-		summary += fmt.Sprintf("\n\n`%s` reports instead of changing files: %s is posted below and kept in the run evidence as `%s`.", task.Role, link, reportFile)
+		summary += "\n\n" + reportPosted(task.Role, link, reportFile)
 	}
 	if delegated != "" {
 		summary += "\n\n" + delegated
 	}
-	if tail := lastLines(r.Redactor.Redact(r.closeLifecycle(out, verdict)), 40); tail != "" {
-		summary += "\n\n" + lifecycleDetails(tail)
-	}
-	summary += leftoversNote(out.Leftovers())
-	summary += r.evidenceNote(task.Role)
-	r.st.Summary = summary
-	r.out.Summary = summary
+	summary = r.endSummary(summary, out, verdict, task.Role)
 	r.out.Said = text
 
 	detail := "**" + verdict + "**"

@@ -29,7 +29,7 @@ func TestVerdictReadOnlyRoleDoneWithoutCommits(t *testing.T) {
 
 // TestReportBodyQuotesModelOutput: the report cannot close its fence or render as markdown.
 func TestReportBodyQuotesModelOutput(t *testing.T) {
-	r := &run{Bot: New(Deps{}, Settings{RunID: "7"})}
+	r := &run{eventBot: New(Deps{}, Settings{RunID: "7"}).forEvent(Trigger{})}
 	body := r.reportBody(policy.Task{Role: "producer"}, "m", "hi @someone\n```\n<img src=x>\n")
 	if !strings.Contains(body, "````text\nhi @someone\n```\n<img src=x>\n````") {
 		t.Errorf("report not fenced safely:\n%s", body)

@@ -151,21 +151,33 @@ type Outcome struct {
 	Failure string
 }
 
-// Bot handles one event.
+// Bot is the configured bot: what cmd built it from, and nothing else. Nothing changes it after
+// New, so one Bot serves any number of events at once, each through an eventBot of its own
+// (forEvent). Deps.Workspace is the exception to "any number": it is one checkout, so only
+// events that need none (help, refusals, revokes, the gate of pull_request and review events)
+// may share a Bot at once; a server that runs checking-out events side by side gives each a
+// workspace of its own (a Bot per workspace) or hands them to Actions.
 type Bot struct {
 	Deps
 	Settings
+}
 
-	lock        *heldLock      // the issue lock this run holds (lock.go)
+// eventBot is the bot as one event sees it: the configured bot, read-only, and everything about
+// this one event (its memo, the lock it holds, the checkout's state, what it read of the default
+// branch). Handle makes one per event; it is never shared between events.
+type eventBot struct {
+	*Bot
+
+	// gh is the event's memo: every GitHub read and write of the event goes through it.
+	gh          eventGitHub
+	lock        *heldLock      // the issue lock this event holds (lock.go)
 	onBase      bool           // the workspace is on the default branch (readyBase)
-	loadedRoles *Roles         // the default branch's roles (roles)
 	pristine    bool           // ... and still holds its bytes: no agent ran, no branch was checked out
+	loadedRoles *Roles         // the default branch's roles (roles)
 	published   map[int64]*run // last writer of each status comment (status_run.go)
-
-	// gh is the event's memo (forEvent): every GitHub read and write of one event goes through
-	// it. It is nil in the configured bot, which serves events only through Handle.
-	gh eventGitHub
-	// spend is the event's budget and ledger entry (spend_run.go), made by forEvent.
+	// derived is what the event decoded, parsed and decided, each once (taskctx.go).
+	derived derived
+	// spend is the event's budget and ledger entry (spend_run.go).
 	spend *eventSpend
 }
 
@@ -224,12 +236,7 @@ func (r *run) reportFailure(ctx context.Context, err error) {
 	defer cancel()
 	r.st.Ended = true
 	r.st.set(stepVerdict, StepFailed, "**error**")
-	note := "**The studio itself failed:** " + oneLine(r.Redactor.Redact(Explain(err)), 1000) + "\n\nNothing more was changed after this point; the workflow run's log has the details. " + r.resumeNote()
-	if r.st.Summary == "" {
-		r.st.Summary = note
-	} else {
-		r.st.Summary += "\n\n" + note
-	}
+	r.st.Summary = withNote(r.st.Summary, failedNote(r.Redactor.Redact(Explain(err)), r.resumeNote()))
 	// The issue still ends with exactly one status label.
 	if lerr := r.setStatusLabel(ctx, "blocked"); lerr != nil {
 		r.logf("::warning::could not label the issue blocked: %v", lerr)
@@ -241,7 +248,7 @@ func (r *run) reportFailure(ctx context.Context, err error) {
 
 // run is the state of one authorized run.
 type run struct {
-	*Bot
+	*eventBot
 	tr       Trigger
 	issue    Issue
 	cmd      Command
@@ -323,11 +330,7 @@ func (r *run) block(ctx context.Context, step, reason string) error {
 	r.st.set(step, StepFailed, "")
 	r.st.set(stepVerdict, StepDone, "**blocked**")
 	r.st.Verdict = "blocked"
-	if r.st.Summary == "" {
-		r.st.Summary = "**Blocked:** " + reason
-	} else {
-		r.st.Summary += "\n\n**Blocked:** " + reason
-	}
+	r.st.Summary = withNote(r.st.Summary, blockedNote(reason))
 	r.out.Status = "blocked"
 	r.out.Summary = r.st.Summary
 	if err := r.setStatusLabel(ctx, "blocked"); err != nil {
@@ -342,7 +345,7 @@ func (r *run) refuse(ctx context.Context, reason string) error {
 	r.st.set(stepCodex, StepSkipped, "refused")
 	r.st.set(stepVerdict, StepDone, "**refused**")
 	r.st.Verdict = "refused"
-	r.st.Summary = "**Refused:** " + reason
+	r.st.Summary = refusedNote(reason)
 	r.out.Status = "refused"
 	r.out.Summary = r.st.Summary
 	return r.publish(ctx)
@@ -374,7 +377,7 @@ func (r *run) setStatusLabel(ctx context.Context, status string) error {
 // the issue has now, so a status label another run set after this event was delivered (known is
 // the event's list, maybe old) is seen and removed too. changed is false when the issue already
 // had that status and no other.
-func (b *Bot) transition(ctx context.Context, issue int, known []string, status string) (kept []string, from string, changed bool, err error) {
+func (b *eventBot) transition(ctx context.Context, issue int, known []string, status string) (kept []string, from string, changed bool, err error) {
 	prefix := b.LabelPrefix + "status/"
 	want := prefix + status
 	had := contains(known, want)
@@ -414,17 +417,16 @@ func (r *run) execute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cfgBytes, err := r.baseFile(ctx, policy.StudioConfigPath, base)
-	if errors.Is(err, ErrNotFound) {
-		return r.block(ctx, stepTaskParsed, policy.ErrNoStudioConfig.Error()+".")
-	}
-	if err != nil {
+	sc, err := r.config(ctx, base)
+	switch {
+	case err != nil:
 		return err
+	case sc.missing:
+		return r.block(ctx, stepTaskParsed, sc.problem+".")
+	case sc.problem != "":
+		return r.block(ctx, stepTaskParsed, sc.problem)
 	}
-	cfg, err := policy.ParseStudioConfig(cfgBytes)
-	if err != nil {
-		return r.block(ctx, stepTaskParsed, fmt.Sprintf("`.codex/studio.json` on `%s`: %v", base, err))
-	}
+	cfg := sc.cfg
 	if !cfg.Active() && !r.cmd.runOptions().DryRun {
 		// A frozen (or inactive) project gets no mutating run: refused before the task is even
 		// read, so no Codex call, branch or label follows. A dry run still answers.
@@ -434,7 +436,7 @@ func (r *run) execute(ctx context.Context) error {
 		return err
 	}
 
-	var task policy.Task
+	var tc taskContext
 	if wf, ok := r.cmd.Opts.(WorkflowOptions); ok {
 		t, reason, err := r.workflowTask(ctx, base, wf.ID)
 		if err != nil {
@@ -443,33 +445,33 @@ func (r *run) execute(ctx context.Context) error {
 		if reason != "" {
 			return r.block(ctx, stepTaskParsed, reason)
 		}
-		task = t
-		r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("workflow `%s`: role `%s`, writeFiles %s", oneLine(wf.ID, 100), task.Role, strings.Join(quoteAll(task.WriteFiles), ", ")))
+		// A workflow's task is this run's own (the workflow's role and objective), not the
+		// issue's block: it is decided here, and the gate decides the issue's as before.
+		tc = taskContext{issue: r.issue, base: base, cfg: cfg, project: sc.project, projectErr: sc.projectErr, task: t,
+			digest: policy.TaskDigest(r.issue.Title, r.issue.Body)}
+		r.identify(&tc)
+		r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("workflow `%s`: role `%s`, writeFiles %s", oneLine(wf.ID, 100), tc.task.Role, strings.Join(quoteAll(tc.task.WriteFiles), ", ")))
 	} else {
-		parsed, err := policy.ParseTask(r.issue.Body)
-		if errors.Is(err, policy.ErrNoTaskBlock) {
+		if _, err := r.taskBlock(r.issue.Body); errors.Is(err, policy.ErrNoTaskBlock) {
 			// A plain request: a read-only planning pass proposes a task block (proposal.go).
-			return r.propose(ctx, cfg, base)
+			return r.propose(ctx, taskContext{issue: r.issue, base: base, cfg: cfg, project: sc.project, projectErr: sc.projectErr})
 		}
-		if err != nil {
-			return r.block(ctx, stepTaskParsed, "the task block cannot be used: "+err.Error())
+		if tc, err = r.taskOf(ctx, r.issue, base, r.triggerLabel()); err != nil {
+			return err
 		}
-		role, err := r.resolveRole(ctx, parsed, base)
-		if err != nil {
-			return r.block(ctx, stepTaskParsed, err.Error())
+		if tc.hashErr == nil && tc.problem != "" {
+			return r.block(ctx, stepTaskParsed, tc.problem)
 		}
-		task = parsed
-		task.Role = role
-		r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("role `%s`, writeFiles %s", role, strings.Join(quoteAll(task.WriteFiles), ", ")))
+		r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("role `%s`, writeFiles %s", tc.task.Role, strings.Join(quoteAll(tc.task.WriteFiles), ", ")))
 	}
 
 	// A task whose dependencies are not done does not start (dependencies.go).
-	if stop, err := r.checkDependencies(ctx, task); stop || err != nil {
+	if stop, err := r.checkDependencies(ctx, tc.task); stop || err != nil {
 		return err
 	}
 
 	// Eligibility, dry run, plan phase or implementation: approvals.go decides which.
-	return r.authorizeAndRun(ctx, cfg, task, base)
+	return r.authorizeAndRun(ctx, tc)
 }
 
 // labelRoles lists the roles the issue's `<prefix>role/<id>` labels name (the triggering label
@@ -486,7 +488,7 @@ func (r *run) triggerLabel() string {
 }
 
 // roles are the roles the default branch defines (built-in and custom), read once per event.
-func (b *Bot) roles(ctx context.Context, base string) (Roles, error) {
+func (b *eventBot) roles(ctx context.Context, base string) (Roles, error) {
 	if b.loadedRoles != nil {
 		return *b.loadedRoles, nil
 	}
@@ -499,7 +501,7 @@ func (b *Bot) roles(ctx context.Context, base string) (Roles, error) {
 }
 
 // phaseOf is the phase a resolved role's runs take (a custom role declares its own).
-func (b *Bot) phaseOf(role string) policy.Phase {
+func (b *eventBot) phaseOf(role string) policy.Phase {
 	if b.loadedRoles != nil {
 		if phase, ok := b.loadedRoles.Lookup(role); ok {
 			return phase
@@ -509,13 +511,14 @@ func (b *Bot) phaseOf(role string) policy.Phase {
 }
 
 // resolveRole decides the task's role against the default branch's roles (Roles.Resolve: the
-// same decision and texts as the local CLI).
-func (r *run) resolveRole(ctx context.Context, task policy.Task, base string) (string, error) {
-	rs, err := r.roles(ctx, base)
+// same decision and texts as the local CLI), with the issue's labels and the event's own label.
+func (b *eventBot) resolveRole(ctx context.Context, task policy.Task, base string, labels []string, triggerLabel string) (string, error) {
+	rs, err := b.roles(ctx, base)
 	if err != nil {
 		return "", err
 	}
-	rr, err := rs.Resolve(task, r.LabelPrefix, r.issue.Labels, r.triggerLabel())
+	b.derived.count.role.Add(1)
+	rr, err := rs.Resolve(task, b.LabelPrefix, labels, triggerLabel)
 	if err != nil {
 		return "", err
 	}
@@ -532,22 +535,13 @@ type rendered struct {
 // render resolves the role's model route and renders its prompts with any compiled guidance.
 // stop reports that the run already ended blocked (a bad agent file, context or profile): *r.out
 // is then its outcome.
-func (r *run) render(ctx context.Context, cfg policy.StudioConfig, task policy.Task, base string, elig policy.Eligibility, review, fix bool) (rendered, bool, error) {
-	var rr rendered
-	routes, err := r.modelRoute(ctx, task, base)
-	if err != nil {
-		var refusal *RouteRefusal
-		if errors.As(err, &refusal) {
-			err = r.block(ctx, stepCodex, refusal.Msg)
-			return rr, true, err
-		}
+func (r *run) render(ctx context.Context, tc taskContext, review, fix bool) (rendered, bool, error) {
+	task, base := tc.task, tc.base
+	rr, stop, err := r.prepareStep(ctx, tc, r.phaseOf(task.Role), tc.elig, review, fix)
+	if stop || err != nil {
 		return rr, true, err
 	}
-	prepared, facts, err := r.prepareFor(ctx, cfg, task, base, r.phaseOf(task.Role), elig, routes, review, fix)
-	if err != nil {
-		err = r.block(ctx, stepTaskParsed, err.Error())
-		return rr, true, err
-	}
+	prepared := rr.prepared
 	if note := prepared.Stripped.Summary(); note != "" {
 		r.st.set(stepTaskParsed, StepDone, r.st.detail(stepTaskParsed)+"; "+note)
 	}
@@ -582,18 +576,39 @@ func (r *run) render(ctx context.Context, cfg policy.StudioConfig, task policy.T
 		}
 		prepared.Prompt += results + delegationInstruction(task.Role, r.spawn.profile.Agents[task.Role].CanSpawn)
 	}
+	return rr, false, nil
+}
+
+// prepareStep is the preamble every Codex step of a run starts with (the implementation, the plan
+// phase, a plain request's planning pass): the role's model route, then its prompts rendered from
+// the default branch's checkout for phase and elig. stop reports that the run already ended
+// blocked (a bad agent file or context): *r.out is then its outcome.
+func (r *run) prepareStep(ctx context.Context, tc taskContext, phase policy.Phase, elig policy.Eligibility, review, fix bool) (rendered, bool, error) {
+	routes, err := r.modelRoute(ctx, tc)
+	if err != nil {
+		var refusal *RouteRefusal
+		if errors.As(err, &refusal) {
+			return rendered{}, true, r.block(ctx, stepCodex, refusal.Msg)
+		}
+		return rendered{}, true, err
+	}
+	prepared, facts, err := r.prepareFor(ctx, tc, phase, elig, routes, review, fix)
+	if err != nil {
+		return rendered{}, true, r.block(ctx, stepTaskParsed, err.Error())
+	}
 	return rendered{routes: routes, prepared: prepared, facts: facts}, false, nil
 }
 
-func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task policy.Task, elig policy.Eligibility, base string) error {
+func (r *run) implement(ctx context.Context, tc taskContext) error {
+	task, elig, base := tc.task, tc.elig, tc.base
 	if elig.WritePolicy == policy.WriteReadOnly {
 		// A role that may not write (producer, qa-playtester): its report is the deliverable.
-		return r.report(ctx, cfg, task, elig, base)
+		return r.report(ctx, tc)
 	}
 	branch := r.taskBranch(r.tr.Issue)
 	// Render before touching the branch: the workspace is still the default branch's checkout,
 	// which is where role packs and context must come from.
-	rr, stop, err := r.render(ctx, cfg, task, base, elig, reviewEnabled(task), r.maxFixPasses(task) > 0)
+	rr, stop, err := r.render(ctx, tc, reviewEnabled(task), r.maxFixPasses(task) > 0)
 	if stop || err != nil {
 		return err
 	}
@@ -651,7 +666,7 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 	}
 	if delegation != nil {
 		if s := strings.TrimSpace(delegation.Summary); s != "" {
-			summary += "\n\nThe role's summary, model output quoted as untrusted text:\n\n" + fenced(r.Redactor.Redact(s), "text")
+			summary += "\n\n" + delegatedSummary(r.Redactor.Redact(s))
 		}
 		note, err := r.delegate(ctx, base, r.spawn, *delegation)
 		if err != nil {
@@ -665,15 +680,9 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 		summary += "\n\n" + notes
 	}
 	if len(st.verifyChanged) > 0 {
-		summary += "\n\nThe verification command changed " + nameRun(dedupe(st.verifyChanged)) + "; reverted before the review, never committed."
+		summary += "\n\n" + verifyChangedNote(dedupe(st.verifyChanged))
 	}
-	if tail := lastLines(r.Redactor.Redact(r.closeLifecycle(out, verdict)), 40); tail != "" {
-		summary += "\n\n" + lifecycleDetails(tail)
-	}
-	summary += leftoversNote(out.Leftovers())
-	summary += r.evidenceNote(task.Role)
-	r.st.Summary = summary
-	r.out.Summary = summary
+	summary = r.endSummary(summary, out, verdict, task.Role)
 	r.out.Said = lastSaid(out)
 	if delegation != nil {
 		r.out.Said = delegation.Summary
@@ -696,6 +705,20 @@ func (r *run) implement(ctx context.Context, cfg policy.StudioConfig, task polic
 		return err
 	}
 	return r.publish(ctx)
+}
+
+// endSummary ends a Codex run's verdict summary the same way for every role: the lifecycle's last
+// log lines, what the agent left running, and where the evidence is. The status comment and the
+// outcome take it.
+func (r *run) endSummary(summary string, out codex.Outcome, verdict, role string) string {
+	if tail := lastLines(r.Redactor.Redact(r.closeLifecycle(out, verdict)), 40); tail != "" {
+		summary += "\n\n" + lifecycleDetails(tail)
+	}
+	summary += leftoversNote(out.Leftovers())
+	summary += r.evidenceNote(role)
+	r.st.Summary = summary
+	r.out.Summary = summary
+	return summary
 }
 
 // pullWriter is what opening or updating the task's pull request asks of GitHub.

@@ -299,7 +299,7 @@ func (r *run) postReview(ctx context.Context, st *implState, rev codex.ReviewOut
 	if err != nil {
 		return err
 	}
-	if err := r.Bot.publishReview(ctx, st.pr.Number, st.headSHA, files, rev, r.Redactor); err != nil {
+	if err := r.eventBot.publishReview(ctx, st.pr.Number, st.headSHA, files, rev, r.Redactor); err != nil {
 		return err
 	}
 	st.reviewed = st.headSHA
@@ -308,7 +308,7 @@ func (r *run) postReview(ctx context.Context, st *implState, rev codex.ReviewOut
 
 // publishReview posts the review and writes the verdict check run. It is shared by the run's
 // lifecycle and by `/studio review`.
-func (b *Bot) publishReview(ctx context.Context, number int, sha string, files []string, rev codex.ReviewOutcome, red *codex.Redactor) error {
+func (b *eventBot) publishReview(ctx context.Context, number int, sha string, files []string, rev codex.ReviewOutcome, red *codex.Redactor) error {
 	passed := !rev.Failed()
 	var inline, body []codex.Blocker
 	if rev.Verdict != nil {

@@ -40,8 +40,8 @@ func (b *Bot) newEventSpend() *eventSpend {
 	return &eventSpend{budget: bud}
 }
 
-// budget is the event's account; a bot used outside Handle gets one of its own.
-func (b *Bot) budget() *codex.Budget {
+// budget is the event's account (made with the eventBot; made here for a test's own).
+func (b *eventBot) budget() *codex.Budget {
 	if b.spend == nil {
 		b.spend = b.newEventSpend()
 	}
@@ -49,7 +49,7 @@ func (b *Bot) budget() *codex.Budget {
 }
 
 // noteRole records the role the run's Codex calls ran as, for its ledger entry.
-func (b *Bot) noteRole(role string) {
+func (b *eventBot) noteRole(role string) {
 	if b.spend != nil && role != "" {
 		b.spend.role = role
 	}
@@ -120,7 +120,7 @@ func (r *run) spendLines() string {
 
 // recordSpend appends the event's spend to the ledger when its Codex calls used anything; a
 // failure to record is a warning, never a failed run. The outcome gets the run's bill.
-func (b *Bot) recordSpend(ctx context.Context, tr Trigger, out *Outcome) {
+func (b *eventBot) recordSpend(ctx context.Context, tr Trigger, out *Outcome) {
 	if b.spend == nil {
 		return
 	}

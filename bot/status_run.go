@@ -147,7 +147,7 @@ func markerWord(s string) string {
 // runStatus builds this run's status for an issue from the status comment found there (if any):
 // the handled ids and the history carry over, a dead run's "running" is recorded, and so is a lock
 // this run had to break.
-func (b *Bot) runStatus(issue int, sc Comment, has bool) *Status {
+func (b *eventBot) runStatus(issue int, sc Comment, has bool) *Status {
 	st := newStatus(issue, b.RunURL, parseHandled(sc.Body))
 	st.RunID, st.Attempt = b.RunID, b.RunAttempt
 	if st.Attempt == "" {
@@ -184,7 +184,7 @@ func (b *Bot) runStatus(issue int, sc Comment, has bool) *Status {
 }
 
 // brokenLockNote adds, once per run, the note that this run broke a dead run's lock.
-func (b *Bot) brokenLockNote(history []string, deadRun string) []string {
+func (b *eventBot) brokenLockNote(history []string, deadRun string) []string {
 	if b.lock == nil || b.lock.broken == nil || b.lock.noted {
 		return history
 	}
@@ -211,7 +211,7 @@ func (b *Bot) brokenLockNote(history []string, deadRun string) []string {
 }
 
 // notePublished remembers the last run to write each status comment, for settle.
-func (b *Bot) notePublished(r *run) {
+func (b *eventBot) notePublished(r *run) {
 	if b.published == nil {
 		b.published = map[int64]*run{}
 	}
@@ -221,7 +221,7 @@ func (b *Bot) notePublished(r *run) {
 // settle is called when the locked work ends: a status comment this run left saying "running"
 // (flows that end without a verdict: a plan waiting for approval, a revoke, a review) is rewritten
 // as ended, so the next run does not take this one for dead.
-func (b *Bot) settle(ctx context.Context) {
+func (b *eventBot) settle(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	for _, r := range b.published {

@@ -76,11 +76,11 @@ func (r *run) accept(ctx context.Context) error {
 // acceptReply answers `/studio accept` with a reply quoting the command and the same words on the
 // status comment.
 func (r *run) acceptReply(ctx context.Context, status, what string) error {
-	reply := fmt.Sprintf("> %s\n\n@%s, %s", quoteLine(r.cmd.Line), r.tr.Actor.Login, what)
+	reply := commandReply(r.cmd.Line, r.tr.Actor.Login, what)
 	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
 		return err
 	}
-	r.st.Summary = fmt.Sprintf("`%s accept` by @%s: %s", r.TriggerPhrase, r.tr.Actor.Login, what)
+	r.st.Summary = verbSummary(r.TriggerPhrase, "accept", r.tr.Actor.Login, what)
 	r.out.Status, r.out.Summary = status, r.st.Summary
 	return r.publish(ctx)
 }

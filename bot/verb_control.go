@@ -46,7 +46,7 @@ func init() {
 }
 
 // profileFactsOn reads the default branch's profile as policy's facts; nil when there is none.
-func (b *Bot) profileFactsOn(ctx context.Context, base string) (*policy.ProfileFacts, error) {
+func (b *eventBot) profileFactsOn(ctx context.Context, base string) (*policy.ProfileFacts, error) {
 	data, err := b.baseFile(ctx, ProfilePath, base)
 	if errors.Is(err, ErrNotFound) {
 		return nil, nil
@@ -134,7 +134,7 @@ func (r *run) control(ctx context.Context, action string) error {
 			r.st.History = append(r.st.History, statusHistoryLine(r.Now(), from, next, r.RunID, why))
 		}
 	}
-	r.st.Summary = fmt.Sprintf("**%s** (`/studio %s` by @%s): %s", next, action, r.tr.Actor.Login, answer)
+	r.st.Summary = controlSummary(next, action, r.tr.Actor.Login, answer)
 	r.st.Ended = true
 	if err := r.publish(ctx); err != nil {
 		return err
@@ -194,7 +194,7 @@ func (r *run) advanceParent(ctx context.Context, base string, parent int) error 
 		if err != nil || st == nil {
 			return Outcome{}, err
 		}
-		o := &orchRun{b: r.Bot, base: base, st: st, comment: comment}
+		o := &orchRun{b: r.eventBot, base: base, st: st, comment: comment}
 		defer o.writeEvidence()
 		o.event("task.controlled", map[string]any{"taskId": r.tr.Issue, "action": r.cmd.Verb})
 		advErr := o.advance(ctx)

@@ -18,7 +18,7 @@ func init() {
 			}
 			return nil, nil
 		},
-		open: (*Bot).help,
+		open: (*eventBot).help,
 	})
 }
 
@@ -48,7 +48,7 @@ func answersHelp(body string, commentID int64) bool {
 // help answers `/studio help` on any issue or pull request with one reply listing the verbs. It
 // needs no permission (it reveals nothing the action's docs do not), takes no lock and touches no
 // status comment, label or reaction.
-func (b *Bot) help(ctx context.Context, tr Trigger, cmd Command) (Outcome, error) {
+func (b *eventBot) help(ctx context.Context, tr Trigger, cmd Command) (Outcome, error) {
 	out := Outcome{RunID: b.RunID, Status: "done"}
 	comments, err := b.gh.Comments(ctx, tr.Issue)
 	if err != nil {

@@ -84,13 +84,13 @@ func init() {
 
 func (r *run) orchestrate(ctx context.Context) error {
 	opts, _ := r.cmd.Opts.(OrchestrateOptions)
-	out, err := r.Bot.orchestrateOn(ctx, r.tr.Issue, opts, r.tr.CommentID, r.tr.Actor.Login, r.cmd.Line)
+	out, err := r.eventBot.orchestrateOn(ctx, r.tr.Issue, opts, r.tr.CommentID, r.tr.Actor.Login, r.cmd.Line)
 	*r.out = out
 	return err
 }
 
 // orchestrateOn starts (or resumes) the orchestration on issue; it runs under issue's lock.
-func (b *Bot) orchestrateOn(ctx context.Context, issue int, opts OrchestrateOptions, commentID int64, actor, line string) (Outcome, error) {
+func (b *eventBot) orchestrateOn(ctx context.Context, issue int, opts OrchestrateOptions, commentID int64, actor, line string) (Outcome, error) {
 	out := Outcome{RunID: b.RunID}
 	reply := func(status, text string) (Outcome, error) {
 		out.Status, out.Summary = status, text
@@ -109,18 +109,17 @@ func (b *Bot) orchestrateOn(ctx context.Context, issue int, opts OrchestrateOpti
 		return b.skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", commentID))
 	}
 	o := &orchRun{b: b, base: base, comment: comment}
-	if data, err := b.baseFile(ctx, policy.StudioConfigPath, base); err == nil {
-		if cfg, err := policy.ParseStudioConfig(data); err == nil {
-			o.cfg = &cfg
-			if !cfg.Active() && !opts.DryRun {
-				return reply("refused", "**Refused:** "+cfg.InactiveReason())
-			}
+	if sc, err := b.config(ctx, base); err == nil && sc.problem == "" {
+		cfg := sc.cfg
+		o.cfg = &cfg
+		if !cfg.Active() && !opts.DryRun {
+			return reply("refused", refusedNote(cfg.InactiveReason()))
 		}
 	}
 	resume := st != nil && st.Status == "running" && len(opts.Tasks) == 0 && opts.Workflow == "" && !opts.DryRun
 	if !resume {
 		if err := policy.CheckMaxConcurrency(max(opts.MaxConcurrency, 1)); err != nil {
-			return reply("refused", err.Error()+". Nothing was dispatched.")
+			return reply("refused", orchestrationRefused(err.Error()))
 		}
 		tasks, err := b.graphTasks(ctx, base, opts.Tasks)
 		if err != nil {
@@ -129,14 +128,14 @@ func (b *Bot) orchestrateOn(ctx context.Context, issue int, opts OrchestrateOpti
 		req := policy.OrchestrateRequest{Explicit: opts.Tasks, Workflow: opts.Workflow, MaxConcurrency: opts.MaxConcurrency, DryRun: opts.DryRun}
 		plan, err := policy.PlanOrchestration(tasks, req)
 		if err != nil {
-			return reply("refused", "The orchestration cannot start: "+err.Error()+". Nothing was dispatched.")
+			return reply("refused", orchestrationCannotStart(err.Error()))
 		}
 		o.tasks = tasks
 		if opts.DryRun {
-			return reply("done", "**Dry run**: nothing was changed (no lock, slot, label or workflow run).\n\n"+fenced(policy.RenderPlan(plan, o.approval), "text"))
+			return reply("done", orchestrationDryRun(policy.RenderPlan(plan, o.approval)))
 		}
 		if len(plan.Tasks) == 0 {
-			return reply("done", "There is no ready task to orchestrate. Name the tasks (`#N`), or label issues `"+b.LabelPrefix+"task` with a `studio` block.")
+			return reply("done", nothingToOrchestrate(b.LabelPrefix))
 		}
 		prev := st
 		st = &orchState{Issue: issue, Max: plan.MaxConcurrency, Run: b.RunID, Status: "running", Pulls: map[string]int{}, Runs: map[string]string{}}
@@ -188,7 +187,7 @@ func (b *Bot) orchestrateOn(ctx context.Context, issue int, opts OrchestrateOpti
 // runDispatchedTask is a task run an orchestration dispatched: `/studio run` on the task issue,
 // then its refs given back and the orchestration advanced, whatever the run's end (a run that
 // failed after its locks were taken releases them too; one killed outright leaves them to expire).
-func (b *Bot) runDispatchedTask(ctx context.Context, tr Trigger) (Outcome, error) {
+func (b *eventBot) runDispatchedTask(ctx context.Context, tr Trigger) (Outcome, error) {
 	task, ok := issueRef(tr.Inputs["task"])
 	if !ok {
 		return b.skip(fmt.Sprintf("workflow_dispatch input task %q is not an issue number", tr.Inputs["task"]))
@@ -231,7 +230,7 @@ func (b *Bot) runDispatchedTask(ctx context.Context, tr Trigger) (Outcome, error
 }
 
 // finishOrchestrated gives back a finished task's refs and advances its orchestration.
-func (b *Bot) finishOrchestrated(ctx context.Context, orch, task, slot int, out Outcome) error {
+func (b *eventBot) finishOrchestrated(ctx context.Context, orch, task, slot int, out Outcome) error {
 	base, err := b.gh.DefaultBranch(ctx)
 	if err != nil {
 		return err
@@ -303,7 +302,7 @@ func (b *Bot) finishOrchestrated(ctx context.Context, orch, task, slot int, out 
 // onDispatch handles workflow_dispatch: an orchestration's task run (input task), or an
 // orchestration started from the Actions tab (input orchestrate, on the issue named by input
 // issue). GitHub lets only writers dispatch a workflow; a person's dispatch is checked anyway.
-func (b *Bot) onDispatch(ctx context.Context, tr Trigger) (Outcome, error) {
+func (b *eventBot) onDispatch(ctx context.Context, tr Trigger) (Outcome, error) {
 	if !strings.EqualFold(tr.Actor.Login, b.BotLogin) {
 		perm, err := b.gh.Permission(ctx, tr.Actor.Login)
 		if err != nil {

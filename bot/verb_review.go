@@ -24,7 +24,7 @@ func init() {
 // ReviewCheckName on the reviewed commit, which is what the gate reads.
 func (r *run) reviewPull(ctx context.Context, pr PullRequest) error {
 	r.st.set(stepAuthorized, StepDone, "@"+r.tr.Actor.Login)
-	tn, err := r.loadTaskNow(ctx, r.issue.Number)
+	tn, err := r.loadTask(ctx, r.issue.Number)
 	if err != nil {
 		return err
 	}
@@ -38,12 +38,12 @@ func (r *run) reviewPull(ctx context.Context, pr PullRequest) error {
 		return err
 	}
 	r.out.PullRequest, r.out.PullURL, r.out.Branch = pr.Number, pr.URL, pr.HeadRef
-	routes, err := r.modelRoute(ctx, tn.task, tn.base)
+	routes, err := r.modelRoute(ctx, tn)
 	if err != nil {
 		return r.block(ctx, stepCodex, err.Error())
 	}
 	elig := policy.Evaluate(policy.EligibilityInput{ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, Phase: policy.PhaseReview})
-	prepared, _, err := r.prepareFor(ctx, tn.cfg, tn.task, tn.base, policy.PhaseReview, elig, routes, true, false)
+	prepared, _, err := r.prepareFor(ctx, tn, policy.PhaseReview, elig, routes, true, false)
 	if err != nil {
 		return r.block(ctx, stepTaskParsed, err.Error())
 	}
@@ -76,7 +76,7 @@ func (r *run) reviewPull(ctx context.Context, pr PullRequest) error {
 	}
 	rev := codex.NewReviewOutcome(exe)
 	_ = ev.WriteOutput(rev.Lines())
-	if err := r.Bot.publishReview(ctx, pr.Number, head, files, rev, r.Redactor); err != nil {
+	if err := r.eventBot.publishReview(ctx, pr.Number, head, files, rev, r.Redactor); err != nil {
 		return err
 	}
 	r.refreshGate(ctx, pr.Number, r.issue.Number)

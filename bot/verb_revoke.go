@@ -35,7 +35,7 @@ func (r *run) revoke(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	tn, err := r.loadTaskNow(ctx, r.tr.Issue)
+	tn, err := r.loadTask(ctx, r.tr.Issue)
 	if err != nil {
 		return err
 	}

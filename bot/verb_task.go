@@ -163,11 +163,11 @@ func (r *run) taskReply(ctx context.Context, err error, done func() string) erro
 	}
 	r.st.set(stepCodex, StepSkipped, "creating tasks starts no run")
 	r.st.set(stepVerdict, StepDone, "**"+status+"**")
-	reply := fmt.Sprintf("> %s\n\n@%s, %s", quoteLine(r.cmd.Line), r.tr.Actor.Login, what)
+	reply := commandReply(r.cmd.Line, r.tr.Actor.Login, what)
 	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
 		return err
 	}
-	r.st.Summary = fmt.Sprintf("`%s %s` by @%s: %s", r.TriggerPhrase, r.cmd.Verb, r.tr.Actor.Login, what)
+	r.st.Summary = verbSummary(r.TriggerPhrase, r.cmd.Verb, r.tr.Actor.Login, what)
 	r.out.Status, r.out.Summary = status, r.st.Summary
 	return r.publish(ctx)
 }

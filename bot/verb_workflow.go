@@ -93,7 +93,7 @@ func (r *run) workflowTask(ctx context.Context, base, id string) (policy.Task, s
 	if !ok {
 		return policy.Task{}, fmt.Sprintf("%s; `studio workflow list` names the built-in ones, and the project's own are in `%s`.", prompts.UnknownWorkflowMessage(oneLine(id, 100)), prompts.CustomizationPath), nil
 	}
-	task, err := policy.ParseTask(r.issue.Body)
+	task, err := r.taskBlock(r.issue.Body)
 	switch {
 	case errors.Is(err, policy.ErrNoTaskBlock):
 		task = policy.Task{Description: strings.TrimSpace(r.issue.Body)}
@@ -104,7 +104,7 @@ func (r *run) workflowTask(ctx context.Context, base, id string) (policy.Task, s
 	}
 	task.Role = wf.Role
 	task.Description = strings.TrimSpace(fmt.Sprintf("Workflow `%s`: %s\n\n%s", wf.ID, wf.Objective, task.Description))
-	role, err := r.resolveRole(ctx, task, base)
+	role, err := r.resolveRole(ctx, task, base, r.issue.Labels, r.triggerLabel())
 	if err != nil {
 		return policy.Task{}, err.Error(), nil
 	}

@@ -39,7 +39,7 @@ type checkWrite struct {
 
 // writeCheck writes one of the studio's check runs. The summary is fitted to GitHub's limit here,
 // once for every check run.
-func (b *Bot) writeCheck(ctx context.Context, w checkWrite) error {
+func (b *eventBot) writeCheck(ctx context.Context, w checkWrite) error {
 	cr := w.run
 	cr.Summary = policy.FitCheckSummary(cr.Summary, policy.NoteCutRunEvidence)
 	if cr.DetailsURL == "" {

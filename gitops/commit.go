@@ -13,6 +13,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
+
+	"github.com/codex-studio/studio-action/policy"
 )
 
 // ErrOutOfScope is returned when a commit would contain a path its scope does not allow.
@@ -183,7 +185,7 @@ func committable(p string) error {
 // linkStaysInside refuses a symlink whose target leaves the repository (absolute, or climbing
 // above the root) or points into .git.
 func linkStaysInside(p, target string) error {
-	resolved, ok := linkTarget(p, target)
+	resolved, ok := policy.ResolveLink(p, target)
 	if !ok {
 		return fmt.Errorf("%w: %s is a link to %q, outside the repository", ErrNotCommittable, p, target)
 	}
@@ -191,19 +193,6 @@ func linkStaysInside(p, target string) error {
 		return fmt.Errorf("%w: %s is a link into .git", ErrNotCommittable, p)
 	}
 	return nil
-}
-
-// linkTarget resolves a symlink's target lexically against the link's directory and reports
-// whether it stays inside the repository; the result is repository-relative.
-func linkTarget(linkPath, target string) (string, bool) {
-	if target == "" || strings.HasPrefix(target, "/") {
-		return "", false
-	}
-	resolved := path.Clean(path.Join(path.Dir(linkPath), target))
-	if resolved == "." || resolved == ".." || strings.HasPrefix(resolved, "../") {
-		return "", false
-	}
-	return resolved, true
 }
 
 func writeObject(st *filesystem.Storage, t plumbing.ObjectType, content []byte) (plumbing.Hash, error) {

@@ -80,7 +80,7 @@ func (s Scope) Admit(f PathFacts) (bool, string) {
 		if !s.Declares(f.Path) {
 			return false, fmt.Sprintf("a symlink (to `%s`); name the link itself in writeFiles to commit it", oneLineTarget(f.LinkTarget))
 		}
-		target, ok := resolveLink(f.Path, f.LinkTarget)
+		target, ok := ResolveLink(f.Path, f.LinkTarget)
 		if !ok {
 			return false, fmt.Sprintf("a symlink to `%s`, outside the repository", oneLineTarget(f.LinkTarget))
 		}
@@ -99,9 +99,10 @@ func (s Scope) Admit(f PathFacts) (bool, string) {
 	return true, ""
 }
 
-// resolveLink resolves a link target lexically against the link's directory; ok is false when it
-// is absolute or climbs out of the repository.
-func resolveLink(linkPath, target string) (string, bool) {
+// ResolveLink resolves a link target lexically against the link's directory; ok is false when it
+// is absolute or climbs out of the repository. The result is repository-relative. Admission and
+// gitops's commit (which refuses such a link whatever admitted it) share this one reading.
+func ResolveLink(linkPath, target string) (string, bool) {
 	if target == "" || strings.HasPrefix(target, "/") {
 		return "", false
 	}
