@@ -36,9 +36,16 @@ func (p *Proxy) admit(w http.ResponseWriter, r *http.Request, callModel string) 
 	}
 	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	var head struct {
-		Model string `json:"model"`
+		Model      string `json:"model"`
+		Background bool   `json:"background"`
 	}
 	_ = json.Unmarshal(body, &head)
+	if head.Background {
+		// A background response runs on after its answer, where no stream shows its cost, and is
+		// collected through routes the proxy does not forward: it could not be metered.
+		proxyRefusal(w, http.StatusForbidden, "background responses are not forwarded: their cost could not be metered", "studio_background_not_allowed")
+		return nil, false
+	}
 	if callModel != "" && head.Model != callModel {
 		proxyRefusal(w, http.StatusForbidden, fmt.Sprintf("this Codex call may ask for model %s only, not %q", callModel, head.Model), "studio_model_not_allowed")
 		return nil, false

@@ -2,7 +2,9 @@ package codex
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -46,6 +48,7 @@ func TestProxyAdmitsOnlyTheCurrentCallAndItsModel(t *testing.T) {
 		{"another call's model", "Bearer " + other, http.MethodPost, "/responses", `{"model":"gpt-5.5"}`, 403, "may ask for model gpt-5.4 only"},
 		{"not a model route", "Bearer " + key, http.MethodPost, "/files", `{}`, 404, "is not forwarded"},
 		{"background job route", "Bearer " + key, http.MethodGet, "/responses/resp_1", ``, 404, "is not forwarded"},
+		{"background response", "Bearer " + key, http.MethodPost, "/responses", `{"model":"gpt-5.5","background":true}`, 403, "background responses are not forwarded"},
 		{"the call's own", "Bearer " + key, http.MethodPost, "/responses", `{"model":"gpt-5.5"}`, 200, "response.completed"},
 	} {
 		status, body := do(t, tc.method, p.BaseURL()+tc.path, tc.auth, tc.body)
@@ -99,5 +102,24 @@ func TestProxyRefusesARequestPastTheBudget(t *testing.T) {
 	defer r2()
 	if status, body := do(t, http.MethodPost, p2.BaseURL()+"/responses", "Bearer "+k2, `{"model":"house-model"}`); status != 403 || !strings.Contains(body, "has no price known") {
 		t.Errorf("unpriced model under max-cost: %d %q", status, body)
+	}
+}
+
+// An answer that is not a stream (stream: false) carries its usage at the top; the proxy meters it too.
+func TestProxyMetersAJSONAnswer(t *testing.T) {
+	upstream := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"resp_1","usage":{"input_tokens":700,"input_tokens_details":{"cached_tokens":200},"output_tokens":40}}`)
+	}))
+	defer upstream.Close()
+	b := NewBudget(spend.Limits{}, nil)
+	p := perCallProxy(t, upstream.URL+"/v1", b)
+	key, revoke, _ := p.CallKey("")
+	defer revoke()
+	if status, body := do(t, http.MethodPost, p.BaseURL()+"/responses", "Bearer "+key, `{"model":"gpt-5.5","stream":false}`); status != 200 || !strings.Contains(body, "resp_1") {
+		t.Fatalf("%d %s", status, body)
+	}
+	if got := b.Spent().Tokens; got != (spend.Tokens{Input: 700, CachedInput: 200, Output: 40}) {
+		t.Errorf("metered %+v", got)
 	}
 }
