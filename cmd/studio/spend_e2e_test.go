@@ -1,18 +1,24 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/internal/codextest"
 	"github.com/codex-studio/studio-action/internal/fakecodex"
 	"github.com/codex-studio/studio-action/internal/fakemodel"
+	"github.com/codex-studio/studio-action/internal/ghemu"
 	"github.com/codex-studio/studio-action/internal/sandbox"
 	"github.com/codex-studio/studio-action/policy/spend"
 )
@@ -251,5 +257,85 @@ func TestSpendCommandRefusesABadMonthAndSaysWhenEmpty(t *testing.T) {
 	code, out, errOut := runCLI([]string{"spend", "--project", dir, "--no-fetch", "--month", "2026-12"}, nil)
 	if code != 0 || !strings.Contains(out, "No spend recorded for 2026-12 (refs/studio/spend/2026-12 has no runs).") {
 		t.Errorf("empty ledger: exit %d %q %q", code, out, errOut)
+	}
+}
+
+// Two runs of the whole action at once, each on its own runner and issue, both with the real
+// Codex CLI: both append to the month's ledger, and neither entry is lost.
+func TestTwoRealRunsAppendToTheLedgerAtOnce(t *testing.T) {
+	t.Parallel()
+	bin := codextest.Bin(t)
+	turn := fakemodel.Turn{Items: []fakemodel.Item{fakemodel.Message("Status: on track.")}, Usage: &fakemodel.Usage{InputTokens: 10_000, OutputTokens: 1000}, Model: "gpt-5.5"}
+	model, err := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{turn, turn}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+	first := newWorld(t, nil)
+	other, err := first.SecondRunner(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := &world{World: other, t: t, codex: first.codex}
+	var payloads [2][]byte
+	for i := range payloads {
+		n := first.issue(fmt.Sprintf("Report %d", i+1), "Where are we?\n\n```studio\nrole: producer\n```\n")
+		_, payloads[i] = first.comment(n, sandbox.Writer, "/studio run")
+	}
+	// Each run creates two refs through the API: its issue lock, at the start, and the month's
+	// ledger, at the end. The ledger's creation is held for two seconds, so the other run reads
+	// the ledger (none yet) while the first's creation is on its way: both try to create it.
+	first.Emu.InjectFaults(
+		ghemu.Fault{Method: "POST", Path: "/repos/acme/hop/git/refs", Kind: ghemu.FaultSlow, Times: 2},
+		ghemu.Fault{Method: "POST", Path: "/repos/acme/hop/git/refs", Kind: ghemu.FaultSlow, Delay: 2 * time.Second, Times: 2},
+	)
+	var wg sync.WaitGroup
+	var results [2]result
+	start := make(chan struct{})
+	for i, w := range []*world{first, second} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			results[i] = w.run("issue_comment", payloads[i], map[string]string{
+				"INPUT_CODEX-PATH": bin, "INPUT_OPENAI-BASE-URL": model.URL, "INPUT_MODEL": "gpt-5.5", "GITHUB_RUN_ID": strconv.Itoa(5001 + i)})
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i, res := range results {
+		if res.code != exitOK || res.outputs["status"] != "done" {
+			t.Fatalf("run %d: exit %d status %q\n%s", i+1, res.code, res.outputs["status"], res.stdout)
+		}
+		if strings.Contains(res.stdout, "could not record this run's spend") {
+			t.Errorf("run %d lost its ledger entry:\n%s", i+1, res.stdout)
+		}
+	}
+	lost := 0
+	for _, r := range first.Emu.Requests() {
+		if r.Method == "POST" && r.Path == "/repos/acme/hop/git/refs" && r.Status == 422 {
+			lost++
+		}
+	}
+	if lost != 1 {
+		t.Errorf("%d ledger creations lost the race, want 1: the two runs did not append at once", lost)
+	}
+	gh, err := hub.NewClient(nil, first.Emu.APIURL(), first.Token, sandbox.Owner, sandbox.Repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := bot.ReadLedger(context.Background(), gh, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string]bool{}
+	for _, r := range recs {
+		runs[r.Run] = true
+	}
+	if len(recs) != 2 || !runs["5001"] || !runs["5002"] {
+		t.Fatalf("ledger = %+v, want both runs", recs)
+	}
+	if tip := recs[1]; tip.Runs != 2 || tip.MonthUSD != 0.045 {
+		t.Errorf("tip totals: %d runs, $%v; want 2 runs, $0.045", tip.Runs, tip.MonthUSD)
 	}
 }
