@@ -138,7 +138,7 @@ func (b *eventBot) recordSpend(ctx context.Context, tr Trigger, out *Outcome) {
 	if e.Cost == nil {
 		e.PricedUSD = spend.Round(bill.USD)
 	}
-	e.Models = bill.UnpricedModels()
+	e.Models = b.spend.budget.Models()
 	if _, err := AppendSpend(context.WithoutCancel(ctx), refs, e); err != nil && !errors.Is(err, context.Canceled) {
 		b.logf("::warning::could not record this run's spend in the ledger: %v", err)
 	}

@@ -2,6 +2,7 @@ package codex
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/codex-studio/studio-action/policy/spend"
@@ -22,6 +23,7 @@ type Budget struct {
 	flights map[*flight]struct{}
 	stops   int          // stops the proxy made (refused or cut a request)
 	stop    *BudgetError // the last of them
+	models  map[string]bool
 }
 
 type account struct {
@@ -38,7 +40,7 @@ func NewBudget(limits spend.Limits, prices spend.Prices) *Budget {
 	if prices == nil {
 		prices = spend.DefaultPrices()
 	}
-	return &Budget{limits: limits, prices: prices, flights: map[*flight]struct{}{}}
+	return &Budget{limits: limits, prices: prices, flights: map[*flight]struct{}{}, models: map[string]bool{}}
 }
 
 // SetPrices replaces the price table (a project's overrides, read once the run knows its
@@ -104,7 +106,25 @@ func (b *Budget) chargeCall(model string, u Usage) {
 	}
 	b.mu.Lock()
 	b.events = b.events.charge(b.prices, model, u.Tokens())
+	if model != "" {
+		b.models[model] = true
+	}
 	b.mu.Unlock()
+}
+
+// Models are the models the run's calls asked for, sorted.
+func (b *Budget) Models() []string {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]string, 0, len(b.models))
+	for m := range b.models {
+		out = append(out, m)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Tokens converts Codex's usage for pricing.
@@ -180,6 +200,9 @@ func (b *Budget) begin(model string, inputBytes int) (*flight, error) {
 		b.stop = b.errorLocked(v, s, "", "a model request")
 		b.stop.Words = err.Error()
 		return nil, b.stop
+	}
+	if model != "" {
+		b.models[model] = true
 	}
 	f := &flight{b: b, model: model, inputBytes: inputBytes}
 	b.flights[f] = struct{}{}

@@ -332,7 +332,7 @@ func TestTwoRealRunsAppendToTheLedgerAtOnce(t *testing.T) {
 	for _, r := range recs {
 		runs[r.Run] = true
 	}
-	if len(recs) != 2 || !runs["5001"] || !runs["5002"] {
+	if len(recs) != 2 || !runs["5001"] || !runs["5002"] || len(recs[0].Models) != 1 || recs[0].Models[0] != "gpt-5.5" {
 		t.Fatalf("ledger = %+v, want both runs", recs)
 	}
 	if tip := recs[1]; tip.Runs != 2 || tip.MonthUSD != 0.045 {
