@@ -27,8 +27,9 @@ type SpendSettings struct {
 
 // eventSpend is one event's spend state, shared by every copy of the event's bot.
 type eventSpend struct {
-	budget *codex.Budget
-	role   string
+	budget     *codex.Budget
+	role       string
+	capWarning string // the repository is at 80% of a cap (spend.CapWarning)
 }
 
 // newEventSpend takes the runtime's budget (the one its proxy holds) or makes the run its own.
@@ -104,6 +105,9 @@ func (r *run) spendPreflight(ctx context.Context, cfg policy.StudioConfig, base 
 	if refusal := spend.CheckCaps(caps, day, month); refusal != nil {
 		return true, r.refuse(ctx, refusal.Error()+".")
 	}
+	if r.spend != nil {
+		r.spend.capWarning = spend.CapWarning(caps, day, month)
+	}
 	return false, nil
 }
 
@@ -114,6 +118,9 @@ func (r *run) spendLines() string {
 	s := b.Bill().Line() + "."
 	if w := b.WarningLine(); w != "" {
 		s += "\n\n" + w
+	}
+	if r.spend != nil && r.spend.capWarning != "" {
+		s += "\n\n" + r.spend.capWarning
 	}
 	return s
 }

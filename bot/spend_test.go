@@ -121,6 +121,11 @@ func TestStudioJSONBudgetCapRefusesARun(t *testing.T) {
 	if calls, _ := w.agent.requests(); len(calls) != 0 {
 		t.Errorf("the refused run called Codex %d times", len(calls))
 	}
-	// The input raises the cap: the run goes ahead.
-	w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "done", func(s *Settings) { s.Caps.PerMonth = 5 })
+	// The input raises the cap: the run goes ahead, warned that the repository is past 80% of it.
+	w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "done", func(s *Settings) { s.Caps.PerMonth = 1.8 })
+	comments := w.botComments(n)
+	status := comments[len(comments)-1].Body
+	if want := "**Budget warning:** this repository spent $1.50 this month of max-cost-per-month $1.80 before this run (over 80%)"; !strings.Contains(status, want) {
+		t.Errorf("the status comment lacks %q:\n%s", want, status)
+	}
 }

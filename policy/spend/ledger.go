@@ -160,6 +160,22 @@ func CheckCaps(c Caps, day, month float64) *CapRefusal {
 	return nil
 }
 
+// CapWarning is the status comment's line once the repository's spend so far is at WarnAt of a
+// cap (and below it: past it the run is refused); "" otherwise.
+func CapWarning(c Caps, day, month float64) string {
+	var parts []string
+	if c.PerDay > 0 && day >= WarnAt*c.PerDay {
+		parts = append(parts, fmt.Sprintf("%s today of max-cost-per-day %s", USD(day), USD(c.PerDay)))
+	}
+	if c.PerMonth > 0 && month >= WarnAt*c.PerMonth {
+		parts = append(parts, fmt.Sprintf("%s this month of max-cost-per-month %s", USD(month), USD(c.PerMonth)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("**Budget warning:** this repository spent %s before this run (over %d%%); new runs are refused once a cap is reached.", strings.Join(parts, " and "), int(WarnAt*100))
+}
+
 // Line is one row of a summary: a key (a day, a role, an issue) and what it spent.
 type Line struct {
 	Key      string

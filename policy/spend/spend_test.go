@@ -117,6 +117,15 @@ func TestLedgerTotalsAndCaps(t *testing.T) {
 	if ref := CheckCaps(Caps{PerDay: 5, PerMonth: 5}, day, month); ref != nil {
 		t.Errorf("under the caps: %v", ref)
 	}
+	if w := CapWarning(Caps{PerDay: 1.2, PerMonth: 10}, day, month); !strings.Contains(w, "spent $1.00 today of max-cost-per-day $1.20 before this run") || strings.Contains(w, "this month") {
+		t.Errorf("cap warning = %q", w)
+	}
+	if w := CapWarning(Caps{PerDay: 2, PerMonth: 2}, day, month); w == "" || !strings.Contains(w, "$1.75 this month of max-cost-per-month $2.00") {
+		t.Errorf("monthly cap warning = %q", w)
+	}
+	if w := CapWarning(Caps{PerDay: 5}, day, month); w != "" {
+		t.Errorf("below 80%%: %q", w)
+	}
 	if _, err := ParseMessage("lock held by run 4"); err == nil {
 		t.Error("a foreign commit is not a record")
 	}
