@@ -25,7 +25,7 @@ type SpendSettings struct {
 	Caps spend.Caps
 }
 
-// eventSpend is one event's spend state, shared by every copy of the event's bot.
+// eventSpend is one event's spend state (eventBot.spend): its account, its role and warnings.
 type eventSpend struct {
 	budget     *codex.Budget
 	role       string
