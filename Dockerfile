@@ -1,6 +1,7 @@
 # The studio in a container, for people who run the CLI (`studio demo`, `doctor`, `run
-# --print-prompt`) or the bot outside the composite action (action.yml, docs/install.md): a static
-# binary with git and the pinned Codex CLI.
+# --print-prompt`), the bot outside the composite action (action.yml, docs/install.md), or the
+# GitHub App server (`docker run -p 8080:8080 -e STUDIO_APP_ID ... studio serve`, docs/serve.md):
+# a static binary with git and the pinned Codex CLI.
 #
 # Base images are pinned by version tag: their digests could not be resolved from the offline
 # machine this was written on; pin them by digest (`docker buildx imagetools inspect`) before
@@ -30,4 +31,6 @@ RUN useradd --system --no-create-home --shell /usr/sbin/nologin studio-agent \
 # unconfined and says so.
 USER studio
 WORKDIR /home/studio
+# `studio serve` listens here (--listen; docs/serve.md). It runs no agent: this user is enough.
+EXPOSE 8080
 ENTRYPOINT ["/usr/local/bin/studio"]

@@ -203,10 +203,13 @@ func (b *eventBot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 	if !placed {
 		return b.refuseMisplaced(ctx, tr, cmd, v, pull, issue)
 	}
-	if tr.Kind == TriggerComment {
+	if tr.Kind == TriggerComment && tr.Served == nil {
 		if err := b.gh.AddCommentReaction(ctx, tr.CommentID, "eyes"); err != nil {
 			return out, err
 		}
+	}
+	if o, dispatched, err := b.serveDispatch(ctx, tr, cmd, task); dispatched { // serve_mode.go
+		return o, err
 	}
 	// The lock commit needs only the base's tree, which the checkout knows long before it has
 	// checked the work tree: the lock is taken then, and the rest of the checkout ends beside it.
@@ -224,7 +227,7 @@ func (b *eventBot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 		if err != nil {
 			return out, err
 		}
-		if tr.Kind == TriggerComment {
+		if tr.Kind == TriggerComment && tr.Served == nil {
 			if containsID(r.st.Handled, tr.CommentID) {
 				return b.skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", tr.CommentID))
 			}

@@ -49,6 +49,9 @@ type Trigger struct {
 	Pull PullEvent
 	// Inputs are a workflow_dispatch's inputs (TriggerDispatch), as strings.
 	Inputs map[string]string
+	// Served is set on the command a `studio serve` dispatch carries (serve_mode.go): the server
+	// already acknowledged it and recorded it as handled.
+	Served *Served
 }
 
 // Skip explains why an event needs no work; the bot logs it so every skipped event has a line.

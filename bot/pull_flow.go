@@ -120,6 +120,9 @@ func (b *eventBot) implementApproved(ctx context.Context, tr Trigger, issue int,
 	if !elig.Allowed {
 		return out, false, nil
 	}
+	if o, dispatched, err := b.serveApproval(ctx, tn.issue, tr.Pull.Number, first.Author); dispatched { // serve_mode.go
+		return o, true, err
+	}
 	r, err := b.runForIssue(ctx, tr, tn.issue, Command{Verb: "run", Line: fmt.Sprintf("approval review-%d by @%s", first.ID, first.Author)})
 	if err != nil {
 		return out, true, err

@@ -71,6 +71,8 @@ type Settings struct {
 	LockSettings
 	// SpendSettings are max-cost and the repository's caps (spend_run.go).
 	SpendSettings
+	// Serve is set inside `studio serve` (serve_mode.go); nil in a job.
+	Serve *ServeMode
 }
 
 func (s *Settings) defaults() {

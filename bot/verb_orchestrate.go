@@ -303,6 +303,9 @@ func (b *eventBot) finishOrchestrated(ctx context.Context, orch, task, slot int,
 // orchestration started from the Actions tab (input orchestrate, on the issue named by input
 // issue). GitHub lets only writers dispatch a workflow; a person's dispatch is checked anyway.
 func (b *eventBot) onDispatch(ctx context.Context, tr Trigger) (Outcome, error) {
+	if tr.Inputs[inputActor] != "" { // a command `studio serve` dispatched (serve_mode.go)
+		return b.onServedDispatch(ctx, tr)
+	}
 	if !strings.EqualFold(tr.Actor.Login, b.BotLogin) {
 		perm, err := b.gh.Permission(ctx, tr.Actor.Login)
 		if err != nil {

@@ -64,6 +64,25 @@ type App struct {
 // New checks the key, asks GitHub for the App (its slug names the bot) and for its installation
 // on the repository. It mints no token yet: TokenSource does, on first use.
 func New(ctx context.Context, cfg Config) (*App, error) {
+	a, err := authenticate(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	cfg = a.cfg
+	inst, resp, err := a.gh.Apps.FindRepositoryInstallation(ctx, cfg.Owner, cfg.Repo)
+	if err != nil {
+		if resp != nil && resp.StatusCode == http.StatusNotFound {
+			return nil, fmt.Errorf("the GitHub App %s is not installed on %s/%s: install it on the repository (the App's page → Install, or the organization's Settings → GitHub Apps → Configure) and run again", a.slug, cfg.Owner, cfg.Repo)
+		}
+		return nil, fmt.Errorf("find the GitHub App %s's installation on %s/%s: %w", a.slug, cfg.Owner, cfg.Repo, err)
+	}
+	a.installationID = inst.GetID()
+	a.source = NewTokenSource(a.mint, cfg.Now, cfg.RefreshBefore, cfg.Log)
+	return a, nil
+}
+
+// authenticate checks the key and asks GitHub for the App with a JWT signed by it.
+func authenticate(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -105,15 +124,6 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		return nil, fmt.Errorf("get the GitHub App %s: %w", cfg.AppID, err)
 	}
 	a.slug = ghApp.GetSlug()
-	inst, resp, err := a.gh.Apps.FindRepositoryInstallation(ctx, cfg.Owner, cfg.Repo)
-	if err != nil {
-		if resp != nil && resp.StatusCode == http.StatusNotFound {
-			return nil, fmt.Errorf("the GitHub App %s is not installed on %s/%s: install it on the repository (the App's page → Install, or the organization's Settings → GitHub Apps → Configure) and run again", a.slug, cfg.Owner, cfg.Repo)
-		}
-		return nil, fmt.Errorf("find the GitHub App %s's installation on %s/%s: %w", a.slug, cfg.Owner, cfg.Repo, err)
-	}
-	a.installationID = inst.GetID()
-	a.source = NewTokenSource(a.mint, cfg.Now, cfg.RefreshBefore, cfg.Log)
 	return a, nil
 }
 

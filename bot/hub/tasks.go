@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/google/go-github/v60/github"
@@ -75,7 +76,11 @@ func (c *Client) DispatchWorkflow(ctx context.Context, workflow, ref string, inp
 	var details struct {
 		ID int64 `json:"workflow_run_id"`
 	}
-	if _, err := c.gh.Do(ctx, req, &details); err != nil {
+	if resp, err := c.gh.Do(ctx, req, &details); err != nil {
+		if resp != nil && resp.StatusCode == http.StatusNotFound {
+			// No such workflow on ref (or it does not declare workflow_dispatch).
+			return 0, fmt.Errorf("dispatch %s on %s: %w: %w", workflow, ref, ErrNotFound, err)
+		}
 		return 0, fmt.Errorf("dispatch %s on %s: %w", workflow, ref, classify(err))
 	}
 	return details.ID, nil

@@ -113,6 +113,7 @@ func newRootCmd(e env) *cobra.Command {
 		// Never reached: run dispatches the action mode before cobra. Listed for help only.
 		RunE: func(*cobra.Command, []string) error { return failf("the action mode runs only as the first argument") },
 	})
+	add(newServeCmd(e, nil))
 	add(newInitCmd(e))
 	add(legacyCmd("doctor", "check the tools and every studio file of a checkout", "[--project DIR] [--codex-path P] [--agent-user U]",
 		func(ctx context.Context, args []string) int {

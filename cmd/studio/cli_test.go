@@ -221,7 +221,7 @@ func TestHelpListsTheCommands(t *testing.T) {
 		if code != exitOK {
 			t.Fatalf("%v: exit %d", args, code)
 		}
-		for _, want := range []string{"  run ", "  init ", "  workflow ", "  task ", "  doctor ", "  action ", "  demo ", "studio workflow list"} {
+		for _, want := range []string{"  run ", "  init ", "  workflow ", "  task ", "  doctor ", "  action ", "  serve ", "  demo ", "studio workflow list"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("%v: help lacks %q", args, want)
 			}
