@@ -121,6 +121,7 @@ func (u apiUsage) tokens() spend.Tokens {
 type meteredStream struct {
 	src      io.ReadCloser
 	f        *flight
+	buf      []byte
 	in, out  []byte
 	cut, eof bool
 	err      error
@@ -134,9 +135,11 @@ func (m *meteredStream) Read(p []byte) (int, error) {
 			}
 			return 0, io.EOF
 		}
-		buf := make([]byte, 32<<10)
-		n, err := m.src.Read(buf)
-		m.in = append(m.in, buf[:n]...)
+		if m.buf == nil {
+			m.buf = make([]byte, 32<<10)
+		}
+		n, err := m.src.Read(m.buf)
+		m.in = append(m.in, m.buf[:n]...)
 		for !m.cut {
 			i := bytes.Index(m.in, []byte("\n\n"))
 			if i < 0 {
@@ -166,13 +169,20 @@ func (m *meteredStream) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// observe meters one event and reports whether the budget is passed.
+// observe meters one event and reports whether the budget is passed. An output delta named by
+// its event line counts its data's bytes without decoding them (an estimate only, a little high
+// by the JSON around the text); everything else is decoded, for the usage it may carry.
 func (m *meteredStream) observe(ev []byte) bool {
-	var data []byte
+	var name, data []byte
 	for _, line := range bytes.Split(ev, []byte("\n")) {
 		if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
 			data = append(data, bytes.TrimSpace(d)...)
+		} else if n, ok := bytes.CutPrefix(line, []byte("event:")); ok {
+			name = bytes.TrimSpace(n)
 		}
+	}
+	if bytes.HasSuffix(name, []byte(".delta")) {
+		return m.f.stream(len(data))
 	}
 	var e struct {
 		Type     string `json:"type"`

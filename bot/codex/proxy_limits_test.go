@@ -12,7 +12,7 @@ import (
 	"github.com/codex-studio/studio-action/policy/spend"
 )
 
-func perCallProxy(t *testing.T, upstream string, b *Budget) *Proxy {
+func perCallProxy(t testing.TB, upstream string, b *Budget) *Proxy {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

@@ -41,8 +41,9 @@ type Verdict struct {
 // Judge decides where s stands against l. The cost bound counts only priced calls: a model
 // without a price cannot be held to max-cost, which Admit refuses up front.
 func Judge(l Limits, s Spent) Verdict {
+	// The proxy judges after every streamed event: the words are written only when they are shown.
 	v := Verdict{}
-	consider := func(limit string, share float64, words string) {
+	consider := func(limit string, share float64, words func() string) {
 		st := Under
 		switch {
 		case share >= 1:
@@ -51,15 +52,19 @@ func Judge(l Limits, s Spent) Verdict {
 			st = Warning
 		}
 		if st > v.Standing {
-			v = Verdict{Standing: st, Limit: limit, Words: words}
+			v = Verdict{Standing: st, Limit: limit, Words: words()}
 		}
 	}
 	if l.MaxTokens > 0 {
 		used := s.Tokens.Total()
-		consider("max-tokens", float64(used)/float64(l.MaxTokens), fmt.Sprintf("%s tokens used, max-tokens is %s", thousands(used), thousands(l.MaxTokens)))
+		consider("max-tokens", float64(used)/float64(l.MaxTokens), func() string {
+			return fmt.Sprintf("%s tokens used, max-tokens is %s", thousands(used), thousands(l.MaxTokens))
+		})
 	}
 	if l.MaxCost > 0 {
-		consider("max-cost", s.Bill.USD/l.MaxCost, fmt.Sprintf("%s spent, max-cost is %s", USD(s.Bill.USD), USD(l.MaxCost)))
+		consider("max-cost", s.Bill.USD/l.MaxCost, func() string {
+			return fmt.Sprintf("%s spent, max-cost is %s", USD(s.Bill.USD), USD(l.MaxCost))
+		})
 	}
 	return v
 }
