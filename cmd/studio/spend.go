@@ -107,13 +107,17 @@ func (g gitLedger) git(ctx context.Context, args ...string) (string, error) {
 
 // fetch brings the month's ledger ref from origin; a month with no ref yet is not an error.
 func (g gitLedger) fetch(ctx context.Context, ref string) error {
-	if _, err := g.git(ctx, "ls-remote", "--exit-code", "origin", ref); err != nil {
-		if _, rerr := g.git(ctx, "remote", "get-url", "origin"); rerr != nil {
-			return rerr
-		}
+	// ls-remote --exit-code exits 2 when origin answered and has no such ref; anything else
+	// (no origin, no network, no access) is an error the caller reports.
+	out, err := exec.CommandContext(ctx, "git", "-C", g.dir, "ls-remote", "--exit-code", "origin", ref).CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee) && ee.ExitCode() == 2:
 		return nil // origin has no ledger for the month
+	case err != nil:
+		return fmt.Errorf("git ls-remote origin %s: %s", ref, strings.TrimSpace(string(out)))
 	}
-	_, err := g.git(ctx, "fetch", "--quiet", "--no-tags", "origin", "+"+ref+":"+ref)
+	_, err = g.git(ctx, "fetch", "--quiet", "--no-tags", "origin", "+"+ref+":"+ref)
 	return err
 }
 

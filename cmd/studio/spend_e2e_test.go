@@ -258,6 +258,11 @@ func TestSpendCommandRefusesABadMonthAndSaysWhenEmpty(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "No spend recorded for 2026-12 (refs/studio/spend/2026-12 has no runs).") {
 		t.Errorf("empty ledger: exit %d %q %q", code, out, errOut)
 	}
+	// Without --no-fetch, a checkout with no origin says it could not fetch, then shows what it has.
+	code, out, errOut = runCLI([]string{"spend", "--project", dir, "--month", "2026-12"}, nil)
+	if code != 0 || !strings.Contains(errOut, "note: could not fetch the ledger from origin") || !strings.Contains(out, "No spend recorded") {
+		t.Errorf("no origin: exit %d %q %q", code, out, errOut)
+	}
 }
 
 // Two runs of the whole action at once, each on its own runner and issue, both with the real
