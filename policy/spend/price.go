@@ -25,7 +25,9 @@ type Price struct {
 type Prices map[string]Price
 
 // builtinPrices is the table shipped with the binary: the models routing names (policy/routing)
-// and their close relatives. A project overrides or adds models under `prices` in
+// and their close relatives. The gpt-5 family's rows are its list prices; the routing models
+// take the row of their class (sol, terra and the fallbacks gpt-5's, luna and the mini
+// gpt-5-mini's), an estimate until their own list prices are known (docs/runtime.md). A project overrides or adds models under `prices` in
 // .codex/studio/config.json; a model in neither is shown in tokens with "no price known".
 var builtinPrices = Prices{
 	"gpt-5.6-sol":   {Input: 1.25, CachedInput: 0.125, Output: 10},
