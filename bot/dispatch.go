@@ -33,7 +33,10 @@ var routes = map[eventTarget]func(*eventBot, context.Context, Trigger) (Outcome,
 // Handle runs the whole flow for one decoded trigger. A returned error means the bot itself
 // failed (GitHub or git unreachable); refusals and blocked verdicts are Outcomes.
 func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
-	return b.forEvent(tr).handle(ctx, tr)
+	ev := b.forEvent(tr)
+	out, err := ev.handle(ctx, tr)
+	ev.recordSpend(ctx, tr, &out)
+	return out, err
 }
 
 // forEvent makes the event's own bot: the configured bot with a new hub.Memo in front of the
@@ -42,7 +45,7 @@ func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
 func (b *Bot) forEvent(tr Trigger) *eventBot {
 	m := hub.NewMemo(b.GitHub, hub.MemoClock(b.Now), hub.MemoBotLogin(b.BotLogin))
 	m.KnowEvent(tr.DefaultBranch, tr.Snapshot)
-	return &eventBot{Bot: b, gh: m}
+	return &eventBot{Bot: b, gh: m, spend: b.newEventSpend()}
 }
 
 // eventGitHub is what one event's steps ask of GitHub: the union of the small interfaces each

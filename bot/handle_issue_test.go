@@ -145,7 +145,7 @@ func TestHandleCommentOnIssue(t *testing.T) {
 	}
 	for _, c := range []hCase{
 		{
-			name: "run blocked by an out-of-scope path", say: "/studio run", status: "blocked", budget: 15,
+			name: "run blocked by an out-of-scope path", say: "/studio run", status: "blocked", budget: 15 + ledgerAppend,
 			agent: []agentCall{{write: map[string]string{"src/player/jump.gd": hJump, "README.md": "# Hijacked\n"}}},
 			check: func(t *testing.T, w *hWorld, n int, _ Trigger, out Outcome) {
 				if w.file("studio/task-1", "src/player/jump.gd") != hJump {
@@ -186,7 +186,7 @@ func TestHandleCommentOnIssue(t *testing.T) {
 			},
 		},
 		{
-			name: "plain request gets a proposal", body: hPlain, say: "/studio run", answer: []string{hProposal}, status: "awaiting-approval", budget: 12,
+			name: "plain request gets a proposal", body: hPlain, say: "/studio run", answer: []string{hProposal}, status: "awaiting-approval", budget: 12 + ledgerAppend,
 			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
 				writes, schema := w.agent.requests()
 				if len(writes) != 0 || len(schema) != 1 || schema[0].Sandbox != "read-only" || !strings.Contains(schema[0].Prompt, "## Task block proposal") {
@@ -206,7 +206,7 @@ func TestHandleCommentOnIssue(t *testing.T) {
 			},
 		},
 		{
-			name: "read-only role reports", body: "Where are we?\n\n```studio\nrole: producer\n```\n", say: "/studio run", status: "done", budget: 11,
+			name: "read-only role reports", body: "Where are we?\n\n```studio\nrole: producer\n```\n", say: "/studio run", status: "done", budget: 11 + ledgerAppend,
 			agent: []agentCall{{message: "The project is on track."}},
 			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
 				r := w.replies(n)
@@ -317,7 +317,7 @@ func TestHandleCommentOnIssue(t *testing.T) {
 			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) { nothingWritten(t, w, n, tr, 0) },
 		},
 		{
-			name: "agent failure blocks", say: "/studio run", status: "blocked", budget: 10,
+			name: "agent failure blocks", say: "/studio run", status: "blocked", budget: 10 + ledgerAppend,
 			agent: []agentCall{{exit: 2, message: "crashed"}},
 			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
 				hasAll(t, "verdict", out.Summary, "**Verdict: blocked**")
@@ -330,7 +330,7 @@ func TestHandleCommentOnIssue(t *testing.T) {
 			},
 		},
 		{
-			name: "review blockers get a fix pass", say: "/studio run", status: "done", budget: 17,
+			name: "review blockers get a fix pass", say: "/studio run", status: "done", budget: 17 + ledgerAppend,
 			agent:  []agentCall{{write: map[string]string{"src/player/jump.gd": "extends Node\n"}}, {write: map[string]string{"src/player/jump.gd": hJump}}},
 			answer: []string{`{"blockers":["the jump constant is gone"],"warnings":["keep it short"],"summary":"Missing constant.","needsFix":true}`, passingReview},
 			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
@@ -349,7 +349,7 @@ func TestHandleCommentOnIssue(t *testing.T) {
 			},
 		},
 		{
-			name: "changes the verification makes are reverted", say: "/studio run", status: "done", budget: 15,
+			name: "changes the verification makes are reverted", say: "/studio run", status: "done", budget: 15 + ledgerAppend,
 			body:  "Make the jump feel snappier.\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\nverify: {command: sh, args: [-c, \"echo built > src/player/jump.gd\"]}\n```\n",
 			agent: edit,
 			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
@@ -360,7 +360,7 @@ func TestHandleCommentOnIssue(t *testing.T) {
 			},
 		},
 		{
-			name: "malformed proposal blocks", body: hPlain, say: "/studio run", answer: []string{"You should raise the jump."}, status: "blocked", budget: 10,
+			name: "malformed proposal blocks", body: hPlain, say: "/studio run", answer: []string{"You should raise the jump."}, status: "blocked", budget: 10 + ledgerAppend,
 			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
 				hasAll(t, "status comment", w.status(n), "is not a usable task block", "You should raise the jump.")
 				if len(w.replies(n)) != 0 {
@@ -369,7 +369,7 @@ func TestHandleCommentOnIssue(t *testing.T) {
 			},
 		},
 		{
-			name: "planning pass failure blocks", body: hPlain, say: "/studio run", status: "blocked", budget: 10,
+			name: "planning pass failure blocks", body: hPlain, say: "/studio run", status: "blocked", budget: 10 + ledgerAppend,
 			answer: []string{failAnswer},
 			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
 				hasAll(t, "status comment", w.status(n), "Codex exited with status 1", "the planning pass failed")
@@ -425,7 +425,7 @@ func TestHandleCommentOnIssue(t *testing.T) {
 			},
 		},
 		{
-			name: "profile guidance reaches the agent, outside the workspace", say: "/studio run", status: "done", budget: 15,
+			name: "profile guidance reaches the agent, outside the workspace", say: "/studio run", status: "done", budget: 15 + ledgerAppend,
 			files: withFile(".codex/profile.json", strings.ReplaceAll(string(profile), `"builder"`, `"gameplay-programmer"`)), agent: edit,
 			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
 				writes, _ := w.agent.requests()
@@ -441,7 +441,7 @@ func TestHandleCommentOnIssue(t *testing.T) {
 			},
 		},
 		{
-			name: "guided studio runs on the requester's own approval", files: studioFiles("guided-studio", ""), say: "/studio run --approved-by-user", status: "done", budget: 16,
+			name: "guided studio runs on the requester's own approval", files: studioFiles("guided-studio", ""), say: "/studio run --approved-by-user", status: "done", budget: 16 + ledgerAppend,
 			agent: edit,
 			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
 				if w.file("studio/task-1", "src/player/jump.gd") != hJump {
@@ -453,7 +453,7 @@ func TestHandleCommentOnIssue(t *testing.T) {
 			},
 		},
 		{
-			name: "guided studio plans first", files: studioFiles("guided-studio", ""), say: "/studio run", status: "awaiting-approval", budget: 24,
+			name: "guided studio plans first", files: studioFiles("guided-studio", ""), say: "/studio run", status: "awaiting-approval", budget: 24 + ledgerAppend,
 			agent: []agentCall{{message: "The plan."}},
 			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
 				if p := w.pulls(); len(p) != 1 || !p[0].Draft || !strings.Contains(p[0].Body, "The plan.") {
@@ -462,7 +462,7 @@ func TestHandleCommentOnIssue(t *testing.T) {
 			},
 		},
 		{
-			name: "plan phase failure blocks", files: studioFiles("strict-studio", ""), say: "/studio run", status: "blocked", budget: 12,
+			name: "plan phase failure blocks", files: studioFiles("strict-studio", ""), say: "/studio run", status: "blocked", budget: 12 + ledgerAppend,
 			agent: []agentCall{{exit: 1, message: "no"}},
 			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
 				hasAll(t, "verdict", out.Summary, "the plan phase failed", "Codex exited with status 1")
@@ -472,7 +472,7 @@ func TestHandleCommentOnIssue(t *testing.T) {
 			},
 		},
 		{
-			name: "plain run stays inside its request budget", agent: edit, say: "/studio run", status: "done", budget: 12,
+			name: "plain run stays inside its request budget", agent: edit, say: "/studio run", status: "done", budget: 12 + ledgerAppend,
 			body: "Make the jump feel snappier.\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\nrunPolicy: {review: false}\n```\n",
 			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
 				if w.file("studio/task-1", "src/player/jump.gd") != hJump || out.PullRequest == 0 {

@@ -78,7 +78,7 @@ func TestHandleCommentOnStudioPull(t *testing.T) {
 			},
 		},
 		{
-			name: "review passes", say: "/studio review", status: "done", budget: 28,
+			name: "review passes", say: "/studio review", status: "done", budget: 28 + ledgerAppendAgain,
 			check: func(t *testing.T, w *hWorld, n int, pr ghemu.Pull, tr Trigger, out Outcome) {
 				runs := w.checks(ReviewCheckName, pr.HeadSHA)
 				if len(runs) != 2 || runs[1].Conclusion != "success" {
@@ -101,7 +101,7 @@ func TestHandleCommentOnStudioPull(t *testing.T) {
 			},
 		},
 		{
-			name: "review finds blockers", say: "/studio review", answer: []string{blocker}, status: "blocked", budget: 28,
+			name: "review finds blockers", say: "/studio review", answer: []string{blocker}, status: "blocked", budget: 28 + ledgerAppendAgain,
 			check: func(t *testing.T, w *hWorld, n int, pr ghemu.Pull, tr Trigger, out Outcome) {
 				runs := w.checks(ReviewCheckName, pr.HeadSHA)
 				if len(runs) != 2 || runs[1].Conclusion != "failure" {
@@ -283,7 +283,7 @@ func TestHandleStrictPlanApproval(t *testing.T) {
 		{write: map[string]string{"src/player/jump.gd": hJump, "tests/test_jump.gd": "extends Node\n"}},
 	})
 	out, api := w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "awaiting-approval")
-	within(t, "the plan", api, 24)
+	within(t, "the plan", api, 24+ledgerAppend)
 	pulls := w.pulls()
 	if len(pulls) != 1 || !pulls[0].Draft || pulls[0].Number != out.PullRequest {
 		t.Fatalf("pull requests = %+v", pulls)
@@ -317,7 +317,7 @@ func TestHandleStrictPlanApproval(t *testing.T) {
 	// Another writer approves: the implementation runs on the plan's branch.
 	w.clk.Advance(time.Minute)
 	out, api = w.mustHandle(w.review(pr.Number, hReviewer, ghemu.ReviewSpec{}), "done")
-	within(t, "the approved implementation", api, 31) // the plan's commits are listed again after the push
+	within(t, "the approved implementation", api, 31+ledgerAppendAgain) // the plan's commits are listed again after the push
 	if writes, _ := agent.requests(); len(writes) != 2 || writes[1].Sandbox == "read-only" {
 		t.Fatalf("the approval did not start a writing implementation: %d calls", len(writes))
 	}
@@ -403,7 +403,7 @@ func TestHandleReplanKeepsThePlanGate(t *testing.T) {
 	first, _ := w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "awaiting-approval")
 	before := w.branch("studio/task-1")
 	out, api := w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "awaiting-approval")
-	within(t, "the second plan", api, 26)
+	within(t, "the second plan", api, 26+ledgerAppendAgain)
 	head := w.branch("studio/task-1")
 	if out.PullRequest != first.PullRequest || head == before || len(w.pulls()) != 1 {
 		t.Fatalf("second plan: outcome %+v, head %s -> %s, pulls %+v", out, before, head, w.pulls())

@@ -435,6 +435,14 @@ func hasAll(t *testing.T, what, got string, wants ...string) {
 	}
 }
 
+// A run whose Codex calls spent anything appends its ledger entry (spend.go): the month's first
+// run reads the ref, makes the commit and creates the ref; a later one also reads the tip's
+// commit and advances the ref instead.
+const (
+	ledgerAppend      = 3
+	ledgerAppendAgain = 4
+)
+
 // within fails the test when an event made more REST requests than its budget (issue #10).
 func within(t *testing.T, what string, api []string, budget int) {
 	t.Helper()

@@ -137,6 +137,13 @@ func (b *eventBot) implementApproved(ctx context.Context, tr Trigger, issue int,
 		}
 		return *r.out, true, err
 	}
+	// The repository's spend caps hold for an approved implementation too (spend_run.go).
+	if stop, err := r.spendPreflight(ctx, tn.cfg, tn.base); stop || err != nil {
+		if err != nil {
+			r.reportFailure(ctx, err)
+		}
+		return *r.out, true, err
+	}
 	if err := r.publish(ctx); err != nil {
 		r.reportFailure(ctx, err)
 		return out, true, err

@@ -17,6 +17,7 @@ import (
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/policy/routing"
+	"github.com/codex-studio/studio-action/policy/spend"
 	"github.com/codex-studio/studio-action/prompts"
 )
 
@@ -71,6 +72,8 @@ type Settings struct {
 	DispatchWorkflow string
 	// LockSettings bound the per-issue lock (lock.go).
 	LockSettings
+	// SpendSettings are max-cost and the repository's caps (spend_run.go).
+	SpendSettings
 	// Serve is set inside `studio serve` (serve_mode.go); nil in a job.
 	Serve *ServeMode
 }
@@ -127,6 +130,9 @@ type Deps struct {
 	Locks LockRefs
 	// Sleep waits between tries for a lock; nil sleeps on a real timer.
 	Sleep func(ctx context.Context, d time.Duration) error
+	// Budget is the run's account the Codex runtime's proxy holds (spend_run.go); nil makes one
+	// per event from MaxTokens and MaxCost.
+	Budget *codex.Budget
 }
 
 // Outcome is what a handled event produced; cmd turns it into step outputs and the job summary.
@@ -140,6 +146,8 @@ type Outcome struct {
 	Skip        string // why nothing ran, when Status is skipped
 	// Usage sums the tokens of every Codex call the run made (the `usage` output).
 	Usage codex.Usage
+	// Cost is what those calls cost (nil when nothing was metered); see spend.Bill.
+	Cost *spend.Bill
 	// Said is what the run's Codex said last: a read-only role's report, a writing role's final
 	// message (a delegating role's summary). Untrusted; an orchestration shows a line of it.
 	Said string
@@ -174,6 +182,8 @@ type eventBot struct {
 	published   map[int64]*run // last writer of each status comment (status_run.go)
 	// derived is what the event decoded, parsed and decided, each once (taskctx.go).
 	derived derived
+	// spend is the event's budget and ledger entry (spend_run.go).
+	spend *eventSpend
 }
 
 // New returns a Bot with defaults filled in.
@@ -426,6 +436,9 @@ func (r *run) execute(ctx context.Context) error {
 		// A frozen (or inactive) project gets no mutating run: refused before the task is even
 		// read, so no Codex call, branch or label follows. A dry run still answers.
 		return r.refuse(ctx, cfg.InactiveReason())
+	}
+	if stop, err := r.spendPreflight(ctx, cfg, base); stop || err != nil {
+		return err
 	}
 
 	var tc taskContext

@@ -3,6 +3,7 @@ package bot
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -173,6 +174,8 @@ func codexFailureLine(res codex.Result) string {
 	switch {
 	case res.TimedOut:
 		return "Codex timed out; the work it finished inside writeFiles is kept on the branch"
+	case errors.As(res.Err, new(*codex.BudgetError)):
+		return res.Err.Error() // budget reached: the words say how to continue
 	case res.Err != nil:
 		return "Codex could not run: " + res.Err.Error()
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/codex-studio/studio-action/policy/routing"
+	"strings"
 
 	"github.com/codex-studio/studio-action/bot/codex"
 )
@@ -14,14 +15,16 @@ import (
 // meter wraps the Codex runner for one of the run's single calls: it counts the call, and its
 // fallback too, and refuses the fallback once the tokens used reach max-tokens. The lifecycle
 // meters its own calls.
-func (r *run) meter() *codex.Meter { return codex.NewMeter(r.Codex, r.MaxTokens) }
+func (r *run) meter() *codex.Meter {
+	return codex.NewMeter(r.Codex, r.MaxTokens).WithBudget(r.budget())
+}
 
 // noteUsage adds the usage of Codex calls to the run's outcome and shows the total on the status
 // comment.
 func (r *run) noteUsage(u codex.Usage) {
 	r.out.Usage = r.out.Usage.Add(u)
 	if r.out.Usage.Calls > 0 {
-		r.st.Usage = codex.UsageLine(r.out.Usage)
+		r.st.Usage = codex.UsageLine(r.out.Usage) + ".\n\n" + r.spendLines()
 	}
 }
 
@@ -46,6 +49,7 @@ func (r *run) codexStep(ctx context.Context, s singleStep) (codex.Execution, *co
 		return codex.Execution{}, nil, fmt.Errorf("run evidence: %w", err)
 	}
 	r.pristine = false // the agent may change the workspace from here on
+	r.noteRole(strings.TrimSuffix(s.folder, "-"+s.label))
 	meter := r.meter()
 	exe, _ := codex.RunStep(ctx, codex.Step{
 		Evidence: ev, Runner: meter, Label: s.label, Phase: s.phase, Prompt: s.prompt, Workdir: r.WorkDir,

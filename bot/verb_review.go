@@ -34,6 +34,9 @@ func (r *run) reviewPull(ctx context.Context, pr PullRequest) error {
 	if !tn.cfg.Active() {
 		return r.refuse(ctx, tn.cfg.InactiveReason())
 	}
+	if stop, err := r.spendPreflight(ctx, tn.cfg, tn.base); stop || err != nil {
+		return err
+	}
 	r.out.PullRequest, r.out.PullURL, r.out.Branch = pr.Number, pr.URL, pr.HeadRef
 	routes, err := r.modelRoute(ctx, tn)
 	if err != nil {

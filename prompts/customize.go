@@ -24,6 +24,17 @@ type Customization struct {
 	Roles         []CustomRole     `json:"roles"`
 	Workflows     []CustomWorkflow `json:"workflows"`
 	Templates     []CustomTemplate `json:"templates"`
+	// Prices override or add model prices (US dollars per million tokens) to the table the
+	// binary ships (policy/spend), for the cost the studio shows and max-cost holds.
+	Prices map[string]CustomPrice `json:"prices,omitempty"`
+}
+
+// CustomPrice is one model's price in the pack: input, cached input and output tokens, in US
+// dollars per million.
+type CustomPrice struct {
+	Input       float64 `json:"input"`
+	CachedInput float64 `json:"cachedInput"`
+	Output      float64 `json:"output"`
 }
 
 // CustomPolicy says how a pack merges with built-ins; only "extend-only" exists.
@@ -181,6 +192,16 @@ func (c *Customization) applyDefaultsAndCheck() error {
 		req(k+"description", t.Description)
 		list(k+"roles", t.Roles, 1)
 		list(k+"workflows", t.Workflows, 1)
+	}
+	for model, p := range c.Prices {
+		if strings.TrimSpace(model) == "" {
+			errs = append(errs, fmt.Errorf("prices: a model name must be non-empty"))
+		}
+		for key, v := range map[string]float64{"input": p.Input, "cachedInput": p.CachedInput, "output": p.Output} {
+			if v < 0 || v != v || v > 1e6 {
+				errs = append(errs, fmt.Errorf("prices.%s.%s: must be US dollars per million tokens, 0 or more", model, key))
+			}
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -200,6 +200,14 @@ type CLI struct {
 	// Jail confines Codex and everything it starts; nil means jail.Unconfined("no jail
 	// configured"). Each call is one jail.Spec: the workdir and a scratch folder of its own.
 	Jail jail.Jail
+	// Keys, when set, gives each call a client key of its own (the Proxy's CallKey), valid for
+	// that call's model and revoked when the call ends; it replaces ProxyKeyEnv in Env.
+	Keys CallKeys
+}
+
+// CallKeys mints the per-call client keys of the proxy.
+type CallKeys interface {
+	CallKey(model string) (key string, revoke func(), err error)
 }
 
 // maxLastMessageBytes bounds the final message read back from the agent's scratch folder.
@@ -236,6 +244,16 @@ func (c CLI) Run(ctx context.Context, req Request) Result {
 	if err != nil {
 		res.Err = err
 		return res
+	}
+	if c.Keys != nil {
+		key, revoke, err := c.Keys.CallKey(req.Model.Model)
+		if err != nil {
+			res.Err = fmt.Errorf("the call's proxy key: %w", err)
+			return res
+		}
+		defer revoke() // after the call's end: nothing it left behind can use the proxy
+		c.Redactor.Add(key)
+		env = setEnv(env, ProxyKeyEnv, key)
 	}
 	if req.OutputSchema != "" {
 		// Codex reads the schema as the agent: give it a copy the agent can reach.

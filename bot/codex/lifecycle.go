@@ -77,6 +77,9 @@ type Plan struct {
 	// checked before every Codex call (usage.go): once reached, the next call is not made and the
 	// run ends blocked with a *BudgetError as its reason. A single call can overshoot it.
 	MaxTokens int
+	// Budget is the run's account (max-tokens and max-cost, held by the proxy in flight too);
+	// nil leaves MaxTokens alone.
+	Budget *Budget
 }
 
 // Hooks let the bot act between steps. Every hook is optional.
@@ -202,7 +205,7 @@ func (l *Lifecycle) Run(ctx context.Context, p Plan) (Outcome, error) {
 		scratch.Evidence = &Evidence{Dir: tmp, Redactor: l.Redactor}
 		l = &scratch
 	}
-	r := &run{l: l, p: p, out: Outcome{FixPasses: []FixPass{}}, meter: NewMeter(l.Runner, max(p.MaxTokens, 0))}
+	r := &run{l: l, p: p, out: Outcome{FixPasses: []FixPass{}}, meter: NewMeter(l.Runner, max(p.MaxTokens, 0)).WithBudget(p.Budget)}
 	err := r.execute(ctx)
 	r.out.Usage = r.meter.Used()
 	if err != nil {
@@ -256,7 +259,7 @@ func (r *run) execute(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	last := first
+	last, before := first, attempt{} // before: the attempt ahead of last, whose blockers a cut pass leaves standing
 	blocked := first.blocked()
 	for pass := 1; blocked && last.stop == nil && last.refused == nil && p.FixPrompt != nil && pass <= maxPasses && last.timedOut() == nil; pass++ {
 		if stop := r.checkBudget(fmt.Sprintf("fix pass %d", pass)); stop != nil {
@@ -274,7 +277,7 @@ func (r *run) execute(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		last, blocked = a, a.blocked() // only the latest pass counts
+		before, last, blocked = last, a, a.blocked() // only the latest pass counts
 	}
 
 	switch {
@@ -288,8 +291,13 @@ func (r *run) execute(ctx context.Context) error {
 		r.out.FinalStatus, r.out.Stopped, r.out.Reason = StatusBlocked, last.stop, last.stop.Error()
 		// The blockers that still stand, without the call max-tokens refused (a fallback).
 		standing := last
-		if budgetStop(standing.exe, "") != nil {
+		if stop := budgetStop(standing.exe, ""); stop != nil {
 			standing.exe = Execution{}
+			if stop.During != "" && before.called {
+				// The proxy cut this pass in flight: it judged nothing, so what stood before it
+				// still stands.
+				standing = before
+			}
 		}
 		if standing.review != nil && budgetStop(standing.review.Execution, "") != nil {
 			standing.review = nil
@@ -385,7 +393,12 @@ func budgetStop(exe Execution, label string) *BudgetError {
 		return nil
 	}
 	stop := *be
-	stop.Before = "the fallback call of " + budgetLabel(label)
+	switch {
+	case be.During != "" && label != "":
+		stop.During = budgetLabel(label) // the proxy stopped this step's call in flight
+	case be.During == "":
+		stop.Before = "the fallback call of " + budgetLabel(label)
+	}
 	return &stop
 }
 

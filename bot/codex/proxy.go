@@ -12,7 +12,10 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
+
+	"github.com/codex-studio/studio-action/policy/spend"
 )
 
 // DefaultUpstream is the OpenAI API base URL the proxy forwards to unless configured otherwise.
@@ -44,6 +47,12 @@ type ProxyConfig struct {
 	// DefaultResponseTimeout. Neither Codex nor Go's default transport bounds it, so an endpoint
 	// that accepts the connection and never answers would hold every call until timeout-minutes.
 	ResponseTimeout time.Duration
+	// Budget, when set, is the run's account: the proxy meters every model response into it,
+	// refuses a request that would start past its bounds and ends a stream that passes them.
+	Budget *Budget
+	// PerCall admits only the keys CallKey hands out, each for the one Codex call it was made
+	// for and the model that call asked for; the run-wide ClientKey is then worthless.
+	PerCall bool
 }
 
 // DefaultResponseTimeout is how long the proxy waits for the model API to start its answer. The
@@ -58,8 +67,13 @@ const DefaultResponseTimeout = 2 * time.Minute
 type Proxy struct {
 	baseURL   string
 	clientKey string
+	perCall   bool
+	budget    *Budget
 	srv       *http.Server
 	ln        net.Listener
+
+	keysMu sync.Mutex
+	keys   map[string]string // per-call client key -> the model it may ask for ("" any)
 }
 
 // StartProxy listens on 127.0.0.1:0 and serves until Close or ctx ends.
@@ -83,7 +97,8 @@ func StartProxy(ctx context.Context, cfg ProxyConfig) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start model proxy: listen: %w", err)
 	}
-	p := &Proxy{baseURL: "http://" + ln.Addr().String() + "/v1", clientKey: clientKey, ln: ln}
+	p := &Proxy{baseURL: "http://" + ln.Addr().String() + "/v1", clientKey: clientKey, ln: ln,
+		perCall: cfg.PerCall, budget: cfg.Budget, keys: map[string]string{}}
 	wait := cfg.ResponseTimeout
 	if wait <= 0 {
 		wait = DefaultResponseTimeout
@@ -108,10 +123,14 @@ func StartProxy(ctx context.Context, cfg ProxyConfig) (*Proxy, error) {
 			r.Out.Host = upstream.Host
 			r.Out.Header.Set("Authorization", "Bearer "+cfg.APIKey)
 		},
-		Transport: transport,
+		Transport:      transport,
+		ModifyResponse: p.meterResponse,
 		// Responses are server-sent events: flush every write so Codex sees tokens as they come.
 		FlushInterval: -1,
-		ErrorHandler: func(w http.ResponseWriter, _ *http.Request, err error) {
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if f, _ := r.Context().Value(flightKey{}).(*flight); f != nil {
+				f.settle(spend.Tokens{}) // no answer: nothing generated
+			}
 			// The error names the upstream URL at most; never echo request headers. The words
 			// start with proxyPrefix, so Refusal knows them for the proxy's report, not the API's.
 			var ne net.Error
@@ -137,11 +156,15 @@ func StartProxy(ctx context.Context, cfg ProxyConfig) (*Proxy, error) {
 	return p, nil
 }
 
-// guard admits only Codex (the bearer of the client key) and only the allowed routes.
+// guard admits only Codex (the bearer of the client key: with PerCall, the key of the call now
+// running), only the allowed routes and, with a per-call key, only the call's model; the
+// budget admits the request last (meter.go).
 func (p *Proxy) guard(next http.Handler) http.Handler {
 	want := []byte("Bearer " + p.clientKey)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
+		auth := r.Header.Get("Authorization")
+		model, callKey := p.callModel(auth)
+		if !callKey && (p.perCall || subtle.ConstantTimeCompare([]byte(auth), want) != 1) {
 			http.Error(w, "model proxy: unknown client key", http.StatusUnauthorized)
 			return
 		}
@@ -150,8 +173,48 @@ func (p *Proxy) guard(next http.Handler) http.Handler {
 			http.Error(w, "model proxy: "+r.Method+" "+r.URL.Path+" is not forwarded", http.StatusNotFound)
 			return
 		}
-		next.ServeHTTP(w, r)
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		r, ok = p.admit(w, r, model)
+		if ok {
+			next.ServeHTTP(w, r)
+		}
 	})
+}
+
+// CallKey mints a client key for one Codex call that may ask only for model ("" any); revoke
+// ends it, so nothing the call left behind can use the proxy after the call.
+func (p *Proxy) CallKey(model string) (key string, revoke func(), err error) {
+	key, err = randomKey()
+	if err != nil {
+		return "", nil, err
+	}
+	p.keysMu.Lock()
+	p.keys[key] = model
+	p.keysMu.Unlock()
+	return key, func() {
+		p.keysMu.Lock()
+		delete(p.keys, key)
+		p.keysMu.Unlock()
+	}, nil
+}
+
+// callModel finds the per-call key the Authorization header carries.
+func (p *Proxy) callModel(auth string) (model string, ok bool) {
+	key, found := strings.CutPrefix(auth, "Bearer ")
+	if !found {
+		return "", false
+	}
+	p.keysMu.Lock()
+	defer p.keysMu.Unlock()
+	for k, m := range p.keys {
+		if subtle.ConstantTimeCompare([]byte(k), []byte(key)) == 1 {
+			return m, true
+		}
+	}
+	return "", false
 }
 
 // BaseURL is the provider base_url to give Codex.

@@ -2,6 +2,7 @@ package codex
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -71,7 +72,9 @@ func (e *APIRefusal) Headline() string {
 // not enough: Codex also uses them for warnings (an unknown model's metadata) and for retries it
 // went on to survive.
 func Refusal(res Result) *APIRefusal {
-	if !res.Failed() || res.TimedOut {
+	var budget *BudgetError
+	if !res.Failed() || res.TimedOut || errors.As(res.Err, &budget) {
+		// A budget stop is the proxy's own refusal (budget.go), not the API's: the setup is fine.
 		return nil
 	}
 	msg := strings.TrimSpace(res.Events.TurnFailed)

@@ -29,6 +29,8 @@ type Config struct {
 	KillGrace time.Duration
 	// Jail confines Codex (CLI.Jail); nil runs it unconfined.
 	Jail jail.Jail
+	// Budget is the run's account, which the proxy holds every model request to (nil: none).
+	Budget *Budget
 }
 
 // Runtime is a started proxy and a CLI runner wired to it. Use CLI as the lifecycle's Runner and
@@ -47,7 +49,8 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	proxy, err := StartProxy(ctx, ProxyConfig{Upstream: cfg.Upstream, APIKey: cfg.OpenAIKey})
+	// Each Codex call gets a key of its own (PerCall), for its model, revoked when it ends.
+	proxy, err := StartProxy(ctx, ProxyConfig{Upstream: cfg.Upstream, APIKey: cfg.OpenAIKey, Budget: cfg.Budget, PerCall: true})
 	if err != nil {
 		return nil, fmt.Errorf("start codex runtime: %w", err)
 	}
@@ -64,7 +67,8 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 	rt.CLI = CLI{
 		Bin:       ResolveBin(cfg.Bin, getenv),
 		CodexHome: home,
-		Env:       AgentEnv(getenv, home, proxy.ClientKey()),
+		Env:       AgentEnv(getenv, home, ""),
+		Keys:      proxy,
 		KillGrace: cfg.KillGrace,
 		Provider:  NewProvider(proxy.BaseURL()),
 		Redactor:  rt.Redactor,

@@ -8,12 +8,11 @@ import (
 	"sync"
 )
 
-// Token usage and the max-tokens bound.
+// Token usage and the run's budget (max-tokens, max-cost).
 //
-// A Codex call's size is unknown until it ends (its usage arrives on turn.completed), so the bound
-// is checked between calls: before each call, if the tokens used so far (input plus output)
-// already reach it, the call is not made. A single call can therefore overshoot the bound; what
-// the bound guarantees is that no further call starts once it is reached.
+// The Meter checks the bounds between calls: before each call, if what the run used so far
+// already reaches a bound, the call is not made. Within a call the proxy holds them (budget.go):
+// it refuses a request that would start past the budget and ends a stream that passes it.
 
 // Usage of one call: the tokens its event stream reported, counted as one call.
 func (r Result) Usage() Usage {
@@ -31,24 +30,15 @@ func (e Execution) Usage() Usage {
 	return u
 }
 
-// BudgetError is the stop max-tokens causes: the run used MaxTokens or more before a call.
-type BudgetError struct {
-	Before    string // the call that was not made: "the review", "fix pass 1", ...
-	Used      int    // input plus output tokens used so far
-	MaxTokens int
-}
-
-func (e *BudgetError) Error() string {
-	return fmt.Sprintf("stopped before %s: %s tokens used, max-tokens is %s; raise max-tokens or split the task",
-		e.Before, Thousands(e.Used), Thousands(e.MaxTokens))
-}
-
 // Meter is a Runner that counts the usage of every call it passes on and, with MaxTokens > 0,
 // refuses a call once the tokens used so far reach MaxTokens: the refused call's Result carries a
 // *BudgetError and is not counted. Safe for concurrent use.
 type Meter struct {
 	Runner    Runner
 	MaxTokens int // 0: no bound
+	// Budget, when set, is the run's account: the Meter charges each call to it, checks its
+	// bounds before each call, and reports a call the proxy stopped as a *BudgetError.
+	Budget *Budget
 
 	mu   sync.Mutex
 	used Usage
@@ -56,6 +46,12 @@ type Meter struct {
 
 // NewMeter meters r with the bound max (0: none).
 func NewMeter(r Runner, max int) *Meter { return &Meter{Runner: r, MaxTokens: max} }
+
+// WithBudget makes the meter charge and check the run's budget b (nil: none).
+func (m *Meter) WithBudget(b *Budget) *Meter {
+	m.Budget = b
+	return m
+}
 
 // Used is the usage of every call made so far.
 func (m *Meter) Used() Usage {
@@ -69,6 +65,9 @@ func (m *Meter) Check(before string) error {
 	used := m.Used()
 	if m.MaxTokens > 0 && used.Total() >= m.MaxTokens {
 		return &BudgetError{Before: before, Used: used.Total(), MaxTokens: m.MaxTokens}
+	}
+	if err := m.Budget.check(before); err != nil {
+		return err
 	}
 	return nil
 }
@@ -85,10 +84,26 @@ func (m *Meter) Run(ctx context.Context, req Request) Result {
 	if err := m.Check(before); err != nil {
 		return Result{Model: req.Model.Model, ExitCode: -1, Err: err}
 	}
+	stops, _ := m.Budget.Stops()
 	res := m.Runner.Run(ctx, req)
 	m.mu.Lock()
 	m.used = m.used.Add(res.Usage())
 	m.mu.Unlock()
+	model := res.Model
+	if model == "" {
+		model = req.Model.Model
+	}
+	m.Budget.chargeCall(model, res.Events.Usage)
+	if n, stop := m.Budget.Stops(); n > stops && stop != nil {
+		// The proxy refused a request of this call or ended its stream: whatever Codex made of
+		// that (a retry refused, a turn failed), the call ended because the budget did.
+		e := *stop
+		e.Before, e.During = "", before
+		res.Err = &e
+		if res.ExitCode == 0 {
+			res.ExitCode = 1
+		}
+	}
 	return res
 }
 

@@ -124,14 +124,14 @@ func TestLifecycleMaxTokens(t *testing.T) {
 			answers:    []func(Request) Result{costing("impl", 120000, 90000, 345)},
 			maxTokens:  100000,
 			wantPhases: []string{"implement"}, wantChanges: []int{0},
-			wantReason: "stopped before the review: 120,345 tokens used, max-tokens is 100,000; raise max-tokens or split the task",
+			wantReason: "budget reached: stopped before the review: 120,345 tokens used, max-tokens is 100,000; the work so far is committed: raise max-tokens (or split the task) and run the command again to continue",
 		},
 		{
 			name:       "stops before a fix pass and keeps the review's blockers",
 			answers:    []func(Request) Result{costing("impl", 400, 0, 100), costing(blockVerdict, 500, 0, 50)},
 			maxTokens:  1000,
 			wantPhases: []string{"implement", "review"}, wantChanges: []int{0}, wantReviews: 1,
-			wantReason:   "stopped before fix pass 1: 1,050 tokens used, max-tokens is 1,000; raise max-tokens or split the task",
+			wantReason:   "budget reached: stopped before fix pass 1: 1,050 tokens used, max-tokens is 1,000; the work so far is committed: raise max-tokens (or split the task) and run the command again to continue",
 			wantBlockers: []string{"src/jump.gd:7: jump height ignores gravity"},
 		},
 		{
@@ -141,7 +141,7 @@ func TestLifecycleMaxTokens(t *testing.T) {
 			}},
 			maxTokens:  2000,
 			wantPhases: []string{"implement"}, wantChanges: []int{0},
-			wantReason: "stopped before the fallback call of the implementation: 2,010 tokens used, max-tokens is 2,000; raise max-tokens or split the task",
+			wantReason: "budget reached: stopped before the fallback call of the implementation: 2,010 tokens used, max-tokens is 2,000; the work so far is committed: raise max-tokens (or split the task) and run the command again to continue",
 		},
 		{
 			name: "a review's fallback is refused and the review is not posted",
@@ -150,7 +150,7 @@ func TestLifecycleMaxTokens(t *testing.T) {
 			}},
 			maxTokens:  1000,
 			wantPhases: []string{"implement", "review"}, wantChanges: []int{0},
-			wantReason: "stopped before the fallback call of the review: 1,050 tokens used, max-tokens is 1,000; raise max-tokens or split the task",
+			wantReason: "budget reached: stopped before the fallback call of the review: 1,050 tokens used, max-tokens is 1,000; the work so far is committed: raise max-tokens (or split the task) and run the command again to continue",
 		},
 		{
 			name:       "under the bound the run finishes",
@@ -234,7 +234,7 @@ func TestMeterRefusesOnceTheBoundIsReached(t *testing.T) {
 	if !errors.As(res.Err, &be) || res.Model != "gpt-5.5" || !res.Failed() {
 		t.Fatalf("third call = %+v, want refused", res)
 	}
-	if want := "stopped before the fallback of the plan call: 100 tokens used, max-tokens is 100; raise max-tokens or split the task"; be.Error() != want {
+	if want := "budget reached: stopped before the fallback of the plan call: 100 tokens used, max-tokens is 100; the work so far is committed: raise max-tokens (or split the task) and run the command again to continue"; be.Error() != want {
 		t.Errorf("refusal = %q, want %q", be.Error(), want)
 	}
 	if got := m.Used(); got != (Usage{InputTokens: 75, CachedInputTokens: 10, OutputTokens: 25, Calls: 2}) {

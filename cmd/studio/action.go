@@ -21,6 +21,7 @@ import (
 	"github.com/codex-studio/studio-action/bot/steplog"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/policy/spend"
 	"github.com/sethvargo/go-githubactions"
 )
 
@@ -297,7 +298,9 @@ func runActionOptions(ctx context.Context, act *githubactions.Action, step *step
 		return exitError
 	}
 
-	runner, redactor, keyless, closeCodex, err := startCodex(ctx, opts, jl, over)
+	// The run's budget: the proxy holds every model request to it, the bot every call.
+	budget := codex.NewBudget(spend.Limits{MaxTokens: opts.models.maxTokens, MaxCost: opts.models.maxCost}, nil)
+	runner, redactor, keyless, closeCodex, err := startCodex(ctx, opts, jl, over, budget)
 	if err != nil {
 		act.Errorf("%v", err)
 		return exitError
@@ -325,6 +328,7 @@ func runActionOptions(ctx context.Context, act *githubactions.Action, step *step
 			BranchPrefix: opts.branchPrefix,
 		},
 		Codex:    runner,
+		Budget:   budget,
 		Redactor: redactor,
 		Jail:     jl,
 		Now:      over.now,
@@ -355,6 +359,7 @@ func runActionOptions(ctx context.Context, act *githubactions.Action, step *step
 		RequiredApprovals: opts.approvals.required,
 		ApprovalTTL:       opts.approvals.ttl,
 		LockSettings:      opts.locks,
+		SpendSettings:     bot.SpendSettings{MaxCost: opts.models.maxCost, Caps: opts.models.caps},
 	})
 	out, err := b.Handle(ctx, tr)
 	return finish(ctx, act, step, jl, keyless, runsDir, out, err)
@@ -363,7 +368,7 @@ func runActionOptions(ctx context.Context, act *githubactions.Action, step *step
 // startCodex starts the key-holding proxy and the runner whose environment holds no secret, or,
 // without an OpenAI key, a runner that fails only if Codex is needed (openai_key.go); the demo
 // swaps in a scripted agent but keeps the same redaction. stop stops the proxy.
-func startCodex(ctx context.Context, opts actionOptions, jl jail.Jail, over actionOverrides) (runner codex.Runner, redactor *codex.Redactor, keyless *keylessRunner, stop func(), err error) {
+func startCodex(ctx context.Context, opts actionOptions, jl jail.Jail, over actionOverrides, budget *codex.Budget) (runner codex.Runner, redactor *codex.Redactor, keyless *keylessRunner, stop func(), err error) {
 	redactor = codex.NewRedactor(append(gitops.SecretForms(opts.token), opts.openAIKey)...)
 	switch {
 	case over.codex != nil:
@@ -375,7 +380,7 @@ func startCodex(ctx context.Context, opts actionOptions, jl jail.Jail, over acti
 	rt, err := codex.Start(ctx, codex.Config{
 		Bin: opts.codexPath, OpenAIKey: opts.openAIKey, Upstream: opts.openAIBaseURL,
 		Secrets: gitops.SecretForms(opts.token), CodexHome: filepath.Join(opts.env.runnerTemp, "codex-home"), Getenv: opts.getenv,
-		Jail: jl,
+		Jail: jl, Budget: budget,
 	})
 	if err != nil {
 		return nil, nil, nil, nil, err

@@ -133,6 +133,7 @@ func newRootCmd(e env) *cobra.Command {
 	add(newApproveCmd(e))
 	add(newWorkflowCmd(e))
 	add(newLocksCmd(e))
+	add(newSpendCmd(e))
 	add(newTaskCmd(e))
 	add(legacyCmd("guidance", "compile a multi-agent profile into per-role guidance", "compile --profile <file> --out <dir>",
 		func(ctx context.Context, args []string) int { return runGuidance(ctx, args, e.stdout, e.stderr) }))

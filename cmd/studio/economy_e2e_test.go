@@ -23,11 +23,12 @@ func TestRunStaysInsideItsRequestBudget(t *testing.T) {
 		budget    int
 		wantCodex int
 	}{
-		{"plain run", "runPolicy: {review: false}\n", fakecodex.Script{Calls: []fakecodex.Call{edit("x\n")}}, 12, 1},
+		// Each budget counts the run's ledger entry too (refs/studio/spend, docs/runtime.md).
+		{"plain run", "runPolicy: {review: false}\n", fakecodex.Script{Calls: []fakecodex.Call{edit("x\n")}}, 12 + ledgerAppend, 1},
 		{"review and one fix pass", "", fakecodex.Script{
 			Calls:   []fakecodex.Call{edit("x\n"), edit("y\n")},
 			Reviews: []fakecodex.Call{{FinalMessage: `{"blockers":["the jump is too high"],"warnings":[],"summary":"no","needsFix":true}`}, {FinalMessage: fakecodex.PassingReview}},
-		}, 20, 4},
+		}, 20 + ledgerAppend, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t, nil)
@@ -60,3 +61,7 @@ func TestRunStaysInsideItsRequestBudget(t *testing.T) {
 		})
 	}
 }
+
+// ledgerAppend is what a run that spent adds for its ledger entry, the month's first: read the
+// ref, make the commit, create the ref.
+const ledgerAppend = 3

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"github.com/codex-studio/studio-action/policy/routing"
+	"math"
 	"strconv"
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/policy/spend"
 	"github.com/sethvargo/go-githubactions"
 )
 
@@ -18,6 +20,9 @@ type modelSettings struct {
 	model     string // `model`: any model the endpoint serves; wins over every tier
 	tier      string // `model-tier`: sol, terra or luna
 	maxTokens int    // `max-tokens`: input plus output tokens a run may use; 0 means no bound
+	// `max-cost`, `max-cost-per-day`, `max-cost-per-month`: US dollars; 0 means no bound.
+	maxCost float64
+	caps    spend.Caps
 }
 
 // modelInputs reads `model`, `model-tier` and `max-tokens`. Empty means unset for each; a set
@@ -45,23 +50,47 @@ func modelInputs(input func(string) string) (modelSettings, error) {
 			s.maxTokens = n
 		}
 	}
+	for _, in := range []struct {
+		name string
+		to   *float64
+	}{{"max-cost", &s.maxCost}, {"max-cost-per-day", &s.caps.PerDay}, {"max-cost-per-month", &s.caps.PerMonth}} {
+		v := strings.TrimPrefix(strings.TrimSpace(input(in.name)), "$")
+		if v == "" {
+			continue
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(f > 0) || math.IsInf(f, 0) {
+			errs = append(errs, fmt.Errorf("%s %q must be an amount of US dollars above 0 (e.g. 2.50), or empty for no bound", in.name, v))
+			continue
+		}
+		*in.to = f
+	}
 	return s, errors.Join(errs...)
 }
 
-// usageOutput is the `usage` output: every field always present, calls included.
-func usageOutput(u codex.Usage) string {
+// usageOutput is the `usage` output: every field always present, calls included, and the cost
+// in US dollars (null when a model had no price: a partial sum would read as the whole).
+func usageOutput(u codex.Usage, bill *spend.Bill) string {
+	var cost *float64
+	if bill != nil {
+		cost = bill.Total()
+	} else if u.Calls == 0 {
+		zero := 0.0
+		cost = &zero // nothing ran, nothing was spent
+	}
 	data, _ := json.Marshal(struct {
-		InputTokens       int `json:"input_tokens"`
-		CachedInputTokens int `json:"cached_input_tokens"`
-		OutputTokens      int `json:"output_tokens"`
-		Calls             int `json:"calls"`
-	}{u.InputTokens, u.CachedInputTokens, u.OutputTokens, u.Calls})
+		InputTokens       int      `json:"input_tokens"`
+		CachedInputTokens int      `json:"cached_input_tokens"`
+		OutputTokens      int      `json:"output_tokens"`
+		Calls             int      `json:"calls"`
+		Cost              *float64 `json:"cost"`
+	}{u.InputTokens, u.CachedInputTokens, u.OutputTokens, u.Calls, cost})
 	return string(data)
 }
 
 // setUsage sets the `usage` output of a handled event.
 func setUsage(act *githubactions.Action, out bot.Outcome) {
-	act.SetOutput("usage", usageOutput(out.Usage))
+	act.SetOutput("usage", usageOutput(out.Usage, out.Cost))
 }
 
 // usageSummary is the job summary's line on tokens, empty when no Codex call ran.
@@ -69,5 +98,9 @@ func usageSummary(out bot.Outcome) string {
 	if out.Usage.Calls == 0 {
 		return ""
 	}
-	return "\n\n" + codex.UsageLine(out.Usage) + "."
+	s := "\n\n" + codex.UsageLine(out.Usage) + "."
+	if out.Cost != nil {
+		s += " " + out.Cost.Line() + "."
+	}
+	return s
 }

@@ -16,13 +16,39 @@ import (
 // scriptWith sets a whole script, reviews included, for the executable stand-in.
 func (w *world) scriptWith(s fakecodex.Script) { w.codex.SetScript(s) }
 
+// usageOf is the token counts of the usage output; costOf its cost.
 func usageOf(t *testing.T, res result) map[string]int {
 	t.Helper()
-	var u map[string]int
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(res.outputs["usage"]), &raw); err != nil {
+		t.Fatalf("usage output %q: %v", res.outputs["usage"], err)
+	}
+	if _, ok := raw["cost"]; !ok {
+		t.Errorf("usage output %q has no cost", res.outputs["usage"])
+	}
+	u := map[string]int{}
+	for k, v := range raw {
+		if k == "cost" {
+			continue
+		}
+		var n int
+		if err := json.Unmarshal(v, &n); err != nil {
+			t.Fatalf("usage output %q: %s: %v", res.outputs["usage"], k, err)
+		}
+		u[k] = n
+	}
+	return u
+}
+
+func costOf(t *testing.T, res result) *float64 {
+	t.Helper()
+	var u struct {
+		Cost *float64 `json:"cost"`
+	}
 	if err := json.Unmarshal([]byte(res.outputs["usage"]), &u); err != nil {
 		t.Fatalf("usage output %q: %v", res.outputs["usage"], err)
 	}
-	return u
+	return u.Cost
 }
 
 func TestUsageSumsEveryCodexCallOfTheRun(t *testing.T) {
@@ -73,7 +99,7 @@ func TestMaxTokensStopsBeforeTheReviewAndKeepsTheWork(t *testing.T) {
 	if got, err := os.ReadFile(filepath.Join(w.remote("studio/task-1"), "src/player/jump.gd")); err != nil || string(got) != "done before the stop\n" {
 		t.Errorf("the work before the stop must be pushed: %q, %v", got, err)
 	}
-	const stop = "stopped before the review: 120,345 tokens used, max-tokens is 100,000; raise max-tokens or split the task"
+	const stop = "budget reached: stopped before the review: 120,345 tokens used, max-tokens is 100,000; the work so far is committed: raise max-tokens (or split the task) and run the command again to continue"
 	status := w.botComments(n)[0].Body
 	if !strings.Contains(status, stop) || !strings.Contains(status, "over 1 Codex call") {
 		t.Errorf("the status comment must name the stop and the usage:\n%s", status)

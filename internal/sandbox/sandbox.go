@@ -74,6 +74,7 @@ type World struct {
 	// Token is the bot's token in this world.
 	Token   string
 	ownsDir bool
+	shared  bool // a second runner's world: the emulator is the first's (SecondRunner)
 }
 
 var worlds atomic.Int64
@@ -219,9 +220,29 @@ func (w *World) Summary() (string, error) {
 	return string(data), err
 }
 
+// SecondRunner is another job on the same repository, as a second workflow run gets: its own
+// workspace (a fresh checkout), runner temp and agent uid under dir, the same emulator. Closing
+// it leaves the emulator to w.
+func (w *World) SecondRunner(dir string) (*World, error) {
+	o := &World{Emu: w.Emu, Dir: dir, AgentUID: agentUID(), Token: w.Token, shared: true}
+	o.Workspace = filepath.Join(dir, "workspace")
+	o.RunnerTemp = filepath.Join(dir, "runner-temp")
+	if err := os.MkdirAll(o.RunnerTemp, 0o755); err != nil {
+		return nil, err
+	}
+	// The repository stays where tools look for it: dir/remote is the first world's.
+	if err := os.Symlink(filepath.Join(w.Dir, "remote"), filepath.Join(dir, "remote")); err != nil {
+		return nil, err
+	}
+	if err := o.checkout(); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
 // Close stops the emulator and removes what the world created.
 func (w *World) Close() {
-	if w.Emu != nil {
+	if w.Emu != nil && !w.shared {
 		w.Emu.Close()
 	}
 	if w.ownsDir {

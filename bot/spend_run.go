@@ -1,0 +1,152 @@
+package bot
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/policy/spend"
+	"github.com/codex-studio/studio-action/prompts"
+)
+
+// A run's spend: its budget (max-tokens, max-cost; codex.Budget, which the proxy holds in
+// flight), its cost on the status comment and in the outcome, the repository's caps checked
+// before it starts, and its entry in the ledger when it ends (spend.go).
+
+// SpendSettings are the money inputs.
+type SpendSettings struct {
+	// MaxCost is the `max-cost` input: US dollars a run may spend; 0 means no bound.
+	MaxCost float64
+	// Caps are the `max-cost-per-day` and `max-cost-per-month` inputs; a zero cap falls back to
+	// the same key under `budget` in .codex/studio.json.
+	Caps spend.Caps
+}
+
+// eventSpend is one event's spend state (eventBot.spend): its account, its role and warnings.
+type eventSpend struct {
+	budget     *codex.Budget
+	role       string
+	capWarning string // the repository is at 80% of a cap (spend.CapWarning)
+}
+
+// newEventSpend takes the runtime's budget (the one its proxy holds) or makes the run its own.
+func (b *Bot) newEventSpend() *eventSpend {
+	bud := b.Budget
+	if bud == nil {
+		bud = codex.NewBudget(spend.Limits{MaxTokens: b.MaxTokens, MaxCost: b.MaxCost}, nil)
+	}
+	return &eventSpend{budget: bud}
+}
+
+// budget is the event's account (made with the eventBot; made here for a test's own).
+func (b *eventBot) budget() *codex.Budget {
+	if b.spend == nil {
+		b.spend = b.newEventSpend()
+	}
+	return b.spend.budget
+}
+
+// noteRole records the role the run's Codex calls ran as, for its ledger entry.
+func (b *eventBot) noteRole(role string) {
+	if b.spend != nil && role != "" {
+		b.spend.role = role
+	}
+}
+
+// studioBudget is the `budget` key of .codex/studio.json.
+type studioBudget struct {
+	Budget spend.Caps `json:"budget"`
+}
+
+// spendPreflight runs once the default branch's configuration is read, before anything is
+// spent: it applies the project's price overrides (`prices` in .codex/studio/config.json) and
+// refuses the run when the repository's spend reached its daily or monthly cap, in a reply that
+// names the spend so far and the cap. A dry run spends nothing and is not refused.
+func (r *run) spendPreflight(ctx context.Context, cfg policy.StudioConfig, base string) (stop bool, err error) {
+	if data, err := r.baseFile(ctx, prompts.CustomizationPath, base); err == nil {
+		if c, err := prompts.ParseCustomization(data); err == nil && len(c.Prices) > 0 {
+			over := spend.Prices{}
+			for m, p := range c.Prices {
+				over[m] = spend.Price{Input: p.Input, CachedInput: p.CachedInput, Output: p.Output}
+			}
+			r.budget().SetPrices(spend.DefaultPrices().With(over))
+		}
+	}
+	if r.cmd.runOptions().DryRun {
+		return false, nil
+	}
+	caps := r.Caps
+	var sb studioBudget
+	if json.Unmarshal(cfg.Raw, &sb) == nil {
+		if caps.PerDay <= 0 {
+			caps.PerDay = sb.Budget.PerDay
+		}
+		if caps.PerMonth <= 0 {
+			caps.PerMonth = sb.Budget.PerMonth
+		}
+	}
+	if caps.PerDay <= 0 && caps.PerMonth <= 0 {
+		return false, nil
+	}
+	refs, ok := r.Locks.(LedgerRefs)
+	if !ok || refs == nil {
+		return false, nil // no Git data API (a local run): there is no ledger to cap
+	}
+	now := r.Now()
+	tip, err := LedgerTip(ctx, refs, now)
+	if err != nil {
+		// A cap that cannot be checked does not let the run spend past it unseen.
+		return true, r.refuse(ctx, fmt.Sprintf("the repository's spend caps could not be checked: %v", err))
+	}
+	day, month := spend.SoFar(tip, now)
+	if refusal := spend.CheckCaps(caps, day, month); refusal != nil {
+		return true, r.refuse(ctx, refusal.Error()+".")
+	}
+	if r.spend != nil {
+		r.spend.capWarning = spend.CapWarning(caps, day, month)
+	}
+	return false, nil
+}
+
+// spendLines are the status comment's lines on money: the cost so far and, at 80% of a bound,
+// the warning.
+func (r *run) spendLines() string {
+	b := r.budget()
+	s := b.Bill().Line() + "."
+	if w := b.WarningLine(); w != "" {
+		s += "\n\n" + w
+	}
+	if r.spend != nil && r.spend.capWarning != "" {
+		s += "\n\n" + r.spend.capWarning
+	}
+	return s
+}
+
+// recordSpend appends the event's spend to the ledger when its Codex calls used anything; a
+// failure to record is a warning, never a failed run. The outcome gets the run's bill.
+func (b *eventBot) recordSpend(ctx context.Context, tr Trigger, out *Outcome) {
+	if b.spend == nil {
+		return
+	}
+	bill := b.spend.budget.Bill()
+	spent := b.spend.budget.Spent()
+	out.Cost = &bill
+	if out.Usage.Calls == 0 && spent.Tokens.Total() == 0 {
+		return
+	}
+	refs, ok := b.Locks.(LedgerRefs)
+	if !ok || refs == nil {
+		return
+	}
+	e := spend.Entry{Run: b.RunID, At: b.Now().UTC(), Role: b.spend.role, Issue: tr.Issue, Tokens: spent.Tokens, Cost: bill.Total()}
+	if e.Cost == nil {
+		e.PricedUSD = spend.Round(bill.USD)
+	}
+	e.Models = b.spend.budget.Models()
+	if _, err := AppendSpend(context.WithoutCancel(ctx), refs, e); err != nil && !errors.Is(err, context.Canceled) {
+		b.logf("::warning::could not record this run's spend in the ledger: %v", err)
+	}
+}

@@ -1,0 +1,131 @@
+package bot
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/internal/sandbox"
+	"github.com/codex-studio/studio-action/policy/spend"
+)
+
+func cost(v float64) *float64 { return &v }
+
+// The ledger after three runs, through the Git data API of the emulator: one commit a run on
+// refs/studio/spend/<yyyy-mm>, each carrying the running totals the cap check reads.
+func TestLedgerAfterThreeRuns(t *testing.T) {
+	w := newTransportWorld(t, nil)
+	ctx := context.Background()
+	at := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	for i, e := range []spend.Entry{
+		{Run: "101", At: at, Role: "gameplay-programmer", Issue: 3, Cost: cost(0.25), Tokens: spend.Tokens{Input: 1000, Output: 100}},
+		{Run: "102", At: at.Add(time.Hour), Role: "technical-artist", Issue: 4, Cost: nil, PricedUSD: 0.5},
+		{Run: "103", At: at.Add(2 * time.Hour), Role: "gameplay-programmer", Issue: 3, Cost: cost(1)},
+	} {
+		rec, err := AppendSpend(ctx, w.gh, e)
+		if err != nil {
+			t.Fatalf("append %d: %v", i, err)
+		}
+		if rec.Runs != i+1 {
+			t.Errorf("append %d: runs %d", i, rec.Runs)
+		}
+	}
+	recs, err := ReadLedger(ctx, w.gh, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 3 || recs[0].Run != "101" || recs[2].Run != "103" {
+		t.Fatalf("ledger = %+v", recs)
+	}
+	tip, err := LedgerTip(ctx, w.gh, at)
+	if err != nil || tip == nil || tip.DayUSD != 1.75 || tip.MonthUSD != 1.75 || tip.Unpriced != 1 {
+		t.Fatalf("tip = %+v, %v", tip, err)
+	}
+	s := spend.Summarize(recs)
+	if s.Total.USD != 1.75 || len(s.Roles) != 2 || s.Roles[0].Key != "gameplay-programmer" || s.Roles[0].USD != 1.25 {
+		t.Errorf("summary = %+v", s)
+	}
+	// Another month has its own ref, and starts at zero.
+	if tip, err := LedgerTip(ctx, w.gh, at.AddDate(0, 1, 0)); err != nil || tip != nil {
+		t.Errorf("next month's tip = %+v, %v", tip, err)
+	}
+}
+
+// Two runs appending at once: the fast-forward is a compare-and-swap, so the loser makes its
+// record again on the winner's, and no entry is lost, the month's first (the ref's creation)
+// included.
+func TestLedgerConcurrentAppendsLoseNothing(t *testing.T) {
+	w := newTransportWorld(t, nil)
+	ctx := context.Background()
+	at := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	const rounds = 4
+	for round := range rounds {
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		errs := make([]error, 2)
+		for i := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				_, errs[i] = AppendSpend(ctx, w.gh, spend.Entry{Run: fmt.Sprintf("r%d-%d", round, i), At: at, Cost: cost(0.5)})
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+	}
+	recs, err := ReadLedger(ctx, w.gh, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, r := range recs {
+		seen[r.Run] = true
+	}
+	if len(recs) != 2*rounds || len(seen) != 2*rounds {
+		t.Fatalf("ledger holds %d records (%d runs), want %d: %+v", len(recs), len(seen), 2*rounds, recs)
+	}
+	if tip := recs[len(recs)-1]; tip.MonthUSD != 0.5*2*rounds || tip.Runs != 2*rounds {
+		t.Errorf("tip totals %+v, want $%v over %d runs", tip, 0.5*2*rounds, 2*rounds)
+	}
+}
+
+// The caps under `budget` in .codex/studio.json refuse a run once the month's ledger reached
+// them, naming the spend so far and the cap; a cap input wins over the file.
+func TestStudioJSONBudgetCapRefusesARun(t *testing.T) {
+	files := studioFiles("fast-prototype", "")
+	files[".codex/studio.json"] = strings.Replace(files[".codex/studio.json"], `"status": "active"`, `"status": "active", "budget": {"maxCostPerMonth": 1}`, 1)
+	w := newHWorld(t, files)
+	gh, err := hub.NewClient(nil, w.Emu.APIURL(), w.Token, sandbox.Owner, sandbox.Repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := AppendSpend(context.Background(), gh, spend.Entry{Run: "earlier", At: w.clk.Now(), Cost: cost(1.5)}); err != nil {
+		t.Fatal(err)
+	}
+	n := w.issue("Snappier jump", hTask)
+	w.script([]agentCall{{write: map[string]string{"src/player/jump.gd": hJump}}})
+	out, _ := w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "refused")
+	if want := "budget reached: this repository spent $1.50 this month and its cap (max-cost-per-month) is $1.00"; !strings.Contains(out.Summary, want) {
+		t.Errorf("refusal = %q, want %q", out.Summary, want)
+	}
+	if calls, _ := w.agent.requests(); len(calls) != 0 {
+		t.Errorf("the refused run called Codex %d times", len(calls))
+	}
+	// The input raises the cap: the run goes ahead, warned that the repository is past 80% of it.
+	w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "done", func(s *Settings) { s.Caps.PerMonth = 1.8 })
+	comments := w.botComments(n)
+	status := comments[len(comments)-1].Body
+	if want := "**Budget warning:** this repository spent $1.50 this month of max-cost-per-month $1.80 before this run (over 80%)"; !strings.Contains(status, want) {
+		t.Errorf("the status comment lacks %q:\n%s", want, status)
+	}
+}

@@ -1,0 +1,169 @@
+package spend
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPriceOfKnownAndUnknownModel(t *testing.T) {
+	p := DefaultPrices().With(Prices{"house-model": {Input: 2, CachedInput: 1, Output: 8}})
+	tok := Tokens{Input: 1_000_000, CachedInput: 400_000, Output: 100_000}
+	for _, tc := range []struct {
+		model string
+		want  *float64
+		line  string
+	}{
+		// 600k fresh at $1.25 + 400k cached at $0.125 + 100k out at $10 = 0.75 + 0.05 + 1.00.
+		{"gpt-5.5", ptr(1.8), "Cost: $1.80"},
+		{"GPT-5.5-2026-01-15", ptr(1.8), "Cost: $1.80"}, // a dated snapshot takes its family's price
+		{"house-model", ptr(1.2 + 0.4 + 0.8), "Cost: $2.40"},
+		{"mystery-1", nil, "Cost: no price known for model mystery-1"},
+	} {
+		b := Bill{}.Charge(p, tc.model, tok)
+		got := b.Total()
+		switch {
+		case tc.want == nil && got != nil:
+			t.Errorf("%s: cost %v, want null (no price known, never zero)", tc.model, *got)
+		case tc.want != nil && (got == nil || Round(*got) != Round(*tc.want)):
+			t.Errorf("%s: cost %v, want %v", tc.model, got, *tc.want)
+		}
+		if !strings.HasPrefix(b.Line(), tc.line) {
+			t.Errorf("%s: line %q, want prefix %q", tc.model, b.Line(), tc.line)
+		}
+	}
+	mixed := Bill{}.Charge(p, "gpt-5.5", tok).Charge(p, "mystery-1", tok)
+	if mixed.Total() != nil || !strings.Contains(mixed.Line(), "$1.80 for the other calls") {
+		t.Errorf("a bill with an unpriced model must have no total and name the priced part: %q", mixed.Line())
+	}
+	if DefaultPrices().With(nil)["gpt-5.5"] != builtinPrices["gpt-5.5"] {
+		t.Error("With(nil) must keep the table")
+	}
+}
+
+func TestJudgeWarnsAtEightyPercentAndStopsAtTheBound(t *testing.T) {
+	l := Limits{MaxTokens: 1000, MaxCost: 1}
+	for _, tc := range []struct {
+		tokens int
+		usd    float64
+		want   Standing
+		limit  string
+	}{
+		{100, 0.1, Under, ""},
+		{800, 0.1, Warning, "max-tokens"},
+		{100, 0.85, Warning, "max-cost"},
+		{1000, 0.1, Reached, "max-tokens"},
+		{100, 1.0, Reached, "max-cost"},
+	} {
+		v := Judge(l, Spent{Tokens: Tokens{Input: tc.tokens}, Bill: Bill{USD: tc.usd}})
+		if v.Standing != tc.want || v.Limit != tc.limit {
+			t.Errorf("%d tokens $%v: %+v, want %v by %q", tc.tokens, tc.usd, v, tc.want, tc.limit)
+		}
+	}
+	if w := WarningLine(l, Spent{Bill: Bill{USD: 0.9}}); !strings.Contains(w, "$0.90 spent, max-cost is $1.00") || !strings.Contains(w, "80%") {
+		t.Errorf("warning line %q", w)
+	}
+	if w := WarningLine(l, Spent{Bill: Bill{USD: 0.5}}); w != "" {
+		t.Errorf("no warning below 80%%, got %q", w)
+	}
+}
+
+func TestAdmitRefusesAnUnpricedModelUnderMaxCost(t *testing.T) {
+	p := DefaultPrices()
+	if _, err := Admit(Limits{MaxCost: 1}, p, Spent{}, "mystery-1"); err == nil || !strings.Contains(err.Error(), "no price known") {
+		t.Errorf("max-cost with an unpriced model: %v", err)
+	}
+	if _, err := Admit(Limits{MaxTokens: 10}, p, Spent{}, "mystery-1"); err != nil {
+		t.Errorf("max-tokens alone holds any model: %v", err)
+	}
+	if _, err := Admit(Limits{MaxCost: 1}, p, Spent{Bill: Bill{USD: 1}}, "gpt-5.5"); err == nil || !strings.Contains(err.Error(), "max-cost is $1.00") {
+		t.Errorf("past the bound: %v", err)
+	}
+}
+
+func TestLedgerTotalsAndCaps(t *testing.T) {
+	day1 := time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC)
+	day2 := day1.Add(2 * time.Hour)
+	var tip *Record
+	for _, e := range []Entry{
+		{Run: "1", At: day1, Role: "programmer", Issue: 3, Cost: ptr(0.5)},
+		{Run: "2", At: day1, Role: "designer", Issue: 4, Cost: nil, PricedUSD: 0.25},
+		{Run: "3", At: day2, Role: "programmer", Issue: 3, Cost: ptr(1)},
+	} {
+		r := Next(tip, e)
+		back, err := ParseMessage(Message(r))
+		if err != nil || back.DayUSD != r.DayUSD || back.MonthUSD != r.MonthUSD || back.Run != e.Run {
+			t.Fatalf("record round trip: %+v %v", back, err)
+		}
+		tip = &back
+	}
+	if tip.DayUSD != 1 || tip.MonthUSD != 1.75 || tip.Runs != 3 || tip.Unpriced != 1 {
+		t.Errorf("totals after three runs: %+v", tip)
+	}
+	day, month := SoFar(tip, day2)
+	if day != 1 || month != 1.75 {
+		t.Errorf("so far: %v %v", day, month)
+	}
+	if d, m := SoFar(tip, day2.AddDate(0, 1, 0)); d != 0 || m != 0 {
+		t.Errorf("a new month starts at zero: %v %v", d, m)
+	}
+	ref := CheckCaps(Caps{PerDay: 1}, day, month)
+	if ref == nil || !strings.Contains(ref.Error(), "spent $1.00 today") || !strings.Contains(ref.Error(), "(max-cost-per-day) is $1.00") {
+		t.Errorf("daily cap: %v", ref)
+	}
+	if ref := CheckCaps(Caps{PerDay: 5, PerMonth: 1.5}, day, month); ref == nil || ref.Period != "this month" {
+		t.Errorf("monthly cap: %v", ref)
+	}
+	if ref := CheckCaps(Caps{PerDay: 5, PerMonth: 5}, day, month); ref != nil {
+		t.Errorf("under the caps: %v", ref)
+	}
+	if w := CapWarning(Caps{PerDay: 1.2, PerMonth: 10}, day, month); !strings.Contains(w, "spent $1.00 today of max-cost-per-day $1.20 before this run") || strings.Contains(w, "this month") {
+		t.Errorf("cap warning = %q", w)
+	}
+	if w := CapWarning(Caps{PerDay: 2, PerMonth: 2}, day, month); w == "" || !strings.Contains(w, "$1.75 this month of max-cost-per-month $2.00") {
+		t.Errorf("monthly cap warning = %q", w)
+	}
+	if w := CapWarning(Caps{PerDay: 5}, day, month); w != "" {
+		t.Errorf("below 80%%: %q", w)
+	}
+	if _, err := ParseMessage("lock held by run 4"); err == nil {
+		t.Error("a foreign commit is not a record")
+	}
+}
+
+func TestSummarizeByDayRoleIssue(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	var recs []Record
+	var tip *Record
+	for _, e := range []Entry{
+		{Run: "1", At: at, Role: "programmer", Issue: 3, Cost: ptr(0.5), Tokens: Tokens{Input: 100, Output: 10}},
+		{Run: "2", At: at.AddDate(0, 0, 1), Role: "programmer", Issue: 4, Cost: ptr(0.25)},
+		{Run: "3", At: at.AddDate(0, 0, 1), Role: "designer", Issue: 3, Cost: nil},
+	} {
+		r := Next(tip, e)
+		tip = &r
+		recs = append(recs, r)
+	}
+	s := Summarize(recs)
+	if s.Total.Runs != 3 || s.Total.USD != 0.75 || s.Total.Unpriced != 1 {
+		t.Errorf("total %+v", s.Total)
+	}
+	want := map[string][]string{"days": {"2026-12-01", "2026-12-02"}, "roles": {"designer", "programmer"}, "issues": {"#3", "#4"}}
+	for name, lines := range map[string][]Line{"days": s.Days, "roles": s.Roles, "issues": s.Issues} {
+		var keys []string
+		for _, l := range lines {
+			keys = append(keys, l.Key)
+		}
+		if strings.Join(keys, ",") != strings.Join(want[name], ",") {
+			t.Errorf("%s: %v, want %v", name, keys, want[name])
+		}
+	}
+	out := Render("2026-12", s)
+	for _, w := range []string{"Spend for 2026-12: $0.75 over 3 runs", "programmer", "#3", "(1 without a price)"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("render lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+func ptr(v float64) *float64 { return &v }
