@@ -633,6 +633,8 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 	r.impl = st
 	out, runErr := r.runLifecycle(ctx, st, routes, prepared, facts)
 	r.noteUsage(out.Usage)
+	// The run's Codex calls are over: its ledger entry is written beside the writes below.
+	r.startLedger(ctx, r.tr, r.out)
 	if runErr != nil && ctx.Err() != nil {
 		return runErr
 	}

@@ -30,6 +30,15 @@ type eventSpend struct {
 	budget     *codex.Budget
 	role       string
 	capWarning string // the repository is at 80% of a cap (spend.CapWarning)
+	// early is the ledger append started once the run's Codex calls ended (startLedger), so it
+	// runs beside the end-of-run writes; Handle waits for it (recordSpend).
+	early *earlyAppend
+}
+
+// earlyAppend is an append under way and the spend it records.
+type earlyAppend struct {
+	done  chan struct{}
+	spent spend.Spent
 }
 
 // newEventSpend takes the runtime's budget (the one its proxy holds) or makes the run its own.
@@ -125,15 +134,16 @@ func (r *run) spendLines() string {
 	return s
 }
 
-// recordSpend appends the event's spend to the ledger when its Codex calls used anything; a
-// failure to record is a warning, never a failed run. The outcome gets the run's bill.
-func (b *eventBot) recordSpend(ctx context.Context, tr Trigger, out *Outcome) {
-	if b.spend == nil {
+// startLedger starts the event's ledger append as soon as its Codex calls are over (the
+// implementation's lifecycle ended), beside the pull request, the label, the gate, the status
+// comment and the lock's release, instead of after them: three REST calls off the run's critical
+// path. Handle still waits for it before the outcome is reported (recordSpend), so a finished run
+// has its entry; a run killed before that may lose it, as it could before.
+func (b *eventBot) startLedger(ctx context.Context, tr Trigger, out *Outcome) {
+	if b.spend == nil || b.spend.early != nil {
 		return
 	}
-	bill := b.spend.budget.Bill()
 	spent := b.spend.budget.Spent()
-	out.Cost = &bill
 	if out.Usage.Calls == 0 && spent.Tokens.Total() == 0 {
 		return
 	}
@@ -141,12 +151,65 @@ func (b *eventBot) recordSpend(ctx context.Context, tr Trigger, out *Outcome) {
 	if !ok || refs == nil {
 		return
 	}
+	e := b.ledgerEntry(tr, spent)
+	a := &earlyAppend{done: make(chan struct{}), spent: spent}
+	b.spend.early = a
+	go func() {
+		defer close(a.done)
+		b.appendEntry(ctx, refs, e)
+	}()
+}
+
+// ledgerEntry is the entry for spent, as of now.
+func (b *eventBot) ledgerEntry(tr Trigger, spent spend.Spent) spend.Entry {
+	bill := spent.Bill
 	e := spend.Entry{Run: b.RunID, At: b.Now().UTC(), Role: b.spend.role, Issue: tr.Issue, Tokens: spent.Tokens, Cost: bill.Total()}
 	if e.Cost == nil {
 		e.PricedUSD = spend.Round(bill.USD)
 	}
 	e.Models = b.spend.budget.Models()
+	return e
+}
+
+// appendEntry appends e; a failure to record is a warning, never a failed run.
+func (b *eventBot) appendEntry(ctx context.Context, refs LedgerRefs, e spend.Entry) {
 	if _, err := AppendSpend(context.WithoutCancel(ctx), refs, e); err != nil && !errors.Is(err, context.Canceled) {
 		b.logf("::warning::could not record this run's spend in the ledger: %v", err)
 	}
+}
+
+// recordSpend appends the event's spend to the ledger when its Codex calls used anything; a
+// failure to record is a warning, never a failed run. The outcome gets the run's bill. An append
+// startLedger began is waited for; should a Codex call have spent more after it began, the
+// remainder is appended as an entry of its own (the month then counts the run twice in its
+// runs, never its money twice or not at all).
+func (b *eventBot) recordSpend(ctx context.Context, tr Trigger, out *Outcome) {
+	if b.spend == nil {
+		return
+	}
+	bill := b.spend.budget.Bill()
+	spent := b.spend.budget.Spent()
+	out.Cost = &bill
+	if a := b.spend.early; a != nil {
+		<-a.done
+		spent = spentSince(spent, a.spent)
+		if spent.Tokens.Total() == 0 && spent.Tokens.CachedInput == 0 && spent.Bill.USD == 0 {
+			return
+		}
+	} else if out.Usage.Calls == 0 && spent.Tokens.Total() == 0 {
+		return
+	}
+	refs, ok := b.Locks.(LedgerRefs)
+	if !ok || refs == nil {
+		return
+	}
+	b.appendEntry(ctx, refs, b.ledgerEntry(tr, spent))
+}
+
+// spentSince is what now adds to then (an account only grows).
+func spentSince(now, then spend.Spent) spend.Spent {
+	d := now
+	d.Tokens = spend.Tokens{Input: now.Tokens.Input - then.Tokens.Input, CachedInput: now.Tokens.CachedInput - then.Tokens.CachedInput, Output: now.Tokens.Output - then.Tokens.Output}
+	d.Bill.USD = now.Bill.USD - then.Bill.USD
+	return d
 }

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/internal/sandbox"
 	"github.com/codex-studio/studio-action/policy/spend"
@@ -127,5 +129,83 @@ func TestStudioJSONBudgetCapRefusesARun(t *testing.T) {
 	status := comments[len(comments)-1].Body
 	if want := "**Budget warning:** this repository spent $1.50 this month of max-cost-per-month $1.80 before this run (over 80%)"; !strings.Contains(status, want) {
 		t.Errorf("the status comment lacks %q:\n%s", want, status)
+	}
+}
+
+// ledgerBeside is the GitHub client as the lock and ledger refs, with the issue lock's release
+// held until the ledger's append has begun: a run that appends only after its last writes and
+// the release waits out the guard and fails, instead of passing by luck of timing.
+type ledgerBeside struct {
+	*hub.Client
+	once         sync.Once
+	began        chan struct{}
+	beforeLedger atomic.Bool // the lock was released before the append began
+}
+
+func (l *ledgerBeside) LockRecord(ctx context.Context, ref string) (string, string, error) {
+	if strings.Contains(ref, "studio/spend/") {
+		l.once.Do(func() { close(l.began) })
+	}
+	return l.Client.LockRecord(ctx, ref)
+}
+
+func (l *ledgerBeside) DeleteRef(ctx context.Context, ref string) error {
+	if strings.Contains(ref, "studio/locks/") {
+		select {
+		case <-l.began:
+		case <-time.After(10 * time.Second): // a guard against a hang, not a speed bound
+			l.beforeLedger.Store(true)
+		}
+	}
+	return l.Client.DeleteRef(ctx, ref)
+}
+
+// The ledger append starts once the run's Codex calls ended, beside the pull request, the label,
+// the gate, the status comment and the lock's release (docs/performance.md), and is written by
+// the time Handle returns the outcome.
+func TestLedgerAppendRunsBesideTheEndOfRunWrites(t *testing.T) {
+	w := newHWorld(t, studioFiles("fast-prototype", ""))
+	n := w.issue("Snappier jump", hTask)
+	w.script([]agentCall{{write: map[string]string{"src/player/jump.gd": hJump}}})
+	b := w.bot()
+	refs := &ledgerBeside{Client: b.Locks.(*hub.Client), began: make(chan struct{})}
+	b.Locks = refs
+	out, err := b.Handle(context.Background(), w.comment(n, sandbox.Writer, "/studio run"))
+	if err != nil || out.Status != "done" {
+		t.Fatalf("Handle = %q, %v\nlog:\n%s", out.Status, err, w.log.String())
+	}
+	if refs.beforeLedger.Load() {
+		t.Errorf("the issue lock was released before the ledger append began: the append is on the run's critical path")
+	}
+	recs, err := ReadLedger(context.Background(), refs.Client, w.clk.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || recs[0].Run != b.RunID || recs[0].Issue != n || recs[0].Runs != 1 {
+		t.Fatalf("ledger after the run = %+v, want one entry for run %s", recs, b.RunID)
+	}
+}
+
+// A Codex call after the early append began (no flow makes one today) still reaches the
+// ledger: Handle appends what it added as an entry of its own, so no money goes unrecorded.
+func TestLedgerRecordsWhatWasSpentAfterTheEarlyAppend(t *testing.T) {
+	w := newTransportWorld(t, nil)
+	ctx := context.Background()
+	budget := codex.NewBudget(spend.Limits{}, spend.Prices{"m": {Input: 1, Output: 1}})
+	b := New(Deps{GitHub: w.gh, Budget: budget, Now: w.clock.Now}, Settings{RunID: "77"}).forEvent(Trigger{Issue: w.issue})
+	meter := codex.NewMeter(codex.RunnerFunc(func(context.Context, codex.Request) codex.Result {
+		return codex.Result{Model: "m", Events: codex.EventSummary{Usage: codex.Usage{InputTokens: 500_000, OutputTokens: 500_000}}}
+	}), 0).WithBudget(budget)
+	out := Outcome{}
+	out.Usage = out.Usage.Add(meter.Run(ctx, codex.Request{}).Usage())
+	b.startLedger(ctx, Trigger{Issue: w.issue}, &out)
+	out.Usage = out.Usage.Add(meter.Run(ctx, codex.Request{}).Usage())
+	b.recordSpend(ctx, Trigger{Issue: w.issue}, &out)
+	recs, err := ReadLedger(ctx, w.gh, w.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || recs[1].MonthUSD != 2 || recs[0].Tokens.Input != 500_000 || recs[1].Tokens.Input != 500_000 {
+		t.Fatalf("ledger = %+v, want two entries adding up to the run's $2.00", recs)
 	}
 }
