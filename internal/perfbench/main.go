@@ -75,6 +75,10 @@ type config struct {
 	reviewFix         bool
 	baseline          string
 	work              string
+
+	// apiLatency delays every REST answer (through the timing proxy): GitHub is not on the
+	// runner's loopback, and each call in series on the run's path costs a round trip.
+	apiLatency time.Duration
 }
 
 func main() {
@@ -94,6 +98,7 @@ func main() {
 	flag.StringVar(&c.baseline, "baseline", "", "a studio binary built from another commit (or \"self\": this one), run in every round too (in a world of its own) for a before/after comparison under the same load")
 	flag.StringVar(&c.baselineAgentUser, "baseline-agent-user", "", "the agent-user the baseline runs with (default -agent-user): -baseline self -baseline-agent-user none measures what confinement costs, in the same rounds")
 	flag.BoolVar(&c.reviewFix, "review-fix", false, "run with review on and one fix pass (the first review blocks) instead of review: false; the floor still commits once")
+	flag.DurationVar(&c.apiLatency, "api-latency", 0, "answer every REST call this much later (through a timing proxy; git's HTTP is not delayed), as a GitHub a round trip away: what the calls in series on the run's path cost (the floor makes none, so compare with -baseline, not the ratio)")
 	flag.StringVar(&c.work, "work", "", "work directory (default: a new temporary directory)")
 	flag.Parse()
 	if c.files < 10 || c.rounds < 1 {
@@ -289,6 +294,9 @@ func printMachine(c config) {
 		fmt.Printf("load average at start: %s", load)
 	}
 	fmt.Printf("repository: %d files; rounds: %d\n", c.files, c.rounds)
+	if c.apiLatency > 0 {
+		fmt.Printf("every REST answer delayed %v (-api-latency): compare the whole runs with -baseline; the floor makes no REST call\n", c.apiLatency)
+	}
 }
 
 // generate writes a studio project with n files in all (the sandbox's default files plus filler
@@ -523,9 +531,9 @@ func runAction(c config, w *sandbox.World, b bins, studio, content string) (roun
 	}
 	extra := map[string]string{"INPUT_CODEX-PATH": b.codex, "PATH": b.pathEnv}
 	var api *apiTimer
-	if b.traceLog != "" {
+	if b.traceLog != "" || c.apiLatency > 0 {
 		// The REST calls go through a timing proxy: how long the run waited on the API.
-		if api, err = newAPITimer(w.Emu.URL()); err != nil {
+		if api, err = newAPITimer(w.Emu.URL(), c.apiLatency); err != nil {
 			return round{}, err
 		}
 		defer api.close()
@@ -729,7 +737,7 @@ type apiSpan struct {
 	what  string
 }
 
-func newAPITimer(target string) (*apiTimer, error) {
+func newAPITimer(target string, latency time.Duration) (*apiTimer, error) {
 	u, err := url.Parse(target)
 	if err != nil {
 		return nil, err
@@ -742,6 +750,7 @@ func newAPITimer(target string) (*apiTimer, error) {
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	t.srv = &http.Server{ReadHeaderTimeout: 30 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		t0 := time.Now()
+		time.Sleep(latency)
 		proxy.ServeHTTP(w, r)
 		t.mu.Lock()
 		took := time.Since(t0)
