@@ -452,14 +452,14 @@ func (r *run) execute(ctx context.Context) error {
 		}
 		// A workflow's task is this run's own (the workflow's role and objective), not the
 		// issue's block: it is decided here, and the gate decides the issue's as before.
-		tc = taskContext{issue: r.issue, base: base, cfg: cfg, project: sc.project, projectErr: sc.projectErr, task: t,
+		tc = taskContext{issue: r.issue, base: base, cfg: cfg, task: t,
 			digest: policy.TaskDigest(r.issue.Title, r.issue.Body)}
 		r.identify(&tc)
 		r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("workflow `%s`: role `%s`, writeFiles %s", oneLine(wf.ID, 100), tc.task.Role, strings.Join(quoteAll(tc.task.WriteFiles), ", ")))
 	} else {
 		if _, err := r.taskBlock(r.issue.Body); errors.Is(err, policy.ErrNoTaskBlock) {
 			// A plain request: a read-only planning pass proposes a task block (proposal.go).
-			return r.propose(ctx, taskContext{issue: r.issue, base: base, cfg: cfg, project: sc.project, projectErr: sc.projectErr})
+			return r.propose(ctx, taskContext{issue: r.issue, base: base, cfg: cfg})
 		}
 		if tc, err = r.taskOf(ctx, r.issue, base, r.triggerLabel()); err != nil {
 			return err

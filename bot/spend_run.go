@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -56,11 +55,6 @@ func (b *eventBot) noteRole(role string) {
 	}
 }
 
-// studioBudget is the `budget` key of .codex/studio.json.
-type studioBudget struct {
-	Budget spend.Caps `json:"budget"`
-}
-
 // spendPreflight runs once the default branch's configuration is read, before anything is
 // spent: it applies the project's price overrides (`prices` in .codex/studio/config.json) and
 // refuses the run when the repository's spend reached its daily or monthly cap, in a reply that
@@ -79,14 +73,11 @@ func (r *run) spendPreflight(ctx context.Context, cfg policy.StudioConfig, base 
 		return false, nil
 	}
 	caps := r.Caps
-	var sb studioBudget
-	if json.Unmarshal(cfg.Raw, &sb) == nil {
-		if caps.PerDay <= 0 {
-			caps.PerDay = sb.Budget.PerDay
-		}
-		if caps.PerMonth <= 0 {
-			caps.PerMonth = sb.Budget.PerMonth
-		}
+	if caps.PerDay <= 0 {
+		caps.PerDay = cfg.Budget.PerDay
+	}
+	if caps.PerMonth <= 0 {
+		caps.PerMonth = cfg.Budget.PerMonth
 	}
 	if caps.PerDay <= 0 && caps.PerMonth <= 0 {
 		return false, nil

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 
 	"github.com/codex-studio/studio-action/policy"
-	"github.com/codex-studio/studio-action/prompts"
 )
 
 // One task context per task and event. What the default branch's configuration says, what the
@@ -23,12 +22,10 @@ import (
 type taskContext struct {
 	issue Issue
 	base  string
-	cfg   policy.StudioConfig
-	// project is studio.json's prompt facts, decoded with cfg (projectErr when they cannot be).
-	project    prompts.ProjectFacts
-	projectErr error
-	task       policy.Task
-	hash       string
+	// cfg is studio.json as decoded once; the prompts' project facts derive from it (ProjectFacts).
+	cfg  policy.StudioConfig
+	task policy.Task
+	hash string
 	// hashErr is why hash could not be computed (problem says it too, for the gate).
 	hashErr error
 	// digest is policy.TaskDigest of the issue's title and body as read: an approval starts the
@@ -42,7 +39,7 @@ type taskContext struct {
 
 // derivations counts what an event decoded, parsed and decided, so a test can hold each to once.
 type derivations struct {
-	config    atomic.Int32 // studio.json decoded (policy's config and the prompts' project facts)
+	config    atomic.Int32 // studio.json decoded (one value: policy's config, the prompts' facts and the spend caps)
 	taskBlock atomic.Int32 // a task block parsed
 	role      atomic.Int32 // a task's role resolved
 	hash      atomic.Int32 // an approval identity hashed
@@ -61,11 +58,9 @@ type derived struct {
 // studioConfig is the default branch's studio.json as decoded once: missing when there is none,
 // problem when it cannot be used.
 type studioConfig struct {
-	cfg        policy.StudioConfig
-	project    prompts.ProjectFacts
-	projectErr error
-	missing    bool
-	problem    string
+	cfg     policy.StudioConfig
+	missing bool
+	problem string
 }
 
 // lookup and store are the caches' one locked access (the gate may decide beside the run).
@@ -109,9 +104,10 @@ func (b *eventBot) config(ctx context.Context, base string) (*studioConfig, erro
 		d.count.config.Add(1)
 		if c.cfg, err = policy.ParseStudioConfig(data); err != nil {
 			c.problem = fmt.Sprintf("`.codex/studio.json` on `%s`: %v", base, err)
-		} else {
-			c.project, c.projectErr = ProjectFacts(data)
 		}
+		// The prompts' facts and the spend caps are views of c.cfg; without the bytes nothing
+		// after this can decode the file again.
+		c.cfg.Raw = nil
 	}
 	store(d, &d.configs, base, c)
 	return c, nil
@@ -158,7 +154,7 @@ func (b *eventBot) taskOf(ctx context.Context, issue Issue, base, triggerLabel s
 	if err != nil {
 		return tc, err
 	}
-	tc.cfg, tc.project, tc.projectErr, tc.problem = sc.cfg, sc.project, sc.projectErr, sc.problem
+	tc.cfg, tc.problem = sc.cfg, sc.problem
 	if tc.problem == "" {
 		if tc.task, err = b.taskBlock(issue.Body); err != nil {
 			tc.problem = "the task block cannot be used: " + err.Error()
