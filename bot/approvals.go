@@ -315,7 +315,7 @@ func (r *run) dryRun(ctx context.Context, tc taskContext, diag policy.ApprovalDi
 	refused := strings.Join(refusals, "\n\n")
 	preview, why := r.promptDryRun(ctx, tc)
 	r.st.Summary = dryRunSummary(refused, policy.RenderDryRun(elig, diag), preview, why)
-	r.st.set(stepCodex, StepSkipped, "dry run")
+	r.st.set(stepCodex, StepSkipped, detailDryRun)
 	r.out.Status = "done"
 	r.out.Summary = r.st.Summary
 	return r.publish(ctx)
@@ -390,11 +390,11 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 		return r.endRefused(ctx, ref, r.TriggerPhrase+" run", false)
 	}
 	if res.Failed() {
-		r.st.set(stepCodex, StepFailed, fmt.Sprintf("plan phase, exit %d", res.ExitCode))
+		r.st.set(stepCodex, StepFailed, planCodexFailed(res.ExitCode))
 		r.st.Summary = codexFailureSummary(res)
 		return r.block(ctx, stepCodex, planFailed(r.TriggerPhrase))
 	}
-	r.st.set(stepCodex, StepDone, fmt.Sprintf("plan phase: `%s` (%s), sandbox `%s`", route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox))
+	r.st.set(stepCodex, StepDone, planCodexDetail(route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox))
 	// The read-only sandbox should make changes impossible; the empty commit leaves them out anyway.
 	if changes, err := r.revertChanges(ctx); err != nil {
 		return err
@@ -409,7 +409,7 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 	if err := r.push(ctx, branch); err != nil {
 		return err
 	}
-	r.st.set(stepCommitted, StepSkipped, fmt.Sprintf("plan phase: empty plan commit `%s` on `%s`", shortSHA(sha), branch))
+	r.st.set(stepCommitted, StepSkipped, planCommitDetail(sha, branch))
 	if err := r.recordPlan(ctx, sha, recordLine); err != nil {
 		if errors.Is(err, ErrForbidden) {
 			// Fail closed: without the record no approval could ever be trusted, so opening a
@@ -433,8 +433,8 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 		return err
 	}
 	r.out.PullRequest, r.out.PullURL = pr.Number, pr.URL
-	r.st.set(stepPull, StepDone, fmt.Sprintf("#%d (draft plan)", pr.Number))
-	r.st.set(stepVerdict, StepPending, "**awaiting approval**")
+	r.st.set(stepPull, StepDone, pullDetail(pr.Number, true))
+	r.st.set(stepVerdict, StepPending, verdictDetail("awaiting approval"))
 	r.st.Summary = awaitingSummary(pr.Number, marker.RequestedBy, cfg.StudioMode, policy.RenderDryRun(blocked, diag)) + leftoversNote(exe.Leftovers())
 	r.out.Status = statusAwaitingApproval
 	r.out.Summary = r.st.Summary

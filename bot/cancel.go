@@ -25,9 +25,9 @@ func (r *run) reportCancelled(ctx context.Context, cause error) {
 	r.logf("::warning::the run was cancelled (%v): saving the in-scope work and the status", cause)
 	saved := r.saveWork(ctx)
 
-	r.st.set(stepVerdict, StepFailed, "**cancelled**")
+	r.st.set(stepVerdict, StepFailed, verdictDetail("cancelled"))
 	if r.st.detail(stepCodex) != "" && r.impl != nil {
-		r.st.set(stepCodex, StepFailed, "stopped: the run was cancelled")
+		r.st.set(stepCodex, StepFailed, detailCancelledStop)
 	}
 	r.st.Verdict = "cancelled"
 	r.st.Summary = withNote(r.st.Summary, cancelledNote(saved))

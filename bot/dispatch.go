@@ -235,7 +235,7 @@ func (b *eventBot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 		}
 		// The status comment is written when there is something to say (Codex starting, or a
 		// verdict): the reaction already acknowledged the command.
-		r.st.set(stepAuthorized, StepDone, "@"+tr.Actor.Login)
+		r.st.set(stepAuthorized, StepDone, actorDetail(tr.Actor.Login))
 		if pull {
 			err = v.onPull(ctx, r, pr)
 		} else {

@@ -604,7 +604,7 @@ func (b *eventBot) setIssueStatus(ctx context.Context, issue int, status, why st
 	}
 	r.st.History = append(r.st.History, statusHistoryLine(b.Now(), from, status, b.RunID, why))
 	r.st.Verdict, r.st.Ended = status, true
-	r.st.set(stepVerdict, StepDone, "**"+status+"**")
+	r.st.set(stepVerdict, StepDone, verdictDetail(status))
 	r.st.Summary = statusNote(status, why)
 	return r.publish(ctx)
 }

@@ -367,10 +367,10 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 	if _, ok := roles.Lookup(planner); !ok {
 		return r.block(ctx, stepTaskParsed, roles.UnknownRoleMessage(planner))
 	}
-	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("no task block: a read-only planning pass (`%s`) proposes one", planner))
+	r.st.set(stepTaskParsed, StepDone, proposalTaskDetail(planner))
 	if r.cmd.runOptions().DryRun {
 		r.st.Summary = proposalDryRun(r.TriggerPhrase, planner)
-		r.st.set(stepCodex, StepSkipped, "dry run")
+		r.st.set(stepCodex, StepSkipped, detailDryRun)
 		r.out.Status, r.out.Summary = "done", r.st.Summary
 		return r.publish(ctx)
 	}
@@ -433,9 +433,9 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
 		return err
 	}
-	r.st.set(stepCommitted, StepSkipped, "nothing is written before the issue holds a task block")
-	r.st.set(stepPull, StepSkipped, "nothing is written before the issue holds a task block")
-	r.st.set(stepVerdict, StepPending, "**awaiting a task block**")
+	r.st.set(stepCommitted, StepSkipped, detailNoTaskBlockYet)
+	r.st.set(stepPull, StepSkipped, detailNoTaskBlockYet)
+	r.st.set(stepVerdict, StepPending, verdictDetail("awaiting a task block"))
 	r.st.Summary = proposedSummary(r.TriggerPhrase, p.Task.Role, p.Task.WriteFiles) + leftoversNote(exe.Leftovers())
 	r.out.Status, r.out.Summary = statusAwaitingApproval, r.st.Summary
 	if err := r.setStatusLabel(ctx, statusAwaitingApproval); err != nil {

@@ -128,8 +128,8 @@ func (b *eventBot) implementApproved(ctx context.Context, tr Trigger, issue int,
 		return out, true, err
 	}
 	r.marker = pa.markerLine
-	r.st.set(stepAuthorized, StepDone, fmt.Sprintf("approved by @%s (review-%d on `%s`), requested by @%s", first.Author, first.ID, shortSHA(first.CommitID), pa.marker.RequestedBy))
-	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("role `%s`, writeFiles %s", tn.task.Role, strings.Join(quoteAll(tn.task.WriteFiles), ", ")))
+	r.st.set(stepAuthorized, StepDone, approvedByDetail(first.Author, first.ID, first.CommitID, pa.marker.RequestedBy))
+	r.st.set(stepTaskParsed, StepDone, taskDetail(tn.task))
 	// A dependency may have been re-run or blocked since the plan (dependencies.go).
 	if stop, err := r.checkDependencies(ctx, tn.task); stop || err != nil {
 		if err != nil {
@@ -186,8 +186,8 @@ func (b *eventBot) showApprovalStatus(ctx context.Context, issue int, pr PullReq
 		return err
 	}
 	diag := policy.ApprovalDiagnostic{ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, ApprovalScopes: tn.task.ApprovalScope, Match: pa.match}
-	r.st.set(stepPull, StepDone, fmt.Sprintf("#%d (draft plan)", pr.Number))
-	r.st.set(stepVerdict, StepPending, "**awaiting approval**")
+	r.st.set(stepPull, StepDone, pullDetail(pr.Number, true))
+	r.st.set(stepVerdict, StepPending, verdictDetail("awaiting approval"))
 	// Why a matching approval did not start the implementation: the task, or a frozen project.
 	notStarted := tn.problem
 	if notStarted == "" && !tn.cfg.Active() {

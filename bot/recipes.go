@@ -45,7 +45,7 @@ func (r *run) createRecipeTasks(ctx context.Context, o RecipeOptions) error {
 	}
 	out := recipeOutcome{recipe: recipe, groupID: policy.RecipeGroupID(recipe.WorkflowID, recipeGroupSuffix()), created: map[string]int{}}
 	if o.DryRun {
-		r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("recipe `%s`: dry run", recipe.WorkflowID))
+		r.st.set(stepTaskParsed, StepDone, recipeDetail(recipe.WorkflowID, 0, true))
 		return r.taskReply(ctx, nil, func() string {
 			return recipeDryRunReply(r.tr.Issue, policy.RenderRecipe(recipe, out.groupID, nil))
 		})
@@ -63,7 +63,7 @@ func (r *run) createRecipeTasks(ctx context.Context, o RecipeOptions) error {
 		out.notes = append(out.notes, "the recipe stopped before its last step: "+refusal.Msg)
 	}
 	r.appendTaskList(ctx, &out)
-	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("recipe `%s`: %d task issues", recipe.WorkflowID, len(out.created)))
+	r.st.set(stepTaskParsed, StepDone, recipeDetail(recipe.WorkflowID, len(out.created), false))
 	return r.taskReply(ctx, nil, func() string {
 		return recipeCreatedReply(r.TriggerPhrase, r.tr.Issue, len(out.created), policy.RenderRecipe(recipe, out.groupID, out.created), out.notes)
 	})

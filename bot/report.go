@@ -31,7 +31,7 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 	routes, prepared, facts := rr.routes, rr.prepared, rr.facts
 
 	impl := routes.Implementation.Primary
-	r.st.set(stepCodex, StepPending, fmt.Sprintf("`%s` (%s), sandbox `%s`, read-only role", impl.Model, impl.Effort, elig.CodexSandbox))
+	r.st.set(stepCodex, StepPending, readOnlyCodexDetail(impl.Model, impl.Effort, elig.CodexSandbox))
 	if err := r.publish(ctx); err != nil {
 		return err
 	}
@@ -43,14 +43,14 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 	}
 	switch {
 	case out.FinalStatus == codex.StatusDone:
-		r.st.set(stepCodex, StepDone, fmt.Sprintf("`%s` (%s)", impl.Model, impl.Effort))
+		r.st.set(stepCodex, StepDone, modelDetail(impl.Model, impl.Effort))
 	case out.Refusal != nil:
 		r.st.set(stepCodex, StepFailed, refusalHeadline(out.Refusal)) // the API's words go in a fence below
 	default:
 		r.st.set(stepCodex, StepFailed, shownLine(out.Reason, 300)) // the verification's words: as text
 	}
-	r.st.set(stepCommitted, StepSkipped, "read-only role: nothing is committed")
-	r.st.set(stepPull, StepSkipped, "read-only role: no branch or pull request")
+	r.st.set(stepCommitted, StepSkipped, detailReadOnlyCommit)
+	r.st.set(stepPull, StepSkipped, detailReadOnlyPull)
 
 	verdict, blockers := verdictFrom(out, st)
 	text := strings.TrimSpace(out.Implementation.Result.FinalMessage)

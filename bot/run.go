@@ -240,7 +240,7 @@ func (r *run) reportFailure(ctx context.Context, err error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	r.st.Ended = true
-	r.st.set(stepVerdict, StepFailed, "**error**")
+	r.st.set(stepVerdict, StepFailed, verdictDetail("error"))
 	r.st.Summary = withNote(r.st.Summary, failedNote(r.Redactor.Redact(Explain(err)), r.resumeNote()))
 	// The issue still ends with exactly one status label.
 	if lerr := r.setStatusLabel(ctx, "blocked"); lerr != nil {
@@ -333,7 +333,7 @@ func (r *run) publishBody(ctx context.Context, body string) error {
 // block ends the run with a blocked verdict whose reason the user can act on.
 func (r *run) block(ctx context.Context, step, reason string) error {
 	r.st.set(step, StepFailed, "")
-	r.st.set(stepVerdict, StepDone, "**blocked**")
+	r.st.set(stepVerdict, StepDone, verdictDetail("blocked"))
 	r.st.Verdict = "blocked"
 	r.st.Summary = withNote(r.st.Summary, blockedNote(reason))
 	r.out.Status = "blocked"
@@ -347,8 +347,8 @@ func (r *run) block(ctx context.Context, step, reason string) error {
 // refuse ends the run without doing anything: the reason is the verdict, and the issue's status
 // label is left as it was, since nothing ran.
 func (r *run) refuse(ctx context.Context, reason string) error {
-	r.st.set(stepCodex, StepSkipped, "refused")
-	r.st.set(stepVerdict, StepDone, "**refused**")
+	r.st.set(stepCodex, StepSkipped, detailRefused)
+	r.st.set(stepVerdict, StepDone, verdictDetail("refused"))
 	r.st.Verdict = "refused"
 	r.st.Summary = refusedNote(reason)
 	r.out.Status = "refused"
@@ -455,7 +455,7 @@ func (r *run) execute(ctx context.Context) error {
 		tc = taskContext{issue: r.issue, base: base, cfg: cfg, task: t,
 			digest: policy.TaskDigest(r.issue.Title, r.issue.Body)}
 		r.identify(&tc)
-		r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("workflow `%s`: role `%s`, writeFiles %s", oneLine(wf.ID, 100), tc.task.Role, strings.Join(quoteAll(tc.task.WriteFiles), ", ")))
+		r.st.set(stepTaskParsed, StepDone, workflowTaskDetail(wf.ID, tc.task))
 	} else {
 		if _, err := r.taskBlock(r.issue.Body); errors.Is(err, policy.ErrNoTaskBlock) {
 			// A plain request: a read-only planning pass proposes a task block (proposal.go).
@@ -467,7 +467,7 @@ func (r *run) execute(ctx context.Context) error {
 		if tc.hashErr == nil && tc.problem != "" {
 			return r.block(ctx, stepTaskParsed, tc.problem)
 		}
-		r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("role `%s`, writeFiles %s", tc.task.Role, strings.Join(quoteAll(tc.task.WriteFiles), ", ")))
+		r.st.set(stepTaskParsed, StepDone, taskDetail(tc.task))
 	}
 
 	// A task whose dependencies are not done does not start (dependencies.go).
@@ -638,15 +638,15 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 	}
 	switch {
 	case out.FinalStatus == codex.StatusDone:
-		r.st.set(stepCodex, StepDone, fmt.Sprintf("`%s` (%s)%s", impl.Model, impl.Effort, passesNote(out)))
+		r.st.set(stepCodex, StepDone, modelDetail(impl.Model, impl.Effort)+passesNote(out))
 	case out.Refusal != nil:
 		r.st.set(stepCodex, StepFailed, refusalHeadline(out.Refusal)) // the API's words go in a fence below
 	default:
 		r.st.set(stepCodex, StepFailed, shownLine(out.Reason, 300)) // the verification's words: as text
 	}
 	if len(st.committed) == 0 {
-		r.st.set(stepCommitted, StepSkipped, "no changes inside writeFiles")
-		r.st.set(stepPull, StepSkipped, "nothing was committed")
+		r.st.set(stepCommitted, StepSkipped, detailNoChanges)
+		r.st.set(stepPull, StepSkipped, detailNothingCommitted)
 	}
 
 	verdict, blockers := verdictFrom(out, st)
@@ -703,7 +703,7 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 		defer r.refreshGateBeside(ctx, r.out.PullRequest, r.tr.Issue)()
 	}
 
-	r.st.set(stepVerdict, StepDone, "**"+verdict+"**")
+	r.st.set(stepVerdict, StepDone, verdictDetail(verdict))
 	r.st.Verdict = verdict
 	r.out.Status = verdict
 	if err := r.setStatusLabel(ctx, policy.StatusForVerdict(verdict)); err != nil {
@@ -772,7 +772,7 @@ func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, su
 		r.knowPullContent(st)
 	}
 	r.out.PullRequest, r.out.PullURL = pr.Number, pr.URL
-	r.st.set(stepPull, StepDone, fmt.Sprintf("#%d", pr.Number))
+	r.st.set(stepPull, StepDone, pullDetail(pr.Number, false))
 	return pr, nil
 }
 
@@ -822,10 +822,11 @@ func oneLine(s string, limit int) string { return hub.OneLine(s, limit) }
 
 func quoteLine(s string) string { return oneLine(s, 200) }
 
+// quoteAll code-spans each of xs (codeSpan: a path with a backtick cannot close its span).
 func quoteAll(xs []string) []string {
 	out := make([]string, len(xs))
 	for i, x := range xs {
-		out[i] = "`" + oneLine(x, 100) + "`"
+		out[i] = codeSpan(x)
 	}
 	return out
 }

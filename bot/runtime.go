@@ -263,11 +263,7 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 			st.committed = append(st.committed, p)
 		}
 	}
-	label := "implementation"
-	if pass > 0 {
-		label = fmt.Sprintf("fix pass %d", pass)
-	}
-	r.st.set(stepCommitted, StepDone, fmt.Sprintf("`%s` on `%s` (%s: %d %s)", shortSHA(sha), st.branch, label, len(inScope), plural(len(inScope), "file", "files")))
+	r.st.set(stepCommitted, StepDone, committedDetail(sha, st.branch, pass, len(inScope)))
 	switch {
 	case st.pr.Number != 0:
 		r.knowPullContent(st)

@@ -23,7 +23,7 @@ func init() {
 // that holds no task block yet, and says so. It never starts a run.
 func (r *run) accept(ctx context.Context) error {
 	refuse := func(reason string) error {
-		r.st.set(stepTaskParsed, StepFailed, "nothing accepted")
+		r.st.set(stepTaskParsed, StepFailed, detailNothingAccepted)
 		return r.acceptReply(ctx, "refused", fmt.Sprintf("nothing was accepted: %s", reason))
 	}
 	// The body is rewritten below: start from it as it is now, not as the payload delivered it.
@@ -68,7 +68,7 @@ func (r *run) accept(ctx context.Context) error {
 		return err
 	}
 	r.logf("appended the task block of proposal comment %d to the body of #%d", c.ID, r.tr.Issue)
-	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("task block accepted: role `%s`, writeFiles %s", task.Role, strings.Join(quoteAll(task.WriteFiles), ", ")))
+	r.st.set(stepTaskParsed, StepDone, acceptedTaskDetail(task))
 	return r.acceptReply(ctx, "done", fmt.Sprintf("the task block the studio proposed (comment %d) is now at the end of the issue body: role `%s`, writeFiles %s. It does not run by itself: comment `%s run` to start.",
 		c.ID, task.Role, strings.Join(quoteAll(task.WriteFiles), ", "), r.TriggerPhrase))
 }

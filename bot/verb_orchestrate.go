@@ -211,7 +211,7 @@ func (b *eventBot) runDispatchedTask(ctx context.Context, tr Trigger) (Outcome, 
 		if err != nil {
 			return Outcome{RunID: b.RunID}, err
 		}
-		r.st.set(stepAuthorized, StepDone, line+" (@"+tr.Actor.Login+")")
+		r.st.set(stepAuthorized, StepDone, dispatchedDetail(line, tr.Actor.Login))
 		if err := r.execute(ctx); err != nil {
 			r.reportFailure(ctx, err)
 			return *r.out, err

@@ -23,7 +23,7 @@ func init() {
 // read-only on the review route; its verdict becomes a pull-request review and the check run
 // ReviewCheckName on the reviewed commit, which is what the gate reads.
 func (r *run) reviewPull(ctx context.Context, pr PullRequest) error {
-	r.st.set(stepAuthorized, StepDone, "@"+r.tr.Actor.Login)
+	r.st.set(stepAuthorized, StepDone, actorDetail(r.tr.Actor.Login))
 	tn, err := r.loadTask(ctx, r.issue.Number)
 	if err != nil {
 		return err
@@ -58,7 +58,7 @@ func (r *run) reviewPull(ctx context.Context, pr PullRequest) error {
 	if err != nil {
 		return err
 	}
-	r.st.set(stepCodex, StepPending, fmt.Sprintf("review of `%s` with `%s` (%s), sandbox `read-only`", shortSHA(head), routes.Review.Primary.Model, routes.Review.Primary.Effort))
+	r.st.set(stepCodex, StepPending, reviewCodexDetail(head, routes.Review.Primary.Model, routes.Review.Primary.Effort))
 	if err := r.publish(ctx); err != nil {
 		return err
 	}
@@ -81,18 +81,18 @@ func (r *run) reviewPull(ctx context.Context, pr PullRequest) error {
 	}
 	r.refreshGate(ctx, pr.Number, r.issue.Number)
 
-	verdict, said := "done", "passed"
+	verdict := "done"
 	if rev.Failed() {
-		verdict, said = "blocked", "found blockers"
-		r.st.set(stepCodex, StepFailed, fmt.Sprintf("review of `%s` found blockers", shortSHA(head)))
+		verdict = "blocked"
+		r.st.set(stepCodex, StepFailed, reviewResultDetail(head, false))
 	} else {
-		r.st.set(stepCodex, StepDone, fmt.Sprintf("review of `%s` passed", shortSHA(head)))
+		r.st.set(stepCodex, StepDone, reviewResultDetail(head, true))
 	}
 	r.st.Summary = r.Redactor.Redact(reviewBody(rev, !rev.Failed(), reviewBlockers(rev))) + leftoversNote(exe.Leftovers())
 	// The issue's status label is the run's verdict (an out-of-scope path, a failed lifecycle),
 	// which a passing review of the head does not clear: the review's own result lives in the
 	// studio/review check run and the gate. So the label is left as it is.
-	r.st.set(stepVerdict, StepDone, fmt.Sprintf("studio review of `%s` %s (the issue's status label is the run's and is unchanged)", shortSHA(head), said))
+	r.st.set(stepVerdict, StepDone, reviewVerdictDetail(head, !rev.Failed()))
 	r.out.Status, r.out.Summary = verdict, r.st.Summary
 	return r.publish(ctx)
 }

@@ -3,7 +3,6 @@ package bot
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -49,7 +48,7 @@ func (r *run) revoke(ctx context.Context) error {
 	}
 	diag := policy.ApprovalDiagnostic{ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, ApprovalScopes: tn.task.ApprovalScope, Match: pa.match}
 	r.out.PullRequest, r.out.PullURL, r.out.Branch = full.Number, full.URL, branch
-	r.st.set(stepPull, StepDone, fmt.Sprintf("#%d", full.Number))
+	r.st.set(stepPull, StepDone, pullDetail(full.Number, false))
 	r.st.Summary = revokedSummary(r.tr.Actor.Login, full.Number, diag.Render())
 	r.out.Status, r.out.Summary = "done", r.st.Summary
 	if err := r.publish(ctx); err != nil {

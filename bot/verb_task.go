@@ -125,7 +125,7 @@ func (r *run) taskCreate(ctx context.Context) error {
 		return r.taskReply(ctx, err, nil)
 	}
 	r.logf("created task #%d (%s) from #%d", is.Number, t.Role, r.tr.Issue)
-	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("task #%d created: role `%s`", is.Number, t.Role))
+	r.st.set(stepTaskParsed, StepDone, taskCreatedDetail(is.Number, t.Role))
 	return r.taskReply(ctx, nil, func() string { return taskCreatedReply(r.TriggerPhrase, is.Number, t, r.phaseOf(t.Role).Mutating()) })
 }
 
@@ -155,14 +155,14 @@ func (r *run) taskReply(ctx context.Context, err error, done func() string) erro
 	switch {
 	case errors.As(err, &refusal):
 		status, what = "refused", taskRefusedReply(refusal.Msg)
-		r.st.set(stepTaskParsed, StepFailed, "nothing created")
+		r.st.set(stepTaskParsed, StepFailed, detailNothingCreated)
 	case err != nil:
 		return err
 	default:
 		what = done()
 	}
-	r.st.set(stepCodex, StepSkipped, "creating tasks starts no run")
-	r.st.set(stepVerdict, StepDone, "**"+status+"**")
+	r.st.set(stepCodex, StepSkipped, detailTasksStartNoRun)
+	r.st.set(stepVerdict, StepDone, verdictDetail(status))
 	reply := commandReply(r.cmd.Line, r.tr.Actor.Login, what)
 	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
 		return err

@@ -1,0 +1,63 @@
+package bot
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/codex-studio/studio-action/policy"
+)
+
+// The status comment's step details (texts_status.go), against their golden file
+// (testdata/golden/texts/status-details.md; UPDATE_GOLDEN=1 rewrites it after a deliberate change).
+func TestStatusDetailsMatchTheirGoldenFile(t *testing.T) {
+	task := policy.Task{Role: "gameplay-programmer", WriteFiles: []string{"src/player/jump.gd", "tests/`x`.gd"}}
+	sha := "0123456789abcdef0123456789abcdef01234567"
+	details := []struct{ name, text string }{
+		{"dry run", detailDryRun},
+		{"refused", detailRefused},
+		{"cancelled", detailCancelledStop},
+		{"no task block yet", detailNoTaskBlockYet},
+		{"read-only commit", detailReadOnlyCommit},
+		{"read-only pull", detailReadOnlyPull},
+		{"no changes", detailNoChanges},
+		{"nothing committed", detailNothingCommitted},
+		{"nothing accepted", detailNothingAccepted},
+		{"nothing created", detailNothingCreated},
+		{"tasks start no run", detailTasksStartNoRun},
+		{"verdict", verdictDetail("awaiting approval")},
+		{"actor", actorDetail("octocat")},
+		{"dispatched", dispatchedDetail("orchestration #3", "octocat")},
+		{"approved by", approvedByDetail("bob", 42, sha, "alice")},
+		{"task", taskDetail(task)},
+		{"workflow task", workflowTaskDetail("design-review\n# heading", task)},
+		{"accepted task", acceptedTaskDetail(task)},
+		{"proposal", proposalTaskDetail("producer")},
+		{"task created", taskCreatedDetail(9, "qa-tester")},
+		{"recipe dry run", recipeDetail("vertical-slice", 0, true)},
+		{"recipe", recipeDetail("vertical-slice", 4, false)},
+		{"model", modelDetail("gpt-5-codex", "high")},
+		{"read-only codex", readOnlyCodexDetail("gpt-5-codex", "high", policy.SandboxReadOnly)},
+		{"plan codex", planCodexDetail("gpt-5-codex", "high", policy.SandboxReadOnly)},
+		{"plan codex failed", planCodexFailed(2)},
+		{"plan commit", planCommitDetail(sha, "studio/task-7")},
+		{"committed", committedDetail(sha, "studio/task-7", 0, 1)},
+		{"committed fix pass", committedDetail(sha, "studio/task-7", 2, 3)},
+		{"pull", pullDetail(12, false)},
+		{"plan pull", pullDetail(12, true)},
+		{"review running", reviewCodexDetail(sha, "gpt-5-codex", "medium")},
+		{"review passed", reviewResultDetail(sha, true)},
+		{"review blocked", reviewResultDetail(sha, false)},
+		{"review verdict passed", reviewVerdictDetail(sha, true)},
+		{"review verdict blocked", reviewVerdictDetail(sha, false)},
+	}
+	var b strings.Builder
+	for _, d := range details {
+		fmt.Fprintf(&b, "- %s: %s\n", d.name, d.text)
+		// A detail is one line of the step list: untrusted parts cannot start a line of their own.
+		if strings.Contains(d.text, "\n") {
+			t.Errorf("%s breaks the step list's line: %q", d.name, d.text)
+		}
+	}
+	checkGolden(t, "texts/status-details.md", b.String())
+}
