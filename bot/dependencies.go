@@ -49,7 +49,7 @@ func (r *run) unmetDependencies(ctx context.Context, task policy.Task) ([]string
 	var out []string
 	for _, d := range deps {
 		if d == self {
-			out = append(out, fmt.Sprintf("Task #%d depends on itself; remove #%d from `dependsOn`", self, d))
+			out = append(out, dependsOnItself(self))
 			continue
 		}
 		var known []policy.GraphTask
@@ -60,12 +60,12 @@ func (r *run) unmetDependencies(ctx context.Context, task policy.Task) ([]string
 		case err != nil:
 			return nil, fmt.Errorf("read dependency #%d of #%d: %w", d, self, err)
 		case is.IsPull:
-			out = append(out, fmt.Sprintf("Task #%d depends on #%d, which is a pull request, not a task issue", self, d))
+			out = append(out, dependsOnPull(self, d))
 			continue
 		default:
 			status, err := taskStatusOf(r.LabelPrefix, is)
 			if err != nil {
-				out = append(out, fmt.Sprintf("Task #%d depends on #%d, whose status cannot be read: %s", self, d, err.Error()))
+				out = append(out, dependencyUnreadable(self, d, err))
 				continue
 			}
 			known = append(known, policy.GraphTask{Issue: d, Status: status})

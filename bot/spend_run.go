@@ -3,7 +3,6 @@ package bot
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/policy"
@@ -90,7 +89,7 @@ func (r *run) spendPreflight(ctx context.Context, cfg policy.StudioConfig, base 
 	tip, err := LedgerTip(ctx, refs, now)
 	if err != nil {
 		// A cap that cannot be checked does not let the run spend past it unseen.
-		return true, r.refuse(ctx, fmt.Sprintf("the repository's spend caps could not be checked: %v", err))
+		return true, r.refuse(ctx, spendCapsUnchecked(err))
 	}
 	day, month := spend.SoFar(tip, now)
 	if refusal := spend.CheckCaps(caps, day, month); refusal != nil {

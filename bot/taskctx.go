@@ -157,7 +157,7 @@ func (b *eventBot) taskOf(ctx context.Context, issue Issue, base, triggerLabel s
 	tc.cfg, tc.problem = sc.cfg, sc.problem
 	if tc.problem == "" {
 		if tc.task, err = b.taskBlock(issue.Body); err != nil {
-			tc.problem = "the task block cannot be used: " + err.Error()
+			tc.problem = taskBlockUnusable(err)
 		} else if role, err := b.resolveRole(ctx, tc.task, base, issue.Labels, triggerLabel); err != nil {
 			tc.problem = err.Error()
 		} else {

@@ -84,7 +84,7 @@ func (r *run) control(ctx context.Context, action string) error {
 		return err
 	}
 	if prof == nil {
-		return refuse(fmt.Sprintf("the default branch has no `%s`, so no control graph exists", ProfilePath))
+		return refuse(noControlGraph(ProfilePath))
 	}
 	parent, err := r.gh.ParentIssue(ctx, r.tr.Issue)
 	if err != nil {

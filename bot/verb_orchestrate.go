@@ -339,7 +339,7 @@ func (b *eventBot) onDispatch(ctx context.Context, tr Trigger) (Outcome, error) 
 		parsed, err := parseOrchestrateOptions(args)
 		line := "workflow_dispatch orchestrate " + strings.Join(args, " ")
 		if err != nil {
-			_, cerr := b.gh.CreateComment(ctx, issue, orchestrationReply(line, tr.Actor.Login, "The orchestration cannot start: "+err.Error()+" Nothing was dispatched."))
+			_, cerr := b.gh.CreateComment(ctx, issue, orchestrationReply(line, tr.Actor.Login, orchestrationInputsRefused(err.Error())))
 			return Outcome{RunID: b.RunID, Status: "refused"}, cerr
 		}
 		return b.locked(ctx, issue, eventLine(tr, Command{Line: line}), tr.Actor.Login, func(ctx context.Context) (Outcome, error) {
