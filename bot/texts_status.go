@@ -3,6 +3,7 @@ package bot
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -130,4 +131,40 @@ func reviewSaid(passed bool) string {
 		return "passed"
 	}
 	return "found blockers"
+}
+
+// The status comment's history entries a run adds.
+
+// runWho names a run and its attempt (a first attempt unnamed), linked when url is known; run is
+// "run" or "Run".
+func runWho(run, id, attempt, url string) string {
+	who := run + " " + id
+	if attempt != "" && attempt != "1" {
+		who += " (attempt " + attempt + ")"
+	}
+	if url != "" {
+		who = fmt.Sprintf("[%s](%s)", who, url)
+	}
+	return who
+}
+
+// deadRunNote: the run the comment last recorded as running is not this one, so it died.
+func deadRunNote(prev prevRun, updated time.Time) string {
+	return fmt.Sprintf("%s ended without a verdict (the job was killed or timed out); it last wrote this comment at %s.", runWho("Run", prev.id, prev.attempt, prev.url), updated.UTC().Format(time.RFC3339))
+}
+
+// brokenLockEntry says this run broke a dead run's lock: old is the record broken (its Run ""
+// when it could not be read), what names the lock ("its lock", or "its lock, too," when the dead
+// run's entry is above), by the record that broke it, why the reason it gave ("" when it expired).
+func brokenLockEntry(old policy.LockRecord, what string, by policy.LockRecord, runID, why string) string {
+	switch {
+	case old.Run == "":
+		return fmt.Sprintf("An unreadable lock on this issue was broken by run %s.", runID)
+	case why != "":
+		// runHolder names the attempt too: a re-run breaks the lock of its own run's earlier one.
+		return fmt.Sprintf("%s: %s (taken %s for %q) was broken by %s: %s; it ended without releasing it.",
+			runLink(old), what, old.Acquired.UTC().Format(time.RFC3339), old.Event, runHolder(by), why)
+	}
+	return fmt.Sprintf("%s: %s (taken %s for %q) expired at %s and was broken by run %s; that run ended without releasing it.",
+		runLink(old), what, old.Acquired.UTC().Format(time.RFC3339), old.Event, old.Expires.UTC().Format(time.RFC3339), runID)
 }

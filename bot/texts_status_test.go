@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -60,4 +61,21 @@ func TestStatusDetailsMatchTheirGoldenFile(t *testing.T) {
 		}
 	}
 	checkGolden(t, "texts/status-details.md", b.String())
+}
+
+// The status comment's history entries (texts_status.go), against their golden file
+// (testdata/golden/texts/status-history.md).
+func TestStatusHistoryMatchesItsGoldenFile(t *testing.T) {
+	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	old := policy.LockRecord{Run: "122", Attempt: "2", RunURL: "https://github.example/acme/hop/actions/runs/122", Event: "/studio run by @octocat",
+		Acquired: at.Add(-2 * time.Hour), Expires: at.Add(-time.Hour)}
+	by := policy.LockRecord{Run: "123", Attempt: "1"}
+	entries := []string{
+		deadRunNote(prevRun{id: "122", attempt: "2", url: "https://github.example/acme/hop/actions/runs/122"}, at),
+		deadRunNote(prevRun{id: "122", attempt: "1"}, at),
+		brokenLockEntry(policy.LockRecord{}, "its lock", by, "123", ""),
+		brokenLockEntry(old, "its lock, too,", by, "123", "GitHub reports its workflow run completed"),
+		brokenLockEntry(old, "its lock", by, "123", ""),
+	}
+	checkGolden(t, "texts/status-history.md", strings.Join(entries, "\n")+"\n")
 }

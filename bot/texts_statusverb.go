@@ -96,14 +96,7 @@ func statusLastRun(run *prevRun, updated time.Time) string {
 	if run == nil {
 		return fmt.Sprintf("- Last run: recorded in the status comment, updated %s", updated.UTC().Format(time.RFC3339))
 	}
-	who := "run " + run.id
-	if run.attempt != "" && run.attempt != "1" {
-		who += " (attempt " + run.attempt + ")"
-	}
-	if run.url != "" {
-		who = fmt.Sprintf("[%s](%s)", who, run.url)
-	}
-	return fmt.Sprintf("- Last run: %s, %s, status comment updated %s", who, "`"+markerWord(run.state)+"`", updated.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("- Last run: %s, %s, status comment updated %s", runWho("run", run.id, run.attempt, run.url), "`"+markerWord(run.state)+"`", updated.UTC().Format(time.RFC3339))
 }
 
 // statusEarlier is one of the status comment's history entries.

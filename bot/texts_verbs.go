@@ -183,3 +183,28 @@ func reportComment(role, model, runID, redacted string, limit int) string {
 func readOnlyReverted(role string) string {
 	return fmt.Sprintf("role `%s` may not change files (read-only); reverted", role)
 }
+
+// A delegation: the children's issues and the run's line about them.
+
+// childTaskDescription is a delegated child's issue text: the objective is model output, quoted
+// in a fence, so it can mention nobody, link nothing and hold no task block of its own.
+func childTaskDescription(role string, parent int, objective string) string {
+	return fmt.Sprintf("Asked for by `%s` in #%d (model output, quoted):\n\n%s", role, parent, fenced(objective, "text"))
+}
+
+func childRefused(index int, role, why string) string {
+	return fmt.Sprintf("- Request %d (`%s`): refused: %s", index, role, why)
+}
+
+func childNotLinked(child int, err error) string {
+	return fmt.Sprintf("- #%d could not be linked as a sub-issue (%v); it is a task of this issue's orchestration all the same", child, err)
+}
+
+// delegatedLine is the run's line about its delegation; created are the children it filed.
+func delegatedLine(created []int, requested int) string {
+	line := fmt.Sprintf("Delegated %d of %d requested child %s", len(created), requested, plural(requested, "task", "tasks"))
+	if len(created) == 0 {
+		return line + "; see the reply below."
+	}
+	return line + fmt.Sprintf(" (%s), orchestrated on this issue.", issueRefs(created))
+}

@@ -50,6 +50,11 @@ func TestVerbTextsMatchTheirGoldenFiles(t *testing.T) {
 		{"report-comment", reportComment("producer", "gpt-5-codex", "123-1", "All good.\n```\n@team <img src=x>", 1000)},
 		{"report-comment-cut", reportComment("producer", "gpt-5-codex", "123-1", strings.Repeat("ab", 10), 5)},
 		{"read-only-reverted", readOnlyReverted("producer")},
+		{"child-task-description", childTaskDescription("producer", 7, "Build the level.\n```\n@team")},
+		{"child-refused", childRefused(2, "qa-tester", "the role `qa-tester` is unknown")},
+		{"child-not-linked", childNotLinked(9, bad)},
+		{"delegated-none", delegatedLine(nil, 1)},
+		{"delegated", delegatedLine([]int{8, 9}, 3)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
