@@ -14,6 +14,17 @@ import (
 // LockRefs is what the per-issue locks (lock.go) ask of GitHub's Git database API. *hub.Client
 // implements it; bot.New uses the GitHub client for it when Deps.Locks is nil.
 type LockRefs interface {
+	refCAS
+	// RefTarget returns the object ref points at; ErrNotFound when the ref does not exist. Releasing
+	// a lock needs only this: the SHA this run created is the proof that the lock is still its own.
+	RefTarget(ctx context.Context, ref string) (string, error)
+	// DeleteRef deletes ref; a ref that is already gone is not an error.
+	DeleteRef(ctx context.Context, ref string) error
+}
+
+// refCAS is the compare-and-swap over refs whose commit messages are records, which the locks
+// and the spend ledger (spend.go) share.
+type refCAS interface {
 	// CreateLockCommit makes a commit whose message is the lock record, on the default branch's
 	// tree, with parent as its only parent ("" for none), and returns its SHA. Nothing points at
 	// it yet: a commit nobody references is harmless.
@@ -27,11 +38,6 @@ type LockRefs interface {
 	// LockRecord returns the commit ref points at and that commit's message; ErrNotFound when the
 	// ref does not exist.
 	LockRecord(ctx context.Context, ref string) (sha, message string, err error)
-	// RefTarget returns the object ref points at; ErrNotFound when the ref does not exist. Releasing
-	// a lock needs only this: the SHA this run created is the proof that the lock is still its own.
-	RefTarget(ctx context.Context, ref string) (string, error)
-	// DeleteRef deletes ref; a ref that is already gone is not an error.
-	DeleteRef(ctx context.Context, ref string) error
 }
 
 // lockTreeUser is a LockRefs that can be told the default branch's tree, when the run fetched it
