@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -17,14 +16,9 @@ import (
 func init() {
 	register(&verb{
 		name: "status", order: 55, where: "on a task issue or its studio pull request", anyone: true,
-		what: "shows the task (role, status, writeFiles, dependencies), who holds its lock and the runs so far with their tokens; anyone may ask, and nothing changes",
-		parse: func(args []string) (any, error) {
-			if len(args) > 0 {
-				return nil, &unexpectedArgError{arg: args[0]}
-			}
-			return nil, nil
-		},
-		open: (*eventBot).status,
+		what:  "shows the task (role, status, writeFiles, dependencies), who holds its lock and the runs so far with their tokens; anyone may ask, and nothing changes",
+		parse: noArgs,
+		open:  (*eventBot).status,
 	})
 }
 
@@ -54,10 +48,8 @@ func (b *eventBot) status(ctx context.Context, tr Trigger, cmd Command) (Outcome
 		return out, err
 	}
 	marker := statusReplyMarker(tr.CommentID)
-	for _, c := range comments {
-		if strings.EqualFold(c.Author, b.BotLogin) && strings.HasSuffix(strings.TrimRight(c.Body, " \r\n"), marker) {
-			return b.skip(fmt.Sprintf("comment %d was already answered (re-delivered event)", tr.CommentID))
-		}
+	if b.alreadyAnswered(comments, marker) {
+		return b.skip(fmt.Sprintf("comment %d was already answered (re-delivered event)", tr.CommentID))
 	}
 	var problem string
 	var ce *CommandError
