@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/policy/suggest"
 )
@@ -42,7 +43,7 @@ type verb struct {
 	// the task's lock, after the shared preamble. nil: the verb does not work there.
 	// Both record their result in the run's outcome (run.out), which the preamble returns.
 	onIssue func(ctx context.Context, r *run) error
-	onPull  func(ctx context.Context, r *run, pr PullRequest) error
+	onPull  func(ctx context.Context, r *run, pr hub.PullRequest) error
 	// open handles a verb any reader may use, outside the lock (help).
 	open func(b *eventBot, ctx context.Context, tr Trigger, cmd Command) (Outcome, error)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts/guidance"
 )
@@ -24,8 +25,8 @@ import (
 type taskGraph interface {
 	AddSubIssue(ctx context.Context, parent int, childID int64) error
 	ParentIssue(ctx context.Context, number int) (int, error)
-	SubIssues(ctx context.Context, number int) ([]Issue, error)
-	IssuesLabeled(ctx context.Context, label string) ([]Issue, error)
+	SubIssues(ctx context.Context, number int) ([]hub.Issue, error)
+	IssuesLabeled(ctx context.Context, label string) ([]hub.Issue, error)
 }
 
 // spawning is what a run of a spawning role carries: the profile's facts.
@@ -129,7 +130,7 @@ func (r *run) delegate(ctx context.Context, base string, sp *spawning, d policy.
 		numbers[rd.Index] = child.Number
 		created = append(created, child.Number)
 		if err := r.gh.AddSubIssue(ctx, r.tr.Issue, child.ID); err != nil {
-			if !errors.Is(err, ErrUnprocessable) {
+			if !errors.Is(err, hub.ErrUnprocessable) {
 				return "", err
 			}
 			notes = append(notes, childNotLinked(child.Number, err))
@@ -240,7 +241,7 @@ func (r *run) childResults(ctx context.Context, base string, prof policy.Profile
 		}
 		b.WriteString(line)
 		pr, err := r.gh.FindPull(ctx, r.taskBranch(is.Number), base)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, hub.ErrNotFound) {
 			b.WriteString("; no pull request\n")
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -19,7 +20,7 @@ import (
 // finished it by hand, or the issue predates the studio), closed as not planned is cancelled.
 
 // taskStatusOf reads an issue's task status as a dependency sees it.
-func taskStatusOf(prefix string, is Issue) (string, error) {
+func taskStatusOf(prefix string, is hub.Issue) (string, error) {
 	labelled := false
 	for _, l := range is.Labels {
 		if strings.HasPrefix(l, prefix+"status/") {
@@ -55,7 +56,7 @@ func (r *run) unmetDependencies(ctx context.Context, task policy.Task) ([]string
 		var known []policy.GraphTask
 		is, err := r.gh.Issue(ctx, d)
 		switch {
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, hub.ErrNotFound):
 			// Not in known: the seed's "depends on unknown task".
 		case err != nil:
 			return nil, fmt.Errorf("read dependency #%d of #%d: %w", d, self, err)

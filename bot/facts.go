@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 	"github.com/codex-studio/studio-action/prompts/guidance"
@@ -73,7 +74,7 @@ const ProfilePath = ".codex/profile.json"
 // only, so they can never be committed; the prompt carries the role's text so Codex reads it.
 func (r *run) withGuidance(ctx context.Context, base, role, prompt string) (string, error) {
 	data, err := r.baseFile(ctx, ProfilePath, base)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, hub.ErrNotFound) {
 		return prompt, nil
 	}
 	if err != nil {

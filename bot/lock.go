@@ -198,11 +198,11 @@ func (b *eventBot) acquireLock(ctx context.Context, issue int, event string) (*h
 			b.logf("lock: %s taken by %s until %s", ref, runHolder(rec), rec.Expires.UTC().Format(time.RFC3339))
 			return &heldLock{ref: ref, sha: sha, rec: rec, queued: queued}, nil
 		}
-		if !errors.Is(err, ErrRefExists) {
+		if !errors.Is(err, hub.ErrRefExists) {
 			return nil, err
 		}
 		cur, msg, err := b.Locks.LockRecord(ctx, ref)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, hub.ErrNotFound) {
 			queued = true // released between the two calls (its holder may have pushed): try again at once
 			continue
 		}
@@ -219,7 +219,7 @@ func (b *eventBot) acquireLock(ctx context.Context, issue int, event string) (*h
 		run := b.askHolder(ctx, &asked, cur, holder, readable, now)
 		if why := policy.DecideRunLock(holder, readable, now, b.RunID, b.RunAttempt, run); why != "" {
 			h, err := b.breakLock(ctx, ref, cur, holder, readable, rec, why, run)
-			if errors.Is(err, ErrRefMoved) {
+			if errors.Is(err, hub.ErrRefMoved) {
 				continue // another run broke it first, or it was released: look again
 			}
 			if h != nil {
@@ -278,7 +278,7 @@ func (b *eventBot) askHolder(ctx context.Context, last *holderAsked, cur string,
 	*last = holderAsked{sha: cur, at: now}
 	r, err := lookup.WorkflowRun(ctx, id)
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, hub.ErrNotFound):
 		// A deleted run has ended, but a token that may not read it gets the same answer.
 		b.logf("lock: GitHub does not know %s, which holds #%d; waiting for it as for a live run", runHolder(holder), holder.Task)
 		last.run = policy.HolderRun{Answered: true}
@@ -335,7 +335,7 @@ func (b *eventBot) releaseLock(ctx context.Context, h *heldLock) {
 	defer cancel()
 	cur, err := b.Locks.RefTarget(ctx, h.ref)
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, hub.ErrNotFound):
 		b.logf("::warning::lock: %s was already gone when this run ended", h.ref)
 		return
 	case err != nil:

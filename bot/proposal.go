@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 	"gopkg.in/yaml.v3"
@@ -446,8 +447,8 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 
 // latestProposal returns the most recent reply of the bot holding a proposal for issue. A marker
 // in anyone else's comment is ignored: only the bot's own proposals can be accepted.
-func latestProposal(comments []Comment, issue int, botLogin string) (Comment, bool) {
-	var found Comment
+func latestProposal(comments []hub.Comment, issue int, botLogin string) (hub.Comment, bool) {
+	var found hub.Comment
 	ok := false
 	for _, c := range comments {
 		if !strings.EqualFold(c.Author, botLogin) {

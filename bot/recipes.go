@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 )
@@ -114,7 +115,7 @@ func (r *run) openRecipeTasks(ctx context.Context, creator *TaskCreator, out *re
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			out.notes = append(out.notes, subIssueRefused(is.Number, r.tr.Issue, Explain(err)))
+			out.notes = append(out.notes, subIssueRefused(is.Number, r.tr.Issue, hub.Explain(err)))
 		}
 	}
 	return nil
@@ -134,7 +135,7 @@ func (r *run) appendTaskList(ctx context.Context, out *recipeOutcome) {
 	}
 	is, err := r.gh.IssueNow(ctx, r.tr.Issue)
 	if err != nil {
-		out.notes = append(out.notes, taskListNotAdded(r.tr.Issue, Explain(err)))
+		out.notes = append(out.notes, taskListNotAdded(r.tr.Issue, hub.Explain(err)))
 		return
 	}
 	body := strings.TrimRight(is.Body, "\n") + "\n\n" + recipeTaskListSection(out.recipe.WorkflowID, out.groupID, policy.RecipeTaskList(out.recipe, out.created)) + "\n"
@@ -146,7 +147,7 @@ func (r *run) appendTaskList(ctx context.Context, out *recipeOutcome) {
 		return
 	}
 	if err := r.gh.EditIssueBody(ctx, r.tr.Issue, body); err != nil {
-		out.notes = append(out.notes, taskListNotAdded(r.tr.Issue, Explain(err)))
+		out.notes = append(out.notes, taskListNotAdded(r.tr.Issue, hub.Explain(err)))
 	}
 }
 

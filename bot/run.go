@@ -241,7 +241,7 @@ func (r *run) reportFailure(ctx context.Context, err error) {
 	defer cancel()
 	r.st.Ended = true
 	r.st.set(stepVerdict, StepFailed, verdictDetail("error"))
-	r.st.Summary = withNote(r.st.Summary, failedNote(r.Redactor.Redact(Explain(err)), r.resumeNote()))
+	r.st.Summary = withNote(r.st.Summary, failedNote(r.Redactor.Redact(hub.Explain(err)), r.resumeNote()))
 	// The issue still ends with exactly one status label.
 	if lerr := r.setStatusLabel(ctx, "blocked"); lerr != nil {
 		r.logf("::warning::could not label the issue blocked: %v", lerr)
@@ -255,7 +255,7 @@ func (r *run) reportFailure(ctx context.Context, err error) {
 type run struct {
 	*eventBot
 	tr       Trigger
-	issue    Issue
+	issue    hub.Issue
 	cmd      Command
 	st       *Status
 	out      *Outcome
@@ -309,7 +309,7 @@ func (r *run) publishAround(ctx context.Context, next func(*Status), fn func() e
 // commenter is what the bot's comments ask of GitHub: the status comment is created once and
 // edited in place after (its hidden marker finds it again); a reply is created.
 type commenter interface {
-	CreateComment(ctx context.Context, issue int, body string) (Comment, error)
+	CreateComment(ctx context.Context, issue int, body string) (hub.Comment, error)
 	EditComment(ctx context.Context, commentID int64, body string) error
 }
 
@@ -728,19 +728,19 @@ func (r *run) endSummary(summary string, out codex.Outcome, verdict, role string
 
 // pullWriter is what opening or updating the task's pull request asks of GitHub.
 type pullWriter interface {
-	FindPull(ctx context.Context, head, base string) (PullRequest, error)
-	CreatePull(ctx context.Context, p NewPull) (PullRequest, error)
-	EditPull(ctx context.Context, number int, title, body string) (PullRequest, error)
+	FindPull(ctx context.Context, head, base string) (hub.PullRequest, error)
+	CreatePull(ctx context.Context, p hub.NewPull) (hub.PullRequest, error)
+	EditPull(ctx context.Context, number int, title, body string) (hub.PullRequest, error)
 }
 
 // upsertPull opens the task's pull request or updates it, with the run's summary in its body.
 // On a branch this run created there can be no pull request yet, so it is opened without a lookup.
-func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, summary string) (PullRequest, error) {
+func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, summary string) (hub.PullRequest, error) {
 	title := pullTitle(task.Role, r.issue.Title)
 	body := pullBody(r.marker, r.tr.Issue, task.Role, r.RunID, r.RunURL, summary)
-	var pr PullRequest
+	var pr hub.PullRequest
 	var err error
-	known := PullRequest{}
+	known := hub.PullRequest{}
 	if r.impl != nil {
 		known = r.impl.pr
 	}
@@ -748,14 +748,14 @@ func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, su
 	case known.Number != 0:
 		pr, err = r.gh.EditPull(ctx, known.Number, title, body)
 	case r.newBranch:
-		pr, err = r.gh.CreatePull(ctx, NewPull{Title: title, Head: branch, Base: base, Body: body})
+		pr, err = r.gh.CreatePull(ctx, hub.NewPull{Title: title, Head: branch, Base: base, Body: body})
 	default:
 		existing, ferr := r.gh.FindPull(ctx, branch, base)
 		switch {
-		case errors.Is(ferr, ErrNotFound):
-			pr, err = r.gh.CreatePull(ctx, NewPull{Title: title, Head: branch, Base: base, Body: body})
+		case errors.Is(ferr, hub.ErrNotFound):
+			pr, err = r.gh.CreatePull(ctx, hub.NewPull{Title: title, Head: branch, Base: base, Body: body})
 		case ferr != nil:
-			return PullRequest{}, ferr
+			return hub.PullRequest{}, ferr
 		default:
 			pr, err = r.gh.EditPull(ctx, existing.Number, title, body)
 		}
@@ -780,7 +780,7 @@ func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, su
 // hub.Memo methods of the same names): what it pushed, and what the lock may have changed.
 type eventFacts interface {
 	KnowOwnCommit(sha string)
-	KnowPull(number int, head string, commits []PullCommit, files []string)
+	KnowPull(number int, head string, commits []hub.PullCommit, files []string)
 	MovedHead(number int, sha string)
 	Locked()
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 )
@@ -187,5 +188,5 @@ func verifyArgv(v *policy.Verification) []string {
 }
 
 func isNotFound(err error) bool {
-	return errors.Is(err, ErrNotFound) || errors.Is(err, fs.ErrNotExist)
+	return errors.Is(err, hub.ErrNotFound) || errors.Is(err, fs.ErrNotExist)
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/codex-studio/studio-action/bot/hub"
 )
 
 // Serve mode: the bot inside `studio serve`, the GitHub App webhook server. It answers what needs
@@ -70,7 +72,7 @@ func servedHere(cmd Command) bool {
 
 // serveDispatch is the preamble's hook, after the reaction: in serve mode a command that needs a
 // runner is dispatched to the repository's studio workflow; handled reports false otherwise.
-func (b *eventBot) serveDispatch(ctx context.Context, tr Trigger, cmd Command, task Issue) (Outcome, bool, error) {
+func (b *eventBot) serveDispatch(ctx context.Context, tr Trigger, cmd Command, task hub.Issue) (Outcome, bool, error) {
 	if b.Serve == nil || tr.Served != nil || servedHere(cmd) {
 		return Outcome{}, false, nil
 	}
@@ -98,7 +100,7 @@ func (b *eventBot) serveDispatch(ctx context.Context, tr Trigger, cmd Command, t
 // serveApproval is implementApproved's hook: in serve mode a matching approval of a plan pull
 // request dispatches the implementation (which rechecks the approval from GitHub) instead of
 // running it here.
-func (b *eventBot) serveApproval(ctx context.Context, task Issue, pr int, approver string) (Outcome, bool, error) {
+func (b *eventBot) serveApproval(ctx context.Context, task hub.Issue, pr int, approver string) (Outcome, bool, error) {
 	if b.Serve == nil {
 		return Outcome{}, false, nil
 	}
@@ -121,7 +123,7 @@ func (b *eventBot) serveApproval(ctx context.Context, task Issue, pr int, approv
 // dispatchQueued takes the task's lock for as long as it takes to dispatch the run and write the
 // status comment. When another run holds the lock, the dispatched run waits for it on its runner
 // (as a queued Action run does), and the server says so in a reply instead.
-func (b *eventBot) dispatchQueued(ctx context.Context, task Issue, event, actor string, commentID int64, inputs map[string]any) (Outcome, error) {
+func (b *eventBot) dispatchQueued(ctx context.Context, task hub.Issue, event, actor string, commentID int64, inputs map[string]any) (Outcome, error) {
 	if b.Locks == nil {
 		return b.queue(ctx, task, actor, commentID, inputs)
 	}
@@ -155,7 +157,7 @@ func (b *eventBot) dispatchQueued(ctx context.Context, task Issue, event, actor 
 // queue dispatches the run and says on the status comment that it is queued, with its link. The
 // comment is recorded as handled first, so a re-delivery after a restart of the server (which
 // forgets the deliveries it saw) is not dispatched twice.
-func (b *eventBot) queue(ctx context.Context, task Issue, actor string, commentID int64, inputs map[string]any) (Outcome, error) {
+func (b *eventBot) queue(ctx context.Context, task hub.Issue, actor string, commentID int64, inputs map[string]any) (Outcome, error) {
 	r, err := b.runForIssue(ctx, Trigger{Kind: TriggerDispatch}, task, Command{Verb: "run"})
 	if err != nil {
 		return Outcome{RunID: b.RunID}, err
@@ -204,11 +206,11 @@ func (b *eventBot) notDispatched(ctx context.Context, issue int, actor string, e
 
 // notDispatchedText says why no run was dispatched; a missing workflow says how to add it.
 func notDispatchedText(workflow string, err error) string {
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, hub.ErrNotFound) {
 		return fmt.Sprintf("**Not dispatched:** this repository has no workflow `.github/workflows/%s` on its default branch, which runs the studio's Codex work. "+
 			"Add it with `studio init` (or copy `examples/workflows/studio.yml`), give it the App's credentials (`app-id`, `app-private-key`), commit it on the default branch, and write the command again.", workflow)
 	}
-	return "**Not dispatched:** " + oneLine(Explain(err), 600)
+	return "**Not dispatched:** " + oneLine(hub.Explain(err), 600)
 }
 
 func (b *eventBot) servedRunURL(runID int64) string {

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -163,14 +164,14 @@ func parseHandled(body string) []int64 {
 
 // findStatusComment returns the bot's status comment for issue. Only comments written by the bot
 // count: anyone can paste a marker into their own comment to fake "already handled".
-func findStatusComment(comments []Comment, issue int, botLogin string) (Comment, bool) {
+func findStatusComment(comments []hub.Comment, issue int, botLogin string) (hub.Comment, bool) {
 	marker := statusMarker(issue)
 	for _, c := range comments {
 		if strings.EqualFold(c.Author, botLogin) && strings.HasPrefix(c.Body, marker) {
 			return c, true
 		}
 	}
-	return Comment{}, false
+	return hub.Comment{}, false
 }
 
 func containsID(ids []int64, id int64) bool {

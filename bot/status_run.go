@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/codex-studio/studio-action/bot/hub"
 )
 
 // The status comment records which run wrote it and whether that run was still working
@@ -147,7 +149,7 @@ func markerWord(s string) string {
 // runStatus builds this run's status for an issue from the status comment found there (if any):
 // the handled ids and the history carry over, a dead run's "running" is recorded, and so is a lock
 // this run had to break.
-func (b *eventBot) runStatus(issue int, sc Comment, has bool) *Status {
+func (b *eventBot) runStatus(issue int, sc hub.Comment, has bool) *Status {
 	st := newStatus(issue, b.RunURL, parseHandled(sc.Body))
 	st.RunID, st.Attempt = b.RunID, b.RunAttempt
 	if st.Attempt == "" {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -20,7 +21,7 @@ import (
 // taskContext is a task issue as this event decided it, with the configuration of the default
 // branch. The identity hash an approval must still match is computed from it.
 type taskContext struct {
-	issue Issue
+	issue hub.Issue
 	base  string
 	// cfg is studio.json as decoded once; the prompts' project facts derive from it (ProjectFacts).
 	cfg  policy.StudioConfig
@@ -95,7 +96,7 @@ func (b *eventBot) config(ctx context.Context, base string) (*studioConfig, erro
 	data, err := b.baseFile(ctx, policy.StudioConfigPath, base)
 	c := &studioConfig{}
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, hub.ErrNotFound):
 		c.missing = true
 		c.problem = policy.ErrNoStudioConfig.Error()
 	case err != nil:
@@ -135,7 +136,7 @@ func (b *eventBot) taskBlock(body string) (policy.Task, error) {
 
 // taskKey is what a task context is decided from: the issue's text, its role labels and the
 // default branch (whose files the memo keeps for the whole event).
-func (b *eventBot) taskKey(issue Issue, base, triggerLabel string) string {
+func (b *eventBot) taskKey(issue hub.Issue, base, triggerLabel string) string {
 	return strings.Join([]string{fmt.Sprint(issue.Number), base, issue.Title, issue.Body,
 		strings.Join(policy.LabelRoles(b.LabelPrefix, issue.Labels, triggerLabel), ",")}, "\x00")
 }
@@ -143,7 +144,7 @@ func (b *eventBot) taskKey(issue Issue, base, triggerLabel string) string {
 // taskOf decides the task of issue once per event: the default branch's configuration, the task
 // block, its role (labels included, triggerLabel the event's own) and the approval identity. A
 // task that cannot be used has problem set, the first of its problems.
-func (b *eventBot) taskOf(ctx context.Context, issue Issue, base, triggerLabel string) (taskContext, error) {
+func (b *eventBot) taskOf(ctx context.Context, issue hub.Issue, base, triggerLabel string) (taskContext, error) {
 	key := b.taskKey(issue, base, triggerLabel)
 	d := &b.derived
 	if tc, ok := lookup(d, &d.tasks, key); ok {

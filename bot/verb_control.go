@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts/guidance"
 )
@@ -48,7 +49,7 @@ func init() {
 // profileFactsOn reads the default branch's profile as policy's facts; nil when there is none.
 func (b *eventBot) profileFactsOn(ctx context.Context, base string) (*policy.ProfileFacts, error) {
 	data, err := b.baseFile(ctx, ProfilePath, base)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, hub.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {

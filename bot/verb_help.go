@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/codex-studio/studio-action/bot/hub"
 )
 
 func init() {
@@ -55,7 +57,7 @@ func endsWithMarker(body, marker string) bool {
 
 // alreadyAnswered says whether the bot's replies among comments hold the answer marked marker, so
 // a re-delivered event is answered once.
-func (b *eventBot) alreadyAnswered(comments []Comment, marker string) bool {
+func (b *eventBot) alreadyAnswered(comments []hub.Comment, marker string) bool {
 	for _, c := range comments {
 		if strings.EqualFold(c.Author, b.BotLogin) && endsWithMarker(c.Body, marker) {
 			return true

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 )
@@ -14,7 +15,7 @@ func init() {
 	register(&verb{
 		name: "review", order: 40, where: "on a studio pull request",
 		what:   "reviews the pull request's head commit again and posts the verdict",
-		onPull: func(ctx context.Context, r *run, pr PullRequest) error { return r.reviewPull(ctx, pr) },
+		onPull: func(ctx context.Context, r *run, pr hub.PullRequest) error { return r.reviewPull(ctx, pr) },
 	})
 }
 
@@ -22,7 +23,7 @@ func init() {
 // (the gate waits for it after every push, a human's included). The qa-playtester review runs
 // read-only on the review route; its verdict becomes a pull-request review and the check run
 // ReviewCheckName on the reviewed commit, which is what the gate reads.
-func (r *run) reviewPull(ctx context.Context, pr PullRequest) error {
+func (r *run) reviewPull(ctx context.Context, pr hub.PullRequest) error {
 	r.st.set(stepAuthorized, StepDone, actorDetail(r.tr.Actor.Login))
 	tn, err := r.loadTask(ctx, r.issue.Number)
 	if err != nil {

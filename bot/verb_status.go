@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -87,7 +88,7 @@ func (b *eventBot) status(ctx context.Context, tr Trigger, cmd Command) (Outcome
 
 // statusTaskLine is the task as orchestration reads it. Role ids and paths come from the issue:
 // they are shown as code spans, never as markup.
-func (b *eventBot) statusTaskLine(ctx context.Context, base string, is Issue) string {
+func (b *eventBot) statusTaskLine(ctx context.Context, base string, is hub.Issue) string {
 	if _, err := policy.ParseTask(is.Body); errors.Is(err, policy.ErrNoTaskBlock) && policy.LabelRoles(b.LabelPrefix, is.Labels, "") == nil {
 		return statusNoTaskLine(b.TriggerPhrase)
 	} else if err != nil && !errors.Is(err, policy.ErrNoTaskBlock) {
@@ -102,7 +103,7 @@ func (b *eventBot) statusLockLine(ctx context.Context, issue int) (string, error
 		return statusLockUnknown, nil
 	}
 	_, msg, err := b.Locks.LockRecord(ctx, lockRef(issue))
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, hub.ErrNotFound) {
 		return statusLockFree, nil
 	}
 	if err != nil {
@@ -117,7 +118,7 @@ func (b *eventBot) statusLockLine(ctx context.Context, issue int) (string, error
 
 // statusRunLines are the runs the issue's status comment records: the last run and its state,
 // the earlier runs' ends and the tokens line.
-func (b *eventBot) statusRunLines(comments []Comment, issue int) []string {
+func (b *eventBot) statusRunLines(comments []hub.Comment, issue int) []string {
 	sc, ok := findStatusComment(comments, issue, b.BotLogin)
 	if !ok {
 		return []string{statusRunsNone}

@@ -237,7 +237,7 @@ func (s *webhookServer) handle(log *slog.Logger, delivery, event string, arrived
 	})
 	out, err := b.Handle(ctx, tr)
 	if err != nil {
-		outcome("error", "err", s.red.Redact(bot.Explain(err)))
+		outcome("error", "err", s.red.Redact(hub.Explain(err)))
 		return
 	}
 	status := out.Status
