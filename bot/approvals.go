@@ -365,7 +365,7 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 	}
 	route, prepared := rr.routes, rr.prepared
 	// "Codex running" goes out while the task branch is checked out.
-	codexLine := fmt.Sprintf("plan phase: `%s` (%s), sandbox `%s`", route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox)
+	codexLine := planCodexDetail(route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox)
 	if err := r.publishAround(ctx, func(s *Status) { s.set(stepCodex, StepPending, codexLine) },
 		func() error { return r.prepareWorkspace(ctx, branch, base) }); err != nil {
 		return err

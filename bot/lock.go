@@ -290,18 +290,6 @@ func (b *eventBot) askHolder(ctx context.Context, last *holderAsked, cur string,
 	return last.run
 }
 
-// endedBecause says, for the log and the status comment, why GitHub's answer shows the holder
-// ended; "" for the expired and unreadable locks, which have their own sentences.
-func endedBecause(why policy.RunLockBreak, run policy.HolderRun) string {
-	switch why {
-	case policy.BreakHolderEnded:
-		return fmt.Sprintf("GitHub reports that run completed (%s)", orUnknown(run.Conclusion))
-	case policy.BreakEarlierAttempt:
-		return "a later attempt of that run has started, so that attempt has ended"
-	}
-	return ""
-}
-
 // breakLock replaces a dead holder's lock (expired, unreadable, or held by a run GitHub reports
 // ended) with this run's, as a fast-forward from the dead commit, so that of several runs
 // breaking it at once exactly one succeeds (the others get ErrRefMoved).

@@ -612,14 +612,8 @@ func (b *eventBot) setIssueStatus(ctx context.Context, issue int, status, why st
 
 // orchestrationConfig is the default branch's studio.json, for the approvals a dry run names.
 func (o *orchRun) approval(t policy.GraphTask) string {
-	if o.cfg == nil || t.ReadOnly {
-		return "none (read-only)"
+	if o.cfg == nil {
+		return approvalNeeded("", false, t.ReadOnly)
 	}
-	switch o.cfg.StudioMode {
-	case policy.ModeFastPrototype:
-		return "none (fast-prototype)"
-	case policy.ModeStrictStudio:
-		return "an approving review of its plan pull request by a writer other than the requester"
-	}
-	return "an approving review of its plan pull request, or --approved-by-user"
+	return approvalNeeded(o.cfg.StudioMode, true, t.ReadOnly)
 }

@@ -396,7 +396,7 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 		return err
 	}
 	impl := route.Implementation.Primary
-	callLine := fmt.Sprintf("planning pass: `%s` (%s), sandbox `%s`", impl.Model, impl.Effort, policy.SandboxReadOnly)
+	callLine := planningPassDetail(impl.Model, impl.Effort)
 	r.st.set(stepCodex, StepPending, callLine)
 	if err := r.publish(ctx); err != nil {
 		return err

@@ -561,7 +561,7 @@ func (r *run) render(ctx context.Context, tc taskContext, review, fix bool) (ren
 	// Notes `/studio steer` left are read by this pass, once.
 	if len(r.st.Steer) > 0 {
 		prepared.Prompt += steeringSection(r.st.Steer)
-		r.st.History = append(r.st.History, fmt.Sprintf("%s: this run read %d steering %s", r.Now().UTC().Format(time.RFC3339), len(r.st.Steer), plural(len(r.st.Steer), "note", "notes")))
+		r.st.History = append(r.st.History, steeringReadEntry(r.Now(), len(r.st.Steer)))
 		r.st.Steer = nil
 	}
 	// A role the profile lets spawn answers with its summary and the child tasks it asks for
@@ -658,7 +658,7 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 			final = out.FixPasses[n-1].Execution.Result.FinalMessage
 		}
 		if d, err := delegationSummary(final); err != nil {
-			verdict, blockers = "blocked", append(blockers, "the delegation answer cannot be used ("+oneLine(err.Error(), 300)+"), so no child task was filed")
+			verdict, blockers = "blocked", append(blockers, delegationUnusable(err))
 		} else {
 			delegation = &d
 		}

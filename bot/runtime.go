@@ -271,7 +271,7 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 	case st.needsPullEarly:
 		// The review is posted on the pull request, so it must exist before the review; without a
 		// review it is opened once, at the end, with the verdict in its body.
-		if _, err := r.upsertPull(ctx, st.task, st.branch, st.base, "Codex Studio is still working on this pull request; the verdict follows."); err != nil {
+		if _, err := r.upsertPull(ctx, st.task, st.branch, st.base, pullWorkingBody); err != nil {
 			return err
 		}
 	}
@@ -343,9 +343,9 @@ func (b *eventBot) publishReview(ctx context.Context, number int, sha string, fi
 	if err != nil {
 		return err
 	}
-	conclusion, title := "success", "Studio review passed"
+	conclusion, title := "success", reviewCheckTitle(true)
 	if !passed {
-		conclusion, title = "failure", "Studio review found blockers"
+		conclusion, title = "failure", reviewCheckTitle(false)
 	}
 	return b.writeCheck(ctx, checkWrite{
 		run:            hub.CheckRun{Name: ReviewCheckName, HeadSHA: sha, Status: "completed", Conclusion: conclusion, Title: title, Summary: text},

@@ -168,3 +168,41 @@ func brokenLockEntry(old policy.LockRecord, what string, by policy.LockRecord, r
 	return fmt.Sprintf("%s: %s (taken %s for %q) expired at %s and was broken by run %s; that run ended without releasing it.",
 		runLink(old), what, old.Acquired.UTC().Format(time.RFC3339), old.Event, old.Expires.UTC().Format(time.RFC3339), runID)
 }
+
+// planningPassDetail is the Codex step of a plain request's read-only planning pass.
+func planningPassDetail(model, effort string) string {
+	return fmt.Sprintf("planning pass: %s, sandbox `%s`", modelDetail(model, effort), policy.SandboxReadOnly)
+}
+
+// steeringReadEntry: this run's pass read the steering notes left for it.
+func steeringReadEntry(at time.Time, notes int) string {
+	return fmt.Sprintf("%s: this run read %d steering %s", at.UTC().Format(time.RFC3339), notes, plural(notes, "note", "notes"))
+}
+
+// steeringNoteEntry: a writer left a note for the child task's next pass.
+func steeringNoteEntry(at time.Time, login string) string {
+	return fmt.Sprintf("%s: steering note from @%s for the next pass", at.UTC().Format("2006-01-02T15:04:05Z"), login)
+}
+
+// endedBecause says, for the log and the status comment, why GitHub's answer shows the holder
+// ended; "" for the expired and unreadable locks, which have their own sentences.
+func endedBecause(why policy.RunLockBreak, run policy.HolderRun) string {
+	switch why {
+	case policy.BreakHolderEnded:
+		return fmt.Sprintf("GitHub reports that run completed (%s)", orUnknown(run.Conclusion))
+	case policy.BreakEarlierAttempt:
+		return "a later attempt of that run has started, so that attempt has ended"
+	}
+	return ""
+}
+
+// pullWorkingBody is a pull request's body while the run that opened it early still works.
+const pullWorkingBody = "Codex Studio is still working on this pull request; the verdict follows."
+
+// reviewCheckTitle is the studio/review check run's title.
+func reviewCheckTitle(passed bool) string {
+	if passed {
+		return "Studio review passed"
+	}
+	return "Studio review found blockers"
+}

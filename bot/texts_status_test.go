@@ -51,6 +51,10 @@ func TestStatusDetailsMatchTheirGoldenFile(t *testing.T) {
 		{"review blocked", reviewResultDetail(sha, false)},
 		{"review verdict passed", reviewVerdictDetail(sha, true)},
 		{"review verdict blocked", reviewVerdictDetail(sha, false)},
+		{"planning pass", planningPassDetail("gpt-5-codex", "medium")},
+		{"pull body while working", pullWorkingBody},
+		{"review check passed", reviewCheckTitle(true)},
+		{"review check blocked", reviewCheckTitle(false)},
 	}
 	var b strings.Builder
 	for _, d := range details {
@@ -76,6 +80,10 @@ func TestStatusHistoryMatchesItsGoldenFile(t *testing.T) {
 		brokenLockEntry(policy.LockRecord{}, "its lock", by, "123", ""),
 		brokenLockEntry(old, "its lock, too,", by, "123", "GitHub reports its workflow run completed"),
 		brokenLockEntry(old, "its lock", by, "123", ""),
+		brokenLockEntry(old, "its lock", by, "123", endedBecause(policy.BreakHolderEnded, policy.HolderRun{Conclusion: "cancelled"})),
+		brokenLockEntry(old, "its lock", by, "123", endedBecause(policy.BreakEarlierAttempt, policy.HolderRun{})),
+		steeringReadEntry(at, 2),
+		steeringNoteEntry(at, "octocat"),
 	}
 	checkGolden(t, "texts/status-history.md", strings.Join(entries, "\n")+"\n")
 }

@@ -208,3 +208,18 @@ func delegatedLine(created []int, requested int) string {
 	}
 	return line + fmt.Sprintf(" (%s), orchestrated on this issue.", issueRefs(created))
 }
+
+// approvalNeeded is the approval an orchestration's dry run names for a task: none for a
+// read-only role (or when the configuration is unknown), else what the studio mode requires.
+func approvalNeeded(mode policy.StudioMode, known, readOnly bool) string {
+	if !known || readOnly {
+		return "none (read-only)"
+	}
+	switch mode {
+	case policy.ModeFastPrototype:
+		return "none (fast-prototype)"
+	case policy.ModeStrictStudio:
+		return "an approving review of its plan pull request by a writer other than the requester"
+	}
+	return "an approving review of its plan pull request, or --approved-by-user"
+}

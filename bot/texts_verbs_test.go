@@ -55,6 +55,8 @@ func TestVerbTextsMatchTheirGoldenFiles(t *testing.T) {
 		{"child-not-linked", childNotLinked(9, bad)},
 		{"delegated-none", delegatedLine(nil, 1)},
 		{"delegated", delegatedLine([]int{8, 9}, 3)},
+		{"approval-needed", strings.Join([]string{approvalNeeded("", false, false), approvalNeeded(policy.ModeStrictStudio, true, true),
+			approvalNeeded(policy.ModeFastPrototype, true, false), approvalNeeded(policy.ModeGuidedStudio, true, false), approvalNeeded(policy.ModeStrictStudio, true, false)}, "\n")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

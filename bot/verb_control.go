@@ -113,7 +113,7 @@ func (r *run) control(ctx context.Context, action string) error {
 	case policy.ControlSteer:
 		opts, _ := r.cmd.Opts.(ControlOptions)
 		r.st.Steer = append(r.st.Steer, fmt.Sprintf("From @%s: %s", r.tr.Actor.Login, opts.Text))
-		r.st.History = append(r.st.History, fmt.Sprintf("%s: steering note from @%s for the next pass", r.Now().UTC().Format("2006-01-02T15:04:05Z"), r.tr.Actor.Login))
+		r.st.History = append(r.st.History, steeringNoteEntry(r.Now(), r.tr.Actor.Login))
 	case policy.ControlPause, policy.ControlStop:
 		if child.Status == policy.StatusRunning {
 			if err := r.stopChildRun(ctx, parent); err != nil {
