@@ -104,7 +104,7 @@ func (b *eventBot) config(ctx context.Context, base string) (*studioConfig, erro
 	default:
 		d.count.config.Add(1)
 		if c.cfg, err = policy.ParseStudioConfig(data); err != nil {
-			c.problem = fmt.Sprintf("`.codex/studio.json` on `%s`: %v", base, err)
+			c.problem = fileOnBranch(policy.StudioConfigPath, base, err)
 		}
 		// The prompts' facts and the spend caps are views of c.cfg; without the bytes nothing
 		// after this can decode the file again.

@@ -37,7 +37,7 @@ func init() {
 			v.args = "<text>"
 			v.parse = func(args []string) (any, error) {
 				if len(args) == 0 {
-					return nil, errors.New("`steer` needs the text to add to the next pass.")
+					return nil, errors.New(steerNeedsText)
 				}
 				return ControlOptions{Text: strings.Join(args, " ")}, nil
 			}
@@ -57,11 +57,11 @@ func (b *eventBot) profileFactsOn(ctx context.Context, base string) (*policy.Pro
 	}
 	p, err := guidance.ParseProfile(data)
 	if err != nil {
-		return nil, &guidanceError{fmt.Sprintf("`%s` on `%s`: %v", ProfilePath, base, err)}
+		return nil, &guidanceError{fileOnBranch(ProfilePath, base, err)}
 	}
 	f, err := profileFacts(p)
 	if err != nil {
-		return nil, &guidanceError{fmt.Sprintf("`%s` on `%s`: %v", ProfilePath, base, err)}
+		return nil, &guidanceError{fileOnBranch(ProfilePath, base, err)}
 	}
 	return &f, nil
 }
@@ -122,7 +122,7 @@ func (r *run) control(ctx context.Context, action string) error {
 		}
 	}
 	if next != child.Status {
-		why := fmt.Sprintf("/studio %s by @%s", action, r.tr.Actor.Login)
+		why := fmt.Sprintf("%s %s by @%s", r.TriggerPhrase, action, r.tr.Actor.Login)
 		if action == policy.ControlPause {
 			why = policy.PausedNote
 		}

@@ -32,7 +32,7 @@ func parseOrchestrateOptions(args []string) (any, error) {
 		a := args[i]
 		value := func() (string, error) {
 			if i+1 >= len(args) {
-				return "", fmt.Errorf("`%s` needs a value.", a)
+				return "", errors.New(needsValue(a))
 			}
 			i++
 			return args[i], nil
@@ -53,7 +53,7 @@ func parseOrchestrateOptions(args []string) (any, error) {
 			}
 			n, err := policy.ParseMaxConcurrency(v)
 			if err != nil {
-				return nil, errors.New(err.Error() + ".")
+				return nil, errors.New(sentence(err.Error()))
 			}
 			o.MaxConcurrency = n
 		default:

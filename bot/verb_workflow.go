@@ -35,7 +35,7 @@ func parseWorkflowOptions(args []string) (any, error) {
 			return nil, err
 		}
 		if id == "" {
-			return nil, fmt.Errorf("`workflow create-tasks` needs a recipe: %s.", strings.Join(quoteAll(policy.RecipeIDs()), ", "))
+			return nil, errors.New(createTasksNeedsRecipe())
 		}
 		return RecipeOptions{ID: id, DryRun: dry}, nil
 	}
@@ -44,7 +44,7 @@ func parseWorkflowOptions(args []string) (any, error) {
 		return nil, err
 	}
 	if id == "" {
-		return nil, errors.New("`workflow` needs the workflow's id or alias (for example `milestone`); `studio workflow list` names them all.")
+		return nil, errors.New(workflowNeedsID)
 	}
 	o := WorkflowOptions{ID: id}
 	o.DryRun = dry
