@@ -192,12 +192,14 @@ func TestOrchestrationSkipsWhatAFailedDependencyBlocks(t *testing.T) {
 }
 
 // The dry run shows, under each task, the seed's context and codex lines: the files its run
-// requests, and the implementation call on the route its run takes (its workflowId's model).
+// requests, and the implementation call on the route its run takes (its workflowId's model, its
+// runPolicy.modelTier).
 func TestOrchestrationDryRunShowsContextAndCodex(t *testing.T) {
 	t.Parallel()
 	w := orchWorld(t)
 	w.task("Jump", "role: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\nfiles: [design/gdd.md]\n")
 	w.task("Slice plan", "role: producer\nworkflowId: vertical-slice\n")
+	w.task("Coyote", "role: gameplay-programmer\nwriteFiles: [src/player/coyote.gd]\nrunPolicy: {modelTier: luna}\n")
 	tracker := w.issue("Sprint", "go")
 	_, payload := w.comment(tracker, sandbox.Writer, "/studio orchestrate --dry-run --max-concurrency 2")
 	if res := w.run("issue_comment", payload, nil); res.code != 0 {
@@ -210,6 +212,7 @@ func TestOrchestrationDryRunShowsContextAndCodex(t *testing.T) {
 		`"--sandbox" "danger-full-access"`,
 		`  codex: codex "exec" "--model" "gpt-5.6-sol" "-c" "model_reasoning_effort=\"high\""`,
 		`"--sandbox" "read-only"`,
+		`  codex: codex "exec" "--model" "gpt-5.6-luna" "-c" "model_reasoning_effort=\"medium\""`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("plan lacks %q:\n%s", want, body)
