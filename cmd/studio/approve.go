@@ -127,7 +127,8 @@ func newApproveCmd(e env) *cobra.Command {
 request. It binds the task's objective hash (the role, the objective, --write-file and
 --approval-scope, the stage and studio mode): give the same words and flags the run takes, and
 the next "studio run" of that task implements it. Any change to them needs a new approval, as on
-GitHub. The record is kept in the checkout's git directory and never committed.`,
+GitHub. The record is kept in the checkout's git directory and never committed; "studio approval
+list" lists the records and "studio approval revoke <id>" revokes one.`,
 		Example: `  studio approve gameplay-programmer "Implement jump" --write-file src/player/jump.gd`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
