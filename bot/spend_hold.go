@@ -55,8 +55,9 @@ func casLedger(ctx context.Context, refs LedgerRefs, ref string, next func(prev 
 }
 
 // ReserveSpend checks the caps at now, counting the open holds, and when the run may start
-// opens its hold in the same swap: maxCost, or without one all the caps leave (the run has no
-// other bound). It answers the spend so far, or the refusal.
+// opens its hold of maxCost in the same swap. A run without max-cost holds nothing: holding all
+// the caps leave would refuse every run beside it (an orchestration's tasks), so unbounded runs
+// are checked, not held (docs/runtime.md). It answers the spend so far, or the refusal.
 func ReserveSpend(ctx context.Context, refs LedgerRefs, caps spend.Caps, run string, maxCost float64, now time.Time) (hold spend.Hold, day, month float64, refusal *spend.CapRefusal, err error) {
 	id := holdID(run)
 	_, _, err = casLedger(ctx, refs, spend.Ref(now), func(prev *spend.Record) (spend.Record, bool) {
@@ -65,10 +66,10 @@ func ReserveSpend(ctx context.Context, refs LedgerRefs, caps spend.Caps, run str
 		if refusal = spend.CheckCaps(caps, day, month, held); refusal != nil {
 			return spend.Record{}, false
 		}
-		hold = spend.Hold{ID: id, Run: run, USD: maxCost, Until: now.UTC().Add(spend.HoldFor)}
-		if hold.USD <= 0 {
-			hold.USD = spend.Headroom(caps, day, month, held)
+		if maxCost <= 0 {
+			return spend.Record{}, false
 		}
+		hold = spend.Hold{ID: id, Run: run, USD: maxCost, Until: now.UTC().Add(spend.HoldFor)}
 		return spend.Reserve(prev, hold, now), true
 	})
 	if err != nil || refusal != nil {

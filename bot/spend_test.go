@@ -151,7 +151,7 @@ func TestReserveSpendAdmitsOneRunAtATime(t *testing.T) {
 			defer wg.Done()
 			<-start
 			var err error
-			holds[i], _, _, refusals[i], err = ReserveSpend(ctx, w.gh, caps, fmt.Sprintf("r%d", i), 0, at)
+			holds[i], _, _, refusals[i], err = ReserveSpend(ctx, w.gh, caps, fmt.Sprintf("r%d", i), 0.1, at)
 			if err != nil {
 				t.Error(err)
 			}
@@ -195,5 +195,40 @@ func TestReserveSpendAdmitsOneRunAtATime(t *testing.T) {
 	}
 	if s := spend.Summarize(recs); s.Total.Runs != 1 || s.Total.USD != 0.9 {
 		t.Errorf("holds counted as runs: %+v", s.Total)
+	}
+}
+
+// A run without max-cost is checked against the caps but holds nothing: holding all the caps
+// leave would refuse every run beside it, an orchestration's tasks among them.
+func TestReserveSpendWithoutMaxCostChecksButHoldsNothing(t *testing.T) {
+	w := newTransportWorld(t, nil)
+	ctx := context.Background()
+	at := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	if _, err := AppendSpend(ctx, w.gh, spend.Entry{Run: "earlier", At: at, Cost: cost(0.5)}); err != nil {
+		t.Fatal(err)
+	}
+	caps := spend.Caps{PerDay: 1}
+	before, err := ReadLedger(ctx, w.gh, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range []string{"a", "b", "c"} {
+		h, day, _, ref, err := ReserveSpend(ctx, w.gh, caps, run, 0, at.Add(time.Minute))
+		if err != nil || ref != nil || h.ID != "" || day != 0.5 {
+			t.Fatalf("run %s under the cap without max-cost: hold %+v, day %v, refusal %v, %v", run, h, day, ref, err)
+		}
+	}
+	after, err := ReadLedger(ctx, w.gh, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Errorf("the ledger went from %d to %d records; an unbounded run writes no hold", len(before), len(after))
+	}
+	if _, err := AppendSpend(ctx, w.gh, spend.Entry{Run: "big", At: at.Add(2 * time.Minute), Cost: cost(0.6)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, ref, _ := ReserveSpend(ctx, w.gh, caps, "d", 0, at.Add(3*time.Minute)); ref == nil {
+		t.Error("a run without max-cost passed a cap already spent")
 	}
 }

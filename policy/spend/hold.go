@@ -53,18 +53,6 @@ func Held(tip *Record, now time.Time) float64 {
 	return Round(sum)
 }
 
-// Headroom is what a run may spend before the tightest cap, once day and month are spent and
-// held reserved; 0 when no cap is set (nothing to reserve against).
-func Headroom(c Caps, day, month, held float64) float64 {
-	room := -1.0
-	for _, r := range []struct{ cap, spent float64 }{{c.PerDay, day}, {c.PerMonth, month}} {
-		if r.cap > 0 && (room < 0 || r.cap-r.spent-held < room) {
-			room = r.cap - r.spent - held
-		}
-	}
-	return Round(max(room, 0))
-}
-
 // carry is a record at at that changes no total: a hold or a release.
 func carry(prev *Record, at time.Time, kind, run string) Record {
 	at = at.UTC()
