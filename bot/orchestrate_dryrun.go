@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"strings"
 
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/policy"
@@ -19,9 +18,9 @@ func (o *orchRun) dryRunDetails(ctx context.Context) func(policy.GraphTask) []st
 		workdir = "."
 	}
 	return func(t policy.GraphTask) []string {
-		lines := []string{"approval: " + o.approval(t)}
+		lines := []string{dryRunApprovalLine(o.approval(t))}
 		requested := append([]string{"AGENTS.md", policy.StudioConfigPath}, t.Files...)
-		lines = append(lines, "context: "+strings.Join(requested, ", ")+" (requested; the run selects within the budget)")
+		lines = append(lines, dryRunContextLine(requested))
 		if rolesErr != nil || t.Role == "" {
 			return lines
 		}
@@ -29,7 +28,7 @@ func (o *orchRun) dryRunDetails(ctx context.Context) func(policy.GraphTask) []st
 		routes, err := rs.RouteForTask(task, func(path string) ([]byte, error) { return o.b.baseFile(ctx, path, o.base) },
 			RouteInputs{Model: o.b.Model, ModelTier: o.b.ModelTier})
 		if err != nil {
-			return append(lines, "codex: none: "+oneLine(err.Error(), 200))
+			return append(lines, dryRunCodexLine("", err))
 		}
 		sandbox := string(policy.SandboxReadOnly)
 		if o.cfg != nil {
@@ -40,6 +39,6 @@ func (o *orchRun) dryRunDetails(ctx context.Context) func(policy.GraphTask) []st
 			sandbox = string(elig.CodexSandbox)
 		}
 		display := codex.Display("codex", codex.Args(codex.Request{Model: routes.Implementation.Primary, Workdir: workdir, Sandbox: sandbox}, codex.ArgOptions{}))
-		return append(lines, "codex: "+display)
+		return append(lines, dryRunCodexLine(display, nil))
 	}
 }

@@ -338,7 +338,7 @@ func (b *eventBot) publishReview(ctx context.Context, number int, sha string, fi
 		// review): the verdict still reaches the pull request as a comment, and the check run
 		// below is what the gate reads.
 		b.logf("::warning::GitHub refused every form of the review (%v); posting the verdict as a comment", err)
-		_, err = b.gh.CreateComment(ctx, number, text+"\n\n_(Posted as a comment: GitHub refused it as a pull-request review.)_")
+		_, err = b.gh.CreateComment(ctx, number, text+reviewAsCommentNote)
 	}
 	if err != nil {
 		return err
@@ -361,15 +361,9 @@ func verdictFrom(out codex.Outcome, st *implState) (string, []string) {
 	})
 }
 
-// evidenceNote points the verdict at the run's evidence folder; in the action, the example
-// workflow uploads it as an artifact.
-func (r *run) evidenceNote(role string) string {
-	note := fmt.Sprintf("\n\nRun evidence: `%s`", r.evidencePath(role))
-	if r.RunURL != "" {
-		note += " (uploaded as a workflow artifact by the example workflow)"
-	}
-	return note + "."
-}
+// evidenceNote points the verdict at the run's evidence folder (uploaded as an artifact in the
+// action, which has a run URL).
+func (r *run) evidenceNote(role string) string { return evidenceNote(r.evidencePath(role), r.RunURL != "") }
 
 // evidencePath names the run's evidence folder for the summary: relative to the workspace when
 // inside it, else absolute (the action's RUNNER_TEMP/studio-runs).

@@ -55,7 +55,7 @@ func RequireStudioConfig(readBase func(path string) ([]byte, error)) error {
 		return err
 	}
 	if _, err := policy.ParseStudioConfig(data); err != nil {
-		return refusalf("`%s` on the default branch: %v", policy.StudioConfigPath, err)
+		return refusalf("%s", configUnusable(err))
 	}
 	return nil
 }

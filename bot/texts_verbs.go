@@ -223,3 +223,38 @@ func approvalNeeded(mode policy.StudioMode, known, readOnly bool) string {
 	}
 	return "an approving review of its plan pull request, or --approved-by-user"
 }
+
+// An orchestration dry run's lines under each task (the seed's `approval:`, `context:` and
+// `codex:`), inside the plan's text fence.
+
+func dryRunApprovalLine(approval string) string { return "approval: " + approval }
+
+func dryRunContextLine(requested []string) string {
+	return "context: " + strings.Join(requested, ", ") + " (requested; the run selects within the budget)"
+}
+
+// dryRunCodexLine is the implementation call as it would run (display), or why there is none.
+func dryRunCodexLine(display string, err error) string {
+	if err != nil {
+		return "codex: none: " + oneLine(err.Error(), 200)
+	}
+	return "codex: " + display
+}
+
+// evidenceNote points the verdict at the run's evidence folder; in the action (uploaded), the
+// example workflow uploads it as an artifact.
+func evidenceNote(path string, uploaded bool) string {
+	note := fmt.Sprintf("\n\nRun evidence: `%s`", path)
+	if uploaded {
+		note += " (uploaded as a workflow artifact by the example workflow)"
+	}
+	return note + "."
+}
+
+// reviewAsCommentNote ends a review GitHub refused as a pull-request review, posted as a comment.
+const reviewAsCommentNote = "\n\n_(Posted as a comment: GitHub refused it as a pull-request review.)_"
+
+// configUnusable refuses task creation on a default branch whose studio.json cannot be used.
+func configUnusable(err error) string {
+	return fmt.Sprintf("`%s` on the default branch: %v", policy.StudioConfigPath, err)
+}

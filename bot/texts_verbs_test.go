@@ -55,6 +55,11 @@ func TestVerbTextsMatchTheirGoldenFiles(t *testing.T) {
 		{"child-not-linked", childNotLinked(9, bad)},
 		{"delegated-none", delegatedLine(nil, 1)},
 		{"delegated", delegatedLine([]int{8, 9}, 3)},
+		{"dry-run-lines", strings.Join([]string{dryRunApprovalLine("none (fast-prototype)"), dryRunContextLine([]string{"AGENTS.md", ".codex/studio.json", "docs/`x`.md"}),
+			dryRunCodexLine("codex exec --model gpt-5-codex", nil), dryRunCodexLine("", errors.New("no route\n# heading"))}, "\n")},
+		{"evidence-note", evidenceNote(".studio/runs/1-producer", false) + evidenceNote("/tmp/studio-runs/1-producer", true)},
+		{"review-as-comment", "The review." + reviewAsCommentNote},
+		{"config-unusable", configUnusable(bad)},
 		{"approval-needed", strings.Join([]string{approvalNeeded("", false, false), approvalNeeded(policy.ModeStrictStudio, true, true),
 			approvalNeeded(policy.ModeFastPrototype, true, false), approvalNeeded(policy.ModeGuidedStudio, true, false), approvalNeeded(policy.ModeStrictStudio, true, false)}, "\n")},
 	}
