@@ -363,7 +363,9 @@ func verdictFrom(out codex.Outcome, st *implState) (string, []string) {
 
 // evidenceNote points the verdict at the run's evidence folder (uploaded as an artifact in the
 // action, which has a run URL).
-func (r *run) evidenceNote(role string) string { return evidenceNote(r.evidencePath(role), r.RunURL != "") }
+func (r *run) evidenceNote(role string) string {
+	return evidenceNote(r.evidencePath(role), r.RunURL != "")
+}
 
 // evidencePath names the run's evidence folder for the summary: relative to the workspace when
 // inside it, else absolute (the action's RUNNER_TEMP/studio-runs).
