@@ -115,3 +115,20 @@ func assertDecodedOnce(t *testing.T, ev *eventBot) {
 		}
 	}
 }
+
+// Creating a task reads the default branch's studio.json through the same one decode as a run
+// (config), not a second reader of its own.
+func TestTaskCreateDecodesTheConfigOnce(t *testing.T) {
+	w := newHWorld(t, nil)
+	n := w.issue("Plan the level", "Tasks for the level.")
+	tr := w.comment(n, sandbox.Writer, "/studio task create --role gameplay-programmer --write-file src/player/jump.gd Snappier jump")
+	ev := w.bot().forEvent(tr)
+	out, err := ev.handle(context.Background(), tr)
+	if err != nil || out.Status != "done" {
+		t.Fatalf("handle = %q, %v\n%s\nlog:\n%s", out.Status, err, out.Summary, w.log.String())
+	}
+	if got := ev.derived.count.config.Load(); got != 1 {
+		t.Errorf("decoded studio.json %d times; want 1", got)
+	}
+	assertDecodedOnce(t, ev)
+}

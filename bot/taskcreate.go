@@ -49,12 +49,22 @@ type TaskCreator struct {
 func RequireStudioConfig(readBase func(path string) ([]byte, error)) error {
 	data, err := readBase(policy.StudioConfigPath)
 	if isNotFound(err) {
-		return refusalf("%s.", policy.ErrNoStudioConfig.Error())
+		return configRefusal(true, nil)
 	}
 	if err != nil {
 		return err
 	}
-	if _, err := policy.ParseStudioConfig(data); err != nil {
+	_, err = policy.ParseStudioConfig(data)
+	return configRefusal(false, err)
+}
+
+// configRefusal refuses creating a task on a default branch without a usable studio.json
+// (missing, or err from decoding it); nil when neither.
+func configRefusal(missing bool, err error) error {
+	switch {
+	case missing:
+		return refusalf("%s.", policy.ErrNoStudioConfig.Error())
+	case err != nil:
 		return refusalf("%s", configUnusable(err))
 	}
 	return nil

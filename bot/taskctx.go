@@ -61,6 +61,7 @@ type derived struct {
 type studioConfig struct {
 	cfg     policy.StudioConfig
 	missing bool
+	err     error // why the file cannot be decoded or used
 	problem string
 }
 
@@ -104,6 +105,7 @@ func (b *eventBot) config(ctx context.Context, base string) (*studioConfig, erro
 	default:
 		d.count.config.Add(1)
 		if c.cfg, err = policy.ParseStudioConfig(data); err != nil {
+			c.err = err
 			c.problem = fileOnBranch(policy.StudioConfigPath, base, err)
 		}
 		// The prompts' facts and the spend caps are views of c.cfg; without the bytes nothing

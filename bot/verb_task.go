@@ -135,7 +135,12 @@ func (r *run) taskCreator(ctx context.Context) (*TaskCreator, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := RequireStudioConfig(func(path string) ([]byte, error) { return r.baseFile(ctx, path, base) }); err != nil {
+	// The event's one decode of studio.json (config), as a run's.
+	sc, err := r.config(ctx, base)
+	if err != nil {
+		return nil, err
+	}
+	if err := configRefusal(sc.missing, sc.err); err != nil {
 		return nil, err
 	}
 	roles, err := r.roles(ctx, base)
