@@ -91,6 +91,20 @@ func (b *eventBot) serveDispatch(ctx context.Context, tr Trigger, cmd Command, t
 	if err != nil {
 		return Outcome{RunID: b.RunID}, true, err
 	}
+	if tr.Kind == TriggerLabel && tr.Label == b.LabelPrefix+"run" {
+		// A label event has no comment to record as handled. The label is a button the run
+		// takes off (as the Action does), and taking it is the claim: GitHub removes it for one
+		// caller only, so a re-delivery, or the same delivery to another replica, dispatches
+		// nothing more.
+		took, err := b.gh.TakeLabel(ctx, tr.Issue, tr.Label)
+		if err != nil {
+			return Outcome{RunID: b.RunID}, true, err
+		}
+		if !took {
+			o, err := b.skip(fmt.Sprintf("label %s is no longer on #%d: this label event was dispatched already (a re-delivery, or another server), or the label was removed", tr.Label, tr.Issue))
+			return o, true, err
+		}
+	}
 	out, err := b.dispatchQueued(ctx, task, eventLine(tr, cmd), tr.Actor.Login, tr.CommentID, inputs)
 	return out, true, err
 }
@@ -116,6 +130,11 @@ func (b *eventBot) serveApproval(ctx context.Context, task Issue, pr int, approv
 	// The caller holds the task's lock already (handlePullEvent).
 	out, err := b.queue(ctx, task, approver, 0, inputs)
 	return out, true, err
+}
+
+// labelTaker is what claiming a trigger label asks of GitHub (hub.API's TakeLabel).
+type labelTaker interface {
+	TakeLabel(ctx context.Context, issue int, label string) (bool, error)
 }
 
 // dispatchQueued takes the task's lock for as long as it takes to dispatch the run and write the

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -94,6 +95,23 @@ func newServeWorld(t *testing.T, ctx context.Context, mode string, noWorkflow bo
 		t.Fatal(err)
 	}
 	s.inst = inst
+	s.start(ctx, transport, extra...)
+	return s
+}
+
+// replica is a second `studio serve` of the same App against the same world (a second replica
+// behind one load balancer): its own address, log and outcomes.
+func (s *serveWorld) replica(ctx context.Context) *serveWorld {
+	s.t.Helper()
+	r := &serveWorld{world: s.world, app: s.app, inst: s.inst, stderr: &lockedBuffer{}, exit: make(chan int, 1), outcomes: map[string]chan string{}}
+	r.start(ctx, nil)
+	return r
+}
+
+// start runs the server on ctx and waits until it serves.
+func (s *serveWorld) start(ctx context.Context, transport http.RoundTripper, extra ...string) {
+	t, w := s.t, s.world
+	t.Helper()
 	vars := map[string]string{
 		"STUDIO_APP_ID":          fmt.Sprint(testAppID),
 		"STUDIO_APP_PRIVATE_KEY": s.app["INPUT_APP-PRIVATE-KEY"],
@@ -141,7 +159,6 @@ func newServeWorld(t *testing.T, ctx context.Context, mode string, noWorkflow bo
 			}
 		}
 	})
-	return s
 }
 
 func (s *serveWorld) outcome(delivery string) chan string {
@@ -735,5 +752,78 @@ func TestServedDispatchesAreTheAppsAndTheirComments(t *testing.T) {
 	}
 	if sc := s.statusComments(n); len(sc) != 0 {
 		t.Errorf("status comments = %+v, want none", sc)
+	}
+}
+
+// A label event has no comment to record as handled: the same `studio:run` delivery sent to two
+// replicas at once, and again later under a new delivery id (a server that forgot the ids it
+// saw), dispatches one run. The server takes the label off (the run's button, as the Action
+// does), so adding it again dispatches again.
+func TestServeDispatchesATriggerLabelOnceAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := newServeWorld(t, ctx, "fast-prototype", false, nil)
+	other := s.replica(ctx)
+	n := s.issue("Make the jump snappier", taskBody, "studio:run")
+	payload, err := s.Emu.WebhookPayload("issues", "labeled", ghemu.EventSpec{Owner: sandbox.Owner, Repo: sandbox.Repo, Number: n, Label: "studio:run", Sender: sandbox.Writer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := s.installed(payload)
+	delivery := newDeliveryID()
+	var wg sync.WaitGroup
+	codes := make([]int, 2)
+	for i, srv := range []*serveWorld{s, other} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i], _ = srv.post("issues", delivery, body, sign(serveSecret, body))
+		}()
+	}
+	wg.Wait()
+	if codes[0] != http.StatusAccepted || codes[1] != http.StatusAccepted {
+		t.Fatalf("the two replicas answered %v, want both 202", codes)
+	}
+	outcomes := []string{s.await(delivery), other.await(delivery)}
+	slices.Sort(outcomes)
+	if !slices.Equal(outcomes, []string{"queued", "skipped"}) {
+		t.Errorf("outcomes = %q, want one queued and one skipped", outcomes)
+	}
+	if _, code, outcome := other.deliver("issues", payload); code != http.StatusAccepted || outcome != "skipped" {
+		t.Errorf("the same label event under a new delivery id: %d %q, want skipped", code, outcome)
+	}
+	if d := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo); len(d) != 1 {
+		t.Fatalf("dispatches = %d, want 1", len(d))
+	}
+	if labels := s.Emu.IssueLabels(sandbox.Owner, sandbox.Repo, n); slices.Contains(labels, "studio:run") {
+		t.Errorf("labels = %q: the trigger label is still on the issue", labels)
+	}
+	if sc := s.statusComments(n); len(sc) != 1 {
+		t.Errorf("status comments = %d, want 1", len(sc))
+	}
+
+	// The writer presses the button again.
+	if err := s.Emu.AddToken("writer-labels-token", sandbox.Writer); err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("%srepos/%s/%s/issues/%d/labels", s.Emu.APIURL(), sandbox.Owner, sandbox.Repo, n), strings.NewReader(`{"labels":["studio:run"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "token writer-labels-token")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("adding the label again: %d", resp.StatusCode)
+	}
+	if _, code, outcome := s.deliver("issues", payload); code != http.StatusAccepted || outcome != "queued" {
+		t.Errorf("the label added again: %d %q, want queued", code, outcome)
+	}
+	if d := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo); len(d) != 2 {
+		t.Errorf("dispatches = %d, want 2 after the label was added again", len(d))
 	}
 }
