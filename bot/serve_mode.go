@@ -57,13 +57,19 @@ const (
 )
 
 // servedHere says whether a command in serve mode is answered by the server itself: one that only
-// reads or only writes GitHub (no Codex, no workspace).
+// reads or only writes GitHub (no Codex, no workspace). `task create` and `workflow
+// create-tasks` read the roles and recipes of the default branch through the API (baseFile) and
+// open issues; `orchestrate` takes refs through the API and dispatches one run per task, which
+// is what the runner would do after waiting for its own start.
 func servedHere(cmd Command) bool {
 	switch cmd.Verb {
-	case "revoke":
+	case "revoke", "task", "orchestrate":
 		return true
 	case "run":
 		return cmd.runOptions().DryRun
+	case "workflow":
+		_, recipe := cmd.Opts.(RecipeOptions)
+		return recipe
 	}
 	return false
 }

@@ -827,3 +827,52 @@ func TestServeDispatchesATriggerLabelOnceAcrossReplicas(t *testing.T) {
 		t.Errorf("dispatches = %d, want 2 after the label was added again", len(d))
 	}
 }
+
+// What only writes issues, or only dispatches, is the server's own: `/studio workflow
+// create-tasks` and `/studio task create` open their task issues, reading the roles from the
+// default branch through the API, and `/studio orchestrate` dispatches the first task's run
+// itself: no run of the studio workflow is dispatched for the command (no runner minutes).
+func TestServeAnswersTaskCreationAndOrchestrationItself(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := newServeWorld(t, ctx, "fast-prototype", false, nil)
+	parent := s.issue("Vertical slice", "Ship a playable slice.")
+	_, payload := s.comment(parent, sandbox.Writer, "/studio workflow create-tasks vertical-slice")
+	if _, code, outcome := s.deliver("issue_comment", payload); code != http.StatusAccepted || outcome != "done" {
+		t.Fatalf("create-tasks: %d %q", code, outcome)
+	}
+	if d := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo); len(d) != 0 {
+		t.Fatalf("create-tasks was dispatched: %+v", d)
+	}
+	if got := s.Emu.SubIssues(sandbox.Owner, sandbox.Repo, parent); !slices.Equal(got, []int{parent + 1, parent + 2, parent + 3, parent + 4}) {
+		t.Fatalf("sub-issues = %v", got)
+	}
+	if got := s.Emu.IssueLabels(sandbox.Owner, sandbox.Repo, parent+1); !slices.Contains(got, "studio:status/ready") {
+		t.Errorf("#%d labels = %v", parent+1, got)
+	}
+
+	_, payload = s.comment(parent, sandbox.Writer, "/studio task create --role producer Write the credits")
+	if _, code, outcome := s.deliver("issue_comment", payload); code != http.StatusAccepted || outcome != "done" {
+		t.Fatalf("task create: %d %q", code, outcome)
+	}
+	created, err := s.Emu.Issue(sandbox.Owner, sandbox.Repo, parent+5)
+	if err != nil || created.Title != "Write the credits" {
+		t.Fatalf("task create opened %+v (%v)", created, err)
+	}
+	if d := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo); len(d) != 0 {
+		t.Fatalf("task create was dispatched: %+v", d)
+	}
+
+	_, payload = s.comment(parent, sandbox.Writer, fmt.Sprintf("/studio orchestrate #%d #%d #%d #%d", parent+1, parent+2, parent+3, parent+4))
+	if _, code, outcome := s.deliver("issue_comment", payload); code != http.StatusAccepted || outcome == "queued" || outcome == "error" {
+		t.Fatalf("orchestrate: %d %q, want it answered by the server", code, outcome)
+	}
+	ds := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo)
+	if len(ds) != 1 || ds[0].Inputs["task"] != strconv.Itoa(parent+1) || ds[0].Inputs["actor"] != nil {
+		t.Fatalf("dispatches = %+v, want the first task's run, not a served command", ds)
+	}
+	if !strings.Contains(s.Emu.Comments(sandbox.Owner, sandbox.Repo, parent)[len(s.Emu.Comments(sandbox.Owner, sandbox.Repo, parent))-1].Body, "studio:orchestration") {
+		t.Errorf("no tracking comment on #%d", parent)
+	}
+}
