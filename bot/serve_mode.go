@@ -138,6 +138,23 @@ func (b *eventBot) serveApproval(ctx context.Context, task Issue, pr int, approv
 	return out, true, err
 }
 
+// servePreviewNote says where a served dry run's prompt preview is ("" outside serve mode).
+// prompts.Prepare builds the prompt from a checkout (the customization file, AGENTS.md, the
+// task's files, the engine references, whatever context selection reads), and the server makes
+// none: reading each of those through the contents API would be a checkout by other means, per
+// dry run, on a server that keeps no files.
+func (r *run) servePreviewNote(tc taskContext) string {
+	if r.Serve == nil {
+		return ""
+	}
+	role := tc.task.Role
+	if role == "" {
+		role = "<role>"
+	}
+	return fmt.Sprintf("studio serve makes no checkout, and the prompt is built from one (the decisions above are complete). "+
+		"`studio run %s --task %d --dry-run` in a checkout of the default branch shows the prompt and the context it selects.", oneLine(role, 60), r.tr.Issue)
+}
+
 // labelTaker is what claiming a trigger label asks of GitHub (hub.API's TakeLabel).
 type labelTaker interface {
 	TakeLabel(ctx context.Context, issue int, label string) (bool, error)

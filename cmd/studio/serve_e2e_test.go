@@ -633,6 +633,9 @@ func TestServeDispatchesTheImplementationAnApprovalAuthorizes(t *testing.T) {
 	}
 	if sc := s.statusComments(n); len(sc) != 1 || !strings.Contains(strings.ToLower(sc[0].Body), "dry run") {
 		t.Fatalf("the dry run's status comment = %+v", sc)
+	} else if want := fmt.Sprintf("studio run gameplay-programmer --task %d --dry-run", n); !strings.Contains(sc[0].Body, "Prompt preview") || !strings.Contains(sc[0].Body, want) {
+		// The server has no checkout to build the prompt from: it says where the preview is.
+		t.Errorf("the server's dry run does not say where its prompt preview comes from (%q):\n%s", want, sc[0].Body)
 	}
 	if d := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo); len(d) != 0 {
 		t.Fatalf("a dry run was dispatched: %+v", d)
