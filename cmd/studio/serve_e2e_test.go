@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os/signal"
 	"slices"
@@ -877,5 +878,63 @@ func TestServeAnswersTaskCreationAndOrchestrationItself(t *testing.T) {
 	}
 	if !strings.Contains(s.Emu.Comments(sandbox.Owner, sandbox.Repo, parent)[len(s.Emu.Comments(sandbox.Owner, sandbox.Repo, parent))-1].Body, "studio:orchestration") {
 		t.Errorf("no tracking comment on #%d", parent)
+	}
+}
+
+// An orchestration the server started runs to its end on the runners: each task's dispatched run
+// (the Action as the App, the bot that wrote the tracking comment) works its task, releases its
+// refs and dispatches the next task, and the tracking comment ends done.
+func TestServeStartsAnOrchestrationTheRunnersFinish(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := newServeWorld(t, ctx, "fast-prototype", false, nil)
+	task := func(title, block string) int {
+		return s.issue(title, title+".\n\n```studio\n"+block+"```\n", "studio:task", "studio:status/ready")
+	}
+	t1 := task("Jump velocity", "role: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\nrunPolicy: {review: false}\n")
+	t2 := task("Double jump", fmt.Sprintf("role: gameplay-programmer\nwriteFiles: [src/player/double.gd]\ndependsOn: [\"#%d\"]\nrunPolicy: {review: false}\n", t1))
+	tracker := s.issue("Sprint 1", "Run the sprint.")
+	s.script(
+		fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "velocity\n"}}, FinalMessage: "#1"},
+		fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/double.gd", Content: "double\n"}}, FinalMessage: "#2"},
+	)
+	_, payload := s.comment(tracker, sandbox.Writer, fmt.Sprintf("/studio orchestrate #%d #%d", t1, t2))
+	if _, code, outcome := s.deliver("issue_comment", payload); code != http.StatusAccepted || outcome == "queued" || outcome == "error" {
+		t.Fatalf("orchestrate: %d %q", code, outcome)
+	}
+	var order []string
+	for done := 0; done < 4; done++ {
+		ds := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo)
+		if done >= len(ds) {
+			break
+		}
+		order = append(order, fmt.Sprint(ds[done].Inputs["task"]))
+		p, err := s.Emu.WorkflowDispatchEvent(sandbox.Owner, sandbox.Repo, ds[done].RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		extra := maps.Clone(s.app)
+		extra["GITHUB_RUN_ID"] = fmt.Sprint(6000 + done)
+		if res := s.run("workflow_dispatch", p, extra); res.code != 0 {
+			t.Fatalf("task run %d: exit %d\n%s\n%s", done, res.code, res.stdout, res.stderr)
+		}
+	}
+	if want := []string{strconv.Itoa(t1), strconv.Itoa(t2)}; !slices.Equal(order, want) {
+		t.Errorf("task runs %v, want %v", order, want)
+	}
+	for _, n := range []int{t1, t2} {
+		if st := s.status(n); st != "done" {
+			t.Errorf("#%d ends %q", n, st)
+		}
+	}
+	var tracking string
+	for _, c := range s.Emu.Comments(sandbox.Owner, sandbox.Repo, tracker) {
+		if c.Author == testAppBot && strings.HasPrefix(c.Body, fmt.Sprintf("<!-- studio:orchestration issue=%d -->", tracker)) {
+			tracking = c.Body
+		}
+	}
+	if !strings.Contains(tracking, "orchestration: **done**") {
+		t.Errorf("the tracking comment does not end done:\n%s", tracking)
 	}
 }
