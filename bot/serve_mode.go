@@ -57,13 +57,13 @@ const (
 )
 
 // servedHere says whether a command in serve mode is answered by the server itself: one that only
-// reads or only writes GitHub (no Codex, no workspace). `task create` and `workflow
-// create-tasks` read the roles and recipes of the default branch through the API (baseFile) and
-// open issues; `orchestrate` takes refs through the API and dispatches one run per task, which
+// reads or only writes GitHub (no Codex, no workspace). `task create`, `workflow create-tasks`
+// and `accept` read the roles and recipes of the default branch through the API (baseFile) and
+// open or edit issues; `orchestrate` takes refs through the API and dispatches one run per task, which
 // is what the runner would do after waiting for its own start.
 func servedHere(cmd Command) bool {
 	switch cmd.Verb {
-	case "revoke", "task", "orchestrate":
+	case "revoke", "task", "orchestrate", "accept":
 		return true
 	case "run":
 		return cmd.runOptions().DryRun

@@ -834,7 +834,7 @@ func TestServeDispatchesATriggerLabelOnceAcrossReplicas(t *testing.T) {
 
 // What only writes issues, or only dispatches, is the server's own: `/studio workflow
 // create-tasks` and `/studio task create` open their task issues, reading the roles from the
-// default branch through the API, and `/studio orchestrate` dispatches the first task's run
+// default branch through the API, `/studio accept` appends the proposed block, and `/studio orchestrate` dispatches the first task's run
 // itself: no run of the studio workflow is dispatched for the command (no runner minutes).
 func TestServeAnswersTaskCreationAndOrchestrationItself(t *testing.T) {
 	t.Parallel()
@@ -866,6 +866,22 @@ func TestServeAnswersTaskCreationAndOrchestrationItself(t *testing.T) {
 	}
 	if d := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo); len(d) != 0 {
 		t.Fatalf("task create was dispatched: %+v", d)
+	}
+
+	// `/studio accept` appends the studio's proposal to a plain request's body.
+	plain := s.issue("Make the jump snappier", "The jump feels floaty.")
+	if _, err := s.Emu.AddComment(sandbox.Owner, sandbox.Repo, plain, testAppBot, fmt.Sprintf("<!-- studio:proposal issue=%d -->\nA proposal:\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\n```\n", plain)); err != nil {
+		t.Fatal(err)
+	}
+	_, payload = s.comment(plain, sandbox.Writer, "/studio accept")
+	if _, code, outcome := s.deliver("issue_comment", payload); code != http.StatusAccepted || outcome != "done" {
+		t.Fatalf("accept: %d %q", code, outcome)
+	}
+	if is, _ := s.Emu.Issue(sandbox.Owner, sandbox.Repo, plain); !strings.Contains(is.Body, "writeFiles: [src/player/jump.gd]") {
+		t.Errorf("accept left the body %q", is.Body)
+	}
+	if d := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo); len(d) != 0 {
+		t.Fatalf("accept was dispatched: %+v", d)
 	}
 
 	_, payload = s.comment(parent, sandbox.Writer, fmt.Sprintf("/studio orchestrate #%d #%d #%d #%d", parent+1, parent+2, parent+3, parent+4))
