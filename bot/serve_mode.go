@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/codex-studio/studio-action/policy"
 )
 
 // Serve mode: the bot inside `studio serve`, the GitHub App webhook server. It answers what needs
@@ -59,11 +61,13 @@ const (
 // servedHere says whether a command in serve mode is answered by the server itself: one that only
 // reads or only writes GitHub (no Codex, no workspace). `task create`, `workflow create-tasks`
 // and `accept` read the roles and recipes of the default branch through the API (baseFile) and
-// open or edit issues; `orchestrate` takes refs through the API and dispatches one run per task, which
-// is what the runner would do after waiting for its own start.
+// open or edit issues; `orchestrate` takes refs through the API and dispatches one run per task,
+// as the runner would have after waiting for its own start; a child's controls cancel its run,
+// move its labels and refs and advance its parent's orchestration, all through the API.
 func servedHere(cmd Command) bool {
 	switch cmd.Verb {
-	case "revoke", "task", "orchestrate", "accept":
+	case "revoke", "task", "orchestrate", "accept",
+		policy.ControlSteer, policy.ControlPause, policy.ControlContinue, policy.ControlStop:
 		return true
 	case "run":
 		return cmd.runOptions().DryRun

@@ -954,3 +954,66 @@ func TestServeStartsAnOrchestrationTheRunnersFinish(t *testing.T) {
 		t.Errorf("the tracking comment does not end done:\n%s", tracking)
 	}
 }
+
+// A delegated child's controls only write GitHub (cancel its run, move labels and refs, advance
+// the parent's orchestration): the server answers `/studio pause` and `/studio continue` itself,
+// and the only dispatch that follows is the orchestration's run of the continued child.
+func TestServeAnswersAChildsControlsItself(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := newServeWorld(t, ctx, "fast-prototype", false, nil)
+	if _, err := s.Emu.CommitFiles(sandbox.Owner, sandbox.Repo, "main", ghemu.CommitSpec{
+		Message: "Add the studio's profile", Files: map[string]string{".codex/profile.json": controlledProfile},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	parent := s.issue("Milestone 1", "Plan the first milestone.\n\n```studio\nrole: producer\n```\n")
+	answer := `{"summary": "Jump first.", "delegate": [{"role": "gameplay-programmer", "objective": "Raise the jump velocity", "writeFiles": ["src/player/jump.gd"], "files": [], "dependsOn": []}]}`
+	s.scriptWith(fakecodex.Script{Reviews: []fakecodex.Call{{FinalMessage: answer}, {FinalMessage: fakecodex.PassingReview}}})
+	_, payload := s.comment(parent, sandbox.Writer, "/studio run")
+	if _, code, outcome := s.deliver("issue_comment", payload); code != http.StatusAccepted || outcome != "queued" {
+		t.Fatalf("run: %d %q", code, outcome)
+	}
+	ds := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo)
+	p, err := s.Emu.WorkflowDispatchEvent(sandbox.Owner, sandbox.Repo, ds[0].RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := s.run("workflow_dispatch", p, s.app); res.code != 0 || res.outputs["status"] != "done" {
+		t.Fatalf("producer's run: exit %d status %q\n%s", res.code, res.outputs["status"], res.stdout)
+	}
+	subs := s.Emu.SubIssues(sandbox.Owner, sandbox.Repo, parent)
+	if len(subs) != 1 || s.status(subs[0]) != "running" {
+		t.Fatalf("children %v", subs)
+	}
+	child := subs[0]
+	ds = s.Emu.Dispatches(sandbox.Owner, sandbox.Repo)
+	if len(ds) != 2 {
+		t.Fatalf("dispatches = %+v, want the producer's and the child's", ds)
+	}
+	childRun := ds[1].RunID
+
+	_, payload = s.comment(child, sandbox.Writer, "/studio pause")
+	if _, code, outcome := s.deliver("issue_comment", payload); code != http.StatusAccepted || outcome != "done" {
+		t.Fatalf("pause: %d %q", code, outcome)
+	}
+	if st := s.status(child); st != "awaiting-approval" {
+		t.Errorf("after pause: %s", st)
+	}
+	if run, err := s.Emu.GetWorkflowRun(sandbox.Owner, sandbox.Repo, childRun); err != nil || !run.Cancelled {
+		t.Errorf("the child's workflow run was not cancelled: %+v %v", run, err)
+	}
+	if got := len(s.Emu.Dispatches(sandbox.Owner, sandbox.Repo)); got != 2 {
+		t.Errorf("%d dispatches after the pause, want still 2", got)
+	}
+
+	_, payload = s.comment(child, sandbox.Writer, "/studio continue")
+	if _, code, outcome := s.deliver("issue_comment", payload); code != http.StatusAccepted || outcome != "done" {
+		t.Fatalf("continue: %d %q", code, outcome)
+	}
+	ds = s.Emu.Dispatches(sandbox.Owner, sandbox.Repo)
+	if len(ds) != 3 || fmt.Sprint(ds[2].Inputs["task"]) != strconv.Itoa(child) || ds[2].Inputs["actor"] != nil || s.status(child) != "running" {
+		t.Errorf("continue did not start the child again through its orchestration: %+v, status %s", ds, s.status(child))
+	}
+}
