@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,6 +30,11 @@ type ServeMode struct {
 	// at once, so the acknowledgements of new ones are not queued behind them (and GitHub, which
 	// limits concurrent requests, sees fewer).
 	Slot func(ctx context.Context) (release func(), err error)
+	// Delivery is the X-GitHub-Delivery being served. A dispatch with no comment to record as
+	// handled (a role label, an approval) records it on the task's status comment instead, so
+	// the same delivery to another replica, or again after this one forgot it, dispatches
+	// nothing more.
+	Delivery string
 }
 
 // slot waits for the server's slot; release is never nil.
@@ -41,6 +47,13 @@ func (s *ServeMode) slot(ctx context.Context) (func(), error) {
 		return func() {}, err
 	}
 	return release, nil
+}
+
+func (s *ServeMode) delivery() string {
+	if s == nil || !deliveryID(s.Delivery) {
+		return ""
+	}
+	return s.Delivery
 }
 
 // Served says what a served command's dispatched run carries over from the server (Trigger).
@@ -211,6 +224,11 @@ func (b *eventBot) queue(ctx context.Context, task Issue, actor string, commentI
 			return b.skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", commentID))
 		}
 		r.st.Handled = append(r.st.Handled, commentID)
+	} else if d := b.Serve.delivery(); d != "" {
+		if slices.Contains(r.st.Deliveries, d) {
+			return b.skip(fmt.Sprintf("delivery %s was dispatched already (re-delivered, or delivered to another server too)", d))
+		}
+		r.st.Deliveries = append(r.st.Deliveries, d)
 	}
 	r.st.set(stepAuthorized, StepDone, "@"+actor)
 	r.st.Summary = "**Queued:** dispatching a run of `" + b.DispatchWorkflow + "`."

@@ -674,12 +674,25 @@ func TestServeDispatchesTheImplementationAnApprovalAuthorizes(t *testing.T) {
 	}
 
 	_, review := s.approve(pulls[0].Number, reviewer, ghemu.ReviewSpec{})
-	if _, code, outcome := s.deliver("pull_request_review", review); code != http.StatusAccepted || outcome != "queued" {
+	approval, code, outcome := s.deliver("pull_request_review", review)
+	if code != http.StatusAccepted || outcome != "queued" {
 		t.Fatalf("approval: %d %q", code, outcome)
 	}
 	ds := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo)
 	if len(ds) != 2 || ds[1].Inputs["pull"] != strconv.Itoa(pulls[0].Number) || ds[1].Inputs["actor"] != reviewer {
 		t.Fatalf("dispatches after the approval = %+v", ds)
+	}
+	// An approval has no comment to record: the same delivery on another replica (or one that
+	// forgot it) finds it recorded on the task's status comment and dispatches nothing.
+	reviewBody, other := s.installed(review), s.replica(ctx)
+	if code, msg := other.post("pull_request_review", approval, reviewBody, sign(serveSecret, reviewBody)); code != http.StatusAccepted {
+		t.Fatalf("the approval on a replica that never saw it: %d %q", code, msg)
+	}
+	if o := other.await(approval); o != "skipped" {
+		t.Errorf("the approval on a replica that never saw it: %q, want skipped", o)
+	}
+	if got := len(s.Emu.Dispatches(sandbox.Owner, sandbox.Repo)); got != 2 {
+		t.Fatalf("%d dispatches, want still 2", got)
 	}
 	if calls := s.codex.Invocations(); len(calls) != 1 {
 		t.Fatalf("%d Codex calls before the implementation's run, want the plan's 1", len(calls))
@@ -687,6 +700,14 @@ func TestServeDispatchesTheImplementationAnApprovalAuthorizes(t *testing.T) {
 	runDispatched(1, "done")
 	if sc := s.statusComments(n); len(sc) != 1 || !strings.Contains(sc[0].Body, "**done**") {
 		t.Errorf("status comments = %+v, want the one, done", sc)
+	}
+	// The dispatched run rewrote the status comment and kept the record of the approval's delivery.
+	late := s.replica(ctx)
+	if code, msg := late.post("pull_request_review", approval, reviewBody, sign(serveSecret, reviewBody)); code != http.StatusAccepted {
+		t.Fatalf("the approval after the implementation: %d %q", code, msg)
+	}
+	if o := late.await(approval); o == "queued" || o == "error" {
+		t.Errorf("the approval delivered again after the implementation: %q", o)
 	}
 
 	// `/studio revoke` is the server's own: it writes GitHub only, and dispatches nothing.
@@ -1015,5 +1036,58 @@ func TestServeAnswersAChildsControlsItself(t *testing.T) {
 	ds = s.Emu.Dispatches(sandbox.Owner, sandbox.Repo)
 	if len(ds) != 3 || fmt.Sprint(ds[2].Inputs["task"]) != strconv.Itoa(child) || ds[2].Inputs["actor"] != nil || s.status(child) != "running" {
 		t.Errorf("continue did not start the child again through its orchestration: %+v, status %s", ds, s.status(child))
+	}
+}
+
+// A role label stays on the issue (it is the task's role), so it is not claimed as studio:run
+// is: the server records the delivery on the task's status comment instead. The same delivery
+// to two replicas at once, and later to a third that never saw it, dispatches one run.
+func TestServeDispatchesARoleLabelDeliveryOnce(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := newServeWorld(t, ctx, "fast-prototype", false, nil)
+	other := s.replica(ctx)
+	const label = "studio:role/gameplay-programmer"
+	n := s.issue("Make the jump snappier", "Make the jump feel snappier.\n\n```studio\nwriteFiles: [src/player/jump.gd]\n```\n", label)
+	payload, err := s.Emu.WebhookPayload("issues", "labeled", ghemu.EventSpec{Owner: sandbox.Owner, Repo: sandbox.Repo, Number: n, Label: label, Sender: sandbox.Writer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := s.installed(payload)
+	delivery := newDeliveryID()
+	var wg sync.WaitGroup
+	for _, srv := range []*serveWorld{s, other} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if code, msg := srv.post("issues", delivery, body, sign(serveSecret, body)); code != http.StatusAccepted {
+				t.Errorf("a replica answered %d %q", code, msg)
+			}
+		}()
+	}
+	wg.Wait()
+	outcomes := []string{s.await(delivery), other.await(delivery)}
+	slices.Sort(outcomes)
+	if !slices.Equal(outcomes, []string{"queued", "skipped"}) {
+		t.Errorf("outcomes = %q, want one queued and one skipped", outcomes)
+	}
+	third := s.replica(ctx)
+	if code, msg := third.post("issues", delivery, body, sign(serveSecret, body)); code != http.StatusAccepted {
+		t.Fatalf("a replica that never saw the delivery: %d %q", code, msg)
+	}
+	if o := third.await(delivery); o != "skipped" {
+		t.Errorf("the delivery on a replica that never saw it: %q, want skipped", o)
+	}
+	ds := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo)
+	if len(ds) != 1 || ds[0].Inputs["command"] != "/studio run" {
+		t.Fatalf("dispatches = %+v, want 1", ds)
+	}
+	// The label is the task's role: it stays.
+	if labels := s.Emu.IssueLabels(sandbox.Owner, sandbox.Repo, n); !slices.Contains(labels, label) {
+		t.Errorf("labels = %q", labels)
+	}
+	if sc := s.statusComments(n); len(sc) != 1 || !strings.Contains(sc[0].Body, "<!-- studio:deliveries "+delivery+" -->") {
+		t.Errorf("status comments = %+v, want one recording the delivery", sc)
 	}
 }
