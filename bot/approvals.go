@@ -473,7 +473,7 @@ func (r *run) modelRoute(ctx context.Context, tc taskContext) (routing.RoutePlan
 		return routing.RoutePlan{}, &RouteRefusal{err.Error()}
 	}
 	return rs.RouteForTask(tc.task, func(path string) ([]byte, error) { return r.baseFile(ctx, path, tc.base) },
-		RouteInputs{Model: r.Model, ModelTier: r.ModelTier, TaskTier: tc.task.RunPolicy.ModelTier})
+		RouteInputs{Model: r.Model, ModelTier: r.ModelTier})
 }
 
 // readyBase removes persisted credentials, keeps run evidence out of the changes and puts the

@@ -199,6 +199,7 @@ func (b *eventBot) graphTask(ctx context.Context, base string, is Issue) policy.
 	if err == nil {
 		t.DependsOn, _ = task.Dependencies()
 		t.Priority, t.WorkflowID, t.WriteFiles, t.Role, t.Files = task.Priority, task.WorkflowID, task.WriteFiles, task.Role, task.Files
+		t.ModelTier = task.RunPolicy.ModelTier
 	}
 	if t.Role == "" {
 		if roles := policy.LabelRoles(b.LabelPrefix, is.Labels, ""); len(roles) == 1 {

@@ -11,7 +11,7 @@ import (
 // dryRunDetails are the lines an orchestration dry run shows under each task: the approval it
 // needs, the seed's `context:` (what its run requests; the run selects within the context budget
 // from the checkout it makes) and `codex:` (the implementation call, on the route the task's run
-// resolves: its role, its workflowId, the action's model inputs).
+// resolves: its role, its workflowId, its runPolicy.modelTier, the action's model inputs).
 func (o *orchRun) dryRunDetails(ctx context.Context) func(policy.GraphTask) []string {
 	rs, rolesErr := o.b.roles(ctx, o.base)
 	workdir := o.b.WorkDir
@@ -25,7 +25,7 @@ func (o *orchRun) dryRunDetails(ctx context.Context) func(policy.GraphTask) []st
 		if rolesErr != nil || t.Role == "" {
 			return lines
 		}
-		task := policy.Task{Role: t.Role, WorkflowID: t.WorkflowID, WriteFiles: t.WriteFiles}
+		task := policy.Task{Role: t.Role, WorkflowID: t.WorkflowID, WriteFiles: t.WriteFiles, RunPolicy: policy.RunPolicy{ModelTier: t.ModelTier}}
 		routes, err := rs.RouteForTask(task, func(path string) ([]byte, error) { return o.b.baseFile(ctx, path, o.base) },
 			RouteInputs{Model: o.b.Model, ModelTier: o.b.ModelTier})
 		if err != nil {

@@ -132,8 +132,12 @@ func (rs Roles) Route(role string, readFile func(path string) ([]byte, error), i
 
 // RouteForTask is Route for a task: a task whose workflowId names one of these workflows (built-in
 // or the project's own) runs on the workflow's model surface; an unknown workflowId is no reason
-// to refuse a run and leaves the role's route.
+// to refuse a run and leaves the role's route. The task's runPolicy.modelTier is its TaskTier, so
+// every caller (the run, the orchestration dry run) resolves the same route.
 func (rs Roles) RouteForTask(task policy.Task, readFile func(path string) ([]byte, error), in RouteInputs) (routing.RoutePlan, error) {
+	if task.RunPolicy.ModelTier != "" {
+		in.TaskTier = task.RunPolicy.ModelTier
+	}
 	if s, ok := rs.WorkflowSurface(task.WorkflowID); ok && in.Workflow == nil {
 		in.Workflow = &s
 	}

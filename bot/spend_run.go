@@ -30,6 +30,7 @@ type eventSpend struct {
 	budget     *codex.Budget
 	role       string
 	capWarning string // the repository is at 80% of a cap (spend.CapWarning)
+	hold       string // the id of the run's hold on the caps (ReserveSpend), "" for none
 }
 
 // newEventSpend takes the runtime's budget (the one its proxy holds) or makes the run its own.
@@ -95,19 +96,21 @@ func (r *run) spendPreflight(ctx context.Context, cfg policy.StudioConfig, base 
 	if !ok || refs == nil {
 		return false, nil // no Git data API (a local run): there is no ledger to cap
 	}
-	now := r.Now()
-	tip, err := LedgerTip(ctx, refs, now)
+	r.budget() // makes r.spend
+	if r.spend.hold != "" {
+		return false, nil // this event's run already passed the check and holds its share
+	}
+	// The check and the run's hold are one swap on the ledger (spend_hold.go).
+	hold, day, month, refusal, err := ReserveSpend(ctx, refs, caps, r.RunID, r.MaxCost, r.Now())
 	if err != nil {
 		// A cap that cannot be checked does not let the run spend past it unseen.
 		return true, r.refuse(ctx, fmt.Sprintf("the repository's spend caps could not be checked: %v", err))
 	}
-	day, month := spend.SoFar(tip, now)
-	if refusal := spend.CheckCaps(caps, day, month); refusal != nil {
+	if refusal != nil {
 		return true, r.refuse(ctx, refusal.Error()+".")
 	}
-	if r.spend != nil {
-		r.spend.capWarning = spend.CapWarning(caps, day, month)
-	}
+	r.spend.hold = hold.ID
+	r.spend.capWarning = spend.CapWarning(caps, day, month)
 	return false, nil
 }
 
@@ -135,18 +138,30 @@ func (b *eventBot) recordSpend(ctx context.Context, tr Trigger, out *Outcome) {
 	spent := b.spend.budget.Spent()
 	out.Cost = &bill
 	if out.Usage.Calls == 0 && spent.Tokens.Total() == 0 {
+		b.releaseHold(ctx)
 		return
 	}
 	refs, ok := b.Locks.(LedgerRefs)
 	if !ok || refs == nil {
 		return
 	}
-	e := spend.Entry{Run: b.RunID, At: b.Now().UTC(), Role: b.spend.role, Issue: tr.Issue, Tokens: spent.Tokens, Cost: bill.Total()}
+	e := spend.Entry{Run: b.RunID, At: b.Now().UTC(), Role: b.spend.role, Issue: tr.Issue, Tokens: spent.Tokens, Cost: bill.Total(), Hold: b.spend.hold}
 	if e.Cost == nil {
 		e.PricedUSD = spend.Round(bill.USD)
 	}
 	e.Models = b.spend.budget.Models()
 	if _, err := AppendSpend(context.WithoutCancel(ctx), refs, e); err != nil && !errors.Is(err, context.Canceled) {
 		b.logf("::warning::could not record this run's spend in the ledger: %v", err)
+	}
+}
+
+// releaseHold closes the hold of a run that spent nothing; failing that, it expires.
+func (b *eventBot) releaseHold(ctx context.Context) {
+	refs, ok := b.Locks.(LedgerRefs)
+	if b.spend.hold == "" || !ok || refs == nil {
+		return
+	}
+	if err := ReleaseSpend(context.WithoutCancel(ctx), refs, b.spend.hold, b.RunID, b.Now().UTC()); err != nil {
+		b.logf("::warning::could not release this run's hold on the spend caps (it expires in %s): %v", spend.HoldFor, err)
 	}
 }
