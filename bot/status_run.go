@@ -162,6 +162,7 @@ func (b *eventBot) runStatus(issue int, sc Comment, has bool) *Status {
 	}
 	st.History = parseHistory(sc.Body)
 	st.Steer = parseSteer(sc.Body)
+	st.Deliveries = parseDeliveries(sc.Body)
 	deadRun := ""
 	if prev, ok := parseRunMarker(sc.Body); ok && prev.state == "running" && (prev.id != st.RunID || prev.attempt != st.Attempt) {
 		who := "Run " + prev.id
