@@ -326,7 +326,7 @@ func (r *run) dryRun(ctx context.Context, tc taskContext, diag policy.ApprovalDi
 // in an issue_comment job). It is best effort: the eligibility above is the decision.
 func (r *run) promptDryRun(ctx context.Context, tc taskContext) (string, string) {
 	if r.WorkDir == "" {
-		return "", ""
+		return "", r.servePreviewNote(tc)
 	}
 	task, elig := tc.task, tc.elig
 	route, err := r.modelRoute(ctx, tc)

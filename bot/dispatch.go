@@ -54,6 +54,7 @@ func (b *Bot) forEvent(tr Trigger) *eventBot {
 type eventGitHub interface {
 	commenter
 	labeler
+	labelTaker
 	pullWriter
 	pullReader
 	checkWriter

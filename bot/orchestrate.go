@@ -126,7 +126,8 @@ func (o *orchRun) note(s string) {
 // writeEvidence keeps the events of this process in the run evidence, in their own file (the
 // Codex event stream is events.jsonl).
 func (o *orchRun) writeEvidence() {
-	if len(o.events) == 0 {
+	if len(o.events) == 0 || o.b.RunsDir == "" {
+		// studio serve keeps no files: its events are in its log.
 		return
 	}
 	ev, err := codex.NewEvidence(o.b.RunsDir, o.b.RunID, fmt.Sprintf("orchestration-%d", o.st.Issue), o.b.Redactor)

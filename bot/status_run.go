@@ -164,6 +164,7 @@ func (b *eventBot) runStatus(issue int, sc hub.Comment, has bool) *Status {
 	}
 	st.History = parseHistory(sc.Body)
 	st.Steer = parseSteer(sc.Body)
+	st.Deliveries = parseDeliveries(sc.Body)
 	deadRun := ""
 	if prev, ok := parseRunMarker(sc.Body); ok && prev.state == "running" && (prev.id != st.RunID || prev.attempt != st.Attempt) {
 		note := deadRunNote(prev, sc.UpdatedAt)
