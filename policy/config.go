@@ -23,6 +23,7 @@ type StudioConfig struct {
 	Status        string       `json:"status"`
 	Roles         []string     `json:"roles"`
 	ActiveRoles   []string     `json:"activeRoles"`
+	Workflows     []string     `json:"workflows"`
 
 	// What the prompts state of the project besides the fields above (bot.ProjectFacts derives
 	// the prompts' view from this value, so the file is decoded once).
