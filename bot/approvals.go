@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
@@ -44,7 +45,7 @@ func (b *Bot) botApp() string { return policy.BotAppSlug(b.BotLogin) }
 
 // pullApprovals is what the bot knows about one studio pull request's approvals.
 type pullApprovals struct {
-	pr PullRequest
+	pr hub.PullRequest
 	// plan is the pull request's plan commit and its studio/plan record.
 	plan   planState
 	marker policy.IdentityMarker
@@ -77,7 +78,7 @@ type planState struct {
 // (policy.PlanCommit, policy.TrustPlanRecord). A commit anyone pushed can carry the trailer, but
 // only the bot's app can have recorded a plan on it, so a missing or foreign record means no
 // approval can match (fail closed).
-func (b *eventBot) planOf(ctx context.Context, pr PullRequest, issue int) (planState, error) {
+func (b *eventBot) planOf(ctx context.Context, pr hub.PullRequest, issue int) (planState, error) {
 	var ps planState
 	commits, err := b.gh.PullCommits(ctx, pr.Number)
 	if err != nil {
@@ -93,7 +94,7 @@ func (b *eventBot) planOf(ctx context.Context, pr PullRequest, issue int) (planS
 	rf := policy.PlanRecordFacts{PlanSHA: ps.sha, Issue: issue, App: b.botApp(), TriggerPhrase: b.TriggerPhrase}
 	runs, err := b.gh.CheckRuns(ctx, ps.sha, PlanCheckName)
 	switch {
-	case errors.Is(err, ErrForbidden):
+	case errors.Is(err, hub.ErrForbidden):
 		rf.RunsUnreadable = true
 	case err != nil:
 		return ps, fmt.Errorf("read the plan record of #%d: %w", pr.Number, err)
@@ -111,7 +112,7 @@ func (b *eventBot) planOf(ctx context.Context, pr PullRequest, issue int) (planS
 
 // ownRuns converts check runs for policy, logging the ones another app wrote (anyone with
 // `checks: write` can create a run with any name; policy ignores them).
-func (b *Bot) ownRuns(runs []CheckRun, sha string) []policy.CheckRunFact {
+func (b *Bot) ownRuns(runs []hub.CheckRun, sha string) []policy.CheckRunFact {
 	out := make([]policy.CheckRunFact, len(runs))
 	for i, cr := range runs {
 		out[i] = policy.CheckRunFact{ID: cr.ID, Name: cr.Name, AppSlug: cr.AppSlug, Status: cr.Status, Conclusion: cr.Conclusion, CompletedAt: cr.CompletedAt, Summary: cr.Summary}
@@ -123,7 +124,7 @@ func (b *Bot) ownRuns(runs []CheckRun, sha string) []policy.CheckRunFact {
 }
 
 // trustedMarker reads the identity marker of a studio pull request (policy.TrustedMarker).
-func (b *Bot) trustedMarker(pr PullRequest, issue int) (policy.IdentityMarker, string) {
+func (b *Bot) trustedMarker(pr hub.PullRequest, issue int) (policy.IdentityMarker, string) {
 	m, line, err := policy.TrustedMarker(policy.MarkerFacts{PullNumber: pr.Number, PullAuthor: pr.Author, Body: pr.Body, BotLogin: b.BotLogin, Issue: issue})
 	if err != nil {
 		b.logf("%v", err)
@@ -136,7 +137,7 @@ func (b *Bot) trustedMarker(pr PullRequest, issue int) (policy.IdentityMarker, s
 // plan's record, and the hash and digest recomputed from the task now. startsRun says a matching
 // approval would start an implementation (as it does whenever the head is the plan commit), so
 // the issue's text must still be the planned one.
-func (b *eventBot) approvalsOf(ctx context.Context, pr PullRequest, tn taskContext, issue int, startsRun bool) (pullApprovals, error) {
+func (b *eventBot) approvalsOf(ctx context.Context, pr hub.PullRequest, tn taskContext, issue int, startsRun bool) (pullApprovals, error) {
 	pa := pullApprovals{pr: pr}
 	var err error
 	if pa.plan, err = b.planOf(ctx, pr, issue); err != nil {
@@ -258,7 +259,7 @@ func (r *run) authorizeAndRun(ctx context.Context, tc taskContext) error {
 	if cfg.StudioMode != policy.ModeFastPrototype {
 		pr, err := r.gh.FindPull(ctx, branch, base)
 		switch {
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, hub.ErrNotFound):
 		case err != nil:
 			return err
 		default:
@@ -315,7 +316,7 @@ func (r *run) dryRun(ctx context.Context, tc taskContext, diag policy.ApprovalDi
 	refused := strings.Join(refusals, "\n\n")
 	preview, why := r.promptDryRun(ctx, tc)
 	r.st.Summary = dryRunSummary(refused, policy.RenderDryRun(elig, diag), preview, why)
-	r.st.set(stepCodex, StepSkipped, "dry run")
+	r.st.set(stepCodex, StepSkipped, detailDryRun)
 	r.out.Status = "done"
 	r.out.Summary = r.st.Summary
 	return r.publish(ctx)
@@ -325,7 +326,7 @@ func (r *run) dryRun(ctx context.Context, tc taskContext, diag policy.ApprovalDi
 // in an issue_comment job). It is best effort: the eligibility above is the decision.
 func (r *run) promptDryRun(ctx context.Context, tc taskContext) (string, string) {
 	if r.WorkDir == "" {
-		return "", ""
+		return "", r.servePreviewNote(tc)
 	}
 	task, elig := tc.task, tc.elig
 	route, err := r.modelRoute(ctx, tc)
@@ -364,7 +365,7 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 	}
 	route, prepared := rr.routes, rr.prepared
 	// "Codex running" goes out while the task branch is checked out.
-	codexLine := fmt.Sprintf("plan phase: `%s` (%s), sandbox `%s`", route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox)
+	codexLine := planCodexDetail(route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox)
 	if err := r.publishAround(ctx, func(s *Status) { s.set(stepCodex, StepPending, codexLine) },
 		func() error { return r.prepareWorkspace(ctx, branch, base) }); err != nil {
 		return err
@@ -390,11 +391,11 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 		return r.endRefused(ctx, ref, r.TriggerPhrase+" run", false)
 	}
 	if res.Failed() {
-		r.st.set(stepCodex, StepFailed, fmt.Sprintf("plan phase, exit %d", res.ExitCode))
+		r.st.set(stepCodex, StepFailed, planCodexFailed(res.ExitCode))
 		r.st.Summary = codexFailureSummary(res)
 		return r.block(ctx, stepCodex, planFailed(r.TriggerPhrase))
 	}
-	r.st.set(stepCodex, StepDone, fmt.Sprintf("plan phase: `%s` (%s), sandbox `%s`", route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox))
+	r.st.set(stepCodex, StepDone, planCodexDetail(route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox))
 	// The read-only sandbox should make changes impossible; the empty commit leaves them out anyway.
 	if changes, err := r.revertChanges(ctx); err != nil {
 		return err
@@ -409,9 +410,9 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 	if err := r.push(ctx, branch); err != nil {
 		return err
 	}
-	r.st.set(stepCommitted, StepSkipped, fmt.Sprintf("plan phase: empty plan commit `%s` on `%s`", shortSHA(sha), branch))
+	r.st.set(stepCommitted, StepSkipped, planCommitDetail(sha, branch))
 	if err := r.recordPlan(ctx, sha, recordLine); err != nil {
-		if errors.Is(err, ErrForbidden) {
+		if errors.Is(err, hub.ErrForbidden) {
 			// Fail closed: without the record no approval could ever be trusted, so opening a
 			// pull request that asks for one would only mislead.
 			return r.block(ctx, stepPull, planUnrecordable(PlanCheckName, r.TriggerPhrase))
@@ -421,11 +422,11 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 
 	body := planBody(markerLine, r.tr.Issue, task, res.FinalMessage, policy.RenderDryRun(blocked, diag), marker.RequestedBy, cfg.StudioMode)
 	title := fmt.Sprintf("%s: %s", task.Role, oneLine(r.issue.Title, 200))
-	var pr PullRequest
+	var pr hub.PullRequest
 	existing, err := r.gh.FindPull(ctx, branch, base)
 	switch {
-	case errors.Is(err, ErrNotFound):
-		pr, err = r.gh.CreatePull(ctx, NewPull{Title: title, Head: branch, Base: base, Body: body, Draft: true})
+	case errors.Is(err, hub.ErrNotFound):
+		pr, err = r.gh.CreatePull(ctx, hub.NewPull{Title: title, Head: branch, Base: base, Body: body, Draft: true})
 	case err == nil:
 		pr, err = r.gh.EditPull(ctx, existing.Number, title, body)
 	}
@@ -433,8 +434,8 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 		return err
 	}
 	r.out.PullRequest, r.out.PullURL = pr.Number, pr.URL
-	r.st.set(stepPull, StepDone, fmt.Sprintf("#%d (draft plan)", pr.Number))
-	r.st.set(stepVerdict, StepPending, "**awaiting approval**")
+	r.st.set(stepPull, StepDone, pullDetail(pr.Number, true))
+	r.st.set(stepVerdict, StepPending, verdictDetail("awaiting approval"))
 	r.st.Summary = awaitingSummary(pr.Number, marker.RequestedBy, cfg.StudioMode, policy.RenderDryRun(blocked, diag)) + leftoversNote(exe.Leftovers())
 	r.out.Status = statusAwaitingApproval
 	r.out.Summary = r.st.Summary
@@ -450,7 +451,7 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 // recordPlan writes the plan's record as the studio/plan check run on the plan commit. It answers
 // ErrForbidden (wrapped) when the token lacks `checks: write`.
 func (r *run) recordPlan(ctx context.Context, sha, recordLine string) error {
-	err := r.writeCheck(ctx, checkWrite{run: CheckRun{Name: PlanCheckName, HeadSHA: sha, Status: "completed", Conclusion: "neutral",
+	err := r.writeCheck(ctx, checkWrite{run: hub.CheckRun{Name: PlanCheckName, HeadSHA: sha, Status: "completed", Conclusion: "neutral",
 		Title: planRecordTitle(r.tr.Issue), Summary: planRecordSummary(r.tr.Issue, recordLine)}})
 	if err != nil {
 		return fmt.Errorf("record the plan: %w", err)
@@ -473,7 +474,7 @@ func (r *run) modelRoute(ctx context.Context, tc taskContext) (routing.RoutePlan
 		return routing.RoutePlan{}, &RouteRefusal{err.Error()}
 	}
 	return rs.RouteForTask(tc.task, func(path string) ([]byte, error) { return r.baseFile(ctx, path, tc.base) },
-		RouteInputs{Model: r.Model, ModelTier: r.ModelTier, TaskTier: tc.task.RunPolicy.ModelTier})
+		RouteInputs{Model: r.Model, ModelTier: r.ModelTier})
 }
 
 // readyBase removes persisted credentials, keeps run evidence out of the changes and puts the

@@ -17,24 +17,28 @@ import (
 // interface, which proves the code under test did not need it.
 type fakeGitHub struct {
 	hub.API
-	comments    map[int][]Comment
+	comments    map[int][]hub.Comment
 	perms       map[string]string
 	permErr     error
 	asked       []string
-	reviews     []Review
-	checkRuns   map[string][]CheckRun // by check name
+	reviews     []hub.Review
+	checkRuns   map[string][]hub.CheckRun // by check name
 	checkErr    error
-	created     []CheckRun
-	updated     []CheckRun
-	statuses    []CommitStatus
+	created     []hub.CheckRun
+	updated     []hub.CheckRun
+	statuses    []hub.CommitStatus
 	createErr   error
 	listedFiles []string
-	commits     []PullCommit
+	commits     []hub.PullCommit
 }
 
-func (f *fakeGitHub) PullCommits(context.Context, int) ([]PullCommit, error) { return f.commits, nil }
+func (f *fakeGitHub) PullCommits(context.Context, int) ([]hub.PullCommit, error) {
+	return f.commits, nil
+}
 
-func (f *fakeGitHub) Comments(_ context.Context, n int) ([]Comment, error) { return f.comments[n], nil }
+func (f *fakeGitHub) Comments(_ context.Context, n int) ([]hub.Comment, error) {
+	return f.comments[n], nil
+}
 func (f *fakeGitHub) Permission(_ context.Context, login string) (string, error) {
 	f.asked = append(f.asked, login)
 	if f.permErr != nil {
@@ -42,22 +46,22 @@ func (f *fakeGitHub) Permission(_ context.Context, login string) (string, error)
 	}
 	return f.perms[login], nil
 }
-func (f *fakeGitHub) Reviews(context.Context, int) ([]Review, error) { return f.reviews, nil }
-func (f *fakeGitHub) CheckRuns(_ context.Context, _, name string) ([]CheckRun, error) {
+func (f *fakeGitHub) Reviews(context.Context, int) ([]hub.Review, error) { return f.reviews, nil }
+func (f *fakeGitHub) CheckRuns(_ context.Context, _, name string) ([]hub.CheckRun, error) {
 	return f.checkRuns[name], f.checkErr
 }
-func (f *fakeGitHub) CreateCheckRun(_ context.Context, cr CheckRun) (CheckRun, error) {
+func (f *fakeGitHub) CreateCheckRun(_ context.Context, cr hub.CheckRun) (hub.CheckRun, error) {
 	if f.createErr != nil {
-		return CheckRun{}, f.createErr
+		return hub.CheckRun{}, f.createErr
 	}
 	f.created = append(f.created, cr)
 	return cr, nil
 }
-func (f *fakeGitHub) UpdateCheckRun(_ context.Context, cr CheckRun) error {
+func (f *fakeGitHub) UpdateCheckRun(_ context.Context, cr hub.CheckRun) error {
 	f.updated = append(f.updated, cr)
 	return nil
 }
-func (f *fakeGitHub) CreateStatus(_ context.Context, _ string, st CommitStatus) error {
+func (f *fakeGitHub) CreateStatus(_ context.Context, _ string, st hub.CommitStatus) error {
 	f.statuses = append(f.statuses, st)
 	return nil
 }
@@ -85,29 +89,29 @@ func TestRevocationsGathering(t *testing.T) {
 	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name     string
-		comments []Comment
+		comments []hub.Comment
 		want     []policy.Revocation
 		asked    []string
 		logs     string
 	}{
 		{
 			name:     "a writer's revoke on the issue counts with its creation time",
-			comments: []Comment{{ID: 1, Body: "/studio revoke", Author: "alice", AuthorType: "User", CreatedAt: at, UpdatedAt: at}},
+			comments: []hub.Comment{{ID: 1, Body: "/studio revoke", Author: "alice", AuthorType: "User", CreatedAt: at, UpdatedAt: at}},
 			want:     []policy.Revocation{{CommentID: 1, Author: "alice", AuthorType: policy.AccountUser, AuthorPermission: policy.PermissionWrite, At: at}},
 			asked:    []string{"alice"},
 		},
 		{
 			name:     "an edited revoke never counts",
-			comments: []Comment{{ID: 2, Body: "/studio revoke", Author: "alice", AuthorType: "User", CreatedAt: at, UpdatedAt: at.Add(time.Minute)}},
+			comments: []hub.Comment{{ID: 2, Body: "/studio revoke", Author: "alice", AuthorType: "User", CreatedAt: at, UpdatedAt: at.Add(time.Minute)}},
 			logs:     "edited comments never count",
 		},
 		{
 			name:     "other commands and prose are not revokes",
-			comments: []Comment{{ID: 3, Body: "/studio run", Author: "alice", AuthorType: "User"}, {ID: 4, Body: "please /studio revoke", Author: "alice", AuthorType: "User"}},
+			comments: []hub.Comment{{ID: 3, Body: "/studio run", Author: "alice", AuthorType: "User"}, {ID: 4, Body: "please /studio revoke", Author: "alice", AuthorType: "User"}},
 		},
 		{
 			name: "a malformed or hidden revoke withdraws nothing",
-			comments: []Comment{
+			comments: []hub.Comment{
 				{ID: 6, Body: "/studio revoke --dry-run", Author: "alice", AuthorType: "User", CreatedAt: at, UpdatedAt: at},
 				{ID: 7, Body: "```\n/studio revoke\n```", Author: "alice", AuthorType: "User", CreatedAt: at, UpdatedAt: at},
 				{ID: 8, Body: "> /studio revoke", Author: "alice", AuthorType: "User", CreatedAt: at, UpdatedAt: at},
@@ -117,13 +121,13 @@ func TestRevocationsGathering(t *testing.T) {
 		},
 		{
 			name:     "a bot's revoke is passed on for policy to refuse, without asking its permission",
-			comments: []Comment{{ID: 5, Body: "/studio revoke", Author: "renovate[bot]", AuthorType: "Bot", CreatedAt: at, UpdatedAt: at}},
+			comments: []hub.Comment{{ID: 5, Body: "/studio revoke", Author: "renovate[bot]", AuthorType: "Bot", CreatedAt: at, UpdatedAt: at}},
 			want:     []policy.Revocation{{CommentID: 5, Author: "renovate[bot]", AuthorType: policy.AccountBot, AuthorPermission: policy.PermissionUnknown, At: at}},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			gh := &fakeGitHub{comments: map[int][]Comment{1: tt.comments}, perms: map[string]string{"alice": "write"}}
+			gh := &fakeGitHub{comments: map[int][]hub.Comment{1: tt.comments}, perms: map[string]string{"alice": "write"}}
 			var log bytes.Buffer
 			got, err := testBot(gh, &log).revocations(context.Background(), 1, 2)
 			if err != nil {
@@ -153,41 +157,41 @@ func TestApprovalsOfGathersFacts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plan := []PullCommit{{SHA: "base1"}, {SHA: "head", Message: "plan: x\n\nStudio-Phase: plan\n"}}
-	mine := []CheckRun{{ID: 3, Name: PlanCheckName, Conclusion: "neutral", Summary: "text\n" + recordLine + "\n", AppSlug: "github-actions"}}
-	pr := PullRequest{Number: 8, HeadSHA: "head", Author: "github-actions[bot]", Body: forged + "\nplan"}
+	plan := []hub.PullCommit{{SHA: "base1"}, {SHA: "head", Message: "plan: x\n\nStudio-Phase: plan\n"}}
+	mine := []hub.CheckRun{{ID: 3, Name: PlanCheckName, Conclusion: "neutral", Summary: "text\n" + recordLine + "\n", AppSlug: "github-actions"}}
+	pr := hub.PullRequest{Number: 8, HeadSHA: "head", Author: "github-actions[bot]", Body: forged + "\nplan"}
 	strict := policy.StudioConfig{StudioMode: policy.ModeStrictStudio}
 	tn := taskContext{hash: rec.ObjectiveSHA256, digest: digest, cfg: strict}
-	bob := []Review{{ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "head", SubmittedAt: submitted}}
+	bob := []hub.Review{{ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "head", SubmittedAt: submitted}}
 	noTrust := "pull request has no trusted identity marker, requester unknown, so self-approval cannot be ruled out in strict-studio"
 	tests := []struct {
 		name      string
-		pr        PullRequest
+		pr        hub.PullRequest
 		tn        taskContext
-		commits   []PullCommit
-		planRuns  []CheckRun
-		reviews   []Review
+		commits   []hub.PullCommit
+		planRuns  []hub.CheckRun
+		reviews   []hub.Review
 		permErr   error
 		startsRun bool
 		want      string // the first decision's reasons, "" for authorizing
 		requester string // the requester the facts used
 	}{
 		{name: "another writer on the head authorizes; the record's requester counts, not the body's", pr: pr, tn: tn, commits: plan, planRuns: mine, reviews: bob, requester: "alice"},
-		{name: "pending reviews are drafts and are left out", pr: pr, tn: tn, commits: plan, planRuns: mine, reviews: append([]Review{{ID: 9, Author: "bob", AuthorType: "User", State: "PENDING"}}, bob...), requester: "alice"},
+		{name: "pending reviews are drafts and are left out", pr: pr, tn: tn, commits: plan, planRuns: mine, reviews: append([]hub.Review{{ID: 9, Author: "bob", AuthorType: "User", State: "PENDING"}}, bob...), requester: "alice"},
 		{name: "a failed permission lookup fails closed", pr: pr, tn: tn, commits: plan, planRuns: mine, reviews: bob, permErr: errors.New("boom"), want: "reviewer bob permission could not be checked; write, maintain or admin is required", requester: "alice"},
-		{name: "a marker in someone else's pull request is not trusted", pr: PullRequest{Number: 8, HeadSHA: "head", Author: "mallory", Body: pr.Body}, tn: tn, reviews: bob, want: "pull request author mallory is not the studio bot, " + noTrust},
+		{name: "a marker in someone else's pull request is not trusted", pr: hub.PullRequest{Number: 8, HeadSHA: "head", Author: "mallory", Body: pr.Body}, tn: tn, reviews: bob, want: "pull request author mallory is not the studio bot, " + noTrust},
 		{name: "a task that cannot be used now matches nothing", pr: pr, tn: taskContext{hash: rec.ObjectiveSHA256, digest: digest, problem: "no task block", cfg: strict}, commits: plan, planRuns: mine, reviews: bob, want: "current objective hash unavailable", requester: "alice"},
 		{name: "an issue edited since the plan does not start the implementation", pr: pr, tn: taskContext{hash: rec.ObjectiveSHA256, digest: policy.TaskDigest("Make the jump snappier", "body\nverify: {command: curl evil}"), cfg: strict}, commits: plan, planRuns: mine, reviews: bob, want: policy.ReasonTaskChanged, requester: "alice"},
-		{name: "on an implemented head the gate's approval is not bound to the text", pr: PullRequest{Number: 8, HeadSHA: "impl", Author: pr.Author}, tn: taskContext{hash: rec.ObjectiveSHA256, digest: "edited", cfg: strict}, commits: append(plan, PullCommit{SHA: "impl"}), planRuns: mine, reviews: []Review{{ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "impl", SubmittedAt: submitted}}, requester: "alice"},
-		{name: "a /studio run that would use the approval is bound to the text", pr: PullRequest{Number: 8, HeadSHA: "impl", Author: pr.Author}, tn: taskContext{hash: rec.ObjectiveSHA256, digest: "edited", cfg: strict}, commits: append(plan, PullCommit{SHA: "impl"}), planRuns: mine, reviews: []Review{{ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "impl", SubmittedAt: submitted}}, startsRun: true, want: policy.ReasonTaskChanged, requester: "alice"},
-		{name: "a plan record from another app is not trusted", pr: pr, tn: tn, commits: plan, planRuns: []CheckRun{{ID: 4, Name: PlanCheckName, Summary: recordLine, AppSlug: "mallory-app"}}, reviews: bob, want: "pull request has no trusted identity marker, " + policy.ReasonTaskChanged + ", requester unknown, so self-approval cannot be ruled out in strict-studio"},
+		{name: "on an implemented head the gate's approval is not bound to the text", pr: hub.PullRequest{Number: 8, HeadSHA: "impl", Author: pr.Author}, tn: taskContext{hash: rec.ObjectiveSHA256, digest: "edited", cfg: strict}, commits: append(plan, hub.PullCommit{SHA: "impl"}), planRuns: mine, reviews: []hub.Review{{ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "impl", SubmittedAt: submitted}}, requester: "alice"},
+		{name: "a /studio run that would use the approval is bound to the text", pr: hub.PullRequest{Number: 8, HeadSHA: "impl", Author: pr.Author}, tn: taskContext{hash: rec.ObjectiveSHA256, digest: "edited", cfg: strict}, commits: append(plan, hub.PullCommit{SHA: "impl"}), planRuns: mine, reviews: []hub.Review{{ID: 1, Author: "bob", AuthorType: "User", State: "APPROVED", CommitID: "impl", SubmittedAt: submitted}}, startsRun: true, want: policy.ReasonTaskChanged, requester: "alice"},
+		{name: "a plan record from another app is not trusted", pr: pr, tn: tn, commits: plan, planRuns: []hub.CheckRun{{ID: 4, Name: PlanCheckName, Summary: recordLine, AppSlug: "mallory-app"}}, reviews: bob, want: "pull request has no trusted identity marker, " + policy.ReasonTaskChanged + ", requester unknown, so self-approval cannot be ruled out in strict-studio"},
 		{name: "strict-studio without a plan commit never trusts the body", pr: pr, tn: tn, reviews: bob, want: noTrust},
 		{name: "a guided override pull request (no plan) keeps the body marker for the gate", pr: pr, tn: taskContext{hash: rec.ObjectiveSHA256, digest: digest, cfg: policy.StudioConfig{StudioMode: policy.ModeGuidedStudio}}, reviews: bob, requester: "bob"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			gh := &fakeGitHub{reviews: tt.reviews, perms: map[string]string{"bob": "write"}, permErr: tt.permErr, comments: map[int][]Comment{},
-				commits: tt.commits, checkRuns: map[string][]CheckRun{PlanCheckName: tt.planRuns}}
+			gh := &fakeGitHub{reviews: tt.reviews, perms: map[string]string{"bob": "write"}, permErr: tt.permErr, comments: map[int][]hub.Comment{},
+				commits: tt.commits, checkRuns: map[string][]hub.CheckRun{PlanCheckName: tt.planRuns}}
 			pa, err := testBot(gh, &bytes.Buffer{}).approvalsOf(context.Background(), tt.pr, tt.tn, 7, tt.startsRun)
 			if err != nil {
 				t.Fatal(err)
@@ -206,21 +210,21 @@ func TestApprovalsOfGathersFacts(t *testing.T) {
 }
 
 func TestPlanOfReportsWhyNoRecordCounts(t *testing.T) {
-	plan := []PullCommit{{SHA: "head", Message: "plan\n\nStudio-Phase: plan"}}
+	plan := []hub.PullCommit{{SHA: "head", Message: "plan\n\nStudio-Phase: plan"}}
 	tests := []struct {
 		name     string
-		runs     []CheckRun
+		runs     []hub.CheckRun
 		checkErr error
 		want     string
 	}{
-		{name: "no checks: read", checkErr: ErrForbidden, want: "grant the workflow `checks: write`"},
+		{name: "no checks: read", checkErr: hub.ErrForbidden, want: "grant the workflow `checks: write`"},
 		{name: "no run by the bot", want: "has no `studio/plan` check run written by the bot"},
-		{name: "a garbled record", runs: []CheckRun{{Summary: "<!-- studio:plan {} -->", AppSlug: "github-actions"}}, want: "cannot be read"},
+		{name: "a garbled record", runs: []hub.CheckRun{{Summary: "<!-- studio:plan {} -->", AppSlug: "github-actions"}}, want: "cannot be read"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			gh := &fakeGitHub{commits: plan, checkRuns: map[string][]CheckRun{PlanCheckName: tt.runs}, checkErr: tt.checkErr}
-			ps, err := testBot(gh, &bytes.Buffer{}).planOf(context.Background(), PullRequest{Number: 8, HeadSHA: "head"}, 7)
+			gh := &fakeGitHub{commits: plan, checkRuns: map[string][]hub.CheckRun{PlanCheckName: tt.runs}, checkErr: tt.checkErr}
+			ps, err := testBot(gh, &bytes.Buffer{}).planOf(context.Background(), hub.PullRequest{Number: 8, HeadSHA: "head"}, 7)
 			if err != nil || ps.found || !ps.headIsPlan || !strings.Contains(ps.why, tt.want) {
 				t.Fatalf("planOf = %+v, %v; want why containing %q", ps, err, tt.want)
 			}
@@ -230,23 +234,23 @@ func TestPlanOfReportsWhyNoRecordCounts(t *testing.T) {
 
 func TestPublishGate(t *testing.T) {
 	res := policy.GateResult{Conclusion: policy.GateActionRequired, Title: "Waiting: no studio review yet", Summary: "s"}
-	mine := CheckRun{ID: 5, Name: policy.GateCheckName, Conclusion: "failure", Title: "Blocked", Summary: "old", AppSlug: "github-actions"}
+	mine := hub.CheckRun{ID: 5, Name: policy.GateCheckName, Conclusion: "failure", Title: "Blocked", Summary: "old", AppSlug: "github-actions"}
 	tests := []struct {
 		name                       string
-		existing                   []CheckRun
+		existing                   []hub.CheckRun
 		listErr, createErr         error
 		created, updated, statuses int
 		logs                       string
 	}{
 		{name: "first evaluation creates the check run", created: 1},
-		{name: "a later one updates the bot's run in place", existing: []CheckRun{mine}, updated: 1},
-		{name: "an unchanged result writes nothing", existing: []CheckRun{{ID: 5, Conclusion: "action_required", Title: res.Title, Summary: res.Summary, AppSlug: "github-actions"}}},
-		{name: "another app's run of the same name is left alone", existing: []CheckRun{{ID: 6, AppSlug: "mallory-app"}}, created: 1},
-		{name: "without checks: write, a commit status says the same", createErr: ErrForbidden, statuses: 1, logs: "grant the workflow `checks: write`"},
+		{name: "a later one updates the bot's run in place", existing: []hub.CheckRun{mine}, updated: 1},
+		{name: "an unchanged result writes nothing", existing: []hub.CheckRun{{ID: 5, Conclusion: "action_required", Title: res.Title, Summary: res.Summary, AppSlug: "github-actions"}}},
+		{name: "another app's run of the same name is left alone", existing: []hub.CheckRun{{ID: 6, AppSlug: "mallory-app"}}, created: 1},
+		{name: "without checks: write, a commit status says the same", createErr: hub.ErrForbidden, statuses: 1, logs: "grant the workflow `checks: write`"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			gh := &fakeGitHub{checkRuns: map[string][]CheckRun{policy.GateCheckName: tt.existing}, checkErr: tt.listErr, createErr: tt.createErr}
+			gh := &fakeGitHub{checkRuns: map[string][]hub.CheckRun{policy.GateCheckName: tt.existing}, checkErr: tt.listErr, createErr: tt.createErr}
 			var log bytes.Buffer
 			if err := testBot(gh, &log).publishGate(context.Background(), "abc", res); err != nil {
 				t.Fatal(err)
@@ -271,35 +275,35 @@ func TestStudioVerdictReadsOnlyTheBotsReviewRun(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name string
-		runs []CheckRun
+		runs []hub.CheckRun
 		want *policy.StudioVerdict
 	}{
 		{"none", nil, nil},
-		{"passed", []CheckRun{{Conclusion: "success", AppSlug: "github-actions"}}, &policy.StudioVerdict{CommitSHA: "abc", Passed: true}},
-		{"failed", []CheckRun{{Conclusion: "failure", AppSlug: "github-actions"}}, &policy.StudioVerdict{CommitSHA: "abc"}},
-		{"still running", []CheckRun{{Status: "in_progress", AppSlug: "github-actions"}}, nil},
-		{"forged by another app", []CheckRun{{Conclusion: "success", AppSlug: "mallory-app"}}, nil},
+		{"passed", []hub.CheckRun{{Conclusion: "success", AppSlug: "github-actions"}}, &policy.StudioVerdict{CommitSHA: "abc", Passed: true}},
+		{"failed", []hub.CheckRun{{Conclusion: "failure", AppSlug: "github-actions"}}, &policy.StudioVerdict{CommitSHA: "abc"}},
+		{"still running", []hub.CheckRun{{Status: "in_progress", AppSlug: "github-actions"}}, nil},
+		{"forged by another app", []hub.CheckRun{{Conclusion: "success", AppSlug: "mallory-app"}}, nil},
 		// The list order is not promised: the newest completed run decides, by time, then by id.
-		{"an older pass listed first loses to a newer failure", []CheckRun{
+		{"an older pass listed first loses to a newer failure", []hub.CheckRun{
 			{ID: 1, Conclusion: "success", AppSlug: "github-actions", CompletedAt: t0},
 			{ID: 2, Conclusion: "failure", AppSlug: "github-actions", CompletedAt: t0.Add(time.Minute)},
 		}, &policy.StudioVerdict{CommitSHA: "abc"}},
-		{"an older failure listed first loses to a newer pass", []CheckRun{
+		{"an older failure listed first loses to a newer pass", []hub.CheckRun{
 			{ID: 1, Conclusion: "failure", AppSlug: "github-actions", CompletedAt: t0},
 			{ID: 2, Conclusion: "success", AppSlug: "github-actions", CompletedAt: t0.Add(time.Minute)},
 		}, &policy.StudioVerdict{CommitSHA: "abc", Passed: true}},
-		{"the same completion second falls back to the larger id", []CheckRun{
+		{"the same completion second falls back to the larger id", []hub.CheckRun{
 			{ID: 7, Conclusion: "success", AppSlug: "github-actions", CompletedAt: t0},
 			{ID: 9, Conclusion: "failure", AppSlug: "github-actions", CompletedAt: t0},
 		}, &policy.StudioVerdict{CommitSHA: "abc"}},
-		{"a newer run still in progress does not hide the newest verdict", []CheckRun{
+		{"a newer run still in progress does not hide the newest verdict", []hub.CheckRun{
 			{ID: 3, Status: "in_progress", AppSlug: "github-actions"},
 			{ID: 2, Conclusion: "failure", AppSlug: "github-actions", CompletedAt: t0},
 		}, &policy.StudioVerdict{CommitSHA: "abc"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			gh := &fakeGitHub{checkRuns: map[string][]CheckRun{ReviewCheckName: tt.runs}}
+			gh := &fakeGitHub{checkRuns: map[string][]hub.CheckRun{ReviewCheckName: tt.runs}}
 			got, err := testBot(gh, &bytes.Buffer{}).studioVerdict(context.Background(), "abc")
 			if err != nil || !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("verdict = %+v, %v; want %+v", got, err, tt.want)
@@ -335,13 +339,13 @@ func TestRecordPlanWritesTheBotsCheckRun(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
 		createErr error
-	}{{"written", nil}, {"without checks: write the caller can fail closed", ErrForbidden}} {
+	}{{"written", nil}, {"without checks: write the caller can fail closed", hub.ErrForbidden}} {
 		t.Run(tt.name, func(t *testing.T) {
 			gh := &fakeGitHub{createErr: tt.createErr}
 			r := &run{eventBot: testBot(gh, &bytes.Buffer{}), tr: Trigger{Issue: 7}}
 			err := r.recordPlan(context.Background(), "plansha", line)
 			if tt.createErr != nil {
-				if !errors.Is(err, ErrForbidden) {
+				if !errors.Is(err, hub.ErrForbidden) {
 					t.Fatalf("err = %v, want ErrForbidden", err)
 				}
 				return

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/codex-studio/studio-action/bot/hub"
 )
 
 // repoReader is what reading the default branch asks of GitHub, and of the event's memo, which
@@ -27,7 +29,7 @@ type repoReader interface {
 func (b *eventBot) baseFile(ctx context.Context, path, base string) ([]byte, error) {
 	if data, ok := b.gh.KnownFile(path, base); ok {
 		if data == nil {
-			return nil, ErrNotFound
+			return nil, hub.ErrNotFound
 		}
 		return data, nil
 	}
@@ -38,9 +40,9 @@ func (b *eventBot) baseFile(ctx context.Context, path, base string) ([]byte, err
 	}
 	data, err := readRegular(b.WorkDir, path)
 	if errors.Is(err, fs.ErrNotExist) {
-		data, err = nil, ErrNotFound
+		data, err = nil, hub.ErrNotFound
 	}
-	if err != nil && !errors.Is(err, ErrNotFound) {
+	if err != nil && !errors.Is(err, hub.ErrNotFound) {
 		return nil, fmt.Errorf("read %s from the checkout of %s: %w", path, base, err)
 	}
 	b.gh.KnowFile(path, base, data)

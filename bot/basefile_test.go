@@ -64,7 +64,7 @@ func TestBaseFileNeverReadsTheWorkspaceAfterTheAgent(t *testing.T) {
 		{"src/player", "", true}, // a directory is not a file
 	} {
 		got, n, err := read(c.path)
-		if n != 0 || got != c.want || c.absent != errors.Is(err, ErrNotFound) {
+		if n != 0 || got != c.want || c.absent != errors.Is(err, hub.ErrNotFound) {
 			t.Errorf("pristine read of %s = %q, %v with %d requests", c.path, got, err, n)
 		}
 	}
@@ -82,7 +82,7 @@ func TestBaseFileNeverReadsTheWorkspaceAfterTheAgent(t *testing.T) {
 	if got, n, err := read("README.md"); got != readme || err != nil || n != 0 {
 		t.Errorf("a file read before = %q, %v with %d requests, want the memo's", got, err, n)
 	}
-	if _, n, err := read("nope.md"); !errors.Is(err, ErrNotFound) || n != 0 {
+	if _, n, err := read("nope.md"); !errors.Is(err, hub.ErrNotFound) || n != 0 {
 		t.Errorf("a file known absent = %v with %d requests", err, n)
 	}
 	if got, n, err := read("src/player/old.gd"); got != "extends Node\n# superseded by jump.gd\n" || err != nil || n != 1 {

@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"fmt"
 	"time"
 )
 
@@ -25,9 +24,9 @@ func (r *run) reportCancelled(ctx context.Context, cause error) {
 	r.logf("::warning::the run was cancelled (%v): saving the in-scope work and the status", cause)
 	saved := r.saveWork(ctx)
 
-	r.st.set(stepVerdict, StepFailed, "**cancelled**")
+	r.st.set(stepVerdict, StepFailed, verdictDetail("cancelled"))
 	if r.st.detail(stepCodex) != "" && r.impl != nil {
-		r.st.set(stepCodex, StepFailed, "stopped: the run was cancelled")
+		r.st.set(stepCodex, StepFailed, detailCancelledStop)
 	}
 	r.st.Verdict = "cancelled"
 	r.st.Summary = withNote(r.st.Summary, cancelledNote(saved))
@@ -49,11 +48,9 @@ func (r *run) reportCancelled(ctx context.Context, cause error) {
 // is, or that there was none.
 func (r *run) saveWork(ctx context.Context) string {
 	st := r.impl
-	resume := fmt.Sprintf("Comment `%s run` to start again; ", r.TriggerPhrase)
 	if st == nil {
-		return resume + "nothing had been changed yet."
+		return cancelledSaved(r.TriggerPhrase, nil)
 	}
-	resume = fmt.Sprintf("Comment `%s run` again to continue: the next run picks up branch `%s`.", r.TriggerPhrase, st.branch)
 	if err := r.commitPass(ctx, st, 0); err != nil {
 		r.logf("::warning::could not commit the in-scope work after the cancellation: %v", err)
 	}
@@ -65,40 +62,20 @@ func (r *run) saveWork(ctx context.Context) string {
 			st.headSHA, st.unpushed = st.unpushed, ""
 		}
 	}
-	switch {
-	case st.unpushed != "":
-		return fmt.Sprintf("The in-scope work was committed (`%s`) but could not be pushed; the workflow run's log has why. %s", shortSHA(st.unpushed), resume)
-	case st.headSHA != "":
-		where := fmt.Sprintf("The in-scope work so far is pushed on `%s` (`%s`: %s)", st.branch, shortSHA(st.headSHA), joinQuoted(st.committed))
-		if st.pr.Number != 0 {
-			where += fmt.Sprintf(", pull request #%d", st.pr.Number)
-		}
-		return where + ". " + resume
-	}
-	return "Nothing inside writeFiles had been changed, so nothing was committed. " + resume
+	return cancelledSaved(r.TriggerPhrase, st.saved())
 }
 
-func joinQuoted(paths []string) string {
-	s := ""
-	for i, p := range paths {
-		if i > 0 {
-			s += ", "
-		}
-		s += "`" + p + "`"
-	}
-	return s
+// saved is what the implementation has done so far, for the texts that say where it is.
+func (st *implState) saved() *savedWork {
+	return &savedWork{branch: st.branch, unpushed: st.unpushed, head: st.headSHA, committed: st.committed, pull: st.pr.Number}
 }
 
 // resumeNote tells a failed run's reader where its work is and how to go on: a run that pushed
 // something names the branch, which the next `/studio run` checks out and continues.
 func (r *run) resumeNote() string {
 	st := r.impl
-	if st == nil || st.headSHA == "" {
-		return fmt.Sprintf("Fix the cause and comment `%s run` again.", r.TriggerPhrase)
+	if st == nil {
+		return failedResume(r.TriggerPhrase, nil, "")
 	}
-	s := fmt.Sprintf("What was pushed stays: `%s` on `%s` (%s)", shortSHA(st.headSHA), st.branch, joinQuoted(st.committed))
-	if st.pr.Number != 0 {
-		s += fmt.Sprintf(", pull request #%d", st.pr.Number)
-	}
-	return s + fmt.Sprintf(". Fix the cause and comment `%s run` again: the next run picks up that branch. The run evidence is `%s`.", r.TriggerPhrase, r.evidencePath(st.task.Role))
+	return failedResume(r.TriggerPhrase, st.saved(), r.evidencePath(st.task.Role))
 }

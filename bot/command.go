@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/policy/suggest"
 )
@@ -42,7 +43,7 @@ type verb struct {
 	// the task's lock, after the shared preamble. nil: the verb does not work there.
 	// Both record their result in the run's outcome (run.out), which the preamble returns.
 	onIssue func(ctx context.Context, r *run) error
-	onPull  func(ctx context.Context, r *run, pr PullRequest) error
+	onPull  func(ctx context.Context, r *run, pr hub.PullRequest) error
 	// open handles a verb any reader may use, outside the lock (help).
 	open func(b *eventBot, ctx context.Context, tr Trigger, cmd Command) (Outcome, error)
 }
@@ -157,12 +158,12 @@ func ParseCommand(body, phrase string) (cmd Command, ok bool) {
 func parseCommandFields(line string, args []string, phrase string) Command {
 	cmd := Command{Line: line}
 	if len(args) == 0 {
-		cmd.Err = &CommandError{Problem: fmt.Sprintf("`%s` needs a command.", phrase), Usage: verbList(phrase)}
+		cmd.Err = &CommandError{Problem: needsVerb(phrase), Usage: verbList(phrase)}
 		return cmd
 	}
 	v := verbNamed(strings.ToLower(args[0]))
 	if v == nil {
-		cmd.Err = &CommandError{Problem: fmt.Sprintf("%s is not a command.%s", codeSpan(args[0]), didYouMeanVerb(phrase, args[0])), Usage: verbList(phrase)}
+		cmd.Err = &CommandError{Problem: notAVerb(args[0], didYouMeanVerb(phrase, args[0])), Usage: verbList(phrase)}
 		return cmd
 	}
 	cmd.Verb = v.name
@@ -193,14 +194,11 @@ func didYouMeanVerb(phrase, typed string) string {
 		names[i] = v.name
 	}
 	near := suggest.Closest(typed, names)
-	if len(near) == 0 {
-		return ""
-	}
 	spans := make([]string, len(near))
 	for i, n := range near {
 		spans[i] = fmt.Sprintf("`%s %s`", phrase, n)
 	}
-	return " Did you mean " + orList(spans) + "?"
+	return didYouMean(spans)
 }
 
 func orList(xs []string) string {
@@ -216,11 +214,7 @@ type unexpectedArgError struct{ arg string }
 func (e *unexpectedArgError) Error() string { return "unexpected " + e.arg }
 
 func unexpectedArg(phrase string, v *verb, arg string) error {
-	what := "flag"
-	if !strings.HasPrefix(arg, "-") {
-		what = "argument"
-	}
-	return &CommandError{Problem: fmt.Sprintf("`%s %s` does not take the %s %s.", phrase, v.name, what, codeSpan(arg)), Usage: usageOf(phrase, v)}
+	return &CommandError{Problem: unexpectedArgText(phrase, v.name, arg), Usage: usageOf(phrase, v)}
 }
 
 // asciiFields splits on ASCII spaces and tabs only: a non-breaking or other Unicode space is part

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/codex-studio/studio-action/bot/hub"
 )
 
 func TestParseCommand(t *testing.T) {
@@ -119,11 +121,11 @@ func TestStatusRenderAndHandledRoundTrip(t *testing.T) {
 	if got := parseHandled(body); !reflect.DeepEqual(got, []int64{7, 42}) {
 		t.Fatalf("handled = %v", got)
 	}
-	c, ok := findStatusComment([]Comment{{ID: 1, Body: body, Author: "mallory"}, {ID: 2, Body: body, Author: "github-actions[bot]"}}, 7, "github-actions[bot]")
+	c, ok := findStatusComment([]hub.Comment{{ID: 1, Body: body, Author: "mallory"}, {ID: 2, Body: body, Author: "github-actions[bot]"}}, 7, "github-actions[bot]")
 	if !ok || c.ID != 2 {
 		t.Fatalf("status comment = %+v, %v; want the bot's (id 2), never a look-alike by another user", c, ok)
 	}
-	if _, ok := findStatusComment([]Comment{{ID: 3, Body: body, Author: "github-actions[bot]"}}, 8, "github-actions[bot]"); ok {
+	if _, ok := findStatusComment([]hub.Comment{{ID: 3, Body: body, Author: "github-actions[bot]"}}, 8, "github-actions[bot]"); ok {
 		t.Fatal("status comment of issue 7 matched issue 8")
 	}
 }

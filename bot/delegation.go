@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts/guidance"
 )
@@ -24,8 +25,8 @@ import (
 type taskGraph interface {
 	AddSubIssue(ctx context.Context, parent int, childID int64) error
 	ParentIssue(ctx context.Context, number int) (int, error)
-	SubIssues(ctx context.Context, number int) ([]Issue, error)
-	IssuesLabeled(ctx context.Context, label string) ([]Issue, error)
+	SubIssues(ctx context.Context, number int) ([]hub.Issue, error)
+	IssuesLabeled(ctx context.Context, label string) ([]hub.Issue, error)
 }
 
 // spawning is what a run of a spawning role carries: the profile's facts.
@@ -110,9 +111,7 @@ func (r *run) delegate(ctx context.Context, base string, sp *spawning, d policy.
 	var notes []string
 	for _, rd := range decision.Accepted() {
 		req := rd.Request
-		// The objective is model output: quoted in a fence, so it can mention nobody, link nothing
-		// and hold no task block of its own.
-		desc := fmt.Sprintf("Asked for by `%s` in #%d (model output, quoted):\n\n%s", r.issueRole(), r.tr.Issue, fenced(req.Objective, "text"))
+		desc := childTaskDescription(r.issueRole(), r.tr.Issue, req.Objective)
 		nt := policy.NewTask{Title: childTitle(req.Objective), Role: req.Role, Description: desc, Files: req.Files, WriteFiles: req.WriteFiles}
 		for _, i := range req.DependsOn {
 			if n, ok := numbers[i]; ok {
@@ -123,7 +122,7 @@ func (r *run) delegate(ctx context.Context, base string, sp *spawning, d policy.
 		if err != nil {
 			var refusal *TaskRefusal
 			if errors.As(err, &refusal) {
-				notes = append(notes, fmt.Sprintf("- Request %d (`%s`): refused: %s", rd.Index, req.Role, refusal.Msg))
+				notes = append(notes, childRefused(rd.Index, req.Role, refusal.Msg))
 				continue
 			}
 			return "", err
@@ -131,19 +130,18 @@ func (r *run) delegate(ctx context.Context, base string, sp *spawning, d policy.
 		numbers[rd.Index] = child.Number
 		created = append(created, child.Number)
 		if err := r.gh.AddSubIssue(ctx, r.tr.Issue, child.ID); err != nil {
-			if !errors.Is(err, ErrUnprocessable) {
+			if !errors.Is(err, hub.ErrUnprocessable) {
 				return "", err
 			}
-			notes = append(notes, fmt.Sprintf("- #%d could not be linked as a sub-issue (%v); it is a task of this issue's orchestration all the same", child.Number, err))
+			notes = append(notes, childNotLinked(child.Number, err))
 		}
 	}
 	reply := delegationReply(r.tr.Issue, created, append(decision.RefusalLines(), notes...))
 	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
 		return "", err
 	}
-	line := fmt.Sprintf("Delegated %d of %d requested child %s", len(created), len(d.Delegate), plural(len(d.Delegate), "task", "tasks"))
 	if len(created) == 0 {
-		return line + "; see the reply below.", nil
+		return delegatedLine(nil, len(d.Delegate)), nil
 	}
 	// The children run as an orchestration of this issue, bounded by the profile: the root counts
 	// as one of max_active_agents, and the action runs at most 3 at once.
@@ -159,7 +157,7 @@ func (r *run) delegate(ctx context.Context, base string, sp *spawning, d policy.
 	if _, err := r.eventBot.orchestrateOn(ctx, r.tr.Issue, OrchestrateOptions{Tasks: created, MaxConcurrency: maxc, Marks: marks}, 0, r.tr.Actor.Login, "delegation by "+r.issueRole()); err != nil {
 		return "", err
 	}
-	return line + fmt.Sprintf(" (%s), orchestrated on this issue.", issueRefs(created)), nil
+	return delegatedLine(created, len(d.Delegate)), nil
 }
 
 // issueRole is the run's role as its task block or role label names it.
@@ -243,7 +241,7 @@ func (r *run) childResults(ctx context.Context, base string, prof policy.Profile
 		}
 		b.WriteString(line)
 		pr, err := r.gh.FindPull(ctx, r.taskBranch(is.Number), base)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, hub.ErrNotFound) {
 			b.WriteString("; no pull request\n")
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -19,7 +20,7 @@ import (
 // finished it by hand, or the issue predates the studio), closed as not planned is cancelled.
 
 // taskStatusOf reads an issue's task status as a dependency sees it.
-func taskStatusOf(prefix string, is Issue) (string, error) {
+func taskStatusOf(prefix string, is hub.Issue) (string, error) {
 	labelled := false
 	for _, l := range is.Labels {
 		if strings.HasPrefix(l, prefix+"status/") {
@@ -49,23 +50,23 @@ func (r *run) unmetDependencies(ctx context.Context, task policy.Task) ([]string
 	var out []string
 	for _, d := range deps {
 		if d == self {
-			out = append(out, fmt.Sprintf("Task #%d depends on itself; remove #%d from `dependsOn`", self, d))
+			out = append(out, dependsOnItself(self))
 			continue
 		}
 		var known []policy.GraphTask
 		is, err := r.gh.Issue(ctx, d)
 		switch {
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, hub.ErrNotFound):
 			// Not in known: the seed's "depends on unknown task".
 		case err != nil:
 			return nil, fmt.Errorf("read dependency #%d of #%d: %w", d, self, err)
 		case is.IsPull:
-			out = append(out, fmt.Sprintf("Task #%d depends on #%d, which is a pull request, not a task issue", self, d))
+			out = append(out, dependsOnPull(self, d))
 			continue
 		default:
 			status, err := taskStatusOf(r.LabelPrefix, is)
 			if err != nil {
-				out = append(out, fmt.Sprintf("Task #%d depends on #%d, whose status cannot be read: %s", self, d, err.Error()))
+				out = append(out, dependencyUnreadable(self, d, err))
 				continue
 			}
 			known = append(known, policy.GraphTask{Issue: d, Status: status})

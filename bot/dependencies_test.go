@@ -3,6 +3,7 @@ package bot
 import (
 	"testing"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -11,17 +12,17 @@ import (
 func TestTaskStatusOfADependency(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		is   Issue
+		is   hub.Issue
 		want string
 		bad  bool
 	}{
-		{"label wins over state", Issue{State: "closed", Labels: []string{"studio:status/blocked"}}, policy.StatusBlocked, false},
-		{"open without label", Issue{State: "open", Labels: []string{"bug"}}, policy.StatusReady, false},
-		{"closed as completed", Issue{State: "closed", StateReason: "completed"}, policy.StatusDone, false},
-		{"closed, reason unknown", Issue{State: "closed"}, policy.StatusDone, false},
-		{"closed as not planned", Issue{State: "closed", StateReason: "not_planned"}, policy.StatusCancelled, false},
-		{"open and done", Issue{State: "open", Labels: []string{"studio:status/done"}}, policy.StatusDone, false},
-		{"two status labels", Issue{Labels: []string{"studio:status/done", "studio:status/ready"}}, "", true},
+		{"label wins over state", hub.Issue{State: "closed", Labels: []string{"studio:status/blocked"}}, policy.StatusBlocked, false},
+		{"open without label", hub.Issue{State: "open", Labels: []string{"bug"}}, policy.StatusReady, false},
+		{"closed as completed", hub.Issue{State: "closed", StateReason: "completed"}, policy.StatusDone, false},
+		{"closed, reason unknown", hub.Issue{State: "closed"}, policy.StatusDone, false},
+		{"closed as not planned", hub.Issue{State: "closed", StateReason: "not_planned"}, policy.StatusCancelled, false},
+		{"open and done", hub.Issue{State: "open", Labels: []string{"studio:status/done"}}, policy.StatusDone, false},
+		{"two status labels", hub.Issue{Labels: []string{"studio:status/done", "studio:status/ready"}}, "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := taskStatusOf("studio:", tc.is)

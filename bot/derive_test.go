@@ -72,6 +72,7 @@ func TestOneRunDecidesEachOnce(t *testing.T) {
 				t.Errorf("decoded studio.json %d, parsed the task block %d, resolved the role %d, hashed the identity %d, matched approvals %d times; want %+v",
 					got.config, got.taskBlock, got.role, got.hash, got.approvals, c.want)
 			}
+			assertDecodedOnce(t, ev)
 		})
 	}
 }
@@ -95,4 +96,39 @@ func TestApprovedImplementationDecidesEachOnce(t *testing.T) {
 		t.Errorf("decoded studio.json %d, parsed the task block %d, resolved the role %d, hashed %d, matched approvals %d; want 1, 1, 1, 1, 2",
 			d.config.Load(), d.taskBlock.Load(), d.role.Load(), d.hash.Load(), d.approvals.Load())
 	}
+	assertDecodedOnce(t, ev)
+}
+
+// assertDecodedOnce checks that the event keeps no studio.json bytes past its one decode: policy's
+// configuration, the prompts' project facts and the spend caps are all read from the decoded
+// value, so none of them can decode the file a second time.
+func assertDecodedOnce(t *testing.T, ev *eventBot) {
+	t.Helper()
+	ev.derived.mu.Lock()
+	defer ev.derived.mu.Unlock()
+	if len(ev.derived.configs) == 0 {
+		t.Fatal("the event decoded no studio.json")
+	}
+	for base, c := range ev.derived.configs {
+		if c.cfg.Raw != nil {
+			t.Errorf("the configuration of %s keeps studio.json's %d bytes for a second decode", base, len(c.cfg.Raw))
+		}
+	}
+}
+
+// Creating a task reads the default branch's studio.json through the same one decode as a run
+// (config), not a second reader of its own.
+func TestTaskCreateDecodesTheConfigOnce(t *testing.T) {
+	w := newHWorld(t, nil)
+	n := w.issue("Plan the level", "Tasks for the level.")
+	tr := w.comment(n, sandbox.Writer, "/studio task create --role gameplay-programmer --write-file src/player/jump.gd Snappier jump")
+	ev := w.bot().forEvent(tr)
+	out, err := ev.handle(context.Background(), tr)
+	if err != nil || out.Status != "done" {
+		t.Fatalf("handle = %q, %v\n%s\nlog:\n%s", out.Status, err, out.Summary, w.log.String())
+	}
+	if got := ev.derived.count.config.Load(); got != 1 {
+		t.Errorf("decoded studio.json %d times; want 1", got)
+	}
+	assertDecodedOnce(t, ev)
 }

@@ -54,6 +54,7 @@ func (b *Bot) forEvent(tr Trigger) *eventBot {
 type eventGitHub interface {
 	commenter
 	labeler
+	labelTaker
 	pullWriter
 	pullReader
 	checkWriter
@@ -172,7 +173,7 @@ func (b *eventBot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 	}
 	defer base.wait()
 	issue, task := tr.Issue, tr.Snapshot
-	var pr PullRequest
+	var pr hub.PullRequest
 	if pull {
 		var err error
 		var why string
@@ -235,7 +236,7 @@ func (b *eventBot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 		}
 		// The status comment is written when there is something to say (Codex starting, or a
 		// verdict): the reaction already acknowledged the command.
-		r.st.set(stepAuthorized, StepDone, "@"+tr.Actor.Login)
+		r.st.set(stepAuthorized, StepDone, actorDetail(tr.Actor.Login))
 		if pull {
 			err = v.onPull(ctx, r, pr)
 		} else {
@@ -251,9 +252,9 @@ func (b *eventBot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 // issueReader is what the preamble and the verbs read of an issue. IssueNow asks GitHub whatever
 // the event read before: a step that rewrites the body starts from the body as it is now.
 type issueReader interface {
-	Issue(ctx context.Context, number int) (Issue, error)
-	IssueNow(ctx context.Context, number int) (Issue, error)
-	Comments(ctx context.Context, issue int) ([]Comment, error)
+	Issue(ctx context.Context, number int) (hub.Issue, error)
+	IssueNow(ctx context.Context, number int) (hub.Issue, error)
+	Comments(ctx context.Context, issue int) ([]hub.Comment, error)
 }
 
 // authorizer is what authorizing an actor asks of GitHub: the actor's repository role.

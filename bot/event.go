@@ -39,7 +39,7 @@ type Trigger struct {
 	Actor         Actor
 	// Snapshot is the issue as the payload delivered it. The run uses this text, not a later
 	// fetch, so an edit made after the trigger cannot change what the authorized person asked for.
-	Snapshot Issue
+	Snapshot hub.Issue
 	// Comment fields (TriggerComment).
 	CommentID   int64
 	CommentBody string
@@ -117,6 +117,6 @@ func DecodeEvent(eventName string, payload []byte) (Trigger, error) {
 	return Trigger{}, &Skip{Reason: fmt.Sprintf("event %q is not handled by this version", eventName)}
 }
 
-func snapshot(is *github.Issue) Issue {
+func snapshot(is *github.Issue) hub.Issue {
 	return hub.IssueFrom(is)
 }

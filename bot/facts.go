@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/codex-studio/studio-action/policy/routing"
@@ -10,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 	"github.com/codex-studio/studio-action/prompts/guidance"
@@ -18,13 +18,14 @@ import (
 // The prompts package renders from plain facts and knows nothing of policy; these adapters are
 // the one place where policy decisions become prompt facts.
 
-// ProjectFacts reads the prompt-relevant fields of studio.json (already validated by policy).
-func ProjectFacts(studioJSON []byte) (prompts.ProjectFacts, error) {
-	var p prompts.ProjectFacts
-	if err := json.Unmarshal(studioJSON, &p); err != nil {
-		return p, fmt.Errorf("studio.json: %w", err)
+// ProjectFacts is the prompts' view of studio.json, derived from the configuration policy
+// decoded (the file is decoded once).
+func ProjectFacts(cfg policy.StudioConfig) prompts.ProjectFacts {
+	return prompts.ProjectFacts{
+		Name: cfg.Name, Slug: cfg.Slug, Concept: cfg.Concept, Genre: cfg.Genre, Platform: cfg.Platform,
+		Audience: cfg.Audience, Engine: cfg.Engine, EngineVersion: cfg.EngineVersion,
+		Stage: string(cfg.Mode), StudioMode: string(cfg.StudioMode), CurrentMilestone: cfg.CurrentMilestone,
 	}
-	return p, nil
 }
 
 // PromptEligibility converts a policy decision for the prompt and dry-run renderers.
@@ -50,17 +51,14 @@ func PromptEligibility(e policy.Eligibility) prompts.Eligibility {
 // run, so what a dry run shows is what Codex gets.
 //
 // The workspace is on the default branch already (modelRoute, which every Codex flow starts with,
-// put it there), and the project facts were decoded with the configuration (taskContext).
+// put it there), and the project facts are the configuration's (taskContext).
 func (r *run) prepareFor(ctx context.Context, tc taskContext, phase policy.Phase, elig policy.Eligibility, routes routing.RoutePlan, review, fix bool) (*prompts.Prepared, prompts.RunFacts, error) {
-	if tc.projectErr != nil {
-		return nil, prompts.RunFacts{}, tc.projectErr
-	}
 	var verify []string
 	if v := r.verification(tc.task); v != nil {
 		verify = append([]string{v.Command}, v.Args...)
 	}
 	facts := RunFactsFor(FactsInput{
-		Role: policy.ResolvedRole{ID: tc.task.Role, Phase: phase}, Eligibility: elig, Project: tc.project, Routes: routes,
+		Role: policy.ResolvedRole{ID: tc.task.Role, Phase: phase}, Eligibility: elig, Project: ProjectFacts(tc.cfg), Routes: routes,
 		Task: tc.task, Objective: r.issue.Title, Issue: r.tr.Issue, Verification: verify,
 		Review: review, Fix: fix,
 	})
@@ -76,7 +74,7 @@ const ProfilePath = ".codex/profile.json"
 // only, so they can never be committed; the prompt carries the role's text so Codex reads it.
 func (r *run) withGuidance(ctx context.Context, base, role, prompt string) (string, error) {
 	data, err := r.baseFile(ctx, ProfilePath, base)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, hub.ErrNotFound) {
 		return prompt, nil
 	}
 	if err != nil {

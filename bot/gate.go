@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -17,14 +18,14 @@ const ReviewCheckName = policy.ReviewCheckName
 // pullReader is what the gate, the approvals and the review read of a pull request: the pull
 // request itself (with GitHub's count of changed files), its files, commits and reviews.
 type pullReader interface {
-	Pull(ctx context.Context, number int) (PullRequest, error)
+	Pull(ctx context.Context, number int) (hub.PullRequest, error)
 	PullFiles(ctx context.Context, number int) ([]string, error)
-	PullCommits(ctx context.Context, number int) ([]PullCommit, error)
-	Reviews(ctx context.Context, number int) ([]Review, error)
+	PullCommits(ctx context.Context, number int) ([]hub.PullCommit, error)
+	Reviews(ctx context.Context, number int) ([]hub.Review, error)
 }
 
 // gateFacts fetches what policy.EvaluateGate decides on for a pull request's head.
-func (b *eventBot) gateFacts(ctx context.Context, pr PullRequest, tn taskContext, pa pullApprovals) (policy.GateFacts, error) {
+func (b *eventBot) gateFacts(ctx context.Context, pr hub.PullRequest, tn taskContext, pa pullApprovals) (policy.GateFacts, error) {
 	files, err := b.gh.PullFiles(ctx, pr.Number)
 	if err != nil {
 		return policy.GateFacts{}, err
@@ -55,7 +56,7 @@ func (b *eventBot) gateFacts(ctx context.Context, pr PullRequest, tn taskContext
 // the newest completed run the bot's app wrote); nil when there is none.
 func (b *eventBot) studioVerdict(ctx context.Context, sha string) (*policy.StudioVerdict, error) {
 	runs, err := b.gh.CheckRuns(ctx, sha, ReviewCheckName)
-	if errors.Is(err, ErrForbidden) {
+	if errors.Is(err, hub.ErrForbidden) {
 		b.logf("::warning::the token cannot read check runs (%v); grant `checks: read` so the gate can see the studio review", err)
 		return nil, nil
 	}
@@ -66,7 +67,7 @@ func (b *eventBot) studioVerdict(ctx context.Context, sha string) (*policy.Studi
 }
 
 // writeGate evaluates studio/gate and writes it on the head commit.
-func (b *eventBot) writeGate(ctx context.Context, pr PullRequest, tn taskContext, pa pullApprovals) (policy.GateResult, error) {
+func (b *eventBot) writeGate(ctx context.Context, pr hub.PullRequest, tn taskContext, pa pullApprovals) (policy.GateResult, error) {
 	facts, err := b.gateFacts(ctx, pr, tn, pa)
 	if err != nil {
 		return policy.GateResult{}, fmt.Errorf("gather the gate's facts for #%d: %w", pr.Number, err)
@@ -86,7 +87,7 @@ func (b *eventBot) writeGate(ctx context.Context, pr PullRequest, tn taskContext
 // written when it is unchanged, a commit status when check runs cannot be written (writeCheck).
 func (b *eventBot) publishGate(ctx context.Context, sha string, res policy.GateResult) error {
 	return b.writeCheck(ctx, checkWrite{
-		run: CheckRun{Name: policy.GateCheckName, HeadSHA: sha, Status: "completed", Conclusion: string(res.Conclusion),
+		run: hub.CheckRun{Name: policy.GateCheckName, HeadSHA: sha, Status: "completed", Conclusion: string(res.Conclusion),
 			Title: res.Title, Summary: res.Summary},
 		inPlace: true, statusFallback: true,
 	})

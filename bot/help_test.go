@@ -5,6 +5,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/codex-studio/studio-action/bot/hub"
 )
 
 // helpGitHub records replies; every call help must not make (a permission check, a reaction, a
@@ -14,11 +16,11 @@ type helpGitHub struct {
 	replies map[int][]string
 }
 
-func (h *helpGitHub) CreateComment(_ context.Context, n int, body string) (Comment, error) {
+func (h *helpGitHub) CreateComment(_ context.Context, n int, body string) (hub.Comment, error) {
 	h.replies[n] = append(h.replies[n], body)
 	id := int64(1000 + len(h.comments[n]))
-	h.comments[n] = append(h.comments[n], Comment{ID: id, Body: body, Author: "github-actions[bot]"})
-	return Comment{ID: id, Body: body}, nil
+	h.comments[n] = append(h.comments[n], hub.Comment{ID: id, Body: body, Author: "github-actions[bot]"})
+	return hub.Comment{ID: id, Body: body}, nil
 }
 
 // `/studio help` from someone without write permission, on an issue and on any pull request, is
@@ -26,11 +28,11 @@ func (h *helpGitHub) CreateComment(_ context.Context, n int, body string) (Comme
 // does; nothing else is asked or written, and a re-delivered event is not answered twice.
 func TestHelpAnswersAnyoneWithTheVerbTable(t *testing.T) {
 	for _, isPull := range []bool{false, true} {
-		gh := &helpGitHub{fakeGitHub: &fakeGitHub{comments: map[int][]Comment{}, perms: map[string]string{"visitor": "read"}}, replies: map[int][]string{}}
+		gh := &helpGitHub{fakeGitHub: &fakeGitHub{comments: map[int][]hub.Comment{}, perms: map[string]string{"visitor": "read"}}, replies: map[int][]string{}}
 		var log bytes.Buffer
 		b := testBot(gh, &log)
 		tr := Trigger{Kind: TriggerComment, Owner: "acme", Repo: "hop", Issue: 9, IsPull: isPull, Actor: Actor{Login: "visitor", Type: "User"},
-			CommentID: 77, CommentBody: "How does this work?\n/studio help", Snapshot: Issue{Number: 9, IsPull: isPull}}
+			CommentID: 77, CommentBody: "How does this work?\n/studio help", Snapshot: hub.Issue{Number: 9, IsPull: isPull}}
 		out, err := b.Handle(context.Background(), tr)
 		if err != nil || out.Status != "done" {
 			t.Fatalf("pull %v: Handle = %+v, %v\n%s", isPull, out, err, log.String())
@@ -68,7 +70,7 @@ func TestHelpAnswersAnyoneWithTheVerbTable(t *testing.T) {
 // Help with stray words is still answered, with the problem first; a bot not in allowed-bots is
 // still ignored; the trigger phrase is the configured one.
 func TestHelpEdges(t *testing.T) {
-	gh := &helpGitHub{fakeGitHub: &fakeGitHub{comments: map[int][]Comment{}}, replies: map[int][]string{}}
+	gh := &helpGitHub{fakeGitHub: &fakeGitHub{comments: map[int][]hub.Comment{}}, replies: map[int][]string{}}
 	b := New(Deps{GitHub: gh, Log: &bytes.Buffer{}}, Settings{TriggerPhrase: "/bot"})
 	tr := Trigger{Kind: TriggerComment, Issue: 3, Actor: Actor{Login: "alice", Type: "User"}, CommentID: 5, CommentBody: "/bot help run"}
 	if _, err := b.Handle(context.Background(), tr); err != nil {

@@ -14,6 +14,17 @@ import (
 // LockRefs is what the per-issue locks (lock.go) ask of GitHub's Git database API. *hub.Client
 // implements it; bot.New uses the GitHub client for it when Deps.Locks is nil.
 type LockRefs interface {
+	refCAS
+	// RefTarget returns the object ref points at; ErrNotFound when the ref does not exist. Releasing
+	// a lock needs only this: the SHA this run created is the proof that the lock is still its own.
+	RefTarget(ctx context.Context, ref string) (string, error)
+	// DeleteRef deletes ref; a ref that is already gone is not an error.
+	DeleteRef(ctx context.Context, ref string) error
+}
+
+// refCAS is the compare-and-swap over refs whose commit messages are records, which the locks
+// and the spend ledger (spend.go) share.
+type refCAS interface {
 	// CreateLockCommit makes a commit whose message is the lock record, on the default branch's
 	// tree, with parent as its only parent ("" for none), and returns its SHA. Nothing points at
 	// it yet: a commit nobody references is harmless.
@@ -27,11 +38,6 @@ type LockRefs interface {
 	// LockRecord returns the commit ref points at and that commit's message; ErrNotFound when the
 	// ref does not exist.
 	LockRecord(ctx context.Context, ref string) (sha, message string, err error)
-	// RefTarget returns the object ref points at; ErrNotFound when the ref does not exist. Releasing
-	// a lock needs only this: the SHA this run created is the proof that the lock is still its own.
-	RefTarget(ctx context.Context, ref string) (string, error)
-	// DeleteRef deletes ref; a ref that is already gone is not an error.
-	DeleteRef(ctx context.Context, ref string) error
 }
 
 // lockTreeUser is a LockRefs that can be told the default branch's tree, when the run fetched it
@@ -192,11 +198,11 @@ func (b *eventBot) acquireLock(ctx context.Context, issue int, event string) (*h
 			b.logf("lock: %s taken by %s until %s", ref, runHolder(rec), rec.Expires.UTC().Format(time.RFC3339))
 			return &heldLock{ref: ref, sha: sha, rec: rec, queued: queued}, nil
 		}
-		if !errors.Is(err, ErrRefExists) {
+		if !errors.Is(err, hub.ErrRefExists) {
 			return nil, err
 		}
 		cur, msg, err := b.Locks.LockRecord(ctx, ref)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, hub.ErrNotFound) {
 			queued = true // released between the two calls (its holder may have pushed): try again at once
 			continue
 		}
@@ -213,7 +219,7 @@ func (b *eventBot) acquireLock(ctx context.Context, issue int, event string) (*h
 		run := b.askHolder(ctx, &asked, cur, holder, readable, now)
 		if why := policy.DecideRunLock(holder, readable, now, b.RunID, b.RunAttempt, run); why != "" {
 			h, err := b.breakLock(ctx, ref, cur, holder, readable, rec, why, run)
-			if errors.Is(err, ErrRefMoved) {
+			if errors.Is(err, hub.ErrRefMoved) {
 				continue // another run broke it first, or it was released: look again
 			}
 			if h != nil {
@@ -272,7 +278,7 @@ func (b *eventBot) askHolder(ctx context.Context, last *holderAsked, cur string,
 	*last = holderAsked{sha: cur, at: now}
 	r, err := lookup.WorkflowRun(ctx, id)
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, hub.ErrNotFound):
 		// A deleted run has ended, but a token that may not read it gets the same answer.
 		b.logf("lock: GitHub does not know %s, which holds #%d; waiting for it as for a live run", runHolder(holder), holder.Task)
 		last.run = policy.HolderRun{Answered: true}
@@ -282,18 +288,6 @@ func (b *eventBot) askHolder(ctx context.Context, last *holderAsked, cur string,
 		last.run = policy.HolderRun{Answered: true, Found: true, Status: r.Status, Conclusion: r.Conclusion, Attempt: r.Attempt}
 	}
 	return last.run
-}
-
-// endedBecause says, for the log and the status comment, why GitHub's answer shows the holder
-// ended; "" for the expired and unreadable locks, which have their own sentences.
-func endedBecause(why policy.RunLockBreak, run policy.HolderRun) string {
-	switch why {
-	case policy.BreakHolderEnded:
-		return fmt.Sprintf("GitHub reports that run completed (%s)", orUnknown(run.Conclusion))
-	case policy.BreakEarlierAttempt:
-		return "a later attempt of that run has started, so that attempt has ended"
-	}
-	return ""
 }
 
 // breakLock replaces a dead holder's lock (expired, unreadable, or held by a run GitHub reports
@@ -329,7 +323,7 @@ func (b *eventBot) releaseLock(ctx context.Context, h *heldLock) {
 	defer cancel()
 	cur, err := b.Locks.RefTarget(ctx, h.ref)
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, hub.ErrNotFound):
 		b.logf("::warning::lock: %s was already gone when this run ended", h.ref)
 		return
 	case err != nil:

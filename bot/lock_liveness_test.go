@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/internal/ghemu"
 )
 
@@ -57,7 +58,7 @@ func TestLockOfACompletedRunIsBrokenAtOnce(t *testing.T) {
 	ran := false
 	_, err := next.locked(ctx, w.issue, "/studio run by @octocat", "octocat", func(context.Context) (Outcome, error) {
 		ran = true
-		history = next.runStatus(w.issue, Comment{}, false).History
+		history = next.runStatus(w.issue, hub.Comment{}, false).History
 		return Outcome{}, nil
 	})
 	if err != nil || !ran {
@@ -213,7 +214,7 @@ func TestReRunBreaksItsEarlierAttemptsLock(t *testing.T) {
 	start := w.clock.Now()
 	var history []string
 	if _, err := rerun.locked(context.Background(), w.issue, "/studio run by @octocat", "octocat", func(context.Context) (Outcome, error) {
-		history = rerun.runStatus(w.issue, Comment{}, false).History
+		history = rerun.runStatus(w.issue, hub.Comment{}, false).History
 		return Outcome{}, nil
 	}); err != nil {
 		t.Fatal(err)

@@ -142,7 +142,7 @@ func TestCrashedRunsLockExpiresAndIsBrokenWithANote(t *testing.T) {
 		if breaker.lock == nil || breaker.lock.broken == nil || breaker.lock.broken.Run != "201" {
 			t.Errorf("held lock = %+v, want it to record the broken lock of run 201", breaker.lock)
 		}
-		history = breaker.runStatus(w.issue, Comment{}, false).History
+		history = breaker.runStatus(w.issue, hub.Comment{}, false).History
 		return Outcome{}, nil
 	})
 	if err != nil {

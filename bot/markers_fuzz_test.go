@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -58,10 +59,10 @@ func FuzzStatusComment(f *testing.F) {
 		if n := utf8.RuneCountInString(body); n > policy.MaxBodyChars {
 			t.Fatalf("the comment has %d characters, over GitHub's %d", n, policy.MaxBodyChars)
 		}
-		if c, ok := findStatusComment([]Comment{{Author: "bot", Body: body}}, 7, "bot"); !ok || c.Body != body {
+		if c, ok := findStatusComment([]hub.Comment{{Author: "bot", Body: body}}, 7, "bot"); !ok || c.Body != body {
 			t.Fatal("the status comment is not found as #7's")
 		}
-		if _, ok := findStatusComment([]Comment{{Author: "bot", Body: body}}, 70, "bot"); ok {
+		if _, ok := findStatusComment([]hub.Comment{{Author: "bot", Body: body}}, 70, "bot"); ok {
 			t.Fatal("#7's status comment is found as #70's")
 		}
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -52,10 +53,10 @@ func orchMarker(issue int) string {
 var orchStateRE = regexp.MustCompile(`<!-- studio:orchestration-state ([A-Za-z0-9+/=]+) -->`)
 
 // trackingComment finds the bot's tracking comment of the orchestration on issue, and its state.
-func (b *eventBot) trackingComment(ctx context.Context, issue int) (Comment, *orchState, error) {
+func (b *eventBot) trackingComment(ctx context.Context, issue int) (hub.Comment, *orchState, error) {
 	comments, err := b.gh.Comments(ctx, issue)
 	if err != nil {
-		return Comment{}, nil, err
+		return hub.Comment{}, nil, err
 	}
 	for i := len(comments) - 1; i >= 0; i-- {
 		c := comments[i]
@@ -66,7 +67,7 @@ func (b *eventBot) trackingComment(ctx context.Context, issue int) (Comment, *or
 			return c, st, nil
 		}
 	}
-	return Comment{}, nil, nil
+	return hub.Comment{}, nil, nil
 }
 
 // parseTrackingState reads the hidden state of issue's tracking comment. The state is the body's
@@ -95,7 +96,7 @@ func parseTrackingState(body string, issue int) (*orchState, bool) {
 type orchRun struct {
 	b       *eventBot
 	st      *orchState
-	comment Comment
+	comment hub.Comment
 	base    string
 	tasks   []policy.GraphTask
 	events  []map[string]any
@@ -125,7 +126,8 @@ func (o *orchRun) note(s string) {
 // writeEvidence keeps the events of this process in the run evidence, in their own file (the
 // Codex event stream is events.jsonl).
 func (o *orchRun) writeEvidence() {
-	if len(o.events) == 0 {
+	if len(o.events) == 0 || o.b.RunsDir == "" {
+		// studio serve keeps no files: its events are in its log.
 		return
 	}
 	ev, err := codex.NewEvidence(o.b.RunsDir, o.b.RunID, fmt.Sprintf("orchestration-%d", o.st.Issue), o.b.Redactor)
@@ -150,7 +152,7 @@ func (b *eventBot) graphTasks(ctx context.Context, base string, named []int) ([]
 	if err != nil {
 		return nil, err
 	}
-	byNumber := map[int]Issue{}
+	byNumber := map[int]hub.Issue{}
 	for _, is := range issues {
 		byNumber[is.Number] = is
 	}
@@ -172,7 +174,7 @@ func (b *eventBot) graphTasks(ctx context.Context, base string, named []int) ([]
 		is, ok := byNumber[n]
 		if !ok {
 			is, err = b.gh.Issue(ctx, n)
-			if errors.Is(err, ErrNotFound) {
+			if errors.Is(err, hub.ErrNotFound) {
 				continue // unknown: the graph's validation names it
 			}
 			if err != nil {
@@ -192,12 +194,13 @@ func (b *eventBot) graphTasks(ctx context.Context, base string, named []int) ([]
 
 // graphTask is one issue as a task of the graph. A task block that cannot be read still makes a
 // task (its run refuses it with the reason); a closed issue without a status label is done.
-func (b *eventBot) graphTask(ctx context.Context, base string, is Issue) policy.GraphTask {
+func (b *eventBot) graphTask(ctx context.Context, base string, is hub.Issue) policy.GraphTask {
 	t := policy.GraphTask{Issue: is.Number, Title: is.Title}
 	task, err := policy.ParseTask(is.Body)
 	if err == nil {
 		t.DependsOn, _ = task.Dependencies()
 		t.Priority, t.WorkflowID, t.WriteFiles, t.Role, t.Files = task.Priority, task.WorkflowID, task.WriteFiles, task.Role, task.Files
+		t.ModelTier = task.RunPolicy.ModelTier
 	}
 	if t.Role == "" {
 		if roles := policy.LabelRoles(b.LabelPrefix, is.Labels, ""); len(roles) == 1 {
@@ -249,7 +252,7 @@ func (o *orchRun) heldRefs(ctx context.Context, prefix string, keep func(ref str
 			continue
 		}
 		_, msg, err := b.Locks.LockRecord(ctx, e.Ref)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, hub.ErrNotFound) {
 			continue
 		}
 		if err != nil {
@@ -280,7 +283,7 @@ func (o *orchRun) taskRun(ctx context.Context, rec policy.LockRecord) policy.Hol
 	var run policy.HolderRun
 	r, err := lookup.WorkflowRun(ctx, id)
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, hub.ErrNotFound):
 		run = policy.HolderRun{Answered: true}
 	case err != nil:
 		o.b.logf("orchestration #%d: could not ask GitHub whether run %d, which holds #%d's refs, is still going (%v); taking it to be", o.st.Issue, id, rec.Task, err)
@@ -303,7 +306,7 @@ type workflowRuns interface {
 
 // refLister is a LockRefs that can list refs (the go-github Client).
 type refLister interface {
-	MatchingRefs(ctx context.Context, prefix string) ([]RefEntry, error)
+	MatchingRefs(ctx context.Context, prefix string) ([]hub.RefEntry, error)
 }
 
 // takenRef is a ref this run created (or broke) for a task: the commit it points at and its record.
@@ -325,11 +328,11 @@ func (o *orchRun) takeRef(ctx context.Context, ref string, rec policy.LockRecord
 		if err == nil {
 			return takenRef{ref: ref, sha: sha, rec: rec}, true, "", nil
 		}
-		if !errors.Is(err, ErrRefExists) {
+		if !errors.Is(err, hub.ErrRefExists) {
 			return takenRef{}, false, "", err
 		}
 		cur, msg, err := b.Locks.LockRecord(ctx, ref)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, hub.ErrNotFound) {
 			continue // released meanwhile
 		}
 		if err != nil {
@@ -348,7 +351,7 @@ func (o *orchRun) takeRef(ctx context.Context, ref string, rec policy.LockRecord
 		if err != nil {
 			return takenRef{}, false, "", err
 		}
-		if err := b.Locks.AdvanceRef(ctx, ref, mine); errors.Is(err, ErrRefMoved) {
+		if err := b.Locks.AdvanceRef(ctx, ref, mine); errors.Is(err, hub.ErrRefMoved) {
 			continue // someone else broke or released it first: look again
 		} else if err != nil {
 			return takenRef{}, false, "", err
@@ -387,7 +390,7 @@ func claimKey(task int) string { return fmt.Sprintf("__task_%d__", task) }
 // another task is left to it).
 func (b *eventBot) releaseRef(ctx context.Context, ref string, task int) (bool, error) {
 	_, msg, err := b.Locks.LockRecord(ctx, ref)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, hub.ErrNotFound) {
 		return false, nil
 	}
 	if err != nil {
@@ -604,21 +607,15 @@ func (b *eventBot) setIssueStatus(ctx context.Context, issue int, status, why st
 	}
 	r.st.History = append(r.st.History, statusHistoryLine(b.Now(), from, status, b.RunID, why))
 	r.st.Verdict, r.st.Ended = status, true
-	r.st.set(stepVerdict, StepDone, "**"+status+"**")
+	r.st.set(stepVerdict, StepDone, verdictDetail(status))
 	r.st.Summary = statusNote(status, why)
 	return r.publish(ctx)
 }
 
 // orchestrationConfig is the default branch's studio.json, for the approvals a dry run names.
 func (o *orchRun) approval(t policy.GraphTask) string {
-	if o.cfg == nil || t.ReadOnly {
-		return "none (read-only)"
+	if o.cfg == nil {
+		return approvalNeeded("", false, t.ReadOnly)
 	}
-	switch o.cfg.StudioMode {
-	case policy.ModeFastPrototype:
-		return "none (fast-prototype)"
-	case policy.ModeStrictStudio:
-		return "an approving review of its plan pull request by a writer other than the requester"
-	}
-	return "an approving review of its plan pull request, or --approved-by-user"
+	return approvalNeeded(o.cfg.StudioMode, true, t.ReadOnly)
 }

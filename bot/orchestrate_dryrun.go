@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"strings"
 
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/policy"
@@ -11,7 +10,7 @@ import (
 // dryRunDetails are the lines an orchestration dry run shows under each task: the approval it
 // needs, the seed's `context:` (what its run requests; the run selects within the context budget
 // from the checkout it makes) and `codex:` (the implementation call, on the route the task's run
-// resolves: its role, its workflowId, the action's model inputs).
+// resolves: its role, its workflowId, its runPolicy.modelTier, the action's model inputs).
 func (o *orchRun) dryRunDetails(ctx context.Context) func(policy.GraphTask) []string {
 	rs, rolesErr := o.b.roles(ctx, o.base)
 	workdir := o.b.WorkDir
@@ -19,17 +18,17 @@ func (o *orchRun) dryRunDetails(ctx context.Context) func(policy.GraphTask) []st
 		workdir = "."
 	}
 	return func(t policy.GraphTask) []string {
-		lines := []string{"approval: " + o.approval(t)}
+		lines := []string{dryRunApprovalLine(o.approval(t))}
 		requested := append([]string{"AGENTS.md", policy.StudioConfigPath}, t.Files...)
-		lines = append(lines, "context: "+strings.Join(requested, ", ")+" (requested; the run selects within the budget)")
+		lines = append(lines, dryRunContextLine(requested))
 		if rolesErr != nil || t.Role == "" {
 			return lines
 		}
-		task := policy.Task{Role: t.Role, WorkflowID: t.WorkflowID, WriteFiles: t.WriteFiles}
+		task := policy.Task{Role: t.Role, WorkflowID: t.WorkflowID, WriteFiles: t.WriteFiles, RunPolicy: policy.RunPolicy{ModelTier: t.ModelTier}}
 		routes, err := rs.RouteForTask(task, func(path string) ([]byte, error) { return o.b.baseFile(ctx, path, o.base) },
 			RouteInputs{Model: o.b.Model, ModelTier: o.b.ModelTier})
 		if err != nil {
-			return append(lines, "codex: none: "+oneLine(err.Error(), 200))
+			return append(lines, dryRunCodexLine("", err))
 		}
 		sandbox := string(policy.SandboxReadOnly)
 		if o.cfg != nil {
@@ -40,6 +39,6 @@ func (o *orchRun) dryRunDetails(ctx context.Context) func(policy.GraphTask) []st
 			sandbox = string(elig.CodexSandbox)
 		}
 		display := codex.Display("codex", codex.Args(codex.Request{Model: routes.Implementation.Primary, Workdir: workdir, Sandbox: sandbox}, codex.ArgOptions{}))
-		return append(lines, "codex: "+display)
+		return append(lines, dryRunCodexLine(display, nil))
 	}
 }

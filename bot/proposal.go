@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 	"gopkg.in/yaml.v3"
@@ -367,10 +368,10 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 	if _, ok := roles.Lookup(planner); !ok {
 		return r.block(ctx, stepTaskParsed, roles.UnknownRoleMessage(planner))
 	}
-	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("no task block: a read-only planning pass (`%s`) proposes one", planner))
+	r.st.set(stepTaskParsed, StepDone, proposalTaskDetail(planner))
 	if r.cmd.runOptions().DryRun {
 		r.st.Summary = proposalDryRun(r.TriggerPhrase, planner)
-		r.st.set(stepCodex, StepSkipped, "dry run")
+		r.st.set(stepCodex, StepSkipped, detailDryRun)
 		r.out.Status, r.out.Summary = "done", r.st.Summary
 		return r.publish(ctx)
 	}
@@ -395,7 +396,7 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 		return err
 	}
 	impl := route.Implementation.Primary
-	callLine := fmt.Sprintf("planning pass: `%s` (%s), sandbox `%s`", impl.Model, impl.Effort, policy.SandboxReadOnly)
+	callLine := planningPassDetail(impl.Model, impl.Effort)
 	r.st.set(stepCodex, StepPending, callLine)
 	if err := r.publish(ctx); err != nil {
 		return err
@@ -433,9 +434,9 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
 		return err
 	}
-	r.st.set(stepCommitted, StepSkipped, "nothing is written before the issue holds a task block")
-	r.st.set(stepPull, StepSkipped, "nothing is written before the issue holds a task block")
-	r.st.set(stepVerdict, StepPending, "**awaiting a task block**")
+	r.st.set(stepCommitted, StepSkipped, detailNoTaskBlockYet)
+	r.st.set(stepPull, StepSkipped, detailNoTaskBlockYet)
+	r.st.set(stepVerdict, StepPending, verdictDetail("awaiting a task block"))
 	r.st.Summary = proposedSummary(r.TriggerPhrase, p.Task.Role, p.Task.WriteFiles) + leftoversNote(exe.Leftovers())
 	r.out.Status, r.out.Summary = statusAwaitingApproval, r.st.Summary
 	if err := r.setStatusLabel(ctx, statusAwaitingApproval); err != nil {
@@ -446,8 +447,8 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 
 // latestProposal returns the most recent reply of the bot holding a proposal for issue. A marker
 // in anyone else's comment is ignored: only the bot's own proposals can be accepted.
-func latestProposal(comments []Comment, issue int, botLogin string) (Comment, bool) {
-	var found Comment
+func latestProposal(comments []hub.Comment, issue int, botLogin string) (hub.Comment, bool) {
+	var found hub.Comment
 	ok := false
 	for _, c := range comments {
 		if !strings.EqualFold(c.Author, botLogin) {

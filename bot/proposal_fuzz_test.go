@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 )
@@ -64,11 +65,11 @@ func FuzzParseProposal(f *testing.F) {
 		}
 
 		reply := proposalReply("/studio", "alice", "/studio run", "producer", 7, p)
-		c, ok := latestProposal([]Comment{{ID: 1, Author: "bot", Body: reply}}, 7, "bot")
+		c, ok := latestProposal([]hub.Comment{{ID: 1, Author: "bot", Body: reply}}, 7, "bot")
 		if !ok {
 			t.Fatalf("the reply is not found as the proposal for #7:\n%s", reply)
 		}
-		if _, ok := latestProposal([]Comment{c}, 8, "bot"); ok {
+		if _, ok := latestProposal([]hub.Comment{c}, 8, "bot"); ok {
 			t.Fatalf("the reply for #7 counts as a proposal for #8:\n%s", reply)
 		}
 		block, again, err := proposedBlock(c.Body, prompts.IsBuiltinRole)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -27,7 +28,7 @@ func TestProposalReplyRendersTheValidatedBlock(t *testing.T) {
 	}
 	reply := proposalReply("/studio", "alice", "/studio run", "producer", 7, p)
 	checkGolden(t, "proposal_reply.md", reply)
-	c, ok := latestProposal([]Comment{{ID: 1, Author: "github-actions[bot]", Body: reply}}, 7, "github-actions[bot]")
+	c, ok := latestProposal([]hub.Comment{{ID: 1, Author: "github-actions[bot]", Body: reply}}, 7, "github-actions[bot]")
 	if !ok {
 		t.Fatal("the reply is not found as a proposal")
 	}
@@ -121,7 +122,7 @@ func TestAcceptFindsOnlyTheBotsLatestProposal(t *testing.T) {
 	}
 	older := proposalReply("/studio", "alice", "/studio run", "producer", 7, Proposal{Task: p.Task, Block: "```studio\nrole: writer\nwriteFiles: [a.md]\n```", Summary: "x"})
 	newer := proposalReply("/studio", "alice", "/studio run", "producer", 7, p)
-	comments := []Comment{
+	comments := []hub.Comment{
 		{ID: 1, Author: "github-actions[bot]", Body: older},
 		{ID: 2, Author: "github-actions[bot]", Body: newer},
 		{ID: 3, Author: "mallory", Body: strings.Replace(newer, "tests/test_jump.gd", ".github/workflows/x.yml", 1)},

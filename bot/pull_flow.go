@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 )
 
 // studioPullOf fetches a pull request and says whether it is a studio pull request: on a
 // `<branch-prefix>task-<N>` branch and opened by the bot. It returns the task number, or a skip
 // reason. (Whether its identity marker is trusted is decided per use, in trustedMarker.)
-func (b *eventBot) studioPullOf(ctx context.Context, number int) (PullRequest, int, string, error) {
+func (b *eventBot) studioPullOf(ctx context.Context, number int) (hub.PullRequest, int, string, error) {
 	pr, err := b.gh.Pull(ctx, number)
 	if err != nil {
 		return pr, 0, "", err
@@ -60,7 +61,7 @@ func (b *eventBot) handlePullEvent(ctx context.Context, tr Trigger) (Outcome, er
 }
 
 // pullEventLocked is handlePullEvent's part that runs under the task's lock.
-func (b *eventBot) pullEventLocked(ctx context.Context, tr Trigger, pr PullRequest, issue int) (Outcome, error) {
+func (b *eventBot) pullEventLocked(ctx context.Context, tr Trigger, pr hub.PullRequest, issue int) (Outcome, error) {
 	out := Outcome{RunID: b.RunID}
 	pr, err := b.gh.Pull(ctx, pr.Number)
 	if err != nil {
@@ -128,8 +129,8 @@ func (b *eventBot) implementApproved(ctx context.Context, tr Trigger, issue int,
 		return out, true, err
 	}
 	r.marker = pa.markerLine
-	r.st.set(stepAuthorized, StepDone, fmt.Sprintf("approved by @%s (review-%d on `%s`), requested by @%s", first.Author, first.ID, shortSHA(first.CommitID), pa.marker.RequestedBy))
-	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("role `%s`, writeFiles %s", tn.task.Role, strings.Join(quoteAll(tn.task.WriteFiles), ", ")))
+	r.st.set(stepAuthorized, StepDone, approvedByDetail(first.Author, first.ID, first.CommitID, pa.marker.RequestedBy))
+	r.st.set(stepTaskParsed, StepDone, taskDetail(tn.task))
 	// A dependency may have been re-run or blocked since the plan (dependencies.go).
 	if stop, err := r.checkDependencies(ctx, tn.task); stop || err != nil {
 		if err != nil {
@@ -161,7 +162,7 @@ func (b *eventBot) implementApproved(ctx context.Context, tr Trigger, issue int,
 
 // runForIssue builds a run on the task issue's status comment, for flows that do not start from
 // a comment on the issue (an approval, a command on the pull request).
-func (b *eventBot) runForIssue(ctx context.Context, tr Trigger, issue Issue, cmd Command) (*run, error) {
+func (b *eventBot) runForIssue(ctx context.Context, tr Trigger, issue hub.Issue, cmd Command) (*run, error) {
 	comments, err := b.gh.Comments(ctx, issue.Number)
 	if err != nil {
 		return nil, err
@@ -180,14 +181,14 @@ func (b *eventBot) runForIssue(ctx context.Context, tr Trigger, issue Issue, cmd
 
 // showApprovalStatus rewrites the issue's status comment while the plan waits: every review with
 // its reasons, in the seed's diagnostic wording.
-func (b *eventBot) showApprovalStatus(ctx context.Context, issue int, pr PullRequest, tn taskContext, pa pullApprovals) error {
+func (b *eventBot) showApprovalStatus(ctx context.Context, issue int, pr hub.PullRequest, tn taskContext, pa pullApprovals) error {
 	r, err := b.runForIssue(ctx, Trigger{Kind: TriggerReview}, tn.issue, Command{Verb: "run"})
 	if err != nil {
 		return err
 	}
 	diag := policy.ApprovalDiagnostic{ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, ApprovalScopes: tn.task.ApprovalScope, Match: pa.match}
-	r.st.set(stepPull, StepDone, fmt.Sprintf("#%d (draft plan)", pr.Number))
-	r.st.set(stepVerdict, StepPending, "**awaiting approval**")
+	r.st.set(stepPull, StepDone, pullDetail(pr.Number, true))
+	r.st.set(stepVerdict, StepPending, verdictDetail("awaiting approval"))
 	// Why a matching approval did not start the implementation: the task, or a frozen project.
 	notStarted := tn.problem
 	if notStarted == "" && !tn.cfg.Active() {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 )
@@ -45,7 +46,7 @@ func (r *run) createRecipeTasks(ctx context.Context, o RecipeOptions) error {
 	}
 	out := recipeOutcome{recipe: recipe, groupID: policy.RecipeGroupID(recipe.WorkflowID, recipeGroupSuffix()), created: map[string]int{}}
 	if o.DryRun {
-		r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("recipe `%s`: dry run", recipe.WorkflowID))
+		r.st.set(stepTaskParsed, StepDone, recipeDetail(recipe.WorkflowID, 0, true))
 		return r.taskReply(ctx, nil, func() string {
 			return recipeDryRunReply(r.tr.Issue, policy.RenderRecipe(recipe, out.groupID, nil))
 		})
@@ -60,10 +61,10 @@ func (r *run) createRecipeTasks(ctx context.Context, o RecipeOptions) error {
 			return r.taskReply(ctx, err, nil)
 		}
 		// A later step refused after earlier ones were opened: say which exist.
-		out.notes = append(out.notes, "the recipe stopped before its last step: "+refusal.Msg)
+		out.notes = append(out.notes, recipeStopped(refusal.Msg))
 	}
 	r.appendTaskList(ctx, &out)
-	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("recipe `%s`: %d task issues", recipe.WorkflowID, len(out.created)))
+	r.st.set(stepTaskParsed, StepDone, recipeDetail(recipe.WorkflowID, len(out.created), false))
 	return r.taskReply(ctx, nil, func() string {
 		return recipeCreatedReply(r.TriggerPhrase, r.tr.Issue, len(out.created), policy.RenderRecipe(recipe, out.groupID, out.created), out.notes)
 	})
@@ -88,7 +89,7 @@ func (r *run) findRecipe(ctx context.Context, name string) (policy.Recipe, error
 	}
 	recipe, err := policy.FindRecipe(id, func(string) bool { return known })
 	if err != nil {
-		return policy.Recipe{}, &TaskRefusal{Msg: fmt.Sprintf("%s; the recipes are %s.", oneLine(err.Error(), 200), strings.Join(quoteAll(policy.RecipeIDs()), ", "))}
+		return policy.Recipe{}, &TaskRefusal{Msg: unknownRecipe(err)}
 	}
 	return recipe, nil
 }
@@ -114,7 +115,7 @@ func (r *run) openRecipeTasks(ctx context.Context, creator *TaskCreator, out *re
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			out.notes = append(out.notes, fmt.Sprintf("#%d is not a sub-issue of #%d: GitHub refused the link (%s)", is.Number, r.tr.Issue, oneLine(Explain(err), 200)))
+			out.notes = append(out.notes, subIssueRefused(is.Number, r.tr.Issue, hub.Explain(err)))
 		}
 	}
 	return nil
@@ -134,7 +135,7 @@ func (r *run) appendTaskList(ctx context.Context, out *recipeOutcome) {
 	}
 	is, err := r.gh.IssueNow(ctx, r.tr.Issue)
 	if err != nil {
-		out.notes = append(out.notes, fmt.Sprintf("the task list was not added to #%d: %s", r.tr.Issue, oneLine(Explain(err), 200)))
+		out.notes = append(out.notes, taskListNotAdded(r.tr.Issue, hub.Explain(err)))
 		return
 	}
 	body := strings.TrimRight(is.Body, "\n") + "\n\n" + recipeTaskListSection(out.recipe.WorkflowID, out.groupID, policy.RecipeTaskList(out.recipe, out.created)) + "\n"
@@ -142,11 +143,11 @@ func (r *run) appendTaskList(ctx context.Context, out *recipeOutcome) {
 		body = strings.TrimLeft(body, "\n")
 	}
 	if utf8.RuneCountInString(body) > maxCommentChars {
-		out.notes = append(out.notes, fmt.Sprintf("the task list was not added to #%d: its body would exceed GitHub's %d-character limit", r.tr.Issue, maxCommentChars))
+		out.notes = append(out.notes, taskListTooLong(r.tr.Issue, maxCommentChars))
 		return
 	}
 	if err := r.gh.EditIssueBody(ctx, r.tr.Issue, body); err != nil {
-		out.notes = append(out.notes, fmt.Sprintf("the task list was not added to #%d: %s", r.tr.Issue, oneLine(Explain(err), 200)))
+		out.notes = append(out.notes, taskListNotAdded(r.tr.Issue, hub.Explain(err)))
 	}
 }
 

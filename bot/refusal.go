@@ -27,7 +27,7 @@ func (r *run) refused(exe codex.Execution) *codex.APIRefusal {
 // never sets it).
 func (r *run) endRefused(ctx context.Context, ref *codex.APIRefusal, again string, keepLabel bool) error {
 	r.st.set(stepCodex, StepFailed, refusalHeadline(ref))
-	r.st.set(stepVerdict, StepDone, "**"+policy.VerdictError+"**")
+	r.st.set(stepVerdict, StepDone, verdictDetail(policy.VerdictError))
 	r.st.Verdict = policy.VerdictError
 	r.st.Summary = refusalNote(ref, again)
 	r.out.Status, r.out.Summary, r.out.Failure = policy.VerdictError, r.st.Summary, refusalFailure(ref)

@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"fmt"
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/codex"
@@ -31,7 +30,7 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 	routes, prepared, facts := rr.routes, rr.prepared, rr.facts
 
 	impl := routes.Implementation.Primary
-	r.st.set(stepCodex, StepPending, fmt.Sprintf("`%s` (%s), sandbox `%s`, read-only role", impl.Model, impl.Effort, elig.CodexSandbox))
+	r.st.set(stepCodex, StepPending, readOnlyCodexDetail(impl.Model, impl.Effort, elig.CodexSandbox))
 	if err := r.publish(ctx); err != nil {
 		return err
 	}
@@ -43,14 +42,14 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 	}
 	switch {
 	case out.FinalStatus == codex.StatusDone:
-		r.st.set(stepCodex, StepDone, fmt.Sprintf("`%s` (%s)", impl.Model, impl.Effort))
+		r.st.set(stepCodex, StepDone, modelDetail(impl.Model, impl.Effort))
 	case out.Refusal != nil:
 		r.st.set(stepCodex, StepFailed, refusalHeadline(out.Refusal)) // the API's words go in a fence below
 	default:
 		r.st.set(stepCodex, StepFailed, shownLine(out.Reason, 300)) // the verification's words: as text
 	}
-	r.st.set(stepCommitted, StepSkipped, "read-only role: nothing is committed")
-	r.st.set(stepPull, StepSkipped, "read-only role: no branch or pull request")
+	r.st.set(stepCommitted, StepSkipped, detailReadOnlyCommit)
+	r.st.set(stepPull, StepSkipped, detailReadOnlyPull)
 
 	verdict, blockers := verdictFrom(out, st)
 	text := strings.TrimSpace(out.Implementation.Result.FinalMessage)
@@ -58,7 +57,7 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 	if r.spawn != nil && out.FinalStatus == codex.StatusDone {
 		d, err := delegationSummary(text)
 		if err != nil {
-			verdict, blockers = "blocked", append(blockers, "the delegation answer cannot be used ("+oneLine(err.Error(), 300)+"), so no child task was filed")
+			verdict, blockers = "blocked", append(blockers, delegationUnusable(err))
 			text = ""
 		} else {
 			delegation, text = &d, strings.TrimSpace(d.Summary)
@@ -67,7 +66,7 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 	var link, delegated string
 	if out.FinalStatus == codex.StatusDone {
 		if text == "" {
-			verdict, blockers = "blocked", append(blockers, "Codex finished without a report (its final message was empty)")
+			verdict, blockers = "blocked", append(blockers, emptyReport)
 		} else {
 			if st.ev != nil {
 				if err := st.ev.Write(reportFile, []byte(text+"\n")); err != nil {
@@ -78,7 +77,7 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 			if err != nil {
 				return err
 			}
-			link = fmt.Sprintf("[the report](#issuecomment-%d)", c.ID)
+			link = reportLink(c.ID)
 		}
 	}
 	if delegation != nil && verdict == "done" {
@@ -119,12 +118,7 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 // redacted, cut to fit, and quoted in a fence so its markdown (mentions, images, links, HTML)
 // is shown, not rendered.
 func (r *run) reportBody(task policy.Task, model, text string) string {
-	text = r.Redactor.Redact(text)
-	if rs := []rune(text); len(rs) > maxReportChars {
-		text = string(rs[:maxReportChars]) + "\n[report cut to fit the comment; the run evidence has all of it]"
-	}
-	return fmt.Sprintf("### Report from `%s` (`%s`, read-only)\n\nModel output, quoted as untrusted text (run `%s`):\n\n%s\n",
-		task.Role, oneLine(model, 100), oneLine(r.RunID, 100), fenced(text, "text"))
+	return reportComment(task.Role, model, r.RunID, r.Redactor.Redact(text), maxReportChars)
 }
 
 // revertReadOnly puts back every file a read-only role's Codex call changed: the role may change
@@ -132,7 +126,7 @@ func (r *run) reportBody(task policy.Task, model, text string) string {
 func (r *run) revertReadOnly(ctx context.Context, st *implState) error {
 	changes, err := r.revertChanges(ctx)
 	for _, c := range changes {
-		st.outOfScope[c.Path] = policy.ScopeRefusal{Kind: string(c.Kind), Reason: fmt.Sprintf("role `%s` may not change files (read-only); reverted", st.task.Role)}
+		st.outOfScope[c.Path] = policy.ScopeRefusal{Kind: string(c.Kind), Reason: readOnlyReverted(st.task.Role)}
 	}
 	return err
 }

@@ -240,8 +240,8 @@ func (r *run) reportFailure(ctx context.Context, err error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	r.st.Ended = true
-	r.st.set(stepVerdict, StepFailed, "**error**")
-	r.st.Summary = withNote(r.st.Summary, failedNote(r.Redactor.Redact(Explain(err)), r.resumeNote()))
+	r.st.set(stepVerdict, StepFailed, verdictDetail("error"))
+	r.st.Summary = withNote(r.st.Summary, failedNote(r.Redactor.Redact(hub.Explain(err)), r.resumeNote()))
 	// The issue still ends with exactly one status label.
 	if lerr := r.setStatusLabel(ctx, "blocked"); lerr != nil {
 		r.logf("::warning::could not label the issue blocked: %v", lerr)
@@ -255,7 +255,7 @@ func (r *run) reportFailure(ctx context.Context, err error) {
 type run struct {
 	*eventBot
 	tr       Trigger
-	issue    Issue
+	issue    hub.Issue
 	cmd      Command
 	st       *Status
 	out      *Outcome
@@ -309,7 +309,7 @@ func (r *run) publishAround(ctx context.Context, next func(*Status), fn func() e
 // commenter is what the bot's comments ask of GitHub: the status comment is created once and
 // edited in place after (its hidden marker finds it again); a reply is created.
 type commenter interface {
-	CreateComment(ctx context.Context, issue int, body string) (Comment, error)
+	CreateComment(ctx context.Context, issue int, body string) (hub.Comment, error)
 	EditComment(ctx context.Context, commentID int64, body string) error
 }
 
@@ -333,7 +333,7 @@ func (r *run) publishBody(ctx context.Context, body string) error {
 // block ends the run with a blocked verdict whose reason the user can act on.
 func (r *run) block(ctx context.Context, step, reason string) error {
 	r.st.set(step, StepFailed, "")
-	r.st.set(stepVerdict, StepDone, "**blocked**")
+	r.st.set(stepVerdict, StepDone, verdictDetail("blocked"))
 	r.st.Verdict = "blocked"
 	r.st.Summary = withNote(r.st.Summary, blockedNote(reason))
 	r.out.Status = "blocked"
@@ -347,8 +347,8 @@ func (r *run) block(ctx context.Context, step, reason string) error {
 // refuse ends the run without doing anything: the reason is the verdict, and the issue's status
 // label is left as it was, since nothing ran.
 func (r *run) refuse(ctx context.Context, reason string) error {
-	r.st.set(stepCodex, StepSkipped, "refused")
-	r.st.set(stepVerdict, StepDone, "**refused**")
+	r.st.set(stepCodex, StepSkipped, detailRefused)
+	r.st.set(stepVerdict, StepDone, verdictDetail("refused"))
 	r.st.Verdict = "refused"
 	r.st.Summary = refusedNote(reason)
 	r.out.Status = "refused"
@@ -452,14 +452,14 @@ func (r *run) execute(ctx context.Context) error {
 		}
 		// A workflow's task is this run's own (the workflow's role and objective), not the
 		// issue's block: it is decided here, and the gate decides the issue's as before.
-		tc = taskContext{issue: r.issue, base: base, cfg: cfg, project: sc.project, projectErr: sc.projectErr, task: t,
+		tc = taskContext{issue: r.issue, base: base, cfg: cfg, task: t,
 			digest: policy.TaskDigest(r.issue.Title, r.issue.Body)}
 		r.identify(&tc)
-		r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("workflow `%s`: role `%s`, writeFiles %s", oneLine(wf.ID, 100), tc.task.Role, strings.Join(quoteAll(tc.task.WriteFiles), ", ")))
+		r.st.set(stepTaskParsed, StepDone, workflowTaskDetail(wf.ID, tc.task))
 	} else {
 		if _, err := r.taskBlock(r.issue.Body); errors.Is(err, policy.ErrNoTaskBlock) {
 			// A plain request: a read-only planning pass proposes a task block (proposal.go).
-			return r.propose(ctx, taskContext{issue: r.issue, base: base, cfg: cfg, project: sc.project, projectErr: sc.projectErr})
+			return r.propose(ctx, taskContext{issue: r.issue, base: base, cfg: cfg})
 		}
 		if tc, err = r.taskOf(ctx, r.issue, base, r.triggerLabel()); err != nil {
 			return err
@@ -467,7 +467,7 @@ func (r *run) execute(ctx context.Context) error {
 		if tc.hashErr == nil && tc.problem != "" {
 			return r.block(ctx, stepTaskParsed, tc.problem)
 		}
-		r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("role `%s`, writeFiles %s", tc.task.Role, strings.Join(quoteAll(tc.task.WriteFiles), ", ")))
+		r.st.set(stepTaskParsed, StepDone, taskDetail(tc.task))
 	}
 
 	// A task whose dependencies are not done does not start (dependencies.go).
@@ -561,7 +561,7 @@ func (r *run) render(ctx context.Context, tc taskContext, review, fix bool) (ren
 	// Notes `/studio steer` left are read by this pass, once.
 	if len(r.st.Steer) > 0 {
 		prepared.Prompt += steeringSection(r.st.Steer)
-		r.st.History = append(r.st.History, fmt.Sprintf("%s: this run read %d steering %s", r.Now().UTC().Format(time.RFC3339), len(r.st.Steer), plural(len(r.st.Steer), "note", "notes")))
+		r.st.History = append(r.st.History, steeringReadEntry(r.Now(), len(r.st.Steer)))
 		r.st.Steer = nil
 	}
 	// A role the profile lets spawn answers with its summary and the child tasks it asks for
@@ -640,15 +640,15 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 	}
 	switch {
 	case out.FinalStatus == codex.StatusDone:
-		r.st.set(stepCodex, StepDone, fmt.Sprintf("`%s` (%s)%s", impl.Model, impl.Effort, passesNote(out)))
+		r.st.set(stepCodex, StepDone, modelDetail(impl.Model, impl.Effort)+passesNote(out))
 	case out.Refusal != nil:
 		r.st.set(stepCodex, StepFailed, refusalHeadline(out.Refusal)) // the API's words go in a fence below
 	default:
 		r.st.set(stepCodex, StepFailed, shownLine(out.Reason, 300)) // the verification's words: as text
 	}
 	if len(st.committed) == 0 {
-		r.st.set(stepCommitted, StepSkipped, "no changes inside writeFiles")
-		r.st.set(stepPull, StepSkipped, "nothing was committed")
+		r.st.set(stepCommitted, StepSkipped, detailNoChanges)
+		r.st.set(stepPull, StepSkipped, detailNothingCommitted)
 	}
 
 	verdict, blockers := verdictFrom(out, st)
@@ -660,7 +660,7 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 			final = out.FixPasses[n-1].Execution.Result.FinalMessage
 		}
 		if d, err := delegationSummary(final); err != nil {
-			verdict, blockers = "blocked", append(blockers, "the delegation answer cannot be used ("+oneLine(err.Error(), 300)+"), so no child task was filed")
+			verdict, blockers = "blocked", append(blockers, delegationUnusable(err))
 		} else {
 			delegation = &d
 		}
@@ -705,7 +705,7 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 		defer r.refreshGateBeside(ctx, r.out.PullRequest, r.tr.Issue)()
 	}
 
-	r.st.set(stepVerdict, StepDone, "**"+verdict+"**")
+	r.st.set(stepVerdict, StepDone, verdictDetail(verdict))
 	r.st.Verdict = verdict
 	r.out.Status = verdict
 	if err := r.setStatusLabel(ctx, policy.StatusForVerdict(verdict)); err != nil {
@@ -730,19 +730,19 @@ func (r *run) endSummary(summary string, out codex.Outcome, verdict, role string
 
 // pullWriter is what opening or updating the task's pull request asks of GitHub.
 type pullWriter interface {
-	FindPull(ctx context.Context, head, base string) (PullRequest, error)
-	CreatePull(ctx context.Context, p NewPull) (PullRequest, error)
-	EditPull(ctx context.Context, number int, title, body string) (PullRequest, error)
+	FindPull(ctx context.Context, head, base string) (hub.PullRequest, error)
+	CreatePull(ctx context.Context, p hub.NewPull) (hub.PullRequest, error)
+	EditPull(ctx context.Context, number int, title, body string) (hub.PullRequest, error)
 }
 
 // upsertPull opens the task's pull request or updates it, with the run's summary in its body.
 // On a branch this run created there can be no pull request yet, so it is opened without a lookup.
-func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, summary string) (PullRequest, error) {
+func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, summary string) (hub.PullRequest, error) {
 	title := pullTitle(task.Role, r.issue.Title)
 	body := pullBody(r.marker, r.tr.Issue, task.Role, r.RunID, r.RunURL, summary)
-	var pr PullRequest
+	var pr hub.PullRequest
 	var err error
-	known := PullRequest{}
+	known := hub.PullRequest{}
 	if r.impl != nil {
 		known = r.impl.pr
 	}
@@ -750,14 +750,14 @@ func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, su
 	case known.Number != 0:
 		pr, err = r.gh.EditPull(ctx, known.Number, title, body)
 	case r.newBranch:
-		pr, err = r.gh.CreatePull(ctx, NewPull{Title: title, Head: branch, Base: base, Body: body})
+		pr, err = r.gh.CreatePull(ctx, hub.NewPull{Title: title, Head: branch, Base: base, Body: body})
 	default:
 		existing, ferr := r.gh.FindPull(ctx, branch, base)
 		switch {
-		case errors.Is(ferr, ErrNotFound):
-			pr, err = r.gh.CreatePull(ctx, NewPull{Title: title, Head: branch, Base: base, Body: body})
+		case errors.Is(ferr, hub.ErrNotFound):
+			pr, err = r.gh.CreatePull(ctx, hub.NewPull{Title: title, Head: branch, Base: base, Body: body})
 		case ferr != nil:
-			return PullRequest{}, ferr
+			return hub.PullRequest{}, ferr
 		default:
 			pr, err = r.gh.EditPull(ctx, existing.Number, title, body)
 		}
@@ -774,7 +774,7 @@ func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, su
 		r.knowPullContent(st)
 	}
 	r.out.PullRequest, r.out.PullURL = pr.Number, pr.URL
-	r.st.set(stepPull, StepDone, fmt.Sprintf("#%d", pr.Number))
+	r.st.set(stepPull, StepDone, pullDetail(pr.Number, false))
 	return pr, nil
 }
 
@@ -782,7 +782,7 @@ func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, su
 // hub.Memo methods of the same names): what it pushed, and what the lock may have changed.
 type eventFacts interface {
 	KnowOwnCommit(sha string)
-	KnowPull(number int, head string, commits []PullCommit, files []string)
+	KnowPull(number int, head string, commits []hub.PullCommit, files []string)
 	MovedHead(number int, sha string)
 	Locked()
 }
@@ -824,10 +824,11 @@ func oneLine(s string, limit int) string { return hub.OneLine(s, limit) }
 
 func quoteLine(s string) string { return oneLine(s, 200) }
 
+// quoteAll code-spans each of xs (codeSpan: a path with a backtick cannot close its span).
 func quoteAll(xs []string) []string {
 	out := make([]string, len(xs))
 	for i, x := range xs {
-		out[i] = "`" + oneLine(x, 100) + "`"
+		out[i] = codeSpan(x)
 	}
 	return out
 }

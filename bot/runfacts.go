@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 )
@@ -132,8 +133,12 @@ func (rs Roles) Route(role string, readFile func(path string) ([]byte, error), i
 
 // RouteForTask is Route for a task: a task whose workflowId names one of these workflows (built-in
 // or the project's own) runs on the workflow's model surface; an unknown workflowId is no reason
-// to refuse a run and leaves the role's route.
+// to refuse a run and leaves the role's route. The task's runPolicy.modelTier is its TaskTier, so
+// every caller (the run, the orchestration dry run) resolves the same route.
 func (rs Roles) RouteForTask(task policy.Task, readFile func(path string) ([]byte, error), in RouteInputs) (routing.RoutePlan, error) {
+	if task.RunPolicy.ModelTier != "" {
+		in.TaskTier = task.RunPolicy.ModelTier
+	}
 	if s, ok := rs.WorkflowSurface(task.WorkflowID); ok && in.Workflow == nil {
 		in.Workflow = &s
 	}
@@ -187,5 +192,5 @@ func verifyArgv(v *policy.Verification) []string {
 }
 
 func isNotFound(err error) bool {
-	return errors.Is(err, ErrNotFound) || errors.Is(err, fs.ErrNotExist)
+	return errors.Is(err, hub.ErrNotFound) || errors.Is(err, fs.ErrNotExist)
 }

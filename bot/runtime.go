@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
@@ -47,10 +48,10 @@ type implState struct {
 	// verifyChanged are paths the verification command changed; reverted, never committed.
 	verifyChanged []string
 	headSHA       string
-	pr            PullRequest
-	reviewed      string       // commit the last review verdict was written for
-	unpushed      string       // a commit made but not pushed yet (a cancelled push; cancel.go pushes it)
-	commits       []PullCommit // the commits this run pushed, oldest first
+	pr            hub.PullRequest
+	reviewed      string           // commit the last review verdict was written for
+	unpushed      string           // a commit made but not pushed yet (a cancelled push; cancel.go pushes it)
+	commits       []hub.PullCommit // the commits this run pushed, oldest first
 	// needsPullEarly: the pull request is opened with the first commit (a review will be posted on
 	// it), not at the end.
 	needsPullEarly bool
@@ -256,25 +257,21 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 		r.newBranch = false
 	}
 	st.headSHA, st.unpushed = pushed, ""
-	st.commits = append(st.commits, PullCommit{SHA: pushed, Message: msg})
+	st.commits = append(st.commits, hub.PullCommit{SHA: pushed, Message: msg})
 	r.gh.KnowOwnCommit(pushed)
 	for _, p := range inScope {
 		if !contains(st.committed, p) {
 			st.committed = append(st.committed, p)
 		}
 	}
-	label := "implementation"
-	if pass > 0 {
-		label = fmt.Sprintf("fix pass %d", pass)
-	}
-	r.st.set(stepCommitted, StepDone, fmt.Sprintf("`%s` on `%s` (%s: %d %s)", shortSHA(sha), st.branch, label, len(inScope), plural(len(inScope), "file", "files")))
+	r.st.set(stepCommitted, StepDone, committedDetail(sha, st.branch, pass, len(inScope)))
 	switch {
 	case st.pr.Number != 0:
 		r.knowPullContent(st)
 	case st.needsPullEarly:
 		// The review is posted on the pull request, so it must exist before the review; without a
 		// review it is opened once, at the end, with the verdict in its body.
-		if _, err := r.upsertPull(ctx, st.task, st.branch, st.base, "Codex Studio is still working on this pull request; the verdict follows."); err != nil {
+		if _, err := r.upsertPull(ctx, st.task, st.branch, st.base, pullWorkingBody); err != nil {
 			return err
 		}
 	}
@@ -284,7 +281,7 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 // reviewPoster is what posting the studio review asks of GitHub. CreateReview answers
 // ErrUnprocessable when GitHub refuses its event or an inline comment (it is posted again plainer).
 type reviewPoster interface {
-	CreateReview(ctx context.Context, number int, r NewReview) (Review, error)
+	CreateReview(ctx context.Context, number int, r hub.NewReview) (hub.Review, error)
 }
 
 // postReview turns a review verdict into a pull-request review (inline comments where a blocker
@@ -318,40 +315,40 @@ func (b *eventBot) publishReview(ctx context.Context, number int, sha string, fi
 	// A comment review, whatever the verdict: the bot opened every studio pull request, and GitHub
 	// refuses REQUEST_CHANGES from a pull request's own author. The verdict that gates is the
 	// check run below.
-	review := NewReview{CommitID: sha, Event: "COMMENT", Body: text}
+	review := hub.NewReview{CommitID: sha, Event: "COMMENT", Body: text}
 	for _, bl := range inline {
-		review.Comments = append(review.Comments, InlineComment{Path: bl.File, Line: bl.Line, Body: red.Redact("**Blocker:** " + bl.Message)})
+		review.Comments = append(review.Comments, hub.InlineComment{Path: bl.File, Line: bl.Line, Body: red.Redact("**Blocker:** " + bl.Message)})
 	}
 	// GitHub refuses inline comments on lines outside the diff: step down to a review without
 	// them, so the verdict is always posted.
-	attempts := []NewReview{review}
+	attempts := []hub.NewReview{review}
 	if len(inline) > 0 {
 		all := append(append([]codex.Blocker(nil), inline...), body...)
-		attempts = append(attempts, NewReview{CommitID: sha, Event: "COMMENT", Body: red.Redact(reviewBody(rev, passed, all))})
+		attempts = append(attempts, hub.NewReview{CommitID: sha, Event: "COMMENT", Body: red.Redact(reviewBody(rev, passed, all))})
 	}
 	var err error
 	for i, a := range attempts {
-		if _, err = b.gh.CreateReview(ctx, number, a); !errors.Is(err, ErrUnprocessable) || i == len(attempts)-1 {
+		if _, err = b.gh.CreateReview(ctx, number, a); !errors.Is(err, hub.ErrUnprocessable) || i == len(attempts)-1 {
 			break
 		}
 		b.logf("review: GitHub refused a %s review with %d inline comments (%v); trying a plainer form", a.Event, len(a.Comments), err)
 	}
-	if errors.Is(err, ErrUnprocessable) {
+	if errors.Is(err, hub.ErrUnprocessable) {
 		// GitHub would take no form of the review (a locked conversation, a pull request it cannot
 		// review): the verdict still reaches the pull request as a comment, and the check run
 		// below is what the gate reads.
 		b.logf("::warning::GitHub refused every form of the review (%v); posting the verdict as a comment", err)
-		_, err = b.gh.CreateComment(ctx, number, text+"\n\n_(Posted as a comment: GitHub refused it as a pull-request review.)_")
+		_, err = b.gh.CreateComment(ctx, number, text+reviewAsCommentNote)
 	}
 	if err != nil {
 		return err
 	}
-	conclusion, title := "success", "Studio review passed"
+	conclusion, title := "success", reviewCheckTitle(true)
 	if !passed {
-		conclusion, title = "failure", "Studio review found blockers"
+		conclusion, title = "failure", reviewCheckTitle(false)
 	}
 	return b.writeCheck(ctx, checkWrite{
-		run:            CheckRun{Name: ReviewCheckName, HeadSHA: sha, Status: "completed", Conclusion: conclusion, Title: title, Summary: text},
+		run:            hub.CheckRun{Name: ReviewCheckName, HeadSHA: sha, Status: "completed", Conclusion: conclusion, Title: title, Summary: text},
 		statusFallback: true,
 	})
 }
@@ -364,14 +361,10 @@ func verdictFrom(out codex.Outcome, st *implState) (string, []string) {
 	})
 }
 
-// evidenceNote points the verdict at the run's evidence folder; in the action, the example
-// workflow uploads it as an artifact.
+// evidenceNote points the verdict at the run's evidence folder (uploaded as an artifact in the
+// action, which has a run URL).
 func (r *run) evidenceNote(role string) string {
-	note := fmt.Sprintf("\n\nRun evidence: `%s`", r.evidencePath(role))
-	if r.RunURL != "" {
-		note += " (uploaded as a workflow artifact by the example workflow)"
-	}
-	return note + "."
+	return evidenceNote(r.evidencePath(role), r.RunURL != "")
 }
 
 // evidencePath names the run's evidence folder for the summary: relative to the workspace when

@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/policy"
 )
 
 // Serve mode: the bot inside `studio serve`, the GitHub App webhook server. It answers what needs
@@ -27,6 +31,11 @@ type ServeMode struct {
 	// at once, so the acknowledgements of new ones are not queued behind them (and GitHub, which
 	// limits concurrent requests, sees fewer).
 	Slot func(ctx context.Context) (release func(), err error)
+	// Delivery is the X-GitHub-Delivery being served. A dispatch with no comment to record as
+	// handled (a role label, an approval) records it on the task's status comment instead, so
+	// the same delivery to another replica, or again after this one forgot it, dispatches
+	// nothing more.
+	Delivery string
 }
 
 // slot waits for the server's slot; release is never nil.
@@ -39,6 +48,13 @@ func (s *ServeMode) slot(ctx context.Context) (func(), error) {
 		return func() {}, err
 	}
 	return release, nil
+}
+
+func (s *ServeMode) delivery() string {
+	if s == nil || !deliveryID(s.Delivery) {
+		return ""
+	}
+	return s.Delivery
 }
 
 // Served says what a served command's dispatched run carries over from the server (Trigger).
@@ -57,20 +73,28 @@ const (
 )
 
 // servedHere says whether a command in serve mode is answered by the server itself: one that only
-// reads or only writes GitHub (no Codex, no workspace).
+// reads or only writes GitHub (no Codex, no workspace). `task create`, `workflow create-tasks`
+// and `accept` read the roles and recipes of the default branch through the API (baseFile) and
+// open or edit issues; `orchestrate` takes refs through the API and dispatches one run per task,
+// as the runner would have after waiting for its own start; a child's controls cancel its run,
+// move its labels and refs and advance its parent's orchestration, all through the API.
 func servedHere(cmd Command) bool {
 	switch cmd.Verb {
-	case "revoke":
+	case "revoke", "task", "orchestrate", "accept",
+		policy.ControlSteer, policy.ControlPause, policy.ControlContinue, policy.ControlStop:
 		return true
 	case "run":
 		return cmd.runOptions().DryRun
+	case "workflow":
+		_, recipe := cmd.Opts.(RecipeOptions)
+		return recipe
 	}
 	return false
 }
 
 // serveDispatch is the preamble's hook, after the reaction: in serve mode a command that needs a
 // runner is dispatched to the repository's studio workflow; handled reports false otherwise.
-func (b *eventBot) serveDispatch(ctx context.Context, tr Trigger, cmd Command, task Issue) (Outcome, bool, error) {
+func (b *eventBot) serveDispatch(ctx context.Context, tr Trigger, cmd Command, task hub.Issue) (Outcome, bool, error) {
 	if b.Serve == nil || tr.Served != nil || servedHere(cmd) {
 		return Outcome{}, false, nil
 	}
@@ -91,6 +115,20 @@ func (b *eventBot) serveDispatch(ctx context.Context, tr Trigger, cmd Command, t
 	if err != nil {
 		return Outcome{RunID: b.RunID}, true, err
 	}
+	if tr.Kind == TriggerLabel && tr.Label == b.LabelPrefix+"run" {
+		// A label event has no comment to record as handled. The label is a button the run
+		// takes off (as the Action does), and taking it is the claim: GitHub removes it for one
+		// caller only, so a re-delivery, or the same delivery to another replica, dispatches
+		// nothing more.
+		took, err := b.gh.TakeLabel(ctx, tr.Issue, tr.Label)
+		if err != nil {
+			return Outcome{RunID: b.RunID}, true, err
+		}
+		if !took {
+			o, err := b.skip(fmt.Sprintf("label %s is no longer on #%d: this label event was dispatched already (a re-delivery, or another server), or the label was removed", tr.Label, tr.Issue))
+			return o, true, err
+		}
+	}
 	out, err := b.dispatchQueued(ctx, task, eventLine(tr, cmd), tr.Actor.Login, tr.CommentID, inputs)
 	return out, true, err
 }
@@ -98,7 +136,7 @@ func (b *eventBot) serveDispatch(ctx context.Context, tr Trigger, cmd Command, t
 // serveApproval is implementApproved's hook: in serve mode a matching approval of a plan pull
 // request dispatches the implementation (which rechecks the approval from GitHub) instead of
 // running it here.
-func (b *eventBot) serveApproval(ctx context.Context, task Issue, pr int, approver string) (Outcome, bool, error) {
+func (b *eventBot) serveApproval(ctx context.Context, task hub.Issue, pr int, approver string) (Outcome, bool, error) {
 	if b.Serve == nil {
 		return Outcome{}, false, nil
 	}
@@ -118,10 +156,32 @@ func (b *eventBot) serveApproval(ctx context.Context, task Issue, pr int, approv
 	return out, true, err
 }
 
+// servePreviewNote says where a served dry run's prompt preview is ("" outside serve mode).
+// prompts.Prepare builds the prompt from a checkout (the customization file, AGENTS.md, the
+// task's files, the engine references, whatever context selection reads), and the server makes
+// none: reading each of those through the contents API would be a checkout by other means, per
+// dry run, on a server that keeps no files.
+func (r *run) servePreviewNote(tc taskContext) string {
+	if r.Serve == nil {
+		return ""
+	}
+	role := tc.task.Role
+	if role == "" {
+		role = "<role>"
+	}
+	return fmt.Sprintf("studio serve makes no checkout, and the prompt is built from one (the decisions above are complete). "+
+		"`studio run %s --task %d --dry-run` in a checkout of the default branch shows the prompt and the context it selects.", oneLine(role, 60), r.tr.Issue)
+}
+
+// labelTaker is what claiming a trigger label asks of GitHub (hub.API's TakeLabel).
+type labelTaker interface {
+	TakeLabel(ctx context.Context, issue int, label string) (bool, error)
+}
+
 // dispatchQueued takes the task's lock for as long as it takes to dispatch the run and write the
 // status comment. When another run holds the lock, the dispatched run waits for it on its runner
 // (as a queued Action run does), and the server says so in a reply instead.
-func (b *eventBot) dispatchQueued(ctx context.Context, task Issue, event, actor string, commentID int64, inputs map[string]any) (Outcome, error) {
+func (b *eventBot) dispatchQueued(ctx context.Context, task hub.Issue, event, actor string, commentID int64, inputs map[string]any) (Outcome, error) {
 	if b.Locks == nil {
 		return b.queue(ctx, task, actor, commentID, inputs)
 	}
@@ -155,7 +215,7 @@ func (b *eventBot) dispatchQueued(ctx context.Context, task Issue, event, actor 
 // queue dispatches the run and says on the status comment that it is queued, with its link. The
 // comment is recorded as handled first, so a re-delivery after a restart of the server (which
 // forgets the deliveries it saw) is not dispatched twice.
-func (b *eventBot) queue(ctx context.Context, task Issue, actor string, commentID int64, inputs map[string]any) (Outcome, error) {
+func (b *eventBot) queue(ctx context.Context, task hub.Issue, actor string, commentID int64, inputs map[string]any) (Outcome, error) {
 	r, err := b.runForIssue(ctx, Trigger{Kind: TriggerDispatch}, task, Command{Verb: "run"})
 	if err != nil {
 		return Outcome{RunID: b.RunID}, err
@@ -165,6 +225,11 @@ func (b *eventBot) queue(ctx context.Context, task Issue, actor string, commentI
 			return b.skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", commentID))
 		}
 		r.st.Handled = append(r.st.Handled, commentID)
+	} else if d := b.Serve.delivery(); d != "" {
+		if slices.Contains(r.st.Deliveries, d) {
+			return b.skip(fmt.Sprintf("delivery %s was dispatched already (re-delivered, or delivered to another server too)", d))
+		}
+		r.st.Deliveries = append(r.st.Deliveries, d)
 	}
 	r.st.set(stepAuthorized, StepDone, "@"+actor)
 	r.st.Summary = "**Queued:** dispatching a run of `" + b.DispatchWorkflow + "`."
@@ -204,11 +269,11 @@ func (b *eventBot) notDispatched(ctx context.Context, issue int, actor string, e
 
 // notDispatchedText says why no run was dispatched; a missing workflow says how to add it.
 func notDispatchedText(workflow string, err error) string {
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, hub.ErrNotFound) {
 		return fmt.Sprintf("**Not dispatched:** this repository has no workflow `.github/workflows/%s` on its default branch, which runs the studio's Codex work. "+
 			"Add it with `studio init` (or copy `examples/workflows/studio.yml`), give it the App's credentials (`app-id`, `app-private-key`), commit it on the default branch, and write the command again.", workflow)
 	}
-	return "**Not dispatched:** " + oneLine(Explain(err), 600)
+	return "**Not dispatched:** " + oneLine(hub.Explain(err), 600)
 }
 
 func (b *eventBot) servedRunURL(runID int64) string {

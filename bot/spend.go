@@ -17,13 +17,9 @@ import (
 // spend.Record, which carries the day's and the month's running totals: the cap check reads the
 // tip alone, and `studio spend` walks the month.
 
-// LedgerRefs is what the ledger asks of GitHub's Git database API; *hub.Client implements it.
-type LedgerRefs interface {
-	CreateLockCommit(ctx context.Context, message, parent string) (string, error)
-	CreateRef(ctx context.Context, ref, sha string) error
-	AdvanceRef(ctx context.Context, ref, sha string) error
-	LockRecord(ctx context.Context, ref string) (sha, message string, err error)
-}
+// LedgerRefs is what the ledger asks of GitHub's Git database API: the locks' compare-and-swap
+// (refCAS, lock.go), with the same semantics; *hub.Client implements it.
+type LedgerRefs interface{ refCAS }
 
 // CommitReader walks a ledger ref's history; *hub.Client implements it.
 type CommitReader interface {

@@ -2,9 +2,7 @@ package bot
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/policy"
@@ -30,6 +28,7 @@ type eventSpend struct {
 	budget     *codex.Budget
 	role       string
 	capWarning string // the repository is at 80% of a cap (spend.CapWarning)
+	hold       string // the id of the run's hold on the caps (ReserveSpend), "" for none
 	// early is the ledger append started once the run's Codex calls ended (startLedger), so it
 	// runs beside the end-of-run writes; Handle waits for it (recordSpend).
 	early *earlyAppend
@@ -65,11 +64,6 @@ func (b *eventBot) noteRole(role string) {
 	}
 }
 
-// studioBudget is the `budget` key of .codex/studio.json.
-type studioBudget struct {
-	Budget spend.Caps `json:"budget"`
-}
-
 // spendPreflight runs once the default branch's configuration is read, before anything is
 // spent: it applies the project's price overrides (`prices` in .codex/studio/config.json) and
 // refuses the run when the repository's spend reached its daily or monthly cap, in a reply that
@@ -88,14 +82,11 @@ func (r *run) spendPreflight(ctx context.Context, cfg policy.StudioConfig, base 
 		return false, nil
 	}
 	caps := r.Caps
-	var sb studioBudget
-	if json.Unmarshal(cfg.Raw, &sb) == nil {
-		if caps.PerDay <= 0 {
-			caps.PerDay = sb.Budget.PerDay
-		}
-		if caps.PerMonth <= 0 {
-			caps.PerMonth = sb.Budget.PerMonth
-		}
+	if caps.PerDay <= 0 {
+		caps.PerDay = cfg.Budget.PerDay
+	}
+	if caps.PerMonth <= 0 {
+		caps.PerMonth = cfg.Budget.PerMonth
 	}
 	if caps.PerDay <= 0 && caps.PerMonth <= 0 {
 		return false, nil
@@ -104,19 +95,21 @@ func (r *run) spendPreflight(ctx context.Context, cfg policy.StudioConfig, base 
 	if !ok || refs == nil {
 		return false, nil // no Git data API (a local run): there is no ledger to cap
 	}
-	now := r.Now()
-	tip, err := LedgerTip(ctx, refs, now)
+	r.budget() // makes r.spend
+	if r.spend.hold != "" {
+		return false, nil // this event's run already passed the check and holds its share
+	}
+	// The check and the run's hold are one swap on the ledger (spend_hold.go).
+	hold, day, month, refusal, err := ReserveSpend(ctx, refs, caps, r.RunID, r.MaxCost, r.Now())
 	if err != nil {
 		// A cap that cannot be checked does not let the run spend past it unseen.
-		return true, r.refuse(ctx, fmt.Sprintf("the repository's spend caps could not be checked: %v", err))
+		return true, r.refuse(ctx, spendCapsUnchecked(err))
 	}
-	day, month := spend.SoFar(tip, now)
-	if refusal := spend.CheckCaps(caps, day, month); refusal != nil {
+	if refusal != nil {
 		return true, r.refuse(ctx, refusal.Error()+".")
 	}
-	if r.spend != nil {
-		r.spend.capWarning = spend.CapWarning(caps, day, month)
-	}
+	r.spend.hold = hold.ID
+	r.spend.capWarning = spend.CapWarning(caps, day, month)
 	return false, nil
 }
 
@@ -145,13 +138,13 @@ func (b *eventBot) startLedger(ctx context.Context, tr Trigger, out *Outcome) {
 	}
 	spent := b.spend.budget.Spent()
 	if out.Usage.Calls == 0 && spent.Tokens.Total() == 0 {
-		return
+		return // recordSpend releases the hold
 	}
 	refs, ok := b.Locks.(LedgerRefs)
 	if !ok || refs == nil {
 		return
 	}
-	e := b.ledgerEntry(tr, spent)
+	e := b.ledgerEntry(tr, spent, b.spend.hold)
 	a := &earlyAppend{done: make(chan struct{}), spent: spent}
 	b.spend.early = a
 	go func() {
@@ -160,10 +153,10 @@ func (b *eventBot) startLedger(ctx context.Context, tr Trigger, out *Outcome) {
 	}()
 }
 
-// ledgerEntry is the entry for spent, as of now.
-func (b *eventBot) ledgerEntry(tr Trigger, spent spend.Spent) spend.Entry {
+// ledgerEntry is the entry for spent, as of now; hold is the cap hold it closes ("" for none).
+func (b *eventBot) ledgerEntry(tr Trigger, spent spend.Spent, hold string) spend.Entry {
 	bill := spent.Bill
-	e := spend.Entry{Run: b.RunID, At: b.Now().UTC(), Role: b.spend.role, Issue: tr.Issue, Tokens: spent.Tokens, Cost: bill.Total()}
+	e := spend.Entry{Run: b.RunID, At: b.Now().UTC(), Role: b.spend.role, Issue: tr.Issue, Tokens: spent.Tokens, Cost: bill.Total(), Hold: hold}
 	if e.Cost == nil {
 		e.PricedUSD = spend.Round(bill.USD)
 	}
@@ -190,20 +183,22 @@ func (b *eventBot) recordSpend(ctx context.Context, tr Trigger, out *Outcome) {
 	bill := b.spend.budget.Bill()
 	spent := b.spend.budget.Spent()
 	out.Cost = &bill
+	hold := b.spend.hold
 	if a := b.spend.early; a != nil {
-		<-a.done
-		spent = spentSince(spent, a.spent)
+		<-a.done // its entry closed the hold
+		spent, hold = spentSince(spent, a.spent), ""
 		if spent.Tokens.Total() == 0 && spent.Tokens.CachedInput == 0 && spent.Bill.USD == 0 {
 			return
 		}
 	} else if out.Usage.Calls == 0 && spent.Tokens.Total() == 0 {
+		b.releaseHold(ctx)
 		return
 	}
 	refs, ok := b.Locks.(LedgerRefs)
 	if !ok || refs == nil {
 		return
 	}
-	b.appendEntry(ctx, refs, b.ledgerEntry(tr, spent))
+	b.appendEntry(ctx, refs, b.ledgerEntry(tr, spent, hold))
 }
 
 // spentSince is what now adds to then (an account only grows).
@@ -212,4 +207,15 @@ func spentSince(now, then spend.Spent) spend.Spent {
 	d.Tokens = spend.Tokens{Input: now.Tokens.Input - then.Tokens.Input, CachedInput: now.Tokens.CachedInput - then.Tokens.CachedInput, Output: now.Tokens.Output - then.Tokens.Output}
 	d.Bill.USD = now.Bill.USD - then.Bill.USD
 	return d
+}
+
+// releaseHold closes the hold of a run that spent nothing; failing that, it expires.
+func (b *eventBot) releaseHold(ctx context.Context) {
+	refs, ok := b.Locks.(LedgerRefs)
+	if b.spend.hold == "" || !ok || refs == nil {
+		return
+	}
+	if err := ReleaseSpend(context.WithoutCancel(ctx), refs, b.spend.hold, b.RunID, b.Now().UTC()); err != nil {
+		b.logf("::warning::could not release this run's hold on the spend caps (it expires in %s): %v", spend.HoldFor, err)
+	}
 }

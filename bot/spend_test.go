@@ -209,3 +209,106 @@ func TestLedgerRecordsWhatWasSpentAfterTheEarlyAppend(t *testing.T) {
 		t.Fatalf("ledger = %+v, want two entries adding up to the run's $2.00", recs)
 	}
 }
+
+// Runs checking the caps at once: the check and the hold are one swap, so of four runs with room
+// for one only one holds; once it releases its hold the next may start, and a hold whose run
+// died stops counting after spend.HoldFor.
+func TestReserveSpendAdmitsOneRunAtATime(t *testing.T) {
+	w := newTransportWorld(t, nil)
+	ctx := context.Background()
+	at := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	if _, err := AppendSpend(ctx, w.gh, spend.Entry{Run: "earlier", At: at, Cost: cost(0.9)}); err != nil {
+		t.Fatal(err)
+	}
+	caps := spend.Caps{PerDay: 1}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	holds := make([]spend.Hold, 4)
+	refusals := make([]*spend.CapRefusal, 4)
+	for i := range holds {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			var err error
+			holds[i], _, _, refusals[i], err = ReserveSpend(ctx, w.gh, caps, fmt.Sprintf("r%d", i), 0.1, at)
+			if err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	var admitted []spend.Hold
+	for i, h := range holds {
+		if refusals[i] == nil {
+			admitted = append(admitted, h)
+		}
+	}
+	if len(admitted) != 1 || admitted[0].USD != 0.1 {
+		t.Fatalf("admitted %+v, want one run holding the $0.10 left", admitted)
+	}
+	if _, _, _, ref, err := ReserveSpend(ctx, w.gh, caps, "late", 0, at.Add(time.Minute)); err != nil || ref == nil {
+		t.Fatalf("a run while the first holds: %v, %v", ref, err)
+	}
+	if err := ReleaseSpend(ctx, w.gh, admitted[0].ID, admitted[0].Run, at.Add(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	h, _, _, ref, err := ReserveSpend(ctx, w.gh, caps, "next", 0.05, at.Add(3*time.Minute))
+	if err != nil || ref != nil || h.USD != 0.05 {
+		t.Fatalf("after the release: %+v, %v, %v", h, ref, err)
+	}
+	// "next" dies holding $0.05 of the $0.10: a run holding the rest passes, a third does not until
+	// the dead hold expires.
+	if _, _, _, ref, _ := ReserveSpend(ctx, w.gh, caps, "rest", 0.05, at.Add(4*time.Minute)); ref != nil {
+		t.Fatalf("room for a second small run: %v", ref)
+	}
+	if _, _, _, ref, _ := ReserveSpend(ctx, w.gh, caps, "third", 0.05, at.Add(5*time.Minute)); ref == nil {
+		t.Fatal("a third run passes a full cap")
+	}
+	if _, _, _, ref, _ := ReserveSpend(ctx, w.gh, caps, "after", 0.05, at.Add(3*time.Minute+spend.HoldFor)); ref != nil {
+		t.Fatalf("the dead run's hold still counts after %s: %v", spend.HoldFor, ref)
+	}
+	recs, err := ReadLedger(ctx, w.gh, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := spend.Summarize(recs); s.Total.Runs != 1 || s.Total.USD != 0.9 {
+		t.Errorf("holds counted as runs: %+v", s.Total)
+	}
+}
+
+// A run without max-cost is checked against the caps but holds nothing: holding all the caps
+// leave would refuse every run beside it, an orchestration's tasks among them.
+func TestReserveSpendWithoutMaxCostChecksButHoldsNothing(t *testing.T) {
+	w := newTransportWorld(t, nil)
+	ctx := context.Background()
+	at := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	if _, err := AppendSpend(ctx, w.gh, spend.Entry{Run: "earlier", At: at, Cost: cost(0.5)}); err != nil {
+		t.Fatal(err)
+	}
+	caps := spend.Caps{PerDay: 1}
+	before, err := ReadLedger(ctx, w.gh, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range []string{"a", "b", "c"} {
+		h, day, _, ref, err := ReserveSpend(ctx, w.gh, caps, run, 0, at.Add(time.Minute))
+		if err != nil || ref != nil || h.ID != "" || day != 0.5 {
+			t.Fatalf("run %s under the cap without max-cost: hold %+v, day %v, refusal %v, %v", run, h, day, ref, err)
+		}
+	}
+	after, err := ReadLedger(ctx, w.gh, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Errorf("the ledger went from %d to %d records; an unbounded run writes no hold", len(before), len(after))
+	}
+	if _, err := AppendSpend(ctx, w.gh, spend.Entry{Run: "big", At: at.Add(2 * time.Minute), Cost: cost(0.6)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, ref, _ := ReserveSpend(ctx, w.gh, caps, "d", 0, at.Add(3*time.Minute)); ref == nil {
+		t.Error("a run without max-cost passed a cap already spent")
+	}
+}

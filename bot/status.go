@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -50,6 +51,9 @@ type Status struct {
 	Summary string // markdown under the checklist
 	RunURL  string
 	Handled []int64 // comment ids this bot has already acted on
+	// Deliveries are the webhook deliveries (X-GitHub-Delivery) studio serve dispatched for
+	// events without a comment to record (a role label, an approval), the latest last.
+	Deliveries []string
 	// Containment is a markdown line on how the agent is confined (Settings.Containment).
 	Containment string
 	// Usage is the line on the tokens this run's Codex calls used (codex.UsageLine); empty
@@ -125,7 +129,7 @@ func (s *Status) Render() string {
 	if s.RunURL != "" {
 		fmt.Fprintf(&b, "\n[Workflow run](%s)\n", s.RunURL)
 	}
-	tail := "\n" + recordLine + s.renderRun() + "\n" + handledLine(s.Handled) + "\n"
+	tail := "\n" + recordLine + s.renderRun() + "\n" + handledLine(s.Handled) + "\n" + deliveriesLine(s.Deliveries)
 	if s.Summary != "" {
 		// The summary gives way, so the markers in the tail always survive.
 		room := policy.MaxBodyChars - utf8.RuneCountInString(b.String()) - utf8.RuneCountInString(tail) - 2
@@ -143,6 +147,57 @@ func handledLine(ids []int64) string {
 		parts[i] = strconv.FormatInt(id, 10)
 	}
 	return "<!-- studio:handled " + strings.Join(parts, ",") + " -->"
+}
+
+// maxDeliveries bounds the deliveries a status comment remembers: a re-delivery comes within
+// hours of the original, not after dozens of later dispatches of the same task.
+const maxDeliveries = 20
+
+var deliveriesMarker = regexp.MustCompile(`<!-- studio:deliveries ([0-9A-Za-z,-]*) -->`)
+
+// deliveriesLine is the hidden record of Deliveries, absent when there are none (so every status
+// comment of the Action reads as before).
+func deliveriesLine(ids []string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	kept := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if deliveryID(id) {
+			kept = append(kept, id)
+		}
+	}
+	if len(kept) == 0 {
+		return ""
+	}
+	if len(kept) > maxDeliveries {
+		kept = kept[len(kept)-maxDeliveries:]
+	}
+	return "<!-- studio:deliveries " + strings.Join(kept, ",") + " -->\n"
+}
+
+// deliveryID says whether id is a delivery id as GitHub writes them (a GUID): nothing else enters
+// the marker.
+func deliveryID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// parseDeliveries reads the deliveries a status comment says were dispatched.
+func parseDeliveries(body string) []string {
+	record, _ := ownRecord(body)
+	m := deliveriesMarker.FindStringSubmatch(record)
+	if m == nil || m[1] == "" {
+		return nil
+	}
+	return strings.Split(m[1], ",")
 }
 
 // parseHandled reads the comment ids a status comment says were handled.
@@ -163,14 +218,14 @@ func parseHandled(body string) []int64 {
 
 // findStatusComment returns the bot's status comment for issue. Only comments written by the bot
 // count: anyone can paste a marker into their own comment to fake "already handled".
-func findStatusComment(comments []Comment, issue int, botLogin string) (Comment, bool) {
+func findStatusComment(comments []hub.Comment, issue int, botLogin string) (hub.Comment, bool) {
 	marker := statusMarker(issue)
 	for _, c := range comments {
 		if strings.EqualFold(c.Author, botLogin) && strings.HasPrefix(c.Body, marker) {
 			return c, true
 		}
 	}
-	return Comment{}, false
+	return hub.Comment{}, false
 }
 
 func containsID(ids []int64, id int64) bool {

@@ -1,7 +1,9 @@
 package bot
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -45,5 +47,25 @@ func TestStatusCommentReadsOnlyItsRecord(t *testing.T) {
 	}
 	if prev, ok := parseRunMarker(body); !ok || prev.id != "42" || prev.url != "" {
 		t.Errorf("run marker = %+v, %v; want run 42 without a link", prev, ok)
+	}
+}
+
+// studio serve's record of the deliveries it dispatched: read back from the record only (one
+// quoted in the summary is not the bot's), the latest maxDeliveries kept, anything but a
+// delivery id left out, and no line at all when there are none (the Action's comments are
+// unchanged).
+func TestStatusCommentRecordsDeliveries(t *testing.T) {
+	st := newStatus(7, "", nil)
+	if body := st.Render(); strings.Contains(body, "studio:deliveries") {
+		t.Errorf("a status without deliveries has a deliveries line:\n%s", body)
+	}
+	for i := 0; i < maxDeliveries+3; i++ {
+		st.Deliveries = append(st.Deliveries, fmt.Sprintf("d%02d-72d3162e-cc78-11e3-81ab", i))
+	}
+	st.Deliveries = append(st.Deliveries, "x --> <b>")
+	st.Summary = "```text\n<!-- studio:deliveries forged -->\n```"
+	got := parseDeliveries(st.Render())
+	if len(got) != maxDeliveries || got[0] != "d03-72d3162e-cc78-11e3-81ab" || got[len(got)-1] != fmt.Sprintf("d%02d-72d3162e-cc78-11e3-81ab", maxDeliveries+2) {
+		t.Errorf("deliveries = %q, want the latest %d ids", got, maxDeliveries)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/codex-studio/studio-action/bot/hub"
 )
 
 // The status comment records which run wrote it and whether that run was still working
@@ -147,7 +149,7 @@ func markerWord(s string) string {
 // runStatus builds this run's status for an issue from the status comment found there (if any):
 // the handled ids and the history carry over, a dead run's "running" is recorded, and so is a lock
 // this run had to break.
-func (b *eventBot) runStatus(issue int, sc Comment, has bool) *Status {
+func (b *eventBot) runStatus(issue int, sc hub.Comment, has bool) *Status {
 	st := newStatus(issue, b.RunURL, parseHandled(sc.Body))
 	st.RunID, st.Attempt = b.RunID, b.RunAttempt
 	if st.Attempt == "" {
@@ -162,16 +164,10 @@ func (b *eventBot) runStatus(issue int, sc Comment, has bool) *Status {
 	}
 	st.History = parseHistory(sc.Body)
 	st.Steer = parseSteer(sc.Body)
+	st.Deliveries = parseDeliveries(sc.Body)
 	deadRun := ""
 	if prev, ok := parseRunMarker(sc.Body); ok && prev.state == "running" && (prev.id != st.RunID || prev.attempt != st.Attempt) {
-		who := "Run " + prev.id
-		if prev.attempt != "" && prev.attempt != "1" {
-			who += " (attempt " + prev.attempt + ")"
-		}
-		if prev.url != "" {
-			who = fmt.Sprintf("[%s](%s)", who, prev.url)
-		}
-		note := fmt.Sprintf("%s ended without a verdict (the job was killed or timed out); it last wrote this comment at %s.", who, sc.UpdatedAt.UTC().Format(time.RFC3339))
+		note := deadRunNote(prev, sc.UpdatedAt)
 		st.History = append(st.History, note)
 		b.logf("::warning::status: %s", note)
 		deadRun = prev.id + "/" + prev.attempt
@@ -198,16 +194,7 @@ func (b *eventBot) brokenLockNote(history []string, deadRun string) []string {
 	if old.Run+"/"+attempt == deadRun {
 		what = "its lock, too,"
 	}
-	if old.Run == "" {
-		return append(history, fmt.Sprintf("An unreadable lock on this issue was broken by run %s.", b.RunID))
-	}
-	if b.lock.brokenWhy != "" {
-		// runHolder names the attempt too: a re-run breaks the lock of its own run's earlier one.
-		return append(history, fmt.Sprintf("%s: %s (taken %s for %q) was broken by %s: %s; it ended without releasing it.",
-			runLink(*old), what, old.Acquired.UTC().Format(time.RFC3339), old.Event, runHolder(b.lock.rec), b.lock.brokenWhy))
-	}
-	return append(history, fmt.Sprintf("%s: %s (taken %s for %q) expired at %s and was broken by run %s; that run ended without releasing it.",
-		runLink(*old), what, old.Acquired.UTC().Format(time.RFC3339), old.Event, old.Expires.UTC().Format(time.RFC3339), b.RunID))
+	return append(history, brokenLockEntry(*old, what, b.lock.rec, b.RunID, b.lock.brokenWhy))
 }
 
 // notePublished remembers the last run to write each status comment, for settle.

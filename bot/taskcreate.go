@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -27,8 +28,8 @@ func refusalf(format string, args ...any) error {
 
 // taskIssues is what a TaskCreator asks of GitHub: a dependency's issue, and the new issue.
 type taskIssues interface {
-	Issue(ctx context.Context, number int) (Issue, error)
-	CreateIssue(ctx context.Context, is NewIssue) (Issue, error)
+	Issue(ctx context.Context, number int) (hub.Issue, error)
+	CreateIssue(ctx context.Context, is hub.NewIssue) (hub.Issue, error)
 }
 
 // TaskCreator opens task issues in one repository, with the roles of its default branch.
@@ -48,13 +49,23 @@ type TaskCreator struct {
 func RequireStudioConfig(readBase func(path string) ([]byte, error)) error {
 	data, err := readBase(policy.StudioConfigPath)
 	if isNotFound(err) {
-		return refusalf("%s.", policy.ErrNoStudioConfig.Error())
+		return configRefusal(true, nil)
 	}
 	if err != nil {
 		return err
 	}
-	if _, err := policy.ParseStudioConfig(data); err != nil {
-		return refusalf("`%s` on the default branch: %v", policy.StudioConfigPath, err)
+	_, err = policy.ParseStudioConfig(data)
+	return configRefusal(false, err)
+}
+
+// configRefusal refuses creating a task on a default branch without a usable studio.json
+// (missing, or err from decoding it); nil when neither.
+func configRefusal(missing bool, err error) error {
+	switch {
+	case missing:
+		return refusalf("%s.", policy.ErrNoStudioConfig.Error())
+	case err != nil:
+		return refusalf("%s", configUnusable(err))
 	}
 	return nil
 }
@@ -68,14 +79,14 @@ func NewTaskCreator(gh taskIssues, labelPrefix string, roles Roles) *TaskCreator
 // verification command; then that the role exists and that every dependency is an issue of this
 // repository) and opens its issue. It returns the issue and the task as created (normalized). A
 // refusal is a *TaskRefusal, with the seed's texts where the seed has one.
-func (c *TaskCreator) Create(ctx context.Context, nt policy.NewTask) (Issue, policy.NewTask, error) {
+func (c *TaskCreator) Create(ctx context.Context, nt policy.NewTask) (hub.Issue, policy.NewTask, error) {
 	// Shape first, so a malformed command reads no dependency.
 	t, err := policy.ValidateNewTask(nt, func(int) bool { return true })
 	if err != nil {
-		return Issue{}, nt, &TaskRefusal{Msg: err.Error()}
+		return hub.Issue{}, nt, &TaskRefusal{Msg: err.Error()}
 	}
 	if _, ok := c.roles.Lookup(t.Role); !ok {
-		return Issue{}, nt, &TaskRefusal{Msg: c.roles.UnknownRoleMessage(t.Role)}
+		return hub.Issue{}, nt, &TaskRefusal{Msg: c.roles.UnknownRoleMessage(t.Role)}
 	}
 	for _, d := range t.DependsOn {
 		if _, ok := c.tasks[d]; ok {
@@ -83,21 +94,21 @@ func (c *TaskCreator) Create(ctx context.Context, nt policy.NewTask) (Issue, pol
 		}
 		is, err := c.gh.Issue(ctx, d)
 		switch {
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, hub.ErrNotFound):
 			c.tasks[d] = false
 		case err != nil:
-			return Issue{}, nt, fmt.Errorf("read dependency #%d: %w", d, err)
+			return hub.Issue{}, nt, fmt.Errorf("read dependency #%d: %w", d, err)
 		default:
 			c.tasks[d] = !is.IsPull
 		}
 	}
 	if t, err = policy.ValidateNewTask(t, func(n int) bool { return c.tasks[n] }); err != nil {
-		return Issue{}, nt, &TaskRefusal{Msg: err.Error()}
+		return hub.Issue{}, nt, &TaskRefusal{Msg: err.Error()}
 	}
 	title, body := policy.RenderTaskIssue(t)
-	is, err := c.gh.CreateIssue(ctx, NewIssue{Title: title, Body: body, Labels: policy.NewTaskLabels(c.prefix, t.Role)})
+	is, err := c.gh.CreateIssue(ctx, hub.NewIssue{Title: title, Body: body, Labels: policy.NewTaskLabels(c.prefix, t.Role)})
 	if err != nil {
-		return Issue{}, t, err
+		return hub.Issue{}, t, err
 	}
 	c.tasks[is.Number] = true
 	return is, t, nil

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
-	"github.com/codex-studio/studio-action/prompts"
 )
 
 // One task context per task and event. What the default branch's configuration says, what the
@@ -21,14 +21,12 @@ import (
 // taskContext is a task issue as this event decided it, with the configuration of the default
 // branch. The identity hash an approval must still match is computed from it.
 type taskContext struct {
-	issue Issue
+	issue hub.Issue
 	base  string
-	cfg   policy.StudioConfig
-	// project is studio.json's prompt facts, decoded with cfg (projectErr when they cannot be).
-	project    prompts.ProjectFacts
-	projectErr error
-	task       policy.Task
-	hash       string
+	// cfg is studio.json as decoded once; the prompts' project facts derive from it (ProjectFacts).
+	cfg  policy.StudioConfig
+	task policy.Task
+	hash string
 	// hashErr is why hash could not be computed (problem says it too, for the gate).
 	hashErr error
 	// digest is policy.TaskDigest of the issue's title and body as read: an approval starts the
@@ -42,7 +40,7 @@ type taskContext struct {
 
 // derivations counts what an event decoded, parsed and decided, so a test can hold each to once.
 type derivations struct {
-	config    atomic.Int32 // studio.json decoded (policy's config and the prompts' project facts)
+	config    atomic.Int32 // studio.json decoded (one value: policy's config, the prompts' facts and the spend caps)
 	taskBlock atomic.Int32 // a task block parsed
 	role      atomic.Int32 // a task's role resolved
 	hash      atomic.Int32 // an approval identity hashed
@@ -61,11 +59,10 @@ type derived struct {
 // studioConfig is the default branch's studio.json as decoded once: missing when there is none,
 // problem when it cannot be used.
 type studioConfig struct {
-	cfg        policy.StudioConfig
-	project    prompts.ProjectFacts
-	projectErr error
-	missing    bool
-	problem    string
+	cfg     policy.StudioConfig
+	missing bool
+	err     error // why the file cannot be decoded or used
+	problem string
 }
 
 // lookup and store are the caches' one locked access (the gate may decide beside the run).
@@ -100,7 +97,7 @@ func (b *eventBot) config(ctx context.Context, base string) (*studioConfig, erro
 	data, err := b.baseFile(ctx, policy.StudioConfigPath, base)
 	c := &studioConfig{}
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, hub.ErrNotFound):
 		c.missing = true
 		c.problem = policy.ErrNoStudioConfig.Error()
 	case err != nil:
@@ -108,10 +105,12 @@ func (b *eventBot) config(ctx context.Context, base string) (*studioConfig, erro
 	default:
 		d.count.config.Add(1)
 		if c.cfg, err = policy.ParseStudioConfig(data); err != nil {
-			c.problem = fmt.Sprintf("`.codex/studio.json` on `%s`: %v", base, err)
-		} else {
-			c.project, c.projectErr = ProjectFacts(data)
+			c.err = err
+			c.problem = fileOnBranch(policy.StudioConfigPath, base, err)
 		}
+		// The prompts' facts and the spend caps are views of c.cfg; without the bytes nothing
+		// after this can decode the file again.
+		c.cfg.Raw = nil
 	}
 	store(d, &d.configs, base, c)
 	return c, nil
@@ -139,7 +138,7 @@ func (b *eventBot) taskBlock(body string) (policy.Task, error) {
 
 // taskKey is what a task context is decided from: the issue's text, its role labels and the
 // default branch (whose files the memo keeps for the whole event).
-func (b *eventBot) taskKey(issue Issue, base, triggerLabel string) string {
+func (b *eventBot) taskKey(issue hub.Issue, base, triggerLabel string) string {
 	return strings.Join([]string{fmt.Sprint(issue.Number), base, issue.Title, issue.Body,
 		strings.Join(policy.LabelRoles(b.LabelPrefix, issue.Labels, triggerLabel), ",")}, "\x00")
 }
@@ -147,7 +146,7 @@ func (b *eventBot) taskKey(issue Issue, base, triggerLabel string) string {
 // taskOf decides the task of issue once per event: the default branch's configuration, the task
 // block, its role (labels included, triggerLabel the event's own) and the approval identity. A
 // task that cannot be used has problem set, the first of its problems.
-func (b *eventBot) taskOf(ctx context.Context, issue Issue, base, triggerLabel string) (taskContext, error) {
+func (b *eventBot) taskOf(ctx context.Context, issue hub.Issue, base, triggerLabel string) (taskContext, error) {
 	key := b.taskKey(issue, base, triggerLabel)
 	d := &b.derived
 	if tc, ok := lookup(d, &d.tasks, key); ok {
@@ -158,10 +157,10 @@ func (b *eventBot) taskOf(ctx context.Context, issue Issue, base, triggerLabel s
 	if err != nil {
 		return tc, err
 	}
-	tc.cfg, tc.project, tc.projectErr, tc.problem = sc.cfg, sc.project, sc.projectErr, sc.problem
+	tc.cfg, tc.problem = sc.cfg, sc.problem
 	if tc.problem == "" {
 		if tc.task, err = b.taskBlock(issue.Body); err != nil {
-			tc.problem = "the task block cannot be used: " + err.Error()
+			tc.problem = taskBlockUnusable(err)
 		} else if role, err := b.resolveRole(ctx, tc.task, base, issue.Labels, triggerLabel); err != nil {
 			tc.problem = err.Error()
 		} else {

@@ -3,8 +3,6 @@ package bot
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/codex-studio/studio-action/policy"
@@ -23,8 +21,8 @@ func init() {
 // that holds no task block yet, and says so. It never starts a run.
 func (r *run) accept(ctx context.Context) error {
 	refuse := func(reason string) error {
-		r.st.set(stepTaskParsed, StepFailed, "nothing accepted")
-		return r.acceptReply(ctx, "refused", fmt.Sprintf("nothing was accepted: %s", reason))
+		r.st.set(stepTaskParsed, StepFailed, detailNothingAccepted)
+		return r.acceptReply(ctx, "refused", acceptRefused(reason))
 	}
 	// The body is rewritten below: start from it as it is now, not as the payload delivered it.
 	issue, err := r.gh.IssueNow(ctx, r.tr.Issue)
@@ -33,9 +31,9 @@ func (r *run) accept(ctx context.Context) error {
 	}
 	switch _, err := policy.ParseTask(issue.Body); {
 	case err == nil:
-		return refuse(fmt.Sprintf("the issue already has a task block. Comment `%s run` to start it.", r.TriggerPhrase))
+		return refuse(acceptHasBlock(r.TriggerPhrase))
 	case !errors.Is(err, policy.ErrNoTaskBlock):
-		return refuse(fmt.Sprintf("the issue body already holds a task block or issue form, which cannot be used (%s). Fix it in the issue rather than adding another.", oneLine(err.Error(), 300)))
+		return refuse(acceptUnusableBody(err))
 	}
 	comments, err := r.gh.Comments(ctx, r.tr.Issue)
 	if err != nil {
@@ -43,7 +41,7 @@ func (r *run) accept(ctx context.Context) error {
 	}
 	c, ok := latestProposal(comments, r.tr.Issue, r.BotLogin)
 	if !ok {
-		return refuse(fmt.Sprintf("the studio has proposed no task block on this issue. Comment `%s run` to get a proposal.", r.TriggerPhrase))
+		return refuse(acceptNoProposal(r.TriggerPhrase))
 	}
 	base, err := r.gh.DefaultBranch(ctx)
 	if err != nil {
@@ -55,22 +53,21 @@ func (r *run) accept(ctx context.Context) error {
 	}
 	block, task, err := proposedBlock(c.Body, func(id string) bool { _, ok := roles.Lookup(id); return ok })
 	if err != nil {
-		return refuse(fmt.Sprintf("the latest proposal (comment %d) cannot be used: %s. Comment `%s run` for a new one.", c.ID, oneLine(err.Error(), 300), r.TriggerPhrase))
+		return refuse(acceptUnusableProposal(c.ID, err, r.TriggerPhrase))
 	}
 	body := appendBlock(issue.Body, block)
 	if got, err := policy.ParseTask(body); err != nil || !sameTask(got, task) {
-		return refuse("appended to the issue body, the block would not be read as the task (the body probably ends inside an HTML comment or an open code block). Paste the block yourself where it shows.")
+		return refuse(acceptUnreadable)
 	}
 	if utf8.RuneCountInString(body) > maxCommentChars {
-		return refuse(fmt.Sprintf("with the block the issue body would exceed GitHub's %d-character limit.", maxCommentChars))
+		return refuse(acceptTooLong(maxCommentChars))
 	}
 	if err := r.gh.EditIssueBody(ctx, r.tr.Issue, body); err != nil {
 		return err
 	}
 	r.logf("appended the task block of proposal comment %d to the body of #%d", c.ID, r.tr.Issue)
-	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("task block accepted: role `%s`, writeFiles %s", task.Role, strings.Join(quoteAll(task.WriteFiles), ", ")))
-	return r.acceptReply(ctx, "done", fmt.Sprintf("the task block the studio proposed (comment %d) is now at the end of the issue body: role `%s`, writeFiles %s. It does not run by itself: comment `%s run` to start.",
-		c.ID, task.Role, strings.Join(quoteAll(task.WriteFiles), ", "), r.TriggerPhrase))
+	r.st.set(stepTaskParsed, StepDone, acceptedTaskDetail(task))
+	return r.acceptReply(ctx, "done", acceptDone(c.ID, task, r.TriggerPhrase))
 }
 
 // acceptReply answers `/studio accept` with a reply quoting the command and the same words on the

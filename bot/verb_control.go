@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts/guidance"
 )
@@ -36,7 +37,7 @@ func init() {
 			v.args = "<text>"
 			v.parse = func(args []string) (any, error) {
 				if len(args) == 0 {
-					return nil, errors.New("`steer` needs the text to add to the next pass.")
+					return nil, errors.New(steerNeedsText)
 				}
 				return ControlOptions{Text: strings.Join(args, " ")}, nil
 			}
@@ -48,7 +49,7 @@ func init() {
 // profileFactsOn reads the default branch's profile as policy's facts; nil when there is none.
 func (b *eventBot) profileFactsOn(ctx context.Context, base string) (*policy.ProfileFacts, error) {
 	data, err := b.baseFile(ctx, ProfilePath, base)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, hub.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
@@ -56,11 +57,11 @@ func (b *eventBot) profileFactsOn(ctx context.Context, base string) (*policy.Pro
 	}
 	p, err := guidance.ParseProfile(data)
 	if err != nil {
-		return nil, &guidanceError{fmt.Sprintf("`%s` on `%s`: %v", ProfilePath, base, err)}
+		return nil, &guidanceError{fileOnBranch(ProfilePath, base, err)}
 	}
 	f, err := profileFacts(p)
 	if err != nil {
-		return nil, &guidanceError{fmt.Sprintf("`%s` on `%s`: %v", ProfilePath, base, err)}
+		return nil, &guidanceError{fileOnBranch(ProfilePath, base, err)}
 	}
 	return &f, nil
 }
@@ -84,7 +85,7 @@ func (r *run) control(ctx context.Context, action string) error {
 		return err
 	}
 	if prof == nil {
-		return refuse(fmt.Sprintf("the default branch has no `%s`, so no control graph exists", ProfilePath))
+		return refuse(noControlGraph(ProfilePath))
 	}
 	parent, err := r.gh.ParentIssue(ctx, r.tr.Issue)
 	if err != nil {
@@ -112,7 +113,7 @@ func (r *run) control(ctx context.Context, action string) error {
 	case policy.ControlSteer:
 		opts, _ := r.cmd.Opts.(ControlOptions)
 		r.st.Steer = append(r.st.Steer, fmt.Sprintf("From @%s: %s", r.tr.Actor.Login, opts.Text))
-		r.st.History = append(r.st.History, fmt.Sprintf("%s: steering note from @%s for the next pass", r.Now().UTC().Format("2006-01-02T15:04:05Z"), r.tr.Actor.Login))
+		r.st.History = append(r.st.History, steeringNoteEntry(r.Now(), r.tr.Actor.Login))
 	case policy.ControlPause, policy.ControlStop:
 		if child.Status == policy.StatusRunning {
 			if err := r.stopChildRun(ctx, parent); err != nil {
@@ -121,7 +122,7 @@ func (r *run) control(ctx context.Context, action string) error {
 		}
 	}
 	if next != child.Status {
-		why := fmt.Sprintf("/studio %s by @%s", action, r.tr.Actor.Login)
+		why := fmt.Sprintf("%s %s by @%s", r.TriggerPhrase, action, r.tr.Actor.Login)
 		if action == policy.ControlPause {
 			why = policy.PausedNote
 		}

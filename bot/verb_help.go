@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/codex-studio/studio-action/bot/hub"
 )
 
 func init() {
@@ -12,13 +14,8 @@ func init() {
 		name: "help", order: 50, where: "on any issue or pull request", anyone: true,
 		what: "lists these commands; anyone may ask, and nothing else changes",
 		// Stray arguments are answered all the same, with the problem first.
-		parse: func(args []string) (any, error) {
-			if len(args) > 0 {
-				return nil, &unexpectedArgError{arg: args[0]}
-			}
-			return nil, nil
-		},
-		open: (*eventBot).help,
+		parse: noArgs,
+		open:  (*eventBot).help,
 	})
 }
 
@@ -39,10 +36,34 @@ func helpReply(cmd Command, actor, phrase string, commentID int64) string {
 	return fmt.Sprintf("> %s\n\n@%s, %s%s\n\n%s", quoteLine(cmd.Line), actor, problem, HelpText(phrase), helpMarker(commentID))
 }
 
-// answersHelp says whether a reply of the bot answers the help comment commentID. The marker ends
-// the reply; one anywhere else is in the quoted command (a code span keeps it visible there).
+// noArgs parses a verb that takes no arguments: a stray one is the command's problem.
+func noArgs(args []string) (any, error) {
+	if len(args) > 0 {
+		return nil, &unexpectedArgError{arg: args[0]}
+	}
+	return nil, nil
+}
+
+// answersHelp says whether a reply of the bot answers the help comment commentID.
 func answersHelp(body string, commentID int64) bool {
-	return strings.HasSuffix(strings.TrimRight(body, " \r\n"), helpMarker(commentID))
+	return endsWithMarker(body, helpMarker(commentID))
+}
+
+// endsWithMarker says whether a reply ends with marker, which a one-shot answer (help, status)
+// writes last; one anywhere else is in the quoted command (a code span keeps it visible there).
+func endsWithMarker(body, marker string) bool {
+	return strings.HasSuffix(strings.TrimRight(body, " \r\n"), marker)
+}
+
+// alreadyAnswered says whether the bot's replies among comments hold the answer marked marker, so
+// a re-delivered event is answered once.
+func (b *eventBot) alreadyAnswered(comments []hub.Comment, marker string) bool {
+	for _, c := range comments {
+		if strings.EqualFold(c.Author, b.BotLogin) && endsWithMarker(c.Body, marker) {
+			return true
+		}
+	}
+	return false
 }
 
 // help answers `/studio help` on any issue or pull request with one reply listing the verbs. It
@@ -54,10 +75,8 @@ func (b *eventBot) help(ctx context.Context, tr Trigger, cmd Command) (Outcome, 
 	if err != nil {
 		return out, err
 	}
-	for _, c := range comments {
-		if strings.EqualFold(c.Author, b.BotLogin) && answersHelp(c.Body, tr.CommentID) {
-			return b.skip(fmt.Sprintf("comment %d was already answered (re-delivered event)", tr.CommentID))
-		}
+	if b.alreadyAnswered(comments, helpMarker(tr.CommentID)) {
+		return b.skip(fmt.Sprintf("comment %d was already answered (re-delivered event)", tr.CommentID))
 	}
 	if _, err := b.gh.CreateComment(ctx, tr.Issue, helpReply(cmd, tr.Actor.Login, b.TriggerPhrase, tr.CommentID)); err != nil {
 		return out, err

@@ -32,7 +32,7 @@ func parseOrchestrateOptions(args []string) (any, error) {
 		a := args[i]
 		value := func() (string, error) {
 			if i+1 >= len(args) {
-				return "", fmt.Errorf("`%s` needs a value.", a)
+				return "", errors.New(needsValue(a))
 			}
 			i++
 			return args[i], nil
@@ -53,7 +53,7 @@ func parseOrchestrateOptions(args []string) (any, error) {
 			}
 			n, err := policy.ParseMaxConcurrency(v)
 			if err != nil {
-				return nil, errors.New(err.Error() + ".")
+				return nil, errors.New(sentence(err.Error()))
 			}
 			o.MaxConcurrency = n
 		default:
@@ -211,7 +211,7 @@ func (b *eventBot) runDispatchedTask(ctx context.Context, tr Trigger) (Outcome, 
 		if err != nil {
 			return Outcome{RunID: b.RunID}, err
 		}
-		r.st.set(stepAuthorized, StepDone, line+" (@"+tr.Actor.Login+")")
+		r.st.set(stepAuthorized, StepDone, dispatchedDetail(line, tr.Actor.Login))
 		if err := r.execute(ctx); err != nil {
 			r.reportFailure(ctx, err)
 			return *r.out, err
@@ -339,7 +339,7 @@ func (b *eventBot) onDispatch(ctx context.Context, tr Trigger) (Outcome, error) 
 		parsed, err := parseOrchestrateOptions(args)
 		line := "workflow_dispatch orchestrate " + strings.Join(args, " ")
 		if err != nil {
-			_, cerr := b.gh.CreateComment(ctx, issue, orchestrationReply(line, tr.Actor.Login, "The orchestration cannot start: "+err.Error()+" Nothing was dispatched."))
+			_, cerr := b.gh.CreateComment(ctx, issue, orchestrationReply(line, tr.Actor.Login, orchestrationInputsRefused(err.Error())))
 			return Outcome{RunID: b.RunID, Status: "refused"}, cerr
 		}
 		return b.locked(ctx, issue, eventLine(tr, Command{Line: line}), tr.Actor.Login, func(ctx context.Context) (Outcome, error) {

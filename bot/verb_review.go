@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 )
@@ -14,7 +15,7 @@ func init() {
 	register(&verb{
 		name: "review", order: 40, where: "on a studio pull request",
 		what:   "reviews the pull request's head commit again and posts the verdict",
-		onPull: func(ctx context.Context, r *run, pr PullRequest) error { return r.reviewPull(ctx, pr) },
+		onPull: func(ctx context.Context, r *run, pr hub.PullRequest) error { return r.reviewPull(ctx, pr) },
 	})
 }
 
@@ -22,8 +23,8 @@ func init() {
 // (the gate waits for it after every push, a human's included). The qa-playtester review runs
 // read-only on the review route; its verdict becomes a pull-request review and the check run
 // ReviewCheckName on the reviewed commit, which is what the gate reads.
-func (r *run) reviewPull(ctx context.Context, pr PullRequest) error {
-	r.st.set(stepAuthorized, StepDone, "@"+r.tr.Actor.Login)
+func (r *run) reviewPull(ctx context.Context, pr hub.PullRequest) error {
+	r.st.set(stepAuthorized, StepDone, actorDetail(r.tr.Actor.Login))
 	tn, err := r.loadTask(ctx, r.issue.Number)
 	if err != nil {
 		return err
@@ -58,7 +59,7 @@ func (r *run) reviewPull(ctx context.Context, pr PullRequest) error {
 	if err != nil {
 		return err
 	}
-	r.st.set(stepCodex, StepPending, fmt.Sprintf("review of `%s` with `%s` (%s), sandbox `read-only`", shortSHA(head), routes.Review.Primary.Model, routes.Review.Primary.Effort))
+	r.st.set(stepCodex, StepPending, reviewCodexDetail(head, routes.Review.Primary.Model, routes.Review.Primary.Effort))
 	if err := r.publish(ctx); err != nil {
 		return err
 	}
@@ -81,18 +82,18 @@ func (r *run) reviewPull(ctx context.Context, pr PullRequest) error {
 	}
 	r.refreshGate(ctx, pr.Number, r.issue.Number)
 
-	verdict, said := "done", "passed"
+	verdict := "done"
 	if rev.Failed() {
-		verdict, said = "blocked", "found blockers"
-		r.st.set(stepCodex, StepFailed, fmt.Sprintf("review of `%s` found blockers", shortSHA(head)))
+		verdict = "blocked"
+		r.st.set(stepCodex, StepFailed, reviewResultDetail(head, false))
 	} else {
-		r.st.set(stepCodex, StepDone, fmt.Sprintf("review of `%s` passed", shortSHA(head)))
+		r.st.set(stepCodex, StepDone, reviewResultDetail(head, true))
 	}
 	r.st.Summary = r.Redactor.Redact(reviewBody(rev, !rev.Failed(), reviewBlockers(rev))) + leftoversNote(exe.Leftovers())
 	// The issue's status label is the run's verdict (an out-of-scope path, a failed lifecycle),
 	// which a passing review of the head does not clear: the review's own result lives in the
 	// studio/review check run and the gate. So the label is left as it is.
-	r.st.set(stepVerdict, StepDone, fmt.Sprintf("studio review of `%s` %s (the issue's status label is the run's and is unchanged)", shortSHA(head), said))
+	r.st.set(stepVerdict, StepDone, reviewVerdictDetail(head, !rev.Failed()))
 	r.out.Status, r.out.Summary = verdict, r.st.Summary
 	return r.publish(ctx)
 }

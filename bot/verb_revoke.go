@@ -3,8 +3,8 @@ package bot
 import (
 	"context"
 	"errors"
-	"fmt"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -13,7 +13,7 @@ func init() {
 		name: "revoke", order: 30, where: "on a task issue or its studio pull request",
 		what:    "withdraws the approvals given so far and recomputes the `studio/gate` check",
 		onIssue: func(ctx context.Context, r *run) error { return r.revoke(ctx) },
-		onPull:  func(ctx context.Context, r *run, _ PullRequest) error { return r.revoke(ctx) },
+		onPull:  func(ctx context.Context, r *run, _ hub.PullRequest) error { return r.revoke(ctx) },
 	})
 }
 
@@ -27,7 +27,7 @@ func (r *run) revoke(ctx context.Context) error {
 	}
 	branch := r.taskBranch(r.tr.Issue)
 	pr, err := r.gh.FindPull(ctx, branch, base)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, hub.ErrNotFound) {
 		r.st.Summary = noRevokeTarget(r.TriggerPhrase, r.tr.Issue)
 		r.out.Status, r.out.Summary = "done", r.st.Summary
 		return r.publish(ctx)
@@ -49,7 +49,7 @@ func (r *run) revoke(ctx context.Context) error {
 	}
 	diag := policy.ApprovalDiagnostic{ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, ApprovalScopes: tn.task.ApprovalScope, Match: pa.match}
 	r.out.PullRequest, r.out.PullURL, r.out.Branch = full.Number, full.URL, branch
-	r.st.set(stepPull, StepDone, fmt.Sprintf("#%d", full.Number))
+	r.st.set(stepPull, StepDone, pullDetail(full.Number, false))
 	r.st.Summary = revokedSummary(r.tr.Actor.Login, full.Number, diag.Render())
 	r.out.Status, r.out.Summary = "done", r.st.Summary
 	if err := r.publish(ctx); err != nil {

@@ -5,9 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
-	"time"
 
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -18,14 +17,9 @@ import (
 func init() {
 	register(&verb{
 		name: "status", order: 55, where: "on a task issue or its studio pull request", anyone: true,
-		what: "shows the task (role, status, writeFiles, dependencies), who holds its lock and the runs so far with their tokens; anyone may ask, and nothing changes",
-		parse: func(args []string) (any, error) {
-			if len(args) > 0 {
-				return nil, &unexpectedArgError{arg: args[0]}
-			}
-			return nil, nil
-		},
-		open: (*eventBot).status,
+		what:  "shows the task (role, status, writeFiles, dependencies), who holds its lock and the runs so far with their tokens; anyone may ask, and nothing changes",
+		parse: noArgs,
+		open:  (*eventBot).status,
 	})
 }
 
@@ -55,15 +49,13 @@ func (b *eventBot) status(ctx context.Context, tr Trigger, cmd Command) (Outcome
 		return out, err
 	}
 	marker := statusReplyMarker(tr.CommentID)
-	for _, c := range comments {
-		if strings.EqualFold(c.Author, b.BotLogin) && strings.HasSuffix(strings.TrimRight(c.Body, " \r\n"), marker) {
-			return b.skip(fmt.Sprintf("comment %d was already answered (re-delivered event)", tr.CommentID))
-		}
+	if b.alreadyAnswered(comments, marker) {
+		return b.skip(fmt.Sprintf("comment %d was already answered (re-delivered event)", tr.CommentID))
 	}
 	var problem string
 	var ce *CommandError
 	if errors.As(cmd.Err, &ce) {
-		problem = ce.Problem + "\n\n"
+		problem = ce.Problem
 	}
 	base, err := b.gh.DefaultBranch(ctx)
 	if err != nil {
@@ -86,7 +78,7 @@ func (b *eventBot) status(ctx context.Context, tr Trigger, cmd Command) (Outcome
 	}
 	lines = append(lines, lock)
 	lines = append(lines, b.statusRunLines(taskComments, task)...)
-	body := fmt.Sprintf("> %s\n\n@%s, %stask #%d:\n\n%s\n\n%s", quoteLine(cmd.Line), tr.Actor.Login, problem, task, strings.Join(lines, "\n"), marker)
+	body := statusReply(cmd.Line, tr.Actor.Login, problem, task, lines, marker)
 	if _, err := b.gh.CreateComment(ctx, tr.Issue, body); err != nil {
 		return out, err
 	}
@@ -96,97 +88,52 @@ func (b *eventBot) status(ctx context.Context, tr Trigger, cmd Command) (Outcome
 
 // statusTaskLine is the task as orchestration reads it. Role ids and paths come from the issue:
 // they are shown as code spans, never as markup.
-func (b *eventBot) statusTaskLine(ctx context.Context, base string, is Issue) string {
+func (b *eventBot) statusTaskLine(ctx context.Context, base string, is hub.Issue) string {
 	if _, err := policy.ParseTask(is.Body); errors.Is(err, policy.ErrNoTaskBlock) && policy.LabelRoles(b.LabelPrefix, is.Labels, "") == nil {
-		return fmt.Sprintf("- Task: none: the issue has no `studio` task block and no role label; `%s run` on it proposes one", b.TriggerPhrase)
+		return statusNoTaskLine(b.TriggerPhrase)
 	} else if err != nil && !errors.Is(err, policy.ErrNoTaskBlock) {
-		return "- Task: the task block cannot be used: " + codeSpan(oneLine(err.Error(), 200))
+		return statusUnusableTaskLine(err)
 	}
-	t := b.graphTask(ctx, base, is)
-	role := "none"
-	if t.Role != "" {
-		role = codeSpan(t.Role)
-	}
-	s := fmt.Sprintf("- Task: role %s, status `%s`", role, orDefault(t.Status, policy.StatusReady))
-	if len(t.WriteFiles) > 0 {
-		shown := make([]string, 0, 5)
-		for i, p := range t.WriteFiles {
-			if i == 4 {
-				shown = append(shown, fmt.Sprintf("and %d more", len(t.WriteFiles)-4))
-				break
-			}
-			shown = append(shown, codeSpan(p))
-		}
-		s += ", writeFiles " + strings.Join(shown, ", ")
-	}
-	if len(t.DependsOn) > 0 {
-		deps := make([]string, len(t.DependsOn))
-		for i, d := range t.DependsOn {
-			deps[i] = fmt.Sprintf("#%d", d)
-		}
-		s += ", depends on " + strings.Join(deps, ", ")
-	}
-	if t.WorkflowID != "" {
-		s += ", workflow " + codeSpan(t.WorkflowID)
-	}
-	return s
+	return statusTaskLine(b.graphTask(ctx, base, is))
 }
 
 // statusLockLine says who holds the task's run lock (refs/studio/locks/issue-N), if anyone.
 func (b *eventBot) statusLockLine(ctx context.Context, issue int) (string, error) {
 	if b.Locks == nil {
-		return "- Lock: not known here (no lock refs)", nil
+		return statusLockUnknown, nil
 	}
 	_, msg, err := b.Locks.LockRecord(ctx, lockRef(issue))
-	if errors.Is(err, ErrNotFound) {
-		return "- Lock: free", nil
+	if errors.Is(err, hub.ErrNotFound) {
+		return statusLockFree, nil
 	}
 	if err != nil {
 		return "", err
 	}
 	rec, ok := policy.ParseLockRecord(msg)
 	if !ok {
-		return fmt.Sprintf("- Lock: held, by a record the studio cannot read (`%s`)", lockRef(issue)), nil
+		return statusLockUnreadable(lockRef(issue)), nil
 	}
-	s := "- Lock: held by " + runLink(rec)
-	if rec.Event != "" {
-		s += " for " + codeSpan(oneLine(rec.Event, 120))
-	}
-	if !rec.Expires.IsZero() {
-		state := "expires"
-		if !rec.Expires.After(b.Now()) {
-			state = "expired"
-		}
-		s += fmt.Sprintf(", %s %s", state, rec.Expires.UTC().Format(time.RFC3339))
-	}
-	return s, nil
+	return statusLockHeld(rec, b.Now()), nil
 }
 
 // statusRunLines are the runs the issue's status comment records: the last run and its state,
 // the earlier runs' ends and the tokens line.
-func (b *eventBot) statusRunLines(comments []Comment, issue int) []string {
+func (b *eventBot) statusRunLines(comments []hub.Comment, issue int) []string {
 	sc, ok := findStatusComment(comments, issue, b.BotLogin)
 	if !ok {
-		return []string{"- Runs: none yet"}
+		return []string{statusRunsNone}
 	}
 	var lines []string
+	var last *prevRun
 	if prev, ok := parseRunMarker(sc.Body); ok {
-		who := "run " + prev.id
-		if prev.attempt != "" && prev.attempt != "1" {
-			who += " (attempt " + prev.attempt + ")"
-		}
-		if prev.url != "" {
-			who = fmt.Sprintf("[%s](%s)", who, prev.url)
-		}
-		lines = append(lines, fmt.Sprintf("- Last run: %s, %s, status comment updated %s", who, "`"+markerWord(prev.state)+"`", sc.UpdatedAt.UTC().Format(time.RFC3339)))
-	} else {
-		lines = append(lines, fmt.Sprintf("- Last run: recorded in the status comment, updated %s", sc.UpdatedAt.UTC().Format(time.RFC3339)))
+		last = &prev
 	}
+	lines = append(lines, statusLastRun(last, sc.UpdatedAt))
 	if t := tokensLine.FindString(sc.Body); t != "" {
 		lines = append(lines, "- "+t)
 	}
 	for _, h := range parseHistory(sc.Body) {
-		lines = append(lines, "- Earlier: "+historyEntry(h))
+		lines = append(lines, statusEarlier(h))
 	}
 	return lines
 }

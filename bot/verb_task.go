@@ -3,7 +3,6 @@ package bot
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -27,10 +26,10 @@ var taskFlags = []string{"--role", "--file", "--write-file", "--depends-on", "--
 
 func parseTaskOptions(args []string) (any, error) {
 	if len(args) == 0 {
-		return nil, errors.New("`task` needs a subcommand: `task create`.")
+		return nil, errors.New(taskNeedsSubcommand)
 	}
 	if !strings.EqualFold(args[0], "create") {
-		return nil, fmt.Errorf("%s is not a subcommand of `task`; the one there is is `create`.", codeSpan(args[0]))
+		return nil, errors.New(notATaskSubcommand(args[0]))
 	}
 	o := TaskOptions{Sub: "create"}
 	t := &o.Task
@@ -54,7 +53,7 @@ func parseTaskOptions(args []string) (any, error) {
 		}
 		if !inline {
 			if i+1 >= len(args) {
-				return nil, fmt.Errorf("`%s` needs a value.", name)
+				return nil, errors.New(needsValue(name))
 			}
 			i++
 			value = args[i]
@@ -62,7 +61,7 @@ func parseTaskOptions(args []string) (any, error) {
 		switch name {
 		case "--role":
 			if t.Role != "" && t.Role != value {
-				return nil, errors.New("give `--role` once: a task has one role.")
+				return nil, errors.New(roleOnce)
 			}
 			t.Role = value
 		case "--file":
@@ -72,18 +71,18 @@ func parseTaskOptions(args []string) (any, error) {
 		case "--depends-on":
 			n, ok := issueRef(value)
 			if !ok {
-				return nil, fmt.Errorf("`--depends-on` takes an issue number such as `#12`, not %s.", codeSpan(value))
+				return nil, errors.New(dependsOnNotIssue(value))
 			}
 			t.DependsOn = append(t.DependsOn, n)
 		case "--priority":
 			p, err := strconv.Atoi(value)
 			if err != nil {
-				return nil, fmt.Errorf("`--priority` takes an integer (higher runs first), not %s.", codeSpan(value))
+				return nil, errors.New(priorityNotInt(value))
 			}
 			t.Priority = p
 		case "--verify-command":
 			if sawVerifyCommand {
-				return nil, errors.New("give `--verify-command` once, and each argument with its own `--verify-arg`.")
+				return nil, errors.New(verifyCommandOnce)
 			}
 			verifyCommand, sawVerifyCommand = value, true
 		case "--verify-arg":
@@ -91,7 +90,7 @@ func parseTaskOptions(args []string) (any, error) {
 		}
 	}
 	if len(verifyArgs) > 0 && !sawVerifyCommand {
-		return nil, errors.New("`--verify-arg` needs `--verify-command`: the arguments are the command's.")
+		return nil, errors.New(verifyArgAlone)
 	}
 	if sawVerifyCommand {
 		t.Verify = &policy.Verification{Command: verifyCommand, Args: verifyArgs}
@@ -125,7 +124,7 @@ func (r *run) taskCreate(ctx context.Context) error {
 		return r.taskReply(ctx, err, nil)
 	}
 	r.logf("created task #%d (%s) from #%d", is.Number, t.Role, r.tr.Issue)
-	r.st.set(stepTaskParsed, StepDone, fmt.Sprintf("task #%d created: role `%s`", is.Number, t.Role))
+	r.st.set(stepTaskParsed, StepDone, taskCreatedDetail(is.Number, t.Role))
 	return r.taskReply(ctx, nil, func() string { return taskCreatedReply(r.TriggerPhrase, is.Number, t, r.phaseOf(t.Role).Mutating()) })
 }
 
@@ -136,7 +135,12 @@ func (r *run) taskCreator(ctx context.Context) (*TaskCreator, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := RequireStudioConfig(func(path string) ([]byte, error) { return r.baseFile(ctx, path, base) }); err != nil {
+	// The event's one decode of studio.json (config), as a run's.
+	sc, err := r.config(ctx, base)
+	if err != nil {
+		return nil, err
+	}
+	if err := configRefusal(sc.missing, sc.err); err != nil {
 		return nil, err
 	}
 	roles, err := r.roles(ctx, base)
@@ -155,14 +159,14 @@ func (r *run) taskReply(ctx context.Context, err error, done func() string) erro
 	switch {
 	case errors.As(err, &refusal):
 		status, what = "refused", taskRefusedReply(refusal.Msg)
-		r.st.set(stepTaskParsed, StepFailed, "nothing created")
+		r.st.set(stepTaskParsed, StepFailed, detailNothingCreated)
 	case err != nil:
 		return err
 	default:
 		what = done()
 	}
-	r.st.set(stepCodex, StepSkipped, "creating tasks starts no run")
-	r.st.set(stepVerdict, StepDone, "**"+status+"**")
+	r.st.set(stepCodex, StepSkipped, detailTasksStartNoRun)
+	r.st.set(stepVerdict, StepDone, verdictDetail(status))
 	reply := commandReply(r.cmd.Line, r.tr.Actor.Login, what)
 	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
 		return err

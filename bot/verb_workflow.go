@@ -35,7 +35,7 @@ func parseWorkflowOptions(args []string) (any, error) {
 			return nil, err
 		}
 		if id == "" {
-			return nil, fmt.Errorf("`workflow create-tasks` needs a recipe: %s.", strings.Join(quoteAll(policy.RecipeIDs()), ", "))
+			return nil, errors.New(createTasksNeedsRecipe())
 		}
 		return RecipeOptions{ID: id, DryRun: dry}, nil
 	}
@@ -44,7 +44,7 @@ func parseWorkflowOptions(args []string) (any, error) {
 		return nil, err
 	}
 	if id == "" {
-		return nil, errors.New("`workflow` needs the workflow's id or alias (for example `milestone`); `studio workflow list` names them all.")
+		return nil, errors.New(workflowNeedsID)
 	}
 	o := WorkflowOptions{ID: id}
 	o.DryRun = dry
@@ -91,16 +91,16 @@ func (r *run) workflowTask(ctx context.Context, base, id string) (policy.Task, s
 	}
 	wf, ok := prompts.FindWorkflow(rs.custom, id)
 	if !ok {
-		return policy.Task{}, fmt.Sprintf("%s; `studio workflow list` names the built-in ones, and the project's own are in `%s`.", prompts.UnknownWorkflowMessage(oneLine(id, 100)), prompts.CustomizationPath), nil
+		return policy.Task{}, unknownWorkflow(id), nil
 	}
 	task, err := r.taskBlock(r.issue.Body)
 	switch {
 	case errors.Is(err, policy.ErrNoTaskBlock):
 		task = policy.Task{Description: strings.TrimSpace(r.issue.Body)}
 	case err != nil:
-		return policy.Task{}, "the task block cannot be used: " + err.Error(), nil
+		return policy.Task{}, taskBlockUnusable(err), nil
 	case task.Role != "" && task.Role != wf.Role:
-		return policy.Task{}, fmt.Sprintf("the task block names role `%s`, but workflow `%s` runs `%s`; remove `role` from the block, or use `%s run`.", task.Role, wf.ID, wf.Role, r.TriggerPhrase), nil
+		return policy.Task{}, workflowRoleConflict(task.Role, wf.ID, wf.Role, r.TriggerPhrase), nil
 	}
 	task.Role = wf.Role
 	task.WorkflowID = wf.ID // the run takes the workflow's model and effort (RouteForTask)

@@ -37,8 +37,9 @@ func TestWorkflowCarriesItsModel(t *testing.T) {
 		{"bugfix", policy.Task{Role: "gameplay-programmer", WorkflowID: "bugfix"}, RouteInputs{}, "gpt-5.6-terra", "high"},
 		{"no workflow: the role's", policy.Task{Role: "producer"}, RouteInputs{}, "gpt-5.6-sol", "high"},
 		{"custom workflow's modelTier", policy.Task{Role: "qa-playtester", WorkflowID: "night-audit"}, RouteInputs{}, "gpt-5.6-luna", "low"},
-		{"the task's tier keeps the workflow's effort", policy.Task{Role: "producer", WorkflowID: "sprint-status", RunPolicy: policy.RunPolicy{ModelTier: "terra"}}, RouteInputs{TaskTier: "terra"}, "gpt-5.6-terra", "low"},
-		{"the input's tier wins", policy.Task{Role: "producer", WorkflowID: "sprint-status"}, RouteInputs{ModelTier: "sol", TaskTier: "terra"}, "gpt-5.6-sol", "low"},
+		{"the task's tier keeps the workflow's effort", policy.Task{Role: "producer", WorkflowID: "sprint-status", RunPolicy: policy.RunPolicy{ModelTier: "terra"}}, RouteInputs{}, "gpt-5.6-terra", "low"},
+		{"the input's tier wins", policy.Task{Role: "producer", WorkflowID: "sprint-status", RunPolicy: policy.RunPolicy{ModelTier: "terra"}}, RouteInputs{ModelTier: "sol"}, "gpt-5.6-sol", "low"},
+		{"the task's tier, no workflow", policy.Task{Role: "producer", RunPolicy: policy.RunPolicy{ModelTier: "luna"}}, RouteInputs{}, "gpt-5.6-luna", "high"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

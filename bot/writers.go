@@ -19,15 +19,15 @@ import (
 // commit, and the writes. CreateCheckRun and UpdateCheckRun answer ErrForbidden when the token
 // lacks `checks: write`; CreateStatus is the fallback then.
 type checkWriter interface {
-	CheckRuns(ctx context.Context, sha, name string) ([]CheckRun, error)
-	CreateCheckRun(ctx context.Context, cr CheckRun) (CheckRun, error)
-	UpdateCheckRun(ctx context.Context, cr CheckRun) error
-	CreateStatus(ctx context.Context, sha string, st CommitStatus) error
+	CheckRuns(ctx context.Context, sha, name string) ([]hub.CheckRun, error)
+	CreateCheckRun(ctx context.Context, cr hub.CheckRun) (hub.CheckRun, error)
+	UpdateCheckRun(ctx context.Context, cr hub.CheckRun) error
+	CreateStatus(ctx context.Context, sha string, st hub.CommitStatus) error
 }
 
 // checkWrite is one check run to write and what to do when it cannot be.
 type checkWrite struct {
-	run CheckRun
+	run hub.CheckRun
 	// inPlace updates the bot's own run of that name on the commit (one per commit: the gate),
 	// and writes nothing when it already says the same; otherwise a new run is created.
 	inPlace bool
@@ -48,7 +48,7 @@ func (b *eventBot) writeCheck(ctx context.Context, w checkWrite) error {
 	var err error
 	written := false
 	if w.inPlace {
-		var existing []CheckRun
+		var existing []hub.CheckRun
 		if existing, err = b.gh.CheckRuns(ctx, cr.HeadSHA, cr.Name); err == nil {
 			for _, old := range existing {
 				if !strings.EqualFold(old.AppSlug, b.botApp()) {
@@ -66,7 +66,7 @@ func (b *eventBot) writeCheck(ctx context.Context, w checkWrite) error {
 	if err == nil && !written {
 		_, err = b.gh.CreateCheckRun(ctx, cr)
 	}
-	if !errors.Is(err, ErrForbidden) || !w.statusFallback {
+	if !errors.Is(err, hub.ErrForbidden) || !w.statusFallback {
 		if err != nil {
 			return fmt.Errorf("write the %s check run on %s: %w", cr.Name, shortSHA(cr.HeadSHA), err)
 		}
@@ -77,7 +77,7 @@ func (b *eventBot) writeCheck(ctx context.Context, w checkWrite) error {
 	if r := []rune(desc); len(r) > hub.MaxStatusDescription {
 		desc = string(r[:hub.MaxStatusDescription-1]) + "…"
 	}
-	return b.gh.CreateStatus(ctx, cr.HeadSHA, CommitStatus{State: statusOf(cr.Conclusion), Context: cr.Name, Description: desc, TargetURL: cr.DetailsURL})
+	return b.gh.CreateStatus(ctx, cr.HeadSHA, hub.CommitStatus{State: statusOf(cr.Conclusion), Context: cr.Name, Description: desc, TargetURL: cr.DetailsURL})
 }
 
 // statusOf maps a check run conclusion onto a commit status state. Anything but a pass or a

@@ -5,13 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/codex-studio/studio-action/policy/spend"
 )
 
 // StudioConfigPath is where the project state lives, always read from the default branch.
 const StudioConfigPath = ".codex/studio.json"
 
-// StudioConfig is the part of `.codex/studio.json` (seed §1.2) the action acts on. Other keys are
-// kept by the file but not needed here.
+// StudioConfig is the part of `.codex/studio.json` (seed §1.2) the action acts on or states in
+// prompts. Other keys are kept by the file but not needed here.
 type StudioConfig struct {
 	SchemaVersion int          `json:"schemaVersion"`
 	Name          string       `json:"name"`
@@ -21,6 +23,20 @@ type StudioConfig struct {
 	Status        string       `json:"status"`
 	Roles         []string     `json:"roles"`
 	ActiveRoles   []string     `json:"activeRoles"`
+	Workflows     []string     `json:"workflows"`
+
+	// What the prompts state of the project besides the fields above (bot.ProjectFacts derives
+	// the prompts' view from this value, so the file is decoded once).
+	Slug             string `json:"slug"`
+	Concept          string `json:"concept"`
+	Genre            string `json:"genre"`
+	Platform         string `json:"platform"`
+	Audience         string `json:"audience"`
+	EngineVersion    string `json:"engineVersion"`
+	CurrentMilestone string `json:"currentMilestone"`
+
+	// Budget is the repository's spend caps (docs/runtime.md); the Action's inputs override it.
+	Budget spend.Caps `json:"budget"`
 
 	// Raw is the file as read, for renderers that show more of the project than policy needs.
 	Raw []byte `json:"-"`

@@ -32,6 +32,24 @@ func TestParseStudioConfig(t *testing.T) {
 	}
 }
 
+// One decode of studio.json gives every view the studio reads from it: what the prompts state of
+// the project and the repository's spend caps ride on the configuration policy decoded.
+func TestParseStudioConfigCarriesPromptFactsAndBudget(t *testing.T) {
+	cfg, err := ParseStudioConfig([]byte(`{"mode":"prototype","studioMode":"guided-studio","name":"Jumper","slug":"jumper",
+		"concept":"a jumping game","genre":"platformer","platform":"pc","audience":"kids","engine":"godot",
+		"engineVersion":"4.3","currentMilestone":"M1","budget":{"maxCostPerDay":2.5,"maxCostPerMonth":40}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Slug != "jumper" || cfg.Concept != "a jumping game" || cfg.Genre != "platformer" || cfg.Platform != "pc" ||
+		cfg.Audience != "kids" || cfg.EngineVersion != "4.3" || cfg.CurrentMilestone != "M1" {
+		t.Errorf("prompt facts = %+v", cfg)
+	}
+	if cfg.Budget.PerDay != 2.5 || cfg.Budget.PerMonth != 40 {
+		t.Errorf("budget = %+v, want 2.5 a day and 40 a month", cfg.Budget)
+	}
+}
+
 // TestStudioConfigActive: only "active" (or no status at all) accepts mutating runs; the seed's
 // "frozen" and "inactive", and anything else, do not, and the reason says how to resume.
 func TestStudioConfigActive(t *testing.T) {

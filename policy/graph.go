@@ -26,6 +26,7 @@ type GraphTask struct {
 	DependsOn  []int  // Task.Dependencies
 	Priority   int
 	WorkflowID string
+	ModelTier  string // the task block's runPolicy.modelTier: the run's route (Roles.RouteForTask)
 	WriteFiles []string
 	Files      []string // the task block's files: context its run requests
 	// ReadOnly is set for a role that may not write (RoleWrites is false, or a custom role's

@@ -82,6 +82,10 @@ type API interface {
 	// caller can see labels another run set since the event was delivered.
 	AddLabels(ctx context.Context, issue int, labels ...string) ([]string, error)
 	RemoveLabel(ctx context.Context, issue int, label string) error
+	// TakeLabel removes a label and says whether this call removed it: GitHub answers one of
+	// two concurrent removals 404, so the label is a claim only one caller wins (studio serve's
+	// trigger label, delivered to several replicas).
+	TakeLabel(ctx context.Context, issue int, label string) (bool, error)
 	// FindPull returns the open pull request from head into base, or ErrNotFound.
 	FindPull(ctx context.Context, head, base string) (PullRequest, error)
 	CreatePull(ctx context.Context, p NewPull) (PullRequest, error)
@@ -344,6 +348,17 @@ func (c *Client) RemoveLabel(ctx context.Context, issue int, label string) error
 		return fmt.Errorf("remove label %s from #%d: %w", label, issue, classify(err))
 	}
 	return nil
+}
+
+func (c *Client) TakeLabel(ctx context.Context, issue int, label string) (bool, error) {
+	resp, err := c.gh.Issues.RemoveLabelForIssue(ctx, c.owner, c.repo, issue, label)
+	if err != nil {
+		if resp != nil && resp.StatusCode == http.StatusNotFound {
+			return false, nil
+		}
+		return false, fmt.Errorf("remove label %s from #%d: %w", label, issue, classify(err))
+	}
+	return true, nil
 }
 
 func toPull(p *github.PullRequest) PullRequest {

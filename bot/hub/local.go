@@ -163,6 +163,16 @@ func (g *LocalGitHub) RemoveLabel(_ context.Context, n int, label string) error 
 	return nil
 }
 
+func (g *LocalGitHub) TakeLabel(_ context.Context, n int, label string) (bool, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	is := g.issues[n]
+	had := slices.Contains(is.Labels, label)
+	is.Labels = slices.DeleteFunc(slices.Clone(is.Labels), func(l string) bool { return l == label })
+	g.issues[n] = is
+	return had, nil
+}
+
 func (g *LocalGitHub) FindPull(_ context.Context, head, base string) (PullRequest, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

@@ -3,6 +3,7 @@ package hub
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
 )
@@ -27,5 +28,19 @@ func TestLocalGitHubPrintsAllButTheUnprintedComments(t *testing.T) {
 	cs, err := g.Comments(ctx, 1)
 	if err != nil || len(cs) != 2 || cs[0].Author != "studio[bot]" {
 		t.Errorf("kept %+v, %v; want both comments, by the bot", cs, err)
+	}
+}
+
+// The local stand-in's TakeLabel answers as GitHub's: taken once, then not.
+func TestLocalGitHubTakesALabelOnce(t *testing.T) {
+	ctx := context.Background()
+	g := NewLocalGitHub(io.Discard, "me", "studio[bot]", t.TempDir(), "main", Issue{Number: 1, Title: "Jump", Labels: []string{"studio:run", "studio:task"}})
+	for i, want := range []bool{true, false} {
+		if took, err := g.TakeLabel(ctx, 1, "studio:run"); err != nil || took != want {
+			t.Errorf("take %d: %v, %v; want %v", i, took, err, want)
+		}
+	}
+	if is, _ := g.Issue(ctx, 1); len(is.Labels) != 1 || is.Labels[0] != "studio:task" {
+		t.Errorf("labels = %v", is.Labels)
 	}
 }

@@ -382,6 +382,18 @@ func (m *Memo) RemoveLabel(ctx context.Context, issue int, label string) error {
 	return nil
 }
 
+func (m *Memo) TakeLabel(ctx context.Context, issue int, label string) (bool, error) {
+	took, err := m.api.TakeLabel(ctx, issue, label)
+	if err != nil {
+		return false, err
+	}
+	// Taken here or by another caller: the label is off the issue either way.
+	m.editKnownIssue(issue, func(is *Issue) {
+		is.Labels = slices.DeleteFunc(slices.Clone(is.Labels), func(l string) bool { return l == label })
+	})
+	return took, nil
+}
+
 func (m *Memo) rememberPull(pr PullRequest) {
 	if old, ok := m.pulls[pr.Number]; ok && old.HeadSHA != pr.HeadSHA {
 		// GitHub reports a head the memo did not know (a push, the plan's among them): the files

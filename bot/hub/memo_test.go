@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"sync"
@@ -212,6 +213,12 @@ func TestMemoWritesUpdateTheAnswer(t *testing.T) {
 		}},
 		{"RemoveLabel", func(*memoWorld) fact { return issue }, func(_ *memoWorld, m *Memo) error {
 			return m.RemoveLabel(ctx, 1, "studio:status/done")
+		}},
+		{"TakeLabel", func(*memoWorld) fact { return issue }, func(_ *memoWorld, m *Memo) error {
+			if took, err := m.TakeLabel(ctx, 1, "studio:status/done"); err != nil || !took {
+				return fmt.Errorf("took %v: %v", took, err)
+			}
+			return nil
 		}},
 		{"EditIssueBody", func(*memoWorld) fact { return issue }, func(_ *memoWorld, m *Memo) error {
 			return m.EditIssueBody(ctx, 1, hTask+"\nMore.\n")
@@ -496,5 +503,25 @@ func TestMemoANewHeadFromGitHubForgetsTheOldLists(t *testing.T) {
 		commits, _ = m.PullCommits(ctx, 2)
 	}); n != 2 || len(files) != 2 || len(commits) != 2 {
 		t.Errorf("after the new head: %d requests, files %v, %d commits", n, files, len(commits))
+	}
+}
+
+// TakeLabel is a claim: of two callers removing the same label, GitHub removes it for the first
+// and answers the second 404, which TakeLabel reports as not taken (not as an error).
+func TestTakeLabelIsTakenOnce(t *testing.T) {
+	ctx := context.Background()
+	w := newMemoWorld(t)
+	first, second := w.memo(), w.memo()
+	for i, c := range []struct {
+		m    *Memo
+		want bool
+	}{{first, true}, {second, false}, {first, false}} {
+		took, err := c.m.TakeLabel(ctx, 1, "studio:status/done")
+		if err != nil || took != c.want {
+			t.Errorf("take %d: %v, %v; want %v", i, took, err, c.want)
+		}
+	}
+	if labels := w.Emu.IssueLabels(sandbox.Owner, sandbox.Repo, 1); len(labels) != 0 {
+		t.Errorf("labels = %v", labels)
 	}
 }

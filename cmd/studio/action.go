@@ -414,7 +414,7 @@ func finish(ctx context.Context, act *githubactions.Action, step *steplog.Log, j
 		return exitError
 	}
 	if err != nil {
-		act.Errorf("%s", bot.Explain(err))
+		act.Errorf("%s", hub.Explain(err))
 		act.SetOutput("status", "error")
 		return exitError
 	}

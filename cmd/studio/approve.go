@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -31,6 +32,18 @@ type localApproval struct {
 	Objective       string    `json:"objective"`
 	ApprovedBy      string    `json:"approvedBy"`
 	ApprovedAt      time.Time `json:"approvedAt"`
+	// RevokedAt is set once by `studio approval revoke`; the record is kept as history (the
+	// seed's revokedAt) and no longer authorizes.
+	RevokedAt *time.Time `json:"revokedAt,omitempty"`
+}
+
+// state is the seed's `approval list` state: revoked, else the stage (a local record is always
+// approved: it has no expiry).
+func (a localApproval) state() string {
+	if a.RevokedAt != nil {
+		return "revoked"
+	}
+	return "approved"
 }
 
 // localApprovalsPath is the store of the checkout at root: inside its git directory.
@@ -75,14 +88,29 @@ func localObjectiveHash(role, objective string, o runFlags, project prompts.Proj
 	return hash, title, err
 }
 
-// localApprovalFor is the approval recorded for hash, if any.
+func writeLocalApprovals(ctx context.Context, root string, records []localApproval) (string, error) {
+	path, err := localApprovalsPath(ctx, root)
+	if err != nil {
+		return "", err
+	}
+	data, err := json.MarshalIndent(records, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	return path, os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// localApprovalFor is the authorizing (not revoked) approval recorded for hash, if any.
 func localApprovalFor(ctx context.Context, root, hash string) (localApproval, bool, error) {
 	records, err := readLocalApprovals(ctx, root)
 	if err != nil {
 		return localApproval{}, false, err
 	}
 	for _, r := range records {
-		if strings.EqualFold(r.ObjectiveSHA256, hash) {
+		if r.RevokedAt == nil && strings.EqualFold(r.ObjectiveSHA256, hash) {
 			return r, true, nil
 		}
 	}
@@ -99,7 +127,8 @@ func newApproveCmd(e env) *cobra.Command {
 request. It binds the task's objective hash (the role, the objective, --write-file and
 --approval-scope, the stage and studio mode): give the same words and flags the run takes, and
 the next "studio run" of that task implements it. Any change to them needs a new approval, as on
-GitHub. The record is kept in the checkout's git directory and never committed.`,
+GitHub. The record is kept in the checkout's git directory and never committed; "studio approval
+list" lists the records and "studio approval revoke <id>" revokes one.`,
 		Example: `  studio approve gameplay-programmer "Implement jump" --write-file src/player/jump.gd`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -153,30 +182,19 @@ func approveLocal(ctx context.Context, e env, role, objective, approvedBy string
 	if approvedBy = strings.TrimSpace(approvedBy); approvedBy == "" {
 		approvedBy = localUser(ctx, root)
 	}
-	path, err := localApprovalsPath(ctx, root)
-	if err != nil {
-		return failf("%v", err)
-	}
 	records, err := readLocalApprovals(ctx, root)
 	if err != nil {
 		return failf("%v", err)
 	}
-	for _, r := range records {
-		if strings.EqualFold(r.ObjectiveSHA256, hash) {
-			fmt.Fprintf(e.stdout, "Already approved: %s by %s (objective hash %s).\n", r.ID, r.ApprovedBy, hash)
-			return nil
-		}
+	if r, ok, err := localApprovalFor(ctx, root, hash); err == nil && ok {
+		fmt.Fprintf(e.stdout, "Already approved: %s by %s (objective hash %s).\n", r.ID, r.ApprovedBy, hash)
+		return nil
 	}
+	// Revoked records stay, so ids are never reused.
 	rec := localApproval{ID: fmt.Sprintf("local-approval-%03d", len(records)+1), ObjectiveSHA256: hash, Role: role, Objective: title,
 		ApprovedBy: approvedBy, ApprovedAt: time.Now().UTC().Truncate(time.Second)}
-	data, err := json.MarshalIndent(append(records, rec), "", "  ")
+	path, err := writeLocalApprovals(ctx, root, append(records, rec))
 	if err != nil {
-		return failf("%v", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return failf("%v", err)
-	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
 		return failf("%v", err)
 	}
 	fmt.Fprintf(e.stdout, "Approved: %s by %s, objective hash %s (%s).\nThe next `studio run %s` with the same objective and flags implements it.\n", rec.ID, approvedBy, hash, path, role)
@@ -193,4 +211,111 @@ func localUser(ctx context.Context, root string) string {
 		return u.Username
 	}
 	return "local-user"
+}
+
+// newApprovalCmd is the seed's `approval list|revoke` for the local records `studio approve`
+// makes (its `grant` is `studio approve`, which binds the run's objective hash).
+func newApprovalCmd(e env) *cobra.Command {
+	var project string
+	cmd := &cobra.Command{
+		Use:   "approval",
+		Short: "list or revoke the local approvals `studio approve` recorded",
+		Long: `Lists the local approvals of the checkout (.git/studio/approvals.json), one a line as the
+seed's "approval list": id, state (approved or revoked), authorizing or non-authorizing, role,
+who approved it and when, the revocation date, the objective hash and the objective. "revoke"
+marks one revoked: it is kept as history and no longer authorizes a run; approve the task again
+to record a new one.`,
+		Example: `  studio approval list
+  studio approval revoke local-approval-001`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return usagef("name a sub-command: list or revoke <approval-id>")
+		},
+	}
+	cmd.PersistentFlags().StringVar(&project, "project", "", "project root (default $GITHUB_WORKSPACE, else the current directory)")
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "list the local approvals",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			root, err := projectRoot(project, e.getenv)
+			if err != nil {
+				return failf("%v", err)
+			}
+			records, err := readLocalApprovals(c.Context(), root)
+			if err != nil {
+				return failf("%v", err)
+			}
+			if len(records) == 0 {
+				fmt.Fprintln(e.stdout, "No local approvals (studio approve records one).")
+				return nil
+			}
+			for _, r := range records {
+				fmt.Fprintln(e.stdout, approvalLine(r))
+			}
+			return nil
+		},
+	}
+	var id string
+	revoke := &cobra.Command{
+		Use:   "revoke <approval-id>",
+		Short: "revoke a local approval (it is kept as history)",
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 1 || len(args) == 1 && c.Flags().Changed("approval-id") {
+				return usagef("name one approval id")
+			}
+			if len(args) == 0 && !c.Flags().Changed("approval-id") {
+				return usagef("an approval id is required (studio approval list names them)")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				id = args[0]
+			}
+			return revokeLocal(c.Context(), e, project, strings.TrimSpace(id))
+		},
+	}
+	revoke.Flags().StringVar(&id, "approval-id", "", "the approval id (the seed's flag; or give it as the argument)")
+	cmd.AddCommand(list, revoke)
+	return inProjectGroup(cmd)
+}
+
+// approvalLine is one record as the seed's `approval list` shows it: id, state, whether it
+// authorizes, then the details, tab-separated. The objective (the user's words) comes last.
+func approvalLine(r localApproval) string {
+	auth, revoked := "authorizing", "not revoked"
+	if r.RevokedAt != nil {
+		auth, revoked = "non-authorizing", "revoked "+r.RevokedAt.UTC().Format(time.RFC3339)
+	}
+	return strings.Join([]string{r.ID, r.state(), auth, r.Role, "by " + r.ApprovedBy + " " + r.ApprovedAt.UTC().Format(time.RFC3339),
+		revoked, "objective hash " + r.ObjectiveSHA256, strconv.Quote(r.Objective)}, "\t")
+}
+
+func revokeLocal(ctx context.Context, e env, project, id string) error {
+	root, err := projectRoot(project, e.getenv)
+	if err != nil {
+		return failf("%v", err)
+	}
+	records, err := readLocalApprovals(ctx, root)
+	if err != nil {
+		return failf("%v", err)
+	}
+	for i, r := range records {
+		if r.ID != id {
+			continue
+		}
+		if r.RevokedAt != nil {
+			fmt.Fprintf(e.stdout, "Already revoked: %s on %s.\n", r.ID, r.RevokedAt.UTC().Format(time.RFC3339))
+			return nil
+		}
+		now := time.Now().UTC().Truncate(time.Second)
+		records[i].RevokedAt = &now
+		if _, err := writeLocalApprovals(ctx, root, records); err != nil {
+			return failf("%v", err)
+		}
+		fmt.Fprintf(e.stdout, "Revoked: %s (%s, objective hash %s). A run of that task needs a new approval.\n", r.ID, r.Role, r.ObjectiveSHA256)
+		return nil
+	}
+	return failf("no local approval %q (studio approval list names them)", id)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/codex-studio/studio-action/bot"
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/sethvargo/go-githubactions"
 )
 
@@ -25,7 +26,7 @@ func lockSettings(getenv func(string) string) bot.LockSettings {
 // already saved the in-scope work and said **cancelled** on the issue where it could; the step
 // fails so the workflow run shows it.
 func cancelled(act *githubactions.Action, out bot.Outcome, err error) int {
-	act.Errorf("studio: the run was cancelled (the job was cancelled or reached its time limit): %s", bot.Explain(err))
+	act.Errorf("studio: the run was cancelled (the job was cancelled or reached its time limit): %s", hub.Explain(err))
 	act.SetOutput("status", "cancelled")
 	act.SetOutput("run-id", out.RunID)
 	setUsage(act, out)

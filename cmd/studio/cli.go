@@ -131,6 +131,7 @@ func newRootCmd(e env) *cobra.Command {
 	add(newTemplatesCmd(e))
 	add(newRefreshContextCmd(e))
 	add(newApproveCmd(e))
+	add(newApprovalCmd(e))
 	add(newWorkflowCmd(e))
 	add(newLocksCmd(e))
 	add(newSpendCmd(e))

@@ -236,7 +236,7 @@ func TestValidateIsTheSeedsProjectValidation(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	files := sandbox.DefaultFiles("guided-studio")
-	files[".codex/studio.json"] = strings.Replace(files[".codex/studio.json"], `"status": "active"`, `"status": "active", "roles": ["producer", "wizard"]`, 1)
+	files[".codex/studio.json"] = strings.Replace(files[".codex/studio.json"], `"status": "active"`, `"status": "active", "roles": ["producer", "wizard"], "workflows": ["vertical-slice", "moonwalk"]`, 1)
 	files["AGENTS.md"] = strings.Replace(agentsMD(studioState{Name: "Hop", Engine: "godot", Mode: "prototype"}), "## Verification", "## Checks", 1)
 	files[".codex/profile.json"] = string(must(os.ReadFile(filepath.Join("..", "..", "prompts", "guidance", "testdata", "native.json"))))
 	files["CODEX.md"] = "old\n"
@@ -248,6 +248,7 @@ func TestValidateIsTheSeedsProjectValidation(t *testing.T) {
 	for _, want := range []string{
 		"PASS studio.config: prototype, guided-studio",
 		"FAIL codex.project.roles: not studio roles: wizard",
+		"FAIL codex.project.workflows: not workflows: moonwalk",
 		"FAIL codex.project.AGENTS.md.Verification: section `## Verification` is missing",
 		"PASS codex.project.AGENTS.md.Rules: present",
 		"PASS codex.profile: the profile compiles",

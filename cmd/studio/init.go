@@ -187,6 +187,17 @@ func runInit(ctx context.Context, e env, o initOptions) error {
 	if err != nil {
 		return failf("%v", err)
 	}
+	// Last, as the seed's init: the context manifest of what is now on disk (so of the files
+	// kept as well as those written), under the same rule for a file that exists.
+	manifest, err := contextManifestFiles(ctx, o.project)
+	if err != nil {
+		fmt.Fprintf(e.stdout, "skipped %s: %v (`studio refresh-context` writes it)\n", prompts.ContextManifestPath, err)
+	}
+	more, err := writeInitFiles(o.project, manifest, o.force, ask, e)
+	if err != nil {
+		return failf("%v", err)
+	}
+	written = append(written, more...)
 	if o.labels {
 		if err := createLabels(ctx, target, studioLabels(o.labelPrefix, state.Roles), e.stdout, e.stderr); err != nil {
 			return failf("%v", err)
@@ -194,6 +205,21 @@ func runInit(ctx context.Context, e env, o initOptions) error {
 	}
 	printNextSteps(e.stdout, gitAddPaths(written), o.labels, o.labelPrefix, o.studioMode)
 	return nil
+}
+
+// contextManifestFiles are the context manifest and its meta for the checkout at root, as
+// `studio refresh-context` writes them.
+func contextManifestFiles(ctx context.Context, root string) ([]initFile, error) {
+	project, err := prompts.LoadProject(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	manifest, meta, err := prompts.BuildContextManifest(ctx, root, project)
+	if err != nil {
+		return nil, err
+	}
+	return []initFile{{path: prompts.ContextManifestPath, data: manifest, note: " (what a run's default context selects; studio refresh-context rewrites it)"},
+		{path: prompts.ContextManifestMetaPath, data: meta}}, nil
 }
 
 func orText(s, def string) string {

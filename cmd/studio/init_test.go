@@ -86,12 +86,13 @@ func initArgs(dir string, extra ...string) []string {
 // wantInitFiles is every file init writes for a godot project: what a first run reads.
 func wantInitFiles(t *testing.T) []string {
 	files := []string{".codex/studio.json", ".codex/studio/config.json", "AGENTS.md", "design/gdd.md", "production/timeline.md",
-		"docs/architecture/README.md", "docs/market-overview.md", ".github/workflows/studio.yml", ".github/ISSUE_TEMPLATE/studio-task.yml"}
+		"docs/architecture/README.md", "docs/market-overview.md", ".github/workflows/studio.yml", ".github/ISSUE_TEMPLATE/studio-task.yml",
+		prompts.ContextManifestPath, prompts.ContextManifestMetaPath}
 	for _, r := range prompts.RolesForEngine("godot") {
 		files = append(files, ".codex/agents/"+r+".toml")
 	}
 	files = append(files, prompts.EngineReferenceFiles("godot")...)
-	if len(files) != 9+40+15 {
+	if len(files) != 11+40+15 {
 		t.Fatalf("%d files", len(files))
 	}
 	return files
@@ -149,7 +150,8 @@ func TestInitWritesTheStudioFiles(t *testing.T) {
 
 // What init writes is what the rest of the studio reads: studio.json parses, the pack validates,
 // each role file routes to the role's tier and effort, AGENTS.md has the seed's required
-// sections, and a run's required context is all there.
+// sections, a run's required context is all there, and validate passes (the context manifest
+// init wrote is fresh).
 func TestInitFilesAreWhatARunReads(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -191,6 +193,11 @@ func TestInitFilesAreWhatARunReads(t *testing.T) {
 		if !strings.Contains(timeline, "\n"+sec+"\n") && !strings.HasPrefix(timeline, sec+"\n") {
 			t.Errorf("timeline lacks %s", sec)
 		}
+	}
+	// As the seed's init, it writes the context manifest: validate finds it fresh.
+	if code, out, errOut := runCLI([]string{"validate", "--project", dir}, nil); code != exitOK ||
+		!strings.Contains(out, "PASS codex.project.context_manifest.freshness: the manifest is what the project selects now") {
+		t.Errorf("validate after init: exit %d\n%s%s", code, out, errOut)
 	}
 	// A run after init finds all its required context: nothing is reported missing.
 	for _, role := range []string{"gameplay-programmer", "producer", "release-manager"} {

@@ -73,7 +73,7 @@ func runLocalLifecycle(ctx context.Context, lr LocalRun, stdout, stderr io.Write
 	if lr.IssueNumber > 0 {
 		title = fmt.Sprintf("Issue #%d", lr.IssueNumber)
 	}
-	issue := bot.Issue{Number: number, Title: title, Body: lr.Objective + "\n\n" + block + "\n"}
+	issue := hub.Issue{Number: number, Title: title, Body: lr.Objective + "\n\n" + block + "\n"}
 
 	const botLogin, user = "studio-local[bot]", "local"
 	stateDir, err := os.MkdirTemp("", "studio-local-")

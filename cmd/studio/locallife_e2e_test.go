@@ -238,3 +238,48 @@ func TestLocalStrictApprovalThenRun(t *testing.T) {
 		t.Errorf("evidence line: %v\n%s", m, stdout)
 	}
 }
+
+// The seed's `approval list` and `approval revoke` for the local records: the list names each
+// approval's state and whether it authorizes; a revoked one is kept as history, no longer
+// authorizes the run (the dry run finds no matching approval), and approving again records a new
+// id.
+func TestLocalApprovalListAndRevoke(t *testing.T) {
+	dir := localCheckout(t)
+	if err := os.WriteFile(filepath.Join(dir, ".codex", "studio.json"), []byte(sandbox.DefaultFiles("strict-studio")[".codex/studio.json"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	git(t, dir, "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-qam", "strict")
+	approve := []string{"approve", "gameplay-programmer", "Make the jump snappier", "--write-file", "src/player/jump.gd", "--approved-by", "lead", "--project", dir}
+	dryRun := []string{"run", "gameplay-programmer", "Make the jump snappier", "--write-file", "src/player/jump.gd", "--dry-run", "--project", dir}
+	if _, out, _ := runCLI([]string{"approval", "list", "--project", dir}, nil); !strings.Contains(out, "No local approvals") {
+		t.Errorf("list before any approval:\n%s", out)
+	}
+	if code, out, errOut := runCLI(approve, nil); code != 0 {
+		t.Fatalf("approve: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ := runCLI([]string{"approval", "list", "--project", dir}, nil)
+	if code != 0 || !strings.HasPrefix(out, "local-approval-001\tapproved\tauthorizing\tgameplay-programmer\tby lead ") || !strings.Contains(out, "\t\"Make the jump snappier\"\n") {
+		t.Errorf("list: exit %d\n%q", code, out)
+	}
+	if code, out, errOut := runCLI([]string{"approval", "revoke", "local-approval-001", "--project", dir}, nil); code != 0 || !strings.Contains(out, "Revoked: local-approval-001") {
+		t.Fatalf("revoke: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, out, _ := runCLI([]string{"approval", "list", "--project", dir}, nil); !strings.HasPrefix(out, "local-approval-001\trevoked\tnon-authorizing\t") || !strings.Contains(out, "\trevoked 20") {
+		t.Errorf("list after revoke:\n%q", out)
+	}
+	if _, out, _ := runCLI(dryRun, nil); !strings.Contains(out, "no matching approval") || strings.Contains(out, "local approval by lead: authorizing") {
+		t.Errorf("a revoked approval still authorizes:\n%s", out)
+	}
+	if code, _, errOut := runCLI([]string{"approval", "revoke", "--approval-id", "local-approval-009", "--project", dir}, nil); code != exitError || !strings.Contains(errOut, `no local approval "local-approval-009"`) {
+		t.Errorf("revoking an unknown id: exit %d %s", code, errOut)
+	}
+	if code, out, _ := runCLI(approve, nil); code != 0 || !strings.Contains(out, "Approved: local-approval-002 by lead") {
+		t.Errorf("approve after revoke: exit %d\n%s", code, out)
+	}
+	if _, out, _ := runCLI(dryRun, nil); !strings.Contains(out, "local approval by lead: authorizing") {
+		t.Errorf("the new approval does not authorize:\n%s", out)
+	}
+	if st := git(t, dir, "status", "--porcelain"); st != "" {
+		t.Errorf("list and revoke dirtied the checkout: %q", st)
+	}
+}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -87,7 +86,7 @@ func listLocks(ctx context.Context, client *hub.Client, e env, now time.Time) er
 				continue // a run's per-issue lock, not an orchestration's
 			}
 			_, msg, err := client.LockRecord(ctx, r.Ref)
-			if errors.Is(err, bot.ErrNotFound) {
+			if errors.Is(err, hub.ErrNotFound) {
 				continue
 			}
 			if err != nil {

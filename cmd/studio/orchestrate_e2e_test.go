@@ -192,12 +192,14 @@ func TestOrchestrationSkipsWhatAFailedDependencyBlocks(t *testing.T) {
 }
 
 // The dry run shows, under each task, the seed's context and codex lines: the files its run
-// requests, and the implementation call on the route its run takes (its workflowId's model).
+// requests, and the implementation call on the route its run takes (its workflowId's model, its
+// runPolicy.modelTier).
 func TestOrchestrationDryRunShowsContextAndCodex(t *testing.T) {
 	t.Parallel()
 	w := orchWorld(t)
 	w.task("Jump", "role: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\nfiles: [design/gdd.md]\n")
 	w.task("Slice plan", "role: producer\nworkflowId: vertical-slice\n")
+	coyote := w.task("Coyote", "role: gameplay-programmer\nwriteFiles: [src/player/coyote.gd]\nrunPolicy: {modelTier: luna, review: false}\n")
 	tracker := w.issue("Sprint", "go")
 	_, payload := w.comment(tracker, sandbox.Writer, "/studio orchestrate --dry-run --max-concurrency 2")
 	if res := w.run("issue_comment", payload, nil); res.code != 0 {
@@ -210,10 +212,26 @@ func TestOrchestrationDryRunShowsContextAndCodex(t *testing.T) {
 		`"--sandbox" "danger-full-access"`,
 		`  codex: codex "exec" "--model" "gpt-5.6-sol" "-c" "model_reasoning_effort=\"high\""`,
 		`"--sandbox" "read-only"`,
+		`  codex: codex "exec" "--model" "gpt-5.6-luna" "-c" "model_reasoning_effort=\"medium\""`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("plan lacks %q:\n%s", want, body)
 		}
+	}
+	// The real run of the task takes the route its dry run showed.
+	w.scriptWith(fakecodex.Script{Calls: []fakecodex.Call{{Edits: []fakecodex.Edit{{Write: "src/player/coyote.gd", Content: "coyote\n"}}, FinalMessage: "Coyote time."}}})
+	_, payload = w.comment(tracker, sandbox.Writer, fmt.Sprintf("/studio orchestrate #%d", coyote))
+	if res := w.run("issue_comment", payload, nil); res.code != 0 {
+		t.Fatalf("orchestrate: exit %d\n%s", res.code, res.stdout)
+	}
+	w.drain(1, nil)
+	invs := w.codex.Invocations()
+	if len(invs) != 1 || !strings.Contains(strings.Join(invs[0].Args, " "), "--model gpt-5.6-luna -c model_reasoning_effort=\"medium\"") {
+		var args [][]string
+		for _, inv := range invs {
+			args = append(args, inv.Args)
+		}
+		t.Errorf("the run's Codex calls: %q; want one on gpt-5.6-luna/medium, as the dry run showed", args)
 	}
 }
 

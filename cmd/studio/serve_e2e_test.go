@@ -10,8 +10,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -94,6 +96,23 @@ func newServeWorld(t *testing.T, ctx context.Context, mode string, noWorkflow bo
 		t.Fatal(err)
 	}
 	s.inst = inst
+	s.start(ctx, transport, extra...)
+	return s
+}
+
+// replica is a second `studio serve` of the same App against the same world (a second replica
+// behind one load balancer): its own address, log and outcomes.
+func (s *serveWorld) replica(ctx context.Context) *serveWorld {
+	s.t.Helper()
+	r := &serveWorld{world: s.world, app: s.app, inst: s.inst, stderr: &lockedBuffer{}, exit: make(chan int, 1), outcomes: map[string]chan string{}}
+	r.start(ctx, nil)
+	return r
+}
+
+// start runs the server on ctx and waits until it serves.
+func (s *serveWorld) start(ctx context.Context, transport http.RoundTripper, extra ...string) {
+	t, w := s.t, s.world
+	t.Helper()
 	vars := map[string]string{
 		"STUDIO_APP_ID":          fmt.Sprint(testAppID),
 		"STUDIO_APP_PRIVATE_KEY": s.app["INPUT_APP-PRIVATE-KEY"],
@@ -141,7 +160,6 @@ func newServeWorld(t *testing.T, ctx context.Context, mode string, noWorkflow bo
 			}
 		}
 	})
-	return s
 }
 
 func (s *serveWorld) outcome(delivery string) chan string {
@@ -616,6 +634,9 @@ func TestServeDispatchesTheImplementationAnApprovalAuthorizes(t *testing.T) {
 	}
 	if sc := s.statusComments(n); len(sc) != 1 || !strings.Contains(strings.ToLower(sc[0].Body), "dry run") {
 		t.Fatalf("the dry run's status comment = %+v", sc)
+	} else if want := fmt.Sprintf("studio run gameplay-programmer --task %d --dry-run", n); !strings.Contains(sc[0].Body, "Prompt preview") || !strings.Contains(sc[0].Body, want) {
+		// The server has no checkout to build the prompt from: it says where the preview is.
+		t.Errorf("the server's dry run does not say where its prompt preview comes from (%q):\n%s", want, sc[0].Body)
 	}
 	if d := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo); len(d) != 0 {
 		t.Fatalf("a dry run was dispatched: %+v", d)
@@ -653,12 +674,25 @@ func TestServeDispatchesTheImplementationAnApprovalAuthorizes(t *testing.T) {
 	}
 
 	_, review := s.approve(pulls[0].Number, reviewer, ghemu.ReviewSpec{})
-	if _, code, outcome := s.deliver("pull_request_review", review); code != http.StatusAccepted || outcome != "queued" {
+	approval, code, outcome := s.deliver("pull_request_review", review)
+	if code != http.StatusAccepted || outcome != "queued" {
 		t.Fatalf("approval: %d %q", code, outcome)
 	}
 	ds := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo)
 	if len(ds) != 2 || ds[1].Inputs["pull"] != strconv.Itoa(pulls[0].Number) || ds[1].Inputs["actor"] != reviewer {
 		t.Fatalf("dispatches after the approval = %+v", ds)
+	}
+	// An approval has no comment to record: the same delivery on another replica (or one that
+	// forgot it) finds it recorded on the task's status comment and dispatches nothing.
+	reviewBody, other := s.installed(review), s.replica(ctx)
+	if code, msg := other.post("pull_request_review", approval, reviewBody, sign(serveSecret, reviewBody)); code != http.StatusAccepted {
+		t.Fatalf("the approval on a replica that never saw it: %d %q", code, msg)
+	}
+	if o := other.await(approval); o != "skipped" {
+		t.Errorf("the approval on a replica that never saw it: %q, want skipped", o)
+	}
+	if got := len(s.Emu.Dispatches(sandbox.Owner, sandbox.Repo)); got != 2 {
+		t.Fatalf("%d dispatches, want still 2", got)
 	}
 	if calls := s.codex.Invocations(); len(calls) != 1 {
 		t.Fatalf("%d Codex calls before the implementation's run, want the plan's 1", len(calls))
@@ -666,6 +700,14 @@ func TestServeDispatchesTheImplementationAnApprovalAuthorizes(t *testing.T) {
 	runDispatched(1, "done")
 	if sc := s.statusComments(n); len(sc) != 1 || !strings.Contains(sc[0].Body, "**done**") {
 		t.Errorf("status comments = %+v, want the one, done", sc)
+	}
+	// The dispatched run rewrote the status comment and kept the record of the approval's delivery.
+	late := s.replica(ctx)
+	if code, msg := late.post("pull_request_review", approval, reviewBody, sign(serveSecret, reviewBody)); code != http.StatusAccepted {
+		t.Fatalf("the approval after the implementation: %d %q", code, msg)
+	}
+	if o := late.await(approval); o == "queued" || o == "error" {
+		t.Errorf("the approval delivered again after the implementation: %q", o)
 	}
 
 	// `/studio revoke` is the server's own: it writes GitHub only, and dispatches nothing.
@@ -735,5 +777,317 @@ func TestServedDispatchesAreTheAppsAndTheirComments(t *testing.T) {
 	}
 	if sc := s.statusComments(n); len(sc) != 0 {
 		t.Errorf("status comments = %+v, want none", sc)
+	}
+}
+
+// A label event has no comment to record as handled: the same `studio:run` delivery sent to two
+// replicas at once, and again later under a new delivery id (a server that forgot the ids it
+// saw), dispatches one run. The server takes the label off (the run's button, as the Action
+// does), so adding it again dispatches again.
+func TestServeDispatchesATriggerLabelOnceAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := newServeWorld(t, ctx, "fast-prototype", false, nil)
+	other := s.replica(ctx)
+	n := s.issue("Make the jump snappier", taskBody, "studio:run")
+	payload, err := s.Emu.WebhookPayload("issues", "labeled", ghemu.EventSpec{Owner: sandbox.Owner, Repo: sandbox.Repo, Number: n, Label: "studio:run", Sender: sandbox.Writer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := s.installed(payload)
+	delivery := newDeliveryID()
+	var wg sync.WaitGroup
+	codes := make([]int, 2)
+	for i, srv := range []*serveWorld{s, other} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i], _ = srv.post("issues", delivery, body, sign(serveSecret, body))
+		}()
+	}
+	wg.Wait()
+	if codes[0] != http.StatusAccepted || codes[1] != http.StatusAccepted {
+		t.Fatalf("the two replicas answered %v, want both 202", codes)
+	}
+	outcomes := []string{s.await(delivery), other.await(delivery)}
+	slices.Sort(outcomes)
+	if !slices.Equal(outcomes, []string{"queued", "skipped"}) {
+		t.Errorf("outcomes = %q, want one queued and one skipped", outcomes)
+	}
+	if _, code, outcome := other.deliver("issues", payload); code != http.StatusAccepted || outcome != "skipped" {
+		t.Errorf("the same label event under a new delivery id: %d %q, want skipped", code, outcome)
+	}
+	if d := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo); len(d) != 1 {
+		t.Fatalf("dispatches = %d, want 1", len(d))
+	}
+	if labels := s.Emu.IssueLabels(sandbox.Owner, sandbox.Repo, n); slices.Contains(labels, "studio:run") {
+		t.Errorf("labels = %q: the trigger label is still on the issue", labels)
+	}
+	if sc := s.statusComments(n); len(sc) != 1 {
+		t.Errorf("status comments = %d, want 1", len(sc))
+	}
+
+	// The writer presses the button again.
+	if err := s.Emu.AddToken("writer-labels-token", sandbox.Writer); err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("%srepos/%s/%s/issues/%d/labels", s.Emu.APIURL(), sandbox.Owner, sandbox.Repo, n), strings.NewReader(`{"labels":["studio:run"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "token writer-labels-token")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("adding the label again: %d", resp.StatusCode)
+	}
+	if _, code, outcome := s.deliver("issues", payload); code != http.StatusAccepted || outcome != "queued" {
+		t.Errorf("the label added again: %d %q, want queued", code, outcome)
+	}
+	if d := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo); len(d) != 2 {
+		t.Errorf("dispatches = %d, want 2 after the label was added again", len(d))
+	}
+}
+
+// What only writes issues, or only dispatches, is the server's own: `/studio workflow
+// create-tasks` and `/studio task create` open their task issues, reading the roles from the
+// default branch through the API, `/studio accept` appends the proposed block, and `/studio orchestrate` dispatches the first task's run
+// itself: no run of the studio workflow is dispatched for the command (no runner minutes).
+func TestServeAnswersTaskCreationAndOrchestrationItself(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := newServeWorld(t, ctx, "fast-prototype", false, nil)
+	parent := s.issue("Vertical slice", "Ship a playable slice.")
+	_, payload := s.comment(parent, sandbox.Writer, "/studio workflow create-tasks vertical-slice")
+	if _, code, outcome := s.deliver("issue_comment", payload); code != http.StatusAccepted || outcome != "done" {
+		t.Fatalf("create-tasks: %d %q", code, outcome)
+	}
+	if d := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo); len(d) != 0 {
+		t.Fatalf("create-tasks was dispatched: %+v", d)
+	}
+	if got := s.Emu.SubIssues(sandbox.Owner, sandbox.Repo, parent); !slices.Equal(got, []int{parent + 1, parent + 2, parent + 3, parent + 4}) {
+		t.Fatalf("sub-issues = %v", got)
+	}
+	if got := s.Emu.IssueLabels(sandbox.Owner, sandbox.Repo, parent+1); !slices.Contains(got, "studio:status/ready") {
+		t.Errorf("#%d labels = %v", parent+1, got)
+	}
+
+	_, payload = s.comment(parent, sandbox.Writer, "/studio task create --role producer Write the credits")
+	if _, code, outcome := s.deliver("issue_comment", payload); code != http.StatusAccepted || outcome != "done" {
+		t.Fatalf("task create: %d %q", code, outcome)
+	}
+	created, err := s.Emu.Issue(sandbox.Owner, sandbox.Repo, parent+5)
+	if err != nil || created.Title != "Write the credits" {
+		t.Fatalf("task create opened %+v (%v)", created, err)
+	}
+	if d := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo); len(d) != 0 {
+		t.Fatalf("task create was dispatched: %+v", d)
+	}
+
+	// `/studio accept` appends the studio's proposal to a plain request's body.
+	plain := s.issue("Make the jump snappier", "The jump feels floaty.")
+	if _, err := s.Emu.AddComment(sandbox.Owner, sandbox.Repo, plain, testAppBot, fmt.Sprintf("<!-- studio:proposal issue=%d -->\nA proposal:\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\n```\n", plain)); err != nil {
+		t.Fatal(err)
+	}
+	_, payload = s.comment(plain, sandbox.Writer, "/studio accept")
+	if _, code, outcome := s.deliver("issue_comment", payload); code != http.StatusAccepted || outcome != "done" {
+		t.Fatalf("accept: %d %q", code, outcome)
+	}
+	if is, _ := s.Emu.Issue(sandbox.Owner, sandbox.Repo, plain); !strings.Contains(is.Body, "writeFiles: [src/player/jump.gd]") {
+		t.Errorf("accept left the body %q", is.Body)
+	}
+	if d := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo); len(d) != 0 {
+		t.Fatalf("accept was dispatched: %+v", d)
+	}
+
+	_, payload = s.comment(parent, sandbox.Writer, fmt.Sprintf("/studio orchestrate #%d #%d #%d #%d", parent+1, parent+2, parent+3, parent+4))
+	if _, code, outcome := s.deliver("issue_comment", payload); code != http.StatusAccepted || outcome == "queued" || outcome == "error" {
+		t.Fatalf("orchestrate: %d %q, want it answered by the server", code, outcome)
+	}
+	ds := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo)
+	if len(ds) != 1 || ds[0].Inputs["task"] != strconv.Itoa(parent+1) || ds[0].Inputs["actor"] != nil {
+		t.Fatalf("dispatches = %+v, want the first task's run, not a served command", ds)
+	}
+	if !strings.Contains(s.Emu.Comments(sandbox.Owner, sandbox.Repo, parent)[len(s.Emu.Comments(sandbox.Owner, sandbox.Repo, parent))-1].Body, "studio:orchestration") {
+		t.Errorf("no tracking comment on #%d", parent)
+	}
+}
+
+// An orchestration the server started runs to its end on the runners: each task's dispatched run
+// (the Action as the App, the bot that wrote the tracking comment) works its task, releases its
+// refs and dispatches the next task, and the tracking comment ends done.
+func TestServeStartsAnOrchestrationTheRunnersFinish(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := newServeWorld(t, ctx, "fast-prototype", false, nil)
+	task := func(title, block string) int {
+		return s.issue(title, title+".\n\n```studio\n"+block+"```\n", "studio:task", "studio:status/ready")
+	}
+	t1 := task("Jump velocity", "role: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\nrunPolicy: {review: false}\n")
+	t2 := task("Double jump", fmt.Sprintf("role: gameplay-programmer\nwriteFiles: [src/player/double.gd]\ndependsOn: [\"#%d\"]\nrunPolicy: {review: false}\n", t1))
+	tracker := s.issue("Sprint 1", "Run the sprint.")
+	s.script(
+		fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "velocity\n"}}, FinalMessage: "#1"},
+		fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/double.gd", Content: "double\n"}}, FinalMessage: "#2"},
+	)
+	_, payload := s.comment(tracker, sandbox.Writer, fmt.Sprintf("/studio orchestrate #%d #%d", t1, t2))
+	if _, code, outcome := s.deliver("issue_comment", payload); code != http.StatusAccepted || outcome == "queued" || outcome == "error" {
+		t.Fatalf("orchestrate: %d %q", code, outcome)
+	}
+	var order []string
+	for done := 0; done < 4; done++ {
+		ds := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo)
+		if done >= len(ds) {
+			break
+		}
+		order = append(order, fmt.Sprint(ds[done].Inputs["task"]))
+		p, err := s.Emu.WorkflowDispatchEvent(sandbox.Owner, sandbox.Repo, ds[done].RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		extra := maps.Clone(s.app)
+		extra["GITHUB_RUN_ID"] = fmt.Sprint(6000 + done)
+		if res := s.run("workflow_dispatch", p, extra); res.code != 0 {
+			t.Fatalf("task run %d: exit %d\n%s\n%s", done, res.code, res.stdout, res.stderr)
+		}
+	}
+	if want := []string{strconv.Itoa(t1), strconv.Itoa(t2)}; !slices.Equal(order, want) {
+		t.Errorf("task runs %v, want %v", order, want)
+	}
+	for _, n := range []int{t1, t2} {
+		if st := s.status(n); st != "done" {
+			t.Errorf("#%d ends %q", n, st)
+		}
+	}
+	var tracking string
+	for _, c := range s.Emu.Comments(sandbox.Owner, sandbox.Repo, tracker) {
+		if c.Author == testAppBot && strings.HasPrefix(c.Body, fmt.Sprintf("<!-- studio:orchestration issue=%d -->", tracker)) {
+			tracking = c.Body
+		}
+	}
+	if !strings.Contains(tracking, "orchestration: **done**") {
+		t.Errorf("the tracking comment does not end done:\n%s", tracking)
+	}
+}
+
+// A delegated child's controls only write GitHub (cancel its run, move labels and refs, advance
+// the parent's orchestration): the server answers `/studio pause` and `/studio continue` itself,
+// and the only dispatch that follows is the orchestration's run of the continued child.
+func TestServeAnswersAChildsControlsItself(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := newServeWorld(t, ctx, "fast-prototype", false, nil)
+	if _, err := s.Emu.CommitFiles(sandbox.Owner, sandbox.Repo, "main", ghemu.CommitSpec{
+		Message: "Add the studio's profile", Files: map[string]string{".codex/profile.json": controlledProfile},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	parent := s.issue("Milestone 1", "Plan the first milestone.\n\n```studio\nrole: producer\n```\n")
+	answer := `{"summary": "Jump first.", "delegate": [{"role": "gameplay-programmer", "objective": "Raise the jump velocity", "writeFiles": ["src/player/jump.gd"], "files": [], "dependsOn": []}]}`
+	s.scriptWith(fakecodex.Script{Reviews: []fakecodex.Call{{FinalMessage: answer}, {FinalMessage: fakecodex.PassingReview}}})
+	_, payload := s.comment(parent, sandbox.Writer, "/studio run")
+	if _, code, outcome := s.deliver("issue_comment", payload); code != http.StatusAccepted || outcome != "queued" {
+		t.Fatalf("run: %d %q", code, outcome)
+	}
+	ds := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo)
+	p, err := s.Emu.WorkflowDispatchEvent(sandbox.Owner, sandbox.Repo, ds[0].RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := s.run("workflow_dispatch", p, s.app); res.code != 0 || res.outputs["status"] != "done" {
+		t.Fatalf("producer's run: exit %d status %q\n%s", res.code, res.outputs["status"], res.stdout)
+	}
+	subs := s.Emu.SubIssues(sandbox.Owner, sandbox.Repo, parent)
+	if len(subs) != 1 || s.status(subs[0]) != "running" {
+		t.Fatalf("children %v", subs)
+	}
+	child := subs[0]
+	ds = s.Emu.Dispatches(sandbox.Owner, sandbox.Repo)
+	if len(ds) != 2 {
+		t.Fatalf("dispatches = %+v, want the producer's and the child's", ds)
+	}
+	childRun := ds[1].RunID
+
+	_, payload = s.comment(child, sandbox.Writer, "/studio pause")
+	if _, code, outcome := s.deliver("issue_comment", payload); code != http.StatusAccepted || outcome != "done" {
+		t.Fatalf("pause: %d %q", code, outcome)
+	}
+	if st := s.status(child); st != "awaiting-approval" {
+		t.Errorf("after pause: %s", st)
+	}
+	if run, err := s.Emu.GetWorkflowRun(sandbox.Owner, sandbox.Repo, childRun); err != nil || !run.Cancelled {
+		t.Errorf("the child's workflow run was not cancelled: %+v %v", run, err)
+	}
+	if got := len(s.Emu.Dispatches(sandbox.Owner, sandbox.Repo)); got != 2 {
+		t.Errorf("%d dispatches after the pause, want still 2", got)
+	}
+
+	_, payload = s.comment(child, sandbox.Writer, "/studio continue")
+	if _, code, outcome := s.deliver("issue_comment", payload); code != http.StatusAccepted || outcome != "done" {
+		t.Fatalf("continue: %d %q", code, outcome)
+	}
+	ds = s.Emu.Dispatches(sandbox.Owner, sandbox.Repo)
+	if len(ds) != 3 || fmt.Sprint(ds[2].Inputs["task"]) != strconv.Itoa(child) || ds[2].Inputs["actor"] != nil || s.status(child) != "running" {
+		t.Errorf("continue did not start the child again through its orchestration: %+v, status %s", ds, s.status(child))
+	}
+}
+
+// A role label stays on the issue (it is the task's role), so it is not claimed as studio:run
+// is: the server records the delivery on the task's status comment instead. The same delivery
+// to two replicas at once, and later to a third that never saw it, dispatches one run.
+func TestServeDispatchesARoleLabelDeliveryOnce(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := newServeWorld(t, ctx, "fast-prototype", false, nil)
+	other := s.replica(ctx)
+	const label = "studio:role/gameplay-programmer"
+	n := s.issue("Make the jump snappier", "Make the jump feel snappier.\n\n```studio\nwriteFiles: [src/player/jump.gd]\n```\n", label)
+	payload, err := s.Emu.WebhookPayload("issues", "labeled", ghemu.EventSpec{Owner: sandbox.Owner, Repo: sandbox.Repo, Number: n, Label: label, Sender: sandbox.Writer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := s.installed(payload)
+	delivery := newDeliveryID()
+	var wg sync.WaitGroup
+	for _, srv := range []*serveWorld{s, other} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if code, msg := srv.post("issues", delivery, body, sign(serveSecret, body)); code != http.StatusAccepted {
+				t.Errorf("a replica answered %d %q", code, msg)
+			}
+		}()
+	}
+	wg.Wait()
+	outcomes := []string{s.await(delivery), other.await(delivery)}
+	slices.Sort(outcomes)
+	if !slices.Equal(outcomes, []string{"queued", "skipped"}) {
+		t.Errorf("outcomes = %q, want one queued and one skipped", outcomes)
+	}
+	third := s.replica(ctx)
+	if code, msg := third.post("issues", delivery, body, sign(serveSecret, body)); code != http.StatusAccepted {
+		t.Fatalf("a replica that never saw the delivery: %d %q", code, msg)
+	}
+	if o := third.await(delivery); o != "skipped" {
+		t.Errorf("the delivery on a replica that never saw it: %q, want skipped", o)
+	}
+	ds := s.Emu.Dispatches(sandbox.Owner, sandbox.Repo)
+	if len(ds) != 1 || ds[0].Inputs["command"] != "/studio run" {
+		t.Fatalf("dispatches = %+v, want 1", ds)
+	}
+	// The label is the task's role: it stays.
+	if labels := s.Emu.IssueLabels(sandbox.Owner, sandbox.Repo, n); !slices.Contains(labels, label) {
+		t.Errorf("labels = %q", labels)
+	}
+	if sc := s.statusComments(n); len(sc) != 1 || !strings.Contains(sc[0].Body, "<!-- studio:deliveries "+delivery+" -->") {
+		t.Errorf("status comments = %+v, want one recording the delivery", sc)
 	}
 }

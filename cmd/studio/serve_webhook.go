@@ -232,12 +232,12 @@ func (s *webhookServer) handle(log *slog.Logger, delivery, event string, arrived
 	}
 	b := bot.New(bot.Deps{GitHub: client, Log: &lineWriter{log: log, red: s.red}, Redactor: s.red}, bot.Settings{
 		BotLogin: s.apps.BotLogin(), RunID: serveRunID, DispatchWorkflow: s.cfg.dispatchWorkflow,
-		Serve:        &bot.ServeMode{ServerURL: s.cfg.serverURL, Owner: owner, Repo: repo, Slot: s.writeSlot},
+		Serve:        &bot.ServeMode{ServerURL: s.cfg.serverURL, Owner: owner, Repo: repo, Slot: s.writeSlot, Delivery: delivery},
 		LockSettings: serveLocks,
 	})
 	out, err := b.Handle(ctx, tr)
 	if err != nil {
-		outcome("error", "err", s.red.Redact(bot.Explain(err)))
+		outcome("error", "err", s.red.Redact(hub.Explain(err)))
 		return
 	}
 	status := out.Status

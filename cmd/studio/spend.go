@@ -79,7 +79,7 @@ func runSpend(ctx context.Context, e env, f spendFlags, now time.Time) error {
 	}
 	recs, err := bot.ReadLedger(ctx, reader, month)
 	if err != nil {
-		return failf("%s", bot.Explain(err))
+		return failf("%s", hub.Explain(err))
 	}
 	if len(recs) == 0 {
 		fmt.Fprintf(e.stdout, "No spend recorded for %s (%s has no runs).\n", month.Format("2006-01"), spend.Ref(month))

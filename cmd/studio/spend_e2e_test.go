@@ -344,3 +344,77 @@ func TestTwoRealRunsAppendToTheLedgerAtOnce(t *testing.T) {
 		t.Errorf("tip totals: %d runs, $%v; want 2 runs, $0.045", tip.Runs, tip.MonthUSD)
 	}
 }
+
+// Two runs start at the same moment with $0.10 left under the daily cap, each with a max-cost of
+// $0.50: the cap check and the run's hold are one swap on the ledger, so at most one starts; the
+// other is refused, naming what the run in progress holds. The run's entry settles its hold, so
+// nothing stays held after it.
+func TestTwoRunsNearTheCapStartOneAtATime(t *testing.T) {
+	t.Parallel()
+	bin := codextest.Bin(t)
+	turn := fakemodel.Turn{Items: []fakemodel.Item{fakemodel.Message("Status: on track.")}, Usage: &fakemodel.Usage{InputTokens: 10_000, OutputTokens: 1000}, Model: "gpt-5.5"}
+	model, err := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{turn, turn}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+	first := newWorld(t, nil)
+	other, err := first.SecondRunner(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := &world{World: other, t: t, codex: first.codex}
+	gh, err := hub.NewClient(nil, first.Emu.APIURL(), first.Token, sandbox.Owner, sandbox.Repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := bot.AppendSpend(ctx, gh, spend.Entry{Run: "earlier", At: time.Now().UTC(), Cost: func(v float64) *float64 { return &v }(0.9)}); err != nil {
+		t.Fatal(err)
+	}
+	var payloads [2][]byte
+	var issues [2]int
+	for i := range payloads {
+		issues[i] = first.issue(fmt.Sprintf("Report %d", i+1), "Where are we?\n\n```studio\nrole: producer\n```\n")
+		_, payloads[i] = first.comment(issues[i], sandbox.Writer, "/studio run")
+	}
+	var wg sync.WaitGroup
+	var results [2]result
+	start := make(chan struct{})
+	for i, w := range []*world{first, second} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			results[i] = w.run("issue_comment", payloads[i], map[string]string{
+				"INPUT_CODEX-PATH": bin, "INPUT_OPENAI-BASE-URL": model.URL, "INPUT_MODEL": "gpt-5.5", "GITHUB_RUN_ID": strconv.Itoa(6001 + i),
+				"INPUT_MAX-COST-PER-DAY": "1.00", "INPUT_MAX-COST": "0.50"})
+		}()
+	}
+	close(start)
+	wg.Wait()
+	statuses := map[string]int{}
+	for i, res := range results {
+		statuses[res.outputs["status"]]++
+		if res.outputs["status"] == "refused" {
+			comments := first.botComments(issues[i])
+			reply := comments[len(comments)-1].Body
+			if want := "spent $0.90 today and runs in progress hold $0.50 more; its cap (max-cost-per-day) is $1.00"; !strings.Contains(reply, want) {
+				t.Errorf("the refusal lacks %q:\n%s", want, reply)
+			}
+		}
+	}
+	if statuses["done"] != 1 || statuses["refused"] != 1 {
+		t.Fatalf("statuses %v, want one done and one refused: both passed the cap check at once\n%s\n%s", statuses, results[0].stdout, results[1].stdout)
+	}
+	if n := len(model.Requests()); n != 1 {
+		t.Errorf("%d model requests, want the one run's 1", n)
+	}
+	tip, err := bot.LedgerTip(ctx, gh, time.Now())
+	if err != nil || tip == nil {
+		t.Fatalf("tip = %+v, %v", tip, err)
+	}
+	if !tip.IsRun() || len(tip.Holds) != 0 || tip.Runs != 2 || tip.DayUSD != 0.9225 {
+		t.Errorf("tip after the run: %+v; want its entry, no hold open, 2 runs, $0.9225", tip)
+	}
+}

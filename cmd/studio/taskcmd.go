@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/codex-studio/studio-action/bot"
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 )
@@ -97,7 +98,7 @@ func runTaskCreate(ctx context.Context, e env, f taskCreateFlags, title string, 
 		if errors.As(err, &refusal) {
 			return failf("%s", refusal.Msg)
 		}
-		return failf("%s", bot.Explain(err))
+		return failf("%s", hub.Explain(err))
 	}
 	fmt.Fprintf(e.stdout, "#%d %s\n", res.issue.Number, res.issue.URL)
 	if len(res.task.WriteFiles) == 0 && res.writes {
@@ -109,7 +110,7 @@ func runTaskCreate(ctx context.Context, e env, f taskCreateFlags, title string, 
 // createdTask is a task createTaskOn opened: its issue, the task as created, and whether its
 // role changes files.
 type createdTask struct {
-	issue  bot.Issue
+	issue  hub.Issue
 	task   policy.NewTask
 	writes bool
 }
@@ -119,8 +120,8 @@ type createdTask struct {
 type taskRepo interface {
 	DefaultBranch(ctx context.Context) (string, error)
 	FileAtRef(ctx context.Context, path, ref string) ([]byte, error)
-	Issue(ctx context.Context, number int) (bot.Issue, error)
-	CreateIssue(ctx context.Context, is bot.NewIssue) (bot.Issue, error)
+	Issue(ctx context.Context, number int) (hub.Issue, error)
+	CreateIssue(ctx context.Context, is hub.NewIssue) (hub.Issue, error)
 }
 
 // createTaskOn creates one task in the repository gh serves, with the default branch's studio

@@ -206,15 +206,11 @@ func rosterChecks(cfg policy.StudioConfig, custom prompts.Customization) []check
 	} else if len(cfg.ActiveRoles) > 0 {
 		checks = append(checks, check{"PASS", "codex.project.activeRoles", fmt.Sprintf("%d active roles", len(cfg.ActiveRoles)), policy.StudioConfigPath})
 	}
-	var raw struct {
-		Workflows []string `json:"workflows"`
-	}
-	_ = json.Unmarshal(cfg.Raw, &raw) // ParseStudioConfig read the same bytes
 	isWorkflow := func(id string) bool { _, ok := prompts.FindWorkflow(custom, id); return ok }
-	if bad := unknown(raw.Workflows, isWorkflow); len(bad) > 0 {
+	if bad := unknown(cfg.Workflows, isWorkflow); len(bad) > 0 {
 		checks = append(checks, check{"FAIL", "codex.project.workflows", "not workflows: " + strings.Join(bad, ", "), policy.StudioConfigPath})
-	} else if len(raw.Workflows) > 0 {
-		checks = append(checks, check{"PASS", "codex.project.workflows", fmt.Sprintf("%d workflows", len(raw.Workflows)), policy.StudioConfigPath})
+	} else if len(cfg.Workflows) > 0 {
+		checks = append(checks, check{"PASS", "codex.project.workflows", fmt.Sprintf("%d workflows", len(cfg.Workflows)), policy.StudioConfigPath})
 	}
 	return checks
 }

@@ -34,6 +34,8 @@ type Entry struct {
 	Cost *float64 `json:"cost"`
 	// PricedUSD is the priced part of a run whose Cost is nil.
 	PricedUSD float64 `json:"pricedUsd,omitempty"`
+	// Hold is the id of the run's hold (hold.go) this record opens, settles or releases.
+	Hold string `json:"hold,omitempty"`
 }
 
 // usd is what the entry adds to the totals.
@@ -52,14 +54,22 @@ type Record struct {
 	MonthUSD float64 `json:"monthUsd"`
 	Runs     int     `json:"runs"`               // runs this month, this one included
 	Unpriced int     `json:"unpriced,omitempty"` // runs this month with a model that had no price
-	Version  int     `json:"v"`
+	// Kind is "" for a run's entry, KindHold or KindRelease for a hold's records, which change
+	// no total.
+	Kind string `json:"kind,omitempty"`
+	// Holds are the holds open after this record.
+	Holds   []Hold `json:"holds,omitempty"`
+	Version int    `json:"v"`
 }
+
+// IsRun reports whether r is a run's entry (not a hold's record).
+func (r Record) IsRun() bool { return r.Kind == "" }
 
 // Next is the record e makes on a ledger whose tip is prev (nil: the month's first run). A
 // tip of another month (a clock at the boundary) starts the totals afresh.
 func Next(prev *Record, e Entry) Record {
 	e.At = e.At.UTC()
-	r := Record{Entry: e, Day: e.At.Format("2006-01-02"), Version: 1}
+	r := Record{Entry: e, Day: e.At.Format("2006-01-02"), Version: 1, Holds: live(prev, e.At, e.Hold)}
 	if prev != nil && strings.HasPrefix(prev.Day, e.At.Format("2006-01")) {
 		r.MonthUSD, r.Runs, r.Unpriced = prev.MonthUSD, prev.Runs, prev.Unpriced
 		if prev.Day == r.Day {
@@ -96,6 +106,9 @@ const messageHead = "studio spend: "
 // Message is the commit message of r: a line people read in `git log`, then the record.
 func Message(r Record) string {
 	data, _ := json.Marshal(r)
+	if !r.IsRun() {
+		return holdMessage(r) + "\n\n" + string(data) + "\n"
+	}
 	cost := "no price known"
 	if r.Cost != nil {
 		cost = USD(*r.Cost)
@@ -141,21 +154,27 @@ type CapRefusal struct {
 	Period string  // "today" or "this month"
 	Spent  float64 // so far
 	Cap    float64
-	Input  string // the input that sets it
+	Input  string  // the input that sets it
+	Held   float64 // reserved by runs in progress (hold.go)
 }
 
 func (e *CapRefusal) Error() string {
+	if e.Held > 0 {
+		return fmt.Sprintf("budget reached: this repository spent %s %s and runs in progress hold %s more; its cap (%s) is %s. No new run starts until they end (a run holds its max-cost, else all that is left) or %s, or raise %s",
+			USD(e.Spent), e.Period, USD(e.Held), e.Input, USD(e.Cap), map[string]string{"today": "tomorrow (UTC)", "this month": "next month"}[e.Period], e.Input)
+	}
 	return fmt.Sprintf("budget reached: this repository spent %s %s and its cap (%s) is %s; no new run starts until %s, or raise %s",
 		USD(e.Spent), e.Period, e.Input, USD(e.Cap), map[string]string{"today": "tomorrow (UTC)", "this month": "next month"}[e.Period], e.Input)
 }
 
-// CheckCaps refuses a new run once the day's or the month's spend reached its cap.
-func CheckCaps(c Caps, day, month float64) *CapRefusal {
-	if c.PerDay > 0 && day >= c.PerDay {
-		return &CapRefusal{Period: "today", Spent: day, Cap: c.PerDay, Input: "max-cost-per-day"}
+// CheckCaps refuses a new run once the day's or the month's spend, with what runs in progress
+// hold, reached its cap.
+func CheckCaps(c Caps, day, month, held float64) *CapRefusal {
+	if c.PerDay > 0 && Round(day+held) >= c.PerDay {
+		return &CapRefusal{Period: "today", Spent: day, Cap: c.PerDay, Input: "max-cost-per-day", Held: held}
 	}
-	if c.PerMonth > 0 && month >= c.PerMonth {
-		return &CapRefusal{Period: "this month", Spent: month, Cap: c.PerMonth, Input: "max-cost-per-month"}
+	if c.PerMonth > 0 && Round(month+held) >= c.PerMonth {
+		return &CapRefusal{Period: "this month", Spent: month, Cap: c.PerMonth, Input: "max-cost-per-month", Held: held}
 	}
 	return nil
 }
@@ -209,6 +228,9 @@ func Summarize(records []Record) Summary {
 		}
 	}
 	for _, r := range records {
+		if !r.IsRun() {
+			continue
+		}
 		add(days, r.Day, r.Entry)
 		add(roles, orNone(r.Role), r.Entry)
 		issue := "(none)"

@@ -107,14 +107,14 @@ func TestLedgerTotalsAndCaps(t *testing.T) {
 	if d, m := SoFar(tip, day2.AddDate(0, 1, 0)); d != 0 || m != 0 {
 		t.Errorf("a new month starts at zero: %v %v", d, m)
 	}
-	ref := CheckCaps(Caps{PerDay: 1}, day, month)
+	ref := CheckCaps(Caps{PerDay: 1}, day, month, 0)
 	if ref == nil || !strings.Contains(ref.Error(), "spent $1.00 today") || !strings.Contains(ref.Error(), "(max-cost-per-day) is $1.00") {
 		t.Errorf("daily cap: %v", ref)
 	}
-	if ref := CheckCaps(Caps{PerDay: 5, PerMonth: 1.5}, day, month); ref == nil || ref.Period != "this month" {
+	if ref := CheckCaps(Caps{PerDay: 5, PerMonth: 1.5}, day, month, 0); ref == nil || ref.Period != "this month" {
 		t.Errorf("monthly cap: %v", ref)
 	}
-	if ref := CheckCaps(Caps{PerDay: 5, PerMonth: 5}, day, month); ref != nil {
+	if ref := CheckCaps(Caps{PerDay: 5, PerMonth: 5}, day, month, 0); ref != nil {
 		t.Errorf("under the caps: %v", ref)
 	}
 	if w := CapWarning(Caps{PerDay: 1.2, PerMonth: 10}, day, month); !strings.Contains(w, "spent $1.00 today of max-cost-per-day $1.20 before this run") || strings.Contains(w, "this month") {
@@ -167,3 +167,43 @@ func TestSummarizeByDayRoleIssue(t *testing.T) {
 }
 
 func ptr(v float64) *float64 { return &v }
+
+// A hold counts against the caps from the record that opens it until its run's entry settles it,
+// a release closes it, or HoldFor passes; it changes no total and is no run in the summary.
+func TestHoldsCountAgainstTheCaps(t *testing.T) {
+	at := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	caps := Caps{PerDay: 1}
+	tip := Next(nil, Entry{Run: "1", At: at, Cost: ptr(0.9)})
+	day, month := SoFar(&tip, at)
+	if ref := CheckCaps(caps, day, month, Held(&tip, at)); ref != nil {
+		t.Fatalf("under the cap: %v", ref)
+	}
+	held := Reserve(&tip, Hold{ID: "h2", Run: "2", USD: 0.5, Until: at.Add(HoldFor)}, at)
+	back, err := ParseMessage(Message(held))
+	if err != nil || !strings.Contains(Message(held), "studio spend: hold for run 2: $0.50 until ") {
+		t.Fatalf("hold round trip: %v\n%s", err, Message(held))
+	}
+	if back.DayUSD != 0.9 || back.Runs != 1 || Held(&back, at) != 0.5 {
+		t.Errorf("the hold changed the totals: %+v", back)
+	}
+	ref := CheckCaps(caps, 0.9, 0.9, Held(&back, at))
+	if ref == nil || !strings.Contains(ref.Error(), "spent $0.90 today and runs in progress hold $0.50 more; its cap (max-cost-per-day) is $1.00") {
+		t.Errorf("a second run passes while the first holds: %v", ref)
+	}
+	if Held(&back, at.Add(HoldFor)) != 0 {
+		t.Error("a dead run's hold counts forever")
+	}
+	settled := Next(&back, Entry{Run: "2", At: at.Add(time.Minute), Cost: ptr(0.05), Hold: "h2"})
+	if settled.DayUSD != 0.95 || len(settled.Holds) != 0 || settled.Runs != 2 {
+		t.Errorf("settled = %+v", settled)
+	}
+	other := Reserve(&back, Hold{ID: "h3", Run: "3", USD: 0.01, Until: at.Add(HoldFor)}, at)
+	released := Release(&other, "h2", "2", at.Add(time.Minute))
+	if len(released.Holds) != 1 || released.Holds[0].ID != "h3" || released.DayUSD != 0.9 {
+		t.Errorf("released = %+v", released)
+	}
+	s := Summarize([]Record{tip, held, settled})
+	if s.Total.Runs != 2 || s.Total.USD != 0.95 {
+		t.Errorf("the summary counts holds: %+v", s.Total)
+	}
+}
