@@ -112,12 +112,13 @@ func TestProxyRefuses(t *testing.T) {
 }
 
 func TestProxyUpstreamDown(t *testing.T) {
-	srv, err := fakemodel.Start(fakemodel.Script{})
+	// A reserved port, not a closed server's: another listener could take that one and answer.
+	closed, err := fakemodel.ReserveClosedPort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	down := srv.URL
-	srv.Close()
+	defer closed.Close()
+	down := closed.URL
 	p := startProxy(t, down)
 	status, body := do(t, http.MethodPost, p.BaseURL()+"/responses", "Bearer "+p.ClientKey(), "{}")
 	want := "model proxy: the model API at " + down + " is unreachable: dial tcp "

@@ -634,12 +634,14 @@ func TestRealRefusedModelEndsTheRunAtOnce(t *testing.T) {
 // turns both into an answer Codex reports (and retries a bounded number of times), so the run
 // ends as error within the bound instead of after timeout-minutes, naming the endpoint.
 func TestRealUnreachableEndpointEndsTheRunAtOnce(t *testing.T) {
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	// Reserved, not a closed listener's port: the rigs' servers listen on 127.0.0.1:0 and one of
+	// them (or another process's) could take a freed port and answer.
+	closed, err := fakemodel.ReserveClosedPort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	closedURL := "http://" + closed.Addr().String() + "/v1"
-	closed.Close()
+	defer closed.Close()
+	closedURL := closed.URL
 	silent, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -665,7 +667,7 @@ func TestRealUnreachableEndpointEndsTheRunAtOnce(t *testing.T) {
 		name, upstream, want string
 		status               int
 	}{
-		{"closed port", closedURL, "model proxy: the model API at " + closedURL + " is unreachable: dial tcp " + closed.Addr().String() + ": connect: connection refused", 502},
+		{"closed port", closedURL, "model proxy: the model API at " + closedURL + " is unreachable: dial tcp " + closed.Addr + ": connect: connection refused", 502},
 		{"silent endpoint", silentURL, "model proxy: the model API at " + silentURL + " sent no response within 500ms", 504},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

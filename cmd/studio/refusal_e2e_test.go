@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -20,12 +19,14 @@ import (
 func TestRefusedModelCallFailsTheStepAndSaysWhatToChange(t *testing.T) {
 	t.Parallel()
 	bin := codextest.Bin(t)
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	// Reserved, not a closed listener's port: the parallel tests' servers listen on 127.0.0.1:0
+	// and one of them could take a freed port and answer.
+	closed, err := fakemodel.ReserveClosedPort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	closedURL := "http://" + closed.Addr().String() + "/v1"
-	closed.Close()
+	defer closed.Close()
+	closedURL := closed.URL
 	for _, tc := range []struct {
 		name    string
 		refusal *fakemodel.Refusal // nil: the base URL is a closed port
@@ -40,7 +41,7 @@ func TestRefusedModelCallFailsTheStepAndSaysWhatToChange(t *testing.T) {
 		{"model the account cannot use", ptr(fakemodel.ModelNotFound("gpt-5.5")), map[string]string{"INPUT_MODEL": "gpt-5.5"}, "**The model API refused the call**",
 			"The model `gpt-5.5` does not exist or you do not have access to it.", "set the `model` input to a model the account can use"},
 		{"closed port", nil, map[string]string{"INPUT_OPENAI-BASE-URL": closedURL}, "**The model API did not answer**",
-			"model proxy: the model API at " + closedURL + " is unreachable: dial tcp " + closed.Addr().String() + ": connect: connection refused", "check the `openai-base-url` input"},
+			"model proxy: the model API at " + closedURL + " is unreachable: dial tcp " + closed.Addr + ": connect: connection refused", "check the `openai-base-url` input"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			model, err := fakemodel.Start(fakemodel.Script{Refuse: tc.refusal})
