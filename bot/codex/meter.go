@@ -34,6 +34,11 @@ func (p *Proxy) admit(w http.ResponseWriter, r *http.Request, callModel string) 
 		http.Error(w, "model proxy: the request body could not be read (or is over 64 MiB)", http.StatusRequestEntityTooLarge)
 		return nil, false
 	}
+	// The upstream gets the body the proxy holds, never the server's: the transport reads a body's
+	// end once more after copying Content-Length bytes, and on a loaded machine that read can come
+	// after the answer has started, when net/http's server has already closed the request body.
+	// The read then fails and the transport closes the upstream connection under the stream
+	// (Codex: "stream disconnected before completion"; TestProxyStreamSurvivesALateReadOfTheRequestBodyEnd).
 	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 	var head struct {
 		Model      string `json:"model"`

@@ -174,6 +174,9 @@ func (p *Proxy) guard(next http.Handler) http.Handler {
 			return
 		}
 		if r.Method != http.MethodPost {
+			// Listing models takes no body, so none is forwarded: never the server's own request
+			// body, which the transport may read to its end after the answer has started (see admit).
+			r.Body, r.ContentLength, r.TransferEncoding = http.NoBody, 0, nil
 			next.ServeHTTP(w, r)
 			return
 		}
