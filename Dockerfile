@@ -34,3 +34,6 @@ WORKDIR /home/studio
 # `studio serve` listens here (--listen; docs/serve.md). It runs no agent: this user is enough.
 EXPOSE 8080
 ENTRYPOINT ["/usr/local/bin/studio"]
+# With no arguments the image is the App server; any command given replaces it (`docker run
+# image demo`, `docker run --user 0 image action`).
+CMD ["serve"]
