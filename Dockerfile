@@ -1,6 +1,6 @@
 # The studio in a container, for people who run the CLI (`studio demo`, `doctor`, `run
 # --print-prompt`), the bot outside the composite action (action.yml, docs/install.md), or the
-# GitHub App server (`docker run -p 8080:8080 -e STUDIO_APP_ID ... studio serve`, docs/serve.md):
+# GitHub App server (its default command: `docker run -p 8080:8080 -e STUDIO_APP_ID ... studio`, docs/serve.md):
 # a static binary with git and the pinned Codex CLI.
 #
 # Base images are pinned by version tag: their digests could not be resolved from the offline
@@ -34,3 +34,6 @@ WORKDIR /home/studio
 # `studio serve` listens here (--listen; docs/serve.md). It runs no agent: this user is enough.
 EXPOSE 8080
 ENTRYPOINT ["/usr/local/bin/studio"]
+# With no arguments the image is the App server; any command given replaces it (`docker run
+# image demo`, `docker run --user 0 image action`).
+CMD ["serve"]

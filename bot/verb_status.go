@@ -29,7 +29,11 @@ func statusReplyMarker(commentID int64) string {
 	return fmt.Sprintf("<!-- studio:status-reply comment=%d -->", commentID)
 }
 
-var tokensLine = regexp.MustCompile(`(?m)^Tokens: [^\n]+$`)
+// tokensLine and costLine find the run's usage and its cost (usage.go) on the status comment.
+var (
+	tokensLine = regexp.MustCompile(`(?m)^Tokens: [^\n]+$`)
+	costLine   = regexp.MustCompile(`(?m)^Cost: [^\n]+$`)
+)
 
 func (b *eventBot) status(ctx context.Context, tr Trigger, cmd Command) (Outcome, error) {
 	out := Outcome{RunID: b.RunID, Status: "done"}
@@ -131,6 +135,9 @@ func (b *eventBot) statusRunLines(comments []hub.Comment, issue int) []string {
 	lines = append(lines, statusLastRun(last, sc.UpdatedAt))
 	if t := tokensLine.FindString(sc.Body); t != "" {
 		lines = append(lines, "- "+t)
+	}
+	if c := costLine.FindString(sc.Body); c != "" {
+		lines = append(lines, "- "+c)
 	}
 	for _, h := range parseHistory(sc.Body) {
 		lines = append(lines, statusEarlier(h))

@@ -30,7 +30,7 @@ func TestStatusVerbShowsTaskLockAndRuns(t *testing.T) {
 	tr := w.comment(n, hReader, "/studio status")
 	w.mustHandle(tr, "done")
 	last := w.replies(n)[len(w.replies(n))-1]
-	hasAll(t, "status after a run", last, "status `done`", "- Lock: free", "- Last run: ", "`done`", "- Tokens: ")
+	hasAll(t, "status after a run", last, "status `done`", "- Lock: free", "- Last run: ", "`done`", "- Tokens: ", "- Cost: ")
 	// On the task's pull request it shows the task, answered on the pull request.
 	pr := w.pulls()[0].Number
 	w.mustHandle(w.comment(pr, hReader, "/studio status"), "done")

@@ -459,7 +459,7 @@ func TestServeRejectsUnsignedDeliveries(t *testing.T) {
 	}
 }
 
-// GitHub re-delivers on a timeout and on request: the same X-GitHub-Delivery is answered as done
+// A delivery redelivered (from the App's settings or its API) keeps its X-GitHub-Delivery: it is answered as done
 // and changes nothing, and the same comment under a new delivery id (a server restarted since,
 // which forgot the ids it saw) is found handled on the status comment: one reaction, one dispatch.
 func TestServeTreatsARedeliveryAsDone(t *testing.T) {
@@ -580,8 +580,8 @@ func (g gatedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// Bounded concurrency: with every slot taken, a delivery is answered 503 (GitHub delivers it
-// again) and not remembered, so its re-delivery is taken once a slot is free.
+// Bounded concurrency: with every slot taken, a delivery is answered 503 and not remembered, so
+// its redelivery (from the App's settings or its API) is taken once a slot is free.
 func TestServeAnswers503WhenEverySlotIsTaken(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -42,7 +42,8 @@ type webhookServer struct {
 	// past their reaction (bot.ServeMode.Slot).
 	slots   chan struct{}
 	writing chan struct{}
-	// seen are the delivery ids accepted lately (GitHub re-delivers on a timeout and on request).
+	// seen are the delivery ids accepted lately (a delivery redelivered from the App's settings or
+	// its API keeps its id).
 	seen *lru.Cache[string, struct{}]
 	// installs remembers the installation of a repository whose deliveries name none.
 	installs *lru.Cache[string, int64]
@@ -109,7 +110,11 @@ func (s *webhookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	log := s.log.With("delivery", delivery, "event", event)
 	answer := func(code int, outcome, msg string) {
 		s.m.deliveries.WithLabelValues(metricEvent(event), outcome).Inc()
-		log.Info("delivery", "outcome", outcome, "status", code, "detail", s.red.Redact(msg))
+		level := slog.LevelInfo
+		if code == http.StatusServiceUnavailable {
+			level = slog.LevelWarn // turned away: someone has to redeliver it (docs/serve.md)
+		}
+		log.Log(r.Context(), level, "delivery", "outcome", outcome, "status", code, "detail", s.red.Redact(msg))
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(code)
 		io.WriteString(w, msg+"\n")
@@ -168,7 +173,9 @@ func (s *webhookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	select {
 	case s.slots <- struct{}{}:
 	default:
-		// Backpressure: GitHub re-delivers, rather than the server piling up goroutines.
+		// Backpressure rather than unbounded goroutines. GitHub does not redeliver a failed delivery
+		// on its own: the 503 is logged with its delivery id and counted (outcome "busy") for an
+		// operator to redeliver (docs/serve.md).
 		answer(http.StatusServiceUnavailable, "busy", fmt.Sprintf("%d deliveries are in flight; deliver again", s.cfg.maxInFlight))
 		return
 	}
