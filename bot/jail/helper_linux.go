@@ -67,6 +67,8 @@ type helperSpec struct {
 	GitMode  uint32 `json:"gitMode"`
 	NProc    uint64 `json:"nproc"`
 	Hostname string `json:"hostname"`
+	// Egress, when set, means the call has a network namespace of its own (fdEgress).
+	Egress *egressSpec `json:"egress,omitempty"`
 }
 
 // helperReport is what the init tells the studio once the call ended (or could not start).
@@ -99,7 +101,7 @@ func sandboxInit() int {
 		send()
 		return 125
 	}
-	for fd := fdSpec; fd <= fdReport; fd++ {
+	for fd := fdSpec; fd <= fdEgress; fd++ {
 		syscall.CloseOnExec(fd)
 	}
 	data, err := io.ReadAll(io.LimitReader(os.NewFile(fdSpec, "spec"), 4<<20))
@@ -127,6 +129,11 @@ func sandboxInit() int {
 	}
 	if spec.Hostname != "" {
 		_ = unix.Sethostname([]byte(spec.Hostname))
+	}
+	if spec.Egress != nil {
+		if err := startNetwork(spec.Egress); err != nil {
+			return fail("setup", err)
+		}
 	}
 	_ = unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{})
 	if spec.NProc > 0 {

@@ -118,6 +118,7 @@ const (
 	LayerNoNewPriv = "no_new_privs"
 	LayerRlimits   = "resource limits"
 	LayerLifeline  = "dies with the studio"
+	LayerNetwork   = "network namespace (only the studio's egress proxy)"
 )
 
 // Spec is what one confined process may reach.
@@ -133,7 +134,29 @@ type Spec struct {
 	// package, tool directories): the sandbox binds each read-only where the host's private
 	// places would hide it; the uid jail makes its ancestors traversable.
 	Reach []string
+	// Network, when set, gives a sandboxed call a network namespace of its own whose only way
+	// out is the egress proxy listening on Network.Socket; nil leaves the host's network (the
+	// uid jail always does: it cannot make a namespace).
+	Network *Network
 }
+
+// Network is a sandboxed call's way out: inside its network namespace there is only loopback,
+// where the call's init listens on EgressAddr (the proxy the call's HTTP(S)_PROXY names, and the
+// model route) and on each Forward address, and hands every connection to the egress proxy's
+// unix socket outside with a line naming the process that opened it.
+type Network struct {
+	// Socket is the egress proxy's unix socket on the host, in a folder only the studio reads.
+	Socket string
+	// Forward lists loopback address:port pairs (mirrors on the runner) that the call reaches at
+	// the same address, each connection a tunnel the proxy decides on.
+	Forward []string
+}
+
+// EgressPort is where a sandboxed call with a Network finds the egress proxy on its own loopback.
+const EgressPort = 3128
+
+// EgressAddr is EgressPort on the call's IPv4 loopback.
+var EgressAddr = "127.0.0.1:" + strconv.Itoa(EgressPort)
 
 // SetupError is a sandbox that could not start the call's program; the caller reports it as a
 // start failure.

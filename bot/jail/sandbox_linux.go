@@ -267,6 +267,14 @@ func (s *sandbox) Command(ctx context.Context, cmd *exec.Cmd, spec Spec) (Call, 
 		Path: cmd.Path, Args: cmd.Args, Env: setEnv(cmd.Env, "TMPDIR", "/tmp"), Dir: dir,
 		UID: s.id.uid, GID: s.id.gid, Mounts: ops, GitMode: uint32(call.gitMode.Perm()), NProc: nproc, Hostname: "studio-sandbox",
 	}
+	var egressFile *os.File
+	if spec.Network != nil {
+		var err error
+		if egressFile, err = openEgress(spec.Network.Socket); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		hs.Egress = &egressSpec{Forward: spec.Network.Forward}
+	}
 	specFile, err := memFile("studio-sandbox-spec", hs)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -293,6 +301,12 @@ func (s *sandbox) Command(ctx context.Context, cmd *exec.Cmd, spec Spec) (Call, 
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		Setpgid:    true,
 		Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS,
+	}
+	if egressFile != nil {
+		// fdEgress: the call's only way out, in a network namespace of its own.
+		call.files = append(call.files, egressFile)
+		cmd.ExtraFiles = append(cmd.ExtraFiles, egressFile)
+		cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWNET
 	}
 	s.mu.Lock()
 	s.live++
