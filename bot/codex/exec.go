@@ -93,6 +93,9 @@ const providerID = "studio"
 type ArgOptions struct {
 	LastMessagePath string
 	Provider        *Provider
+	// ShellEnv are variables set in every command the agent runs (the egress proxy's), which
+	// the core inheritance would drop.
+	ShellEnv [][2]string
 }
 
 // secretEnvPatterns keeps credentials out of commands the agent runs even if one slipped into the
@@ -144,6 +147,13 @@ func Args(req Request, o ArgOptions) []string {
 		"-c", `shell_environment_policy.inherit="core"`,
 		"-c", "shell_environment_policy.exclude="+secretEnvPatterns,
 	)
+	if len(o.ShellEnv) > 0 {
+		var set []string
+		for _, kv := range o.ShellEnv {
+			set = append(set, kv[0]+"="+strconv.Quote(kv[1]))
+		}
+		args = append(args, "-c", "shell_environment_policy.set={"+strings.Join(set, ",")+"}")
+	}
 	args = append(args, req.ExtraArgs...)
 	return append(args, "-")
 }
@@ -203,6 +213,9 @@ type CLI struct {
 	// Keys, when set, gives each call a client key of its own (the Proxy's CallKey), valid for
 	// that call's model and revoked when the call ends; it replaces ProxyKeyEnv in Env.
 	Keys CallKeys
+	// Egress, when set, is the run's way out: a sandboxed call gets a network namespace whose
+	// only exit is this proxy, which also carries the model route.
+	Egress *Egress
 }
 
 // CallKeys mints the per-call client keys of the proxy.
@@ -276,10 +289,22 @@ func (c CLI) Run(ctx context.Context, req Request) Result {
 	if bin, err := exec.LookPath(c.bin()); err == nil {
 		reach = append([]string{bin}, reach...)
 	}
-	spec := jail.Spec{Workdir: req.Workdir, Scratch: scratch, Reach: reach}
+	spec := jail.Spec{Workdir: req.Workdir, Scratch: scratch, Reach: reach, Network: c.Egress.For(j)}
 	lastMessage := filepath.Join(scratch, "last-message.txt")
 	res.EventsPath = filepath.Join(req.RunDir, "events.jsonl")
-	res.Args = Args(req, ArgOptions{LastMessagePath: lastMessage, Provider: c.Provider})
+	argOpts := ArgOptions{LastMessagePath: lastMessage, Provider: c.Provider}
+	if spec.Network != nil {
+		// Inside its network namespace the call finds the model route, like every other way
+		// out, at the egress proxy on its own loopback.
+		env = withProxyVars(env)
+		argOpts.ShellEnv = proxyVars
+		if c.Provider != nil {
+			p := *c.Provider
+			p.BaseURL = egressURL + "/v1"
+			argOpts.Provider = &p
+		}
+	}
+	res.Args = Args(req, argOpts)
 
 	events, err := openNoFollow(res.EventsPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {

@@ -223,6 +223,10 @@ func (p *Proxy) callModel(auth string) (model string, ok bool) {
 // BaseURL is the provider base_url to give Codex.
 func (p *Proxy) BaseURL() string { return p.baseURL }
 
+// Handler is the proxy's own routes, for the egress proxy to serve to calls in a network
+// namespace (the same guard, keys and budget as the loopback listener).
+func (p *Proxy) Handler() http.Handler { return p.srv.Handler }
+
 // ClientKey is the placeholder key Codex presents; it is worthless outside this proxy.
 func (p *Proxy) ClientKey() string { return p.clientKey }
 

@@ -31,6 +31,8 @@ type Config struct {
 	Jail jail.Jail
 	// Budget is the run's account, which the proxy holds every model request to (nil: none).
 	Budget *Budget
+	// Network, when set, starts the run's egress proxy: sandboxed calls reach only it.
+	Network *NetworkConfig
 }
 
 // Runtime is a started proxy and a CLI runner wired to it. Use CLI as the lifecycle's Runner and
@@ -39,7 +41,9 @@ type Runtime struct {
 	CLI      CLI
 	Proxy    *Proxy
 	Redactor *Redactor
-	tmpHome  string
+	// Egress is the run's egress proxy (nil without Config.Network).
+	Egress  *Egress
+	tmpHome string
 }
 
 // Start starts the key-holding proxy and builds the runner whose environment holds only the
@@ -55,6 +59,12 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		return nil, fmt.Errorf("start codex runtime: %w", err)
 	}
 	rt := &Runtime{Proxy: proxy, Redactor: NewRedactor(append([]string{cfg.OpenAIKey, proxy.ClientKey()}, cfg.Secrets...)...)}
+	if cfg.Network != nil {
+		if rt.Egress, err = StartEgress(ctx, *cfg.Network, proxy.Handler()); err != nil {
+			_ = proxy.Close()
+			return nil, fmt.Errorf("start codex runtime: %w", err)
+		}
+	}
 	home := cfg.CodexHome
 	if home == "" {
 		home, err = os.MkdirTemp("", "codex-home-")
@@ -73,13 +83,14 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		Provider:  NewProvider(proxy.BaseURL()),
 		Redactor:  rt.Redactor,
 		Jail:      cfg.Jail,
+		Egress:    rt.Egress,
 	}
 	return rt, nil
 }
 
 // Close stops the proxy and removes a temporary CODEX_HOME.
 func (rt *Runtime) Close() error {
-	err := rt.Proxy.Close()
+	err := errors.Join(rt.Proxy.Close(), rt.Egress.Close())
 	if rt.tmpHome != "" {
 		err = errors.Join(err, os.RemoveAll(rt.tmpHome))
 	}

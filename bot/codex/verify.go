@@ -45,6 +45,9 @@ type VerifyOptions struct {
 	// Jail confines the command like the agent: the project code it runs is agent-influenced.
 	// nil means jail.Unconfined("no jail configured").
 	Jail jail.Jail
+	// Network, when set, puts the command in a network namespace whose only way out is the
+	// run's egress proxy (Egress.For the jail).
+	Network *jail.Network
 }
 
 // VerificationResult is seed §8's result.
@@ -98,7 +101,10 @@ func Verify(ctx context.Context, dir string, cmd VerifyCommand, opts VerifyOptio
 	if j == nil {
 		j = jail.Unconfined("no jail configured")
 	}
-	out := runVerification(ctx, c, env, timeout, grace, j, opts.Reach)
+	if opts.Network != nil {
+		env = withProxyVars(env)
+	}
+	out := runVerification(ctx, c, env, timeout, grace, j, opts.Reach, opts.Network)
 	if out.StartErr != nil {
 		// Seed: a spawn error resolves with exitCode null and its message appended to stderr.
 		fmt.Fprintf(stderr, "%v", out.StartErr)
@@ -118,7 +124,7 @@ func Verify(ctx context.Context, dir string, cmd VerifyCommand, opts VerifyOptio
 
 // runVerification runs c in its directory, confined by j, with a scratch folder of its own (its
 // HOME when confined) that is removed afterwards.
-func runVerification(ctx context.Context, c *exec.Cmd, env []string, timeout, grace time.Duration, j jail.Jail, extra []string) procOutcome {
+func runVerification(ctx context.Context, c *exec.Cmd, env []string, timeout, grace time.Duration, j jail.Jail, extra []string, network *jail.Network) procOutcome {
 	scratch, err := os.MkdirTemp("", "studio-verify-")
 	if err != nil {
 		return procOutcome{StartErr: fmt.Errorf("create the verification's scratch folder: %w", err)}
@@ -131,7 +137,7 @@ func runVerification(ctx context.Context, c *exec.Cmd, env []string, timeout, gr
 	}
 	c.Env = env
 	reach := append(append([]string{c.Path}, ReachFor(env)...), extra...)
-	return runGroup(ctx, c, timeout, grace, j, jail.Spec{Workdir: c.Dir, Scratch: scratch, Reach: reach})
+	return runGroup(ctx, c, timeout, grace, j, jail.Spec{Workdir: c.Dir, Scratch: scratch, Reach: reach, Network: network})
 }
 
 // fileCommandVars name the files through which a step talks to the runner: what is written there

@@ -186,8 +186,11 @@ func (r Rule) allowsPort(port int) bool {
 	return false
 }
 
-// IsAddress reports whether the rule names an address rather than a host name.
-func (r Rule) IsAddress() bool { return r.addr.IsValid() }
+// Address is the address and port (0: the web ports) an address entry names; ok is false for a
+// name entry.
+func (r Rule) Address() (a netip.Addr, port int, ok bool) {
+	return r.addr, r.port, r.addr.IsValid()
+}
 
 // List is an allow-list: rules in the order they were given, each entry once.
 type List struct {
