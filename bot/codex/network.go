@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 
 	egressproxy "github.com/codex-studio/studio-action/bot/egress"
 	"github.com/codex-studio/studio-action/bot/jail"
@@ -24,6 +25,7 @@ type NetworkConfig struct {
 // Egress is a run's egress proxy: every sandboxed call of the run (Codex and the verification)
 // gets a network namespace whose only way out is this proxy. The model route goes through it too.
 type Egress struct {
+	mu     sync.Mutex
 	cfg    NetworkConfig
 	srv    *egressproxy.Server
 	dir    string
@@ -31,13 +33,10 @@ type Egress struct {
 }
 
 // StartEgress serves the egress proxy on a unix socket in a folder of its own (0700, the
-// studio's), with model as the model route. In open mode there is no proxy: calls keep the host's
-// network, and the run says so.
+// studio's), with model as the model route. In open mode calls keep the host's network (Network
+// is nil), and the run says so.
 func StartEgress(ctx context.Context, cfg NetworkConfig, model http.Handler) (*Egress, error) {
 	e := &Egress{cfg: cfg}
-	if cfg.Mode == egress.Open {
-		return e, nil
-	}
 	dir, err := os.MkdirTemp("", "studio-egress-")
 	if err != nil {
 		return nil, fmt.Errorf("start the egress proxy: %w", err)
@@ -57,28 +56,35 @@ func StartEgress(ctx context.Context, cfg NetworkConfig, model http.Handler) (*E
 	return e, nil
 }
 
-// Mode is the run's network mode.
-func (e *Egress) Mode() egress.Mode {
+// Configure sets the run's mode and allow-list once the repository's and the task's hosts are
+// known; the calls that follow use them.
+func (e *Egress) Configure(cfg NetworkConfig) {
 	if e == nil {
-		return egress.Open
+		return
 	}
-	return e.cfg.Mode
+	e.mu.Lock()
+	e.cfg = cfg
+	e.mu.Unlock()
+	e.srv.Configure(cfg.Mode, cfg.Allow)
 }
 
-// Allow is the run's allow-list.
-func (e *Egress) Allow() egress.List {
+// Config is the run's mode and allow-list now.
+func (e *Egress) Config() NetworkConfig {
 	if e == nil {
-		return egress.List{}
+		return NetworkConfig{Mode: egress.Open}
 	}
-	return e.cfg.Allow
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.cfg
 }
 
 // Network is what a sandboxed call is given, or nil where calls keep the host's network (open).
 func (e *Egress) Network() *jail.Network {
-	if e == nil || e.srv == nil {
+	cfg := e.Config()
+	if e == nil || cfg.Mode == egress.Open {
 		return nil
 	}
-	return &jail.Network{Socket: e.socket, Forward: loopbackForwards(e.cfg.Allow)}
+	return &jail.Network{Socket: e.socket, Forward: loopbackForwards(cfg.Allow)}
 }
 
 // For is the Network a call confined by j gets: only a sandbox can give a call a network
@@ -92,7 +98,7 @@ func (e *Egress) For(j jail.Jail) *jail.Network {
 
 // Blocks is what the proxy refused so far.
 func (e *Egress) Blocks() egress.Blocks {
-	if e == nil || e.srv == nil {
+	if e == nil {
 		return egress.Blocks{}
 	}
 	return e.srv.Blocks()
@@ -100,7 +106,7 @@ func (e *Egress) Blocks() egress.Blocks {
 
 // Allowed counts the connections let through, by host:port.
 func (e *Egress) Allowed() map[string]int {
-	if e == nil || e.srv == nil {
+	if e == nil {
 		return nil
 	}
 	return e.srv.Allowed()
@@ -108,7 +114,7 @@ func (e *Egress) Allowed() map[string]int {
 
 // Close stops the proxy and removes its folder.
 func (e *Egress) Close() error {
-	if e == nil || e.srv == nil {
+	if e == nil {
 		return nil
 	}
 	err := e.srv.Close()

@@ -129,6 +129,20 @@ func (s *Server) Serve(ln net.Listener) error {
 // Close stops the server and every tunnel it holds.
 func (s *Server) Close() error { return s.srv.Close() }
 
+// Configure replaces the mode and the allow-list for the connections that follow: the run knows
+// the repository's and the task's hosts only once it has read them.
+func (s *Server) Configure(mode egress.Mode, allow egress.List) {
+	s.mu.Lock()
+	s.cfg.Mode, s.cfg.Allow = mode, allow
+	s.mu.Unlock()
+}
+
+func (s *Server) policy() (egress.Mode, egress.List) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.Mode, s.cfg.Allow
+}
+
 // Blocks is what the server refused so far.
 func (s *Server) Blocks() egress.Blocks {
 	s.mu.Lock()
@@ -166,14 +180,15 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // decide is the verdict on host:port for this run, and the address to dial when allowed.
 func (s *Server) decide(ctx context.Context, host string, port int) (addr string, reason string) {
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	mode, allow := s.policy()
 	var d egress.Decision
-	switch s.cfg.Mode {
+	switch mode {
 	case egress.Open:
 		d = egress.Decision{Allowed: true}
 	case egress.ModelOnly:
 		return "", "the run's network is model-only"
 	default:
-		d = s.cfg.Allow.Decide(host, port)
+		d = allow.Decide(host, port)
 		if !d.Allowed {
 			return "", d.Reason
 		}
@@ -189,7 +204,7 @@ func (s *Server) decide(ctx context.Context, host string, port int) (addr string
 	}
 	var refused error
 	for _, a := range addrs {
-		if s.cfg.Mode == egress.Open {
+		if mode == egress.Open {
 			return net.JoinHostPort(a.Unmap().String(), strconv.Itoa(port)), ""
 		}
 		if err := egress.AdmitAddress(d.Rule, a); err != nil {
