@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"github.com/codex-studio/studio-action/policy/egress"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,6 +40,10 @@ type StudioConfig struct {
 	// Budget is the repository's spend caps (docs/runtime.md); the Action's inputs override it.
 	Budget spend.Caps `json:"budget"`
 
+	// Network is the repository's network for its agents (docs/network.md); the `network` and
+	// `allow-hosts` inputs override the mode and add hosts.
+	Network NetworkConfig `json:"network"`
+
 	// Raw is the file as read, for renderers that show more of the project than policy needs.
 	Raw []byte `json:"-"`
 }
@@ -62,8 +68,25 @@ func ParseStudioConfig(data []byte) (StudioConfig, error) {
 	if !ValidMode(cfg.StudioMode) {
 		return cfg, errors.New("studio.json studioMode must be fast-prototype, guided-studio, or strict-studio")
 	}
+	if _, err := egress.ParseMode(cfg.Network.Mode); err != nil {
+		return cfg, fmt.Errorf("studio.json network.mode: %w", err)
+	}
+	if _, err := egress.ParseList(cfg.Network.AllowHosts); err != nil {
+		return cfg, fmt.Errorf("studio.json network.allowHosts: %w", err)
+	}
 	return cfg, nil
 }
+
+// NetworkConfig is studio.json's `network`: the mode, the hosts the repository's agents need, and
+// whether the recommended hosts of the repository's ecosystems are on (the default).
+type NetworkConfig struct {
+	Mode        string   `json:"mode"`
+	AllowHosts  []string `json:"allowHosts"`
+	Recommended *bool    `json:"recommended"`
+}
+
+// RecommendedOn reports whether the recommended hosts are on (they are unless turned off).
+func (n NetworkConfig) RecommendedOn() bool { return n.Recommended == nil || *n.Recommended }
 
 // StatusActive is studio.json `status` of a project the studio works on. The seed also writes
 // "frozen" (`freeze`) and "inactive"; a file without `status` (older ones) counts as active.

@@ -1,6 +1,8 @@
 package policy
 
 import (
+	"github.com/codex-studio/studio-action/policy/egress"
+
 	"bytes"
 	"errors"
 	"fmt"
@@ -49,6 +51,9 @@ type Task struct {
 	ApprovalScope []string      `yaml:"approvalScope" json:"approvalScope,omitempty"`
 	WorkflowID    string        `yaml:"workflowId" json:"workflowId,omitempty"`
 	GroupID       string        `yaml:"groupId" json:"groupId,omitempty"`
+	// AllowHosts are hosts the task needs besides the run's allow-list (egress.ParseRule
+	// entries); they count only as egress.TaskHostsCount allows.
+	AllowHosts []string `yaml:"allowHosts" json:"allowHosts,omitempty"`
 
 	// Description is the issue text outside the block: untrusted, quoted input for Codex.
 	Description string `yaml:"-" json:"-"`
@@ -347,6 +352,9 @@ func validateTask(task *Task, lineOf func(key string) int) error {
 	if tier := task.RunPolicy.ModelTier; tier != "" && tier != "sol" && tier != "terra" && tier != "luna" {
 		return &TaskError{Line: lineOf("runPolicy"), Field: "runPolicy.modelTier", Message: "must be sol, terra or luna"}
 	}
+	if _, err := egress.ParseList(task.AllowHosts); err != nil {
+		return &TaskError{Line: lineOf("allowHosts"), Field: "allowHosts", Message: err.Error()}
+	}
 	for i, d := range task.DependsOn {
 		ref, ok := canonicalIssueRef(d)
 		if !ok {
@@ -387,7 +395,7 @@ func yamlError(err error, fenceLine int) error {
 		field := ""
 		if f := unknownField.FindStringSubmatch(detail); f != nil {
 			field = f[1]
-			detail = "is not a task field; known fields are role, writeFiles, files, dependsOn (or dependencies), priority, verify, runPolicy, approvalScope, workflowId, groupId"
+			detail = "is not a task field; known fields are role, writeFiles, files, dependsOn (or dependencies), priority, verify, runPolicy, approvalScope, workflowId, groupId, allowHosts"
 			if strings.HasSuffix(yamlTypeOf(m[2]), "RunPolicy") {
 				field = "runPolicy." + f[1]
 				detail = "is not a runPolicy field; known runPolicy fields are " + runPolicyFields
