@@ -74,6 +74,8 @@ type Settings struct {
 	LockSettings
 	// SpendSettings are max-cost and the repository's caps (spend_run.go).
 	SpendSettings
+	// NetworkSettings are the network inputs (network.go).
+	NetworkSettings
 	// Serve is set inside `studio serve` (serve_mode.go); nil in a job.
 	Serve *ServeMode
 }
@@ -133,6 +135,9 @@ type Deps struct {
 	// Budget is the run's account the Codex runtime's proxy holds (spend_run.go); nil makes one
 	// per event from MaxTokens and MaxCost.
 	Budget *codex.Budget
+	// Network is the run's egress proxy (network.go); nil where the Codex runtime has none (a
+	// scripted agent, a run without the model key): calls keep the host's network then.
+	Network Network
 }
 
 // Outcome is what a handled event produced; cmd turns it into step outputs and the job summary.
@@ -589,6 +594,7 @@ func (r *run) render(ctx context.Context, tc taskContext, review, fix bool) (ren
 // the default branch's checkout for phase and elig. stop reports that the run already ended
 // blocked (a bad agent file or context): *r.out is then its outcome.
 func (r *run) prepareStep(ctx context.Context, tc taskContext, phase policy.Phase, elig policy.Eligibility, review, fix bool) (rendered, bool, error) {
+	r.configureNetwork(tc, phase, elig)
 	routes, err := r.modelRoute(ctx, tc)
 	if err != nil {
 		var refusal *RouteRefusal
@@ -722,6 +728,7 @@ func (r *run) endSummary(summary string, out codex.Outcome, verdict, role string
 		summary += "\n\n" + lifecycleDetails(tail)
 	}
 	summary += leftoversNote(out.Leftovers())
+	summary += r.networkNote(out)
 	summary += r.evidenceNote(role)
 	r.st.Summary = summary
 	r.out.Summary = summary

@@ -80,7 +80,7 @@ func (r *run) runLifecycle(ctx context.Context, st *implState, routes routing.Ro
 		},
 		Workdir: r.WorkDir, Sandbox: string(st.elig.CodexSandbox), Routes: routes,
 		Prompt: prepared.Prompt, MaxFixPasses: maxFix, Verify: r.verification(st.task), CallTimeout: r.CodexTimeout,
-		VerifyOptions: codex.VerifyOptions{Jail: r.Jail, Timeout: r.VerifyTimeout, Env: r.VerifyEnv}, MaxTokens: r.MaxTokens,
+		VerifyOptions: codex.VerifyOptions{Jail: r.Jail, Timeout: r.VerifyTimeout, Env: r.VerifyEnv, Network: r.verifyNetwork()}, MaxTokens: r.MaxTokens,
 		Budget: r.budget(),
 	}
 	r.noteRole(st.task.Role)

@@ -56,6 +56,8 @@ type Status struct {
 	Deliveries []string
 	// Containment is a markdown line on how the agent is confined (Settings.Containment).
 	Containment string
+	// Network is a markdown line on what the agent's network reaches (networkLine).
+	Network string
 	// Usage is the line on the tokens this run's Codex calls used (codex.UsageLine); empty
 	// before the first call.
 	Usage string
@@ -125,6 +127,9 @@ func (s *Status) Render() string {
 	}
 	if s.Containment != "" {
 		fmt.Fprintf(&b, "\n%s\n", s.Containment)
+	}
+	if s.Network != "" {
+		fmt.Fprintf(&b, "\n%s\n", s.Network)
 	}
 	if s.RunURL != "" {
 		fmt.Fprintf(&b, "\n[Workflow run](%s)\n", s.RunURL)

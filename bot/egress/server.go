@@ -30,6 +30,9 @@ import (
 type Origin struct {
 	PID     int    `json:"pid"`
 	Command string `json:"command"`
+	// Target, when set, makes the connection a tunnel to that address (a mirror on the runner's
+	// loopback that the call reaches at the same address): no HTTP, the proxy decides on Target.
+	Target string `json:"target,omitempty"`
 }
 
 // MaxOriginLine bounds the line the init sends first; a command line is cut to fit.
@@ -119,7 +122,7 @@ type dialKey struct{}
 
 // Serve accepts the init's connections on ln (each starts with its Origin line) until Close.
 func (s *Server) Serve(ln net.Listener) error {
-	err := s.srv.Serve(&originListener{Listener: ln})
+	err := s.srv.Serve(&originListener{Listener: ln, raw: s.tunnel})
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
@@ -330,8 +333,35 @@ func splice(a, b net.Conn) {
 	b.Close()
 }
 
-// originListener reads the Origin line the init writes first on each connection.
-type originListener struct{ net.Listener }
+// tunnel serves a connection whose origin names a Target: a plain TCP tunnel, decided like CONNECT.
+func (s *Server) tunnel(c *originConn) {
+	host, port, err := splitHostPort(c.origin.Target, 0)
+	if err != nil || port == 0 {
+		c.Close()
+		return
+	}
+	r := (&http.Request{}).WithContext(context.WithValue(context.Background(), originKey{}, c.origin))
+	addr, reason := s.decide(r.Context(), host, port)
+	if reason != "" {
+		s.block(r, host, port, reason)
+		c.Close()
+		return
+	}
+	up, err := s.cfg.Dial(r.Context(), "tcp", addr)
+	if err != nil {
+		c.Close()
+		return
+	}
+	s.allow(host, port)
+	splice(c, up)
+}
+
+// originListener reads the Origin line the init writes first on each connection, and hands a
+// connection with a Target to raw instead of the HTTP server.
+type originListener struct {
+	net.Listener
+	raw func(*originConn)
+}
 
 type originConn struct {
 	net.Conn
@@ -350,18 +380,24 @@ func (c *originConn) CloseWrite() error {
 }
 
 func (l *originListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		oc := &originConn{Conn: c, r: bufio.NewReaderSize(c, MaxOriginLine)}
+		_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		line, err := oc.r.ReadSlice('\n')
+		_ = c.SetReadDeadline(time.Time{})
+		if err == nil {
+			_ = json.Unmarshal(line, &oc.origin)
+		}
+		if oc.origin.Target != "" {
+			go l.raw(oc)
+			continue
+		}
+		// A connection without its line is served all the same, as from an unknown command: only
+		// the init can reach this listener, so a missing line is a bug to show, not an attack.
+		return oc, nil
 	}
-	oc := &originConn{Conn: c, r: bufio.NewReaderSize(c, MaxOriginLine)}
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	line, err := oc.r.ReadSlice('\n')
-	_ = c.SetReadDeadline(time.Time{})
-	if err == nil {
-		_ = json.Unmarshal(line, &oc.origin)
-	}
-	// A connection without its line is served all the same, as from an unknown command: only
-	// the init can reach this listener, so a missing line is a bug to show, not an attack.
-	return oc, nil
 }

@@ -278,3 +278,31 @@ func BenchmarkTunnelRoundTrip(b *testing.B) {
 		}
 	})
 }
+
+// TestTargetTunnelsAreDecidedLikeConnect: a connection the init forwards from a mirror address
+// on the call's loopback is a plain tunnel, allowed only by an entry naming the address.
+func TestTargetTunnelsAreDecidedLikeConnect(t *testing.T) {
+	far := echo(t)
+	h := newHarness(t, egress.AllowList, []string{far}, fakeDNS{}, map[string]string{far: far}, nil)
+	open := func(target string) (net.Conn, *bufio.Reader) {
+		c, err := net.Dial("unix", h.sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		line, _ := json.Marshal(Origin{PID: 7, Command: "npm install", Target: target})
+		fmt.Fprintf(c, "%s\nping\n", line)
+		return c, bufio.NewReader(c)
+	}
+	_, br := open(far)
+	if got, _ := br.ReadString('\n'); got != "echo: ping\n" {
+		t.Fatalf("the tunnel to an allowed mirror carried %q", got)
+	}
+	_, br = open("127.0.0.1:1")
+	if got, err := br.ReadString('\n'); err == nil {
+		t.Fatalf("a tunnel to an address off the list answered %q", got)
+	}
+	if b := h.srv.Blocks(); b.Total != 1 || b.Kept()[0].Command != "npm install" || b.Kept()[0].Port != 1 {
+		t.Errorf("blocks: %+v", b.Kept())
+	}
+}

@@ -116,6 +116,7 @@ type actionOptions struct {
 	models                   modelSettings
 	approvals                approvalSettings
 	jail                     jailSetup
+	network                  networkSettings
 
 	triggerPhrase, labelPrefix, branchPrefix, dispatchWorkflow string
 	constrainedSandbox                                         bool
@@ -179,6 +180,8 @@ func parseActionOptions(getenv func(string) string) (actionOptions, error) {
 		agentUser: input("agent-user"), sandbox: input("agent-sandbox"), pidns: input("agent-pid-namespace"),
 		workspace: o.env.workspace, hide: hiddenPlaces(getenv),
 	})
+	fail(err)
+	o.network, err = networkInputs(input("network"), input("allow-hosts"))
 	fail(err)
 	return o, errors.Join(errs...)
 }
@@ -300,7 +303,7 @@ func runActionOptions(ctx context.Context, act *githubactions.Action, step *step
 
 	// The run's budget: the proxy holds every model request to it, the bot every call.
 	budget := codex.NewBudget(spend.Limits{MaxTokens: opts.models.maxTokens, MaxCost: opts.models.maxCost}, nil)
-	runner, redactor, keyless, closeCodex, err := startCodex(ctx, opts, jl, over, budget)
+	runner, redactor, keyless, egressProxy, closeCodex, err := startCodex(ctx, opts, jl, over, budget)
 	if err != nil {
 		act.Errorf("%v", err)
 		return exitError
@@ -331,6 +334,7 @@ func runActionOptions(ctx context.Context, act *githubactions.Action, step *step
 		Budget:   budget,
 		Redactor: redactor,
 		Jail:     jl,
+		Network:  egressProxy,
 		Now:      over.now,
 		Log:      botLog{Writer: logw, act: act, redactor: redactor},
 	}, bot.Settings{
@@ -360,6 +364,7 @@ func runActionOptions(ctx context.Context, act *githubactions.Action, step *step
 		ApprovalTTL:       opts.approvals.ttl,
 		LockSettings:      opts.locks,
 		SpendSettings:     bot.SpendSettings{MaxCost: opts.models.maxCost, Caps: opts.models.caps},
+		NetworkSettings:   opts.network.settings(),
 	})
 	out, err := b.Handle(ctx, tr)
 	return finish(ctx, act, step, jl, keyless, runsDir, out, err)
@@ -368,24 +373,24 @@ func runActionOptions(ctx context.Context, act *githubactions.Action, step *step
 // startCodex starts the key-holding proxy and the runner whose environment holds no secret, or,
 // without an OpenAI key, a runner that fails only if Codex is needed (openai_key.go); the demo
 // swaps in a scripted agent but keeps the same redaction. stop stops the proxy.
-func startCodex(ctx context.Context, opts actionOptions, jl jail.Jail, over actionOverrides, budget *codex.Budget) (runner codex.Runner, redactor *codex.Redactor, keyless *keylessRunner, stop func(), err error) {
+func startCodex(ctx context.Context, opts actionOptions, jl jail.Jail, over actionOverrides, budget *codex.Budget) (runner codex.Runner, redactor *codex.Redactor, keyless *keylessRunner, network bot.Network, stop func(), err error) {
 	redactor = codex.NewRedactor(append(gitops.SecretForms(opts.token), opts.openAIKey)...)
 	switch {
 	case over.codex != nil:
-		return over.codex, redactor, nil, func() {}, nil
+		return over.codex, redactor, nil, nil, func() {}, nil
 	case strings.TrimSpace(opts.openAIKey) == "":
 		keyless = &keylessRunner{}
-		return keyless, redactor, keyless, func() {}, nil
+		return keyless, redactor, keyless, nil, func() {}, nil
 	}
 	rt, err := codex.Start(ctx, codex.Config{
 		Bin: opts.codexPath, OpenAIKey: opts.openAIKey, Upstream: opts.openAIBaseURL,
 		Secrets: gitops.SecretForms(opts.token), CodexHome: filepath.Join(opts.env.runnerTemp, "codex-home"), Getenv: opts.getenv,
-		Jail: jl, Budget: budget,
+		Jail: jl, Budget: budget, Network: opts.network.initial(),
 	})
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return nil, nil, nil, nil, nil, err
 	}
-	return rt.CLI, rt.Redactor, nil, func() { rt.Close() }, nil
+	return rt.CLI, rt.Redactor, nil, rt.Egress, func() { rt.Close() }, nil
 }
 
 // finish reports how the event ended: the containment, the step's outputs and summary, and the

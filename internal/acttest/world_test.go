@@ -125,6 +125,9 @@ jobs:
         with:
           openai-api-key: ${{ secrets.OPENAI_API_KEY }}
           codex-path: ${{ env.FAKE_CODEX }}
+          # The fake Codex asks the test's control server for its calls: a mirror on the runner,
+          # which the sandboxed agent reaches only through the egress proxy's allow-list.
+          allow-hosts: ${{ env.FAKE_CODEX_CONTROL_ADDR }}
       - name: Record the outputs (test only)
         if: always()
         env:
@@ -316,6 +319,7 @@ func (w *world) act(payload []byte) actResult {
 		"--env", "GITHUB_RUN_ID=" + sandbox.RunID,
 		"--env", "FAKE_CODEX=" + fakeCodexBin,
 		"--env", "FAKE_CODEX_CONTROL=" + w.codex.URL(),
+		"--env", "FAKE_CODEX_CONTROL_ADDR=" + w.codex.Addr(),
 		"--env", "ACTTEST_OUT=" + w.outDir,
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), actTimeout)

@@ -62,6 +62,10 @@ func StartControl(script Script) (*Control, error) {
 // URL is the server's base address, for WriteControlFile.
 func (c *Control) URL() string { return "http://" + c.ln.Addr().String() }
 
+// Addr is the server's address (127.0.0.1:port): a sandboxed executable reaches it only when it
+// is on the run's allow-list (the `allow-hosts` input), as a mirror on the runner would be.
+func (c *Control) Addr() string { return c.ln.Addr().String() }
+
 // Close stops the server; an executable that calls it afterwards fails.
 func (c *Control) Close() { _ = c.srv.Close() }
 

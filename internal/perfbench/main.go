@@ -529,7 +529,9 @@ func runAction(c config, w *sandbox.World, b bins, studio, content string) (roun
 	if err := fakecodex.WriteControlFile(filepath.Join(w.RunnerTemp, "codex-home"), ctl.URL()); err != nil {
 		return round{}, err
 	}
-	extra := map[string]string{"INPUT_CODEX-PATH": b.codex, "PATH": b.pathEnv}
+	// The fake Codex reaches its control server through the egress proxy, as a mirror on the
+	// runner on the allow-list: the default confinement, network included, is what is measured.
+	extra := map[string]string{"INPUT_CODEX-PATH": b.codex, "PATH": b.pathEnv, "INPUT_ALLOW-HOSTS": ctl.Addr()}
 	var api *apiTimer
 	if b.traceLog != "" || c.apiLatency > 0 {
 		// The REST calls go through a timing proxy: how long the run waited on the API.
