@@ -193,6 +193,7 @@ func (s *sandbox) Status() Status {
 			{ID: "no-new-privs", Name: LayerNoNewPriv, Active: true},
 			{ID: "resource-limits", Name: LayerRlimits, Active: true, Note: fmt.Sprintf("no core dumps; at most %d processes for a leased uid", DefaultNProc)},
 			{ID: "lifeline", Name: LayerLifeline, Active: true},
+			{ID: "network", Name: LayerNetwork, Active: true, Note: "each call's only way out is the studio's egress proxy: the model and the hosts on the allow-list (network: allow-list, the default)"},
 		},
 	}
 }

@@ -62,6 +62,7 @@ func (j *uidJail) Status() Status {
 		{ID: "mount-namespace", Name: LayerMountNS, Note: "no sandbox: " + j.sandboxReason},
 		{ID: "pid-namespace", Name: LayerPIDNS, Active: j.pidns, Note: j.pidnsReason},
 		{ID: "git-dir", Name: LayerGitGuard, Active: true},
+		{ID: "network", Name: LayerNetwork, Note: "no sandbox: the uid jail cannot give a call a network namespace of its own, so the agent reaches any host"},
 	}
 	return Status{Mode: ModeUIDJail, Confined: true, User: j.id.user, UID: j.id.uid, GID: j.id.gid, Leased: j.id.allocated,
 		PIDNamespace: j.pidns, Reason: j.sandboxReason, NoPIDNamespace: j.pidnsReason, Layers: layers, Notes: j.notes}

@@ -44,7 +44,8 @@ func TestDoctorPassesAHealthyCheckout(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr.String())
 	}
 	for _, want := range []string{"PASS tool.git: git version", "PASS tool.codex: codex-cli 0.171.0", " containment: ", "PASS studio.config: prototype, guided-studio, engine godot", "PASS codex.agent.gameplay-programmer: gpt-5.6-sol (high) (.codex/agents/gameplay-programmer.toml)",
-		"PASS codex.agent.producer: gpt-5.4-mini (medium)", "SKIP codex.profile", "PASS codex.project.AGENTS.md.Rules: present"} {
+		"PASS codex.agent.producer: gpt-5.4-mini (medium)", "SKIP codex.profile", "PASS codex.project.AGENTS.md.Rules: present",
+		"PASS containment.network: network namespace (only the studio's egress proxy)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out)
 		}
