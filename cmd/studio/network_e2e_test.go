@@ -6,27 +6,17 @@ package main
 // status comment with the command that tried it.
 
 import (
-	"archive/tar"
-	"bytes"
-	"compress/gzip"
-	"crypto/sha1"
-	"crypto/sha512"
-	"encoding/base64"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/codex-studio/studio-action/internal/fakecodex"
+	"github.com/codex-studio/studio-action/internal/npmregistry"
 	"github.com/codex-studio/studio-action/internal/sandbox"
 )
 
@@ -234,55 +224,6 @@ func TestNetworkModesAreSaidOutLoud(t *testing.T) {
 	})
 }
 
-// registryStandIn serves one npm package, as a registry mirror on the runner would.
-func registryStandIn(t *testing.T) (*httptest.Server, *atomic.Int32) {
-	t.Helper()
-	var tgz bytes.Buffer
-	gz := gzip.NewWriter(&tgz)
-	tw := tar.NewWriter(gz)
-	for name, content := range map[string]string{
-		"package/package.json": `{"name":"studio-pad","version":"1.0.0","main":"index.js"}`,
-		"package/index.js":     "module.exports = (s, n) => s.padStart(n);\n",
-	} {
-		_ = tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content)), ModTime: time.Unix(1700000000, 0)})
-		_, _ = tw.Write([]byte(content))
-	}
-	tw.Close()
-	gz.Close()
-	sum1 := sha1.Sum(tgz.Bytes())
-	sum512 := sha512.Sum512(tgz.Bytes())
-	var tarballs atomic.Int32
-	var mu sync.Mutex
-	var srv *httptest.Server
-	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch r.URL.Path {
-		case "/studio-pad":
-			doc := map[string]any{
-				"name": "studio-pad", "dist-tags": map[string]string{"latest": "1.0.0"},
-				"versions": map[string]any{"1.0.0": map[string]any{
-					"name": "studio-pad", "version": "1.0.0",
-					"dist": map[string]string{
-						"tarball":   srv.URL + "/studio-pad/-/studio-pad-1.0.0.tgz",
-						"shasum":    hex.EncodeToString(sum1[:]),
-						"integrity": "sha512-" + base64.StdEncoding.EncodeToString(sum512[:]),
-					},
-				}},
-			}
-			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(doc)
-		case "/studio-pad/-/studio-pad-1.0.0.tgz":
-			tarballs.Add(1)
-			_, _ = w.Write(tgz.Bytes())
-		default:
-			http.NotFound(w, r)
-		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv, &tarballs
-}
-
 // TestNpmInstallsFromAMirrorOnTheAllowList: the verification runs `npm install` of a package
 // from a registry stand-in on the runner's loopback, on the allow-list: it installs, in the
 // sandbox, through the egress proxy.
@@ -292,20 +233,21 @@ func TestNpmInstallsFromAMirrorOnTheAllowList(t *testing.T) {
 		t.Fatal("npm is not installed: scripts/test installs it")
 	}
 	w := newWorld(t, nil)
-	reg, tarballs := registryStandIn(t)
+	reg := npmregistry.Start()
+	t.Cleanup(reg.Close)
 	addr := strings.TrimPrefix(reg.URL, "http://")
 	script := fmt.Sprintf(`set -e
-npm install --registry %s --no-audit --no-fund --no-package-lock --loglevel=error studio-pad
-node -e 'console.log("padded:" + require("studio-pad")("x", 4))'
-`, reg.URL)
+npm install --registry %[1]s --no-audit --no-fund --no-package-lock --loglevel=error %[2]s
+node -e 'console.log("padded:" + require("%[2]s")("x", 4))'
+`, reg.URL, npmregistry.Package)
 	body := "Pad things.\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [src/player/jump.gd, tests/npm.sh]\nverify: {command: sh, args: [tests/npm.sh]}\n```\n"
 	n := w.issue("Pad", body)
 	_, payload := w.comment(n, sandbox.Writer, "/studio run")
 	w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x\n"}, {Write: "tests/npm.sh", Content: script}}})
 	res := w.run("issue_comment", payload, map[string]string{"INPUT_MAX-FIX-PASSES": "0", "INPUT_ALLOW-HOSTS": addr})
 	status := w.botComments(n)[0].Body
-	if res.outputs["status"] != "done" || tarballs.Load() != 1 {
-		t.Fatalf("status %q, %d tarball downloads:\n%s\n%s", res.outputs["status"], tarballs.Load(), status, res.stdout)
+	if res.outputs["status"] != "done" || reg.Tarballs() != 1 {
+		t.Fatalf("status %q, %d tarball downloads:\n%s\n%s", res.outputs["status"], reg.Tarballs(), status, res.stdout)
 	}
 	if strings.Contains(status, "blocked.**") {
 		t.Errorf("the install was blocked somewhere:\n%s", status)
