@@ -16,6 +16,7 @@ type Network interface {
 	Configure(codex.NetworkConfig)
 	For(jail.Jail) *jail.Network
 	Blocks() egress.Blocks
+	Allowed() map[string]int
 }
 
 // NetworkSettings are the `network` and `allow-hosts` inputs (checked in cmd).
@@ -75,7 +76,22 @@ func (r *run) networkNote(out codex.Outcome) string {
 		return ""
 	}
 	blocks := r.Network.Blocks()
+	if r.impl != nil && r.impl.ev != nil {
+		// The evidence counts what the network did: every block (the kept ones in full) and the
+		// connections let through, by host.
+		_ = r.impl.ev.WriteJSON("network.json", networkEvidence{
+			Blocked: blocks.Total, NotListed: blocks.Dropped, Blocks: blocks.Kept(), Allowed: r.Network.Allowed(),
+		})
+	}
 	return networkBlocks(blocks, verificationFailed(out))
+}
+
+// networkEvidence is the run's network.json.
+type networkEvidence struct {
+	Blocked   int            `json:"blocked"`
+	NotListed int            `json:"notListed"`
+	Blocks    []egress.Block `json:"blocks"`
+	Allowed   map[string]int `json:"allowed"`
 }
 
 // verificationFailed reports whether the run's last verification failed.

@@ -6,10 +6,12 @@ package main
 // status comment with the command that tried it.
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -138,6 +140,18 @@ func TestAgentReachesOnlyTheModelAndAllowedHosts(t *testing.T) {
 				if !strings.Contains(status, want) {
 					t.Errorf("the status comment lacks %q:\n%s", want, status)
 				}
+			}
+			// The evidence counts them too.
+			matches, _ := filepath.Glob(filepath.Join(w.RunnerTemp, "studio-runs", "*", "network.json"))
+			if len(matches) != 1 {
+				t.Fatalf("network.json in the evidence: %v", matches)
+			}
+			var ev struct {
+				Blocked int            `json:"blocked"`
+				Allowed map[string]int `json:"allowed"`
+			}
+			if err := json.Unmarshal([]byte(mustRead(t, matches[0])), &ev); err != nil || ev.Blocked != 3 || ev.Allowed[mirror.addr] < 1 {
+				t.Errorf("network.json: %+v (%v)\n%s", ev, err, mustRead(t, matches[0]))
 			}
 			// The daemon's connection went through the proxy, and ended with the call.
 			if hold.opened.Load() != 1 {

@@ -323,12 +323,12 @@ func isShared(a netip.Addr) bool {
 
 // Block is one refused connection: where it went and what tried.
 type Block struct {
-	Host    string
-	Port    int
-	Command string
-	Reason  string
+	Host    string `json:"host"`
+	Port    int    `json:"port"`
+	Command string `json:"command"`
+	Reason  string `json:"reason"`
 	// Count is how many times the same command tried the same host and port.
-	Count int
+	Count int `json:"count"`
 }
 
 // MaxBlocksKept bounds the blocks a run keeps for its status comment and evidence: an agent that
