@@ -280,7 +280,7 @@ func (l List) Decide(host string, port int) Decision {
 				return Decision{Allowed: true, Rule: r}
 			}
 		}
-		return Decision{Reason: fmt.Sprintf("the address %s:%d is not on the allow-list (an address passes only an entry that names it)", a, port)}
+		return Decision{Reason: fmt.Sprintf("the address %s is not on the allow-list (an address passes only an entry that names it)", netip.AddrPortFrom(a, uint16(port)))}
 	}
 	name, err := hostName(host)
 	if err != nil {
