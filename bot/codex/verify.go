@@ -178,7 +178,8 @@ func VerifyEnv(environ []string, getenv func(string) string) []string {
 // every absolute PATH entry that exists, and every directory (or a file's directory) an
 // absolute-path variable names (JAVA_HOME, GOROOT, CARGO_HOME, GODOT_BIN, ...), which setup-*
 // actions may have put under the runner's home. HOME, the working directories and TMPDIR are left
-// out: the sandbox gives the call its own.
+// out: the sandbox gives the call its own. The jail decides how much of each it binds: under a
+// hidden place only the files a tool loads, never a home's configuration folder (jail.Spec.Reach).
 func ReachFor(env []string) []string {
 	skip := map[string]bool{"HOME": true, "PWD": true, "OLDPWD": true, "TMPDIR": true, "CODEX_HOME": true}
 	var out []string

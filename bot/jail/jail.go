@@ -130,8 +130,11 @@ type Spec struct {
 	// The caller removes it.
 	Scratch string
 	// Reach lists host paths the process must be able to read and run (the program and its
-	// package, tool directories): the sandbox binds each read-only where the host's private
-	// places would hide it; the uid jail makes its ancestors traversable.
+	// package, tool directories, folders its environment names): the sandbox binds read-only
+	// what each needs where the host's private places would hide it, told apart by the
+	// command's environment (a PATH entry, a toolchain's variable, another variable: reachDirs),
+	// and takes out of the environment the variables naming what stays hidden (confineEnv); the
+	// uid jail makes its ancestors traversable.
 	Reach []string
 }
 

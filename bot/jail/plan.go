@@ -164,15 +164,25 @@ func depth(p string) int {
 	return strings.Count(p, "/")
 }
 
-// reachDirs are the directories to bind so that the program or tool directory at p works
-// inside the sandbox; resolved is p with its links resolved. A program inside an npm install
-// needs the whole node_modules it lives in (the launcher runs a platform package beside it); a
-// bin directory needs its installation (lib/, share/ beside it, where its links point); a link
-// needs the directory it sits in too. A home directory or a hidden place itself is never bound
-// (it would bring back everything the sandbox hides): the directory alone is, then.
-func reachDirs(p, resolved string, isDir bool, never []string) []string {
+// reachDirs are the directories to bind so that what kind says p is works inside the sandbox;
+// resolved is p with its links resolved. A program inside an npm install needs the whole
+// node_modules it lives in (the launcher runs a platform package beside it); a link needs the
+// directory it sits in too. A home directory or a hidden place itself is never bound (it would
+// bring back everything the sandbox hides).
+//
+// Outside the hidden places a bin directory brings its installation (lib/, share/ beside it,
+// where its links point). Under a hidden place (a home, the runner's folders) what sits beside a
+// bin directory is a home's configuration as often as an installation (~/.cargo holds
+// config.toml and credentials.toml, ~/.local holds share/, ~/.config is a variable's folder), so
+// there only the files a tool loads are bound: the tool directory itself, the directory each of
+// its links resolves to (the caller hands those over as programs), and the parent of a bin
+// directory only when it is an installation (see installation). A variable's folder under a
+// hidden place is bound only when the variable names a toolchain (kind reachInstall) or the folder
+// is an installation; otherwise nothing, and the caller takes the variable out of the call's
+// environment (confineEnv).
+func reachDirs(kind reachKind, p, resolved string, never []string) []string {
 	dir := resolved
-	if !isDir {
+	if kind == reachProgram {
 		dir = filepath.Dir(resolved)
 	}
 	for _, n := range never {
@@ -180,11 +190,20 @@ func reachDirs(p, resolved string, isDir bool, never []string) []string {
 			return nil // the directory is a home or holds a hidden place: binding it would undo the hiding
 		}
 	}
+	hidden := ""
+	for _, n := range never {
+		if under(dir, n) && len(n) > len(hidden) {
+			hidden = n
+		}
+	}
 	pick := dir
-	if i := strings.Index(resolved, "/node_modules/"); i > 0 {
+	switch i := strings.Index(resolved, "/node_modules/"); {
+	case i > 0:
 		pick = resolved[:i+len("/node_modules")]
-	} else if filepath.Base(dir) == "bin" {
+	case filepath.Base(dir) == "bin" && (hidden == "" || installation(filepath.Dir(dir), hidden)):
 		pick = filepath.Dir(dir)
+	case hidden != "" && kind == reachOther && !installation(dir, hidden):
+		return nil
 	}
 	for _, n := range never {
 		if pick == n || under(n, pick) {
@@ -193,7 +212,7 @@ func reachDirs(p, resolved string, isDir bool, never []string) []string {
 		}
 	}
 	out := []string{pick}
-	if linkDir := filepath.Dir(p); !isDir && p != resolved && !under(linkDir, pick) {
+	if linkDir := filepath.Dir(p); kind == reachProgram && p != resolved && !under(linkDir, pick) {
 		out = append(out, linkDir)
 	}
 	return out

@@ -241,19 +241,9 @@ func (s *sandbox) Command(ctx context.Context, cmd *exec.Cmd, spec Spec) (Call, 
 			return nil, fmt.Errorf("sandbox: give the scratch folder to the agent: %w", err)
 		}
 	}
-	var reach []string
-	for _, r := range spec.Reach {
-		abs, err := filepath.Abs(r)
-		if err != nil {
-			continue
-		}
-		resolved := realPath(abs)
-		fi, err := os.Stat(abs)
-		if resolved == "" || err != nil {
-			continue
-		}
-		reach = append(reach, reachDirs(abs, resolved, fi.IsDir(), s.never)...)
-	}
+	reach := s.reachOf(spec.Reach, cmd.Env)
+	bound := append(append([]string{}, reach...), workdir, scratch)
+	env := confineEnv(cmd.Env, s.never, bound, realPath)
 	ops := planMounts(planInput{Workdir: workdir, GitDir: call.gitKind, Scratch: scratch, Reach: reach, Hide: s.hide, Private: s.private, Files: s.files})
 	dir := cmd.Dir
 	if dir == "" {
@@ -264,7 +254,7 @@ func (s *sandbox) Command(ctx context.Context, cmd *exec.Cmd, spec Spec) (Call, 
 		nproc = DefaultNProc
 	}
 	hs := helperSpec{
-		Path: cmd.Path, Args: cmd.Args, Env: setEnv(cmd.Env, "TMPDIR", "/tmp"), Dir: dir,
+		Path: cmd.Path, Args: cmd.Args, Env: setEnv(env, "TMPDIR", "/tmp"), Dir: dir,
 		UID: s.id.uid, GID: s.id.gid, Mounts: ops, GitMode: uint32(call.gitMode.Perm()), NProc: nproc, Hostname: "studio-sandbox",
 	}
 	specFile, err := memFile("studio-sandbox-spec", hs)
@@ -298,6 +288,63 @@ func (s *sandbox) Command(ctx context.Context, cmd *exec.Cmd, spec Spec) (Call, 
 	s.live++
 	s.mu.Unlock()
 	return call, nil
+}
+
+// reachOf is the directories to bind for the paths a call must reach (spec.Reach), told apart by
+// the call's environment (reachKinds). A tool directory under a hidden place is bound itself, and
+// each of its links is handed to reachDirs as a program, so the directory its target lies in is
+// bound too (npm's and pip's bin folders hold links into the installation beside them); only a
+// directory no one else may write is looked into, so no link planted there opens anything.
+func (s *sandbox) reachOf(paths, env []string) []string {
+	kinds := reachKinds(env)
+	var reach []string
+	for _, r := range paths {
+		abs, err := filepath.Abs(r)
+		if err != nil {
+			continue
+		}
+		resolved := realPath(abs)
+		fi, err := os.Stat(abs)
+		if resolved == "" || err != nil {
+			continue
+		}
+		kind := reachProgram
+		if fi.IsDir() {
+			kind = reachInstall
+			if k, named := kinds[abs]; named {
+				kind = k
+			}
+		}
+		reach = append(reach, reachDirs(kind, abs, resolved, s.never)...)
+		if kind == reachToolDir && underAny(resolved, s.never) && fi.Mode().Perm()&0o002 == 0 {
+			reach = append(reach, s.linkedFrom(resolved)...)
+		}
+	}
+	return reach
+}
+
+// linkedFrom is what the links of tool directory dir need bound: each link's own directory and
+// the one its target lies in (reachDirs of a program). At most maxExposedEntries entries are read.
+func (s *sandbox) linkedFrom(dir string) []string {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	entries, _ := f.ReadDir(maxExposedEntries)
+	f.Close()
+	var out []string
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink == 0 {
+			continue
+		}
+		link := filepath.Join(dir, e.Name())
+		target := realPath(link)
+		if fi, err := os.Stat(target); target == "" || err != nil || fi.IsDir() {
+			continue
+		}
+		out = append(out, reachDirs(reachProgram, link, target, s.never)...)
+	}
+	return out
 }
 
 // sandboxCall is one call from Command to End.
