@@ -120,13 +120,18 @@ func (e *Evidence) WriteJSON(rel string, v any) error {
 	return e.Write(rel, append(data, '\n'))
 }
 
-// maxEventsBytes bounds one call's events.jsonl copied into the run's: far above any real run.
-const maxEventsBytes = 1 << 30
+// maxEventsBytes bounds one call's events.jsonl copied into the run's: the call's own bound and
+// the studio's line saying what was cut.
+const maxEventsBytes = maxEventsTotalBytes + 64<<10
 
 // AppendEvents adds one call's events to the run's events.jsonl, after a marker line naming the
 // step, so one file tells the whole run in order.
 func (e *Evidence) AppendEvents(step string, res Result) error {
-	marker, _ := json.Marshal(map[string]any{"type": "studio.call", "step": step, "model": res.Model})
+	head := map[string]any{"type": "studio.call", "step": step, "model": res.Model}
+	if res.OutputCut.Any() {
+		head["outputCut"] = res.OutputCut
+	}
+	marker, _ := json.Marshal(head)
 	data := append(marker, '\n')
 	if res.EventsPath != "" {
 		if ev, _, err := readFileNoFollow(res.EventsPath, maxEventsBytes); err == nil {

@@ -54,6 +54,8 @@ type Result struct {
 	Events       EventSummary
 	// Leftovers counts the processes the agent left running after Codex ended, all killed.
 	Leftovers int
+	// OutputCut says what of Codex's stdout and stderr the evidence does not hold (output.go).
+	OutputCut OutputCut
 }
 
 // Failed reports whether the call should count as a failure.
@@ -286,7 +288,7 @@ func (c CLI) Run(ctx context.Context, req Request) Result {
 		res.Err = fmt.Errorf("create events file: %w", err)
 		return res
 	}
-	eventsW := c.Redactor.LineWriter(events)
+	eventsW := newEventsWriter(c.Redactor, events)
 	stderr := newTail(DefaultMaxOutputBytes)
 
 	cmd := exec.Command(c.bin(), res.Args...)
@@ -297,9 +299,15 @@ func (c CLI) Run(ctx context.Context, req Request) Result {
 	out := runGroup(ctx, cmd, req.Timeout, c.killGrace(), j, spec)
 	closeErr := errors.Join(eventsW.Close(), events.Close())
 	res.Leftovers = out.Leftovers
+	res.OutputCut = eventsW.Cut()
+	res.OutputCut.StderrBytesCut = stderr.dropped
 
 	res.Stderr = c.Redactor.Redact(stderr.String())
-	_ = writeFileNoFollow(filepath.Join(req.RunDir, "stderr.txt"), []byte(res.Stderr), 0o644)
+	stderrText := res.Stderr
+	if stderr.dropped > 0 {
+		stderrText = fmt.Sprintf("[studio: %d bytes of stderr before this tail were dropped]\n", stderr.dropped) + stderrText
+	}
+	_ = writeFileNoFollow(filepath.Join(req.RunDir, "stderr.txt"), []byte(stderrText), 0o644)
 	if msg, _, rerr := readFileNoFollow(lastMessage, maxLastMessageBytes); rerr == nil {
 		msg = c.Redactor.RedactBytes(msg)
 		_ = writeFileNoFollow(filepath.Join(req.RunDir, "last-message.txt"), msg, 0o644)

@@ -183,18 +183,25 @@ func waitGroupGone(pgid int, limit time.Duration) {
 // tailBuffer keeps the last max bytes written, cut at a UTF-8 boundary: only the end of a long
 // output explains a failure (seed §8 keeps the tail too).
 type tailBuffer struct {
-	max int
-	buf []byte
+	max     int
+	buf     []byte
+	dropped int64 // bytes written before the tail kept
 }
 
 func newTail(max int) *tailBuffer { return &tailBuffer{max: max} }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(p) > t.max { // only p's end can be kept: never copy the rest
+		t.dropped += int64(len(p) - t.max)
+		p = p[len(p)-t.max:]
+	}
 	t.buf = append(t.buf, p...)
 	if over := len(t.buf) - t.max; over > 0 {
+		t.dropped += int64(over)
 		t.buf = append(t.buf[:0], t.buf[over:]...)
 	}
-	return len(p), nil
+	return n, nil
 }
 
 // String returns the tail, dropping a leading partial rune the byte cut may have left.
