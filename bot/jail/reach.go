@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"io/fs"
 	"path/filepath"
 	"strings"
 )
@@ -58,30 +59,47 @@ func installation(dir, hidden string) bool {
 }
 
 // reachKinds classifies the directories of a call's reach by its environment: PATH entries are
-// tool directories, a folder a variable names is the variable's kind. A directory the caller
-// names that no variable does is the caller's own choice (reachInstall). Keys are clean paths.
-func reachKinds(env []string) map[string]reachKind {
+// tool directories, a folder a variable names is the variable's kind, and so is the folder of a
+// file a variable names, unless the file is an executable (GODOT_BIN: a program, whose folder is
+// bound like a program's). A directory the caller names that no variable does is the caller's own
+// choice (reachInstall). Where two variables disagree the narrower kind wins. Keys are clean
+// paths; stat tells files from folders.
+func reachKinds(env []string, stat func(string) (fs.FileInfo, error)) map[string]reachKind {
 	kinds := map[string]reachKind{}
+	set := func(p string, k reachKind) {
+		// PATH entries first, then the folders no toolchain variable vouches for.
+		if old, seen := kinds[p]; !seen || (old == reachInstall && k == reachOther) {
+			kinds[p] = k
+		}
+	}
 	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		if k == "PATH" {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
 			for _, d := range filepath.SplitList(v) {
 				if filepath.IsAbs(d) {
 					kinds[filepath.Clean(d)] = reachToolDir
 				}
 			}
-			continue
 		}
-		if !filepath.IsAbs(v) || strings.ContainsRune(v, filepath.ListSeparator) {
+	}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if k == "PATH" || !filepath.IsAbs(v) || strings.ContainsRune(v, filepath.ListSeparator) {
 			continue
 		}
 		v = filepath.Clean(v)
-		if _, seen := kinds[v]; seen {
-			continue // a PATH entry stays a tool directory whatever else names it
-		}
-		kinds[v] = reachOther
+		kind := reachOther
 		if installVar(k) {
-			kinds[v] = reachInstall
+			kind = reachInstall
+		}
+		fi, err := stat(v)
+		switch {
+		case err != nil:
+		case fi.IsDir():
+			set(v, kind)
+		case fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0:
+			set(filepath.Dir(v), reachInstall) // a program: its folder, as for the call's own
+		default:
+			set(filepath.Dir(v), kind) // a configuration file (PIP_CONFIG_FILE): its folder is a variable's
 		}
 	}
 	return kinds

@@ -55,20 +55,26 @@ func TestToolFoldersBringNoHomeBack(t *testing.T) {
 	mustWrite(t, filepath.Join(jdk, "bin", "javaish"), "#!/bin/sh\necho javaish-ran $(cat \"$(dirname \"$0\")/../lib/runtime.txt\")\n", 0o755)
 	mustWrite(t, filepath.Join(jdk, "lib", "runtime.txt"), "with-its-runtime\n", 0o644)
 
+	// A variable naming a program in a home's dot-folder, and one naming a configuration file.
+	engine := filepath.Join(home, ".local", "share", "engine", "engine.sh")
+	mustWrite(t, engine, "#!/bin/sh\necho engine-ran\n", 0o755)
+	pipConf := filepath.Join(home, ".config", "pip", "pip.conf")
+
 	ws := t.TempDir()
 	j := newTestSandbox(t, ws)
 	path := strings.Join([]string{cargoBin, localBin, filepath.Join(jdk, "bin"), "/usr/local/bin", "/usr/bin", "/bin"}, ":")
-	env := []string{"PATH=" + path, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "CARGO_HOME=" + filepath.Join(home, ".cargo"), "JAVA_HOME=" + jdk, "HOME=" + ws}
+	env := []string{"PATH=" + path, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "CARGO_HOME=" + filepath.Join(home, ".cargo"), "JAVA_HOME=" + jdk, "HOME=" + ws,
+		"ENGINE_BIN=" + engine, "PIP_CONFIG_FILE=" + pipConf}
 	// What codex.ReachFor hands the jail: every PATH entry and every folder a variable names.
-	reach := append(filepath.SplitList(path), filepath.Join(home, ".config"), filepath.Join(home, ".cargo"), jdk)
+	reach := append(filepath.SplitList(path), filepath.Join(home, ".config"), filepath.Join(home, ".cargo"), jdk, filepath.Dir(engine), filepath.Dir(pipConf))
 	var try []string
 	for rel := range tokens {
 		try = append(try, filepath.Join(home, rel))
 	}
 	script := `for f in "$@"; do cat "$f" 2>/dev/null; echo "tried $f"; done
-cat "$XDG_CONFIG_HOME/pip/pip.conf" "$XDG_CONFIG_HOME/git/config" "$CARGO_HOME/config.toml" 2>/dev/null; echo "tried the variables"
-cargo-tool; linked-tool; javaish
-echo "XDG_CONFIG_HOME=$XDG_CONFIG_HOME CARGO_HOME=$CARGO_HOME JAVA_HOME=$JAVA_HOME"`
+cat "$XDG_CONFIG_HOME/pip/pip.conf" "$XDG_CONFIG_HOME/git/config" "$CARGO_HOME/config.toml" "$PIP_CONFIG_FILE" 2>/dev/null; echo "tried the variables"
+cargo-tool; linked-tool; javaish; "$ENGINE_BIN"
+echo "XDG_CONFIG_HOME=$XDG_CONFIG_HOME CARGO_HOME=$CARGO_HOME JAVA_HOME=$JAVA_HOME"; env | grep ^PIP_CONFIG_FILE=`
 	cmd := exec.Command("/bin/sh", append([]string{"-c", script, "sh"}, try...)...)
 	cmd.Dir, cmd.Env = ws, env
 	call, err := j.Command(context.Background(), cmd, Spec{Workdir: ws, Scratch: t.TempDir(), Reach: reach})
@@ -80,7 +86,7 @@ echo "XDG_CONFIG_HOME=$XDG_CONFIG_HOME CARGO_HOME=$CARGO_HOME JAVA_HOME=$JAVA_HO
 		t.Fatal(err)
 	}
 	out := string(data)
-	controls := []string{"tried the variables", "cargo-tool-ran", "linked-tool-ran with-its-data", "javaish-ran with-its-runtime", "JAVA_HOME=" + jdk}
+	controls := []string{"tried the variables", "cargo-tool-ran", "linked-tool-ran with-its-data", "javaish-ran with-its-runtime", "engine-ran", "JAVA_HOME=" + jdk}
 	for _, f := range try {
 		controls = append(controls, "tried "+f)
 	}
@@ -94,7 +100,7 @@ echo "XDG_CONFIG_HOME=$XDG_CONFIG_HOME CARGO_HOME=$CARGO_HOME JAVA_HOME=$JAVA_HO
 			t.Errorf("the call read %s:\n%s", rel, out)
 		}
 	}
-	if strings.Contains(out, "XDG_CONFIG_HOME="+home) || strings.Contains(out, "CARGO_HOME="+home) {
+	if strings.Contains(out, "XDG_CONFIG_HOME="+home) || strings.Contains(out, "CARGO_HOME="+home) || strings.Contains(out, "PIP_CONFIG_FILE=") {
 		t.Errorf("a variable still names a folder of the runner's home:\n%s", out)
 	}
 }

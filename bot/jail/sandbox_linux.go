@@ -242,7 +242,12 @@ func (s *sandbox) Command(ctx context.Context, cmd *exec.Cmd, spec Spec) (Call, 
 		}
 	}
 	reach := s.reachOf(spec.Reach, cmd.Env)
-	bound := append(append([]string{}, reach...), workdir, scratch)
+	bound := append([]string{}, reach...)
+	for _, own := range []string{workdir, scratch} {
+		if own != "" { // "" would hold every path (under)
+			bound = append(bound, own)
+		}
+	}
 	env := confineEnv(cmd.Env, s.never, bound, realPath)
 	ops := planMounts(planInput{Workdir: workdir, GitDir: call.gitKind, Scratch: scratch, Reach: reach, Hide: s.hide, Private: s.private, Files: s.files})
 	dir := cmd.Dir
@@ -296,7 +301,7 @@ func (s *sandbox) Command(ctx context.Context, cmd *exec.Cmd, spec Spec) (Call, 
 // bound too (npm's and pip's bin folders hold links into the installation beside them); only a
 // directory no one else may write is looked into, so no link planted there opens anything.
 func (s *sandbox) reachOf(paths, env []string) []string {
-	kinds := reachKinds(env)
+	kinds := reachKinds(env, os.Stat)
 	var reach []string
 	for _, r := range paths {
 		abs, err := filepath.Abs(r)
