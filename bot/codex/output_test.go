@@ -153,3 +153,38 @@ func TestEventsWriterBounds(t *testing.T) {
 		}
 	}
 }
+
+// The run's events.jsonl: each call after its studio.call line, a last line without its newline
+// ended, a secret the run learnt after the call masked, what was cut said in the call's line.
+func TestAppendEventsStreamsRedacted(t *testing.T) {
+	dir := t.TempDir()
+	red := NewRedactor()
+	ev, err := NewEvidence(dir, "r", "role", red)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, second := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	if err := os.WriteFile(first, []byte("{\"a\":1}\n{\"late\":\"tok-learnt-later\"}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(second, []byte("{\"b\":1}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	red.Add("tok-learnt-later")
+	if err := ev.AppendEvents("implementation", Result{Model: "m", EventsPath: first}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ev.AppendEvents("review", Result{Model: "m", EventsPath: second, OutputCut: OutputCut{LinesCut: 1, BytesCut: 9}}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Join(ev.Dir, "events.jsonl"))
+	want := `{"model":"m","step":"implementation","type":"studio.call"}
+{"a":1}
+{"late":"***"}
+{"model":"m","outputCut":{"linesCut":1,"bytesCut":9},"step":"review","type":"studio.call"}
+{"b":1}
+`
+	if string(data) != want {
+		t.Errorf("events.jsonl =\n%s\nwant\n%s", data, want)
+	}
+}
