@@ -76,6 +76,7 @@ func contain(ctx context.Context, opts Options, mode Sandbox, dir string, id ide
 		}
 	}
 	j := &uidJail{id: id, limit: opts.SweepLimit, reclaim: map[string]owner{}, sandboxReason: sandboxReason, notes: notes}
+	_, j.never = privateHostPlaces(opts.Hide)
 	if opts.ProbePIDNamespace {
 		if err := probePIDNamespace(); err != nil {
 			j.pidnsReason = "creating a PID namespace failed: " + err.Error()

@@ -104,3 +104,53 @@ echo "XDG_CONFIG_HOME=$XDG_CONFIG_HOME CARGO_HOME=$CARGO_HOME JAVA_HOME=$JAVA_HO
 		t.Errorf("a variable still names a folder of the runner's home:\n%s", out)
 	}
 }
+
+// TestUIDJailOpensNoConfigurationFolder: the uid jail cannot hide a home, but it must not open
+// one up for a variable's folder. The runner's home is closed to others (0750); XDG_CONFIG_HOME
+// names its .config, which holds pip's token; the call's tool lies in another closed folder. The
+// jailed command runs the tool (its folder opened, as before) but cannot read the token, the home
+// stays closed, and the command's XDG_CONFIG_HOME is the call's own. (A tool directory inside the
+// home would open the home's ancestors: docs/security.md, "What it does not do".)
+func TestUIDJailOpensNoConfigurationFolder(t *testing.T) {
+	home, err := os.MkdirTemp("/home", "studio-reach-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	mustWrite(t, filepath.Join(home, ".config", "pip", "pip.conf"), "PIP-CONF-TOKEN\n", 0o644)
+	if err := os.Chmod(home, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	tools := t.TempDir()
+	if err := os.Chmod(tools, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(tools, "bin", "engine"), "#!/bin/sh\necho engine-ran\n", 0o755)
+	j := newJail(t, false)
+	ws, scratch := t.TempDir(), t.TempDir()
+	script := `cat "` + filepath.Join(home, ".config", "pip", "pip.conf") + `" 2>/dev/null; cat "$XDG_CONFIG_HOME/pip/pip.conf" 2>/dev/null; echo tried; engine; echo "XDG_CONFIG_HOME=$XDG_CONFIG_HOME"`
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Dir = ws
+	cmd.Env = []string{"PATH=" + filepath.Join(tools, "bin") + ":/usr/bin:/bin", "HOME=" + scratch, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config")}
+	call, err := j.Command(context.Background(), cmd, Spec{Workdir: ws, Scratch: scratch, Reach: []string{filepath.Join(tools, "bin"), filepath.Join(home, ".config")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(home); err != nil || fi.Mode().Perm() != 0o750 {
+		t.Errorf("the jail opened the home for the call: %v (%v)", fi.Mode().Perm(), err)
+	}
+	data, _ := cmd.CombinedOutput()
+	if _, err := call.End(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	out := string(data)
+	if !strings.Contains(out, "tried") || !strings.Contains(out, "engine-ran") {
+		t.Fatalf("control: the command did not try, or the tool did not run:\n%s", out)
+	}
+	if strings.Contains(out, "PIP-CONF-TOKEN") {
+		t.Errorf("the jailed command read pip's token:\n%s", out)
+	}
+	if strings.Contains(out, "XDG_CONFIG_HOME="+home) {
+		t.Errorf("XDG_CONFIG_HOME still names the runner's:\n%s", out)
+	}
+}

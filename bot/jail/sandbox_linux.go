@@ -51,18 +51,7 @@ type sandbox struct {
 // newSandbox probes the sandbox on the workspace's filesystem and returns it, or nil and why not.
 func newSandbox(ctx context.Context, id identity, opts Options, create bool) (*sandbox, string) {
 	s := &sandbox{id: id, userns: map[owner]*os.File{}}
-	for _, h := range append(append([]string{}, defaultHidden...), opts.Hide...) {
-		if r := realPath(h); r != "" {
-			s.hide = append(s.hide, r)
-		}
-	}
-	s.never = append(s.never, s.hide...)
-	for _, base := range []string{"/home"} {
-		entries, _ := os.ReadDir(base)
-		for _, e := range entries {
-			s.never = append(s.never, filepath.Join(base, e.Name()))
-		}
-	}
+	s.hide, s.never = privateHostPlaces(opts.Hide)
 	for _, p := range privatePlaces {
 		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
 			s.private = append(s.private, p)
@@ -79,6 +68,24 @@ func newSandbox(ctx context.Context, id identity, opts Options, create bool) (*s
 		return nil, err.Error()
 	}
 	return s, ""
+}
+
+// privateHostPlaces are the places no call sees (hide: every home's root, the runner's folders,
+// extra), resolved and existing, and those never bound whole (never: hide and every home).
+func privateHostPlaces(extra []string) (hide, never []string) {
+	for _, h := range append(append([]string{}, defaultHidden...), extra...) {
+		if r := realPath(h); r != "" {
+			hide = append(hide, r)
+		}
+	}
+	never = append(never, hide...)
+	for _, base := range []string{"/home"} {
+		entries, _ := os.ReadDir(base)
+		for _, e := range entries {
+			never = append(never, filepath.Join(base, e.Name()))
+		}
+	}
+	return hide, never
 }
 
 // accounts writes the host's passwd and group files with an entry for the agent's uid where it
@@ -301,6 +308,10 @@ func (s *sandbox) Command(ctx context.Context, cmd *exec.Cmd, spec Spec) (Call, 
 // bound too (npm's and pip's bin folders hold links into the installation beside them); only a
 // directory no one else may write is looked into, so no link planted there opens anything.
 func (s *sandbox) reachOf(paths, env []string) []string {
+	return reachOf(paths, env, s.never)
+}
+
+func reachOf(paths, env, never []string) []string {
 	kinds := reachKinds(env, os.Stat)
 	var reach []string
 	for _, r := range paths {
@@ -320,9 +331,9 @@ func (s *sandbox) reachOf(paths, env []string) []string {
 				kind = k
 			}
 		}
-		reach = append(reach, reachDirs(kind, abs, resolved, s.never)...)
-		if kind == reachToolDir && underAny(resolved, s.never) && fi.Mode().Perm()&0o002 == 0 {
-			reach = append(reach, s.linkedFrom(resolved)...)
+		reach = append(reach, reachDirs(kind, abs, resolved, never)...)
+		if kind == reachToolDir && underAny(resolved, never) && fi.Mode().Perm()&0o002 == 0 {
+			reach = append(reach, linkedFrom(resolved, never)...)
 		}
 	}
 	return reach
@@ -330,7 +341,7 @@ func (s *sandbox) reachOf(paths, env []string) []string {
 
 // linkedFrom is what the links of tool directory dir need bound: each link's own directory and
 // the one its target lies in (reachDirs of a program). At most maxExposedEntries entries are read.
-func (s *sandbox) linkedFrom(dir string) []string {
+func linkedFrom(dir string, never []string) []string {
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil
@@ -347,7 +358,7 @@ func (s *sandbox) linkedFrom(dir string) []string {
 		if fi, err := os.Stat(target); target == "" || err != nil || fi.IsDir() {
 			continue
 		}
-		out = append(out, reachDirs(reachProgram, link, target, s.never)...)
+		out = append(out, reachDirs(reachProgram, link, target, never)...)
 	}
 	return out
 }

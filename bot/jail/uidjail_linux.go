@@ -34,6 +34,9 @@ type uidJail struct {
 	sandboxReason string // why not the sandbox
 	limit         time.Duration
 	notes         []string // what dead runs had left, ended at setup
+	// never are the homes and the runner's folders (privateHostPlaces): the jail cannot hide
+	// them, but opens nothing of them for a variable's folder (see Command).
+	never []string
 
 	mu      sync.Mutex
 	roots   []handedRoot
@@ -84,8 +87,19 @@ func (j *uidJail) Command(ctx context.Context, cmd *exec.Cmd, s Spec) (Call, err
 		return nil, err
 	}
 	// A place that cannot be opened up is not fatal: the command may not need it, and if it
-	// does, it fails saying what it could not reach.
-	j.exposeReach(ctx, s.Reach)
+	// does, it fails saying what it could not reach. What the sandbox would not bind of a home
+	// (a configuration folder a variable names) is not opened either, and the variables naming
+	// it leave the call's environment as in the sandbox; a tool directory under a home is still
+	// opened, ancestors and all ("What it does not do" in docs/security.md).
+	reach := j.reachWanted(s.Reach, cmd.Env)
+	j.exposeReach(ctx, reach)
+	bound := reachOf(reach, cmd.Env, j.never)
+	for _, own := range []string{s.Workdir, s.Scratch} {
+		if own != "" {
+			bound = append(bound, realPath(own))
+		}
+	}
+	cmd.Env = confineEnv(cmd.Env, j.never, bound, realPath)
 	guard, err := guardGitDir(s.Workdir)
 	if err != nil {
 		return nil, err
@@ -308,6 +322,18 @@ func (j *uidJail) Expose(ctx context.Context, paths ...string) error {
 		}
 	}
 	return nil
+}
+
+// reachWanted keeps the paths of reach the sandbox would bind something for (reachOf): under a
+// home or the runner's folders, a configuration folder a variable names is left closed.
+func (j *uidJail) reachWanted(reach, env []string) []string {
+	var out []string
+	for _, r := range reach {
+		if len(reachOf([]string{r}, env, j.never)) > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // maxExposedEntries bounds how many entries of one tool directory are exposed.
