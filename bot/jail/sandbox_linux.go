@@ -308,35 +308,45 @@ func (s *sandbox) Command(ctx context.Context, cmd *exec.Cmd, spec Spec) (Call, 
 // bound too (npm's and pip's bin folders hold links into the installation beside them); only a
 // directory no one else may write is looked into, so no link planted there opens anything.
 func (s *sandbox) reachOf(paths, env []string) []string {
-	return reachOf(paths, env, s.never)
+	return reachOf(paths, reachKinds(env, os.Stat), s.never)
 }
 
-func reachOf(paths, env, never []string) []string {
-	kinds := reachKinds(env, os.Stat)
+func reachOf(paths []string, kinds map[string]reachKind, never []string) []string {
 	var reach []string
 	for _, r := range paths {
-		abs, err := filepath.Abs(r)
-		if err != nil {
-			continue
-		}
-		resolved := realPath(abs)
-		fi, err := os.Stat(abs)
-		if resolved == "" || err != nil {
-			continue
-		}
-		kind := reachProgram
-		if fi.IsDir() {
-			kind = reachInstall
-			if k, named := kinds[abs]; named {
-				kind = k
-			}
-		}
-		reach = append(reach, reachDirs(kind, abs, resolved, never)...)
-		if kind == reachToolDir && underAny(resolved, never) && fi.Mode().Perm()&0o002 == 0 {
-			reach = append(reach, linkedFrom(resolved, never)...)
+		dirs, toolDir := reachOne(r, kinds, never)
+		reach = append(reach, dirs...)
+		if toolDir != "" {
+			reach = append(reach, linkedFrom(toolDir, never)...)
 		}
 	}
 	return reach
+}
+
+// reachOne is reachDirs of path r, of the kind kinds gives it; toolDir is r resolved when r is a
+// tool directory under a hidden place whose links are to be followed (see reachOf).
+func reachOne(r string, kinds map[string]reachKind, never []string) (dirs []string, toolDir string) {
+	abs, err := filepath.Abs(r)
+	if err != nil {
+		return nil, ""
+	}
+	resolved := realPath(abs)
+	fi, err := os.Stat(abs)
+	if resolved == "" || err != nil {
+		return nil, ""
+	}
+	kind := reachProgram
+	if fi.IsDir() {
+		kind = reachInstall
+		if k, named := kinds[abs]; named {
+			kind = k
+		}
+	}
+	dirs = reachDirs(kind, abs, resolved, never)
+	if kind == reachToolDir && underAny(resolved, never) && fi.Mode().Perm()&0o002 == 0 {
+		toolDir = resolved
+	}
+	return dirs, toolDir
 }
 
 // linkedFrom is what the links of tool directory dir need bound: each link's own directory and

@@ -91,12 +91,13 @@ func (j *uidJail) Command(ctx context.Context, cmd *exec.Cmd, s Spec) (Call, err
 	// (a configuration folder a variable names) is not opened either, and the variables naming
 	// it leave the call's environment as in the sandbox; a tool directory under a home is still
 	// opened, ancestors and all ("What it does not do" in docs/security.md).
-	reach := j.reachWanted(s.Reach, cmd.Env)
+	kinds := reachKinds(cmd.Env, os.Stat)
+	reach := j.reachWanted(s.Reach, kinds)
 	j.exposeReach(ctx, reach)
-	bound := reachOf(reach, cmd.Env, j.never)
+	bound := reachOf(reach, kinds, j.never)
 	for _, own := range []string{s.Workdir, s.Scratch} {
-		if own != "" {
-			bound = append(bound, realPath(own))
+		if r := realPath(own); r != "" { // "" would hold every path (under)
+			bound = append(bound, r)
 		}
 	}
 	cmd.Env = confineEnv(cmd.Env, j.never, bound, realPath)
@@ -326,10 +327,10 @@ func (j *uidJail) Expose(ctx context.Context, paths ...string) error {
 
 // reachWanted keeps the paths of reach the sandbox would bind something for (reachOf): under a
 // home or the runner's folders, a configuration folder a variable names is left closed.
-func (j *uidJail) reachWanted(reach, env []string) []string {
+func (j *uidJail) reachWanted(reach []string, kinds map[string]reachKind) []string {
 	var out []string
 	for _, r := range reach {
-		if len(reachOf([]string{r}, env, j.never)) > 0 {
+		if dirs, _ := reachOne(r, kinds, j.never); len(dirs) > 0 {
 			out = append(out, r)
 		}
 	}
