@@ -722,6 +722,7 @@ func (r *run) endSummary(summary string, out codex.Outcome, verdict, role string
 		summary += "\n\n" + lifecycleDetails(tail)
 	}
 	summary += leftoversNote(out.Leftovers())
+	summary += outputCutNote(out.OutputCut())
 	summary += r.evidenceNote(role)
 	r.st.Summary = summary
 	r.out.Summary = summary

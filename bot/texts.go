@@ -109,6 +109,15 @@ func noRevokeTarget(phrase string, issue int) string {
 	return fmt.Sprintf("`%s revoke`: there is no open studio pull request for #%d, so there is no approval to withdraw.", phrase, issue)
 }
 
+// outputCutNote tells the reader that Codex printed more than the evidence keeps (a flood of its
+// output, the agent's doing or a runaway command's), and where what was kept is.
+func outputCutNote(c codex.OutputCut) string {
+	if !c.Any() {
+		return ""
+	}
+	return "\n\n**Output cut:** " + c.String() + "; the run's `events.jsonl` says which call."
+}
+
 // leftoversNote tells the reader that the agent left processes running after its calls (the
 // studio killed them): harmless once killed, but a sign of an agent trying to outlive its call.
 func leftoversNote(n int) string {

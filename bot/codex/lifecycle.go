@@ -153,6 +153,30 @@ func (o Outcome) Leftovers() int {
 	return n
 }
 
+// OutputCut counts what every Codex call of the run printed beyond what the evidence keeps
+// (output.go): a non-zero count means a call flooded its output.
+func (o Outcome) OutputCut() OutputCut {
+	var c OutputCut
+	add := func(e Execution) {
+		for _, r := range []*Result{&e.Result, e.Primary} {
+			if r != nil {
+				c = c.add(r.OutputCut)
+			}
+		}
+	}
+	add(o.Implementation)
+	if o.Review != nil {
+		add(o.Review.Execution)
+	}
+	for _, p := range o.FixPasses {
+		add(p.Execution)
+		if p.Review != nil {
+			add(p.Review.Execution)
+		}
+	}
+	return c
+}
+
 // Output is the lifecycle text: lines joined by a blank line (seed §9.3).
 func (o Outcome) Output() string { return strings.Join(o.Lines, "\n\n") }
 

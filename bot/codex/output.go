@@ -39,6 +39,14 @@ type OutputCut struct {
 	StderrBytesCut int64 `json:"stderrBytesCut,omitempty"`
 }
 
+func (c OutputCut) add(d OutputCut) OutputCut {
+	return OutputCut{
+		LinesCut: c.LinesCut + d.LinesCut, BytesCut: c.BytesCut + d.BytesCut,
+		LinesDropped: c.LinesDropped + d.LinesDropped, BytesDropped: c.BytesDropped + d.BytesDropped,
+		StderrBytesCut: c.StderrBytesCut + d.StderrBytesCut,
+	}
+}
+
 // Any reports whether anything was cut.
 func (c OutputCut) Any() bool { return c != OutputCut{} }
 
