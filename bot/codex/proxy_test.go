@@ -212,7 +212,7 @@ func TestProxySendsUpstreamOnlyTheHeadersItSets(t *testing.T) {
 	defer p.Close()
 	agentHeaders := map[string]string{
 		"OpenAI-Organization": "org-attacker", "OpenAI-Project": "proj_attacker", "OpenAI-Beta": "assistants=v2",
-		"Cookie": "session=attacker", "X-Attacker": "1", "Originator": "attacker", "Session-Id": "attacker",
+		"Cookie": "session=attacker", "X-Attacker": "1",
 		"Accept-Encoding": "identity-attacker", "Upgrade": "websocket", "Connection": "Upgrade",
 		"Forwarded": "for=attacker", "X-Forwarded-For": "attacker", "Idempotency-Key": "attacker",
 	}
@@ -223,6 +223,11 @@ func TestProxySendsUpstreamOnlyTheHeadersItSets(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer "+p.ClientKey())
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
+	// Codex's own identification passes (it scopes and bills nothing); a long or unprintable one
+	// does not.
+	req.Header.Set("Session-Id", "019a-session")
+	req.Header.Set("X-Codex-Turn-Metadata", `{"sandbox_mode":"read-only"}`)
+	req.Header.Set("Thread-Id", strings.Repeat("t", maxCodexHeaderBytes+1))
 	for k, v := range agentHeaders {
 		req.Header.Set(k, v)
 	}
@@ -243,12 +248,14 @@ func TestProxySendsUpstreamOnlyTheHeadersItSets(t *testing.T) {
 			t.Errorf("upstream got the agent's %s: %q", k, v)
 		}
 	}
-	for k, want := range map[string]string{"Authorization": "Bearer " + realKey, "Content-Type": "application/json", "Accept": "text/event-stream", "User-Agent": Product} {
+	for k, want := range map[string]string{"Authorization": "Bearer " + realKey, "Content-Type": "application/json", "Accept": "text/event-stream", "User-Agent": Product,
+		"Session-Id": "019a-session", "X-Codex-Turn-Metadata": `{"sandbox_mode":"read-only"}`} {
 		if v := got.Get(k); v != want {
 			t.Errorf("upstream %s = %q, want %q", k, v, want)
 		}
 	}
-	allowed := map[string]bool{"Authorization": true, "Content-Type": true, "Accept": true, "User-Agent": true, "Content-Length": true, "Accept-Encoding": true}
+	allowed := map[string]bool{"Authorization": true, "Content-Type": true, "Accept": true, "User-Agent": true, "Content-Length": true, "Accept-Encoding": true,
+		"Session-Id": true, "X-Codex-Turn-Metadata": true}
 	for k := range got {
 		if !allowed[k] {
 			t.Errorf("upstream got header %s: %q", k, got.Values(k))
