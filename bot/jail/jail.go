@@ -117,6 +117,7 @@ const (
 	LayerGitGuard  = ".git put back byte for byte after each call"
 	LayerNoNewPriv = "no_new_privs"
 	LayerRlimits   = "resource limits"
+	LayerCgroup    = "a cgroup per call (memory and processes bounded)"
 	LayerLifeline  = "dies with the studio"
 )
 
@@ -156,6 +157,8 @@ type Ended struct {
 	// caller waited for was the sandbox's init (which mirrors the exit code, not a signal).
 	ExitCode *int
 	Signal   string
+	// Limit is set when the call reached one of its per-call limits (its cgroup's).
+	Limit *LimitHit
 }
 
 // Call is one confined process, from Command until End.
@@ -226,6 +229,12 @@ type Options struct {
 	LeaseDir string
 	// SweepLimit bounds Sweep; 0 means DefaultSweepLimit.
 	SweepLimit time.Duration
+	// Memory bounds each call's memory, tmpfs included (agent-memory); 0 means DefaultMemory of
+	// what the studio's cgroup or the host has.
+	Memory int64
+	// Processes bounds each call's processes, threads included (agent-pids); 0 means
+	// DefaultProcesses.
+	Processes int64
 }
 
 // Setup returns the jail for this process. Not running as root, or not on Linux, it returns an
