@@ -132,6 +132,9 @@ func (e Execution) MarshalJSON() ([]byte, error) {
 		if r.Leftovers > 0 {
 			m["leftovers"] = r.Leftovers
 		}
+		if r.Limit != nil {
+			m["limit"] = r.Limit
+		}
 		return m
 	}
 	out := view(e.Result)

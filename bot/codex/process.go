@@ -30,6 +30,8 @@ type procOutcome struct {
 	Leftovers int
 	// SweepErr is set when agent processes survived the kill (jail.ErrAgentAlive).
 	SweepErr error
+	// Limit is set when the call reached one of its per-call limits (memory, processes).
+	Limit *jail.LimitHit
 }
 
 // groupGoneLimit bounds the wait for a killed process group to be really gone.
@@ -84,6 +86,7 @@ func runGroup(ctx context.Context, cmd *exec.Cmd, timeout, grace time.Duration, 
 	waitGroupGone(pgid, groupGoneLimit)
 	ended, err := call.End(context.WithoutCancel(ctx))
 	out.Leftovers += ended.Leftovers
+	out.Limit = ended.Limit
 	var setup *jail.SetupError
 	if errors.As(err, &setup) {
 		out.StartErr = err

@@ -32,8 +32,8 @@ const (
 // LimitHit says which per-call limit a call reached; the kernel killed it (memory) or refused
 // it a process (processes).
 type LimitHit struct {
-	Resource string // LimitMemory or LimitProcesses
-	Value    int64  // the limit: bytes, or processes
+	Resource string `json:"resource"` // LimitMemory or LimitProcesses
+	Value    int64  `json:"value"`    // the limit: bytes, or processes
 }
 
 // Input names the action input that raises the limit.
