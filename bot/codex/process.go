@@ -34,6 +34,12 @@ type procOutcome struct {
 	Limit *jail.LimitHit
 }
 
+// startedCall is a jail call that must be told the pid of its process as soon as it started (the
+// uid jail on cgroup v1 moves it into the call's cgroup then).
+type startedCall interface {
+	Started(pid int) error
+}
+
 // groupGoneLimit bounds the wait for a killed process group to be really gone.
 const groupGoneLimit = 5 * time.Second
 
@@ -56,6 +62,14 @@ func runGroup(ctx context.Context, cmd *exec.Cmd, timeout, grace time.Duration, 
 	if err := cmd.Start(); err != nil {
 		_, _ = call.End(context.WithoutCancel(ctx))
 		return procOutcome{StartErr: err}
+	}
+	if s, ok := call.(startedCall); ok {
+		if err := s.Started(cmd.Process.Pid); err != nil {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			_ = cmd.Wait()
+			_, _ = call.End(context.WithoutCancel(ctx))
+			return procOutcome{StartErr: err}
+		}
 	}
 	pgid := cmd.Process.Pid
 	done := make(chan error, 1)

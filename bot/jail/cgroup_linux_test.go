@@ -2,6 +2,7 @@ package jail
 
 import (
 	"context"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,7 +60,7 @@ func TestCallCgroupBoundsMemory(t *testing.T) {
 df -k /dev/shm /tmp /var/tmp | tail -n +2
 head -c 120M /dev/zero > /dev/shm/fill && echo FILLED-SHM
 head -c 120M /dev/zero > /tmp/fill; echo TMP-WRITE-DONE
-head -c 700M /dev/zero | tail -c 1 >/dev/null && echo ALLOCATED-700M
+head -c 700M /dev/zero | tail -n 1 >/dev/null && echo ALLOCATED-700M
 echo SURVIVED`)
 	t.Logf("%s\nended: %+v", out, ended)
 	if !strings.Contains(out, "FILLED-SHM") {
@@ -140,4 +141,69 @@ func limitedCall(t *testing.T, j Jail, ws, script string) (string, Ended) {
 		t.Logf("the call's init: %v", runErr)
 	}
 	return string(out), ended
+}
+
+// TestUIDJailCallsGetACgroupToo: the fallback bounds a call the same way (on v1, the agent
+// enters its cgroup right after it starts, as runGroup tells the call).
+func TestUIDJailCallsGetACgroupToo(t *testing.T) {
+	requireRoot(t)
+	uid := 200000 + rand.IntN(99000)
+	j, err := Setup(context.Background(), Options{UID: uid, Sandbox: SandboxOff, ProbePIDNamespace: true, Memory: 192 << 20, Processes: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := j.(*uidJail)
+	t.Cleanup(func() { u.Close(context.Background()) })
+	if u.limits.cg == nil {
+		t.Fatalf("this host must give calls a cgroup (CI does): %s", u.limits.why)
+	}
+	if l := u.cgroupLayer(); !l.Active || !strings.Contains(l.Note, "/dev/shm are not size-bounded") {
+		t.Errorf("the uid jail's cgroup layer does not say what it cannot bound: %+v", l)
+	}
+	run := func(script string) (string, int, Ended) {
+		t.Helper()
+		ws := t.TempDir()
+		cmd := exec.Command("/bin/sh", "-c", script)
+		cmd.Dir = ws
+		cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin"}
+		call, err := j.Command(context.Background(), cmd, Spec{Workdir: ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if err := call.(interface{ Started(int) error }).Started(cmd.Process.Pid); err != nil {
+			t.Fatal(err)
+		}
+		_ = cmd.Wait()
+		ended, err := call.End(context.Background())
+		if err != nil {
+			t.Fatalf("end: %v", err)
+		}
+		data, _ := os.ReadFile(filepath.Join(ws, "started"))
+		return out.String(), strings.Count(string(data), "\n"), ended
+	}
+	out, started, ended := run(`echo >> started; head -c 700M /dev/zero | tail -n 1 >/dev/null && echo ALLOCATED-700M`)
+	t.Logf("memory: %s %+v", out, ended.Limit)
+	if started != 1 || strings.Contains(out, "ALLOCATED-700M") {
+		t.Errorf("the agent was not stopped at 192 MiB (or never ran):\n%s", out)
+	}
+	if ended.Limit == nil || ended.Limit.Resource != LimitMemory {
+		t.Errorf("the jail did not say the call reached its memory limit: %+v", ended.Limit)
+	}
+	out, started, ended = run(`i=0; while [ $i -lt 1000 ]; do sleep 100 & echo >> started; i=$((i+1)); done`)
+	if started < 10 || started > 64 {
+		t.Errorf("the fork bomb started %d processes under agent-pids 64:\n%s", started, out)
+	}
+	if ended.Limit == nil || ended.Limit.Resource != LimitProcesses {
+		t.Errorf("the jail did not say the call reached its process limit: %+v", ended.Limit)
+	}
+	for _, parent := range u.limits.cg.parents() {
+		if m, _ := filepath.Glob(filepath.Join(parent, cgroupPrefix+strconv.Itoa(os.Getpid())+"-*")); len(m) > 0 {
+			t.Errorf("the calls' cgroups outlived them: %v", m)
+		}
+	}
 }

@@ -34,6 +34,7 @@ type uidJail struct {
 	sandboxReason string // why not the sandbox
 	limit         time.Duration
 	notes         []string // what dead runs had left, ended at setup
+	limits        callLimits
 
 	mu      sync.Mutex
 	roots   []handedRoot
@@ -62,6 +63,8 @@ func (j *uidJail) Status() Status {
 		{ID: "mount-namespace", Name: LayerMountNS, Note: "no sandbox: " + j.sandboxReason},
 		{ID: "pid-namespace", Name: LayerPIDNS, Active: j.pidns, Note: j.pidnsReason},
 		{ID: "git-dir", Name: LayerGitGuard, Active: true},
+		{ID: "resource-limits", Name: LayerRlimits, Note: "no rlimits in the uid jail: the call's cgroup bounds its processes"},
+		j.cgroupLayer(),
 	}
 	return Status{Mode: ModeUIDJail, Confined: true, User: j.id.user, UID: j.id.uid, GID: j.id.gid, Leased: j.id.allocated,
 		PIDNamespace: j.pidns, Reason: j.sandboxReason, NoPIDNamespace: j.pidnsReason, Layers: layers, Notes: j.notes}
@@ -97,22 +100,133 @@ func (j *uidJail) Command(ctx context.Context, cmd *exec.Cmd, s Spec) (Call, err
 	if s.Scratch != "" {
 		cmd.Env = setEnv(cmd.Env, "TMPDIR", s.Scratch)
 	}
-	return &uidCall{j: j, guard: guard}, nil
+	call := &uidCall{j: j, guard: guard}
+	if call.cgroup, err = j.limits.create(); err != nil {
+		guard.close()
+		return nil, fmt.Errorf("uid jail: %w", err)
+	}
+	if call.cgroup != nil && call.cgroup.v2 {
+		// v2 starts the agent in its cgroup (clone3 with CLONE_INTO_CGROUP): nothing of it runs
+		// outside, not for an instant.
+		fd, err := syscall.Open(call.cgroup.mem, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			guard.close()
+			_ = call.cgroup.remove()
+			return nil, fmt.Errorf("uid jail: open the call's cgroup: %w", err)
+		}
+		call.cgroupFD = fd
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
+	}
+	return call, nil
 }
 
 type uidCall struct {
-	j     *uidJail
-	guard *gitGuard
+	j        *uidJail
+	guard    *gitGuard
+	cgroup   *callCgroup // nil without the cgroup layer
+	cgroupFD int         // v2: the cgroup the agent is started in (0: none)
+}
+
+// Started puts the agent's process, just started, in the call's cgroup and makes it the OOM
+// killer's first choice. On v1 nothing can start a process in a cgroup, so until this write
+// (microseconds after the start, before the caller reads anything of the call) the agent runs
+// outside: a child it forks in that window escapes the cgroup, though not the uid sweep.
+func (c *uidCall) Started(pid int) error {
+	_ = writeControl("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", "1000")
+	if c.cgroup == nil || c.cgroup.v2 {
+		return nil
+	}
+	for _, f := range c.cgroup.procsFiles() {
+		if err := writeControl(f, strconv.Itoa(pid)); err != nil {
+			return fmt.Errorf("uid jail: put the agent in its cgroup: %w", err)
+		}
+	}
+	return nil
 }
 
 func (c *uidCall) End(ctx context.Context) (Ended, error) {
+	if c.cgroupFD > 0 {
+		syscall.Close(c.cgroupFD)
+		c.cgroupFD = 0
+	}
 	killed, err := c.j.Sweep(ctx)
-	if err != nil {
+	// Every process of the agent uid is dead: what is left in the cgroup is nothing.
+	limit, cgErr := c.cgroup.end()
+	if err == nil && c.j.id.lease != nil {
+		// The uid is this run's alone: what it owns in the host's shared temporary places is
+		// the call's, and tmpfs pages stay charged (to no live cgroup) until they are removed.
+		cgErr = errors.Join(cgErr, removeOwned(c.j.id.uid, c.j.handed(), sharedTemp...))
+	}
+	ended := Ended{Leftovers: killed, Limit: limit}
+	if err = errors.Join(err, cgErr); err != nil {
 		c.guard.close()
-		return Ended{Leftovers: killed}, err
+		return ended, err
 	}
 	// Nothing of the agent is alive to race the restore.
-	return Ended{Leftovers: killed}, c.guard.restore()
+	return ended, c.guard.restore()
+}
+
+// sharedTemp are the host's temporary places a uid-jailed agent can write.
+var sharedTemp = []string{"/tmp", "/var/tmp", "/dev/shm"}
+
+// handed lists the folders handed to the agent (the call's scratch folder among them): the
+// caller's, given back later.
+func (j *uidJail) handed() []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []string
+	for _, r := range j.roots {
+		out = append(out, r.path)
+	}
+	return out
+}
+
+// removeOwned removes the entries of dirs that uid owns (following no link), but for those that
+// are or hold one of keep.
+func removeOwned(uid int, keep []string, dirs ...string) error {
+	var errs []error
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			fi, err := e.Info()
+			if err != nil {
+				continue
+			}
+			p := filepath.Join(dir, e.Name())
+			kept := false
+			for _, k := range keep {
+				if k == p || strings.HasPrefix(k, p+"/") {
+					kept = true
+				}
+			}
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid && !kept {
+				if err := os.RemoveAll(p); err != nil {
+					errs = append(errs, fmt.Errorf("remove what the agent left in %s: %w", dir, err))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// cgroupLayer is the cgroup's line in Status, with what the uid jail cannot bound.
+func (j *uidJail) cgroupLayer() Layer {
+	l := j.limits.layer()
+	if !l.Active {
+		l.Note = "no cgroup (" + j.limits.why + "): a call's memory and processes are not bounded"
+		return l
+	}
+	l.Note += "; in the uid jail the agent's files in the host's /tmp and /dev/shm are not size-bounded"
+	if j.id.lease == nil {
+		l.Note += " and outlive the call (a named agent-user: they may be another run's)"
+	}
+	if !j.limits.cg.v2 {
+		l.Note += ", and on cgroup v1 the agent enters its cgroup just after it starts"
+	}
+	return l
 }
 
 // Confine prepares cmd before Start: the agent's uid and gid with no supplementary groups, its

@@ -112,21 +112,19 @@ func (w *world) runStudioIn(procs, event string, payload []byte, extra map[strin
 	return res, runErr
 }
 
-// agentLeftovers lists what the agent uid owns in the host's /tmp.
-func agentLeftovers(t *testing.T, uid int) []string {
-	t.Helper()
-	entries, err := os.ReadDir(os.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+// agentLeftovers lists what the agent uid owns in the host's temporary places.
+func agentLeftovers(uid int) []string {
 	var left []string
-	for _, e := range entries {
-		fi, err := e.Info()
-		if err != nil {
-			continue
-		}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid {
-			left = append(left, e.Name())
+	for _, dir := range []string{os.TempDir(), "/var/tmp", "/dev/shm"} {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			fi, err := e.Info()
+			if err != nil {
+				continue
+			}
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid {
+				left = append(left, filepath.Join(dir, e.Name()))
+			}
 		}
 	}
 	return left
@@ -150,9 +148,9 @@ func TestAgentThatExhaustsItsLimitsEndsWithAVerdict(t *testing.T) {
 			shell: `df -k /dev/shm /tmp >&2
 head -c 800M /dev/zero > /dev/shm/fill; echo "shm $?" >&2
 head -c 800M /dev/zero > /tmp/fill; echo "tmp $?" >&2
-head -c 1200M /dev/zero | tail -c 1 > /dev/null; echo "allocated $?" >&2`,
+head -c 1200M /dev/zero | tail -n 1 > /dev/null; echo "allocated $?" >&2`,
 			note:    []string{"**Limit reached:** a call of the agent was killed at its memory limit (256 MiB)", "`agent-memory: 512MiB`"},
-			control: regexp.MustCompile(`(?m)^none +\d+ +\d+ +\d+ +\d+% /dev/shm$`),
+			control: regexp.MustCompile(`(?m)^\S+ +\d+ +\d+ +\d+ +\d+% /dev/shm$`),
 		},
 		{
 			name:   "processes",
@@ -161,59 +159,66 @@ head -c 1200M /dev/zero | tail -c 1 > /dev/null; echo "allocated $?" >&2`,
 while [ $i -lt 3000 ]; do sleep 100 & i=$((i+1)); done
 echo "started $i" >&2`,
 			note:    []string{"**Limit reached:** a call of the agent could start no more processes at its process limit (64 processes)", "`agent-pids: 128`"},
-			control: regexp.MustCompile(`killed ([3-9]\d|\d{3,}) processes the agent left running`),
+			// The processes it left are counted, but where a bare PID namespace lets the kernel
+			// kill them unseen: there the failed fork says it ran.
+			control: regexp.MustCompile(`killed ([3-9]\d|\d{3,}) processes the agent left running|Cannot fork`),
 		},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t, nil)
-			procs, peak := smallRunner(t, 3<<29)
-			n := w.issue("Jump", taskBody)
-			_, payload := w.comment(n, sandbox.Writer, "/studio run")
-			w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x\n"}}, Shell: tc.shell})
-			inputs := map[string]string{"INPUT_CODEX-PATH": fakeCodexBin, "INPUT_MAX-FIX-PASSES": "0"}
-			for k, v := range tc.inputs {
-				inputs[k] = v
-			}
-			res, err := w.runStudioIn(procs, "issue_comment", payload, inputs)
-			if len(w.invocations()) == 0 {
-				t.Fatalf("control: the agent never ran (%v)\n%s\n%s", err, res.stdout, res.stderr)
-			}
-			if tc.name == "memory" && peak() < 200<<20 {
-				t.Fatalf("control: the attack never took memory (peak %d MiB)", peak()>>20)
-			}
-			if err != nil && res.code != exitOK && res.code != exitError {
-				t.Errorf("the studio did not survive its agent: %v\n%s\n%s", err, res.stdout, res.stderr)
-			}
-			if res.outputs["status"] != "blocked" {
-				t.Errorf("status %q, want blocked\n%s\n%s", res.outputs["status"], res.stdout, res.stderr)
-			}
-			comments := w.botComments(n)
-			if len(comments) == 0 {
-				t.Fatal("no status comment")
-			}
-			status := comments[0].Body
-			if !tc.control.MatchString(status) {
-				t.Errorf("control: the attack's trace (%s) is not in the lifecycle:\n%s", tc.control, status)
-			}
-			t.Logf("peak memory of the small runner: %d MiB; the attack: %s", peak()>>20, tc.control.FindString(status))
-			// Not stuck at "Codex running": the step failed, the run recorded its end.
-			if !strings.Contains(status, "[ ] :x: Codex running") || !strings.Contains(status, "state=ended") {
-				t.Errorf("the status comment does not record the run's end:\n%s", status)
-			}
-			for _, want := range append([]string{"Verdict: **blocked**"}, tc.note...) {
-				if !strings.Contains(status, want) {
-					t.Errorf("the status comment lacks %q:\n%s", want, status)
+		for _, c := range containments {
+			t.Run(c.name+"/"+tc.name, func(t *testing.T) {
+				w := newWorld(t, nil)
+				procs, peak := smallRunner(t, 3<<29)
+				n := w.issue("Jump", taskBody)
+				_, payload := w.comment(n, sandbox.Writer, "/studio run")
+				w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x\n"}}, Shell: tc.shell})
+				inputs := map[string]string{"INPUT_CODEX-PATH": fakeCodexBin, "INPUT_MAX-FIX-PASSES": "0"}
+				for k, v := range tc.inputs {
+					inputs[k] = v
 				}
-			}
-			if summary, err := w.Summary(); err != nil || !strings.Contains(summary, "Limit reached") {
-				t.Errorf("the job summary does not name the limit (%v):\n%s", err, summary)
-			}
-			if left := agentLeftovers(t, w.AgentUID); len(left) > 0 {
-				t.Errorf("the call left %v in the host's %s", left, os.TempDir())
-				for _, l := range left {
-					_ = os.RemoveAll(filepath.Join(os.TempDir(), l))
+				for k, v := range c.inputs {
+					inputs[k] = v
 				}
-			}
-		})
+				res, err := w.runStudioIn(procs, "issue_comment", payload, inputs)
+				if len(w.invocations()) == 0 {
+					t.Fatalf("control: the agent never ran (%v)\n%s\n%s", err, res.stdout, res.stderr)
+				}
+				if tc.name == "memory" && peak() < 200<<20 {
+					t.Fatalf("control: the attack never took memory (peak %d MiB)", peak()>>20)
+				}
+				if err != nil && res.code != exitOK && res.code != exitError {
+					t.Errorf("the studio did not survive its agent: %v\n%s\n%s", err, res.stdout, res.stderr)
+				}
+				if res.outputs["status"] != "blocked" {
+					t.Errorf("status %q, want blocked\n%s\n%s", res.outputs["status"], res.stdout, res.stderr)
+				}
+				comments := w.botComments(n)
+				if len(comments) == 0 {
+					t.Fatal("no status comment")
+				}
+				status := comments[0].Body
+				if !tc.control.MatchString(status) {
+					t.Errorf("control: the attack's trace (%s) is not in the lifecycle:\n%s", tc.control, status)
+				}
+				t.Logf("peak memory of the small runner: %d MiB; the attack: %s", peak()>>20, tc.control.FindString(status))
+				// Not stuck at "Codex running": the step failed, the run recorded its end.
+				if !strings.Contains(status, "[ ] :x: Codex running") || !strings.Contains(status, "state=ended") {
+					t.Errorf("the status comment does not record the run's end:\n%s", status)
+				}
+				for _, want := range append([]string{"Verdict: **blocked**"}, tc.note...) {
+					if !strings.Contains(status, want) {
+						t.Errorf("the status comment lacks %q:\n%s", want, status)
+					}
+				}
+				if summary, err := w.Summary(); err != nil || !strings.Contains(summary, "Limit reached") {
+					t.Errorf("the job summary does not name the limit (%v):\n%s", err, summary)
+				}
+				if left := agentLeftovers(w.AgentUID); len(left) > 0 {
+					t.Errorf("the call left %v on the host", left)
+					for _, l := range left {
+						_ = os.RemoveAll(l)
+					}
+				}
+			})
+		}
 	}
 }
