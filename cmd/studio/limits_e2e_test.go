@@ -158,7 +158,7 @@ head -c 1200M /dev/zero | tail -n 1 > /dev/null; echo "allocated $?" >&2`,
 			shell: `i=0
 while [ $i -lt 3000 ]; do sleep 100 & i=$((i+1)); done
 echo "started $i" >&2`,
-			note:    []string{"**Limit reached:** a call of the agent could start no more processes at its process limit (64 processes)", "`agent-pids: 128`"},
+			note: []string{"**Limit reached:** a call of the agent could start no more processes at its process limit (64 processes)", "`agent-pids: 128`"},
 			// The processes it left are counted, but where a bare PID namespace lets the kernel
 			// kill them unseen: there the failed fork says it ran.
 			control: regexp.MustCompile(`killed ([3-9]\d|\d{3,}) processes the agent left running|Cannot fork`),
