@@ -161,7 +161,10 @@ type Ended struct {
 	Limit *LimitHit
 }
 
-// Call is one confined process, from Command until End.
+// Call is one confined process, from Command until End. A call that also has a
+// Started(pid int) error method must be told the process's pid as soon as it started (the uid
+// jail moves it into the call's cgroup then, on cgroup v1); an error means the call cannot be
+// bounded: the caller kills the process and ends the call.
 type Call interface {
 	// End runs once the process has been waited for (or failed to start): it kills whatever the
 	// call left running, waits until it is gone, puts back what the call was given, and says
