@@ -78,9 +78,34 @@ func smallRunner(t *testing.T, limit int64) (procs string, peak func() int64) {
 	}
 }
 
+// enterCgroupEnv, in the environment of this test binary started again, names a cgroup.procs
+// file: the process enters that cgroup and becomes the program its arguments name. A shell
+// cannot be that step (it drops the INPUT_ variables, whose names hold dashes), and moving the
+// studio after it started races its first reads of its own cgroup.
+const enterCgroupEnv = "STUDIO_TEST_ENTER_CGROUP"
+
+func init() {
+	procs := os.Getenv(enterCgroupEnv)
+	if procs == "" || len(os.Args) < 2 {
+		return
+	}
+	if err := os.WriteFile(procs, []byte("0"), 0); err != nil {
+		fmt.Fprintf(os.Stderr, "enter %s: %v\n", procs, err)
+		os.Exit(125)
+	}
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, enterCgroupEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	err := syscall.Exec(os.Args[1], os.Args[1:], env)
+	fmt.Fprintf(os.Stderr, "exec %s: %v\n", os.Args[1], err)
+	os.Exit(125)
+}
+
 // runStudioIn runs the built studio binary on the event inside the cgroup whose procs file is
-// given, as the runner's step would. It is moved there right after it starts, long before its
-// first call (a shell entering it first would drop the INPUT_ variables: their names hold dashes).
+// given, as the runner's step would: it is in the cgroup before its first instruction.
 func (w *world) runStudioIn(procs, event string, payload []byte, extra map[string]string) (result, error) {
 	w.t.Helper()
 	bin, err := studioBin()
@@ -91,21 +116,18 @@ func (w *world) runStudioIn(procs, event string, payload []byte, extra map[strin
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "action")
+	self, err := os.Executable()
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	cmd := exec.Command(self, bin, "action")
+	cmd.Env = []string{enterCgroupEnv + "=" + procs}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
 	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		w.t.Fatal(err)
-	}
-	if err := os.WriteFile(procs, []byte(strconv.Itoa(cmd.Process.Pid)), 0); err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		w.t.Fatalf("move the studio into the small runner's cgroup: %v", err)
-	}
-	runErr := cmd.Wait()
+	runErr := cmd.Run()
 	res := result{code: cmd.ProcessState.ExitCode(), stdout: stdout.String(), stderr: stderr.String()}
 	res.outputs, _ = w.Outputs()
 	w.scanForSecrets(res)
@@ -137,6 +159,8 @@ func TestAgentThatExhaustsItsLimitsEndsWithAVerdict(t *testing.T) {
 		inputs map[string]string
 		// shell is the attack; it writes its stages to stderr.
 		shell string
+		// verify: the verification runs the attack (a script the agent wrote), not the agent.
+		verify bool
 		// note is what the verdict says.
 		note []string
 		// control is what the lifecycle shows of the attack, limited or not.
@@ -150,6 +174,14 @@ head -c 800M /dev/zero > /dev/shm/fill; echo "shm $?" >&2
 head -c 800M /dev/zero > /tmp/fill; echo "tmp $?" >&2
 head -c 1200M /dev/zero | tail -n 1 > /dev/null; echo "allocated $?" >&2`,
 			note:    []string{"**Limit reached:** a call of the agent was killed at its memory limit (256 MiB)", "`agent-memory: 512MiB`"},
+			control: regexp.MustCompile(`(?m)^\S+ +\d+ +\d+ +\d+ +\d+% /dev/shm$`),
+		},
+		{
+			name:    "memory in the verification",
+			inputs:  map[string]string{"INPUT_AGENT-MEMORY": "256MiB"},
+			verify:  true,
+			shell:   "df -k /dev/shm\nhead -c 800M /dev/zero > /dev/shm/fill\nhead -c 1200M /dev/zero | tail -n 1 > /dev/null\necho survived\n",
+			note:    []string{"**Limit reached:** a call of the agent was killed at its memory limit (256 MiB)", "the verification was killed at its memory limit (256 MiB)"},
 			control: regexp.MustCompile(`(?m)^\S+ +\d+ +\d+ +\d+ +\d+% /dev/shm$`),
 		},
 		{
@@ -168,9 +200,14 @@ echo "started $i" >&2`,
 			t.Run(c.name+"/"+tc.name, func(t *testing.T) {
 				w := newWorld(t, nil)
 				procs, peak := smallRunner(t, 3<<29)
-				n := w.issue("Jump", taskBody)
+				body, call := taskBody, fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x\n"}}, Shell: tc.shell}
+				if tc.verify {
+					body = "Make the jump feel snappier.\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [src/player/jump.gd, tests/eat.sh]\nverify: {command: sh, args: [tests/eat.sh]}\n```\n"
+					call = fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x\n"}, {Write: "tests/eat.sh", Content: tc.shell}}}
+				}
+				n := w.issue("Jump", body)
 				_, payload := w.comment(n, sandbox.Writer, "/studio run")
-				w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x\n"}}, Shell: tc.shell})
+				w.script(call)
 				inputs := map[string]string{"INPUT_CODEX-PATH": fakeCodexBin, "INPUT_MAX-FIX-PASSES": "0"}
 				for k, v := range tc.inputs {
 					inputs[k] = v
@@ -182,7 +219,7 @@ echo "started $i" >&2`,
 				if len(w.invocations()) == 0 {
 					t.Fatalf("control: the agent never ran (%v)\n%s\n%s", err, res.stdout, res.stderr)
 				}
-				if tc.name == "memory" && peak() < 200<<20 {
+				if tc.inputs["INPUT_AGENT-MEMORY"] != "" && peak() < 200<<20 {
 					t.Fatalf("control: the attack never took memory (peak %d MiB)", peak()>>20)
 				}
 				if err != nil && res.code != exitOK && res.code != exitError {
