@@ -59,17 +59,9 @@ func runGroup(ctx context.Context, cmd *exec.Cmd, timeout, grace time.Duration, 
 	}
 	// A child that leaves the group but keeps our pipes open must not block Wait forever.
 	cmd.WaitDelay = grace + time.Second
-	if err := cmd.Start(); err != nil {
+	if err := jail.Start(call, cmd); err != nil {
 		_, _ = call.End(context.WithoutCancel(ctx))
 		return procOutcome{StartErr: err}
-	}
-	if s, ok := call.(startedCall); ok {
-		if err := s.Started(cmd.Process.Pid); err != nil {
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			_ = cmd.Wait()
-			_, _ = call.End(context.WithoutCancel(ctx))
-			return procOutcome{StartErr: err}
-		}
 	}
 	pgid := cmd.Process.Pid
 	done := make(chan error, 1)

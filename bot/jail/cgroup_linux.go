@@ -453,9 +453,9 @@ type callLimits struct {
 	memory, processes int64
 }
 
-// newCallLimits detects the host's cgroups once, decides the budget (opts, else the defaults)
-// and, for a jail that will run calls (create), removes what dead runs left and proves a call's
-// cgroup can be made.
+// newCallLimits detects the host's cgroups once, decides the budget (opts, else the defaults),
+// proves a call's cgroup can be made (made and removed at once) and, for a jail that will run
+// calls (create), removes what dead runs left.
 func newCallLimits(opts Options, create bool) callLimits {
 	l := callLimits{memory: opts.Memory, processes: opts.Processes}
 	available := hostMemory()
@@ -468,10 +468,10 @@ func newCallLimits(opts Options, create bool) callLimits {
 		available = cg.available
 		if create {
 			cg.sweepStale()
-			var cc *callCgroup
-			if cc, err = cg.create(MinMemory, MinProcesses); err == nil {
-				err = cc.remove()
-			}
+		}
+		var cc *callCgroup
+		if cc, err = cg.create(MinMemory, MinProcesses); err == nil {
+			err = cc.remove()
 		}
 	}
 	if err != nil {

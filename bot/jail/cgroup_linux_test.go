@@ -143,8 +143,8 @@ func limitedCall(t *testing.T, j Jail, ws, script string) (string, Ended) {
 	return string(out), ended
 }
 
-// TestUIDJailCallsGetACgroupToo: the fallback bounds a call the same way (on v1, the agent
-// enters its cgroup right after it starts, as runGroup tells the call).
+// TestUIDJailCallsGetACgroupToo: the fallback bounds a call the same way (on v1, the agent is
+// started stopped and runs once it is in its cgroup: not one fork escapes it).
 func TestUIDJailCallsGetACgroupToo(t *testing.T) {
 	requireRoot(t)
 	uid := 200000 + rand.IntN(99000)
@@ -172,10 +172,7 @@ func TestUIDJailCallsGetACgroupToo(t *testing.T) {
 		}
 		var out strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		if err := call.(interface{ Started(int) error }).Started(cmd.Process.Pid); err != nil {
+		if err := Start(call, cmd); err != nil {
 			t.Fatal(err)
 		}
 		_ = cmd.Wait()

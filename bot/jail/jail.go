@@ -161,10 +161,20 @@ type Ended struct {
 	Limit *LimitHit
 }
 
-// Call is one confined process, from Command until End. A call that also has a
-// Started(pid int) error method must be told the process's pid as soon as it started (the uid
-// jail moves it into the call's cgroup then, on cgroup v1); an error means the call cannot be
-// bounded: the caller kills the process and ends the call.
+// Start starts cmd, prepared by Command for call; use it rather than cmd.Start: a call whose
+// bounds apply as it starts (the uid jail's cgroup on v1) gets them before its program runs.
+// After an error the process is not running; the caller still ends the call.
+func Start(call Call, cmd *exec.Cmd) error {
+	if s, ok := call.(starter); ok {
+		return s.start(cmd)
+	}
+	return cmd.Start()
+}
+
+// starter is a call with its own way to start its process.
+type starter interface{ start(cmd *exec.Cmd) error }
+
+// Call is one confined process, from Command until End; its process is started with Start.
 type Call interface {
 	// End runs once the process has been waited for (or failed to start): it kills whatever the
 	// call left running, waits until it is gone, puts back what the call was given, and says

@@ -193,7 +193,7 @@ func (s *sandbox) Status() Status {
 			{ID: "idmapped-workspace", Name: LayerIdmap, Active: true},
 			gitLayer,
 			{ID: "no-new-privs", Name: LayerNoNewPriv, Active: true},
-			{ID: "resource-limits", Name: LayerRlimits, Active: true, Note: rlimitsNote(s.id)},
+			{ID: "resource-limits", Name: LayerRlimits, Active: true, Note: rlimitsNote(s.id, s.limits.cg != nil)},
 			s.limits.layer(),
 			{ID: "lifeline", Name: LayerLifeline, Active: true},
 		},
@@ -203,11 +203,14 @@ func (s *sandbox) Status() Status {
 // rlimitsNote says what the rlimits bound: a per-uid process limit only fits a uid the run holds
 // alone (a named account's other processes would count); the call's cgroup bounds processes for
 // every uid.
-func rlimitsNote(id identity) string {
-	if id.lease != nil {
+func rlimitsNote(id identity, cgroup bool) string {
+	switch {
+	case id.lease != nil:
 		return fmt.Sprintf("no core dumps; at most %d processes for the leased uid", DefaultNProc)
+	case cgroup:
+		return "no core dumps; no per-uid process limit (the agent-user may be shared): the call's cgroup bounds processes"
 	}
-	return "no core dumps; no per-uid process limit (the agent-user may be shared): the call's cgroup bounds processes"
+	return "no core dumps; no process limit at all: the agent-user may be shared, and there is no cgroup"
 }
 
 // realPath is p made absolute with its links resolved, or "" when it does not exist.

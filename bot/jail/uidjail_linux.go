@@ -8,12 +8,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // identity is the agent's account for one jail.
@@ -63,7 +66,7 @@ func (j *uidJail) Status() Status {
 		{ID: "mount-namespace", Name: LayerMountNS, Note: "no sandbox: " + j.sandboxReason},
 		{ID: "pid-namespace", Name: LayerPIDNS, Active: j.pidns, Note: j.pidnsReason},
 		{ID: "git-dir", Name: LayerGitGuard, Active: true},
-		{ID: "resource-limits", Name: LayerRlimits, Note: "no rlimits in the uid jail: the call's cgroup bounds its processes"},
+		{ID: "resource-limits", Name: LayerRlimits, Note: rlimitsNote(identity{}, j.limits.cg != nil)[len("no core dumps; "):]},
 		j.cgroupLayer(),
 	}
 	return Status{Mode: ModeUIDJail, Confined: true, User: j.id.user, UID: j.id.uid, GID: j.id.gid, Leased: j.id.allocated,
@@ -116,6 +119,8 @@ func (j *uidJail) Command(ctx context.Context, cmd *exec.Cmd, s Spec) (Call, err
 		}
 		call.cgroupFD = fd
 		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
+	} else if call.cgroup != nil {
+		call.traced, cmd.SysProcAttr.Ptrace = true, true
 	}
 	return call, nil
 }
@@ -125,21 +130,48 @@ type uidCall struct {
 	guard    *gitGuard
 	cgroup   *callCgroup // nil without the cgroup layer
 	cgroupFD int         // v2: the cgroup the agent is started in (0: none)
+	traced   bool        // v1: started stopped, until start has put it in the cgroup
 }
 
-// Started puts the agent's process, just started, in the call's cgroup and makes it the OOM
-// killer's first choice. On v1 nothing can start a process in a cgroup, so until this write
-// (microseconds after the start, before the caller reads anything of the call) the agent runs
-// outside: a child it forks in that window escapes the cgroup, though not the uid sweep.
-func (c *uidCall) Started(pid int) error {
-	_ = writeControl("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", "1000")
-	if c.cgroup == nil || c.cgroup.v2 {
+// start starts the agent and, before its program runs its first instruction, puts it in the call's
+// cgroup and makes it the OOM killer's first choice. v2 started it in the cgroup already
+// (CgroupFD). v1 cannot start a process in a cgroup, so the process is started traced: it stops
+// at the exec (SIGTRAP) until it has been moved, then runs untraced. The tracer is the thread that
+// forked, hence the locked thread.
+func (c *uidCall) start(cmd *exec.Cmd) error {
+	if !c.traced {
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		_ = writeControl("/proc/"+strconv.Itoa(cmd.Process.Pid)+"/oom_score_adj", "1000")
 		return nil
 	}
-	for _, f := range c.cgroup.procsFiles() {
-		if err := writeControl(f, strconv.Itoa(pid)); err != nil {
-			return fmt.Errorf("uid jail: put the agent in its cgroup: %w", err)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	pid := cmd.Process.Pid
+	var ws syscall.WaitStatus
+	_, err := syscall.Wait4(pid, &ws, unix.WALL, nil)
+	if err == nil && !ws.Stopped() {
+		err = fmt.Errorf("it did not stop at its start (%v)", ws)
+	}
+	if err == nil {
+		_ = writeControl("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", "1000")
+		for _, f := range c.cgroup.procsFiles() {
+			if err = writeControl(f, strconv.Itoa(pid)); err != nil {
+				break
+			}
 		}
+	}
+	if derr := syscall.PtraceDetach(pid); err == nil {
+		err = derr
+	}
+	if err != nil {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		return fmt.Errorf("uid jail: put the agent in its cgroup: %w", err)
 	}
 	return nil
 }
@@ -222,9 +254,6 @@ func (j *uidJail) cgroupLayer() Layer {
 	l.Note += "; in the uid jail the agent's files in the host's /tmp and /dev/shm are not size-bounded"
 	if j.id.lease == nil {
 		l.Note += " and outlive the call (a named agent-user: they may be another run's)"
-	}
-	if !j.limits.cg.v2 {
-		l.Note += ", and on cgroup v1 the agent enters its cgroup just after it starts"
 	}
 	return l
 }
