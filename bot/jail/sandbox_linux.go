@@ -362,20 +362,21 @@ func (c *sandboxCall) End(ctx context.Context) (Ended, error) {
 	var ended Ended
 	limit, cgErr := c.cgroup.end()
 	if cgErr != nil {
-		return Ended{Limit: limit}, fmt.Errorf("sandbox: %w", cgErr)
+		cgErr = fmt.Errorf("sandbox: %w", cgErr)
 	}
 	ended.Limit = limit
 	if len(data) > 0 {
 		if err := json.Unmarshal(data, &c.report); err != nil {
-			return ended, fmt.Errorf("sandbox: unreadable report from the call's init: %w", err)
+			return ended, errors.Join(fmt.Errorf("sandbox: unreadable report from the call's init: %w", err), cgErr)
 		}
 		if c.report.Error != "" {
 			return ended, &SetupError{Stage: c.report.Stage, Msg: c.report.Error}
 		}
 		ended = Ended{Leftovers: c.report.Leftovers, ExitCode: c.report.Exit, Signal: c.report.Signal, Limit: limit}
 	}
-	// No report: the init was killed (a timeout's SIGKILL), and with it everything of the call.
-	return ended, c.restoreGit()
+	// No report: the init was killed (a timeout's SIGKILL, the OOM killer), and with it
+	// everything of the call.
+	return ended, errors.Join(cgErr, c.restoreGit())
 }
 
 // restoreGit undoes a .git the call made where there was no .git directory to lay a layer over:

@@ -66,7 +66,7 @@ func (j *uidJail) Status() Status {
 		{ID: "mount-namespace", Name: LayerMountNS, Note: "no sandbox: " + j.sandboxReason},
 		{ID: "pid-namespace", Name: LayerPIDNS, Active: j.pidns, Note: j.pidnsReason},
 		{ID: "git-dir", Name: LayerGitGuard, Active: true},
-		{ID: "resource-limits", Name: LayerRlimits, Note: rlimitsNote(identity{}, j.limits.cg != nil)[len("no core dumps; "):]},
+		{ID: "resource-limits", Name: LayerRlimits, Note: j.rlimitsNote()},
 		j.cgroupLayer(),
 	}
 	return Status{Mode: ModeUIDJail, Confined: true, User: j.id.user, UID: j.id.uid, GID: j.id.gid, Leased: j.id.allocated,
@@ -242,6 +242,14 @@ func removeOwned(uid int, keep []string, dirs ...string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// rlimitsNote says the uid jail sets no rlimits, and what bounds processes instead.
+func (j *uidJail) rlimitsNote() string {
+	if j.limits.cg != nil {
+		return "none in the uid jail: the call's cgroup bounds its processes"
+	}
+	return "none in the uid jail, and no cgroup: a call's processes are not bounded"
 }
 
 // cgroupLayer is the cgroup's line in Status, with what the uid jail cannot bound.
