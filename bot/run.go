@@ -689,6 +689,9 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 	if len(st.verifyChanged) > 0 {
 		summary += "\n\n" + verifyChangedNote(dedupe(st.verifyChanged))
 	}
+	for _, hit := range out.Limits() {
+		summary += "\n\n" + limitNote(hit)
+	}
 	summary = r.endSummary(summary, out, verdict, task.Role)
 	r.out.Said = lastSaid(out)
 	if delegation != nil {

@@ -185,6 +185,9 @@ func codexFailureLine(res codex.Result) string {
 		return "Codex timed out; the work it finished inside writeFiles is kept on the branch"
 	case errors.As(res.Err, new(*codex.BudgetError)):
 		return res.Err.Error() // budget reached: the words say how to continue
+	case errors.As(res.Err, new(*codex.LimitError)):
+		s := res.Err.Error() // a per-call limit: the words say which and how to raise it
+		return strings.ToUpper(s[:1]) + s[1:]
 	case res.Err != nil:
 		return "Codex could not run: " + res.Err.Error()
 	}

@@ -56,6 +56,23 @@ type Result struct {
 	Leftovers int
 	// OutputCut says what of Codex's stdout and stderr the evidence does not hold (output.go).
 	OutputCut OutputCut
+	// Limit is set when the call reached its memory or process limit; Err is a *LimitError then.
+	Limit *jail.LimitHit
+}
+
+// LimitError is a call that reached one of its per-call limits: the words name the limit, its
+// value and the input that raises it.
+type LimitError struct {
+	Hit  jail.LimitHit
+	Call string // "the agent's call", "the verification"
+}
+
+func (e *LimitError) Error() string {
+	what := "was killed at its memory limit"
+	if e.Hit.Resource == jail.LimitProcesses {
+		what = "reached its process limit"
+	}
+	return fmt.Sprintf("%s %s (%s); raise it with `%s: %s` in the workflow's `with:` if the task needs more", e.Call, what, e.Hit.Shown(), e.Hit.Input(), e.Hit.Raised())
 }
 
 // Failed reports whether the call should count as a failure.
@@ -298,7 +315,7 @@ func (c CLI) Run(ctx context.Context, req Request) Result {
 	cmd.Stdout, cmd.Stderr = eventsW, stderr
 	out := runGroup(ctx, cmd, req.Timeout, c.killGrace(), j, spec)
 	closeErr := errors.Join(eventsW.Close(), events.Close())
-	res.Leftovers = out.Leftovers
+	res.Leftovers, res.Limit = out.Leftovers, out.Limit
 	res.OutputCut = eventsW.Cut()
 	res.OutputCut.StderrBytesCut = stderr.dropped
 
@@ -329,6 +346,9 @@ func (c CLI) Run(ctx context.Context, req Request) Result {
 	switch {
 	case out.StartErr != nil:
 		res.Err = fmt.Errorf("run codex: %w", out.StartErr)
+	case out.Limit != nil:
+		// Whatever Codex managed to say, the kernel killed (or starved) the call.
+		res.Err = &LimitError{Hit: *out.Limit, Call: "the agent's call"}
 	case out.SweepErr != nil:
 		res.Err = out.SweepErr
 	case out.TimedOut:

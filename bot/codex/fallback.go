@@ -138,6 +138,9 @@ func (e Execution) MarshalJSON() ([]byte, error) {
 		if r.OutputCut.Any() {
 			m["outputCut"] = r.OutputCut
 		}
+		if r.Limit != nil {
+			m["limit"] = r.Limit
+		}
 		return m
 	}
 	out := view(e.Result)

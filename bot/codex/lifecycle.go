@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/codex-studio/studio-action/bot/jail"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/policy/routing"
 	"os"
@@ -175,6 +176,40 @@ func (o Outcome) OutputCut() OutputCut {
 		}
 	}
 	return c
+}
+
+// Limits lists the per-call limits (memory, processes) the run's Codex calls and verifications
+// reached, each resource once, in the order first reached.
+func (o Outcome) Limits() []jail.LimitHit {
+	var hits []jail.LimitHit
+	add := func(h *jail.LimitHit) {
+		if h == nil {
+			return
+		}
+		for _, seen := range hits {
+			if seen.Resource == h.Resource {
+				return
+			}
+		}
+		hits = append(hits, *h)
+	}
+	step := func(e Execution, v *VerificationResult, r *ReviewOutcome) {
+		if e.Primary != nil {
+			add(e.Primary.Limit)
+		}
+		add(e.Result.Limit)
+		if v != nil {
+			add(v.Limit)
+		}
+		if r != nil {
+			add(r.Execution.Result.Limit)
+		}
+	}
+	step(o.Implementation, o.Verification, o.Review)
+	for _, p := range o.FixPasses {
+		step(p.Execution, p.Verification, p.Review)
+	}
+	return hits
 }
 
 // Output is the lifecycle text: lines joined by a blank line (seed §9.3).
@@ -531,6 +566,9 @@ func (r *run) blockers(a attempt) []string {
 		msg := fmt.Sprintf("verification failed: %s exit=%s", strings.TrimSpace(v.Command+" "+strings.Join(v.Args, " ")), exitText(v.ExitCode))
 		if v.TimedOut {
 			msg += " (timed out)"
+		}
+		if err := v.LimitError(); err != nil {
+			msg += " (" + err.Error() + ")"
 		}
 		if tail := lastLines(v.Stderr+"\n"+v.Stdout, 5); tail != "" {
 			msg += "\n" + tail

@@ -59,11 +59,22 @@ type VerificationResult struct {
 	TimedOut bool     `json:"timedOut"`
 	// Leftovers counts processes the command left running after it ended, all killed.
 	Leftovers int `json:"leftovers,omitempty"`
+	// Limit is set when the command reached its memory or process limit: it failed then.
+	Limit *jail.LimitHit `json:"limit,omitempty"`
 }
 
-// Failed is the runner's view (seed §8): a timeout, a signal or a non-zero exit.
+// Failed is the runner's view (seed §8): a timeout, a signal, a non-zero exit, or a per-call
+// limit reached (a build that could not fork may still exit 0).
 func (v VerificationResult) Failed() bool {
-	return v.TimedOut || v.ExitCode == nil || *v.ExitCode != 0
+	return v.TimedOut || v.ExitCode == nil || *v.ExitCode != 0 || v.Limit != nil
+}
+
+// LimitError is the verification's limit in words, nil when none was reached.
+func (v VerificationResult) LimitError() error {
+	if v.Limit == nil {
+		return nil
+	}
+	return &LimitError{Hit: *v.Limit, Call: "the verification"}
 }
 
 // Verify runs cmd in dir without a shell (seed §8).
@@ -103,7 +114,7 @@ func Verify(ctx context.Context, dir string, cmd VerifyCommand, opts VerifyOptio
 		// Seed: a spawn error resolves with exitCode null and its message appended to stderr.
 		fmt.Fprintf(stderr, "%v", out.StartErr)
 	}
-	res.ExitCode, res.Signal, res.TimedOut, res.Leftovers = out.ExitCode, out.Signal, out.TimedOut, out.Leftovers
+	res.ExitCode, res.Signal, res.TimedOut, res.Leftovers, res.Limit = out.ExitCode, out.Signal, out.TimedOut, out.Leftovers, out.Limit
 	if out.SweepErr != nil {
 		// A process of the agent survived the sweep: the verification cannot count as passed.
 		fmt.Fprintf(stderr, "\n%v", out.SweepErr)
@@ -257,6 +268,9 @@ func (v VerificationResult) Lines() []string {
 		head += " timedOut=true"
 	}
 	lines := []string{head}
+	if err := v.LimitError(); err != nil {
+		lines = append(lines, "verification: "+err.Error())
+	}
 	if v.Leftovers > 0 {
 		lines = append(lines, "verification: "+LeftoversLine(v.Leftovers))
 	}

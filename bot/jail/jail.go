@@ -117,6 +117,7 @@ const (
 	LayerGitGuard  = ".git put back byte for byte after each call"
 	LayerNoNewPriv = "no_new_privs"
 	LayerRlimits   = "resource limits"
+	LayerCgroup    = "a cgroup per call (memory and processes bounded)"
 	LayerLifeline  = "dies with the studio"
 )
 
@@ -159,9 +160,24 @@ type Ended struct {
 	// caller waited for was the sandbox's init (which mirrors the exit code, not a signal).
 	ExitCode *int
 	Signal   string
+	// Limit is set when the call reached one of its per-call limits (its cgroup's).
+	Limit *LimitHit
 }
 
-// Call is one confined process, from Command until End.
+// Start starts cmd, prepared by Command for call; use it rather than cmd.Start: a call whose
+// bounds apply as it starts (the uid jail's cgroup on v1) gets them before its program runs.
+// After an error the process is not running; the caller still ends the call.
+func Start(call Call, cmd *exec.Cmd) error {
+	if s, ok := call.(starter); ok {
+		return s.start(cmd)
+	}
+	return cmd.Start()
+}
+
+// starter is a call with its own way to start its process.
+type starter interface{ start(cmd *exec.Cmd) error }
+
+// Call is one confined process, from Command until End; its process is started with Start.
 type Call interface {
 	// End runs once the process has been waited for (or failed to start): it kills whatever the
 	// call left running, waits until it is gone, puts back what the call was given, and says
@@ -229,6 +245,12 @@ type Options struct {
 	LeaseDir string
 	// SweepLimit bounds Sweep; 0 means DefaultSweepLimit.
 	SweepLimit time.Duration
+	// Memory bounds each call's memory, tmpfs included (agent-memory); 0 means DefaultMemory of
+	// what the studio's cgroup or the host has.
+	Memory int64
+	// Processes bounds each call's processes, threads included (agent-pids); 0 means
+	// DefaultProcesses.
+	Processes int64
 }
 
 // Setup returns the jail for this process. Not running as root, or not on Linux, it returns an

@@ -75,7 +75,7 @@ func contain(ctx context.Context, opts Options, mode Sandbox, dir string, id ide
 			id.lease = l
 		}
 	}
-	j := &uidJail{id: id, limit: opts.SweepLimit, reclaim: map[string]owner{}, sandboxReason: sandboxReason, notes: notes}
+	j := &uidJail{id: id, limit: opts.SweepLimit, reclaim: map[string]owner{}, sandboxReason: sandboxReason, notes: notes, limits: newCallLimits(opts, create)}
 	_, j.never = privateHostPlaces(opts.Hide)
 	if opts.ProbePIDNamespace {
 		if err := probePIDNamespace(); err != nil {

@@ -46,11 +46,13 @@ type sandbox struct {
 
 	// From the probe.
 	gitOverlay, devpts bool
+
+	limits callLimits
 }
 
 // newSandbox probes the sandbox on the workspace's filesystem and returns it, or nil and why not.
 func newSandbox(ctx context.Context, id identity, opts Options, create bool) (*sandbox, string) {
-	s := &sandbox{id: id, userns: map[owner]*os.File{}}
+	s := &sandbox{id: id, userns: map[owner]*os.File{}, limits: newCallLimits(opts, create)}
 	s.hide, s.never = privateHostPlaces(opts.Hide)
 	for _, p := range privatePlaces {
 		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
@@ -198,10 +200,24 @@ func (s *sandbox) Status() Status {
 			{ID: "idmapped-workspace", Name: LayerIdmap, Active: true},
 			gitLayer,
 			{ID: "no-new-privs", Name: LayerNoNewPriv, Active: true},
-			{ID: "resource-limits", Name: LayerRlimits, Active: true, Note: fmt.Sprintf("no core dumps; at most %d processes for a leased uid", DefaultNProc)},
+			{ID: "resource-limits", Name: LayerRlimits, Active: true, Note: rlimitsNote(s.id, s.limits.cg != nil)},
+			s.limits.layer(),
 			{ID: "lifeline", Name: LayerLifeline, Active: true},
 		},
 	}
+}
+
+// rlimitsNote says what the rlimits bound: a per-uid process limit only fits a uid the run holds
+// alone (a named account's other processes would count); the call's cgroup bounds processes for
+// every uid.
+func rlimitsNote(id identity, cgroup bool) string {
+	switch {
+	case id.lease != nil:
+		return fmt.Sprintf("no core dumps; at most %d processes for the leased uid", DefaultNProc)
+	case cgroup:
+		return "no core dumps; no per-uid process limit (the agent-user may be shared): the call's cgroup bounds processes"
+	}
+	return "no core dumps; no process limit at all: the agent-user may be shared, and there is no cgroup"
 }
 
 // realPath is p made absolute with its links resolved, or "" when it does not exist.
@@ -269,6 +285,17 @@ func (s *sandbox) Command(ctx context.Context, cmd *exec.Cmd, spec Spec) (Call, 
 		Path: cmd.Path, Args: cmd.Args, Env: setEnv(env, "TMPDIR", "/tmp"), Dir: dir,
 		UID: s.id.uid, GID: s.id.gid, Mounts: ops, GitMode: uint32(call.gitMode.Perm()), NProc: nproc, Hostname: "studio-sandbox",
 	}
+	var err error
+	if call.cgroup, err = s.limits.create(); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	hs.Cgroups, hs.TmpfsSize = call.cgroup.procsFiles(), s.limits.memory
+	started := false
+	defer func() {
+		if !started && call.cgroup != nil {
+			_ = call.cgroup.remove()
+		}
+	}()
 	specFile, err := memFile("studio-sandbox-spec", hs)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -299,6 +326,7 @@ func (s *sandbox) Command(ctx context.Context, cmd *exec.Cmd, spec Spec) (Call, 
 	s.mu.Lock()
 	s.live++
 	s.mu.Unlock()
+	started = true
 	return call, nil
 }
 
@@ -385,6 +413,7 @@ type sandboxCall struct {
 	reportR, reportW *os.File
 	report           helperReport
 	ended            bool
+	cgroup           *callCgroup // nil without the cgroup layer
 }
 
 func (c *sandboxCall) End(ctx context.Context) (Ended, error) {
@@ -404,17 +433,23 @@ func (c *sandboxCall) End(ctx context.Context) (Ended, error) {
 	c.s.live--
 	c.s.mu.Unlock()
 	var ended Ended
+	limit, cgErr := c.cgroup.end()
+	if cgErr != nil {
+		cgErr = fmt.Errorf("sandbox: %w", cgErr)
+	}
+	ended.Limit = limit
 	if len(data) > 0 {
 		if err := json.Unmarshal(data, &c.report); err != nil {
-			return ended, fmt.Errorf("sandbox: unreadable report from the call's init: %w", err)
+			return ended, errors.Join(fmt.Errorf("sandbox: unreadable report from the call's init: %w", err), cgErr)
 		}
 		if c.report.Error != "" {
 			return ended, &SetupError{Stage: c.report.Stage, Msg: c.report.Error}
 		}
-		ended = Ended{Leftovers: c.report.Leftovers, ExitCode: c.report.Exit, Signal: c.report.Signal}
+		ended = Ended{Leftovers: c.report.Leftovers, ExitCode: c.report.Exit, Signal: c.report.Signal, Limit: limit}
 	}
-	// No report: the init was killed (a timeout's SIGKILL), and with it everything of the call.
-	return ended, c.restoreGit()
+	// No report: the init was killed (a timeout's SIGKILL, the OOM killer), and with it
+	// everything of the call.
+	return ended, errors.Join(cgErr, c.restoreGit())
 }
 
 // restoreGit undoes a .git the call made where there was no .git directory to lay a layer over:

@@ -8,12 +8,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // identity is the agent's account for one jail.
@@ -36,7 +39,8 @@ type uidJail struct {
 	notes         []string // what dead runs had left, ended at setup
 	// never are the homes and the runner's folders (privateHostPlaces): the jail cannot hide
 	// them, but opens nothing of them for a variable's folder (see Command).
-	never []string
+	never  []string
+	limits callLimits
 
 	mu      sync.Mutex
 	roots   []handedRoot
@@ -65,6 +69,8 @@ func (j *uidJail) Status() Status {
 		{ID: "mount-namespace", Name: LayerMountNS, Note: "no sandbox: " + j.sandboxReason},
 		{ID: "pid-namespace", Name: LayerPIDNS, Active: j.pidns, Note: j.pidnsReason},
 		{ID: "git-dir", Name: LayerGitGuard, Active: true},
+		{ID: "resource-limits", Name: LayerRlimits, Note: j.rlimitsNote()},
+		j.cgroupLayer(),
 	}
 	return Status{Mode: ModeUIDJail, Confined: true, User: j.id.user, UID: j.id.uid, GID: j.id.gid, Leased: j.id.allocated,
 		PIDNamespace: j.pidns, Reason: j.sandboxReason, NoPIDNamespace: j.pidnsReason, Layers: layers, Notes: j.notes}
@@ -112,22 +118,167 @@ func (j *uidJail) Command(ctx context.Context, cmd *exec.Cmd, s Spec) (Call, err
 	if s.Scratch != "" {
 		cmd.Env = setEnv(cmd.Env, "TMPDIR", s.Scratch)
 	}
-	return &uidCall{j: j, guard: guard}, nil
+	call := &uidCall{j: j, guard: guard}
+	if call.cgroup, err = j.limits.create(); err != nil {
+		guard.close()
+		return nil, fmt.Errorf("uid jail: %w", err)
+	}
+	if call.cgroup != nil && call.cgroup.v2 {
+		// v2 starts the agent in its cgroup (clone3 with CLONE_INTO_CGROUP): nothing of it runs
+		// outside, not for an instant.
+		fd, err := syscall.Open(call.cgroup.mem, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			guard.close()
+			_ = call.cgroup.remove()
+			return nil, fmt.Errorf("uid jail: open the call's cgroup: %w", err)
+		}
+		call.cgroupFD = fd
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
+	} else if call.cgroup != nil {
+		call.traced, cmd.SysProcAttr.Ptrace = true, true
+	}
+	return call, nil
 }
 
 type uidCall struct {
-	j     *uidJail
-	guard *gitGuard
+	j        *uidJail
+	guard    *gitGuard
+	cgroup   *callCgroup // nil without the cgroup layer
+	cgroupFD int         // v2: the cgroup the agent is started in (0: none)
+	traced   bool        // v1: started stopped, until start has put it in the cgroup
+}
+
+// start starts the agent and, before its program runs its first instruction, puts it in the call's
+// cgroup and makes it the OOM killer's first choice. v2 started it in the cgroup already
+// (CgroupFD). v1 cannot start a process in a cgroup, so the process is started traced: it stops
+// at the exec (SIGTRAP) until it has been moved, then runs untraced. The tracer is the thread that
+// forked, hence the locked thread.
+func (c *uidCall) start(cmd *exec.Cmd) error {
+	if !c.traced {
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		_ = writeControl("/proc/"+strconv.Itoa(cmd.Process.Pid)+"/oom_score_adj", "1000")
+		return nil
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	pid := cmd.Process.Pid
+	var ws syscall.WaitStatus
+	_, err := syscall.Wait4(pid, &ws, unix.WALL, nil)
+	if err == nil && !ws.Stopped() {
+		err = fmt.Errorf("it did not stop at its start (%v)", ws)
+	}
+	if err == nil {
+		_ = writeControl("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", "1000")
+		for _, f := range c.cgroup.procsFiles() {
+			if err = writeControl(f, strconv.Itoa(pid)); err != nil {
+				break
+			}
+		}
+	}
+	if derr := syscall.PtraceDetach(pid); err == nil {
+		err = derr
+	}
+	if err != nil {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		return fmt.Errorf("uid jail: put the agent in its cgroup: %w", err)
+	}
+	return nil
 }
 
 func (c *uidCall) End(ctx context.Context) (Ended, error) {
+	if c.cgroupFD > 0 {
+		syscall.Close(c.cgroupFD)
+		c.cgroupFD = 0
+	}
 	killed, err := c.j.Sweep(ctx)
-	if err != nil {
+	// Every process of the agent uid is dead: what is left in the cgroup is nothing.
+	limit, cgErr := c.cgroup.end()
+	if err == nil && c.j.id.lease != nil {
+		// The uid is this run's alone: what it owns in the host's shared temporary places is
+		// the call's, and tmpfs pages stay charged (to no live cgroup) until they are removed.
+		cgErr = errors.Join(cgErr, removeOwned(c.j.id.uid, c.j.handed(), sharedTemp...))
+	}
+	ended := Ended{Leftovers: killed, Limit: limit}
+	if err = errors.Join(err, cgErr); err != nil {
 		c.guard.close()
-		return Ended{Leftovers: killed}, err
+		return ended, err
 	}
 	// Nothing of the agent is alive to race the restore.
-	return Ended{Leftovers: killed}, c.guard.restore()
+	return ended, c.guard.restore()
+}
+
+// sharedTemp are the host's temporary places a uid-jailed agent can write.
+var sharedTemp = []string{"/tmp", "/var/tmp", "/dev/shm"}
+
+// handed lists the folders handed to the agent (the call's scratch folder among them): the
+// caller's, given back later.
+func (j *uidJail) handed() []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []string
+	for _, r := range j.roots {
+		out = append(out, r.path)
+	}
+	return out
+}
+
+// removeOwned removes the entries of dirs that uid owns (following no link), but for those that
+// are or hold one of keep.
+func removeOwned(uid int, keep []string, dirs ...string) error {
+	var errs []error
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			fi, err := e.Info()
+			if err != nil {
+				continue
+			}
+			p := filepath.Join(dir, e.Name())
+			kept := false
+			for _, k := range keep {
+				if k == p || strings.HasPrefix(k, p+"/") {
+					kept = true
+				}
+			}
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid && !kept {
+				if err := os.RemoveAll(p); err != nil {
+					errs = append(errs, fmt.Errorf("remove what the agent left in %s: %w", dir, err))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// rlimitsNote says the uid jail sets no rlimits, and what bounds processes instead.
+func (j *uidJail) rlimitsNote() string {
+	if j.limits.cg != nil {
+		return "none in the uid jail: the call's cgroup bounds its processes"
+	}
+	return "none in the uid jail, and no cgroup: a call's processes are not bounded"
+}
+
+// cgroupLayer is the cgroup's line in Status, with what the uid jail cannot bound.
+func (j *uidJail) cgroupLayer() Layer {
+	l := j.limits.layer()
+	if !l.Active {
+		l.Note = "no cgroup (" + j.limits.why + "): a call's memory and processes are not bounded"
+		return l
+	}
+	l.Note += "; in the uid jail the agent's files in the host's /tmp and /dev/shm are not size-bounded"
+	if j.id.lease == nil {
+		l.Note += " and outlive the call (a named agent-user: they may be another run's)"
+	}
+	return l
 }
 
 // Confine prepares cmd before Start: the agent's uid and gid with no supplementary groups, its
