@@ -188,8 +188,10 @@ type Call interface {
 // Jail confines agent processes.
 type Jail interface {
 	// Command prepares cmd (Path, Args, Dir and Env as the agent's process should have them) to
-	// run confined for one call reaching what s names. The caller starts and waits for cmd,
-	// then calls End on the returned Call, also when Start failed.
+	// run confined for one call reaching what s names. The caller starts cmd with Start (never
+	// cmd.Start, cmd.Run or cmd.Output: the uid jail on cgroup v1 starts the process stopped and
+	// moves it into its cgroup first), waits for it, then calls End on the returned Call, also
+	// when Start failed.
 	Command(ctx context.Context, cmd *exec.Cmd, s Spec) (Call, error)
 	// CheckNoneLeft returns an error wrapping ErrAgentAlive, naming pids and commands, when any
 	// agent process lives; call it before any step that touches a credential.

@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -139,11 +140,17 @@ func TestUIDJailOpensNoConfigurationFolder(t *testing.T) {
 	if fi, err := os.Stat(home); err != nil || fi.Mode().Perm() != 0o750 {
 		t.Errorf("the jail opened the home for the call: %v (%v)", fi.Mode().Perm(), err)
 	}
-	data, _ := cmd.CombinedOutput()
+	// Started as every confined call is (jail.Start): the uid jail may have to move the process
+	// into its cgroup before it runs.
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := Start(call, cmd); err == nil {
+		_ = cmd.Wait()
+	}
 	if _, err := call.End(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	out := string(data)
+	out := buf.String()
 	if !strings.Contains(out, "tried") || !strings.Contains(out, "engine-ran") {
 		t.Fatalf("control: the command did not try, or the tool did not run:\n%s", out)
 	}
