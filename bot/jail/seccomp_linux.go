@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -173,7 +174,11 @@ func installSyscallFilter() error {
 }
 
 // restrictAgent is the init's last step before it forks the agent, on the thread that forks it
-// and after no_new_privs: the system call filter.
+// and after no_new_privs: a session keyring of the call's own instead of the studio's (which the
+// agent would possess), then the system call filter.
 func restrictAgent() error {
+	if err := joinFreshSessionKeyring(); err != nil && !errors.Is(err, unix.ENOSYS) {
+		return err
+	}
 	return installSyscallFilter()
 }

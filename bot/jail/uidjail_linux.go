@@ -34,6 +34,10 @@ type uidJail struct {
 	sandboxReason string // why not the sandbox
 	limit         time.Duration
 	notes         []string // what dead runs had left, ended at setup
+	// freshSession: each call starts through sessionExec, in a session keyring of its own
+	// (noSession says why not).
+	freshSession bool
+	noSession    string
 
 	mu      sync.Mutex
 	roots   []handedRoot
@@ -97,12 +101,20 @@ func (j *uidJail) Command(ctx context.Context, cmd *exec.Cmd, s Spec) (Call, err
 	if s.Scratch != "" {
 		cmd.Env = setEnv(cmd.Env, "TMPDIR", s.Scratch)
 	}
-	return &uidCall{j: j, guard: guard}, nil
+	call := &uidCall{j: j, guard: guard}
+	if j.freshSession && cmd.Err == nil {
+		if call.session, err = wrapFreshSession(cmd); err != nil {
+			guard.close()
+			return nil, err
+		}
+	}
+	return call, nil
 }
 
 type uidCall struct {
-	j     *uidJail
-	guard *gitGuard
+	j       *uidJail
+	guard   *gitGuard
+	session *freshSession
 }
 
 func (c *uidCall) End(ctx context.Context) (Ended, error) {
@@ -110,6 +122,10 @@ func (c *uidCall) End(ctx context.Context) (Ended, error) {
 	if err != nil {
 		c.guard.close()
 		return Ended{Leftovers: killed}, err
+	}
+	if why := c.session.failure(); why != "" {
+		_ = c.guard.restore()
+		return Ended{Leftovers: killed}, &SetupError{Stage: "exec", Msg: why}
 	}
 	// Nothing of the agent is alive to race the restore.
 	return Ended{Leftovers: killed}, c.guard.restore()
