@@ -118,6 +118,8 @@ const (
 	LayerNoNewPriv = "no_new_privs"
 	LayerRlimits   = "resource limits"
 	LayerLifeline  = "dies with the studio"
+	LayerSeccomp   = "system call filter (no set-id files or file capabilities)"
+	LayerKeyring   = "kernel keyrings of the call's own"
 )
 
 // Spec is what one confined process may reach.

@@ -161,7 +161,17 @@ func TestSandboxRefusesSetIDBitsAndFileCapabilities(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, out := probeResults(t, newTestSandbox(t, t.TempDir()))
+	sb := newTestSandbox(t, t.TempDir())
+	for _, id := range []string{"seccomp", "keyring"} {
+		found := false
+		for _, l := range sb.Status().Layers {
+			found = found || (l.ID == id && l.Active)
+		}
+		if !found {
+			t.Errorf("the sandbox's status has no active %s layer: %+v", id, sb.Status().Layers)
+		}
+	}
+	got, out := probeResults(t, sb)
 	var labels []string
 	for l := range want {
 		labels = append(labels, l)

@@ -66,9 +66,21 @@ func (j *uidJail) Status() Status {
 		{ID: "mount-namespace", Name: LayerMountNS, Note: "no sandbox: " + j.sandboxReason},
 		{ID: "pid-namespace", Name: LayerPIDNS, Active: j.pidns, Note: j.pidnsReason},
 		{ID: "git-dir", Name: LayerGitGuard, Active: true},
+		{ID: "seccomp", Name: LayerSeccomp, Note: "no sandbox: set-uid bits and file capabilities the agent puts on workspace files are dropped by the kernel when the files are given back (lchown)"},
+		{ID: "keyring", Name: LayerKeyring, Active: j.freshSession, Note: j.keyringNote()},
 	}
 	return Status{Mode: ModeUIDJail, Confined: true, User: j.id.user, UID: j.id.uid, GID: j.id.gid, Leased: j.id.allocated,
 		PIDNamespace: j.pidns, Reason: j.sandboxReason, NoPIDNamespace: j.pidnsReason, Layers: layers, Notes: j.notes}
+}
+
+func (j *uidJail) keyringNote() string {
+	if !j.freshSession {
+		return "calls share the studio's session keyring: " + j.noSession
+	}
+	if j.id.lease == nil {
+		return "a fresh session keyring per call; the uid's own keyrings are emptied before each call, but the account is shared with other runs"
+	}
+	return "a fresh session keyring per call; the uid's own keyrings emptied before each call and when it is leased and given back"
 }
 
 func uidNote(id identity) string {
