@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -62,6 +63,45 @@ func clearUIDKeyrings(uid, gid int) error {
 	default:
 		return fmt.Errorf("clear the keyrings of uid %d: %v: %s", uid, err, strings.TrimSpace(string(out)))
 	}
+}
+
+// uidKeyringsOnly is how many keys a uid owns when nothing but its own keyrings is left: the
+// user, user session and persistent keyrings.
+const uidKeyringsOnly = 3
+
+// waitForKeysGone waits, at most limit, until uid owns no more keys than its own keyrings, and
+// says whether it does. A key unlinked by a clear, or held by the session keyring of a call that
+// ended, lives on until an RCU grace period and the kernel's key collector have passed (tens of
+// milliseconds), and until then a process of the uid may still read it by its serial. The count
+// is the kernel's (/proc/key-users), whatever the keys' permissions.
+func waitForKeysGone(uid int, limit time.Duration) bool {
+	deadline := time.Now().Add(limit)
+	for {
+		if keysOwnedBy(uid) <= uidKeyringsOnly {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// keysOwnedBy reads uid's key count from /proc/key-users ("uid: usage nkeys/nikeys ..."); a uid
+// with none has no line. An unreadable file counts as none: a kernel without keys.
+func keysOwnedBy(uid int) int {
+	data, err := os.ReadFile("/proc/key-users")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 3 && f[0] == strconv.Itoa(uid)+":" {
+			n, _ := strconv.Atoi(strings.SplitN(f[2], "/", 2)[0])
+			return n
+		}
+	}
+	return 0
 }
 
 // errKeyringsKept means a uid's keyrings could not be emptied: a lease refuses the uid.

@@ -135,6 +135,15 @@ func (c *uidCall) End(ctx context.Context) (Ended, error) {
 		c.guard.close()
 		return Ended{Leftovers: killed}, err
 	}
+	// What the call kept in the uid's keyrings is not the next call's (sessionExec clears them
+	// too, but a key dies some milliseconds after it is unlinked, readable by serial until then).
+	// Best effort: an agent that took away its own right to clear them keeps them for the rest
+	// of its run, whose uid it is; the next lease refuses the uid.
+	if c.j.id.lease != nil {
+		if clearUIDKeyrings(c.j.id.uid, c.j.id.gid) == nil {
+			waitForKeysGone(c.j.id.uid, time.Second)
+		}
+	}
 	if why := c.session.failure(); why != "" {
 		_ = c.guard.restore()
 		return Ended{Leftovers: killed}, &SetupError{Stage: "exec", Msg: why}
