@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // identity is the agent's account for one jail.
@@ -482,6 +484,9 @@ func (j *uidJail) giveBack() error {
 			errs = append(errs, err)
 		}
 	}
+	if err := stripSetID(j.id, privatePlaces); err != nil {
+		errs = append(errs, err)
+	}
 	j.roots, j.modes, j.reclaim = nil, nil, map[string]owner{}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("reclaim from the agent: %w", err)
@@ -499,6 +504,55 @@ func (j *uidJail) Close(ctx context.Context) error {
 		j.id.lease.release()
 	}
 	return err
+}
+
+// stripSetID drops the set-uid and set-gid bits of every file of the agent's uid or gid in the
+// host's temporary places, which anyone may write. Given back, the workspace's files lose them
+// (the kernel clears them on chown); these are never given back, and a set-uid file of the agent
+// would let whoever runs it act as the agent's uid in the next run that leases it. Called with no
+// agent process alive; each file is changed through a descriptor that did not follow a link (a
+// folder there without the sticky bit lets others swap an entry).
+func stripSetID(id identity, places []string) error {
+	var errs []error
+	for _, place := range places {
+		_ = filepath.WalkDir(place, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil || info.Mode()&(fs.ModeSetuid|fs.ModeSetgid) == 0 {
+				return nil
+			}
+			if o := ownerOf(info); o.UID != id.uid && o.GID != id.gid {
+				return nil
+			}
+			if err := dropSetID(p, id); err != nil {
+				errs = append(errs, err)
+			}
+			return nil
+		})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("drop the set-id bits of the agent's files: %w", err)
+	}
+	return nil
+}
+
+func dropSetID(p string, id identity) error {
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil // gone, or a link now: not the file that was looked at
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || (int(st.Uid) != id.uid && int(st.Gid) != id.gid) {
+		return nil
+	}
+	// A path descriptor cannot be fchmod'ed; its /proc/self/fd entry names the very inode.
+	if err := unix.Chmod("/proc/self/fd/"+strconv.Itoa(fd), st.Mode&^(unix.S_IFMT|unix.S_ISUID|unix.S_ISGID)); err != nil {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	return nil
 }
 
 func ownerOf(fi fs.FileInfo) owner {

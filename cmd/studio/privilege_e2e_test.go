@@ -18,7 +18,8 @@ import (
 )
 
 // privilegeMinter is the scripted agent of issue 31.4: in .godot/ (ignored, so no scan, commit or
-// put-back touches it) it makes a set-uid and a set-gid copy of id, and gives two copies of cat
+// put-back touches it) it makes a set-uid and a set-gid copy of id (and more in /tmp and
+// /var/tmp, which are the host's for the uid jail's agent), and gives two copies of cat
 // CAP_SETUID and CAP_DAC_OVERRIDE through security.capability: with setxattr, directly and as root
 // of a user namespace of its own, and with setcap there. Each attempt writes its answer to
 // .godot/report.txt, the control that it ran.
@@ -39,6 +40,9 @@ PY
 /usr/bin/python3 .godot/setcap.py setxattr-direct .godot/cat-cap >> $r 2>&1
 /usr/bin/unshare -Ur /usr/bin/python3 .godot/setcap.py setxattr-userns .godot/cat-cap >> $r 2>&1; echo "unshare-python rc=$?" >> $r
 /usr/bin/unshare -Ur /usr/sbin/setcap cap_setuid,cap_dac_override+ep .godot/cat-setcap 2>>$r; echo "unshare-setcap rc=$?" >> $r
+for d in /tmp /var/tmp; do
+  { cp /usr/bin/id $d/studio-minted-$(id -u) && chmod u+s $d/studio-minted-$(id -u); } 2>>$r; echo "$d-setuid rc=$?" >> $r
+done
 echo attacked >> $r
 `
 
@@ -93,7 +97,7 @@ func TestMintedPrivilegesDoNotOutliveTheCall(t *testing.T) {
 				if err != nil {
 					t.Fatalf("control: the agent's report is missing: %v", err)
 				}
-				for _, attempt := range []string{"chmod-setuid rc=", "chmod-setgid rc=", "setxattr-direct: ", "setxattr-userns: ", "unshare-python rc=", "unshare-setcap rc=", "attacked"} {
+				for _, attempt := range []string{"chmod-setuid rc=", "chmod-setgid rc=", "setxattr-direct: ", "setxattr-userns: ", "unshare-python rc=", "unshare-setcap rc=", "/tmp-setuid rc=", "/var/tmp-setuid rc=", "attacked"} {
 					if !bytes.Contains(report, []byte(attempt)) {
 						t.Errorf("control: the agent's %q attempt did not run:\n%s", attempt, report)
 					}
@@ -120,6 +124,30 @@ func TestMintedPrivilegesDoNotOutliveTheCall(t *testing.T) {
 					if got := asNobody(t, filepath.Join(godot, id), "-g"); got != "65534" {
 						t.Errorf("nobody ran %s -g and got egid %s", id, got)
 					}
+				}
+				// The uid jail's agent writes the host's temporary folders where they are open to all
+				// (the sandbox's are its own, gone with the call).
+				planted := 0
+				for _, d := range []string{"/tmp", "/var/tmp"} {
+					minted := fmt.Sprintf("%s/studio-minted-%d", d, w.AgentUID)
+					fi, err := os.Lstat(minted)
+					if err != nil {
+						continue
+					}
+					planted++
+					t.Cleanup(func() { os.Remove(minted) })
+					if fi.Mode()&(fs.ModeSetuid|fs.ModeSetgid) != 0 {
+						t.Errorf("%s is %v after the run", minted, fi.Mode())
+					}
+					if got := asNobody(t, minted, "-u"); got != "65534" {
+						t.Errorf("nobody ran %s -u and got euid %s", minted, got)
+					}
+				}
+				if c.name != "sandbox" && planted == 0 {
+					t.Errorf("control: the uid jail's agent could write no host temporary folder:\n%s", report)
+				}
+				if c.name == "sandbox" && planted > 0 {
+					t.Error("the sandboxed agent wrote the host's temporary folders")
 				}
 				for _, cat := range []string{"cat-cap", "cat-setcap"} {
 					var caps []string
