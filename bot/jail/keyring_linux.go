@@ -51,6 +51,11 @@ const (
 // errKeyringsKept when the keyrings cannot be cleared; a helper that cannot even start (the
 // studio's binary not executable by the uid) says so without it.
 func clearUIDKeyrings(uid, gid int) error {
+	if keysOwnedBy(uid) == 0 {
+		// No key of the uid anywhere, not even its keyrings: nothing to clear, and no process to
+		// start (a sandboxed agent cannot make keys, so this is every lease of a sandbox's uid).
+		return nil
+	}
 	cmd := &exec.Cmd{Path: "/proc/self/exe", Args: []string{keyringClearArg0}, Dir: "/", Env: []string{}}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}}
 	out, err := cmd.CombinedOutput()
