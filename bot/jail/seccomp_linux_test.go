@@ -336,3 +336,45 @@ unshare -Ur true && echo userns-ok
 		t.Errorf("the script ended %+v:\n%s", ended, out)
 	}
 }
+
+// TestStripSetIDTouchesOnlyTheAgentsFiles: the uid jail's give-back drops the set-id bits of the
+// agent's files in the host's temporary places, and nothing else: not another user's set-uid
+// file, not what an agent's link points to, not the other bits.
+func TestStripSetIDTouchesOnlyTheAgentsFiles(t *testing.T) {
+	requireRoot(t)
+	agent := identity{uid: 190000 + os.Getpid()%9000, gid: 190000 + os.Getpid()%9000}
+	place := t.TempDir()
+	mine := filepath.Join(place, "deep", "mine")
+	theirs := filepath.Join(place, "theirs")
+	outside := filepath.Join(t.TempDir(), "root-setuid")
+	for _, f := range []string{mine, theirs, outside} {
+		mustWrite(t, f, "x", 0o755)
+	}
+	if err := os.Lchown(mine, agent.uid, agent.gid); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{mine, theirs, outside} {
+		if err := unix.Chmod(f, 0o6755|unix.S_ISVTX); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(place, "link")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(link, agent.uid, agent.gid); err != nil {
+		t.Fatal(err)
+	}
+	if err := stripSetID(agent, []string{place}); err != nil {
+		t.Fatal(err)
+	}
+	for f, want := range map[string]uint32{mine: 0o1755, theirs: 0o7755, outside: 0o7755} {
+		var st unix.Stat_t
+		if err := unix.Lstat(f, &st); err != nil {
+			t.Fatal(err)
+		}
+		if got := st.Mode & 0o7777; got != want {
+			t.Errorf("%s: mode %o, want %o", f, got, want)
+		}
+	}
+}
