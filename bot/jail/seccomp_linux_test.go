@@ -107,8 +107,9 @@ func syscallProbe() {
 	}
 }
 
-// probeResults runs the probe confined by j in a fresh workspace and returns its answers.
-func probeResults(t *testing.T, j Jail) (map[string]string, string) {
+// probeResults runs the probe confined by j in a fresh workspace owned by owner and returns its
+// answers.
+func probeResults(t *testing.T, j Jail, owner int) (map[string]string, string) {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -116,6 +117,9 @@ func probeResults(t *testing.T, j Jail) (map[string]string, string) {
 	}
 	ws := t.TempDir()
 	if err := os.Chmod(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(ws, owner, owner); err != nil {
 		t.Fatal(err)
 	}
 	cmd := &exec.Cmd{Path: exe, Args: []string{syscallProbeArg0}, Dir: ws, Env: []string{"PATH=/usr/bin:/bin"}}
@@ -171,26 +175,29 @@ func TestSandboxRefusesSetIDBitsAndFileCapabilities(t *testing.T) {
 			t.Errorf("the sandbox's status has no active %s layer: %+v", id, sb.Status().Layers)
 		}
 	}
-	got, out := probeResults(t, sb)
-	var labels []string
-	for l := range want {
-		labels = append(labels, l)
-	}
-	sort.Strings(labels)
-	for _, l := range labels {
-		if got[l] == "none" {
-			continue // the native ABI has no such call (arm64's chmod, open, creat, mknod)
+	// The workspace's owner is root, or the runner's account (1001 on GitHub, with sudo).
+	for _, owner := range []int{0, 1001} {
+		got, out := probeResults(t, sb, owner)
+		var labels []string
+		for l := range want {
+			labels = append(labels, l)
 		}
-		if got[l] != want[l] {
-			t.Errorf("in the sandbox, %s answered %q, want %q", l, got[l], want[l])
+		sort.Strings(labels)
+		for _, l := range labels {
+			if got[l] == "none" {
+				continue // the native ABI has no such call (arm64's chmod, open, creat, mknod)
+			}
+			if got[l] != want[l] {
+				t.Errorf("in the sandbox, in a workspace of uid %d, %s answered %q, want %q", owner, l, got[l], want[l])
+			}
 		}
-	}
-	if strings.Contains(out, "set-id on disk") {
-		t.Errorf("the sandboxed call left set-id files:\n%s", out)
+		if strings.Contains(out, "set-id on disk") {
+			t.Errorf("the sandboxed call left set-id files in a workspace of uid %d:\n%s", owner, out)
+		}
 	}
 	// The control: unconfined by a filter, the same attempts get through (or fail for their own
 	// reasons), so the answers above are the filter's.
-	control, out := probeResults(t, newJail(t, false))
+	control, out := probeResults(t, newJail(t, false), 0)
 	for _, l := range []string{"chmod-setuid", "fchmodat-setuid", "openat-create-setgid", "fsetxattr", "keyctl"} {
 		if control[l] != "ok" {
 			t.Errorf("control: in the uid jail, %s answered %q, want ok\n%s", l, control[l], out)
