@@ -26,6 +26,13 @@ import (
 // also empties the uid's keyrings before each call), and the uid's keyrings are emptied when its
 // lease is taken and when it is given back (clearUIDKeyrings).
 
+// keyringsRefused reports an errno saying the keyring calls are not there for this process at
+// all: a kernel without keys (ENOSYS), or a container's seccomp profile (Docker's answers
+// EPERM), which holds for the agent's processes too, so there is nothing of theirs to isolate.
+func keyringsRefused(err error) bool {
+	return errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EPERM)
+}
+
 // joinFreshSessionKeyring gives the calling thread a new anonymous session keyring, which what
 // the thread forks afterwards inherits instead of the studio's. It goes when its last process
 // ends.
@@ -119,7 +126,9 @@ func clearOwnKeyrings() error {
 		name string
 		id   int
 	}{{"user", unix.KEY_SPEC_USER_KEYRING}, {"user session", unix.KEY_SPEC_USER_SESSION_KEYRING}} {
-		if _, errno := keyctl(unix.KEYCTL_CLEAR, ring.id); errno != 0 {
+		if _, errno := keyctl(unix.KEYCTL_CLEAR, ring.id); keyringsRefused(errno) {
+			return nil
+		} else if errno != 0 {
 			errs = append(errs, fmt.Errorf("the %s keyring: %w", ring.name, errno))
 		}
 	}
@@ -185,7 +194,7 @@ func sessionExec(fdArg, path string, argv []string) int {
 	}
 	syscall.CloseOnExec(fd) // the program never gets it: its end means the exec happened
 	report := os.NewFile(uintptr(fd), "report")
-	if err := joinFreshSessionKeyring(); err != nil && !errors.Is(err, unix.ENOSYS) {
+	if err := joinFreshSessionKeyring(); err != nil && !keyringsRefused(err) {
 		fmt.Fprint(report, err.Error())
 		return 127
 	}

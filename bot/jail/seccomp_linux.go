@@ -1,7 +1,6 @@
 package jail
 
 import (
-	"errors"
 	"fmt"
 	"unsafe"
 
@@ -177,7 +176,7 @@ func installSyscallFilter() error {
 // and after no_new_privs: a session keyring of the call's own instead of the studio's (which the
 // agent would possess), then the system call filter.
 func restrictAgent() error {
-	if err := joinFreshSessionKeyring(); err != nil && !errors.Is(err, unix.ENOSYS) {
+	if err := joinFreshSessionKeyring(); err != nil && !keyringsRefused(err) {
 		return err
 	}
 	return installSyscallFilter()
