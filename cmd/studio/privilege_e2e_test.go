@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -189,5 +190,93 @@ func chownTree(t *testing.T, dir string, uid int) {
 	})
 	if err != nil {
 		t.Fatal(fmt.Errorf("give the workspace to uid %d: %w", uid, err))
+	}
+}
+
+// keyringAgent is the scripted agent of issue 31.7 (keyrings), in python3 through the raw system
+// calls (no keyutils on the runner). "plant" links its user keyring into its session keyring (to
+// possess it), stores a key in each, readable by its owner uid, and writes their serials to
+// .godot/keys.txt; "read" looks for the key by name in both and by those serials. Each writes
+// its answers to .godot/<mode>.txt.
+const keyringAgent = `mkdir -p .godot && cat > .godot/keys.py <<'PY'
+import ctypes, errno, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+ADD_KEY, KEYCTL = {"x86_64": (248, 250), "aarch64": (217, 219)}[os.uname().machine]
+U, S = -4, -3  # KEY_SPEC_USER_KEYRING, KEY_SPEC_SESSION_KEYRING
+def call(*a):
+    r = libc.syscall(*a)
+    return r if r >= 0 else "E" + errno.errorcode.get(ctypes.get_errno(), "?")
+def read(serial):
+    buf = ctypes.create_string_buffer(256)
+    n = call(KEYCTL, 11, ctypes.c_long(serial), buf, 256)  # KEYCTL_READ
+    return buf.raw[:n].decode() if isinstance(n, int) else n
+out = open(".godot/" + sys.argv[1] + ".txt", "w")
+if sys.argv[1] == "plant":
+    out.write("link %s\n" % call(KEYCTL, 8, ctypes.c_long(U), ctypes.c_long(S)))  # KEYCTL_LINK
+    serials = []
+    for name, ring in (("@u", U), ("@s", S)):
+        k = call(ADD_KEY, b"user", b"studio-leak", sys.argv[2].encode(), len(sys.argv[2]), ctypes.c_long(ring))
+        out.write("add %s %s\n" % (name, k))
+        if isinstance(k, int):
+            call(KEYCTL, 5, ctypes.c_long(k), ctypes.c_long(0x3f3f0000))  # KEYCTL_SETPERM
+            serials.append(str(k))
+    open(".godot/keys.txt", "w").write(" ".join(serials))
+else:
+    for name, ring in (("@u", U), ("@s", S)):
+        k = call(KEYCTL, 10, ctypes.c_long(ring), b"user", b"studio-leak", 0)  # KEYCTL_SEARCH
+        out.write("search %s %s %s\n" % (name, k, read(k) if isinstance(k, int) else ""))
+    for s in open(".godot/keys.txt").read().split():
+        out.write("serial %s %s\n" % (s, read(int(s))))
+out.write("done\n")
+PY
+/usr/bin/python3 .godot/keys.py "$@"
+`
+
+// TestKeysDoNotReachTheNextRun: an agent stores a key in its user and its session keyring; the
+// next run, which takes the same agent uid, finds nothing by name or by serial. In the sandbox
+// the keyring calls are refused (ENOSYS); in the uid jail they work during the call and what
+// they stored is gone once it ends.
+func TestKeysDoNotReachTheNextRun(t *testing.T) {
+	requireRoot(t)
+	for _, c := range containments {
+		t.Run(c.name, func(t *testing.T) {
+			files := sandbox.DefaultFiles("fast-prototype")
+			files[".gitignore"] = ".godot/\n"
+			w := newWorld(t, files)
+			secret := fmt.Sprintf("studio-secret-%d", w.AgentUID)
+			inputs := map[string]string{"INPUT_MAX-FIX-PASSES": "0"}
+			for k, v := range c.inputs {
+				inputs[k] = v
+			}
+			for i, mode := range []string{"plant " + secret, "read"} {
+				body := "Make the jump feel snappier.\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\n```\n"
+				n := w.issue(fmt.Sprintf("Jump %d", i), body)
+				_, payload := w.comment(n, sandbox.Writer, "/studio run")
+				w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: fmt.Sprintf("x%d\n", i)}},
+					Shell: "set -- " + mode + "\n" + keyringAgent})
+				if res := w.run("issue_comment", payload, inputs); res.code != 0 {
+					t.Fatalf("run %d: exit %d\n%s", i+1, res.code, res.stderr)
+				}
+			}
+			planted, err := os.ReadFile(filepath.Join(w.Workspace, ".godot", "plant.txt"))
+			if err != nil || !bytes.Contains(planted, []byte("done")) {
+				t.Fatalf("control: the first run's agent did not try (%v):\n%s", err, planted)
+			}
+			read, err := os.ReadFile(filepath.Join(w.Workspace, ".godot", "read.txt"))
+			if err != nil || !bytes.Contains(read, []byte("done")) {
+				t.Fatalf("control: the next run's agent did not try (%v):\n%s", err, read)
+			}
+			t.Logf("the first run's agent:\n%sthe next run's agent:\n%s", planted, read)
+			if c.name == "sandbox" {
+				if !bytes.Contains(planted, []byte("add @u EENOSYS")) {
+					t.Errorf("the sandboxed agent could use its keyrings:\n%s", planted)
+				}
+			} else if !regexp.MustCompile(`add @u \d+\nadd @s \d+`).Match(planted) {
+				t.Errorf("control: the uid jail's agent could not store its keys:\n%s", planted)
+			}
+			if bytes.Contains(read, []byte(secret)) {
+				t.Errorf("the next run's agent read the key the first one stored:\n%s", read)
+			}
+		})
 	}
 }
