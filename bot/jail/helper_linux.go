@@ -144,6 +144,9 @@ func sandboxInit() int {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fail("setup", fmt.Errorf("set no_new_privs: %w", err))
 	}
+	if err := restrictAgent(); err != nil {
+		return fail("setup", err)
+	}
 	pid, err := syscall.ForkExec(spec.Path, spec.Args, &syscall.ProcAttr{
 		Dir: spec.Dir, Env: spec.Env, Files: []uintptr{0, 1, 2},
 		Sys: &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(spec.UID), Gid: uint32(spec.GID), Groups: []uint32{}}},

@@ -119,6 +119,8 @@ const (
 	LayerRlimits   = "resource limits"
 	LayerCgroup    = "a cgroup per call (memory and processes bounded)"
 	LayerLifeline  = "dies with the studio"
+	LayerSeccomp   = "system call filter (no set-id files or file capabilities)"
+	LayerKeyring   = "kernel keyrings of the call's own"
 )
 
 // Spec is what one confined process may reach.

@@ -203,6 +203,8 @@ func (s *sandbox) Status() Status {
 			{ID: "resource-limits", Name: LayerRlimits, Active: true, Note: rlimitsNote(s.id, s.limits.cg != nil)},
 			s.limits.layer(),
 			{ID: "lifeline", Name: LayerLifeline, Active: true},
+			{ID: "seccomp", Name: LayerSeccomp, Active: true, Note: "set-uid/set-gid modes and setxattr refused (nothing the agent makes is honoured as privileged after the call); io_uring, openat2 and the keyring calls answer ENOSYS; other ABIs killed"},
+			{ID: "keyring", Name: LayerKeyring, Active: true, Note: "a fresh session keyring per call, which the agent cannot use; a leased uid's own keyrings emptied when it is leased and given back"},
 		},
 	}
 }

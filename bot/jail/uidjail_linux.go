@@ -41,6 +41,10 @@ type uidJail struct {
 	// them, but opens nothing of them for a variable's folder (see Command).
 	never  []string
 	limits callLimits
+	// freshSession: each call starts through sessionExec, in a session keyring of its own
+	// (noSession says why not).
+	freshSession bool
+	noSession    string
 
 	mu      sync.Mutex
 	roots   []handedRoot
@@ -71,9 +75,21 @@ func (j *uidJail) Status() Status {
 		{ID: "git-dir", Name: LayerGitGuard, Active: true},
 		{ID: "resource-limits", Name: LayerRlimits, Note: j.rlimitsNote()},
 		j.cgroupLayer(),
+		{ID: "seccomp", Name: LayerSeccomp, Note: "no sandbox: set-uid bits and file capabilities the agent puts on workspace files are dropped by the kernel when the files are given back (lchown)"},
+		{ID: "keyring", Name: LayerKeyring, Active: j.freshSession, Note: j.keyringNote()},
 	}
 	return Status{Mode: ModeUIDJail, Confined: true, User: j.id.user, UID: j.id.uid, GID: j.id.gid, Leased: j.id.allocated,
 		PIDNamespace: j.pidns, Reason: j.sandboxReason, NoPIDNamespace: j.pidnsReason, Layers: layers, Notes: j.notes}
+}
+
+func (j *uidJail) keyringNote() string {
+	if !j.freshSession {
+		return "calls share the studio's session keyring: " + j.noSession
+	}
+	if j.id.lease == nil {
+		return "a fresh session keyring per call; the uid's own keyrings are emptied before each call, but the account is shared with other runs"
+	}
+	return "a fresh session keyring per call; the uid's own keyrings emptied before each call and when it is leased and given back"
 }
 
 func uidNote(id identity) string {
@@ -137,6 +153,12 @@ func (j *uidJail) Command(ctx context.Context, cmd *exec.Cmd, s Spec) (Call, err
 	} else if call.cgroup != nil {
 		call.traced, cmd.SysProcAttr.Ptrace = true, true
 	}
+	if j.freshSession && cmd.Err == nil {
+		if call.session, err = wrapFreshSession(cmd); err != nil {
+			guard.close()
+			return nil, err
+		}
+	}
 	return call, nil
 }
 
@@ -146,6 +168,7 @@ type uidCall struct {
 	cgroup   *callCgroup // nil without the cgroup layer
 	cgroupFD int         // v2: the cgroup the agent is started in (0: none)
 	traced   bool        // v1: started stopped, until start has put it in the cgroup
+	session  *freshSession
 }
 
 // start starts the agent and, before its program runs its first instruction, puts it in the call's
@@ -208,6 +231,19 @@ func (c *uidCall) End(ctx context.Context) (Ended, error) {
 	if err = errors.Join(err, cgErr); err != nil {
 		c.guard.close()
 		return ended, err
+	}
+	// What the call kept in the uid's keyrings is not the next call's (sessionExec clears them
+	// too, but a key dies some milliseconds after it is unlinked, readable by serial until then).
+	// Best effort: an agent that took away its own right to clear them keeps them for the rest
+	// of its run, whose uid it is; the next lease refuses the uid.
+	if c.j.id.lease != nil {
+		if clearUIDKeyrings(c.j.id.uid, c.j.id.gid) == nil {
+			waitForKeysGone(c.j.id.uid, time.Second)
+		}
+	}
+	if why := c.session.failure(); why != "" {
+		_ = c.guard.restore()
+		return Ended{Leftovers: killed}, &SetupError{Stage: "exec", Msg: why}
 	}
 	// Nothing of the agent is alive to race the restore.
 	return ended, c.guard.restore()
@@ -623,6 +659,9 @@ func (j *uidJail) giveBack() error {
 			errs = append(errs, err)
 		}
 	}
+	if err := stripSetID(j.id, privatePlaces); err != nil {
+		errs = append(errs, err)
+	}
 	j.roots, j.modes, j.reclaim = nil, nil, map[string]owner{}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("reclaim from the agent: %w", err)
@@ -640,6 +679,55 @@ func (j *uidJail) Close(ctx context.Context) error {
 		j.id.lease.release()
 	}
 	return err
+}
+
+// stripSetID drops the set-uid and set-gid bits of every file of the agent's uid or gid in the
+// host's temporary places, which anyone may write. Given back, the workspace's files lose them
+// (the kernel clears them on chown); these are never given back, and a set-uid file of the agent
+// would let whoever runs it act as the agent's uid in the next run that leases it. Called with no
+// agent process alive; each file is changed through a descriptor that did not follow a link (a
+// folder there without the sticky bit lets others swap an entry).
+func stripSetID(id identity, places []string) error {
+	var errs []error
+	for _, place := range places {
+		_ = filepath.WalkDir(place, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil || info.Mode()&(fs.ModeSetuid|fs.ModeSetgid) == 0 {
+				return nil
+			}
+			if o := ownerOf(info); o.UID != id.uid && o.GID != id.gid {
+				return nil
+			}
+			if err := dropSetID(p, id); err != nil {
+				errs = append(errs, err)
+			}
+			return nil
+		})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("drop the set-id bits of the agent's files: %w", err)
+	}
+	return nil
+}
+
+func dropSetID(p string, id identity) error {
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil // gone, or a link now: not the file that was looked at
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || (int(st.Uid) != id.uid && int(st.Gid) != id.gid) {
+		return nil
+	}
+	// A path descriptor cannot be fchmod'ed; its /proc/self/fd entry names the very inode.
+	if err := unix.Chmod("/proc/self/fd/"+strconv.Itoa(fd), st.Mode&^(unix.S_IFMT|unix.S_ISUID|unix.S_ISGID)); err != nil {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	return nil
 }
 
 func ownerOf(fi fs.FileInfo) owner {
