@@ -65,9 +65,10 @@ func TestMintedPrivilegesDoNotOutliveTheCall(t *testing.T) {
 			t.Run(c.name+"/"+owner.name, func(t *testing.T) {
 				files := sandbox.DefaultFiles("fast-prototype")
 				files[".gitignore"] = ".godot/\n"
-				// nobody must reach the workspace to run what was left there.
+				// nobody must reach the workspace to run what was left there: the test's own folders
+				// are opened, never the temporary folder above them (/tmp keeps its 1777).
 				dir := t.TempDir()
-				for d := dir; d != filepath.Dir(os.TempDir()) && d != "/"; d = filepath.Dir(d) {
+				for d := dir; d != filepath.Clean(os.TempDir()) && d != "/"; d = filepath.Dir(d) {
 					if err := os.Chmod(d, 0o755); err != nil {
 						t.Fatal(err)
 					}
