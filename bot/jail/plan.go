@@ -25,7 +25,8 @@ const (
 	// mGitDir lays a throwaway writable layer over the workspace's .git directory (overlayfs,
 	// the upper layer in the call's private /tmp), or binds it read-only where overlayfs fails.
 	mGitDir mountKind = "gitdir"
-	// mReadOnlyFile binds a file read-only over itself (a .git file of a worktree).
+	// mReadOnlyFile binds a file or a directory read-only over itself (a .git file of a
+	// worktree, a submodule's .git file or directory: see nestedgit.go).
 	mReadOnlyFile mountKind = "rofile"
 	// mScratch binds the call's scratch folder writable (the caller made it the agent's).
 	mScratch mountKind = "scratch"
@@ -49,9 +50,12 @@ type mountOp struct {
 type planInput struct {
 	Workdir string
 	// GitDir says what the workspace's .git is: "dir", "file" or "" (none).
-	GitDir  string
-	Scratch string
-	Reach   []string
+	GitDir string
+	// NestedGit are the .git files and directories below the workspace's top that it had before
+	// its first call (submodules'): each is bound read-only over itself.
+	NestedGit []string
+	Scratch   string
+	Reach     []string
 	// Hide are the host's private places; Private the temporary places that exist on the host.
 	Hide    []string
 	Private []string
@@ -102,6 +106,11 @@ func planMounts(in planInput) []mountOp {
 			ops = append(ops, mountOp{Kind: mGitDir, Target: filepath.Join(in.Workdir, ".git")})
 		case "file":
 			ops = append(ops, mountOp{Kind: mReadOnlyFile, Target: filepath.Join(in.Workdir, ".git")})
+		}
+		for _, n := range in.NestedGit {
+			if under(n, in.Workdir) && n != filepath.Join(in.Workdir, ".git") {
+				ops = append(ops, mountOp{Kind: mReadOnlyFile, Target: n})
+			}
 		}
 	}
 	own := []string{}

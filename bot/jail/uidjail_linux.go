@@ -39,6 +39,7 @@ type uidJail struct {
 	roots   []handedRoot
 	reclaim map[string]owner // entries whose original owner is not their root's
 	modes   []modeChange     // ancestors made traversable, in the order they were changed
+	nested  nestedGitWatch   // the workspaces' own nested .git entries (nestedgit.go)
 }
 
 type owner struct {
@@ -90,29 +91,37 @@ func (j *uidJail) Command(ctx context.Context, cmd *exec.Cmd, s Spec) (Call, err
 	if err != nil {
 		return nil, err
 	}
+	nested, err := j.nested.begin(s.Workdir, true)
+	if err != nil {
+		guard.close()
+		return nil, err
+	}
 	if err := j.Confine(cmd); err != nil {
 		guard.close()
+		nested.close()
 		return nil, err
 	}
 	if s.Scratch != "" {
 		cmd.Env = setEnv(cmd.Env, "TMPDIR", s.Scratch)
 	}
-	return &uidCall{j: j, guard: guard}, nil
+	return &uidCall{j: j, guard: guard, nested: nested}, nil
 }
 
 type uidCall struct {
-	j     *uidJail
-	guard *gitGuard
+	j      *uidJail
+	guard  *gitGuard
+	nested *nestedGitCall
 }
 
 func (c *uidCall) End(ctx context.Context) (Ended, error) {
 	killed, err := c.j.Sweep(ctx)
 	if err != nil {
 		c.guard.close()
+		c.nested.close()
 		return Ended{Leftovers: killed}, err
 	}
 	// Nothing of the agent is alive to race the restore.
-	return Ended{Leftovers: killed}, c.guard.restore()
+	return Ended{Leftovers: killed}, errors.Join(c.guard.restore(), c.nested.end())
 }
 
 // Confine prepares cmd before Start: the agent's uid and gid with no supplementary groups, its
