@@ -25,9 +25,12 @@ const (
 	// mGitDir lays a throwaway writable layer over the workspace's .git directory (overlayfs,
 	// the upper layer in the call's private /tmp), or binds it read-only where overlayfs fails.
 	mGitDir mountKind = "gitdir"
-	// mReadOnlyFile binds a file or a directory read-only over itself (a .git file of a
-	// worktree, a submodule's .git file or directory: see nestedgit.go).
+	// mReadOnlyFile binds a file read-only over itself (a .git file of a worktree).
 	mReadOnlyFile mountKind = "rofile"
+	// mNestedGit binds a .git file or directory below the workspace's top (a submodule's: see
+	// nestedgit.go) read-only over itself, taken from the idmapped workspace, so that the agent's
+	// git finds it owned as the rest of the workspace and uses it, and cannot change it.
+	mNestedGit mountKind = "nestedgit"
 	// mScratch binds the call's scratch folder writable (the caller made it the agent's).
 	mScratch mountKind = "scratch"
 	// mReach binds a host directory read-only at its own path where a hidden or private place
@@ -109,7 +112,7 @@ func planMounts(in planInput) []mountOp {
 		}
 		for _, n := range in.NestedGit {
 			if under(n, in.Workdir) && n != filepath.Join(in.Workdir, ".git") {
-				ops = append(ops, mountOp{Kind: mReadOnlyFile, Target: n})
+				ops = append(ops, mountOp{Kind: mNestedGit, Target: n})
 			}
 		}
 	}
