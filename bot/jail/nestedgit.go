@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -43,6 +44,7 @@ type nestedGitWatch struct {
 
 // nestedGitBaseline is what a workspace's nested .git entries were before its first call.
 type nestedGitBaseline struct {
+	mu   sync.Mutex
 	root string
 	// entries are keyed by their slash path relative to root ("lib/.git").
 	entries map[string]nestedGitEntry
@@ -76,7 +78,11 @@ func (w *nestedGitWatch) begin(root string, guard bool) (*nestedGitCall, error) 
 	c := &nestedGitCall{b: b}
 	if guard {
 		for _, rel := range b.sorted() {
-			if !b.entries[rel].mode.IsDir() {
+			if !b.entry(rel).mode.IsDir() {
+				continue
+			}
+			if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel))); errors.Is(err, fs.ErrNotExist) {
+				b.forget(rel) // removed since (with its folder, by the studio): nothing to guard
 				continue
 			}
 			g, err := guardGitDir(filepath.Join(root, filepath.FromSlash(path.Dir(rel))))
@@ -124,6 +130,8 @@ func (w *nestedGitWatch) baseline(root string) (*nestedGitBaseline, error) {
 }
 
 func (b *nestedGitBaseline) sorted() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	rels := make([]string, 0, len(b.entries))
 	for rel := range b.entries {
 		rels = append(rels, rel)
@@ -140,7 +148,7 @@ func (c *nestedGitCall) readOnly() []string {
 	}
 	var out []string
 	for _, rel := range c.b.sorted() {
-		if e := c.b.entries[rel]; e.mode.IsDir() || e.mode.IsRegular() {
+		if e := c.b.entry(rel); e.mode.IsDir() || e.mode.IsRegular() {
 			out = append(out, filepath.Join(c.b.root, filepath.FromSlash(rel)))
 		}
 	}
@@ -170,6 +178,12 @@ func (c *nestedGitCall) end() error {
 		errs = append(errs, err)
 	}
 	for _, g := range c.guards {
+		if !realDirs(c.b.root, g.root) {
+			// Its folder is gone, or a link now: no .git there to keep, and nothing to write
+			// through a link.
+			g.close()
+			continue
+		}
 		if err := g.restore(); err != nil {
 			errs = append(errs, err)
 		}
@@ -201,7 +215,7 @@ func (b *nestedGitBaseline) settle(guarded bool) error {
 		if err != nil {
 			continue
 		}
-		if want, ok := b.entries[rel]; ok && same(root, rel, fi, want) {
+		if want, ok := b.lookup(rel); ok && same(root, rel, fi, want) {
 			continue
 		}
 		if fi.IsDir() {
@@ -217,29 +231,76 @@ func (b *nestedGitBaseline) settle(guarded bool) error {
 		}
 	}
 	for _, rel := range b.sorted() {
-		want := b.entries[rel]
+		want := b.entry(rel)
 		name := filepath.FromSlash(rel)
-		if fi, err := root.Lstat(name); err == nil && same(root, rel, fi, want) {
+		if moved[rel] == "" && !realDirs(b.root, filepath.Join(b.root, filepath.Dir(name))) {
+			// Its folder is gone, or reached through a link now: nothing is written there.
+			if !(want.mode.IsDir() && guarded) {
+				b.forget(rel)
+			}
 			continue
 		}
-		if want.mode.IsDir() && moved[rel] == "" && guarded {
+		fi, err := root.Lstat(name)
+		if err == nil && same(root, rel, fi, want) {
+			continue
+		}
+		if errors.Is(err, fs.ErrNotExist) && moved[rel] == "" {
+			// Gone, not moved: a missing .git runs nothing. The studio itself removes an
+			// untracked repository it does not commit, folder and all; a .git file goes back
+			// only where its folder still is, and a directory only through its guard.
+			parent, perr := root.Lstat(filepath.Dir(name))
+			if want.mode.IsDir() || perr != nil || !parent.IsDir() {
+				if !(want.mode.IsDir() && guarded) {
+					b.forget(rel)
+				}
+				continue
+			}
+		}
+		if want.mode.IsDir() && moved[rel] == "" {
+			if guarded {
+				continue // replaced by something else: removed above, brought back by its guard
+			}
+			b.forget(rel)
 			continue
 		}
 		if err := b.putBack(root, rel, want, moved[rel]); err != nil {
 			errs = append(errs, fmt.Errorf("put back %s: %w", rel, err))
 		}
 	}
-	// A moved directory whose place could not be taken back is still nobody's to keep there.
+	// A moved directory that could not be taken back is nobody's to keep where it is: removed.
 	for from, at := range moved {
 		if _, err := root.Lstat(filepath.FromSlash(at)); err == nil {
-			errs = append(errs, fmt.Errorf("%s was moved to %s and could not be brought back", from, at))
+			if err := root.RemoveAll(filepath.FromSlash(at)); err != nil {
+				errs = append(errs, fmt.Errorf("remove %s, moved from %s: %w", at, from, err))
+			}
 		}
 	}
 	return errors.Join(errs...)
 }
 
+// forget drops rel from the baseline: it is gone, and whatever appears there later is a call's.
+func (b *nestedGitBaseline) forget(rel string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.entries, rel)
+}
+
+func (b *nestedGitBaseline) lookup(rel string) (nestedGitEntry, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	e, ok := b.entries[rel]
+	return e, ok
+}
+
+func (b *nestedGitBaseline) entry(rel string) nestedGitEntry {
+	e, _ := b.lookup(rel)
+	return e
+}
+
 // dirOf names the baseline directory with identity id, or "".
 func (b *nestedGitBaseline) dirOf(id devIno) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	for rel, e := range b.entries {
 		if e.mode.IsDir() && e.ino == id {
 			return rel
@@ -249,8 +310,8 @@ func (b *nestedGitBaseline) dirOf(id devIno) string {
 }
 
 // putBack makes rel the recorded entry again: a directory by moving it back from where the call
-// moved it, a file or link by writing it anew. Missing parents are made (as directories, through
-// the root: no link is followed out of it).
+// moved it (its folder made again if the call moved that), a file or link by writing it anew.
+// Everything goes through the root: no link is followed out of it.
 func (b *nestedGitBaseline) putBack(root *os.Root, rel string, want nestedGitEntry, from string) error {
 	name := filepath.FromSlash(rel)
 	if err := root.RemoveAll(name); err != nil {
@@ -263,6 +324,9 @@ func (b *nestedGitBaseline) putBack(root *os.Root, rel string, want nestedGitEnt
 	case want.mode.IsDir():
 		if from == "" {
 			return errors.New("the directory is gone")
+		}
+		if !realDirs(b.root, filepath.Join(b.root, filepath.Dir(name))) {
+			return errors.New("its folder is reached through a link")
 		}
 		return root.Rename(filepath.FromSlash(from), name)
 	case want.mode&fs.ModeSymlink != 0:
@@ -350,6 +414,26 @@ func findNestedGit(root string) ([]string, error) {
 	}
 	sort.Strings(found)
 	return found, nil
+}
+
+// realDirs reports whether dir, below root, is reached from root through directories only: no
+// component is a link or anything else.
+func realDirs(root, dir string) bool {
+	rel, err := filepath.Rel(root, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return false
+	}
+	p := root
+	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+		if part == "." {
+			continue
+		}
+		p = filepath.Join(p, part)
+		if fi, err := os.Lstat(p); err != nil || !fi.IsDir() {
+			return false
+		}
+	}
+	return true
 }
 
 // readDirUnsorted lists a directory as it is on disk, without following a link to it and without

@@ -180,3 +180,60 @@ ls src/deep/.git/config >/dev/null && echo seen`)
 	}
 	_ = outside
 }
+
+// TestNestedGitGoneIsForgottenNotRecreated: a .git the workspace had and that is gone with its
+// folder (the studio removes an untracked repository it does not commit, folder and all; the
+// agent may remove a folder) is forgotten, without an error, and never recreated; a .git file
+// removed from a folder that is still there is put back. A folder replaced by a link to the host
+// gets nothing written through it.
+func TestNestedGitGoneIsForgottenNotRecreated(t *testing.T) {
+	for _, guarded := range []bool{false, true} {
+		t.Run(map[bool]string{false: "sandbox", true: "guarded"}[guarded], func(t *testing.T) {
+			ws, outside := nestedFixture(t)
+			mustWrite(t, filepath.Join(ws, "tools", ".git", "config"), "[core]\n", 0o644)
+			mustWrite(t, filepath.Join(ws, "other", ".git"), "gitdir: ../.git/modules/other\n", 0o644)
+			var w nestedGitWatch
+			first, err := w.begin(ws, guarded)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := first.end(); err != nil {
+				t.Fatal(err)
+			}
+			// Between calls, the studio discards the untracked tools/.
+			if err := os.RemoveAll(filepath.Join(ws, "tools")); err != nil {
+				t.Fatal(err)
+			}
+			call, err := w.begin(ws, guarded)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The call: lib/.git removed, other/ removed, vendor/x a link to the host.
+			for _, p := range []string{"lib/.git", "other", "vendor/x"} {
+				if err := os.RemoveAll(filepath.Join(ws, p)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Symlink(outside, filepath.Join(ws, "vendor", "x")); err != nil {
+				t.Fatal(err)
+			}
+			outsideBefore := snapshot(t, outside)
+			if err := call.end(); err != nil {
+				t.Fatal(err)
+			}
+			found, err := findNestedGit(ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []string{"lib/.git"}; !reflect.DeepEqual(found, want) {
+				t.Errorf("after the call: %v, want %v", found, want)
+			}
+			if got := mustReadFile(t, filepath.Join(ws, "lib", ".git")); got != "gitdir: ../.git/modules/lib\n" {
+				t.Errorf("lib/.git = %q", got)
+			}
+			if got := snapshot(t, outside); got != outsideBefore {
+				t.Errorf("something was written through the link:\n%s\n--- was\n%s", got, outsideBefore)
+			}
+		})
+	}
+}
