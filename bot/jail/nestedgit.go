@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Nested .git entries.
@@ -48,6 +49,11 @@ type nestedGitBaseline struct {
 	root string
 	// entries are keyed by their slash path relative to root ("lib/.git").
 	entries map[string]nestedGitEntry
+
+	// dirs are the workspace's directories as the last walk read them, for the sandbox's
+	// calls to read again only those that changed (changedNestedGit); walkMu guards them.
+	walkMu sync.Mutex
+	dirs   map[string]dirSeen
 }
 
 type nestedGitEntry struct {
@@ -60,10 +66,17 @@ type nestedGitEntry struct {
 type nestedGitCall struct {
 	b      *nestedGitBaseline
 	guards []*gitGuard
+	// start is when the call began; changed says the call's end may read only the directories
+	// changed since (the sandbox: see changedNestedGit), else it walks them all.
+	start   time.Time
+	changed bool
 }
 
 // begin returns the call's share for the workspace root ("" watches nothing): the baseline,
 // walked on the workspace's first call, and with guard a gitGuard for each .git directory in it.
+// Without guard (the sandbox) the call's end reads only the directories changed since the last
+// walk; with it (the uid jail, whose handover changes every directory, and an unconfined run, on
+// any file system) it walks them all.
 func (w *nestedGitWatch) begin(root string, guard bool) (*nestedGitCall, error) {
 	if root == "" {
 		return nil, nil
@@ -75,7 +88,7 @@ func (w *nestedGitWatch) begin(root string, guard bool) (*nestedGitCall, error) 
 	if err != nil {
 		return nil, err
 	}
-	c := &nestedGitCall{b: b}
+	c := &nestedGitCall{b: b, start: time.Now(), changed: !guard}
 	if guard {
 		for _, rel := range b.sorted() {
 			if !b.entry(rel).mode.IsDir() {
@@ -102,11 +115,13 @@ func (w *nestedGitWatch) baseline(root string) (*nestedGitBaseline, error) {
 	if b := w.byRoot[root]; b != nil {
 		return b, nil
 	}
-	found, err := findNestedGit(root)
-	if err != nil {
+	var found []string
+	dirs := map[string]dirSeen{}
+	if err := walkTree(root, "", &found, dirs, nil); err != nil {
 		return nil, fmt.Errorf("list the workspace's nested .git entries: %w", err)
 	}
-	b := &nestedGitBaseline{root: root, entries: map[string]nestedGitEntry{}}
+	sort.Strings(found)
+	b := &nestedGitBaseline{root: root, entries: map[string]nestedGitEntry{}, dirs: dirs}
 	for _, rel := range found {
 		p := filepath.Join(root, filepath.FromSlash(rel))
 		fi, err := os.Lstat(p)
@@ -174,7 +189,17 @@ func (c *nestedGitCall) end() error {
 	// The walk first: it removes what the call made and moves a .git directory the call moved
 	// (with its parent) back to its place; then each guard puts its directory's entries back,
 	// and brings back one moved where the walk does not look.
-	if err := c.b.settle(len(c.guards) > 0); err != nil {
+	var found []string
+	var err error
+	if c.changed {
+		found, err = c.b.changedNestedGit(c.start)
+	} else {
+		found, err = findNestedGit(c.b.root)
+	}
+	if err == nil {
+		err = c.b.settle(found, len(c.guards) > 0)
+	}
+	if err != nil {
 		errs = append(errs, err)
 	}
 	for _, g := range c.guards {
@@ -194,14 +219,10 @@ func (c *nestedGitCall) end() error {
 	return nil
 }
 
-// settle removes every nested .git the baseline does not have and puts back each of the
+// settle removes every nested .git found that the baseline does not have and puts back each of the
 // baseline's that differs, through a root that no path resolution leaves. With guarded, a
 // baseline directory it cannot find is left to its guard.
-func (b *nestedGitBaseline) settle(guarded bool) error {
-	found, err := findNestedGit(b.root)
-	if err != nil {
-		return err
-	}
+func (b *nestedGitBaseline) settle(found []string, guarded bool) error {
 	root, err := os.OpenRoot(b.root)
 	if err != nil {
 		return err
@@ -385,16 +406,33 @@ func same(root *os.Root, rel string, fi fs.FileInfo, want nestedGitEntry) bool {
 // directory listing, no link is followed and no .git directory is entered.
 func findNestedGit(root string) ([]string, error) {
 	var found []string
-	stack := []string{""}
+	if err := walkTree(root, "", &found, nil, nil); err != nil {
+		return nil, err
+	}
+	sort.Strings(found)
+	return found, nil
+}
+
+// walkTree is findNestedGit from the directory rel down, appending to found. With dirs, it
+// records each directory it reads, as it was just before the read (dirSeen), and marks it in
+// fresh.
+func walkTree(root, rel string, found *[]string, dirs map[string]dirSeen, fresh map[string]bool) error {
+	stack := []string{rel}
 	for len(stack) > 0 {
 		rel := stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		entries, err := readDirUnsorted(filepath.Join(root, filepath.FromSlash(rel)))
+		entries, fi, err := readDir(filepath.Join(root, filepath.FromSlash(rel)))
 		if err != nil {
-			if rel != "" && (errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP)) {
+			if rel != "" && gone(err) {
 				continue // gone, or swapped for something else, since its parent was read
 			}
-			return nil, err
+			return err
+		}
+		if dirs != nil {
+			dirs[rel] = dirSeenOf(fi)
+			if fresh != nil {
+				fresh[rel] = true
+			}
 		}
 		for _, e := range entries {
 			name := e.Name()
@@ -405,15 +443,19 @@ func findNestedGit(root string) ([]string, error) {
 			switch {
 			case name == ".git":
 				if rel != "" {
-					found = append(found, child)
+					*found = append(*found, child)
 				}
 			case e.Type().IsDir():
 				stack = append(stack, child)
 			}
 		}
 	}
-	sort.Strings(found)
-	return found, nil
+	return nil
+}
+
+// gone reports an error of a directory that vanished or is no longer a directory.
+func gone(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) || errors.Is(err, syscall.ELOOP)
 }
 
 // realDirs reports whether dir, below root, is reached from root through directories only: no
@@ -436,13 +478,25 @@ func realDirs(root, dir string) bool {
 	return true
 }
 
-// readDirUnsorted lists a directory as it is on disk, without following a link to it and without
-// sorting (os.ReadDir sorts): each entry's type is the listing's own.
-func readDirUnsorted(dir string) ([]fs.DirEntry, error) {
+// dirRead, when set (by tests), is told every directory a walk lists.
+var dirRead func(dir string)
+
+// readDir lists a directory as it is on disk, without following a link to it and without
+// sorting (os.ReadDir sorts): each entry's type is the listing's own. fi is the directory's own
+// stat, taken before the listing.
+func readDir(dir string) ([]fs.DirEntry, fs.FileInfo, error) {
+	if dirRead != nil {
+		dirRead(dir)
+	}
 	f, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
-	return f.ReadDir(-1)
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	entries, err := f.ReadDir(-1)
+	return entries, fi, err
 }

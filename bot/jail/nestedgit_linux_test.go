@@ -4,9 +4,11 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // nestedFixture is a workspace with its own .git, a submodule's .git file (lib), a repository an
@@ -235,5 +237,50 @@ func TestNestedGitGoneIsForgottenNotRecreated(t *testing.T) {
 				t.Errorf("something was written through the link:\n%s\n--- was\n%s", got, outsideBefore)
 			}
 		})
+	}
+}
+
+// TestChangedNestedGitReadsOnlyWhatChanged: once the record is older than the call, a sandbox
+// call's end lists only the directories whose ctime changed, and still finds a .git planted in an
+// existing folder, one inside a tree moved in from elsewhere in the workspace, and one in a
+// folder replaced by another.
+func TestChangedNestedGitReadsOnlyWhatChanged(t *testing.T) {
+	ws, _ := nestedFixture(t)
+	for i := 0; i < 200; i++ {
+		mustWrite(t, filepath.Join(ws, "src", "m"+strconv.Itoa(i%10), "d"+strconv.Itoa(i), "f.gd"), "x\n", 0o644)
+	}
+	var w nestedGitWatch
+	call, err := w.begin(ws, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The record was taken well before the call (ctimes are stamped from a coarse clock).
+	time.Sleep(50 * time.Millisecond)
+	call.start = time.Now().Add(time.Hour)
+	mustWrite(t, filepath.Join(ws, "src", "m3", "d13", ".git", "config"), "[core]\n\tfsmonitor = id\n", 0o644)
+	mustWrite(t, filepath.Join(ws, "staging", "deep", "tree", ".git", "config"), "[core]\n", 0o644)
+	if err := os.Rename(filepath.Join(ws, "staging"), filepath.Join(ws, "src", "m4", "d14", "moved")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(ws, "src", "m5", "d15")); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(ws, "src", "m5", "d15", ".git"), "gitdir: /tmp/x\n", 0o644)
+	var read []string
+	dirRead = func(dir string) { read = append(read, dir) }
+	defer func() { dirRead = nil }()
+	if err := call.end(); err != nil {
+		t.Fatal(err)
+	}
+	dirRead = nil
+	if len(read) == 0 || len(read) > 20 {
+		t.Errorf("the call's end listed %d directories, want the few that changed: %v", len(read), read)
+	}
+	found, err := findNestedGit(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"lib/.git", "vendor/x/.git"}; !reflect.DeepEqual(found, want) {
+		t.Errorf("after the call: %v, want %v", found, want)
 	}
 }
