@@ -1058,6 +1058,9 @@ func (r *Repo) StripCredentialHelpers(ctx context.Context) ([]string, error) {
 		return removed, fmt.Errorf("%w: %s is still set outside .git/config; remove it from the global or system git config (or use persist-credentials: false on actions/checkout)", ErrCredentialInWorkspace, strings.Join(left, ", "))
 	}
 	for _, file := range files {
+		if file == filepath.Join(gitDir, "config") {
+			continue // read, with its includes, by the check above
+		}
 		left, err := r.configKeys(ctx, file, headerKey)
 		if err != nil {
 			return removed, fmt.Errorf("check remaining credentials in %s: %w", configName(gitDir, file), err)
