@@ -368,6 +368,14 @@ func apply(rootFD int, op mountOp, src int, spec *helperSpec, rep *helperReport)
 		return bind(rootFD, src, op.Target, true, ro)
 	case mReadOnlyFile, mFile:
 		return bind(rootFD, src, op.Target, false, ro)
+	case mNestedGit:
+		// From inside the root: the workspace's idmapped view, idmap and all.
+		view, err := at(rootFD, op.Target, false, false)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(view)
+		return bind(rootFD, view, op.Target, false, ro)
 	case mGitDir:
 		if err := gitOverlay(rootFD, op.Target, spec); err == nil {
 			rep.GitOverlay = true

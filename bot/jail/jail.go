@@ -288,12 +288,15 @@ func Inspect(ctx context.Context, opts Options) (Status, error) {
 }
 
 // unconfined runs agent processes as the studio's own user, in their own process group.
-type unconfined struct{ reason string }
+type unconfined struct {
+	reason string
+	nested *nestedGitWatch
+}
 
 // Unconfined returns a Jail that only puts processes in their own process group (the caller
-// kills the group), puts back the workspace's .git after each call, and reports Confined=false
-// with reason.
-func Unconfined(reason string) Jail { return unconfined{reason: reason} }
+// kills the group), puts back the workspace's .git (and its nested ones) after each call, and
+// reports Confined=false with reason.
+func Unconfined(reason string) Jail { return unconfined{reason: reason, nested: &nestedGitWatch{}} }
 
 func (u unconfined) Command(_ context.Context, cmd *exec.Cmd, s Spec) (Call, error) {
 	if cmd.SysProcAttr == nil {
@@ -304,13 +307,23 @@ func (u unconfined) Command(_ context.Context, cmd *exec.Cmd, s Spec) (Call, err
 	if err != nil {
 		return nil, err
 	}
-	return guardOnly{guard}, nil
+	nested, err := u.nested.begin(s.Workdir, true)
+	if err != nil {
+		guard.close()
+		return nil, err
+	}
+	return guardOnly{guard, nested}, nil
 }
 
-// guardOnly is a call whose only duty at its end is putting the workspace's .git back.
-type guardOnly struct{ guard *gitGuard }
+// guardOnly is a call whose only duty at its end is putting the workspace's .git entries back.
+type guardOnly struct {
+	guard  *gitGuard
+	nested *nestedGitCall
+}
 
-func (g guardOnly) End(context.Context) (Ended, error) { return Ended{}, g.guard.restore() }
+func (g guardOnly) End(context.Context) (Ended, error) {
+	return Ended{}, errors.Join(g.guard.restore(), g.nested.end())
+}
 
 func (unconfined) CheckNoneLeft(context.Context) error { return nil }
 func (unconfined) Close(context.Context) error         { return nil }

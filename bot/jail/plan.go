@@ -27,6 +27,10 @@ const (
 	mGitDir mountKind = "gitdir"
 	// mReadOnlyFile binds a file read-only over itself (a .git file of a worktree).
 	mReadOnlyFile mountKind = "rofile"
+	// mNestedGit binds a .git file or directory below the workspace's top (a submodule's: see
+	// nestedgit.go) read-only over itself, taken from the idmapped workspace, so that the agent's
+	// git finds it owned as the rest of the workspace and uses it, and cannot change it.
+	mNestedGit mountKind = "nestedgit"
 	// mScratch binds the call's scratch folder writable (the caller made it the agent's).
 	mScratch mountKind = "scratch"
 	// mReach binds a host directory read-only at its own path where a hidden or private place
@@ -49,9 +53,12 @@ type mountOp struct {
 type planInput struct {
 	Workdir string
 	// GitDir says what the workspace's .git is: "dir", "file" or "" (none).
-	GitDir  string
-	Scratch string
-	Reach   []string
+	GitDir string
+	// NestedGit are the .git files and directories below the workspace's top that it had before
+	// its first call (submodules'): each is bound read-only over itself.
+	NestedGit []string
+	Scratch   string
+	Reach     []string
 	// Hide are the host's private places; Private the temporary places that exist on the host.
 	Hide    []string
 	Private []string
@@ -102,6 +109,11 @@ func planMounts(in planInput) []mountOp {
 			ops = append(ops, mountOp{Kind: mGitDir, Target: filepath.Join(in.Workdir, ".git")})
 		case "file":
 			ops = append(ops, mountOp{Kind: mReadOnlyFile, Target: filepath.Join(in.Workdir, ".git")})
+		}
+		for _, n := range in.NestedGit {
+			if under(n, in.Workdir) && n != filepath.Join(in.Workdir, ".git") {
+				ops = append(ops, mountOp{Kind: mNestedGit, Target: n})
+			}
 		}
 	}
 	own := []string{}

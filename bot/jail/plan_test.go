@@ -35,6 +35,12 @@ func TestPlanMounts(t *testing.T) {
 			want: append(append([]mountOp{}, base...), mountOp{Kind: mWorkspace, Target: "/srv/ws"}, mountOp{Kind: mReadOnlyFile, Target: "/srv/ws/.git"}),
 		},
 		{
+			name: "submodules' .git file and directory are bound read-only after the workspace; none outside it",
+			in:   planInput{Workdir: "/srv/ws", GitDir: "dir", NestedGit: []string{"/srv/ws/lib/.git", "/srv/ws/vendor/a/b/.git", "/srv/other/.git", "/srv/ws/.git"}, Private: []string{"/tmp"}},
+			want: append(append([]mountOp{}, base...), mountOp{Kind: mWorkspace, Target: "/srv/ws"}, mountOp{Kind: mGitDir, Target: "/srv/ws/.git"},
+				mountOp{Kind: mNestedGit, Target: "/srv/ws/lib/.git"}, mountOp{Kind: mNestedGit, Target: "/srv/ws/vendor/a/b/.git"}),
+		},
+		{
 			name: "no workspace: only what the call was given",
 			in:   planInput{Scratch: "/tmp/s", Reach: []string{"/tmp/tools/bin", "/tmp/tools/bin/sub", ""}, Private: []string{"/tmp"}},
 			want: append(append([]mountOp{}, base...), mountOp{Kind: mScratch, Target: "/tmp/s"}, mountOp{Kind: mReach, Target: "/tmp/tools/bin"}),

@@ -43,6 +43,7 @@ type sandbox struct {
 	mu     sync.Mutex
 	userns map[owner]*os.File // per owner of a workspace: the idmapped mount's user namespace
 	live   int
+	nested nestedGitWatch // the workspaces' own nested .git entries (nestedgit.go)
 
 	// From the probe.
 	gitOverlay, devpts bool
@@ -259,6 +260,9 @@ func (s *sandbox) Command(ctx context.Context, cmd *exec.Cmd, spec Spec) (Call, 
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 		call.gitKind, call.gitMode, call.gitLink = gitKindOf(workdir)
+		if call.nested, err = s.nested.begin(workdir, false); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
 	}
 	if scratch != "" {
 		// The caller's own small folder: the call writes there, as the agent.
@@ -274,7 +278,7 @@ func (s *sandbox) Command(ctx context.Context, cmd *exec.Cmd, spec Spec) (Call, 
 		}
 	}
 	env := confineEnv(cmd.Env, s.never, bound, realPath)
-	ops := planMounts(planInput{Workdir: workdir, GitDir: call.gitKind, Scratch: scratch, Reach: reach, Hide: s.hide, Private: s.private, Files: s.files})
+	ops := planMounts(planInput{Workdir: workdir, GitDir: call.gitKind, NestedGit: call.nested.readOnly(), Scratch: scratch, Reach: reach, Hide: s.hide, Private: s.private, Files: s.files})
 	dir := cmd.Dir
 	if dir == "" {
 		dir = workdir
@@ -410,6 +414,7 @@ type sandboxCall struct {
 	gitKind          string // "dir", "file", "link" or ""
 	gitMode          fs.FileMode
 	gitLink          string // the target, when .git is a link
+	nested           *nestedGitCall
 	files            []*os.File
 	lifeline         *os.File
 	reportR, reportW *os.File
@@ -451,7 +456,7 @@ func (c *sandboxCall) End(ctx context.Context) (Ended, error) {
 	}
 	// No report: the init was killed (a timeout's SIGKILL, the OOM killer), and with it
 	// everything of the call.
-	return ended, errors.Join(cgErr, c.restoreGit())
+	return ended, errors.Join(cgErr, c.restoreGit(), c.nested.end())
 }
 
 // restoreGit undoes a .git the call made where there was no .git directory to lay a layer over:

@@ -50,6 +50,7 @@ type uidJail struct {
 	roots   []handedRoot
 	reclaim map[string]owner // entries whose original owner is not their root's
 	modes   []modeChange     // ancestors made traversable, in the order they were changed
+	nested  nestedGitWatch   // the workspaces' own nested .git entries (nestedgit.go)
 }
 
 type owner struct {
@@ -127,16 +128,23 @@ func (j *uidJail) Command(ctx context.Context, cmd *exec.Cmd, s Spec) (Call, err
 	if err != nil {
 		return nil, err
 	}
+	nested, err := j.nested.begin(s.Workdir, true)
+	if err != nil {
+		guard.close()
+		return nil, err
+	}
 	if err := j.Confine(cmd); err != nil {
 		guard.close()
+		nested.close()
 		return nil, err
 	}
 	if s.Scratch != "" {
 		cmd.Env = setEnv(cmd.Env, "TMPDIR", s.Scratch)
 	}
-	call := &uidCall{j: j, guard: guard}
+	call := &uidCall{j: j, guard: guard, nested: nested}
 	if call.cgroup, err = j.limits.create(); err != nil {
 		guard.close()
+		nested.close()
 		return nil, fmt.Errorf("uid jail: %w", err)
 	}
 	if call.cgroup != nil && call.cgroup.v2 {
@@ -145,6 +153,7 @@ func (j *uidJail) Command(ctx context.Context, cmd *exec.Cmd, s Spec) (Call, err
 		fd, err := syscall.Open(call.cgroup.mem, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
 		if err != nil {
 			guard.close()
+			nested.close()
 			_ = call.cgroup.remove()
 			return nil, fmt.Errorf("uid jail: open the call's cgroup: %w", err)
 		}
@@ -156,6 +165,7 @@ func (j *uidJail) Command(ctx context.Context, cmd *exec.Cmd, s Spec) (Call, err
 	if j.freshSession && cmd.Err == nil {
 		if call.session, err = wrapFreshSession(cmd); err != nil {
 			guard.close()
+			nested.close()
 			return nil, err
 		}
 	}
@@ -169,6 +179,7 @@ type uidCall struct {
 	cgroupFD int         // v2: the cgroup the agent is started in (0: none)
 	traced   bool        // v1: started stopped, until start has put it in the cgroup
 	session  *freshSession
+	nested   *nestedGitCall
 }
 
 // start starts the agent and, before its program runs its first instruction, puts it in the call's
@@ -230,6 +241,7 @@ func (c *uidCall) End(ctx context.Context) (Ended, error) {
 	ended := Ended{Leftovers: killed, Limit: limit}
 	if err = errors.Join(err, cgErr); err != nil {
 		c.guard.close()
+		c.nested.close()
 		return ended, err
 	}
 	// What the call kept in the uid's keyrings is not the next call's (sessionExec clears them
@@ -243,10 +255,11 @@ func (c *uidCall) End(ctx context.Context) (Ended, error) {
 	}
 	if why := c.session.failure(); why != "" {
 		_ = c.guard.restore()
+		_ = c.nested.end()
 		return Ended{Leftovers: killed}, &SetupError{Stage: "exec", Msg: why}
 	}
 	// Nothing of the agent is alive to race the restore.
-	return ended, c.guard.restore()
+	return ended, errors.Join(c.guard.restore(), c.nested.end())
 }
 
 // sharedTemp are the host's temporary places a uid-jailed agent can write.

@@ -47,9 +47,6 @@ done
 echo attacked >> $r
 `
 
-// runnerUID stands for the runner's own account (GitHub's runner is uid 1001, with sudo), which
-// owns the workspace where the studio runs as root through sudo.
-const runnerUID = 1001
 
 // TestMintedPrivilegesDoNotOutliveTheCall: what issue 31.4 measured, in every containment and
 // with the workspace owned by root and by the runner's account. After the run, nothing in the
