@@ -51,7 +51,7 @@ func BenchmarkSandboxCall(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := cmd.Run(); err != nil {
+		if _, err := confinedOutput(call, cmd, true); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := call.End(context.Background()); err != nil {
@@ -106,7 +106,7 @@ func BenchmarkSandboxCallManyFiles(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := cmd.Run(); err != nil {
+		if _, err := confinedOutput(call, cmd, true); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := call.End(context.Background()); err != nil {

@@ -132,7 +132,7 @@ func limitedCall(t *testing.T, j Jail, ws, script string) (string, Ended) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, runErr := cmd.CombinedOutput()
+	out, runErr := confinedOutput(call, cmd, true)
 	ended, err := call.End(context.Background())
 	if err != nil {
 		t.Fatalf("end: %v", err)

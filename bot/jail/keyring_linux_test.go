@@ -103,7 +103,7 @@ func keyringCall(t *testing.T, j Jail, args ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, runErr := cmd.CombinedOutput()
+	out, runErr := confinedOutput(call, cmd, true)
 	if _, err := call.End(context.Background()); err != nil {
 		t.Fatalf("end: %v", err)
 	}
@@ -243,7 +243,7 @@ func TestUIDJailSaysWhyAProgramCannotStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = cmd.Run()
+	_, _ = confinedOutput(call, cmd, true)
 	_, err = call.End(context.Background())
 	var setup *SetupError
 	if !errors.As(err, &setup) || setup.Stage != "exec" || !strings.Contains(err.Error(), "fork/exec "+missing+": no such file or directory") {

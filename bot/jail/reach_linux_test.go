@@ -82,7 +82,7 @@ echo "XDG_CONFIG_HOME=$XDG_CONFIG_HOME CARGO_HOME=$CARGO_HOME JAVA_HOME=$JAVA_HO
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, _ := cmd.CombinedOutput()
+	data, _ := confinedOutput(call, cmd, true)
 	if _, err := call.End(context.Background()); err != nil {
 		t.Fatal(err)
 	}

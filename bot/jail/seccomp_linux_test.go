@@ -127,7 +127,7 @@ func probeResults(t *testing.T, j Jail, owner int) (map[string]string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, runErr := cmd.CombinedOutput()
+	out, runErr := confinedOutput(call, cmd, true)
 	if _, err := call.End(context.Background()); err != nil {
 		t.Fatalf("end: %v", err)
 	}
