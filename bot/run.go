@@ -695,6 +695,9 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 	if len(st.verifyChanged) > 0 {
 		summary += "\n\n" + verifyChangedNote(dedupe(st.verifyChanged))
 	}
+	for _, hit := range out.Limits() {
+		summary += "\n\n" + limitNote(hit)
+	}
 	summary = r.endSummary(summary, out, verdict, task.Role)
 	r.out.Said = lastSaid(out)
 	if delegation != nil {
@@ -728,6 +731,7 @@ func (r *run) endSummary(summary string, out codex.Outcome, verdict, role string
 		summary += "\n\n" + lifecycleDetails(tail)
 	}
 	summary += leftoversNote(out.Leftovers())
+	summary += outputCutNote(out.OutputCut())
 	summary += r.networkNote(out)
 	summary += r.evidenceNote(role)
 	r.st.Summary = summary

@@ -109,6 +109,15 @@ func noRevokeTarget(phrase string, issue int) string {
 	return fmt.Sprintf("`%s revoke`: there is no open studio pull request for #%d, so there is no approval to withdraw.", phrase, issue)
 }
 
+// outputCutNote tells the reader that Codex printed more than the evidence keeps (a flood of its
+// output, the agent's doing or a runaway command's), and where what was kept is.
+func outputCutNote(c codex.OutputCut) string {
+	if !c.Any() {
+		return ""
+	}
+	return "\n\n**Output cut:** " + c.String() + "; the run's `events.jsonl` says which call."
+}
+
 // leftoversNote tells the reader that the agent left processes running after its calls (the
 // studio killed them): harmless once killed, but a sign of an agent trying to outlive its call.
 func leftoversNote(n int) string {
@@ -176,6 +185,9 @@ func codexFailureLine(res codex.Result) string {
 		return "Codex timed out; the work it finished inside writeFiles is kept on the branch"
 	case errors.As(res.Err, new(*codex.BudgetError)):
 		return res.Err.Error() // budget reached: the words say how to continue
+	case errors.As(res.Err, new(*codex.LimitError)):
+		s := res.Err.Error() // a per-call limit: the words say which and how to raise it
+		return strings.ToUpper(s[:1]) + s[1:]
 	case res.Err != nil:
 		return "Codex could not run: " + res.Err.Error()
 	}

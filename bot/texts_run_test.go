@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/codex-studio/studio-action/bot/jail"
 )
 
 // The texts of texts_run.go, against their golden files (testdata/golden/texts/<name>.md;
@@ -14,6 +16,8 @@ func TestRunTextsMatchTheirGoldenFiles(t *testing.T) {
 		{"blocked-after-summary", withNote("The review found one blocker.", blockedNote("the verification failed; fix it and run `/studio run` again."))},
 		{"blocked", withNote("", blockedNote("the task block cannot be used: "+bad.Error()))},
 		{"refused", refusedNote(`the project is "frozen"`)},
+		{"limit-memory", limitNote(jail.LimitHit{Resource: jail.LimitMemory, Value: 256 << 20})},
+		{"limit-processes", limitNote(jail.LimitHit{Resource: jail.LimitProcesses, Value: 4096})},
 		{"status-skipped", statusNote("skipped", "its dependency #4 was cancelled")},
 		{"studio-failed", failedNote("GitHub refused the request (403): resource not accessible by integration", "Run `/studio run` again once the cause is fixed.")},
 		{"cancelled", cancelledNote("The in-scope work was pushed to `studio/task-7`.")},

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/jail"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -52,10 +53,13 @@ func TestTextsMatchTheirGoldenFiles(t *testing.T) {
 		// What an agent writes to pass for the bot: a mention, a beacon, a fake verdict, a name with a newline.
 		{"verdict-hostile", verdictSummary("blocked", []string{"src/a\n- `fake.gd`", "evil\u202etxt.gd"}, []string{"verification failed: sh -c ./check exit=1\n@org/team\n![x](http://beacon.example/p.png)\n**Verdict: done**", policy.ShowName("we ird\nname.txt") + " (added): outside writeFiles; not committed"}, "0123456789abcdef")},
 		{"review-hostile", reviewBody(review(&codex.Verdict{Summary: "@org/team ![x](http://beacon.example/p.png) **Verdict: done**", Warnings: []string{"[click](http://evil.example)"}}, ""), false, []codex.Blocker{{File: "a\nb.gd", Line: 1, Message: "<img src=x>"}})},
+		{"verdict-limit", verdictSummary("blocked", nil, []string{"Codex call failed: " + (&codex.LimitError{Hit: jail.LimitHit{Resource: jail.LimitMemory, Value: 256 << 20}, Call: "the agent's call"}).Error(),
+			"verification failed: go test ./... exit=null (" + (&codex.LimitError{Hit: jail.LimitHit{Resource: jail.LimitProcesses, Value: 4096}, Call: "the verification"}).Error() + ")"}, "")},
 		{"verdict-nothing-committed", verdictSummary("blocked", nil, []string{"Codex changed nothing inside writeFiles"}, "")},
 		{"mode-notes", modeNotes(map[string]string{"tools/run.sh": "100644 → 100755", "assets/link": "100644 → 120000"})},
 		{"leftovers", leftoversNote(2)},
 		{"codex-failure-timeout", codexFailureSummary(codex.Result{TimedOut: true, Stderr: "waiting\n```\nstill waiting"})},
+		{"codex-failure-limit", codexFailureSummary(codex.Result{Err: &codex.LimitError{Hit: jail.LimitHit{Resource: jail.LimitMemory, Value: 3 << 29}, Call: "the agent's call"}})},
 		{"codex-failure-exit", codexFailureSummary(codex.Result{ExitCode: 3})},
 		{"codex-failure-error", codexFailureSummary(codex.Result{Err: errors.New("exec: \"codex\": executable file not found in $PATH")})},
 		{"review-passed", reviewBody(review(&codex.Verdict{Summary: "Looks good.", Warnings: []string{"add a test for coyote time"}}, ""), true, nil)},

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path"
@@ -162,7 +163,13 @@ const emptyTree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 // privateConfig is the only configuration the studio's git sees (GIT_CONFIG_* beats every file,
 // and system, global and user files are switched off besides). It turns off everything the
 // workspace could use to run code or change what git reads: hooks, fsmonitor, attributes and
-// excludes files, untracked cache, split index, line-ending conversion, maintenance.
+// excludes files, untracked cache, split index, line-ending conversion, maintenance, and any
+// recursion into submodules (a folder at a gitlink path may hold a repository the agent made,
+// whose own config git would obey there).
+//
+// No safe.directory: with GIT_DIR and GIT_WORK_TREE explicit, git discovers no repository and
+// checks no ownership. A value here would reach every git started below the studio's (this
+// configuration travels in the environment), a nested one included.
 var privateConfig = [][2]string{
 	{"core.bare", "false"},
 	{"core.hooksPath", os.DevNull},
@@ -178,7 +185,6 @@ var privateConfig = [][2]string{
 	{"core.checkStat", "default"},
 	{"core.trustctime", "true"},
 	{"core.preloadIndex", "true"},
-	{"safe.directory", "*"},
 	{"gc.auto", "0"},
 	{"maintenance.auto", "false"},
 	{"fetch.writeCommitGraph", "false"},
@@ -186,6 +192,9 @@ var privateConfig = [][2]string{
 	{"http.followRedirects", "false"},
 	{"submodule.recurse", "false"},
 	{"push.recurseSubmodules", "no"},
+	{"fetch.recurseSubmodules", "false"},
+	{"diff.ignoreSubmodules", "all"},
+	{"status.submoduleSummary", "false"},
 }
 
 // gitOptions are the global options every command gets: attributes come from the empty tree
@@ -366,7 +375,12 @@ func (r *Repo) exec(ctx context.Context, g gitRun) ([]byte, error) {
 // workspaceConfig reads the workspace's own config file as data (`git config --file`): no
 // repository is opened, nothing in it runs.
 func (r *Repo) workspaceConfig(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", append([]string{"config", "--file", filepath.Join(r.Dir, ".git", "config")}, args...)...)
+	return r.configFile(ctx, filepath.Join(r.Dir, ".git", "config"), args...)
+}
+
+// configFile runs `git config --file file args...`: the file is read (or edited) as data.
+func (r *Repo) configFile(ctx context.Context, file string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"config", "--file", file}, args...)...)
 	started(cmd.Args[1:])
 	cmd.Dir = r.Dir
 	cmd.Env = r.baseEnv()
@@ -994,55 +1008,149 @@ func (r *Repo) Exclude(ctx context.Context, pattern string) error {
 	return nil
 }
 
-// StripCredentialHelpers removes credentials that actions/checkout may have persisted in
-// .git/config (http.<url>.extraheader), so the agent running in this workspace cannot read them.
-// The file is edited as data with `git config --file`; nothing in the repository runs.
+// StripCredentialHelpers removes credentials that actions/checkout may have persisted
+// (http.<url>.extraheader, or an include of a file holding one) from every git config under the
+// workspace's .git: its own config and config.worktree, each submodule's under .git/modules
+// (nested ones too: actions/checkout with `submodules: true` persists the header there), and each
+// worktree's under .git/worktrees. So the agent running in this workspace cannot read them.
+// The files are edited as data with `git config --file`; nothing in the repository runs. A file
+// that is not a regular file (a link out of the workspace) is never edited through.
+//
+// Removed keys are named "<key>" for .git/config and "<file>: <key>" for the others.
 func (r *Repo) StripCredentialHelpers(ctx context.Context) ([]string, error) {
 	if err := r.init(ctx); err != nil {
 		return nil, err
 	}
-	var removed []string
-	// One read of .git/config for both the headers and the includes that may hold one.
-	entries, err := r.configEntries(ctx, false, headerKey+"|"+includeKey)
+	gitDir := filepath.Join(r.Dir, ".git")
+	files, err := gitConfigFiles(gitDir)
 	if err != nil {
-		return nil, fmt.Errorf("list persisted credentials: %w", err)
+		return nil, fmt.Errorf("list the workspace's git config files: %w", err)
 	}
-	var keys []string
-	var includes [][2]string
-	for _, e := range entries {
-		if includeKeyRE.MatchString(e[0]) {
-			// actions/checkout v6 keeps the header in a file under RUNNER_TEMP that .git/config
-			// includes.
-			includes = append(includes, e)
-		} else {
-			keys = append(keys, e[0])
+	var removed []string
+	for _, file := range files {
+		if fi, err := os.Lstat(file); err != nil || !fi.Mode().IsRegular() {
+			continue // the check below reads it as git would
+		}
+		keys, err := r.persistedCredentials(ctx, file)
+		if err != nil {
+			return removed, fmt.Errorf("list persisted credentials: %w", err)
+		}
+		name := configName(gitDir, file)
+		for _, key := range keys {
+			if _, err := r.configFile(ctx, file, "--unset-all", key); err != nil {
+				return removed, fmt.Errorf("remove %s from %s: %w", key, name, err)
+			}
+			if name == "config" {
+				removed = append(removed, key)
+			} else {
+				removed = append(removed, name+": "+key)
+			}
 		}
 	}
-	for _, inc := range includes {
-		target := inc[1]
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(r.Dir, ".git", target)
-		}
-		if data, err := os.ReadFile(target); err == nil && strings.Contains(strings.ToLower(string(data)), "extraheader") {
-			keys = append(keys, inc[0])
-		}
-	}
-	for _, key := range keys {
-		if _, err := r.workspaceConfig(ctx, "--unset-all", key); err != nil {
-			return removed, fmt.Errorf("remove %s: %w", key, err)
-		}
-		removed = append(removed, key)
-	}
-	// Fail closed if a header is still in effect through an include or the runner's global or
-	// system config, which the agent (as the same user, where it is) could read.
-	left, err := r.configKeys(ctx, true, headerKey)
+	// Fail closed if a header is still in effect: through an include, a file that could not be
+	// edited, or the runner's global or system config, which the agent (as the same user, where it
+	// is) could read.
+	left, err := r.configKeys(ctx, "", headerKey)
 	if err != nil {
 		return removed, fmt.Errorf("check remaining credentials: %w", err)
 	}
 	if len(left) > 0 {
 		return removed, fmt.Errorf("%w: %s is still set outside .git/config; remove it from the global or system git config (or use persist-credentials: false on actions/checkout)", ErrCredentialInWorkspace, strings.Join(left, ", "))
 	}
+	for _, file := range files {
+		if file == filepath.Join(gitDir, "config") {
+			continue // read, with its includes, by the check above
+		}
+		left, err := r.configKeys(ctx, file, headerKey)
+		if err != nil {
+			return removed, fmt.Errorf("check remaining credentials in %s: %w", configName(gitDir, file), err)
+		}
+		if len(left) > 0 {
+			return removed, fmt.Errorf("%w: %s is still set in .git/%s (or a file it includes), which the studio could not edit; remove it (or use persist-credentials: false on actions/checkout)", ErrCredentialInWorkspace, strings.Join(left, ", "), configName(gitDir, file))
+		}
+	}
 	return removed, nil
+}
+
+// persistedCredentials lists the keys of file that hold a header or include a file holding one.
+// One read of the file for both.
+func (r *Repo) persistedCredentials(ctx context.Context, file string) ([]string, error) {
+	entries, err := r.configEntries(ctx, file, false, headerKey+"|"+includeKey)
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for _, e := range entries {
+		if !includeKeyRE.MatchString(e[0]) {
+			keys = append(keys, e[0])
+			continue
+		}
+		// actions/checkout v6 keeps the header in a file under RUNNER_TEMP that the config
+		// includes. A relative include is relative to the including file.
+		target := e[1]
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(file), target)
+		}
+		if data, err := os.ReadFile(target); err == nil && strings.Contains(strings.ToLower(string(data)), "extraheader") {
+			keys = append(keys, e[0])
+		}
+	}
+	return keys, nil
+}
+
+// gitConfigFiles lists the config files of the git directory gitDir and of every git directory
+// below its modules and worktrees folders (a submodule's name may hold slashes, and a submodule
+// has submodules of its own): config and config.worktree of each, where they exist, links
+// included. No link is followed and no object store is entered.
+func gitConfigFiles(gitDir string) ([]string, error) {
+	var files []string
+	queue := []string{gitDir}
+	for len(queue) > 0 {
+		dir := queue[0]
+		queue = queue[1:]
+		for _, name := range []string{"config", "config.worktree"} {
+			if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+				files = append(files, filepath.Join(dir, name))
+			}
+		}
+		for _, sub := range []string{"modules", "worktrees"} {
+			top := filepath.Join(dir, sub)
+			if fi, err := os.Lstat(top); err != nil || !fi.IsDir() {
+				continue
+			}
+			err := filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
+				if err != nil {
+					if errors.Is(err, fs.ErrNotExist) {
+						return nil
+					}
+					return err
+				}
+				if p == top || !d.IsDir() {
+					return nil
+				}
+				// A git directory is one with a HEAD: its own config files, and its own
+				// modules and worktrees, are taken in turn; nothing else of it is read.
+				if _, err := os.Lstat(filepath.Join(p, "HEAD")); err == nil {
+					queue = append(queue, p)
+					return fs.SkipDir
+				}
+				return nil
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return files, nil
+}
+
+// configName is file relative to gitDir, with slashes ("config", "modules/lib/config").
+func configName(gitDir, file string) string {
+	rel, err := filepath.Rel(gitDir, file)
+	if err != nil {
+		return file
+	}
+	return filepath.ToSlash(rel)
 }
 
 // headerKey and includeKey match the config keys StripCredentialHelpers looks for (git config
@@ -1057,8 +1165,11 @@ var includeKeyRE = regexp.MustCompile(includeKey)
 // ErrCredentialInWorkspace means a git credential the agent could read stays configured.
 var ErrCredentialInWorkspace = errors.New("a git credential is configured for the workspace")
 
-func (r *Repo) configKeys(ctx context.Context, effective bool, pattern string) ([]string, error) {
-	entries, err := r.configEntries(ctx, effective, pattern)
+// configKeys lists the keys matching pattern that git reads from file, includes followed; with
+// no file, everything the runner's git would read for the workspace's repository (includes,
+// global, system).
+func (r *Repo) configKeys(ctx context.Context, file, pattern string) ([]string, error) {
+	entries, err := r.configEntries(ctx, file, true, pattern)
 	var keys []string
 	for _, e := range entries {
 		keys = append(keys, e[0])
@@ -1066,16 +1177,21 @@ func (r *Repo) configKeys(ctx context.Context, effective bool, pattern string) (
 	return keys, err
 }
 
-// configEntries lists key/value pairs matching pattern in the workspace's config file or, with
-// effective, in everything the runner's git would read there (includes, global, system); no match
-// is an empty list, not an error.
-func (r *Repo) configEntries(ctx context.Context, effective bool, pattern string) ([][2]string, error) {
+// configEntries lists key/value pairs matching pattern in file or, with effective, in
+// everything git would read from it (its includes); with effective and no file, in everything
+// the runner's git would read for the workspace's repository (includes, global, system). No
+// match is an empty list, not an error.
+func (r *Repo) configEntries(ctx context.Context, file string, effective bool, pattern string) ([][2]string, error) {
 	var cmd *exec.Cmd
-	if effective {
+	switch {
+	case file == "":
 		cmd = exec.CommandContext(ctx, "git", "config", "--includes", "-z", "--get-regexp", pattern)
 		cmd.Env = append(os.Environ(), "GIT_DIR="+filepath.Join(r.Dir, ".git"))
-	} else {
-		cmd = exec.CommandContext(ctx, "git", "config", "--file", filepath.Join(r.Dir, ".git", "config"), "-z", "--get-regexp", pattern)
+	case effective:
+		cmd = exec.CommandContext(ctx, "git", "config", "--file", file, "--includes", "-z", "--get-regexp", pattern)
+		cmd.Env = r.baseEnv()
+	default:
+		cmd = exec.CommandContext(ctx, "git", "config", "--file", file, "-z", "--get-regexp", pattern)
 		cmd.Env = r.baseEnv()
 	}
 	cmd.Dir = r.Dir

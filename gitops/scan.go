@@ -95,7 +95,11 @@ func (r *Repo) Changes(ctx context.Context) ([]Change, error) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		statusOut, statusErr = r.run(ctx, "status", "--porcelain=v2", "-z", "--untracked-files=no", "--no-renames", "--ignore-submodules=none")
+		// --ignore-submodules=all: git never looks into a folder at a gitlink path. The agent can
+		// make a repository there, and git would run `status` in it, with the filters and
+		// fsmonitor of its config, as the studio (root). A gitlink is never the studio's to
+		// change: the base's stays in every commit.
+		statusOut, statusErr = r.run(ctx, "status", "--porcelain=v2", "-z", "--untracked-files=no", "--no-renames", "--ignore-submodules=all")
 	}()
 	go func() {
 		defer wg.Done()

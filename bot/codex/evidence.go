@@ -1,14 +1,18 @@
 package codex
 
 import (
+	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/codex-studio/studio-action/policy"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -120,34 +124,57 @@ func (e *Evidence) WriteJSON(rel string, v any) error {
 	return e.Write(rel, append(data, '\n'))
 }
 
-// maxEventsBytes bounds one call's events.jsonl copied into the run's: far above any real run.
-const maxEventsBytes = 1 << 30
+// maxEventsBytes bounds one call's events.jsonl copied into the run's: the call's own bound and
+// the studio's line saying what was cut.
+const maxEventsBytes = maxEventsTotalBytes + 64<<10
 
 // AppendEvents adds one call's events to the run's events.jsonl, after a marker line naming the
-// step, so one file tells the whole run in order.
+// step, so one file tells the whole run in order. The call's file is streamed through the
+// redactor line by line (it may hold 64 MiB; a line at most 4 MiB): a secret the run learnt after
+// the call is masked too, and memory stays at one line.
 func (e *Evidence) AppendEvents(step string, res Result) error {
-	marker, _ := json.Marshal(map[string]any{"type": "studio.call", "step": step, "model": res.Model})
-	data := append(marker, '\n')
-	if res.EventsPath != "" {
-		if ev, _, err := readFileNoFollow(res.EventsPath, maxEventsBytes); err == nil {
-			data = append(data, ev...)
-			if len(ev) > 0 && ev[len(ev)-1] != '\n' {
-				data = append(data, '\n')
-			}
-		}
+	head := map[string]any{"type": "studio.call", "step": step, "model": res.Model}
+	if res.OutputCut.Any() {
+		head["outputCut"] = res.OutputCut
 	}
+	marker, _ := json.Marshal(head)
 	f, err := openNoFollow(filepath.Join(e.Dir, "events.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("evidence events.jsonl: %w", err)
 	}
-	_, werr := f.Write(e.Redactor.RedactBytes(data))
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
+	out := bufio.NewWriterSize(f, 64<<10)
+	w := e.Redactor.LineWriter(out)
+	_, werr := w.Write(append(marker, '\n'))
+	if res.EventsPath != "" && werr == nil {
+		if ev, oerr := openNoFollow(res.EventsPath, os.O_RDONLY|syscall.O_NONBLOCK, 0); oerr == nil {
+			src := &lastByteReader{r: io.LimitReader(ev, maxEventsBytes)}
+			n, cerr := io.Copy(w, src)
+			ev.Close()
+			werr = cerr
+			if werr == nil && n > 0 && src.last != '\n' {
+				_, werr = w.Write([]byte{'\n'}) // a last line without its newline ends here
+			}
+		}
 	}
+	werr = errors.Join(werr, w.Close(), out.Flush(), f.Close())
 	if werr != nil {
 		return fmt.Errorf("evidence events.jsonl: %w", werr)
 	}
 	return nil
+}
+
+// lastByteReader remembers the last byte read through it.
+type lastByteReader struct {
+	r    io.Reader
+	last byte
+}
+
+func (l *lastByteReader) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if n > 0 {
+		l.last = p[n-1]
+	}
+	return n, err
 }
 
 // WriteOutput rewrites output.txt with the lines so far, so an interrupted run still leaves them.

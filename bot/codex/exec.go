@@ -54,6 +54,25 @@ type Result struct {
 	Events       EventSummary
 	// Leftovers counts the processes the agent left running after Codex ended, all killed.
 	Leftovers int
+	// OutputCut says what of Codex's stdout and stderr the evidence does not hold (output.go).
+	OutputCut OutputCut
+	// Limit is set when the call reached its memory or process limit; Err is a *LimitError then.
+	Limit *jail.LimitHit
+}
+
+// LimitError is a call that reached one of its per-call limits: the words name the limit, its
+// value and the input that raises it.
+type LimitError struct {
+	Hit  jail.LimitHit
+	Call string // "the agent's call", "the verification"
+}
+
+func (e *LimitError) Error() string {
+	what := "was killed at its memory limit"
+	if e.Hit.Resource == jail.LimitProcesses {
+		what = "reached its process limit"
+	}
+	return fmt.Sprintf("%s %s (%s); raise it with `%s: %s` in the workflow's `with:` if the task needs more", e.Call, what, e.Hit.Shown(), e.Hit.Input(), e.Hit.Raised())
 }
 
 // Failed reports whether the call should count as a failure.
@@ -311,7 +330,7 @@ func (c CLI) Run(ctx context.Context, req Request) Result {
 		res.Err = fmt.Errorf("create events file: %w", err)
 		return res
 	}
-	eventsW := c.Redactor.LineWriter(events)
+	eventsW := newEventsWriter(c.Redactor, events)
 	stderr := newTail(DefaultMaxOutputBytes)
 
 	cmd := exec.Command(c.bin(), res.Args...)
@@ -321,10 +340,16 @@ func (c CLI) Run(ctx context.Context, req Request) Result {
 	cmd.Stdout, cmd.Stderr = eventsW, stderr
 	out := runGroup(ctx, cmd, req.Timeout, c.killGrace(), j, spec)
 	closeErr := errors.Join(eventsW.Close(), events.Close())
-	res.Leftovers = out.Leftovers
+	res.Leftovers, res.Limit = out.Leftovers, out.Limit
+	res.OutputCut = eventsW.Cut()
+	res.OutputCut.StderrBytesCut = stderr.dropped
 
 	res.Stderr = c.Redactor.Redact(stderr.String())
-	_ = writeFileNoFollow(filepath.Join(req.RunDir, "stderr.txt"), []byte(res.Stderr), 0o644)
+	stderrText := res.Stderr
+	if stderr.dropped > 0 {
+		stderrText = fmt.Sprintf("[studio: %d bytes of stderr before this tail were dropped]\n", stderr.dropped) + stderrText
+	}
+	_ = writeFileNoFollow(filepath.Join(req.RunDir, "stderr.txt"), []byte(stderrText), 0o644)
 	if msg, _, rerr := readFileNoFollow(lastMessage, maxLastMessageBytes); rerr == nil {
 		msg = c.Redactor.RedactBytes(msg)
 		_ = writeFileNoFollow(filepath.Join(req.RunDir, "last-message.txt"), msg, 0o644)
@@ -346,6 +371,9 @@ func (c CLI) Run(ctx context.Context, req Request) Result {
 	switch {
 	case out.StartErr != nil:
 		res.Err = fmt.Errorf("run codex: %w", out.StartErr)
+	case out.Limit != nil:
+		// Whatever Codex managed to say, the kernel killed (or starved) the call.
+		res.Err = &LimitError{Hit: *out.Limit, Call: "the agent's call"}
 	case out.SweepErr != nil:
 		res.Err = out.SweepErr
 	case out.TimedOut:

@@ -83,6 +83,9 @@ func (e Execution) Lines(label string) []string {
 	if n := e.Leftovers(); n > 0 {
 		lines = append(lines, label+": "+LeftoversLine(n))
 	}
+	if res.OutputCut.Any() {
+		lines = append(lines, label+": "+res.OutputCut.String())
+	}
 	if res.FinalMessage != "" {
 		lines = append(lines, label+" stdout:\n"+res.FinalMessage)
 	}
@@ -131,6 +134,12 @@ func (e Execution) MarshalJSON() ([]byte, error) {
 		}
 		if r.Leftovers > 0 {
 			m["leftovers"] = r.Leftovers
+		}
+		if r.OutputCut.Any() {
+			m["outputCut"] = r.OutputCut
+		}
+		if r.Limit != nil {
+			m["limit"] = r.Limit
 		}
 		return m
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/codex-studio/studio-action/bot/jail"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/policy/routing"
 	"os"
@@ -151,6 +152,64 @@ func (o Outcome) Leftovers() int {
 		add(p.Verification, p.Review)
 	}
 	return n
+}
+
+// OutputCut counts what every Codex call of the run printed beyond what the evidence keeps
+// (output.go): a non-zero count means a call flooded its output.
+func (o Outcome) OutputCut() OutputCut {
+	var c OutputCut
+	add := func(e Execution) {
+		for _, r := range []*Result{&e.Result, e.Primary} {
+			if r != nil {
+				c = c.add(r.OutputCut)
+			}
+		}
+	}
+	add(o.Implementation)
+	if o.Review != nil {
+		add(o.Review.Execution)
+	}
+	for _, p := range o.FixPasses {
+		add(p.Execution)
+		if p.Review != nil {
+			add(p.Review.Execution)
+		}
+	}
+	return c
+}
+
+// Limits lists the per-call limits (memory, processes) the run's Codex calls and verifications
+// reached, each resource once, in the order first reached.
+func (o Outcome) Limits() []jail.LimitHit {
+	var hits []jail.LimitHit
+	add := func(h *jail.LimitHit) {
+		if h == nil {
+			return
+		}
+		for _, seen := range hits {
+			if seen.Resource == h.Resource {
+				return
+			}
+		}
+		hits = append(hits, *h)
+	}
+	step := func(e Execution, v *VerificationResult, r *ReviewOutcome) {
+		if e.Primary != nil {
+			add(e.Primary.Limit)
+		}
+		add(e.Result.Limit)
+		if v != nil {
+			add(v.Limit)
+		}
+		if r != nil {
+			add(r.Execution.Result.Limit)
+		}
+	}
+	step(o.Implementation, o.Verification, o.Review)
+	for _, p := range o.FixPasses {
+		step(p.Execution, p.Verification, p.Review)
+	}
+	return hits
 }
 
 // Output is the lifecycle text: lines joined by a blank line (seed §9.3).
@@ -507,6 +566,9 @@ func (r *run) blockers(a attempt) []string {
 		msg := fmt.Sprintf("verification failed: %s exit=%s", strings.TrimSpace(v.Command+" "+strings.Join(v.Args, " ")), exitText(v.ExitCode))
 		if v.TimedOut {
 			msg += " (timed out)"
+		}
+		if err := v.LimitError(); err != nil {
+			msg += " (" + err.Error() + ")"
 		}
 		if tail := lastLines(v.Stderr+"\n"+v.Stdout, 5); tail != "" {
 			msg += "\n" + tail

@@ -30,6 +30,14 @@ type procOutcome struct {
 	Leftovers int
 	// SweepErr is set when agent processes survived the kill (jail.ErrAgentAlive).
 	SweepErr error
+	// Limit is set when the call reached one of its per-call limits (memory, processes).
+	Limit *jail.LimitHit
+}
+
+// startedCall is a jail call that must be told the pid of its process as soon as it started (the
+// uid jail on cgroup v1 moves it into the call's cgroup then).
+type startedCall interface {
+	Started(pid int) error
 }
 
 // groupGoneLimit bounds the wait for a killed process group to be really gone.
@@ -51,7 +59,7 @@ func runGroup(ctx context.Context, cmd *exec.Cmd, timeout, grace time.Duration, 
 	}
 	// A child that leaves the group but keeps our pipes open must not block Wait forever.
 	cmd.WaitDelay = grace + time.Second
-	if err := cmd.Start(); err != nil {
+	if err := jail.Start(call, cmd); err != nil {
 		_, _ = call.End(context.WithoutCancel(ctx))
 		return procOutcome{StartErr: err}
 	}
@@ -84,6 +92,7 @@ func runGroup(ctx context.Context, cmd *exec.Cmd, timeout, grace time.Duration, 
 	waitGroupGone(pgid, groupGoneLimit)
 	ended, err := call.End(context.WithoutCancel(ctx))
 	out.Leftovers += ended.Leftovers
+	out.Limit = ended.Limit
 	var setup *jail.SetupError
 	if errors.As(err, &setup) {
 		out.StartErr = err
@@ -183,18 +192,25 @@ func waitGroupGone(pgid int, limit time.Duration) {
 // tailBuffer keeps the last max bytes written, cut at a UTF-8 boundary: only the end of a long
 // output explains a failure (seed §8 keeps the tail too).
 type tailBuffer struct {
-	max int
-	buf []byte
+	max     int
+	buf     []byte
+	dropped int64 // bytes written before the tail kept
 }
 
 func newTail(max int) *tailBuffer { return &tailBuffer{max: max} }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(p) > t.max { // only p's end can be kept: never copy the rest
+		t.dropped += int64(len(p) - t.max)
+		p = p[len(p)-t.max:]
+	}
 	t.buf = append(t.buf, p...)
 	if over := len(t.buf) - t.max; over > 0 {
+		t.dropped += int64(over)
 		t.buf = append(t.buf[:0], t.buf[over:]...)
 	}
-	return len(p), nil
+	return n, nil
 }
 
 // String returns the tail, dropping a leading partial rune the byte cut may have left.

@@ -34,6 +34,55 @@ var proxyRoutes = map[string]string{
 	"/v1/models":    http.MethodGet,
 }
 
+// forwardedHeaders are the only request headers the agent's side may pass upstream: what the body
+// is and what answer it accepts (text/event-stream keeps the answer streaming). Everything else
+// that reaches the model API with the real key is the studio's own (upstreamHeader): an
+// OpenAI-Organization or OpenAI-Project header would bill and scope the key to an organization
+// or project of the agent's choosing, and cookies, idempotency keys and X- headers are nothing
+// the studio vouches for.
+var forwardedHeaders = []string{"Content-Type", "Accept"}
+
+// codexHeaders are Codex's own request identification (codex-cli.md §4): which client, session,
+// thread and turn a request belongs to. They scope nothing and bill nothing, and a provider may
+// route or cache by them, so they pass when they look like Codex's (printable, bounded); any
+// other header of the agent's never does.
+var codexHeaders = []string{"Originator", "Session-Id", "Thread-Id", "X-Client-Request-Id", "X-Codex-Turn-Metadata"}
+
+// maxCodexHeaderBytes bounds one of codexHeaders (the turn metadata is a small JSON object).
+const maxCodexHeaderBytes = 4096
+
+// upstreamHeader builds the header a request carries upstream from scratch: forwardedHeaders
+// and codexHeaders from the agent's request, the real key and the studio's user agent.
+// Accept-Encoding is left to the transport (gzip, decoded before the meter reads the stream: an
+// encoding the agent chose could hide the usage from it); Content-Length comes from the body the
+// proxy holds; an Upgrade the agent asked for is dropped with the rest, so no request becomes an
+// unmetered tunnel.
+func upstreamHeader(in http.Header, apiKey string) http.Header {
+	out := http.Header{}
+	for _, k := range forwardedHeaders {
+		if v := in.Get(k); v != "" {
+			out.Set(k, v)
+		}
+	}
+	for _, k := range codexHeaders {
+		if v := in.Get(k); v != "" && len(v) <= maxCodexHeaderBytes && printableASCII(v) {
+			out.Set(k, v)
+		}
+	}
+	out.Set("Authorization", "Bearer "+apiKey)
+	out.Set("User-Agent", Product)
+	return out
+}
+
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
 // ProxyConfig configures a Proxy.
 type ProxyConfig struct {
 	// Upstream is the provider base URL including its /v1 path; empty means DefaultUpstream.
@@ -120,8 +169,9 @@ func StartProxy(ctx context.Context, cfg ProxyConfig) (*Proxy, error) {
 			r.Out.URL.Host = upstream.Host
 			r.Out.URL.Path = upstream.Path + rest
 			r.Out.URL.RawPath = ""
+			r.Out.URL.RawQuery = upstream.RawQuery
 			r.Out.Host = upstream.Host
-			r.Out.Header.Set("Authorization", "Bearer "+cfg.APIKey)
+			r.Out.Header = upstreamHeader(r.In.Header, cfg.APIKey)
 		},
 		Transport:      transport,
 		ModifyResponse: p.meterResponse,

@@ -187,3 +187,85 @@ func TestStartProxyRejectsConfig(t *testing.T) {
 		})
 	}
 }
+
+// The agent holds a client key and may shape its request's headers: an organization or project
+// of its choosing, cookies, anything. The real key must carry none of them upstream: the proxy
+// sends only the headers it sets itself (and the request's content type and accept), so the
+// studio's key is spent only as the studio's, and a request cannot ask to switch protocols.
+func TestProxySendsUpstreamOnlyTheHeadersItSets(t *testing.T) {
+	srv, err := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{fakemodel.Reply(fakemodel.Message("hello"))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var queries []string
+	record := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		queries = append(queries, r.URL.RawQuery)
+		return http.DefaultTransport.RoundTrip(r)
+	})
+	p, err := StartProxy(ctx, ProxyConfig{Upstream: srv.URL, APIKey: realKey, Transport: record})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	agentHeaders := map[string]string{
+		"OpenAI-Organization": "org-attacker", "OpenAI-Project": "proj_attacker", "OpenAI-Beta": "assistants=v2",
+		"Cookie": "session=attacker", "X-Attacker": "1",
+		"Accept-Encoding": "identity-attacker", "Upgrade": "websocket", "Connection": "Upgrade",
+		"Forwarded": "for=attacker", "X-Forwarded-For": "attacker", "Idempotency-Key": "attacker",
+	}
+	req, err := http.NewRequest(http.MethodPost, p.BaseURL()+"/responses?organization=org-attacker", strings.NewReader(`{"model":"gpt-5.5"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+p.ClientKey())
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	// Codex's own identification passes (it scopes and bills nothing); a long or unprintable one
+	// does not.
+	req.Header.Set("Session-Id", "019a-session")
+	req.Header.Set("X-Codex-Turn-Metadata", `{"sandbox_mode":"read-only"}`)
+	req.Header.Set("Thread-Id", strings.Repeat("t", maxCodexHeaderBytes+1))
+	for k, v := range agentHeaders {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	reqs := srv.Requests()
+	// Control: the request went through and its stream came back whole.
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "event: response.completed") || len(reqs) != 1 {
+		t.Fatalf("proxied stream = %d %q, upstream saw %d requests", resp.StatusCode, body, len(reqs))
+	}
+	got := reqs[0].Header
+	for k := range agentHeaders {
+		if v := got.Values(k); len(v) > 0 && !(k == "Accept-Encoding" && v[0] == "gzip") {
+			t.Errorf("upstream got the agent's %s: %q", k, v)
+		}
+	}
+	for k, want := range map[string]string{"Authorization": "Bearer " + realKey, "Content-Type": "application/json", "Accept": "text/event-stream", "User-Agent": Product,
+		"Session-Id": "019a-session", "X-Codex-Turn-Metadata": `{"sandbox_mode":"read-only"}`} {
+		if v := got.Get(k); v != want {
+			t.Errorf("upstream %s = %q, want %q", k, v, want)
+		}
+	}
+	allowed := map[string]bool{"Authorization": true, "Content-Type": true, "Accept": true, "User-Agent": true, "Content-Length": true, "Accept-Encoding": true,
+		"Session-Id": true, "X-Codex-Turn-Metadata": true}
+	for k := range got {
+		if !allowed[k] {
+			t.Errorf("upstream got header %s: %q", k, got.Values(k))
+		}
+	}
+	if len(queries) != 1 || queries[0] != "" {
+		t.Errorf("upstream queries %q carry the agent's", queries)
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

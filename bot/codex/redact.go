@@ -69,7 +69,32 @@ func (r *Redactor) RedactBytes(b []byte) []byte {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	for _, sec := range r.secrets {
-		b = bytes.ReplaceAll(b, []byte(sec), []byte(Mask))
+		// ReplaceAll copies b even when sec is not there; most text holds no secret.
+		if bytes.Contains(b, []byte(sec)) {
+			b = bytes.ReplaceAll(b, []byte(sec), []byte(Mask))
+		}
+	}
+	return b
+}
+
+// TrimPartialSecret drops from the end of b what could be the start of a secret: a line cut to
+// a bound may end inside one, which masking cannot find whole.
+func (r *Redactor) TrimPartialSecret(b []byte) []byte {
+	if r == nil {
+		return b
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for trimmed := true; trimmed; {
+		trimmed = false
+		for _, sec := range r.secrets {
+			for k := min(len(sec)-1, len(b)); k > 0; k-- {
+				if bytes.HasSuffix(b, []byte(sec[:k])) {
+					b, trimmed = b[:len(b)-k], true
+					break
+				}
+			}
+		}
 	}
 	return b
 }
@@ -91,8 +116,14 @@ type lineRedactor struct {
 func (l *lineRedactor) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// Only p can hold the newline that ends a line: looking through the whole buffer again on
+	// every write made one long line cost time quadratic in its length.
+	j := bytes.LastIndexByte(p, '\n')
+	i := -1
+	if j >= 0 {
+		i = len(l.buf) + j
+	}
 	l.buf = append(l.buf, p...)
-	i := bytes.LastIndexByte(l.buf, '\n')
 	if i < 0 {
 		return len(p), nil
 	}

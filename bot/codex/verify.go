@@ -62,11 +62,22 @@ type VerificationResult struct {
 	TimedOut bool     `json:"timedOut"`
 	// Leftovers counts processes the command left running after it ended, all killed.
 	Leftovers int `json:"leftovers,omitempty"`
+	// Limit is set when the command reached its memory or process limit: it failed then.
+	Limit *jail.LimitHit `json:"limit,omitempty"`
 }
 
-// Failed is the runner's view (seed §8): a timeout, a signal or a non-zero exit.
+// Failed is the runner's view (seed §8): a timeout, a signal, a non-zero exit, or a per-call
+// limit reached (a build that could not fork may still exit 0).
 func (v VerificationResult) Failed() bool {
-	return v.TimedOut || v.ExitCode == nil || *v.ExitCode != 0
+	return v.TimedOut || v.ExitCode == nil || *v.ExitCode != 0 || v.Limit != nil
+}
+
+// LimitError is the verification's limit in words, nil when none was reached.
+func (v VerificationResult) LimitError() error {
+	if v.Limit == nil {
+		return nil
+	}
+	return &LimitError{Hit: *v.Limit, Call: "the verification"}
 }
 
 // Verify runs cmd in dir without a shell (seed §8).
@@ -109,7 +120,7 @@ func Verify(ctx context.Context, dir string, cmd VerifyCommand, opts VerifyOptio
 		// Seed: a spawn error resolves with exitCode null and its message appended to stderr.
 		fmt.Fprintf(stderr, "%v", out.StartErr)
 	}
-	res.ExitCode, res.Signal, res.TimedOut, res.Leftovers = out.ExitCode, out.Signal, out.TimedOut, out.Leftovers
+	res.ExitCode, res.Signal, res.TimedOut, res.Leftovers, res.Limit = out.ExitCode, out.Signal, out.TimedOut, out.Leftovers, out.Limit
 	if out.SweepErr != nil {
 		// A process of the agent survived the sweep: the verification cannot count as passed.
 		fmt.Fprintf(stderr, "\n%v", out.SweepErr)
@@ -184,7 +195,8 @@ func VerifyEnv(environ []string, getenv func(string) string) []string {
 // every absolute PATH entry that exists, and every directory (or a file's directory) an
 // absolute-path variable names (JAVA_HOME, GOROOT, CARGO_HOME, GODOT_BIN, ...), which setup-*
 // actions may have put under the runner's home. HOME, the working directories and TMPDIR are left
-// out: the sandbox gives the call its own.
+// out: the sandbox gives the call its own. The jail decides how much of each it binds: under a
+// hidden place only the files a tool loads, never a home's configuration folder (jail.Spec.Reach).
 func ReachFor(env []string) []string {
 	skip := map[string]bool{"HOME": true, "PWD": true, "OLDPWD": true, "TMPDIR": true, "CODEX_HOME": true}
 	var out []string
@@ -262,6 +274,9 @@ func (v VerificationResult) Lines() []string {
 		head += " timedOut=true"
 	}
 	lines := []string{head}
+	if err := v.LimitError(); err != nil {
+		lines = append(lines, "verification: "+err.Error())
+	}
 	if v.Leftovers > 0 {
 		lines = append(lines, "verification: "+LeftoversLine(v.Leftovers))
 	}

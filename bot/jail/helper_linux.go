@@ -67,6 +67,10 @@ type helperSpec struct {
 	GitMode  uint32 `json:"gitMode"`
 	NProc    uint64 `json:"nproc"`
 	Hostname string `json:"hostname"`
+	// Cgroups are the cgroup.procs files of the call's cgroup (one per hierarchy), which the
+	// init enters before anything else; TmpfsSize bounds each tmpfs of the call (bytes, 0: none).
+	Cgroups   []string `json:"cgroups,omitempty"`
+	TmpfsSize int64    `json:"tmpfsSize,omitempty"`
 	// Egress, when set, means the call has a network namespace of its own (fdEgress).
 	Egress *egressSpec `json:"egress,omitempty"`
 }
@@ -124,6 +128,11 @@ func sandboxInit() int {
 		killAll()
 		syscall.Exit(137)
 	}()
+	// Into the call's cgroup while the host's /sys is still here: the tmpfs pages of the root
+	// built next are charged to the call, as is everything it starts.
+	if err := enterCgroup(spec.Cgroups); err != nil {
+		return fail("setup", err)
+	}
 	if err := buildRoot(&spec, &report); err != nil {
 		return fail("setup", err)
 	}
@@ -141,6 +150,9 @@ func sandboxInit() int {
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fail("setup", fmt.Errorf("set no_new_privs: %w", err))
+	}
+	if err := restrictAgent(); err != nil {
+		return fail("setup", err)
 	}
 	pid, err := syscall.ForkExec(spec.Path, spec.Args, &syscall.ProcAttr{
 		Dir: spec.Dir, Env: spec.Env, Files: []uintptr{0, 1, 2},
@@ -241,7 +253,7 @@ func buildRoot(spec *helperSpec, rep *helperReport) error {
 	if err := unix.MountSetattr(tree, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID}); err != nil {
 		return fmt.Errorf("make the host read-only (mount_setattr): %w", err)
 	}
-	if err := unix.Mount("tmpfs", stageDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0700"); err != nil {
+	if err := unix.Mount("tmpfs", stageDir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, stageOptions(spec)); err != nil {
 		return fmt.Errorf("stage the root: %w", err)
 	}
 	root := filepath.Join(stageDir, "root")
@@ -330,7 +342,11 @@ func apply(rootFD int, op mountOp, src int, spec *helperSpec, rep *helperReport)
 	ro := binding{set: rw | unix.MOUNT_ATTR_RDONLY, userns: -1}
 	switch op.Kind {
 	case mPrivate:
-		return newFS(rootFD, op.Target, "tmpfs", map[string]string{"mode": "1777"}, rw)
+		opts := map[string]string{"mode": "1777"}
+		if size := tmpfsSize(spec); size != "" {
+			opts["size"] = size
+		}
+		return newFS(rootFD, op.Target, "tmpfs", opts, rw)
 	case mHide:
 		return newFS(rootFD, op.Target, "tmpfs", map[string]string{"mode": "0755"}, rw)
 	case mProc:
@@ -359,6 +375,14 @@ func apply(rootFD int, op mountOp, src int, spec *helperSpec, rep *helperReport)
 		return bind(rootFD, src, op.Target, true, ro)
 	case mReadOnlyFile, mFile:
 		return bind(rootFD, src, op.Target, false, ro)
+	case mNestedGit:
+		// From inside the root: the workspace's idmapped view, idmap and all.
+		view, err := at(rootFD, op.Target, false, false)
+		if err != nil {
+			return err
+		}
+		defer unix.Close(view)
+		return bind(rootFD, view, op.Target, false, ro)
 	case mGitDir:
 		if err := gitOverlay(rootFD, op.Target, spec); err == nil {
 			rep.GitOverlay = true
@@ -373,6 +397,23 @@ func apply(rootFD int, op mountOp, src int, spec *helperSpec, rep *helperReport)
 		return bind(rootFD, lower, op.Target, true, ro)
 	}
 	return fmt.Errorf("unknown mount kind %q", op.Kind)
+}
+
+// tmpfsSize is the size option of the call's tmpfs mounts, "" when unbounded: a full tmpfs
+// answers ENOSPC rather than leave the host (or the call's cgroup) out of memory.
+func tmpfsSize(spec *helperSpec) string {
+	if spec.TmpfsSize <= 0 {
+		return ""
+	}
+	return strconv.FormatInt(spec.TmpfsSize, 10)
+}
+
+// stageOptions are the mount options of the tmpfs the root is staged in.
+func stageOptions(spec *helperSpec) string {
+	if size := tmpfsSize(spec); size != "" {
+		return "mode=0700,size=" + size
+	}
+	return "mode=0700"
 }
 
 // binding is how a bind mount is made: attributes set and cleared, the user namespace of an
@@ -508,6 +549,11 @@ func gitOverlay(rootFD int, target string, spec *helperSpec) error {
 	defer unix.Close(up)
 	if err := unix.FsconfigSetString(up, "mode", "0700"); err != nil {
 		return err
+	}
+	if size := tmpfsSize(spec); size != "" {
+		if err := unix.FsconfigSetString(up, "size", size); err != nil {
+			return err
+		}
 	}
 	if err := unix.FsconfigCreate(up); err != nil {
 		return err

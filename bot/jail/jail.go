@@ -117,7 +117,10 @@ const (
 	LayerGitGuard  = ".git put back byte for byte after each call"
 	LayerNoNewPriv = "no_new_privs"
 	LayerRlimits   = "resource limits"
+	LayerCgroup    = "a cgroup per call (memory and processes bounded)"
 	LayerLifeline  = "dies with the studio"
+	LayerSeccomp   = "system call filter (no set-id files or file capabilities)"
+	LayerKeyring   = "kernel keyrings of the call's own"
 	LayerNetwork   = "network namespace (only the studio's egress proxy)"
 )
 
@@ -131,8 +134,11 @@ type Spec struct {
 	// The caller removes it.
 	Scratch string
 	// Reach lists host paths the process must be able to read and run (the program and its
-	// package, tool directories): the sandbox binds each read-only where the host's private
-	// places would hide it; the uid jail makes its ancestors traversable.
+	// package, tool directories, folders its environment names): the sandbox binds read-only
+	// what each needs where the host's private places would hide it, told apart by the
+	// command's environment (a PATH entry, a toolchain's variable, another variable: reachDirs),
+	// and takes out of the environment the variables naming what stays hidden (confineEnv); the
+	// uid jail makes its ancestors traversable.
 	Reach []string
 	// Network, when set, gives a sandboxed call a network namespace of its own whose only way
 	// out is the egress proxy listening on Network.Socket; nil leaves the host's network (the
@@ -179,9 +185,24 @@ type Ended struct {
 	// caller waited for was the sandbox's init (which mirrors the exit code, not a signal).
 	ExitCode *int
 	Signal   string
+	// Limit is set when the call reached one of its per-call limits (its cgroup's).
+	Limit *LimitHit
 }
 
-// Call is one confined process, from Command until End.
+// Start starts cmd, prepared by Command for call; use it rather than cmd.Start: a call whose
+// bounds apply as it starts (the uid jail's cgroup on v1) gets them before its program runs.
+// After an error the process is not running; the caller still ends the call.
+func Start(call Call, cmd *exec.Cmd) error {
+	if s, ok := call.(starter); ok {
+		return s.start(cmd)
+	}
+	return cmd.Start()
+}
+
+// starter is a call with its own way to start its process.
+type starter interface{ start(cmd *exec.Cmd) error }
+
+// Call is one confined process, from Command until End; its process is started with Start.
 type Call interface {
 	// End runs once the process has been waited for (or failed to start): it kills whatever the
 	// call left running, waits until it is gone, puts back what the call was given, and says
@@ -192,8 +213,10 @@ type Call interface {
 // Jail confines agent processes.
 type Jail interface {
 	// Command prepares cmd (Path, Args, Dir and Env as the agent's process should have them) to
-	// run confined for one call reaching what s names. The caller starts and waits for cmd,
-	// then calls End on the returned Call, also when Start failed.
+	// run confined for one call reaching what s names. The caller starts cmd with Start (never
+	// cmd.Start, cmd.Run or cmd.Output: the uid jail on cgroup v1 starts the process stopped and
+	// moves it into its cgroup first), waits for it, then calls End on the returned Call, also
+	// when Start failed.
 	Command(ctx context.Context, cmd *exec.Cmd, s Spec) (Call, error)
 	// CheckNoneLeft returns an error wrapping ErrAgentAlive, naming pids and commands, when any
 	// agent process lives; call it before any step that touches a credential.
@@ -249,6 +272,12 @@ type Options struct {
 	LeaseDir string
 	// SweepLimit bounds Sweep; 0 means DefaultSweepLimit.
 	SweepLimit time.Duration
+	// Memory bounds each call's memory, tmpfs included (agent-memory); 0 means DefaultMemory of
+	// what the studio's cgroup or the host has.
+	Memory int64
+	// Processes bounds each call's processes, threads included (agent-pids); 0 means
+	// DefaultProcesses.
+	Processes int64
 }
 
 // Setup returns the jail for this process. Not running as root, or not on Linux, it returns an
@@ -282,12 +311,15 @@ func Inspect(ctx context.Context, opts Options) (Status, error) {
 }
 
 // unconfined runs agent processes as the studio's own user, in their own process group.
-type unconfined struct{ reason string }
+type unconfined struct {
+	reason string
+	nested *nestedGitWatch
+}
 
 // Unconfined returns a Jail that only puts processes in their own process group (the caller
-// kills the group), puts back the workspace's .git after each call, and reports Confined=false
-// with reason.
-func Unconfined(reason string) Jail { return unconfined{reason: reason} }
+// kills the group), puts back the workspace's .git (and its nested ones) after each call, and
+// reports Confined=false with reason.
+func Unconfined(reason string) Jail { return unconfined{reason: reason, nested: &nestedGitWatch{}} }
 
 func (u unconfined) Command(_ context.Context, cmd *exec.Cmd, s Spec) (Call, error) {
 	if cmd.SysProcAttr == nil {
@@ -298,13 +330,23 @@ func (u unconfined) Command(_ context.Context, cmd *exec.Cmd, s Spec) (Call, err
 	if err != nil {
 		return nil, err
 	}
-	return guardOnly{guard}, nil
+	nested, err := u.nested.begin(s.Workdir, true)
+	if err != nil {
+		guard.close()
+		return nil, err
+	}
+	return guardOnly{guard, nested}, nil
 }
 
-// guardOnly is a call whose only duty at its end is putting the workspace's .git back.
-type guardOnly struct{ guard *gitGuard }
+// guardOnly is a call whose only duty at its end is putting the workspace's .git entries back.
+type guardOnly struct {
+	guard  *gitGuard
+	nested *nestedGitCall
+}
 
-func (g guardOnly) End(context.Context) (Ended, error) { return Ended{}, g.guard.restore() }
+func (g guardOnly) End(context.Context) (Ended, error) {
+	return Ended{}, errors.Join(g.guard.restore(), g.nested.end())
+}
 
 func (unconfined) CheckNoneLeft(context.Context) error { return nil }
 func (unconfined) Close(context.Context) error         { return nil }

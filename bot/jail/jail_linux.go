@@ -75,7 +75,14 @@ func contain(ctx context.Context, opts Options, mode Sandbox, dir string, id ide
 			id.lease = l
 		}
 	}
-	j := &uidJail{id: id, limit: opts.SweepLimit, reclaim: map[string]owner{}, sandboxReason: sandboxReason, notes: notes}
+	j := &uidJail{id: id, limit: opts.SweepLimit, reclaim: map[string]owner{}, sandboxReason: sandboxReason, notes: notes, limits: newCallLimits(opts, create)}
+	_, j.never = privateHostPlaces(opts.Hide)
+	j.noSession = "probed when a run starts"
+	if create {
+		if j.noSession = probeFreshSession(id); j.noSession == "" {
+			j.freshSession = true
+		}
+	}
 	if opts.ProbePIDNamespace {
 		if err := probePIDNamespace(); err != nil {
 			j.pidnsReason = "creating a PID namespace failed: " + err.Error()

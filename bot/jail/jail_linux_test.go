@@ -1,6 +1,7 @@
 package jail
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -66,7 +67,7 @@ func confinedShell(t *testing.T, j Jail, dir, script string) (string, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := cmd.Output()
+	out, err := confinedOutput(call, cmd, false)
 	if _, err := call.End(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -408,4 +409,20 @@ func TestExposeMakesAPrivateBinaryReachableAndReclaimRestores(t *testing.T) {
 	if fi.Mode().Perm() == after.Mode().Perm() || after.Mode().Perm() != 0o700 {
 		t.Fatalf("Reclaim left %v (was %v during the run), want 0700 back", after.Mode().Perm(), fi.Mode().Perm())
 	}
+}
+
+// confinedOutput runs a confined call's process the way the product does (Start: the uid jail
+// on cgroup v1 moves it into its cgroup before it runs) and returns what it printed on stdout
+// and, with both, stderr.
+func confinedOutput(call Call, cmd *exec.Cmd, both bool) ([]byte, error) {
+	var b bytes.Buffer
+	cmd.Stdout = &b
+	if both {
+		cmd.Stderr = &b
+	}
+	if err := Start(call, cmd); err != nil {
+		return b.Bytes(), err
+	}
+	err := cmd.Wait()
+	return b.Bytes(), err
 }

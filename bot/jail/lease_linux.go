@@ -72,6 +72,12 @@ func tryLease(dir string, uid int) (*lease, error) {
 		// on the removed file is worth nothing, so take it again on the file the path names.
 		var held, named unix.Stat_t
 		if unix.Fstat(int(f.Fd()), &held) == nil && unix.Stat(p, &named) == nil && held.Ino == named.Ino && held.Dev == named.Dev {
+			// What the uid's last run kept in its keyrings is not this run's. A uid whose keyrings
+			// cannot be emptied (its agent took away its own right to) is not taken at all.
+			if err := clearUIDKeyrings(uid, uid); errors.Is(err, errKeyringsKept) {
+				f.Close()
+				return nil, err
+			}
 			// Who holds it, for a person looking at the folder.
 			_ = f.Truncate(0)
 			_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
@@ -89,7 +95,7 @@ func tryLease(dir string, uid int) (*lease, error) {
 func allocate(dir string) (*lease, error) {
 	for i := 0; i < AutoUIDCount; i++ {
 		l, err := tryLease(dir, AutoUIDBase+i)
-		if errors.Is(err, ErrUIDInUse) {
+		if errors.Is(err, ErrUIDInUse) || errors.Is(err, errKeyringsKept) {
 			continue
 		}
 		return l, err
@@ -106,6 +112,7 @@ func (l *lease) journalPath() string {
 // runs and of runs that died.
 func (l *lease) release() {
 	if l != nil && l.f != nil {
+		_ = clearUIDKeyrings(l.uid, l.uid) // best effort: the next lease clears them again, or refuses the uid
 		_ = os.Remove(filepath.Join(l.dir, strconv.Itoa(l.uid)+".lock"))
 		l.f.Close() // drops the flock
 		l.f = nil

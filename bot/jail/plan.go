@@ -27,6 +27,10 @@ const (
 	mGitDir mountKind = "gitdir"
 	// mReadOnlyFile binds a file read-only over itself (a .git file of a worktree).
 	mReadOnlyFile mountKind = "rofile"
+	// mNestedGit binds a .git file or directory below the workspace's top (a submodule's: see
+	// nestedgit.go) read-only over itself, taken from the idmapped workspace, so that the agent's
+	// git finds it owned as the rest of the workspace and uses it, and cannot change it.
+	mNestedGit mountKind = "nestedgit"
 	// mScratch binds the call's scratch folder writable (the caller made it the agent's).
 	mScratch mountKind = "scratch"
 	// mReach binds a host directory read-only at its own path where a hidden or private place
@@ -49,9 +53,12 @@ type mountOp struct {
 type planInput struct {
 	Workdir string
 	// GitDir says what the workspace's .git is: "dir", "file" or "" (none).
-	GitDir  string
-	Scratch string
-	Reach   []string
+	GitDir string
+	// NestedGit are the .git files and directories below the workspace's top that it had before
+	// its first call (submodules'): each is bound read-only over itself.
+	NestedGit []string
+	Scratch   string
+	Reach     []string
 	// Hide are the host's private places; Private the temporary places that exist on the host.
 	Hide    []string
 	Private []string
@@ -102,6 +109,11 @@ func planMounts(in planInput) []mountOp {
 			ops = append(ops, mountOp{Kind: mGitDir, Target: filepath.Join(in.Workdir, ".git")})
 		case "file":
 			ops = append(ops, mountOp{Kind: mReadOnlyFile, Target: filepath.Join(in.Workdir, ".git")})
+		}
+		for _, n := range in.NestedGit {
+			if under(n, in.Workdir) && n != filepath.Join(in.Workdir, ".git") {
+				ops = append(ops, mountOp{Kind: mNestedGit, Target: n})
+			}
 		}
 	}
 	own := []string{}
@@ -164,15 +176,25 @@ func depth(p string) int {
 	return strings.Count(p, "/")
 }
 
-// reachDirs are the directories to bind so that the program or tool directory at p works
-// inside the sandbox; resolved is p with its links resolved. A program inside an npm install
-// needs the whole node_modules it lives in (the launcher runs a platform package beside it); a
-// bin directory needs its installation (lib/, share/ beside it, where its links point); a link
-// needs the directory it sits in too. A home directory or a hidden place itself is never bound
-// (it would bring back everything the sandbox hides): the directory alone is, then.
-func reachDirs(p, resolved string, isDir bool, never []string) []string {
+// reachDirs are the directories to bind so that what kind says p is works inside the sandbox;
+// resolved is p with its links resolved. A program inside an npm install needs the whole
+// node_modules it lives in (the launcher runs a platform package beside it); a link needs the
+// directory it sits in too. A home directory or a hidden place itself is never bound (it would
+// bring back everything the sandbox hides).
+//
+// Outside the hidden places a bin directory brings its installation (lib/, share/ beside it,
+// where its links point). Under a hidden place (a home, the runner's folders) what sits beside a
+// bin directory is a home's configuration as often as an installation (~/.cargo holds
+// config.toml and credentials.toml, ~/.local holds share/, ~/.config is a variable's folder), so
+// there only the files a tool loads are bound: the tool directory itself, the directory each of
+// its links resolves to (the caller hands those over as programs), and the parent of a bin
+// directory only when it is an installation (see installation). A variable's folder under a
+// hidden place is bound only when the variable names a toolchain (kind reachInstall) or the folder
+// is an installation; otherwise nothing, and the caller takes the variable out of the call's
+// environment (confineEnv).
+func reachDirs(kind reachKind, p, resolved string, never []string) []string {
 	dir := resolved
-	if !isDir {
+	if kind == reachProgram {
 		dir = filepath.Dir(resolved)
 	}
 	for _, n := range never {
@@ -180,11 +202,20 @@ func reachDirs(p, resolved string, isDir bool, never []string) []string {
 			return nil // the directory is a home or holds a hidden place: binding it would undo the hiding
 		}
 	}
+	hidden := ""
+	for _, n := range never {
+		if under(dir, n) && len(n) > len(hidden) {
+			hidden = n
+		}
+	}
 	pick := dir
-	if i := strings.Index(resolved, "/node_modules/"); i > 0 {
+	switch i := strings.Index(resolved, "/node_modules/"); {
+	case i > 0:
 		pick = resolved[:i+len("/node_modules")]
-	} else if filepath.Base(dir) == "bin" {
+	case filepath.Base(dir) == "bin" && (hidden == "" || installation(filepath.Dir(dir), hidden)):
 		pick = filepath.Dir(dir)
+	case hidden != "" && kind == reachOther && !installation(dir, hidden):
+		return nil
 	}
 	for _, n := range never {
 		if pick == n || under(n, pick) {
@@ -193,7 +224,7 @@ func reachDirs(p, resolved string, isDir bool, never []string) []string {
 		}
 	}
 	out := []string{pick}
-	if linkDir := filepath.Dir(p); !isDir && p != resolved && !under(linkDir, pick) {
+	if linkDir := filepath.Dir(p); kind == reachProgram && p != resolved && !under(linkDir, pick) {
 		out = append(out, linkDir)
 	}
 	return out

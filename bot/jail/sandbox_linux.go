@@ -43,26 +43,18 @@ type sandbox struct {
 	mu     sync.Mutex
 	userns map[owner]*os.File // per owner of a workspace: the idmapped mount's user namespace
 	live   int
+	nested nestedGitWatch // the workspaces' own nested .git entries (nestedgit.go)
 
 	// From the probe.
 	gitOverlay, devpts bool
+
+	limits callLimits
 }
 
 // newSandbox probes the sandbox on the workspace's filesystem and returns it, or nil and why not.
 func newSandbox(ctx context.Context, id identity, opts Options, create bool) (*sandbox, string) {
-	s := &sandbox{id: id, userns: map[owner]*os.File{}}
-	for _, h := range append(append([]string{}, defaultHidden...), opts.Hide...) {
-		if r := realPath(h); r != "" {
-			s.hide = append(s.hide, r)
-		}
-	}
-	s.never = append(s.never, s.hide...)
-	for _, base := range []string{"/home"} {
-		entries, _ := os.ReadDir(base)
-		for _, e := range entries {
-			s.never = append(s.never, filepath.Join(base, e.Name()))
-		}
-	}
+	s := &sandbox{id: id, userns: map[owner]*os.File{}, limits: newCallLimits(opts, create)}
+	s.hide, s.never = privateHostPlaces(opts.Hide)
 	for _, p := range privatePlaces {
 		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
 			s.private = append(s.private, p)
@@ -79,6 +71,24 @@ func newSandbox(ctx context.Context, id identity, opts Options, create bool) (*s
 		return nil, err.Error()
 	}
 	return s, ""
+}
+
+// privateHostPlaces are the places no call sees (hide: every home's root, the runner's folders,
+// extra), resolved and existing, and those never bound whole (never: hide and every home).
+func privateHostPlaces(extra []string) (hide, never []string) {
+	for _, h := range append(append([]string{}, defaultHidden...), extra...) {
+		if r := realPath(h); r != "" {
+			hide = append(hide, r)
+		}
+	}
+	never = append(never, hide...)
+	for _, base := range []string{"/home"} {
+		entries, _ := os.ReadDir(base)
+		for _, e := range entries {
+			never = append(never, filepath.Join(base, e.Name()))
+		}
+	}
+	return hide, never
 }
 
 // accounts writes the host's passwd and group files with an entry for the agent's uid where it
@@ -191,11 +201,27 @@ func (s *sandbox) Status() Status {
 			{ID: "idmapped-workspace", Name: LayerIdmap, Active: true},
 			gitLayer,
 			{ID: "no-new-privs", Name: LayerNoNewPriv, Active: true},
-			{ID: "resource-limits", Name: LayerRlimits, Active: true, Note: fmt.Sprintf("no core dumps; at most %d processes for a leased uid", DefaultNProc)},
+			{ID: "resource-limits", Name: LayerRlimits, Active: true, Note: rlimitsNote(s.id, s.limits.cg != nil)},
+			s.limits.layer(),
 			{ID: "lifeline", Name: LayerLifeline, Active: true},
+			{ID: "seccomp", Name: LayerSeccomp, Active: true, Note: "set-uid/set-gid modes and setxattr refused (nothing the agent makes is honoured as privileged after the call); io_uring, openat2 and the keyring calls answer ENOSYS; other ABIs killed"},
+			{ID: "keyring", Name: LayerKeyring, Active: true, Note: "a fresh session keyring per call, which the agent cannot use; a leased uid's own keyrings emptied when it is leased and given back"},
 			{ID: "network", Name: LayerNetwork, Active: true, Note: "each call's only way out is the studio's egress proxy: the model and the hosts on the allow-list (network: allow-list, the default)"},
 		},
 	}
+}
+
+// rlimitsNote says what the rlimits bound: a per-uid process limit only fits a uid the run holds
+// alone (a named account's other processes would count); the call's cgroup bounds processes for
+// every uid.
+func rlimitsNote(id identity, cgroup bool) string {
+	switch {
+	case id.lease != nil:
+		return fmt.Sprintf("no core dumps; at most %d processes for the leased uid", DefaultNProc)
+	case cgroup:
+		return "no core dumps; no per-uid process limit (the agent-user may be shared): the call's cgroup bounds processes"
+	}
+	return "no core dumps; no process limit at all: the agent-user may be shared, and there is no cgroup"
 }
 
 // realPath is p made absolute with its links resolved, or "" when it does not exist.
@@ -235,6 +261,9 @@ func (s *sandbox) Command(ctx context.Context, cmd *exec.Cmd, spec Spec) (Call, 
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
 		call.gitKind, call.gitMode, call.gitLink = gitKindOf(workdir)
+		if call.nested, err = s.nested.begin(workdir, false); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
 	}
 	if scratch != "" {
 		// The caller's own small folder: the call writes there, as the agent.
@@ -242,20 +271,15 @@ func (s *sandbox) Command(ctx context.Context, cmd *exec.Cmd, spec Spec) (Call, 
 			return nil, fmt.Errorf("sandbox: give the scratch folder to the agent: %w", err)
 		}
 	}
-	var reach []string
-	for _, r := range spec.Reach {
-		abs, err := filepath.Abs(r)
-		if err != nil {
-			continue
+	reach := s.reachOf(spec.Reach, cmd.Env)
+	bound := append([]string{}, reach...)
+	for _, own := range []string{workdir, scratch} {
+		if own != "" { // "" would hold every path (under)
+			bound = append(bound, own)
 		}
-		resolved := realPath(abs)
-		fi, err := os.Stat(abs)
-		if resolved == "" || err != nil {
-			continue
-		}
-		reach = append(reach, reachDirs(abs, resolved, fi.IsDir(), s.never)...)
 	}
-	ops := planMounts(planInput{Workdir: workdir, GitDir: call.gitKind, Scratch: scratch, Reach: reach, Hide: s.hide, Private: s.private, Files: s.files})
+	env := confineEnv(cmd.Env, s.never, bound, realPath)
+	ops := planMounts(planInput{Workdir: workdir, GitDir: call.gitKind, NestedGit: call.nested.readOnly(), Scratch: scratch, Reach: reach, Hide: s.hide, Private: s.private, Files: s.files})
 	dir := cmd.Dir
 	if dir == "" {
 		dir = workdir
@@ -265,12 +289,22 @@ func (s *sandbox) Command(ctx context.Context, cmd *exec.Cmd, spec Spec) (Call, 
 		nproc = DefaultNProc
 	}
 	hs := helperSpec{
-		Path: cmd.Path, Args: cmd.Args, Env: setEnv(cmd.Env, "TMPDIR", "/tmp"), Dir: dir,
+		Path: cmd.Path, Args: cmd.Args, Env: setEnv(env, "TMPDIR", "/tmp"), Dir: dir,
 		UID: s.id.uid, GID: s.id.gid, Mounts: ops, GitMode: uint32(call.gitMode.Perm()), NProc: nproc, Hostname: "studio-sandbox",
 	}
+	var err error
+	if call.cgroup, err = s.limits.create(); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	hs.Cgroups, hs.TmpfsSize = call.cgroup.procsFiles(), s.limits.memory
+	started := false
+	defer func() {
+		if !started && call.cgroup != nil {
+			_ = call.cgroup.remove()
+		}
+	}()
 	var egressFile *os.File
 	if spec.Network != nil {
-		var err error
 		if egressFile, err = openEgress(spec.Network.Socket); err != nil {
 			return nil, fmt.Errorf("sandbox: %w", err)
 		}
@@ -312,7 +346,79 @@ func (s *sandbox) Command(ctx context.Context, cmd *exec.Cmd, spec Spec) (Call, 
 	s.mu.Lock()
 	s.live++
 	s.mu.Unlock()
+	started = true
 	return call, nil
+}
+
+// reachOf is the directories to bind for the paths a call must reach (spec.Reach), told apart by
+// the call's environment (reachKinds). A tool directory under a hidden place is bound itself, and
+// each of its links is handed to reachDirs as a program, so the directory its target lies in is
+// bound too (npm's and pip's bin folders hold links into the installation beside them); only a
+// directory no one else may write is looked into, so no link planted there opens anything.
+func (s *sandbox) reachOf(paths, env []string) []string {
+	return reachOf(paths, reachKinds(env, os.Stat), s.never)
+}
+
+func reachOf(paths []string, kinds map[string]reachKind, never []string) []string {
+	var reach []string
+	for _, r := range paths {
+		dirs, toolDir := reachOne(r, kinds, never)
+		reach = append(reach, dirs...)
+		if toolDir != "" {
+			reach = append(reach, linkedFrom(toolDir, never)...)
+		}
+	}
+	return reach
+}
+
+// reachOne is reachDirs of path r, of the kind kinds gives it; toolDir is r resolved when r is a
+// tool directory under a hidden place whose links are to be followed (see reachOf).
+func reachOne(r string, kinds map[string]reachKind, never []string) (dirs []string, toolDir string) {
+	abs, err := filepath.Abs(r)
+	if err != nil {
+		return nil, ""
+	}
+	resolved := realPath(abs)
+	fi, err := os.Stat(abs)
+	if resolved == "" || err != nil {
+		return nil, ""
+	}
+	kind := reachProgram
+	if fi.IsDir() {
+		kind = reachInstall
+		if k, named := kinds[abs]; named {
+			kind = k
+		}
+	}
+	dirs = reachDirs(kind, abs, resolved, never)
+	if kind == reachToolDir && underAny(resolved, never) && fi.Mode().Perm()&0o002 == 0 {
+		toolDir = resolved
+	}
+	return dirs, toolDir
+}
+
+// linkedFrom is what the links of tool directory dir need bound: each link's own directory and
+// the one its target lies in (reachDirs of a program). At most maxExposedEntries entries are read.
+func linkedFrom(dir string, never []string) []string {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	entries, _ := f.ReadDir(maxExposedEntries)
+	f.Close()
+	var out []string
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink == 0 {
+			continue
+		}
+		link := filepath.Join(dir, e.Name())
+		target := realPath(link)
+		if fi, err := os.Stat(target); target == "" || err != nil || fi.IsDir() {
+			continue
+		}
+		out = append(out, reachDirs(reachProgram, link, target, never)...)
+	}
+	return out
 }
 
 // sandboxCall is one call from Command to End.
@@ -322,11 +428,13 @@ type sandboxCall struct {
 	gitKind          string // "dir", "file", "link" or ""
 	gitMode          fs.FileMode
 	gitLink          string // the target, when .git is a link
+	nested           *nestedGitCall
 	files            []*os.File
 	lifeline         *os.File
 	reportR, reportW *os.File
 	report           helperReport
 	ended            bool
+	cgroup           *callCgroup // nil without the cgroup layer
 }
 
 func (c *sandboxCall) End(ctx context.Context) (Ended, error) {
@@ -346,17 +454,23 @@ func (c *sandboxCall) End(ctx context.Context) (Ended, error) {
 	c.s.live--
 	c.s.mu.Unlock()
 	var ended Ended
+	limit, cgErr := c.cgroup.end()
+	if cgErr != nil {
+		cgErr = fmt.Errorf("sandbox: %w", cgErr)
+	}
+	ended.Limit = limit
 	if len(data) > 0 {
 		if err := json.Unmarshal(data, &c.report); err != nil {
-			return ended, fmt.Errorf("sandbox: unreadable report from the call's init: %w", err)
+			return ended, errors.Join(fmt.Errorf("sandbox: unreadable report from the call's init: %w", err), cgErr)
 		}
 		if c.report.Error != "" {
 			return ended, &SetupError{Stage: c.report.Stage, Msg: c.report.Error}
 		}
-		ended = Ended{Leftovers: c.report.Leftovers, ExitCode: c.report.Exit, Signal: c.report.Signal}
+		ended = Ended{Leftovers: c.report.Leftovers, ExitCode: c.report.Exit, Signal: c.report.Signal, Limit: limit}
 	}
-	// No report: the init was killed (a timeout's SIGKILL), and with it everything of the call.
-	return ended, c.restoreGit()
+	// No report: the init was killed (a timeout's SIGKILL, the OOM killer), and with it
+	// everything of the call.
+	return ended, errors.Join(cgErr, c.restoreGit(), c.nested.end())
 }
 
 // restoreGit undoes a .git the call made where there was no .git directory to lay a layer over:

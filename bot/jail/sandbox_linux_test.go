@@ -42,7 +42,7 @@ func sandboxed(t *testing.T, j Jail, ws, script string, env ...string) (string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, runErr := cmd.CombinedOutput()
+	out, runErr := confinedOutput(call, cmd, true)
 	ended, err := call.End(context.Background())
 	if err != nil {
 		t.Fatalf("end: %v", err)
@@ -226,7 +226,7 @@ func TestConcurrentSandboxesNeverMeet(t *testing.T) {
 				done <- err.Error()
 				return
 			}
-			out, _ := cmd.CombinedOutput()
+			out, _ := confinedOutput(call, cmd, true)
 			_, _ = call.End(context.Background())
 			done <- string(out)
 		}()

@@ -8,12 +8,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // identity is the agent's account for one jail.
@@ -34,11 +37,20 @@ type uidJail struct {
 	sandboxReason string // why not the sandbox
 	limit         time.Duration
 	notes         []string // what dead runs had left, ended at setup
+	// never are the homes and the runner's folders (privateHostPlaces): the jail cannot hide
+	// them, but opens nothing of them for a variable's folder (see Command).
+	never  []string
+	limits callLimits
+	// freshSession: each call starts through sessionExec, in a session keyring of its own
+	// (noSession says why not).
+	freshSession bool
+	noSession    string
 
 	mu      sync.Mutex
 	roots   []handedRoot
 	reclaim map[string]owner // entries whose original owner is not their root's
 	modes   []modeChange     // ancestors made traversable, in the order they were changed
+	nested  nestedGitWatch   // the workspaces' own nested .git entries (nestedgit.go)
 }
 
 type owner struct {
@@ -62,10 +74,24 @@ func (j *uidJail) Status() Status {
 		{ID: "mount-namespace", Name: LayerMountNS, Note: "no sandbox: " + j.sandboxReason},
 		{ID: "pid-namespace", Name: LayerPIDNS, Active: j.pidns, Note: j.pidnsReason},
 		{ID: "git-dir", Name: LayerGitGuard, Active: true},
+		{ID: "resource-limits", Name: LayerRlimits, Note: j.rlimitsNote()},
+		j.cgroupLayer(),
+		{ID: "seccomp", Name: LayerSeccomp, Note: "no sandbox: set-uid bits and file capabilities the agent puts on workspace files are dropped by the kernel when the files are given back (lchown)"},
+		{ID: "keyring", Name: LayerKeyring, Active: j.freshSession, Note: j.keyringNote()},
 		{ID: "network", Name: LayerNetwork, Note: "no sandbox: the uid jail cannot give a call a network namespace of its own, so the agent reaches any host"},
 	}
 	return Status{Mode: ModeUIDJail, Confined: true, User: j.id.user, UID: j.id.uid, GID: j.id.gid, Leased: j.id.allocated,
 		PIDNamespace: j.pidns, Reason: j.sandboxReason, NoPIDNamespace: j.pidnsReason, Layers: layers, Notes: j.notes}
+}
+
+func (j *uidJail) keyringNote() string {
+	if !j.freshSession {
+		return "calls share the studio's session keyring: " + j.noSession
+	}
+	if j.id.lease == nil {
+		return "a fresh session keyring per call; the uid's own keyrings are emptied before each call, but the account is shared with other runs"
+	}
+	return "a fresh session keyring per call; the uid's own keyrings emptied before each call and when it is leased and given back"
 }
 
 func uidNote(id identity) string {
@@ -85,35 +111,224 @@ func (j *uidJail) Command(ctx context.Context, cmd *exec.Cmd, s Spec) (Call, err
 		return nil, err
 	}
 	// A place that cannot be opened up is not fatal: the command may not need it, and if it
-	// does, it fails saying what it could not reach.
-	j.exposeReach(ctx, s.Reach)
+	// does, it fails saying what it could not reach. What the sandbox would not bind of a home
+	// (a configuration folder a variable names) is not opened either, and the variables naming
+	// it leave the call's environment as in the sandbox; a tool directory under a home is still
+	// opened, ancestors and all ("What it does not do" in docs/security.md).
+	kinds := reachKinds(cmd.Env, os.Stat)
+	reach := j.reachWanted(s.Reach, kinds)
+	j.exposeReach(ctx, reach)
+	bound := reachOf(reach, kinds, j.never)
+	for _, own := range []string{s.Workdir, s.Scratch} {
+		if r := realPath(own); r != "" { // "" would hold every path (under)
+			bound = append(bound, r)
+		}
+	}
+	cmd.Env = confineEnv(cmd.Env, j.never, bound, realPath)
 	guard, err := guardGitDir(s.Workdir)
 	if err != nil {
 		return nil, err
 	}
+	nested, err := j.nested.begin(s.Workdir, true)
+	if err != nil {
+		guard.close()
+		return nil, err
+	}
 	if err := j.Confine(cmd); err != nil {
 		guard.close()
+		nested.close()
 		return nil, err
 	}
 	if s.Scratch != "" {
 		cmd.Env = setEnv(cmd.Env, "TMPDIR", s.Scratch)
 	}
-	return &uidCall{j: j, guard: guard}, nil
+	call := &uidCall{j: j, guard: guard, nested: nested}
+	if call.cgroup, err = j.limits.create(); err != nil {
+		guard.close()
+		nested.close()
+		return nil, fmt.Errorf("uid jail: %w", err)
+	}
+	if call.cgroup != nil && call.cgroup.v2 {
+		// v2 starts the agent in its cgroup (clone3 with CLONE_INTO_CGROUP): nothing of it runs
+		// outside, not for an instant.
+		fd, err := syscall.Open(call.cgroup.mem, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			guard.close()
+			nested.close()
+			_ = call.cgroup.remove()
+			return nil, fmt.Errorf("uid jail: open the call's cgroup: %w", err)
+		}
+		call.cgroupFD = fd
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
+	} else if call.cgroup != nil {
+		call.traced, cmd.SysProcAttr.Ptrace = true, true
+	}
+	if j.freshSession && cmd.Err == nil {
+		if call.session, err = wrapFreshSession(cmd); err != nil {
+			guard.close()
+			nested.close()
+			return nil, err
+		}
+	}
+	return call, nil
 }
 
 type uidCall struct {
-	j     *uidJail
-	guard *gitGuard
+	j        *uidJail
+	guard    *gitGuard
+	cgroup   *callCgroup // nil without the cgroup layer
+	cgroupFD int         // v2: the cgroup the agent is started in (0: none)
+	traced   bool        // v1: started stopped, until start has put it in the cgroup
+	session  *freshSession
+	nested   *nestedGitCall
+}
+
+// start starts the agent and, before its program runs its first instruction, puts it in the call's
+// cgroup and makes it the OOM killer's first choice. v2 started it in the cgroup already
+// (CgroupFD). v1 cannot start a process in a cgroup, so the process is started traced: it stops
+// at the exec (SIGTRAP) until it has been moved, then runs untraced. The tracer is the thread that
+// forked, hence the locked thread.
+func (c *uidCall) start(cmd *exec.Cmd) error {
+	if !c.traced {
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		_ = writeControl("/proc/"+strconv.Itoa(cmd.Process.Pid)+"/oom_score_adj", "1000")
+		return nil
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	pid := cmd.Process.Pid
+	var ws syscall.WaitStatus
+	_, err := syscall.Wait4(pid, &ws, unix.WALL, nil)
+	if err == nil && !ws.Stopped() {
+		err = fmt.Errorf("it did not stop at its start (%v)", ws)
+	}
+	if err == nil {
+		_ = writeControl("/proc/"+strconv.Itoa(pid)+"/oom_score_adj", "1000")
+		for _, f := range c.cgroup.procsFiles() {
+			if err = writeControl(f, strconv.Itoa(pid)); err != nil {
+				break
+			}
+		}
+	}
+	if derr := syscall.PtraceDetach(pid); err == nil {
+		err = derr
+	}
+	if err != nil {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+		return fmt.Errorf("uid jail: put the agent in its cgroup: %w", err)
+	}
+	return nil
 }
 
 func (c *uidCall) End(ctx context.Context) (Ended, error) {
+	if c.cgroupFD > 0 {
+		syscall.Close(c.cgroupFD)
+		c.cgroupFD = 0
+	}
 	killed, err := c.j.Sweep(ctx)
-	if err != nil {
+	// Every process of the agent uid is dead: what is left in the cgroup is nothing.
+	limit, cgErr := c.cgroup.end()
+	if err == nil && c.j.id.lease != nil {
+		// The uid is this run's alone: what it owns in the host's shared temporary places is
+		// the call's, and tmpfs pages stay charged (to no live cgroup) until they are removed.
+		cgErr = errors.Join(cgErr, removeOwned(c.j.id.uid, c.j.handed(), sharedTemp...))
+	}
+	ended := Ended{Leftovers: killed, Limit: limit}
+	if err = errors.Join(err, cgErr); err != nil {
 		c.guard.close()
-		return Ended{Leftovers: killed}, err
+		c.nested.close()
+		return ended, err
+	}
+	// What the call kept in the uid's keyrings is not the next call's (sessionExec clears them
+	// too, but a key dies some milliseconds after it is unlinked, readable by serial until then).
+	// Best effort: an agent that took away its own right to clear them keeps them for the rest
+	// of its run, whose uid it is; the next lease refuses the uid.
+	if c.j.id.lease != nil {
+		if clearUIDKeyrings(c.j.id.uid, c.j.id.gid) == nil {
+			waitForKeysGone(c.j.id.uid, time.Second)
+		}
+	}
+	if why := c.session.failure(); why != "" {
+		_ = c.guard.restore()
+		_ = c.nested.end()
+		return Ended{Leftovers: killed}, &SetupError{Stage: "exec", Msg: why}
 	}
 	// Nothing of the agent is alive to race the restore.
-	return Ended{Leftovers: killed}, c.guard.restore()
+	return ended, errors.Join(c.guard.restore(), c.nested.end())
+}
+
+// sharedTemp are the host's temporary places a uid-jailed agent can write.
+var sharedTemp = []string{"/tmp", "/var/tmp", "/dev/shm"}
+
+// handed lists the folders handed to the agent (the call's scratch folder among them): the
+// caller's, given back later.
+func (j *uidJail) handed() []string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []string
+	for _, r := range j.roots {
+		out = append(out, r.path)
+	}
+	return out
+}
+
+// removeOwned removes the entries of dirs that uid owns (following no link), but for those that
+// are or hold one of keep.
+func removeOwned(uid int, keep []string, dirs ...string) error {
+	var errs []error
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			fi, err := e.Info()
+			if err != nil {
+				continue
+			}
+			p := filepath.Join(dir, e.Name())
+			kept := false
+			for _, k := range keep {
+				if k == p || strings.HasPrefix(k, p+"/") {
+					kept = true
+				}
+			}
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) == uid && !kept {
+				if err := os.RemoveAll(p); err != nil {
+					errs = append(errs, fmt.Errorf("remove what the agent left in %s: %w", dir, err))
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// rlimitsNote says the uid jail sets no rlimits, and what bounds processes instead.
+func (j *uidJail) rlimitsNote() string {
+	if j.limits.cg != nil {
+		return "none in the uid jail: the call's cgroup bounds its processes"
+	}
+	return "none in the uid jail, and no cgroup: a call's processes are not bounded"
+}
+
+// cgroupLayer is the cgroup's line in Status, with what the uid jail cannot bound.
+func (j *uidJail) cgroupLayer() Layer {
+	l := j.limits.layer()
+	if !l.Active {
+		l.Note = "no cgroup (" + j.limits.why + "): a call's memory and processes are not bounded"
+		return l
+	}
+	l.Note += "; in the uid jail the agent's files in the host's /tmp and /dev/shm are not size-bounded"
+	if j.id.lease == nil {
+		l.Note += " and outlive the call (a named agent-user: they may be another run's)"
+	}
+	return l
 }
 
 // Confine prepares cmd before Start: the agent's uid and gid with no supplementary groups, its
@@ -311,6 +526,18 @@ func (j *uidJail) Expose(ctx context.Context, paths ...string) error {
 	return nil
 }
 
+// reachWanted keeps the paths of reach the sandbox would bind something for (reachOf): under a
+// home or the runner's folders, a configuration folder a variable names is left closed.
+func (j *uidJail) reachWanted(reach []string, kinds map[string]reachKind) []string {
+	var out []string
+	for _, r := range reach {
+		if dirs, _ := reachOne(r, kinds, j.never); len(dirs) > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // maxExposedEntries bounds how many entries of one tool directory are exposed.
 const maxExposedEntries = 4096
 
@@ -446,6 +673,9 @@ func (j *uidJail) giveBack() error {
 			errs = append(errs, err)
 		}
 	}
+	if err := stripSetID(j.id, privatePlaces); err != nil {
+		errs = append(errs, err)
+	}
 	j.roots, j.modes, j.reclaim = nil, nil, map[string]owner{}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("reclaim from the agent: %w", err)
@@ -463,6 +693,55 @@ func (j *uidJail) Close(ctx context.Context) error {
 		j.id.lease.release()
 	}
 	return err
+}
+
+// stripSetID drops the set-uid and set-gid bits of every file of the agent's uid or gid in the
+// host's temporary places, which anyone may write. Given back, the workspace's files lose them
+// (the kernel clears them on chown); these are never given back, and a set-uid file of the agent
+// would let whoever runs it act as the agent's uid in the next run that leases it. Called with no
+// agent process alive; each file is changed through a descriptor that did not follow a link (a
+// folder there without the sticky bit lets others swap an entry).
+func stripSetID(id identity, places []string) error {
+	var errs []error
+	for _, place := range places {
+		_ = filepath.WalkDir(place, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() {
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil || info.Mode()&(fs.ModeSetuid|fs.ModeSetgid) == 0 {
+				return nil
+			}
+			if o := ownerOf(info); o.UID != id.uid && o.GID != id.gid {
+				return nil
+			}
+			if err := dropSetID(p, id); err != nil {
+				errs = append(errs, err)
+			}
+			return nil
+		})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("drop the set-id bits of the agent's files: %w", err)
+	}
+	return nil
+}
+
+func dropSetID(p string, id identity) error {
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil // gone, or a link now: not the file that was looked at
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || (int(st.Uid) != id.uid && int(st.Gid) != id.gid) {
+		return nil
+	}
+	// A path descriptor cannot be fchmod'ed; its /proc/self/fd entry names the very inode.
+	if err := unix.Chmod("/proc/self/fd/"+strconv.Itoa(fd), st.Mode&^(unix.S_IFMT|unix.S_ISUID|unix.S_ISGID)); err != nil {
+		return fmt.Errorf("%s: %w", p, err)
+	}
+	return nil
 }
 
 func ownerOf(fi fs.FileInfo) owner {

@@ -178,6 +178,7 @@ func parseActionOptions(getenv func(string) string) (actionOptions, error) {
 	fail(err)
 	o.jail, err = parseJailInputs(jailInputs{
 		agentUser: input("agent-user"), sandbox: input("agent-sandbox"), pidns: input("agent-pid-namespace"),
+		memory: input("agent-memory"), pids: input("agent-pids"),
 		workspace: o.env.workspace, hide: hiddenPlaces(getenv),
 	})
 	fail(err)
@@ -454,9 +455,11 @@ type jailInputs struct {
 	// sandbox: auto (the default), require or off (agent-sandbox).
 	sandbox string
 	// pidns: false keeps the uid jail out of PID namespaces (agent-pid-namespace).
-	pidns     string
-	workspace string
-	hide      []string
+	pidns string
+	// memory and pids bound each call (agent-memory, agent-pids); empty means the defaults.
+	memory, pids string
+	workspace    string
+	hide         []string
 }
 
 // jailSetup is the containment the inputs ask for: none (agent-user none), or the jail opts
@@ -476,9 +479,17 @@ func parseJailInputs(in jailInputs) (jailSetup, error) {
 	if strings.EqualFold(agentUser, "none") {
 		return jailSetup{none: true}, nil
 	}
+	memory, err := jail.ParseMemory(in.memory)
+	if err != nil {
+		return jailSetup{}, err
+	}
+	pids, err := jail.ParseProcesses(in.pids)
+	if err != nil {
+		return jailSetup{}, err
+	}
 	opts := jail.Options{
 		User: agentUser, Sandbox: mode, ProbePIDNamespace: !strings.EqualFold(strings.TrimSpace(in.pidns), "false"),
-		Workspace: in.workspace, Hide: in.hide,
+		Workspace: in.workspace, Hide: in.hide, Memory: memory, Processes: pids,
 	}
 	if n, err := strconv.Atoi(agentUser); err == nil {
 		if n <= 0 {

@@ -124,6 +124,11 @@ func TestParseActionOptions(t *testing.T) {
 			want: jailSetup{opts: jail.Options{UID: 2001, Sandbox: jail.SandboxOff, Workspace: "/runner/work/hop/hop", Hide: []string{"/runner/temp"}}}},
 		{name: "agent-user name", env: map[string]string{"INPUT_AGENT-USER": "studio-agent"}, get: func(o actionOptions) any { return o.jail.opts.User }, want: "studio-agent"},
 		{name: "agent-user uid zero", env: map[string]string{"INPUT_AGENT-USER": "0"}, wantErr: `agent-user "0" must be auto, a user name, a uid above 0, or none`},
+		{name: "agent-memory and agent-pids", env: map[string]string{"INPUT_AGENT-MEMORY": "512MiB", "INPUT_AGENT-PIDS": "200"},
+			get: func(o actionOptions) any { return []int64{o.jail.opts.Memory, o.jail.opts.Processes} }, want: []int64{512 << 20, 200}},
+		{name: "agent-memory in words", env: map[string]string{"INPUT_AGENT-MEMORY": "plenty"}, wantErr: `agent-memory "plenty" must be a size such as 4GiB or 512MiB`},
+		{name: "agent-memory too small", env: map[string]string{"INPUT_AGENT-MEMORY": "16MiB"}, wantErr: `agent-memory "16MiB" is below 128 MiB`},
+		{name: "agent-pids in words", env: map[string]string{"INPUT_AGENT-PIDS": "many"}, wantErr: `agent-pids "many" must be a number of processes`},
 		{name: "agent-sandbox unknown", env: map[string]string{"INPUT_AGENT-SANDBOX": "maybe"}, wantErr: `agent-sandbox "maybe" must be auto, require or off`},
 	}
 	for _, tt := range tests {

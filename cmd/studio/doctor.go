@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -36,6 +37,8 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	codexPath := fs.String("codex-path", "", "the Codex CLI (default $CODEX_BIN, then codex on PATH)")
 	agentUser := fs.String("agent-user", jail.DefaultUser, "the agent-user input to check (auto, a name, a uid, or none)")
 	agentSandbox := fs.String("agent-sandbox", string(jail.SandboxAuto), "the agent-sandbox input to check (auto, require or off)")
+	agentMemory := fs.String("agent-memory", "", "the agent-memory input to check (a size such as 4GiB; default: 3/4 of what the studio may use, at most 8 GiB)")
+	agentPids := fs.String("agent-pids", "", fmt.Sprintf("the agent-pids input to check (default %d)", jail.DefaultProcesses))
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -64,13 +67,18 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	// on this checkout's filesystem; a fallback or an unconfined agent is not a failure (a
 	// developer's machine is rarely root) but is said plainly; nothing is created or kept.
 	mode, err := jail.ParseSandbox(*agentSandbox)
+	memory, merr := jail.ParseMemory(*agentMemory)
+	pids, perr := jail.ParseProcesses(*agentPids)
+	if err == nil {
+		err = errors.Join(merr, perr)
+	}
 	switch {
 	case err != nil:
 		add("FAIL", "containment", err.Error(), "")
 	case strings.EqualFold(strings.TrimSpace(*agentUser), "none"):
 		add("SKIP", "containment", "unconfined: agent-user is none, so the agent would run as the studio's own user", "")
 	default:
-		opts := jail.Options{User: strings.TrimSpace(*agentUser), Sandbox: mode, ProbePIDNamespace: true, Workspace: root, Hide: hiddenPlaces(getenv)}
+		opts := jail.Options{User: strings.TrimSpace(*agentUser), Sandbox: mode, ProbePIDNamespace: true, Workspace: root, Hide: hiddenPlaces(getenv), Memory: memory, Processes: pids}
 		if n, err := strconv.Atoi(opts.User); err == nil {
 			opts.User, opts.UID = "", n
 		}

@@ -50,6 +50,14 @@ func TestDoctorPassesAHealthyCheckout(t *testing.T) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out)
 		}
 	}
+	if os.Geteuid() == 0 {
+		// As root (CI), the sandbox is probed for real and names each of its layers.
+		for _, want := range []string{"PASS containment.seccomp: system call filter (no set-id files or file capabilities)", "PASS containment.keyring: kernel keyrings of the call's own"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("doctor output lacks %q:\n%s", want, out)
+			}
+		}
+	}
 }
 
 func TestDoctorNamesEveryBrokenFile(t *testing.T) {
@@ -331,5 +339,29 @@ func TestRefreshContextAndFreshness(t *testing.T) {
 	writeTree(t, root, map[string]string{"design/gdd.md": "# Hop design\n\nJumps should feel snappy, and coyote time is 80 ms.\n"})
 	if code, out, _ := runCLI([]string{"validate", "--project", root}, nil); code != exitError || !strings.Contains(out, "FAIL codex.project.context_manifest.freshness: stale") {
 		t.Errorf("stale manifest: exit %d\n%s", code, out)
+	}
+}
+
+// Doctor names the cgroup layer with the limits a call would get, and refuses a bad value naming
+// the input.
+func TestDoctorNamesTheCallLimits(t *testing.T) {
+	requireRoot(t)
+	root := t.TempDir()
+	writeTree(t, root, sandbox.DefaultFiles("guided-studio"))
+	doctor := func(args ...string) string {
+		var stdout, stderr bytes.Buffer
+		run(context.Background(), append([]string{"doctor", "--project", root, "--codex-path", fakeCodex(t, root, "codex", "codex-cli "+codex.PinnedVersion)}, args...), func(string) string { return "" }, &stdout, &stderr)
+		return stdout.String()
+	}
+	out := doctor("--agent-memory", "768MiB", "--agent-pids", "300")
+	if line := doctorLine(out, "containment.cgroup"); !strings.HasPrefix(line, "PASS") || !strings.Contains(line, "memory 768 MiB") || !strings.Contains(line, "300 processes") {
+		t.Errorf("the cgroup layer is not named with its limits: %q\n%s", line, out)
+	}
+	if line := doctorLine(out, "containment.resource-limits"); !strings.Contains(line, "no core dumps") {
+		t.Errorf("the rlimits layer: %q", line)
+	}
+	out = doctor("--agent-memory", "lots")
+	if line := doctorLine(out, "containment"); !strings.HasPrefix(line, "FAIL") || !strings.Contains(line, `agent-memory "lots"`) {
+		t.Errorf("a bad agent-memory is not refused by name: %q", line)
 	}
 }

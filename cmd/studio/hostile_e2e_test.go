@@ -322,7 +322,8 @@ func outsideFences(text, marker string) (string, bool) {
 }
 
 // Attack 8: a declared file turned into a link to /etc/passwd, a link through a directory, and a
-// nested repository under a glob scope.
+// nested repository under a glob scope. The repository's .git is removed when the call ends
+// (issue 31): what it leaves is a file in scope, committed as a file, never a gitlink.
 func TestHostileLinksAndNestedRepositoriesAreNotCommitted(t *testing.T) {
 	w := newHostileWorld(t)
 	body := "Make the jump feel snappier.\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [src/player/jump.gd, tests/test_jump.gd, \"src/vendor/**\"]\n```\n"
@@ -336,13 +337,19 @@ git -C src/vendor/lib -c user.name=a -c user.email=a@b -c core.hooksPath=/dev/nu
 	if res := w.run("issue_comment", payload, map[string]string{"INPUT_MAX-FIX-PASSES": "0"}); res.code != 0 {
 		t.Fatalf("exit %d\n%s", res.code, res.stderr)
 	}
-	w.promises("studio/task-1", "src/player/jump.gd")
+	w.promises("studio/task-1", "src/player/jump.gd", "src/vendor/lib/x.gd")
 	clone := w.remote("studio/task-1")
 	if data, err := os.ReadFile(filepath.Join(clone, "tests", "test_jump.gd")); err == nil && strings.Contains(string(data), "root:") {
 		t.Fatal("/etc/passwd was committed")
 	}
+	if got := git(t, clone, "ls-tree", "HEAD", "src/vendor/lib/x.gd"); !strings.HasPrefix(got, "100644 blob ") {
+		t.Errorf("src/vendor/lib/x.gd pushed as %q, want a file", got)
+	}
+	if _, err := os.Lstat(filepath.Join(w.Workspace, "src", "vendor", "lib", ".git")); !os.IsNotExist(err) {
+		t.Errorf("the agent's repository outlived its call (%v)", err)
+	}
 	status := w.status(n)
-	for _, want := range []string{"`tests/test_jump.gd` (added): a symlink to `/etc/passwd`, outside the repository", "`src/vendor/lib` (added): a nested git repository"} {
+	for _, want := range []string{"`tests/test_jump.gd` (added): a symlink to `/etc/passwd`, outside the repository"} {
 		if !strings.Contains(status, want) {
 			t.Errorf("status lacks %q:\n%s", want, status)
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -112,5 +113,104 @@ func TestToolLinksAndHardLinksOpenNothingPrivate(t *testing.T) {
 				t.Errorf("the root-only file was changed: %q", data)
 			}
 		})
+	}
+}
+
+// TestToolFoldersBringNoHomeBack: the runner's home is world-readable, as a hosted runner's, with
+// tools on PATH in ~/.cargo/bin and ~/.local/bin, tokens in the configuration beside them
+// (~/.cargo/config.toml, pip.conf and git's config in ~/.config), and XDG_CONFIG_HOME and
+// CARGO_HOME naming those folders. The agent and the verification each try every token file by
+// name (and the verification through the variables) and run the tools: the tools run, no token is
+// read, and the verification's variables name the call's own home instead.
+func TestToolFoldersBringNoHomeBack(t *testing.T) {
+	requireRoot(t)
+	w := newWorld(t, nil)
+	home := filepath.Join(w.Dir, "runner-home")
+	tokens := map[string]string{
+		".cargo/config.toml":      "cargo-config-canary-3101",
+		".cargo/credentials.toml": "cargo-credentials-canary-3102",
+		".config/pip/pip.conf":    "pip-conf-canary-3103",
+		".config/git/config":      "git-config-canary-3104",
+		".local/share/keyring":    "local-share-canary-3105",
+	}
+	for rel, token := range tokens {
+		mustWriteFile(t, filepath.Join(home, rel), "token = "+token+"\n", 0o644)
+	}
+	mustWriteFile(t, filepath.Join(home, ".cargo", "bin", "cargo-tool"), "#!/bin/sh\necho cargo-tool-ran\n", 0o755)
+	mustWriteFile(t, filepath.Join(home, ".local", "bin", "local-tool"), "#!/bin/sh\necho local-tool-ran\n", 0o755)
+	for _, d := range []string{home, filepath.Join(home, ".cargo"), filepath.Join(home, ".local")} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var files []string
+	for rel := range tokens {
+		files = append(files, filepath.Join(home, rel))
+	}
+	try := `for f in ` + strings.Join(files, " ") + `; do cat "$f" 2>/dev/null; echo "tried $f"; done; cargo-tool; local-tool`
+	verify := try + `; cat "$XDG_CONFIG_HOME/pip/pip.conf" "$XDG_CONFIG_HOME/git/config" "$CARGO_HOME/config.toml" 2>/dev/null; echo "tried the variables XDG_CONFIG_HOME=$XDG_CONFIG_HOME CARGO_HOME=$CARGO_HOME"; true`
+	body := "Make the jump feel snappier.\n\n```studio\nrole: gameplay-programmer\nwriteFiles: [src/player/jump.gd]\nverify: {command: sh, args: [\"-c\", " + strconv.Quote(verify) + "]}\n```\n"
+	n := w.issue("Jump", body)
+	_, payload := w.comment(n, sandbox.Writer, "/studio run")
+	w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x\n"}}, Shell: try})
+	env, err := w.Env("issue_comment", payload, map[string]string{
+		"INPUT_CODEX-PATH": fakeCodexBin, "INPUT_MAX-FIX-PASSES": "0", "HOME": home,
+		"PATH":            filepath.Join(home, ".cargo", "bin") + ":" + filepath.Join(home, ".local", "bin") + ":" + os.Getenv("PATH"),
+		"XDG_CONFIG_HOME": filepath.Join(home, ".config"), "CARGO_HOME": filepath.Join(home, ".cargo"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runStudio(t, env, "action")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	impl, verified := stepStderr(t, w, "implementation"), verificationStdout(t, w)
+	for _, f := range files {
+		for where, out := range map[string]string{"agent": impl, "verification": verified} {
+			if !strings.Contains(out, "tried "+f) {
+				t.Errorf("control: the %s did not try %s:\n%s", where, f, out)
+			}
+		}
+	}
+	for _, want := range []string{"cargo-tool-ran", "local-tool-ran"} {
+		if !strings.Contains(impl, want) || !strings.Contains(verified, want) {
+			t.Errorf("control: a tool on PATH did not run (%s):\nagent:\n%s\nverification:\n%s", want, impl, verified)
+		}
+	}
+	if !strings.Contains(verified, "tried the variables") || strings.Contains(verified, "XDG_CONFIG_HOME="+home) || strings.Contains(verified, "CARGO_HOME="+home) {
+		t.Errorf("the verification's variables still name the runner's home (or it did not try them):\n%s", verified)
+	}
+	var seen []string
+	_ = filepath.WalkDir(filepath.Join(w.RunnerTemp, "studio-runs"), func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			data, _ := os.ReadFile(p)
+			for rel, token := range tokens {
+				if strings.Contains(string(data), token) {
+					seen = append(seen, p+" holds the token of "+rel)
+				}
+			}
+		}
+		return nil
+	})
+	for _, c := range w.botComments(n) {
+		for rel, token := range tokens {
+			if strings.Contains(c.Body, token) {
+				seen = append(seen, "a comment holds the token of "+rel)
+			}
+		}
+	}
+	for _, s := range seen {
+		t.Error(s)
+	}
+}
+
+func mustWriteFile(t *testing.T, path, data string, perm fs.FileMode) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), perm); err != nil {
+		t.Fatal(err)
 	}
 }

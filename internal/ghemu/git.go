@@ -104,7 +104,7 @@ func (s *Server) resolveGit(gitDir, ref string) (string, error) {
 
 // commit writes files on top of branch (or from, when branch does not exist yet) using a
 // throw-away index, so no work tree is needed, and advances the branch atomically.
-func (s *Server) commit(gitDir, branch, from, msg string, files map[string]string, deletes []string) (string, error) {
+func (s *Server) commit(gitDir, branch, from, msg string, files map[string]string, deletes []string, gitlinks map[string]string) (string, error) {
 	parent, err := s.resolve(gitDir, "refs/heads/"+branch)
 	old := parent
 	if err != nil {
@@ -138,6 +138,12 @@ func (s *Server) commit(gitDir, branch, from, msg string, files map[string]strin
 			return "", err
 		}
 		if _, err := s.runGit(gitDir, idx, nil, "update-index", "--add", "--cacheinfo", "100644,"+blob+","+p); err != nil {
+			return "", err
+		}
+	}
+	for _, p := range sortedKeys(gitlinks) {
+		// A submodule's entry: the commit of another repository, which need not exist here.
+		if _, err := s.runGit(gitDir, idx, nil, "update-index", "--add", "--cacheinfo", "160000,"+gitlinks[p]+","+p); err != nil {
 			return "", err
 		}
 	}
@@ -176,6 +182,8 @@ type CommitSpec struct {
 	Message string
 	Files   map[string]string
 	Delete  []string
+	// Gitlinks are submodule entries (mode 160000): path -> the submodule's commit.
+	Gitlinks map[string]string
 	// From is where a new branch starts (a ref or SHA); defaults to the default branch.
 	From string
 }
@@ -197,7 +205,7 @@ func (s *Server) CommitFiles(owner, name, branch string, spec CommitSpec) (strin
 	if msg == "" {
 		msg = "Update files"
 	}
-	sha, err := s.commit(r.gitDir, branch, from, msg, spec.Files, spec.Delete)
+	sha, err := s.commit(r.gitDir, branch, from, msg, spec.Files, spec.Delete, spec.Gitlinks)
 	if err != nil {
 		return "", fmt.Errorf("ghemu: commit to %s/%s@%s: %w", owner, name, branch, err)
 	}
@@ -383,4 +391,13 @@ func (s *Server) objectType(gitDir, sha string) (string, error) {
 		return typ, nil
 	}
 	return s.runGit(gitDir, nil, nil, "cat-file", "-t", sha)
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -429,7 +429,7 @@ func (s *Server) CreateRepo(spec RepoSpec) error {
 	if msg == "" {
 		msg = "Initial commit"
 	}
-	if _, err := s.commit(r.gitDir, spec.DefaultBranch, "", msg, files, nil); err != nil {
+	if _, err := s.commit(r.gitDir, spec.DefaultBranch, "", msg, files, nil, nil); err != nil {
 		return fmt.Errorf("ghemu: create repo %s: %w", key, err)
 	}
 	return nil
