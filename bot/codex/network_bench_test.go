@@ -52,9 +52,9 @@ func BenchmarkSandboxedNetwork(b *testing.B) {
 	defer eg.Close()
 
 	work := map[string]string{
-		"empty-call": "true",
+		"empty-call":       "true",
 		"curl-20-requests": fmt.Sprintf(`for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do curl -sf -o /dev/null %s/%s || exit 1; done`, reg.URL, npmregistry.Package),
-		"npm-install": fmt.Sprintf(`cd "$HOME" && npm install --registry %s --no-audit --no-fund --no-package-lock --loglevel=error %s >/dev/null`, reg.URL, npmregistry.Package),
+		"npm-install":      fmt.Sprintf(`cd "$HOME" && npm install --registry %s --no-audit --no-fund --no-package-lock --loglevel=error %s >/dev/null`, reg.URL, npmregistry.Package),
 	}
 	for _, name := range []string{"empty-call", "curl-20-requests", "npm-install"} {
 		for _, how := range []string{"direct", "through-proxy"} {

@@ -47,7 +47,6 @@ done
 echo attacked >> $r
 `
 
-
 // TestMintedPrivilegesDoNotOutliveTheCall: what issue 31.4 measured, in every containment and
 // with the workspace owned by root and by the runner's account. After the run, nothing in the
 // workspace carries a set-id bit or a file capability, and `nobody` running the copies gets its
