@@ -141,7 +141,9 @@ func TestMintedPrivilegesDoNotOutliveTheCall(t *testing.T) {
 						t.Errorf("nobody ran %s -u and got euid %s", minted, got)
 					}
 				}
-				if c.name != "sandbox" && planted == 0 {
+				// The uid jail removes what a leased uid left there after each call; the agent's
+				// report says it did write there.
+				if c.name != "sandbox" && !bytes.Contains(report, []byte("/tmp-setuid rc=0")) {
 					t.Errorf("control: the uid jail's agent could write no host temporary folder:\n%s", report)
 				}
 				if c.name == "sandbox" && planted > 0 {
