@@ -78,6 +78,9 @@ func worldOf(t *testing.T, sw *sandbox.World) *world {
 	if err := fakecodex.WriteControlFile(filepath.Join(sw.RunnerTemp, "codex-home"), ctl.URL()); err != nil {
 		t.Fatal(err)
 	}
+	// The fake Codex asks the control server for its calls: in the sandbox it reaches it only
+	// through the egress proxy, as a mirror on the runner on the allow-list.
+	sw.Mirrors = append(sw.Mirrors, ctl.Addr())
 	return &world{World: sw, t: t, codex: ctl}
 }
 
@@ -130,9 +133,6 @@ func (w *world) runCtx(ctx context.Context, event string, payload []byte, extra 
 	if _, ok := extra["INPUT_CODEX-PATH"]; !ok {
 		extra["INPUT_CODEX-PATH"] = fakeCodexBin
 	}
-	// The fake Codex asks the test's control server for its calls: in the sandbox it reaches it
-	// only through the egress proxy, as a mirror on the runner on the allow-list.
-	extra["INPUT_ALLOW-HOSTS"] = strings.TrimSpace(extra["INPUT_ALLOW-HOSTS"] + " " + w.codex.Addr())
 	env, err := w.Env(event, payload, extra)
 	if err != nil {
 		w.t.Fatal(err)

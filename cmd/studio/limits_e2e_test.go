@@ -208,9 +208,7 @@ echo "started $i" >&2`,
 				n := w.issue("Jump", body)
 				_, payload := w.comment(n, sandbox.Writer, "/studio run")
 				w.script(call)
-				// The fake Codex reaches its control server through the egress proxy, as a mirror on
-				// the runner on the allow-list (runCtx does the same for w.run).
-				inputs := map[string]string{"INPUT_CODEX-PATH": fakeCodexBin, "INPUT_MAX-FIX-PASSES": "0", "INPUT_ALLOW-HOSTS": w.codex.Addr()}
+				inputs := map[string]string{"INPUT_CODEX-PATH": fakeCodexBin, "INPUT_MAX-FIX-PASSES": "0"}
 				for k, v := range tc.inputs {
 					inputs[k] = v
 				}

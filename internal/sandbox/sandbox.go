@@ -72,7 +72,11 @@ type World struct {
 	// the jail's sweep of one world (or test process) never kills another's agents.
 	AgentUID int
 	// Token is the bot's token in this world.
-	Token   string
+	Token string
+	// Mirrors are addresses on the runner's loopback the world's agent must reach (the fake
+	// Codex's control server): Env adds them to the allow-hosts input, as a team lists a mirror
+	// on the runner, since a sandboxed call reaches nothing else but through the egress proxy.
+	Mirrors []string
 	ownsDir bool
 	shared  bool // a second runner's world: the emulator is the first's (SecondRunner)
 }
@@ -188,6 +192,9 @@ func (w *World) Env(eventName string, payload []byte, extra map[string]string) (
 	}
 	for k, v := range extra {
 		env[k] = v
+	}
+	if len(w.Mirrors) > 0 {
+		env["INPUT_ALLOW-HOSTS"] = strings.TrimSpace(env["INPUT_ALLOW-HOSTS"] + " " + strings.Join(w.Mirrors, " "))
 	}
 	return env, nil
 }
