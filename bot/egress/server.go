@@ -219,8 +219,18 @@ func (s *Server) decide(ctx context.Context, host string, port int) (addr string
 	return "", refused.Error()
 }
 
-func (s *Server) block(r *http.Request, host string, port int, reason string) {
-	o, _ := r.Context().Value(originKey{}).(Origin)
+// admit decides on host:port for the connection whose origin ctx carries: the address to dial,
+// or "" after recording the block with its command.
+func (s *Server) admit(ctx context.Context, host string, port int) (addr, reason string) {
+	addr, reason = s.decide(ctx, host, port)
+	if reason != "" {
+		s.block(ctx, host, port, reason)
+	}
+	return addr, reason
+}
+
+func (s *Server) block(ctx context.Context, host string, port int, reason string) {
+	o, _ := ctx.Value(originKey{}).(Origin)
 	b := egress.Block{Host: host, Port: port, Command: o.Command, Reason: reason}
 	s.mu.Lock()
 	s.blocks.Add(b)
@@ -243,9 +253,8 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "studio egress: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	addr, reason := s.decide(r.Context(), host, port)
+	addr, reason := s.admit(r.Context(), host, port)
 	if reason != "" {
-		s.block(r, host, port, reason)
 		http.Error(w, "studio egress: blocked: "+reason, http.StatusForbidden)
 		return
 	}
@@ -290,9 +299,8 @@ func (s *Server) forward(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "studio egress: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	addr, reason := s.decide(r.Context(), host, port)
+	addr, reason := s.admit(r.Context(), host, port)
 	if reason != "" {
-		s.block(r, host, port, reason)
 		http.Error(w, "studio egress: blocked: "+reason, http.StatusForbidden)
 		return
 	}
@@ -340,14 +348,13 @@ func (s *Server) tunnel(c *originConn) {
 		c.Close()
 		return
 	}
-	r := (&http.Request{}).WithContext(context.WithValue(context.Background(), originKey{}, c.origin))
-	addr, reason := s.decide(r.Context(), host, port)
+	ctx := context.WithValue(context.Background(), originKey{}, c.origin)
+	addr, reason := s.admit(ctx, host, port)
 	if reason != "" {
-		s.block(r, host, port, reason)
 		c.Close()
 		return
 	}
-	up, err := s.cfg.Dial(r.Context(), "tcp", addr)
+	up, err := s.cfg.Dial(ctx, "tcp", addr)
 	if err != nil {
 		c.Close()
 		return
