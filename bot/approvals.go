@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/codex-studio/studio-action/policy/routing"
 	"path/filepath"
 	"strings"
+
+	"github.com/codex-studio/studio-action/policy/routing"
 
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/gitops"
@@ -17,10 +18,6 @@ import (
 // The approval flow (DESIGN §4): in strict and guided studio modes a mutating run needs an
 // APPROVED review of the task's plan pull request; without one, `/studio run` runs the plan phase
 // and opens that pull request. Every decision is policy's; this file gathers the facts.
-
-// maxPlanChars bounds Codex's plan in the pull request body, so the body stays far below GitHub's
-// 65,536-character limit together with the diagnostics.
-const maxPlanChars = 20_000
 
 // planPhaseTrailer marks the empty commit the plan phase pushes. A pull request whose head is
 // such a commit is waiting for its implementation; any other head means the implementation ran

@@ -108,13 +108,6 @@ func HelpText(phrase string) string {
 	return b.String()
 }
 
-func andList(xs []string) string {
-	if len(xs) <= 1 {
-		return strings.Join(xs, "")
-	}
-	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
-}
-
 func verbList(phrase string) string {
 	var names []string
 	for _, v := range verbs {
@@ -201,13 +194,6 @@ func didYouMeanVerb(phrase, typed string) string {
 	return didYouMean(spans)
 }
 
-func orList(xs []string) string {
-	if len(xs) <= 1 {
-		return strings.Join(xs, "")
-	}
-	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
-}
-
 // unexpectedArgError is what a verb's parser returns for an argument it does not take.
 type unexpectedArgError struct{ arg string }
 
@@ -221,27 +207,4 @@ func unexpectedArg(phrase string, v *verb, arg string) error {
 // of a word, so "/studio\u00a0run" is not the phrase followed by a verb.
 func asciiFields(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' })
-}
-
-// codeSpan quotes untrusted text as inline code that it cannot close, on one bounded line.
-func codeSpan(s string) string {
-	s = oneLine(s, 100)
-	fence := strings.Repeat("`", longestBacktickRun(s)+1)
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
-		s = " " + s + " "
-	}
-	return fence + s + fence
-}
-
-func longestBacktickRun(s string) int {
-	best, cur := 0, 0
-	for i := 0; i < len(s); i++ {
-		if s[i] == '`' {
-			cur++
-			best = max(best, cur)
-		} else {
-			cur = 0
-		}
-	}
-	return best
 }

@@ -269,7 +269,7 @@ type reactor interface {
 
 // refuseMisplaced answers a verb written where it does not work, before anything changes.
 func (b *eventBot) refuseMisplaced(ctx context.Context, tr Trigger, cmd Command, v *verb, pull bool, issue int) (Outcome, error) {
-	reply := misplacedReply(cmd.Line, tr.Actor.Login, b.TriggerPhrase, v, pull, issue)
+	reply := misplacedReply(cmd.Line, tr.Actor.Login, b.TriggerPhrase, v.name, v.where, pull, issue, verbsWhere(b.TriggerPhrase, pull))
 	if _, err := b.gh.CreateComment(ctx, tr.Issue, reply); err != nil {
 		return Outcome{RunID: b.RunID}, err
 	}

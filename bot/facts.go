@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/codex-studio/studio-action/policy/routing"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/codex-studio/studio-action/policy/routing"
 
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"

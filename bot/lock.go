@@ -111,30 +111,6 @@ func (b *Bot) lockTTL() time.Duration {
 
 func lockRef(issue int) string { return fmt.Sprintf("refs/studio/locks/issue-%d", issue) }
 
-// runHolder names a run lock's holder for people: "run 4242 (attempt 2)".
-func runHolder(l policy.LockRecord) string {
-	s := "run " + orUnknown(l.Run)
-	if l.Attempt != "" && l.Attempt != "1" {
-		s += " (attempt " + l.Attempt + ")"
-	}
-	return s
-}
-
-// runLink is runHolder linked to the run, when the record has its URL.
-func runLink(l policy.LockRecord) string {
-	if l.RunURL == "" {
-		return runHolder(l)
-	}
-	return fmt.Sprintf("[%s](%s)", runHolder(l), l.RunURL)
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
-}
-
 // heldLock is a lock this run holds.
 type heldLock struct {
 	ref, sha string
@@ -148,21 +124,6 @@ type heldLock struct {
 	// queued says another run held the lock when this one first tried it: that run may have
 	// pushed the task branch since this run's checkout listed the branches.
 	queued bool
-}
-
-// LockBusyError says another run held the lock for the whole wait.
-type LockBusyError struct {
-	Issue  int
-	Holder policy.LockRecord
-	// Run is GitHub's last answer about the holder's workflow run (zero when it was not asked).
-	Run policy.HolderRun
-	// Waited is how long this run waited; Wait, how long any run waits (LockWait).
-	Waited, Wait time.Duration
-}
-
-func (e *LockBusyError) Error() string {
-	return fmt.Sprintf("issue #%d is locked by %s (event %q, lock expires %s); waited %s for it",
-		e.Issue, runHolder(e.Holder), e.Holder.Event, e.Holder.Expires.UTC().Format(time.RFC3339), e.Waited.Round(time.Second))
 }
 
 func (b *eventBot) sleep(ctx context.Context, d time.Duration) error {
@@ -233,7 +194,7 @@ func (b *eventBot) acquireLock(ctx context.Context, issue int, event string) (*h
 		}
 		left := start.Add(wait).Sub(now)
 		if left <= 0 {
-			return nil, &LockBusyError{Issue: issue, Holder: holder, Run: run, Waited: now.Sub(start), Wait: wait}
+			return nil, &policy.LockBusy{Issue: issue, Holder: holder, Run: run, Waited: now.Sub(start), Wait: wait}
 		}
 		d := min(poll, left, holder.Expires.Sub(now)+time.Second)
 		if err := b.sleep(ctx, d); err != nil {
@@ -351,7 +312,7 @@ func (b *eventBot) locked(ctx context.Context, issue int, event, actor string, f
 	h, err := b.acquireLock(ctx, issue, event)
 	if err != nil {
 		out := Outcome{RunID: b.RunID, Status: "error"}
-		var busy *LockBusyError
+		var busy *policy.LockBusy
 		if errors.As(err, &busy) {
 			b.reportBusy(ctx, busy, event, actor)
 		}
@@ -378,7 +339,7 @@ func (b *eventBot) locked(ctx context.Context, issue int, event, actor string, f
 
 // reportBusy answers an event that could not get the lock, in its own comment: the status comment
 // belongs to the run that holds the lock.
-func (b *eventBot) reportBusy(ctx context.Context, busy *LockBusyError, event, actor string) {
+func (b *eventBot) reportBusy(ctx context.Context, busy *policy.LockBusy, event, actor string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	body := busyReply(event, actor, busy, b.RunURL)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/internal/ghemu"
+	"github.com/codex-studio/studio-action/policy"
 )
 
 // Lock liveness (issue 24): a lock whose record names a workflow run GitHub reports completed is
@@ -93,7 +94,7 @@ func TestLockOfALiveRunIsWaitedForAndBrokenOnceItEnds(t *testing.T) {
 	start := w.clock.Now()
 	ran := false
 	_, err := waiter.locked(ctx, w.issue, "/studio run by @octocat", "octocat", func(context.Context) (Outcome, error) { ran = true; return Outcome{}, nil })
-	var busy *LockBusyError
+	var busy *policy.LockBusy
 	if !errors.As(err, &busy) || ran {
 		t.Fatalf("waiter: err %v, ran %v; want a LockBusyError", err, ran)
 	}
@@ -177,7 +178,7 @@ func TestLockIsNotBrokenWhenTheRunCannotBeLookedUp(t *testing.T) {
 			waiter := w.lockBot(t, "9004", LockSettings{LockWait: 3 * time.Minute, LockPoll: 30 * time.Second, LockPollMax: time.Minute}, nil)
 			waiter.Sleep = w.clock.Sleep
 			_, err := waiter.locked(ctx, w.issue, "/studio run by @octocat", "octocat", func(context.Context) (Outcome, error) { return Outcome{}, nil })
-			var busy *LockBusyError
+			var busy *policy.LockBusy
 			if !errors.As(err, &busy) {
 				t.Fatalf("err %v, want a LockBusyError: nothing is broken on what GitHub did not say", err)
 			}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/policy"
 )
 
 // lockBot is one run's bot on the transport world's emulator, with its own GitHub client (a
@@ -115,7 +116,7 @@ func TestCrashedRunsLockExpiresAndIsBrokenWithANote(t *testing.T) {
 	waiter.Sleep = w.clock.Sleep
 	ran := false
 	_, err = waiter.locked(ctx, w.issue, "/studio run by @octocat", "octocat", func(context.Context) (Outcome, error) { ran = true; return Outcome{}, nil })
-	var busy *LockBusyError
+	var busy *policy.LockBusy
 	if !errors.As(err, &busy) || ran || busy.Holder.Run != "201" {
 		t.Fatalf("waiter: err %v, ran %v; want a LockBusyError naming run 201", err, ran)
 	}

@@ -619,3 +619,59 @@ func (o *orchRun) approval(t policy.GraphTask) string {
 	}
 	return approvalNeeded(o.cfg.StudioMode, true, t.ReadOnly)
 }
+
+// trackingBody is an orchestration's tracking comment: a table of its tasks, their statuses,
+// pull requests and last runs, the notes (broken locks), and the hidden state the next run reads.
+func trackingBody(st *orchState, tasks []policy.GraphTask, runURL string) string {
+	var b strings.Builder
+	b.WriteString(orchMarker(st.Issue) + "\n")
+	fmt.Fprintf(&b, "### Codex Studio orchestration: **%s**\n\n", st.Status)
+	fmt.Fprintf(&b, "At most %d %s at once; each task runs in its own workflow run once its dependencies are done.\n\n", st.Max, plural(st.Max, "task", "tasks"))
+	b.WriteString("| task | role | status | depends on | pull request | last run | said (untrusted) |\n|---|---|---|---|---|---|---|\n")
+	byIssue := map[int]policy.GraphTask{}
+	for _, t := range tasks {
+		byIssue[t.Issue] = t
+	}
+	for _, n := range st.Tasks {
+		t, ok := byIssue[n]
+		role, state, deps := "?", "unknown", "-"
+		if ok {
+			role, state = t.Role, orDefault(t.Status, policy.StatusReady)
+			if len(t.DependsOn) > 0 {
+				var ds []string
+				for _, d := range t.DependsOn {
+					ds = append(ds, fmt.Sprintf("#%d", d))
+				}
+				deps = strings.Join(ds, ", ")
+			}
+		}
+		pull := "-"
+		if p := st.Pulls[fmt.Sprint(n)]; p > 0 {
+			pull = fmt.Sprintf("#%d", p)
+		}
+		last := "-"
+		if u := st.Runs[fmt.Sprint(n)]; u != "" {
+			last = fmt.Sprintf("[run](%s)", u)
+		}
+		if m := shortMark(st.Marks[fmt.Sprint(n)]); m != "" {
+			state += " (" + m + ")"
+		}
+		said := "-"
+		if s := st.Said[fmt.Sprint(n)]; s != "" {
+			said = codeSpan(s)
+		}
+		fmt.Fprintf(&b, "| #%d | `%s` | %s | %s | %s | %s | %s |\n", n, oneLine(role, 60), state, deps, pull, last, strings.ReplaceAll(said, "|", "\\|"))
+	}
+	if len(st.Notes) > 0 {
+		b.WriteString("\n**Notes**\n")
+		for _, n := range st.Notes {
+			fmt.Fprintf(&b, "- %s\n", oneLine(n, 400))
+		}
+	}
+	if runURL != "" {
+		fmt.Fprintf(&b, "\n[Last updated by this workflow run](%s)\n", runURL)
+	}
+	data, _ := json.Marshal(st)
+	fmt.Fprintf(&b, "\n<!-- studio:orchestration-state %s -->\n", base64.StdEncoding.EncodeToString(data))
+	return b.String()
+}

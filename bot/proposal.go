@@ -430,7 +430,7 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 	_ = ev.Write("proposal.md", []byte(p.Block+"\n"))
 	r.st.set(stepCodex, StepDone, callLine)
 
-	reply := r.Redactor.Redact(proposalReply(r.TriggerPhrase, r.tr.Actor.Login, r.cmd.Line, planner, r.tr.Issue, p))
+	reply := r.Redactor.Redact(proposalReply(r.TriggerPhrase, r.tr.Actor.Login, r.cmd.Line, planner, proposalMarker(r.tr.Issue), p.Block, p.Summary))
 	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
 		return err
 	}

@@ -1,9 +1,10 @@
 package bot
 
 import (
-	"github.com/codex-studio/studio-action/prompts"
 	"strings"
 	"testing"
+
+	"github.com/codex-studio/studio-action/prompts"
 
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
@@ -26,7 +27,7 @@ func TestProposalReplyRendersTheValidatedBlock(t *testing.T) {
 	if err != nil || !sameTask(task, p.Task) || task.Verify == nil || task.Verify.Command != "godot" {
 		t.Fatalf("the block does not read back: %+v, %v\n%s", task, err, p.Block)
 	}
-	reply := proposalReply("/studio", "alice", "/studio run", "producer", 7, p)
+	reply := proposalReply("/studio", "alice", "/studio run", "producer", proposalMarker(7), p.Block, p.Summary)
 	checkGolden(t, "proposal_reply.md", reply)
 	c, ok := latestProposal([]hub.Comment{{ID: 1, Author: "github-actions[bot]", Body: reply}}, 7, "github-actions[bot]")
 	if !ok {
@@ -120,8 +121,8 @@ func TestAcceptFindsOnlyTheBotsLatestProposal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	older := proposalReply("/studio", "alice", "/studio run", "producer", 7, Proposal{Task: p.Task, Block: "```studio\nrole: writer\nwriteFiles: [a.md]\n```", Summary: "x"})
-	newer := proposalReply("/studio", "alice", "/studio run", "producer", 7, p)
+	older := proposalReply("/studio", "alice", "/studio run", "producer", proposalMarker(7), "```studio\nrole: writer\nwriteFiles: [a.md]\n```", "x")
+	newer := proposalReply("/studio", "alice", "/studio run", "producer", proposalMarker(7), p.Block, p.Summary)
 	comments := []hub.Comment{
 		{ID: 1, Author: "github-actions[bot]", Body: older},
 		{ID: 2, Author: "github-actions[bot]", Body: newer},

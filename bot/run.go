@@ -807,43 +807,6 @@ func (r *run) knowPullContent(st *implState) {
 	}
 }
 
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.TrimSpace(strings.Join(lines, "\n"))
-}
-
-func shortSHA(sha string) string {
-	if len(sha) > 7 {
-		return sha[:7]
-	}
-	return sha
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
-// oneLine makes untrusted text safe for a commit subject or title: one line, no control
-// characters, bounded (hub.OneLine, which the adapter uses for GitHub's one-line fields too).
-func oneLine(s string, limit int) string { return hub.OneLine(s, limit) }
-
-func quoteLine(s string) string { return oneLine(s, 200) }
-
-// quoteAll code-spans each of xs (codeSpan: a path with a backtick cannot close its span).
-func quoteAll(xs []string) []string {
-	out := make([]string, len(xs))
-	for i, x := range xs {
-		out[i] = codeSpan(x)
-	}
-	return out
-}
-
 func dedupe(xs []string) []string {
 	var out []string
 	for _, x := range xs {

@@ -2,10 +2,11 @@ package bot
 
 import (
 	"errors"
-	"github.com/codex-studio/studio-action/policy/routing"
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/codex-studio/studio-action/policy/routing"
 
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"

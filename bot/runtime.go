@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/codex-studio/studio-action/policy/routing"
 	"path/filepath"
 	"strings"
+
+	"github.com/codex-studio/studio-action/policy/routing"
 
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/hub"

@@ -186,7 +186,7 @@ func (b *eventBot) dispatchQueued(ctx context.Context, task hub.Issue, event, ac
 		return b.queue(ctx, task, actor, commentID, inputs)
 	}
 	h, err := b.acquireLock(ctx, task.Number, event)
-	var busy *LockBusyError
+	var busy *policy.LockBusy
 	if errors.As(err, &busy) {
 		runID, derr := b.dispatchServed(ctx, inputs)
 		if derr != nil {

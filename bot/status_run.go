@@ -131,21 +131,6 @@ func (s *Status) renderRun() string {
 	return b.String()
 }
 
-// historyEntry is an entry as the history lists it: one bounded line that opens no HTML comment,
-// which would hide the rest of the comment and could end the history or forge a marker in the
-// record. The entity reads the same on the page.
-func historyEntry(e string) string { return strings.ReplaceAll(oneLine(e, 600), "<!--", "&lt;!--") }
-
-// markerWord keeps a value inside the marker's grammar.
-func markerWord(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r <= ' ' || r == '>' {
-			return '_'
-		}
-		return r
-	}, s)
-}
-
 // runStatus builds this run's status for an issue from the status comment found there (if any):
 // the handled ids and the history carry over, a dead run's "running" is recorded, and so is a lock
 // this run had to break.
@@ -167,7 +152,7 @@ func (b *eventBot) runStatus(issue int, sc hub.Comment, has bool) *Status {
 	st.Deliveries = parseDeliveries(sc.Body)
 	deadRun := ""
 	if prev, ok := parseRunMarker(sc.Body); ok && prev.state == "running" && (prev.id != st.RunID || prev.attempt != st.Attempt) {
-		note := deadRunNote(prev, sc.UpdatedAt)
+		note := deadRunNote(runWho("Run", prev.id, prev.attempt, prev.url), sc.UpdatedAt)
 		st.History = append(st.History, note)
 		b.logf("::warning::status: %s", note)
 		deadRun = prev.id + "/" + prev.attempt

@@ -1,9 +1,6 @@
 package bot
 
 import (
-	"encoding/base64"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"regexp"
 	"sort"
@@ -11,7 +8,6 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -32,17 +28,18 @@ func usageReply(line, login string, err error) string {
 }
 
 // misplacedReply answers a verb written where it does not work.
-func misplacedReply(line, login, phrase string, v *verb, pull bool, issue int) string {
-	here := "on an issue the commands are " + verbsWhere(phrase, false)
+// verbsHere lists the commands that work where the verb was written.
+func misplacedReply(line, login, phrase, verb, verbWhere string, pull bool, issue int, verbsHere string) string {
+	here := "on an issue the commands are " + verbsHere
 	if pull {
-		here = fmt.Sprintf("on a studio pull request the commands are %s; run `%s run` on the task issue #%d", verbsWhere(phrase, true), phrase, issue)
+		here = fmt.Sprintf("on a studio pull request the commands are %s; run `%s run` on the task issue #%d", verbsHere, phrase, issue)
 	}
-	return fmt.Sprintf("> %s\n\n@%s, `%s %s` works %s; %s. Nothing was done.", quoteLine(line), login, phrase, v.name, v.where, here)
+	return fmt.Sprintf("> %s\n\n@%s, `%s %s` works %s; %s. Nothing was done.", quoteLine(line), login, phrase, verb, verbWhere, here)
 }
 
 // busyReply says an event was not carried out because another run held the task's lock: whether
 // GitHub says that run is live (with a link to it), and what a command sent again will do.
-func busyReply(event, actor string, busy *LockBusyError, runURL string) string {
+func busyReply(event, actor string, busy *policy.LockBusy, runURL string) string {
 	who := ""
 	if actor != "" {
 		who = "@" + actor + ", "
@@ -68,7 +65,7 @@ func spanText(d time.Duration) string {
 }
 
 // holderLiveness says what GitHub last said about the lock holder's workflow run.
-func holderLiveness(busy *LockBusyError) string {
+func holderLiveness(busy *policy.LockBusy) string {
 	switch run := busy.Run; {
 	case run.Found && run.Status == "completed":
 		// Completed as another attempt than the record's (policy.DecideRunLock): proves nothing.
@@ -107,31 +104,6 @@ func revokedSummary(actor string, pull int, diagnostics string) string {
 // noRevokeTarget is the summary of a `/studio revoke` with no pull request to revoke on.
 func noRevokeTarget(phrase string, issue int) string {
 	return fmt.Sprintf("`%s revoke`: there is no open studio pull request for #%d, so there is no approval to withdraw.", phrase, issue)
-}
-
-// outputCutNote tells the reader that Codex printed more than the evidence keeps (a flood of its
-// output, the agent's doing or a runaway command's), and where what was kept is.
-func outputCutNote(c codex.OutputCut) string {
-	if !c.Any() {
-		return ""
-	}
-	return "\n\n**Output cut:** " + c.String() + "; the run's `events.jsonl` says which call."
-}
-
-// leftoversNote tells the reader that the agent left processes running after its calls (the
-// studio killed them): harmless once killed, but a sign of an agent trying to outlive its call.
-func leftoversNote(n int) string {
-	if n == 0 {
-		return ""
-	}
-	return "\n\n**Leftovers:** " + codex.LeftoversLine(n) + " after its calls ended; the studio killed them before using any credential."
-}
-
-func passesNote(out codex.Outcome) string {
-	if n := len(out.FixPasses); n > 0 {
-		return fmt.Sprintf(", %d fix %s", n, plural(n, "pass", "passes"))
-	}
-	return ""
 }
 
 func commitMessage(role, title string, issue int, runID string, elig policy.Eligibility) string {
@@ -179,68 +151,9 @@ func modeNotes(modes map[string]string) string {
 	return b.String()
 }
 
-func codexFailureLine(res codex.Result) string {
-	switch {
-	case res.TimedOut:
-		return "Codex timed out; the work it finished inside writeFiles is kept on the branch"
-	case errors.As(res.Err, new(*codex.BudgetError)):
-		return res.Err.Error() // budget reached: the words say how to continue
-	case errors.As(res.Err, new(*codex.LimitError)):
-		s := res.Err.Error() // a per-call limit: the words say which and how to raise it
-		return strings.ToUpper(s[:1]) + s[1:]
-	case res.Err != nil:
-		return "Codex could not run: " + res.Err.Error()
-	}
-	return fmt.Sprintf("Codex exited with status %d", res.ExitCode)
-}
-
-func codexFailureSummary(res codex.Result) string {
-	s := codexFailureLine(res)
-	if tail := lastLines(res.Stderr, 20); tail != "" {
-		s += "\n\n" + detailsBlock("Codex stderr (tail)", untrustedBlock(tail))
-	}
-	return s
-}
-
-func reviewBody(rev codex.ReviewOutcome, passed bool, blockers []codex.Blocker) string {
-	var b strings.Builder
-	if passed {
-		b.WriteString("### Studio review: passed\n")
-	} else {
-		b.WriteString("### Studio review: changes requested\n")
-	}
-	// Everything after the heading is the reviewer's (model output): quoted as text.
-	switch {
-	case rev.Malformed != "":
-		fmt.Fprintf(&b, "\nThe review could not be read: %s\n", shownLine(rev.Malformed, 500))
-	case rev.Verdict != nil:
-		if s := strings.TrimSpace(rev.Verdict.Summary); s != "" {
-			fmt.Fprintf(&b, "\nThe reviewer's summary, quoted as text:\n\n%s\n", untrustedBlock(oneLine(s, 2000)))
-		}
-		if rev.Verdict.NeedsFix && len(rev.Verdict.Blockers) == 0 {
-			b.WriteString("\nThe reviewer says the change needs a fix.\n")
-		}
-	}
-	if len(blockers) > 0 {
-		items := make([]string, len(blockers))
-		for i, bl := range blockers {
-			items[i] = oneLine(bl.String(), 1000)
-		}
-		b.WriteString("\n**Blockers**\n\n" + untrustedList(items, maxListed) + "\n")
-	}
-	if rev.Verdict != nil && len(rev.Verdict.Warnings) > 0 {
-		items := make([]string, len(rev.Verdict.Warnings))
-		for i, w := range rev.Verdict.Warnings {
-			items[i] = oneLine(w, 1000)
-		}
-		b.WriteString("\n**Warnings**\n\n" + untrustedList(items, maxListed) + "\n")
-	}
-	return b.String()
-}
-
 func planCommitMessage(role, title string, issue int, runID string) string {
 	return fmt.Sprintf("plan: %s\n\nStudio-Task: #%d\nStudio-Run: %s\nStudio-Policy: %s/%s\n%s\n",
-		oneLine(title, 200), issue, runID, policy.WriteReadOnly, policy.ProvenanceReadOnly, planPhaseTrailer)
+		oneLine(title, 200), issue, runID, policy.WriteReadOnly, policy.ProvenanceReadOnly, policy.PlanPhaseTrailer)
 }
 
 // approver says who may approve: strict-studio forbids the requester to approve their own run.
@@ -312,16 +225,16 @@ func markerPrefix(line string) string {
 
 // proposalReply is the reply holding a proposal: the marker, the command quoted, the block, the
 // model's explanation as quoted untrusted text, and what a writer can do next.
-func proposalReply(phrase, actor, cmdLine, planner string, issue int, p Proposal) string {
-	summary := p.Summary
+
+func proposalReply(phrase, actor, cmdLine, planner, marker, block, summary string) string {
 	if summary == "" {
 		summary = "(Codex gave no explanation.)"
 	}
 	var b strings.Builder
-	b.WriteString(proposalMarker(issue) + "\n")
+	b.WriteString(marker + "\n")
 	fmt.Fprintf(&b, "> %s\n\n", quoteLine(cmdLine))
 	fmt.Fprintf(&b, "@%s, this issue has no `studio` task block, so a read-only planning pass (`%s`) proposes one:\n\n", actor, planner)
-	b.WriteString(p.Block + "\n\n")
+	b.WriteString(block + "\n\n")
 	b.WriteString("Codex's explanation, model output quoted as untrusted text:\n\n")
 	b.WriteString(fenced(summary, "text") + "\n\n")
 	fmt.Fprintf(&b, "A writer can paste this block into the issue body, or comment `%s accept`. ", phrase)
@@ -391,62 +304,6 @@ func orchestrationReply(line, actor, text string) string {
 		who = "@" + actor + ", "
 	}
 	return fmt.Sprintf("> %s\n\n%s%s", quoteLine(line), who, text)
-}
-
-// trackingBody is an orchestration's tracking comment: a table of its tasks, their statuses,
-// pull requests and last runs, the notes (broken locks), and the hidden state the next run reads.
-func trackingBody(st *orchState, tasks []policy.GraphTask, runURL string) string {
-	var b strings.Builder
-	b.WriteString(orchMarker(st.Issue) + "\n")
-	fmt.Fprintf(&b, "### Codex Studio orchestration: **%s**\n\n", st.Status)
-	fmt.Fprintf(&b, "At most %d %s at once; each task runs in its own workflow run once its dependencies are done.\n\n", st.Max, plural(st.Max, "task", "tasks"))
-	b.WriteString("| task | role | status | depends on | pull request | last run | said (untrusted) |\n|---|---|---|---|---|---|---|\n")
-	byIssue := map[int]policy.GraphTask{}
-	for _, t := range tasks {
-		byIssue[t.Issue] = t
-	}
-	for _, n := range st.Tasks {
-		t, ok := byIssue[n]
-		role, state, deps := "?", "unknown", "-"
-		if ok {
-			role, state = t.Role, orDefault(t.Status, policy.StatusReady)
-			if len(t.DependsOn) > 0 {
-				var ds []string
-				for _, d := range t.DependsOn {
-					ds = append(ds, fmt.Sprintf("#%d", d))
-				}
-				deps = strings.Join(ds, ", ")
-			}
-		}
-		pull := "-"
-		if p := st.Pulls[fmt.Sprint(n)]; p > 0 {
-			pull = fmt.Sprintf("#%d", p)
-		}
-		last := "-"
-		if u := st.Runs[fmt.Sprint(n)]; u != "" {
-			last = fmt.Sprintf("[run](%s)", u)
-		}
-		if m := shortMark(st.Marks[fmt.Sprint(n)]); m != "" {
-			state += " (" + m + ")"
-		}
-		said := "-"
-		if s := st.Said[fmt.Sprint(n)]; s != "" {
-			said = codeSpan(s)
-		}
-		fmt.Fprintf(&b, "| #%d | `%s` | %s | %s | %s | %s | %s |\n", n, oneLine(role, 60), state, deps, pull, last, strings.ReplaceAll(said, "|", "\\|"))
-	}
-	if len(st.Notes) > 0 {
-		b.WriteString("\n**Notes**\n")
-		for _, n := range st.Notes {
-			fmt.Fprintf(&b, "- %s\n", oneLine(n, 400))
-		}
-	}
-	if runURL != "" {
-		fmt.Fprintf(&b, "\n[Last updated by this workflow run](%s)\n", runURL)
-	}
-	data, _ := json.Marshal(st)
-	fmt.Fprintf(&b, "\n<!-- studio:orchestration-state %s -->\n", base64.StdEncoding.EncodeToString(data))
-	return b.String()
 }
 
 // statusHistoryLine is one status transition in a status comment's history.
@@ -604,55 +461,4 @@ func shortMark(m string) string {
 		labels = append(labels, "**"+b[1]+"**")
 	}
 	return strings.Join(labels, ", ")
-}
-
-// refusalHeadline names what the model API did, for the checklist: no API text, only the kind
-// and the status.
-func refusalHeadline(ref *codex.APIRefusal) string { return ref.Headline() }
-
-// refusalHint says what to change after a refusal, naming the action's inputs (and, for the
-// local CLI, the variables standing in for them).
-func refusalHint(ref *codex.APIRefusal) string {
-	const secret = "the `OPENAI_API_KEY` repository secret the workflow passes as the `openai-api-key` input (locally: the `OPENAI_API_KEY` variable)"
-	const baseURL = "the `openai-base-url` input (empty means the OpenAI API; locally: the `OPENAI_BASE_URL` variable)"
-	switch ref.Kind {
-	case codex.RefusedKey:
-		if ref.Status == 403 {
-			return "the key may not make this request (a restricted key, or a project without access to the Responses API or to this region): give its project that access, or put another key in " + secret + "."
-		}
-		return "the API does not accept the key: put a valid key in " + secret + "."
-	case codex.RefusedModel:
-		model := "the model"
-		if ref.Model != "" {
-			model = "the model " + codeSpan(ref.Model)
-		}
-		return model + " is not available to this key: set the `model` input to a model the account can use (or the role's `model` in `.codex/agents/<role>.toml`, or the `model-tier` input), or use a key whose project has access to it."
-	case codex.RefusedEndpoint:
-		return "the endpoint answered 404 for the Responses API: check " + baseURL + "; a custom endpoint needs its versioned base (such as `https://host/v1`), to which `/responses` is added."
-	case codex.RefusedQuota:
-		return "the account behind the key has no quota left: add credit or raise the limit in its billing settings, or put another project's key in " + secret + "."
-	case codex.RefusedRateLimit:
-		return "the API kept answering 429 (too many requests) after Codex's retries: wait a minute and run again; if it keeps happening, raise the project's rate limits or run fewer tasks at once."
-	case codex.RefusedUnreachable:
-		return "the model API could not be reached, or stopped answering: check " + baseURL + " and that the runner can reach that host (a firewall, a proxy, an outage)."
-	}
-	return "the model API failed on its side after Codex's retries: nothing in the workflow needs to change; run again later, and if it persists check the provider's status or " + baseURL + "."
-}
-
-// refusalNote is the status comment's and the job summary's account of a refusal: what happened,
-// the API's words quoted as untrusted text (redacted before they get here), what to change.
-// again is the command to comment once it is fixed ("/studio run").
-func refusalNote(ref *codex.APIRefusal, again string) string {
-	head := refusalHeadline(ref)
-	words := "The API's answer as Codex reported it"
-	if ref.Kind == codex.RefusedUnreachable {
-		words = "What Codex reported"
-	}
-	return fmt.Sprintf("**%s**, so the run stopped there: no fix pass or review was spent on a call that would meet the same answer. %s, quoted as untrusted text:\n\n%s\n\n**What to change:** %s Then comment `%s` again.",
-		strings.ToUpper(head[:1])+head[1:], words, fenced(ref.Message, "text"), refusalHint(ref), again)
-}
-
-// refusalFailure is the one line the step's error annotation carries.
-func refusalFailure(ref *codex.APIRefusal) string {
-	return oneLine(ref.Error(), 600) + " — what to change: " + refusalHint(ref)
 }

@@ -3,8 +3,6 @@ package bot
 import (
 	"fmt"
 	"strings"
-
-	"github.com/codex-studio/studio-action/bot/jail"
 )
 
 // The texts of a run's verdicts, the plan phase, a plain request's proposal and the verbs that
@@ -21,16 +19,6 @@ func withNote(summary, note string) string {
 
 // blockedNote is a blocked verdict's paragraph: why, in words the user can act on.
 func blockedNote(reason string) string { return "**Blocked:** " + reason }
-
-// limitNote says a call of the run reached a per-call limit: which, its value, and the input that
-// raises it.
-func limitNote(h jail.LimitHit) string {
-	what := "was killed at its memory limit"
-	if h.Resource == jail.LimitProcesses {
-		what = "could start no more processes at its process limit"
-	}
-	return fmt.Sprintf("**Limit reached:** a call of the agent %s (%s). If the task needs more, raise it in the workflow's `with:`, for example `%s: %s`.", what, h.Shown(), h.Input(), h.Raised())
-}
 
 // refusedNote is a refusal's summary: nothing ran.
 func refusedNote(reason string) string { return "**Refused:** " + reason }

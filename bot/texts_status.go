@@ -149,8 +149,9 @@ func runWho(run, id, attempt, url string) string {
 }
 
 // deadRunNote: the run the comment last recorded as running is not this one, so it died.
-func deadRunNote(prev prevRun, updated time.Time) string {
-	return fmt.Sprintf("%s ended without a verdict (the job was killed or timed out); it last wrote this comment at %s.", runWho("Run", prev.id, prev.attempt, prev.url), updated.UTC().Format(time.RFC3339))
+// who is runWho("Run", …) of that run.
+func deadRunNote(who string, updated time.Time) string {
+	return fmt.Sprintf("%s ended without a verdict (the job was killed or timed out); it last wrote this comment at %s.", who, updated.UTC().Format(time.RFC3339))
 }
 
 // brokenLockEntry says this run broke a dead run's lock: old is the record broken (its Run ""

@@ -75,8 +75,8 @@ func TestStatusHistoryMatchesItsGoldenFile(t *testing.T) {
 		Acquired: at.Add(-2 * time.Hour), Expires: at.Add(-time.Hour)}
 	by := policy.LockRecord{Run: "123", Attempt: "1"}
 	entries := []string{
-		deadRunNote(prevRun{id: "122", attempt: "2", url: "https://github.example/acme/hop/actions/runs/122"}, at),
-		deadRunNote(prevRun{id: "122", attempt: "1"}, at),
+		deadRunNote(runWho("Run", "122", "2", "https://github.example/acme/hop/actions/runs/122"), at),
+		deadRunNote(runWho("Run", "122", "1", ""), at),
 		brokenLockEntry(policy.LockRecord{}, "its lock", by, "123", ""),
 		brokenLockEntry(old, "its lock, too,", by, "123", "GitHub reports its workflow run completed"),
 		brokenLockEntry(old, "its lock", by, "123", ""),

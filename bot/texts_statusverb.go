@@ -91,12 +91,13 @@ func statusLockHeld(rec policy.LockRecord, now time.Time) string {
 // The run lines.
 const statusRunsNone = "- Runs: none yet"
 
-// statusLastRun is the status comment's last run (run nil: its marker cannot be read).
-func statusLastRun(run *prevRun, updated time.Time) string {
-	if run == nil {
+// statusLastRun is the status comment's last run: who is runWho("run", …) of it and state the
+// state its marker records (who "": its marker cannot be read).
+func statusLastRun(who, state string, updated time.Time) string {
+	if who == "" {
 		return fmt.Sprintf("- Last run: recorded in the status comment, updated %s", updated.UTC().Format(time.RFC3339))
 	}
-	return fmt.Sprintf("- Last run: %s, %s, status comment updated %s", runWho("run", run.id, run.attempt, run.url), "`"+markerWord(run.state)+"`", updated.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("- Last run: %s, %s, status comment updated %s", who, "`"+markerWord(state)+"`", updated.UTC().Format(time.RFC3339))
 }
 
 // statusEarlier is one of the status comment's history entries.

@@ -26,9 +26,9 @@ func TestStatusReplyMatchesItsGoldenFile(t *testing.T) {
 		statusLockHeld(rec, now),
 		statusLockHeld(policy.LockRecord{Run: "124", Expires: now.Add(-time.Minute)}, now),
 		statusRunsNone,
-		statusLastRun(&prevRun{id: "123", attempt: "2", state: "done", url: "https://github.example/acme/hop/actions/runs/123"}, now),
-		statusLastRun(&prevRun{id: "123", attempt: "1", state: "running"}, now),
-		statusLastRun(nil, now),
+		statusLastRun(runWho("run", "123", "2", "https://github.example/acme/hop/actions/runs/123"), "done", now),
+		statusLastRun(runWho("run", "123", "1", ""), "running", now),
+		statusLastRun("", "", now),
 		statusEarlier("run 122 ended `blocked` <!-- hidden -->"),
 	}
 	got := statusReply("/studio status\n# heading", "octocat", "`/studio status` does not take the argument `#x`.", 7, lines, statusReplyMarker(42))

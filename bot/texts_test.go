@@ -17,10 +17,10 @@ func TestTextsMatchTheirGoldenFiles(t *testing.T) {
 	review := func(v *codex.Verdict, malformed string) codex.ReviewOutcome {
 		return codex.ReviewOutcome{Verdict: v, Malformed: malformed}
 	}
-	busy := &LockBusyError{Issue: 7, Waited: 20 * time.Minute, Wait: 20 * time.Minute, Holder: policy.LockRecord{Task: 7, Run: "4241", Attempt: "1",
+	busy := &policy.LockBusy{Issue: 7, Waited: 20 * time.Minute, Wait: 20 * time.Minute, Holder: policy.LockRecord{Task: 7, Run: "4241", Attempt: "1",
 		RunURL: "https://github.example/acme/hop/actions/runs/4241", Event: "/studio run by @octocat",
 		Expires: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)}}
-	busyWith := func(run policy.HolderRun, holderRun string) *LockBusyError {
+	busyWith := func(run policy.HolderRun, holderRun string) *policy.LockBusy {
 		b := *busy
 		b.Run, b.Holder.Run = run, holderRun
 		return &b
@@ -38,8 +38,8 @@ func TestTextsMatchTheirGoldenFiles(t *testing.T) {
 	}{
 		{"reply-permission", permissionReply("/studio run", "mallory", "acme", "hop", "read")},
 		{"reply-usage", usageReply("/studio revoke --dry-run", "octocat", &CommandError{Problem: "`/studio revoke` does not take the flag `--dry-run`.", Usage: usageOf("/studio", verbNamed("revoke"))})},
-		{"reply-misplaced-on-issue", misplacedReply("/studio review", "octocat", "/studio", reviewVerb, false, 7)},
-		{"reply-misplaced-on-pull", misplacedReply("/studio run", "octocat", "/studio", runVerb, true, 7)},
+		{"reply-misplaced-on-issue", misplacedReply("/studio review", "octocat", "/studio", reviewVerb.name, reviewVerb.where, false, 7, verbsWhere("/studio", false))},
+		{"reply-misplaced-on-pull", misplacedReply("/studio run", "octocat", "/studio", runVerb.name, runVerb.where, true, 7, verbsWhere("/studio", true))},
 		{"reply-busy", busyReply("/studio run by @hubot", "hubot", busy, "https://github.example/acme/hop/actions/runs/4242")},
 		{"reply-busy-live", busyReply("/studio run by @hubot", "hubot", busyWith(policy.HolderRun{Answered: true, Found: true, Status: "in_progress", Attempt: 1}, "4241"), "https://github.example/acme/hop/actions/runs/4242")},
 		{"reply-busy-other-attempt", busyReply("/studio run by @hubot", "hubot", otherAttempt, "")},

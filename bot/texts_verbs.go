@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/codex-studio/studio-action/policy"
-	"github.com/codex-studio/studio-action/prompts"
 )
 
 // The reasons and answers of the verbs (accept, workflow, the controls, a dispatched
@@ -48,8 +47,10 @@ func acceptDone(comment int64, t policy.Task, phrase string) string {
 
 // `/studio workflow`.
 
-func unknownWorkflow(id string) string {
-	return fmt.Sprintf("%s; `studio workflow list` names the built-in ones, and the project's own are in `%s`.", prompts.UnknownWorkflowMessage(oneLine(id, 100)), prompts.CustomizationPath)
+// unknown is prompts.UnknownWorkflowMessage of the id, bounded; custom is where the project's own
+// workflows are.
+func unknownWorkflow(unknown, custom string) string {
+	return fmt.Sprintf("%s; `studio workflow list` names the built-in ones, and the project's own are in `%s`.", unknown, custom)
 }
 
 // taskBlockUnusable is the reason a task block that does not parse stops a run.

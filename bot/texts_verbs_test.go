@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/prompts"
 )
 
 // The texts of texts_verbs.go, against their golden files (testdata/golden/texts/verbs-<name>.md;
@@ -23,7 +24,7 @@ func TestVerbTextsMatchTheirGoldenFiles(t *testing.T) {
 		{"accept-unreadable", acceptRefused(acceptUnreadable)},
 		{"accept-too-long", acceptRefused(acceptTooLong(maxCommentChars))},
 		{"accept-done", acceptDone(42, task, "/studio")},
-		{"unknown-workflow", unknownWorkflow("no-such\n# heading")},
+		{"unknown-workflow", unknownWorkflow(prompts.UnknownWorkflowMessage(oneLine("no-such\n# heading", 100)), prompts.CustomizationPath)},
 		{"task-block-unusable", taskBlockUnusable(bad)},
 		{"workflow-role-conflict", workflowRoleConflict("producer", "design-review", "game-designer", "/studio")},
 		{"no-control-graph", noControlGraph(ProfilePath)},
@@ -69,7 +70,7 @@ func TestVerbTextsMatchTheirGoldenFiles(t *testing.T) {
 		})
 	}
 	// Untrusted parts stay inert: error text and ids are one line, the report cannot close its fence.
-	for _, s := range []string{unknownWorkflow("x\n# h"), acceptUnusableBody(errors.New("a\n# h")), subIssueRefused(1, 2, "a\n# h")} {
+	for _, s := range []string{unknownWorkflow(prompts.UnknownWorkflowMessage(oneLine("x\n# h", 100)), prompts.CustomizationPath), acceptUnusableBody(errors.New("a\n# h")), subIssueRefused(1, 2, "a\n# h")} {
 		if strings.Contains(s, "\n") {
 			t.Errorf("untrusted text broke its line: %q", s)
 		}

@@ -3,8 +3,9 @@ package bot
 import (
 	"context"
 	"fmt"
-	"github.com/codex-studio/studio-action/policy/routing"
 	"strings"
+
+	"github.com/codex-studio/studio-action/policy/routing"
 
 	"github.com/codex-studio/studio-action/bot/codex"
 )

@@ -348,10 +348,3 @@ func (b *eventBot) onDispatch(ctx context.Context, tr Trigger) (Outcome, error) 
 	}
 	return b.skip("workflow_dispatch without a task or orchestrate input")
 }
-
-func orDefault(s, d string) string {
-	if s == "" {
-		return d
-	}
-	return s
-}

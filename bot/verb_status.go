@@ -128,11 +128,11 @@ func (b *eventBot) statusRunLines(comments []hub.Comment, issue int) []string {
 		return []string{statusRunsNone}
 	}
 	var lines []string
-	var last *prevRun
+	who, state := "", ""
 	if prev, ok := parseRunMarker(sc.Body); ok {
-		last = &prev
+		who, state = runWho("run", prev.id, prev.attempt, prev.url), prev.state
 	}
-	lines = append(lines, statusLastRun(last, sc.UpdatedAt))
+	lines = append(lines, statusLastRun(who, state, sc.UpdatedAt))
 	if t := tokensLine.FindString(sc.Body); t != "" {
 		lines = append(lines, "- "+t)
 	}

@@ -91,7 +91,7 @@ func (r *run) workflowTask(ctx context.Context, base, id string) (policy.Task, s
 	}
 	wf, ok := prompts.FindWorkflow(rs.custom, id)
 	if !ok {
-		return policy.Task{}, unknownWorkflow(id), nil
+		return policy.Task{}, unknownWorkflow(prompts.UnknownWorkflowMessage(oneLine(id, 100)), prompts.CustomizationPath), nil
 	}
 	task, err := r.taskBlock(r.issue.Body)
 	switch {

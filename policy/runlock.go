@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 )
@@ -103,4 +104,31 @@ func DecideRunLock(held LockRecord, readable bool, now time.Time, selfRun, selfA
 	// Queued, in progress, waiting...; or completed as an attempt older than the record's, which
 	// GitHub cannot report and so proves nothing.
 	return ""
+}
+
+// LockBusy says another run held the lock for the whole wait.
+type LockBusy struct {
+	Issue  int
+	Holder LockRecord
+	// Run is GitHub's last answer about the holder's workflow run (zero when it was not asked).
+	Run HolderRun
+	// Waited is how long this run waited; Wait, how long any run waits (LockWait).
+	Waited, Wait time.Duration
+}
+
+func (e *LockBusy) Error() string {
+	return fmt.Sprintf("issue #%d is locked by %s (event %q, lock expires %s); waited %s for it",
+		e.Issue, e.Holder.RunName(), e.Holder.Event, e.Holder.Expires.UTC().Format(time.RFC3339), e.Waited.Round(time.Second))
+}
+
+// RunName names the run that holds the lock: "run 4241", "run 4241 (attempt 2)", "run unknown".
+func (l LockRecord) RunName() string {
+	s := "run " + l.Run
+	if l.Run == "" {
+		s = "run unknown"
+	}
+	if l.Attempt != "" && l.Attempt != "1" {
+		s += " (attempt " + l.Attempt + ")"
+	}
+	return s
 }

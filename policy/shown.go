@@ -55,3 +55,19 @@ func Count(n int) string {
 	}
 	return s
 }
+
+// OneLine makes untrusted text safe for a one-line field (a title, a status description, a
+// commit subject): one line, no control characters, at most limit characters and an ellipsis.
+func OneLine(s string, limit int) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > limit {
+		s = string(r[:limit]) + "…"
+	}
+	return s
+}

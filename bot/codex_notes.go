@@ -1,0 +1,155 @@
+package bot
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/jail"
+)
+
+// outputCutNote tells the reader that Codex printed more than the evidence keeps (a flood of its
+// output, the agent's doing or a runaway command's), and where what was kept is.
+func outputCutNote(c codex.OutputCut) string {
+	if !c.Any() {
+		return ""
+	}
+	return "\n\n**Output cut:** " + c.String() + "; the run's `events.jsonl` says which call."
+}
+
+// leftoversNote tells the reader that the agent left processes running after its calls (the
+// studio killed them): harmless once killed, but a sign of an agent trying to outlive its call.
+func leftoversNote(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return "\n\n**Leftovers:** " + codex.LeftoversLine(n) + " after its calls ended; the studio killed them before using any credential."
+}
+
+func passesNote(out codex.Outcome) string {
+	if n := len(out.FixPasses); n > 0 {
+		return fmt.Sprintf(", %d fix %s", n, plural(n, "pass", "passes"))
+	}
+	return ""
+}
+
+func codexFailureLine(res codex.Result) string {
+	switch {
+	case res.TimedOut:
+		return "Codex timed out; the work it finished inside writeFiles is kept on the branch"
+	case errors.As(res.Err, new(*codex.BudgetError)):
+		return res.Err.Error() // budget reached: the words say how to continue
+	case errors.As(res.Err, new(*codex.LimitError)):
+		s := res.Err.Error() // a per-call limit: the words say which and how to raise it
+		return strings.ToUpper(s[:1]) + s[1:]
+	case res.Err != nil:
+		return "Codex could not run: " + res.Err.Error()
+	}
+	return fmt.Sprintf("Codex exited with status %d", res.ExitCode)
+}
+
+func codexFailureSummary(res codex.Result) string {
+	s := codexFailureLine(res)
+	if tail := lastLines(res.Stderr, 20); tail != "" {
+		s += "\n\n" + detailsBlock("Codex stderr (tail)", untrustedBlock(tail))
+	}
+	return s
+}
+
+func reviewBody(rev codex.ReviewOutcome, passed bool, blockers []codex.Blocker) string {
+	var b strings.Builder
+	if passed {
+		b.WriteString("### Studio review: passed\n")
+	} else {
+		b.WriteString("### Studio review: changes requested\n")
+	}
+	// Everything after the heading is the reviewer's (model output): quoted as text.
+	switch {
+	case rev.Malformed != "":
+		fmt.Fprintf(&b, "\nThe review could not be read: %s\n", shownLine(rev.Malformed, 500))
+	case rev.Verdict != nil:
+		if s := strings.TrimSpace(rev.Verdict.Summary); s != "" {
+			fmt.Fprintf(&b, "\nThe reviewer's summary, quoted as text:\n\n%s\n", untrustedBlock(oneLine(s, 2000)))
+		}
+		if rev.Verdict.NeedsFix && len(rev.Verdict.Blockers) == 0 {
+			b.WriteString("\nThe reviewer says the change needs a fix.\n")
+		}
+	}
+	if len(blockers) > 0 {
+		items := make([]string, len(blockers))
+		for i, bl := range blockers {
+			items[i] = oneLine(bl.String(), 1000)
+		}
+		b.WriteString("\n**Blockers**\n\n" + untrustedList(items, maxListed) + "\n")
+	}
+	if rev.Verdict != nil && len(rev.Verdict.Warnings) > 0 {
+		items := make([]string, len(rev.Verdict.Warnings))
+		for i, w := range rev.Verdict.Warnings {
+			items[i] = oneLine(w, 1000)
+		}
+		b.WriteString("\n**Warnings**\n\n" + untrustedList(items, maxListed) + "\n")
+	}
+	return b.String()
+}
+
+// refusalHeadline names what the model API did, for the checklist: no API text, only the kind
+// and the status.
+func refusalHeadline(ref *codex.APIRefusal) string { return ref.Headline() }
+
+// refusalHint says what to change after a refusal, naming the action's inputs (and, for the
+// local CLI, the variables standing in for them).
+func refusalHint(ref *codex.APIRefusal) string {
+	const secret = "the `OPENAI_API_KEY` repository secret the workflow passes as the `openai-api-key` input (locally: the `OPENAI_API_KEY` variable)"
+	const baseURL = "the `openai-base-url` input (empty means the OpenAI API; locally: the `OPENAI_BASE_URL` variable)"
+	switch ref.Kind {
+	case codex.RefusedKey:
+		if ref.Status == 403 {
+			return "the key may not make this request (a restricted key, or a project without access to the Responses API or to this region): give its project that access, or put another key in " + secret + "."
+		}
+		return "the API does not accept the key: put a valid key in " + secret + "."
+	case codex.RefusedModel:
+		model := "the model"
+		if ref.Model != "" {
+			model = "the model " + codeSpan(ref.Model)
+		}
+		return model + " is not available to this key: set the `model` input to a model the account can use (or the role's `model` in `.codex/agents/<role>.toml`, or the `model-tier` input), or use a key whose project has access to it."
+	case codex.RefusedEndpoint:
+		return "the endpoint answered 404 for the Responses API: check " + baseURL + "; a custom endpoint needs its versioned base (such as `https://host/v1`), to which `/responses` is added."
+	case codex.RefusedQuota:
+		return "the account behind the key has no quota left: add credit or raise the limit in its billing settings, or put another project's key in " + secret + "."
+	case codex.RefusedRateLimit:
+		return "the API kept answering 429 (too many requests) after Codex's retries: wait a minute and run again; if it keeps happening, raise the project's rate limits or run fewer tasks at once."
+	case codex.RefusedUnreachable:
+		return "the model API could not be reached, or stopped answering: check " + baseURL + " and that the runner can reach that host (a firewall, a proxy, an outage)."
+	}
+	return "the model API failed on its side after Codex's retries: nothing in the workflow needs to change; run again later, and if it persists check the provider's status or " + baseURL + "."
+}
+
+// refusalNote is the status comment's and the job summary's account of a refusal: what happened,
+// the API's words quoted as untrusted text (redacted before they get here), what to change.
+// again is the command to comment once it is fixed ("/studio run").
+func refusalNote(ref *codex.APIRefusal, again string) string {
+	head := refusalHeadline(ref)
+	words := "The API's answer as Codex reported it"
+	if ref.Kind == codex.RefusedUnreachable {
+		words = "What Codex reported"
+	}
+	return fmt.Sprintf("**%s**, so the run stopped there: no fix pass or review was spent on a call that would meet the same answer. %s, quoted as untrusted text:\n\n%s\n\n**What to change:** %s Then comment `%s` again.",
+		strings.ToUpper(head[:1])+head[1:], words, fenced(ref.Message, "text"), refusalHint(ref), again)
+}
+
+// refusalFailure is the one line the step's error annotation carries.
+func refusalFailure(ref *codex.APIRefusal) string {
+	return oneLine(ref.Error(), 600) + " — what to change: " + refusalHint(ref)
+}
+
+// limitNote says a call of the run reached a per-call limit: which, its value, and the input that
+// raises it.
+func limitNote(h jail.LimitHit) string {
+	what := "was killed at its memory limit"
+	if h.Resource == jail.LimitProcesses {
+		what = "could start no more processes at its process limit"
+	}
+	return fmt.Sprintf("**Limit reached:** a call of the agent %s (%s). If the task needs more, raise it in the workflow's `with:`, for example `%s: %s`.", what, h.Shown(), h.Input(), h.Raised())
+}
