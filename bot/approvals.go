@@ -10,6 +10,7 @@ import (
 	"github.com/codex-studio/studio-action/policy/routing"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
@@ -114,7 +115,7 @@ func (b *Bot) ownRuns(runs []hub.CheckRun, sha string) []policy.CheckRunFact {
 	for i, cr := range runs {
 		out[i] = policy.CheckRunFact{ID: cr.ID, Name: cr.Name, AppSlug: cr.AppSlug, Status: cr.Status, Conclusion: cr.Conclusion, CompletedAt: cr.CompletedAt, Summary: cr.Summary}
 		if !out[i].ByApp(b.botApp()) {
-			b.logf("ignoring check run %s %d on %s: created by app %q, not the bot", cr.Name, cr.ID, shortSHA(sha), cr.AppSlug)
+			b.logf("ignoring check run %s %d on %s: created by app %q, not the bot", cr.Name, cr.ID, texts.ShortSHA(sha), cr.AppSlug)
 		}
 	}
 	return out
@@ -279,7 +280,7 @@ func (r *run) authorizeAndRun(ctx context.Context, tc taskContext) error {
 	}
 	if !elig.Allowed {
 		if hashErr != nil {
-			return r.block(ctx, stepTaskParsed, identityUncomputable(hashErr))
+			return r.block(ctx, stepTaskParsed, texts.IdentityUncomputable(hashErr))
 		}
 		marker := policy.IdentityMarker{ObjectiveSHA256: hash, Issue: r.tr.Issue, RequestedBy: r.tr.Actor.Login}
 		return r.plan(ctx, tc, diag, marker)
@@ -312,8 +313,8 @@ func (r *run) dryRun(ctx context.Context, tc taskContext, diag policy.ApprovalDi
 	}
 	refused := strings.Join(refusals, "\n\n")
 	preview, why := r.promptDryRun(ctx, tc)
-	r.st.Summary = dryRunSummary(refused, policy.RenderDryRun(elig, diag), preview, why)
-	r.st.set(stepCodex, StepSkipped, detailDryRun)
+	r.st.Summary = texts.DryRunSummary(refused, policy.RenderDryRun(elig, diag), preview, why)
+	r.st.set(stepCodex, StepSkipped, texts.DetailDryRun)
 	r.out.Status = "done"
 	r.out.Summary = r.st.Summary
 	return r.publish(ctx)
@@ -345,14 +346,14 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 	cfg, task, base, blocked := tc.cfg, tc.task, tc.base, tc.elig
 	markerLine, err := marker.Render()
 	if err != nil {
-		return r.block(ctx, stepTaskParsed, planMarkerUnwritable(err))
+		return r.block(ctx, stepTaskParsed, texts.PlanMarkerUnwritable(err))
 	}
 	// The record binds the approval to this exact issue text (the event's snapshot, which the
 	// prompt below is rendered from), not only to the seed's identity fields.
 	recordLine, err := policy.PlanRecord{ObjectiveSHA256: marker.ObjectiveSHA256, TaskDigest: policy.TaskDigest(r.issue.Title, r.issue.Body),
 		Issue: marker.Issue, RequestedBy: marker.RequestedBy}.Render()
 	if err != nil {
-		return r.block(ctx, stepTaskParsed, planRecordUnwritable(err))
+		return r.block(ctx, stepTaskParsed, texts.PlanRecordUnwritable(err))
 	}
 	branch := r.taskBranch(r.tr.Issue)
 	planElig := policy.Evaluate(policy.EligibilityInput{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: policy.PhasePlan})
@@ -362,7 +363,7 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 	}
 	route, prepared := rr.routes, rr.prepared
 	// "Codex running" goes out while the task branch is checked out.
-	codexLine := planCodexDetail(route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox)
+	codexLine := texts.PlanCodexDetail(route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox)
 	if err := r.publishAround(ctx, func(s *Status) { s.set(stepCodex, StepPending, codexLine) },
 		func() error { return r.prepareWorkspace(ctx, branch, base) }); err != nil {
 		return err
@@ -388,11 +389,11 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 		return r.endRefused(ctx, ref, r.TriggerPhrase+" run", false)
 	}
 	if res.Failed() {
-		r.st.set(stepCodex, StepFailed, planCodexFailed(res.ExitCode))
+		r.st.set(stepCodex, StepFailed, texts.PlanCodexFailed(res.ExitCode))
 		r.st.Summary = codexFailureSummary(res)
-		return r.block(ctx, stepCodex, planFailed(r.TriggerPhrase))
+		return r.block(ctx, stepCodex, texts.PlanFailed(r.TriggerPhrase))
 	}
-	r.st.set(stepCodex, StepDone, planCodexDetail(route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox))
+	r.st.set(stepCodex, StepDone, texts.PlanCodexDetail(route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox))
 	// The read-only sandbox should make changes impossible; the empty commit leaves them out anyway.
 	if changes, err := r.revertChanges(ctx); err != nil {
 		return err
@@ -400,25 +401,25 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 		r.logf("::warning::the plan phase changed %d path(s); they were discarded, not committed", len(changes))
 	}
 
-	sha, err := r.Workspace.Commit(ctx, gitops.CommitRequest{Message: planCommitMessage(task.Role, r.issue.Title, r.tr.Issue, r.RunID), Author: gitops.BotSignature, AllowEmpty: true})
+	sha, err := r.Workspace.Commit(ctx, gitops.CommitRequest{Message: texts.PlanCommitMessage(task.Role, r.issue.Title, r.tr.Issue, r.RunID), Author: gitops.BotSignature, AllowEmpty: true})
 	if err != nil {
 		return fmt.Errorf("commit the plan: %w", err)
 	}
 	if err := r.push(ctx, branch); err != nil {
 		return err
 	}
-	r.st.set(stepCommitted, StepSkipped, planCommitDetail(sha, branch))
+	r.st.set(stepCommitted, StepSkipped, texts.PlanCommitDetail(sha, branch))
 	if err := r.recordPlan(ctx, sha, recordLine); err != nil {
 		if errors.Is(err, hub.ErrForbidden) {
 			// Fail closed: without the record no approval could ever be trusted, so opening a
 			// pull request that asks for one would only mislead.
-			return r.block(ctx, stepPull, planUnrecordable(PlanCheckName, r.TriggerPhrase))
+			return r.block(ctx, stepPull, texts.PlanUnrecordable(PlanCheckName, r.TriggerPhrase))
 		}
 		return err
 	}
 
-	body := planBody(markerLine, r.tr.Issue, task, res.FinalMessage, policy.RenderDryRun(blocked, diag), marker.RequestedBy, cfg.StudioMode)
-	title := fmt.Sprintf("%s: %s", task.Role, oneLine(r.issue.Title, 200))
+	body := texts.PlanBody(markerLine, r.tr.Issue, task, res.FinalMessage, policy.RenderDryRun(blocked, diag), marker.RequestedBy, cfg.StudioMode)
+	title := fmt.Sprintf("%s: %s", task.Role, texts.OneLine(r.issue.Title, 200))
 	var pr hub.PullRequest
 	existing, err := r.gh.FindPull(ctx, branch, base)
 	switch {
@@ -431,9 +432,9 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 		return err
 	}
 	r.out.PullRequest, r.out.PullURL = pr.Number, pr.URL
-	r.st.set(stepPull, StepDone, pullDetail(pr.Number, true))
-	r.st.set(stepVerdict, StepPending, verdictDetail("awaiting approval"))
-	r.st.Summary = awaitingSummary(pr.Number, marker.RequestedBy, cfg.StudioMode, policy.RenderDryRun(blocked, diag)) + leftoversNote(exe.Leftovers())
+	r.st.set(stepPull, StepDone, texts.PullDetail(pr.Number, true))
+	r.st.set(stepVerdict, StepPending, texts.VerdictDetail("awaiting approval"))
+	r.st.Summary = texts.AwaitingSummary(pr.Number, marker.RequestedBy, cfg.StudioMode, policy.RenderDryRun(blocked, diag)) + leftoversNote(exe.Leftovers())
 	r.out.Status = statusAwaitingApproval
 	r.out.Summary = r.st.Summary
 	// The plan commit is the new head: studio/gate is recomputed for it, beside the label and the
@@ -449,7 +450,7 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 // ErrForbidden (wrapped) when the token lacks `checks: write`.
 func (r *run) recordPlan(ctx context.Context, sha, recordLine string) error {
 	err := r.writeCheck(ctx, checkWrite{run: hub.CheckRun{Name: PlanCheckName, HeadSHA: sha, Status: "completed", Conclusion: "neutral",
-		Title: planRecordTitle(r.tr.Issue), Summary: planRecordSummary(r.tr.Issue, recordLine)}})
+		Title: texts.PlanRecordTitle(r.tr.Issue), Summary: texts.PlanRecordSummary(r.tr.Issue, recordLine)}})
 	if err != nil {
 		return fmt.Errorf("record the plan: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -323,7 +324,7 @@ func TestPlanBodyGolden(t *testing.T) {
 	diag := policy.ApprovalDiagnostic{ProjectStage: policy.StagePrototype, StudioMode: policy.ModeStrictStudio, ApprovalScopes: task.ApprovalScope,
 		Match: policy.ApprovalMatch{CurrentHash: marker.ObjectiveSHA256}}
 	// The plan is model output: a fence inside it must not close ours.
-	body := planBody(line, 7, task, "1. Edit jump.gd\n```\nnot a fence end\n```", policy.RenderDryRun(elig, diag), "octocat", policy.ModeStrictStudio)
+	body := texts.PlanBody(line, 7, task, "1. Edit jump.gd\n```\nnot a fence end\n```", policy.RenderDryRun(elig, diag), "octocat", policy.ModeStrictStudio)
 	checkGolden(t, "plan_body.md", body)
 	if m, err := policy.ParseIdentityMarker(body); err != nil || m != marker {
 		t.Fatalf("the body's marker parses to %+v, %v", m, err)

@@ -3,6 +3,8 @@ package bot
 import (
 	"context"
 	"time"
+
+	"github.com/codex-studio/studio-action/bot/texts"
 )
 
 // Cancellation. When the job is cancelled or hits its timeout-minutes, the runner sends SIGINT,
@@ -24,12 +26,12 @@ func (r *run) reportCancelled(ctx context.Context, cause error) {
 	r.logf("::warning::the run was cancelled (%v): saving the in-scope work and the status", cause)
 	saved := r.saveWork(ctx)
 
-	r.st.set(stepVerdict, StepFailed, verdictDetail("cancelled"))
+	r.st.set(stepVerdict, StepFailed, texts.VerdictDetail("cancelled"))
 	if r.st.detail(stepCodex) != "" && r.impl != nil {
-		r.st.set(stepCodex, StepFailed, detailCancelledStop)
+		r.st.set(stepCodex, StepFailed, texts.DetailCancelledStop)
 	}
 	r.st.Verdict = "cancelled"
-	r.st.Summary = withNote(r.st.Summary, cancelledNote(saved))
+	r.st.Summary = texts.WithNote(r.st.Summary, texts.CancelledNote(saved))
 	r.out.Status, r.out.Summary = "cancelled", r.st.Summary
 	if st := r.impl; st != nil && (st.pr.Number != 0 || len(st.committed) > 0) {
 		if _, err := r.upsertPull(ctx, st.task, st.branch, st.base, r.st.Summary); err != nil {
@@ -49,7 +51,7 @@ func (r *run) reportCancelled(ctx context.Context, cause error) {
 func (r *run) saveWork(ctx context.Context) string {
 	st := r.impl
 	if st == nil {
-		return cancelledSaved(r.TriggerPhrase, nil)
+		return texts.CancelledSaved(r.TriggerPhrase, nil)
 	}
 	if err := r.commitPass(ctx, st, 0); err != nil {
 		r.logf("::warning::could not commit the in-scope work after the cancellation: %v", err)
@@ -57,17 +59,17 @@ func (r *run) saveWork(ctx context.Context) string {
 	if st.unpushed != "" {
 		// Committed, but the push itself was cut short.
 		if err := r.push(ctx, st.branch); err != nil {
-			r.logf("::warning::could not push %s after the cancellation: %v", shortSHA(st.unpushed), err)
+			r.logf("::warning::could not push %s after the cancellation: %v", texts.ShortSHA(st.unpushed), err)
 		} else {
 			st.headSHA, st.unpushed = st.unpushed, ""
 		}
 	}
-	return cancelledSaved(r.TriggerPhrase, st.saved())
+	return texts.CancelledSaved(r.TriggerPhrase, st.saved())
 }
 
 // saved is what the implementation has done so far, for the texts that say where it is.
-func (st *implState) saved() *savedWork {
-	return &savedWork{branch: st.branch, unpushed: st.unpushed, head: st.headSHA, committed: st.committed, pull: st.pr.Number}
+func (st *implState) saved() *texts.SavedWork {
+	return &texts.SavedWork{Branch: st.branch, Unpushed: st.unpushed, Head: st.headSHA, Committed: st.committed, Pull: st.pr.Number}
 }
 
 // resumeNote tells a failed run's reader where its work is and how to go on: a run that pushed
@@ -75,7 +77,7 @@ func (st *implState) saved() *savedWork {
 func (r *run) resumeNote() string {
 	st := r.impl
 	if st == nil {
-		return failedResume(r.TriggerPhrase, nil, "")
+		return texts.FailedResume(r.TriggerPhrase, nil, "")
 	}
-	return failedResume(r.TriggerPhrase, st.saved(), r.evidencePath(st.task.Role))
+	return texts.FailedResume(r.TriggerPhrase, st.saved(), r.evidencePath(st.task.Role))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/jail"
+	"github.com/codex-studio/studio-action/bot/texts"
 )
 
 // outputCutNote tells the reader that Codex printed more than the evidence keeps (a flood of its
@@ -29,7 +30,7 @@ func leftoversNote(n int) string {
 
 func passesNote(out codex.Outcome) string {
 	if n := len(out.FixPasses); n > 0 {
-		return fmt.Sprintf(", %d fix %s", n, plural(n, "pass", "passes"))
+		return fmt.Sprintf(", %d fix %s", n, texts.Plural(n, "pass", "passes"))
 	}
 	return ""
 }
@@ -51,8 +52,8 @@ func codexFailureLine(res codex.Result) string {
 
 func codexFailureSummary(res codex.Result) string {
 	s := codexFailureLine(res)
-	if tail := lastLines(res.Stderr, 20); tail != "" {
-		s += "\n\n" + detailsBlock("Codex stderr (tail)", untrustedBlock(tail))
+	if tail := texts.LastLines(res.Stderr, 20); tail != "" {
+		s += "\n\n" + texts.DetailsBlock("Codex stderr (tail)", texts.UntrustedBlock(tail))
 	}
 	return s
 }
@@ -67,10 +68,10 @@ func reviewBody(rev codex.ReviewOutcome, passed bool, blockers []codex.Blocker) 
 	// Everything after the heading is the reviewer's (model output): quoted as text.
 	switch {
 	case rev.Malformed != "":
-		fmt.Fprintf(&b, "\nThe review could not be read: %s\n", shownLine(rev.Malformed, 500))
+		fmt.Fprintf(&b, "\nThe review could not be read: %s\n", texts.ShownLine(rev.Malformed, 500))
 	case rev.Verdict != nil:
 		if s := strings.TrimSpace(rev.Verdict.Summary); s != "" {
-			fmt.Fprintf(&b, "\nThe reviewer's summary, quoted as text:\n\n%s\n", untrustedBlock(oneLine(s, 2000)))
+			fmt.Fprintf(&b, "\nThe reviewer's summary, quoted as text:\n\n%s\n", texts.UntrustedBlock(texts.OneLine(s, 2000)))
 		}
 		if rev.Verdict.NeedsFix && len(rev.Verdict.Blockers) == 0 {
 			b.WriteString("\nThe reviewer says the change needs a fix.\n")
@@ -79,16 +80,16 @@ func reviewBody(rev codex.ReviewOutcome, passed bool, blockers []codex.Blocker) 
 	if len(blockers) > 0 {
 		items := make([]string, len(blockers))
 		for i, bl := range blockers {
-			items[i] = oneLine(bl.String(), 1000)
+			items[i] = texts.OneLine(bl.String(), 1000)
 		}
-		b.WriteString("\n**Blockers**\n\n" + untrustedList(items, maxListed) + "\n")
+		b.WriteString("\n**Blockers**\n\n" + texts.UntrustedList(items, texts.MaxListed) + "\n")
 	}
 	if rev.Verdict != nil && len(rev.Verdict.Warnings) > 0 {
 		items := make([]string, len(rev.Verdict.Warnings))
 		for i, w := range rev.Verdict.Warnings {
-			items[i] = oneLine(w, 1000)
+			items[i] = texts.OneLine(w, 1000)
 		}
-		b.WriteString("\n**Warnings**\n\n" + untrustedList(items, maxListed) + "\n")
+		b.WriteString("\n**Warnings**\n\n" + texts.UntrustedList(items, texts.MaxListed) + "\n")
 	}
 	return b.String()
 }
@@ -111,7 +112,7 @@ func refusalHint(ref *codex.APIRefusal) string {
 	case codex.RefusedModel:
 		model := "the model"
 		if ref.Model != "" {
-			model = "the model " + codeSpan(ref.Model)
+			model = "the model " + texts.CodeSpan(ref.Model)
 		}
 		return model + " is not available to this key: set the `model` input to a model the account can use (or the role's `model` in `.codex/agents/<role>.toml`, or the `model-tier` input), or use a key whose project has access to it."
 	case codex.RefusedEndpoint:
@@ -136,12 +137,12 @@ func refusalNote(ref *codex.APIRefusal, again string) string {
 		words = "What Codex reported"
 	}
 	return fmt.Sprintf("**%s**, so the run stopped there: no fix pass or review was spent on a call that would meet the same answer. %s, quoted as untrusted text:\n\n%s\n\n**What to change:** %s Then comment `%s` again.",
-		strings.ToUpper(head[:1])+head[1:], words, fenced(ref.Message, "text"), refusalHint(ref), again)
+		strings.ToUpper(head[:1])+head[1:], words, texts.Fenced(ref.Message, "text"), refusalHint(ref), again)
 }
 
 // refusalFailure is the one line the step's error annotation carries.
 func refusalFailure(ref *codex.APIRefusal) string {
-	return oneLine(ref.Error(), 600) + " — what to change: " + refusalHint(ref)
+	return texts.OneLine(ref.Error(), 600) + " — what to change: " + refusalHint(ref)
 }
 
 // limitNote says a call of the run reached a per-call limit: which, its value, and the input that

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/policy/suggest"
 )
@@ -104,7 +105,7 @@ func HelpText(phrase string) string {
 			gated = append(gated, "`"+v.name+"`")
 		}
 	}
-	fmt.Fprintf(&b, "\n%s need write, maintain or admin permission on the repository.", andList(gated))
+	fmt.Fprintf(&b, "\n%s need write, maintain or admin permission on the repository.", texts.AndList(gated))
 	return b.String()
 }
 
@@ -113,7 +114,7 @@ func verbList(phrase string) string {
 	for _, v := range verbs {
 		names = append(names, fmt.Sprintf("`%s %s`", phrase, v.name))
 	}
-	return "The commands are " + andList(names) + "."
+	return "The commands are " + texts.AndList(names) + "."
 }
 
 // verbsWhere lists the verbs that work on an issue (pull false) or a pull request (pull true).
@@ -124,7 +125,7 @@ func verbsWhere(phrase string, pull bool) string {
 			names = append(names, fmt.Sprintf("`%s %s`", phrase, v.name))
 		}
 	}
-	return andList(names)
+	return texts.AndList(names)
 }
 
 // ParseCommand finds the first line of visible text in body that starts with the trigger phrase
@@ -151,12 +152,12 @@ func ParseCommand(body, phrase string) (cmd Command, ok bool) {
 func parseCommandFields(line string, args []string, phrase string) Command {
 	cmd := Command{Line: line}
 	if len(args) == 0 {
-		cmd.Err = &CommandError{Problem: needsVerb(phrase), Usage: verbList(phrase)}
+		cmd.Err = &CommandError{Problem: texts.NeedsVerb(phrase), Usage: verbList(phrase)}
 		return cmd
 	}
 	v := verbNamed(strings.ToLower(args[0]))
 	if v == nil {
-		cmd.Err = &CommandError{Problem: notAVerb(args[0], didYouMeanVerb(phrase, args[0])), Usage: verbList(phrase)}
+		cmd.Err = &CommandError{Problem: texts.NotAVerb(args[0], didYouMeanVerb(phrase, args[0])), Usage: verbList(phrase)}
 		return cmd
 	}
 	cmd.Verb = v.name
@@ -191,7 +192,7 @@ func didYouMeanVerb(phrase, typed string) string {
 	for i, n := range near {
 		spans[i] = fmt.Sprintf("`%s %s`", phrase, n)
 	}
-	return didYouMean(spans)
+	return texts.DidYouMean(spans)
 }
 
 // unexpectedArgError is what a verb's parser returns for an argument it does not take.
@@ -200,7 +201,7 @@ type unexpectedArgError struct{ arg string }
 func (e *unexpectedArgError) Error() string { return "unexpected " + e.arg }
 
 func unexpectedArg(phrase string, v *verb, arg string) error {
-	return &CommandError{Problem: unexpectedArgText(phrase, v.name, arg), Usage: usageOf(phrase, v)}
+	return &CommandError{Problem: texts.UnexpectedArgText(phrase, v.name, arg), Usage: usageOf(phrase, v)}
 }
 
 // asciiFields splits on ASCII spaces and tabs only: a non-breaking or other Unicode space is part

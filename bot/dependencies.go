@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -50,7 +51,7 @@ func (r *run) unmetDependencies(ctx context.Context, task policy.Task) ([]string
 	var out []string
 	for _, d := range deps {
 		if d == self {
-			out = append(out, dependsOnItself(self))
+			out = append(out, texts.DependsOnItself(self))
 			continue
 		}
 		var known []policy.GraphTask
@@ -61,12 +62,12 @@ func (r *run) unmetDependencies(ctx context.Context, task policy.Task) ([]string
 		case err != nil:
 			return nil, fmt.Errorf("read dependency #%d of #%d: %w", d, self, err)
 		case is.IsPull:
-			out = append(out, dependsOnPull(self, d))
+			out = append(out, texts.DependsOnPull(self, d))
 			continue
 		default:
 			status, err := taskStatusOf(r.LabelPrefix, is)
 			if err != nil {
-				out = append(out, dependencyUnreadable(self, d, err))
+				out = append(out, texts.DependencyUnreadable(self, d, err))
 				continue
 			}
 			known = append(known, policy.GraphTask{Issue: d, Status: status})
@@ -85,7 +86,7 @@ func (r *run) checkDependencies(ctx context.Context, task policy.Task) (stop boo
 	if err != nil || len(unmet) == 0 {
 		return false, err
 	}
-	reason := dependencyRefusal(r.TriggerPhrase, unmet)
+	reason := texts.DependencyRefusal(r.TriggerPhrase, unmet)
 	if r.cmd.runOptions().DryRun {
 		r.refusedNote = reason
 		return false, nil

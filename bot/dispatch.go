@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -236,7 +237,7 @@ func (b *eventBot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 		}
 		// The status comment is written when there is something to say (Codex starting, or a
 		// verdict): the reaction already acknowledged the command.
-		r.st.set(stepAuthorized, StepDone, actorDetail(tr.Actor.Login))
+		r.st.set(stepAuthorized, StepDone, texts.ActorDetail(tr.Actor.Login))
 		if pull {
 			err = v.onPull(ctx, r, pr)
 		} else {
@@ -269,7 +270,7 @@ type reactor interface {
 
 // refuseMisplaced answers a verb written where it does not work, before anything changes.
 func (b *eventBot) refuseMisplaced(ctx context.Context, tr Trigger, cmd Command, v *verb, pull bool, issue int) (Outcome, error) {
-	reply := misplacedReply(cmd.Line, tr.Actor.Login, b.TriggerPhrase, v.name, v.where, pull, issue, verbsWhere(b.TriggerPhrase, pull))
+	reply := texts.MisplacedReply(cmd.Line, tr.Actor.Login, b.TriggerPhrase, v.name, v.where, pull, issue, verbsWhere(b.TriggerPhrase, pull))
 	if _, err := b.gh.CreateComment(ctx, tr.Issue, reply); err != nil {
 		return Outcome{RunID: b.RunID}, err
 	}
@@ -287,7 +288,7 @@ func (b *eventBot) authorize(ctx context.Context, tr Trigger, cmd Command, reply
 	if policy.ParsePermission(perm).CanWrite() {
 		return true, nil
 	}
-	reply := permissionReply(cmd.Line, tr.Actor.Login, tr.Owner, tr.Repo, perm)
+	reply := texts.PermissionReply(cmd.Line, tr.Actor.Login, tr.Owner, tr.Repo, perm)
 	if _, err := b.gh.CreateComment(ctx, replyTo, reply); err != nil {
 		return false, err
 	}
@@ -299,11 +300,11 @@ func (b *eventBot) authorize(ctx context.Context, tr Trigger, cmd Command, reply
 // nothing else: no reaction, no status comment, no label.
 func (b *eventBot) refuseUsage(ctx context.Context, tr Trigger, cmd Command, replyTo int) (Outcome, error) {
 	out := Outcome{RunID: b.RunID, Status: "refused"}
-	reply := usageReply(cmd.Line, tr.Actor.Login, cmd.Err)
+	reply := texts.UsageReply(cmd.Line, tr.Actor.Login, cmd.Err)
 	if _, err := b.gh.CreateComment(ctx, replyTo, reply); err != nil {
 		return out, err
 	}
-	b.logf("refused: malformed command %q: %v", quoteLine(cmd.Line), cmd.Err)
+	b.logf("refused: malformed command %q: %v", texts.QuoteLine(cmd.Line), cmd.Err)
 	return out, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -74,12 +75,12 @@ func (b *eventBot) writeGate(ctx context.Context, pr hub.PullRequest, tn taskCon
 	}
 	res := policy.EvaluateGate(facts)
 	if tn.problem != "" {
-		res.Summary = gateTaskUnusable(tn.issue.Number, tn.problem, res.Summary)
+		res.Summary = texts.GateTaskUnusable(tn.issue.Number, tn.problem, res.Summary)
 	}
 	if err := b.publishGate(ctx, pr.HeadSHA, res); err != nil {
 		return res, err
 	}
-	b.logf("%s on %s (#%d): %s: %s", policy.GateCheckName, shortSHA(pr.HeadSHA), pr.Number, res.Conclusion, res.Title)
+	b.logf("%s on %s (#%d): %s: %s", policy.GateCheckName, texts.ShortSHA(pr.HeadSHA), pr.Number, res.Conclusion, res.Title)
 	return res, nil
 }
 

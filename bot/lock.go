@@ -8,6 +8,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -156,7 +157,7 @@ func (b *eventBot) acquireLock(ctx context.Context, issue int, event string) (*h
 	for waited, queued := false, false; ; {
 		err := b.Locks.CreateRef(ctx, ref, sha)
 		if err == nil {
-			b.logf("lock: %s taken by %s until %s", ref, runHolder(rec), rec.Expires.UTC().Format(time.RFC3339))
+			b.logf("lock: %s taken by %s until %s", ref, texts.RunHolder(rec), rec.Expires.UTC().Format(time.RFC3339))
 			return &heldLock{ref: ref, sha: sha, rec: rec, queued: queued}, nil
 		}
 		if !errors.Is(err, hub.ErrRefExists) {
@@ -189,7 +190,7 @@ func (b *eventBot) acquireLock(ctx context.Context, issue int, event string) (*h
 			return h, err
 		}
 		if !waited {
-			b.logf("lock: #%d is held by %s for %q until %s; waiting up to %s", issue, runHolder(holder), holder.Event, holder.Expires.UTC().Format(time.RFC3339), wait)
+			b.logf("lock: #%d is held by %s for %q until %s; waiting up to %s", issue, texts.RunHolder(holder), holder.Event, holder.Expires.UTC().Format(time.RFC3339), wait)
 			waited = true
 		}
 		left := start.Add(wait).Sub(now)
@@ -241,10 +242,10 @@ func (b *eventBot) askHolder(ctx context.Context, last *holderAsked, cur string,
 	switch {
 	case errors.Is(err, hub.ErrNotFound):
 		// A deleted run has ended, but a token that may not read it gets the same answer.
-		b.logf("lock: GitHub does not know %s, which holds #%d; waiting for it as for a live run", runHolder(holder), holder.Task)
+		b.logf("lock: GitHub does not know %s, which holds #%d; waiting for it as for a live run", texts.RunHolder(holder), holder.Task)
 		last.run = policy.HolderRun{Answered: true}
 	case err != nil:
-		b.logf("lock: could not ask GitHub whether %s, which holds #%d, is still going (%v); waiting for it as for a live run", runHolder(holder), holder.Task, err)
+		b.logf("lock: could not ask GitHub whether %s, which holds #%d, is still going (%v); waiting for it as for a live run", texts.RunHolder(holder), holder.Task, err)
 	default:
 		last.run = policy.HolderRun{Answered: true, Found: true, Status: r.Status, Conclusion: r.Conclusion, Attempt: r.Attempt}
 	}
@@ -262,17 +263,17 @@ func (b *eventBot) breakLock(ctx context.Context, ref, cur string, old policy.Lo
 	if err := b.Locks.AdvanceRef(ctx, ref, sha); err != nil {
 		return nil, err
 	}
-	ended := endedBecause(why, run)
+	ended := texts.EndedBecause(why, run)
 	switch {
 	case !readable:
 		old = policy.LockRecord{Task: rec.Task}
-		b.logf("::warning::lock: %s held an unreadable record (commit %s); broke it", ref, shortSHA(cur))
+		b.logf("::warning::lock: %s held an unreadable record (commit %s); broke it", ref, texts.ShortSHA(cur))
 	case ended != "":
 		b.logf("::warning::lock: broke the lock of #%d held by %s (event %q, taken %s, expiring %s): %s; it ended without releasing it",
-			rec.Task, runHolder(old), old.Event, old.Acquired.UTC().Format(time.RFC3339), old.Expires.UTC().Format(time.RFC3339), ended)
+			rec.Task, texts.RunHolder(old), old.Event, old.Acquired.UTC().Format(time.RFC3339), old.Expires.UTC().Format(time.RFC3339), ended)
 	default:
 		b.logf("::warning::lock: broke the expired lock of #%d held by %s (event %q, taken %s, expired %s): that run ended without releasing it",
-			rec.Task, runHolder(old), old.Event, old.Acquired.UTC().Format(time.RFC3339), old.Expires.UTC().Format(time.RFC3339))
+			rec.Task, texts.RunHolder(old), old.Event, old.Acquired.UTC().Format(time.RFC3339), old.Expires.UTC().Format(time.RFC3339))
 	}
 	return &heldLock{ref: ref, sha: sha, rec: rec, broken: &old, brokenWhy: ended}, nil
 }
@@ -342,7 +343,7 @@ func (b *eventBot) locked(ctx context.Context, issue int, event, actor string, f
 func (b *eventBot) reportBusy(ctx context.Context, busy *policy.LockBusy, event, actor string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	body := busyReply(event, actor, busy, b.RunURL)
+	body := texts.BusyReply(event, actor, busy, b.RunURL)
 	if _, err := b.gh.CreateComment(ctx, busy.Issue, body); err != nil {
 		b.logf("::warning::could not say on #%d that the event was not carried out: %v", busy.Issue, err)
 	}
@@ -357,5 +358,5 @@ func eventLine(tr Trigger, cmd Command) string {
 	if tr.Actor.Login != "" {
 		line += " by @" + tr.Actor.Login
 	}
-	return oneLine(line, 200)
+	return texts.OneLine(line, 200)
 }

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -36,7 +37,7 @@ func FuzzStatusComment(f *testing.F) {
 	for _, m := range forgedMarkers {
 		f.Add(m, "", "", "", "4242", int64(5))
 		f.Add("", m, "", "", "4242", int64(0))
-		f.Add("Codex's answer:\n\n"+fenced(m, "text"), "", "dead run ended", "From @alice: go on", "4242", int64(12))
+		f.Add("Codex's answer:\n\n"+texts.Fenced(m, "text"), "", "dead run ended", "From @alice: go on", "4242", int64(12))
 	}
 	f.Add(strings.Repeat("x", policy.MaxBodyChars), "d", "h", "s", "1", int64(math.MaxInt64))
 	f.Add("", "", "a <!-- /studio:history --> b", "", "id with space>", int64(1))
@@ -78,7 +79,7 @@ func FuzzStatusComment(f *testing.F) {
 		}
 		var entries []string
 		for _, e := range st.History {
-			entries = append(entries, historyEntry(e))
+			entries = append(entries, texts.HistoryEntry(e))
 		}
 		if got := parseHistory(body); !slices.Equal(got, entries) {
 			t.Fatalf("history read back as %q, want %q", got, entries)
@@ -87,8 +88,8 @@ func FuzzStatusComment(f *testing.F) {
 		switch {
 		case runID == "" && ok:
 			t.Fatalf("a run marker %+v read back, but the bot wrote none", prev)
-		case runID != "" && (!ok || prev.id != markerWord(runID) || prev.attempt != "2" || prev.state != "running" || !prev.expires.Equal(st.Expires) || prev.url != runURL):
-			t.Fatalf("the run marker read back as %+v, %v; want run %q attempt 2 running, expiring %s, at %s", prev, ok, markerWord(runID), st.Expires, runURL)
+		case runID != "" && (!ok || prev.id != texts.MarkerWord(runID) || prev.attempt != "2" || prev.state != "running" || !prev.expires.Equal(st.Expires) || prev.url != runURL):
+			t.Fatalf("the run marker read back as %+v, %v; want run %q attempt 2 running, expiring %s, at %s", prev, ok, texts.MarkerWord(runID), st.Expires, runURL)
 		}
 
 		// Read back and written again, the record does not change: a run that only carries the
@@ -114,7 +115,7 @@ func FuzzTrackingComment(f *testing.F) {
 	f.Fuzz(func(t *testing.T, said, note string, max int, handled int64) {
 		st := &orchState{Issue: 7, Tasks: []int{8, 9}, Max: max, Run: "4242", Status: "running",
 			Pulls: map[string]int{"8": 12}, Runs: map[string]string{"8": "https://github.com/acme/hop/actions/runs/1"},
-			Said: map[string]string{"8": oneLine(said, 160)}, Handled: []int64{handled}}
+			Said: map[string]string{"8": texts.OneLine(said, 160)}, Handled: []int64{handled}}
 		if note != "" {
 			st.Notes = []string{note}
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/jail"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/policy/egress"
 )
@@ -53,7 +54,7 @@ func (r *run) configureNetwork(tc taskContext, phase policy.Phase, elig policy.E
 		elig.Provenance == policy.ProvenanceApproval, phase == policy.PhasePlan)
 	allow, notes := egress.Effective(src)
 	r.Network.Configure(codex.NetworkConfig{Mode: mode, Allow: allow})
-	r.st.Network = networkLine(mode, allow, ecosystems, notes, r.Network.For(r.Jail) != nil)
+	r.st.Network = texts.NetworkLine(mode, allow, ecosystems, notes, r.Network.For(r.Jail) != nil)
 }
 
 // rootNames are the names at the workspace's root, where the ecosystems' files are looked for.
@@ -83,7 +84,7 @@ func (r *run) networkNote(out codex.Outcome) string {
 			Blocked: blocks.Total, NotListed: blocks.Dropped, Blocks: blocks.Kept(), Allowed: r.Network.Allowed(),
 		})
 	}
-	return networkBlocks(blocks, verificationFailed(out))
+	return texts.NetworkBlocks(blocks, verificationFailed(out))
 }
 
 // networkEvidence is the run's network.json.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -605,19 +606,19 @@ func (b *eventBot) setIssueStatus(ctx context.Context, issue int, status, why st
 	if err != nil || !changed {
 		return err
 	}
-	r.st.History = append(r.st.History, statusHistoryLine(b.Now(), from, status, b.RunID, why))
+	r.st.History = append(r.st.History, texts.StatusHistoryLine(b.Now(), from, status, b.RunID, why))
 	r.st.Verdict, r.st.Ended = status, true
-	r.st.set(stepVerdict, StepDone, verdictDetail(status))
-	r.st.Summary = statusNote(status, why)
+	r.st.set(stepVerdict, StepDone, texts.VerdictDetail(status))
+	r.st.Summary = texts.StatusNote(status, why)
 	return r.publish(ctx)
 }
 
 // orchestrationConfig is the default branch's studio.json, for the approvals a dry run names.
 func (o *orchRun) approval(t policy.GraphTask) string {
 	if o.cfg == nil {
-		return approvalNeeded("", false, t.ReadOnly)
+		return texts.ApprovalNeeded("", false, t.ReadOnly)
 	}
-	return approvalNeeded(o.cfg.StudioMode, true, t.ReadOnly)
+	return texts.ApprovalNeeded(o.cfg.StudioMode, true, t.ReadOnly)
 }
 
 // trackingBody is an orchestration's tracking comment: a table of its tasks, their statuses,
@@ -626,7 +627,7 @@ func trackingBody(st *orchState, tasks []policy.GraphTask, runURL string) string
 	var b strings.Builder
 	b.WriteString(orchMarker(st.Issue) + "\n")
 	fmt.Fprintf(&b, "### Codex Studio orchestration: **%s**\n\n", st.Status)
-	fmt.Fprintf(&b, "At most %d %s at once; each task runs in its own workflow run once its dependencies are done.\n\n", st.Max, plural(st.Max, "task", "tasks"))
+	fmt.Fprintf(&b, "At most %d %s at once; each task runs in its own workflow run once its dependencies are done.\n\n", st.Max, texts.Plural(st.Max, "task", "tasks"))
 	b.WriteString("| task | role | status | depends on | pull request | last run | said (untrusted) |\n|---|---|---|---|---|---|---|\n")
 	byIssue := map[int]policy.GraphTask{}
 	for _, t := range tasks {
@@ -636,7 +637,7 @@ func trackingBody(st *orchState, tasks []policy.GraphTask, runURL string) string
 		t, ok := byIssue[n]
 		role, state, deps := "?", "unknown", "-"
 		if ok {
-			role, state = t.Role, orDefault(t.Status, policy.StatusReady)
+			role, state = t.Role, texts.OrDefault(t.Status, policy.StatusReady)
 			if len(t.DependsOn) > 0 {
 				var ds []string
 				for _, d := range t.DependsOn {
@@ -653,19 +654,19 @@ func trackingBody(st *orchState, tasks []policy.GraphTask, runURL string) string
 		if u := st.Runs[fmt.Sprint(n)]; u != "" {
 			last = fmt.Sprintf("[run](%s)", u)
 		}
-		if m := shortMark(st.Marks[fmt.Sprint(n)]); m != "" {
+		if m := texts.ShortMark(st.Marks[fmt.Sprint(n)]); m != "" {
 			state += " (" + m + ")"
 		}
 		said := "-"
 		if s := st.Said[fmt.Sprint(n)]; s != "" {
-			said = codeSpan(s)
+			said = texts.CodeSpan(s)
 		}
-		fmt.Fprintf(&b, "| #%d | `%s` | %s | %s | %s | %s | %s |\n", n, oneLine(role, 60), state, deps, pull, last, strings.ReplaceAll(said, "|", "\\|"))
+		fmt.Fprintf(&b, "| #%d | `%s` | %s | %s | %s | %s | %s |\n", n, texts.OneLine(role, 60), state, deps, pull, last, strings.ReplaceAll(said, "|", "\\|"))
 	}
 	if len(st.Notes) > 0 {
 		b.WriteString("\n**Notes**\n")
 		for _, n := range st.Notes {
-			fmt.Fprintf(&b, "- %s\n", oneLine(n, 400))
+			fmt.Fprintf(&b, "- %s\n", texts.OneLine(n, 400))
 		}
 	}
 	if runURL != "" {

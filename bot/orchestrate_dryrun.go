@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -18,9 +19,9 @@ func (o *orchRun) dryRunDetails(ctx context.Context) func(policy.GraphTask) []st
 		workdir = "."
 	}
 	return func(t policy.GraphTask) []string {
-		lines := []string{dryRunApprovalLine(o.approval(t))}
+		lines := []string{texts.DryRunApprovalLine(o.approval(t))}
 		requested := append([]string{"AGENTS.md", policy.StudioConfigPath}, t.Files...)
-		lines = append(lines, dryRunContextLine(requested))
+		lines = append(lines, texts.DryRunContextLine(requested))
 		if rolesErr != nil || t.Role == "" {
 			return lines
 		}
@@ -28,7 +29,7 @@ func (o *orchRun) dryRunDetails(ctx context.Context) func(policy.GraphTask) []st
 		routes, err := rs.RouteForTask(task, func(path string) ([]byte, error) { return o.b.baseFile(ctx, path, o.base) },
 			RouteInputs{Model: o.b.Model, ModelTier: o.b.ModelTier})
 		if err != nil {
-			return append(lines, dryRunCodexLine("", err))
+			return append(lines, texts.DryRunCodexLine("", err))
 		}
 		sandbox := string(policy.SandboxReadOnly)
 		if o.cfg != nil {
@@ -39,6 +40,6 @@ func (o *orchRun) dryRunDetails(ctx context.Context) func(policy.GraphTask) []st
 			sandbox = string(elig.CodexSandbox)
 		}
 		display := codex.Display("codex", codex.Args(codex.Request{Model: routes.Implementation.Primary, Workdir: workdir, Sandbox: sandbox}, codex.ArgOptions{}))
-		return append(lines, dryRunCodexLine(display, nil))
+		return append(lines, texts.DryRunCodexLine(display, nil))
 	}
 }

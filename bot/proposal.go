@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 	"gopkg.in/yaml.v3"
@@ -117,7 +118,7 @@ func ParseProposal(finalMessage string, rules ProposalRules) (Proposal, error) {
 	}
 	for k := range raw {
 		if !contains(proposalFields, k) {
-			return Proposal{}, fmt.Errorf("the answer has the unknown field %q", oneLine(k, 50))
+			return Proposal{}, fmt.Errorf("the answer has the unknown field %q", texts.OneLine(k, 50))
 		}
 	}
 	var role, summary string
@@ -144,12 +145,12 @@ func ParseProposal(finalMessage string, rules ProposalRules) (Proposal, error) {
 	case rules.LabelRole != "" && role == "":
 		role = rules.LabelRole
 	case rules.LabelRole != "" && role != rules.LabelRole:
-		return Proposal{}, fmt.Errorf("`role`: the answer names %s but the issue's role label names `%s`", codeSpan(role), rules.LabelRole)
+		return Proposal{}, fmt.Errorf("`role`: the answer names %s but the issue's role label names `%s`", texts.CodeSpan(role), rules.LabelRole)
 	case role == "":
 		return Proposal{}, errors.New("`role` is empty")
 	}
 	if !rules.known(role) {
-		return Proposal{}, fmt.Errorf("`role`: %s is not a studio role", codeSpan(role))
+		return Proposal{}, fmt.Errorf("`role`: %s is not a studio role", texts.CodeSpan(role))
 	}
 	if msg := prompts.WrongEngineMessage(role, rules.Engine); msg != "" {
 		return Proposal{}, errors.New("`role`: " + msg)
@@ -236,7 +237,7 @@ func decodeVerify(data json.RawMessage) (*policy.Verification, error) {
 	}
 	for k := range raw {
 		if k != "command" && k != "args" {
-			return nil, fmt.Errorf("`verify` has the unknown field %q", oneLine(k, 50))
+			return nil, fmt.Errorf("`verify` has the unknown field %q", texts.OneLine(k, 50))
 		}
 	}
 	var v policy.Verification
@@ -321,7 +322,7 @@ func encodeBlock(doc taskBlockYAML) (string, error) {
 	if err := enc.Close(); err != nil {
 		return "", fmt.Errorf("render the task block: %w", err)
 	}
-	return fenced(b.String(), "studio"), nil
+	return texts.Fenced(b.String(), "studio"), nil
 }
 
 // proposalMarker opens the bot's reply holding a proposal; `/studio accept` trusts it only in a
@@ -357,7 +358,7 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 	planner, labelRole := proposalRole, ""
 	switch {
 	case len(labels) > 1:
-		return r.block(ctx, stepTaskParsed, severalRoleLabels(labels, proposalRole))
+		return r.block(ctx, stepTaskParsed, texts.SeveralRoleLabels(labels, proposalRole))
 	case len(labels) == 1:
 		labelRole, planner = labels[0], labels[0]
 	}
@@ -368,10 +369,10 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 	if _, ok := roles.Lookup(planner); !ok {
 		return r.block(ctx, stepTaskParsed, roles.UnknownRoleMessage(planner))
 	}
-	r.st.set(stepTaskParsed, StepDone, proposalTaskDetail(planner))
+	r.st.set(stepTaskParsed, StepDone, texts.ProposalTaskDetail(planner))
 	if r.cmd.runOptions().DryRun {
-		r.st.Summary = proposalDryRun(r.TriggerPhrase, planner)
-		r.st.set(stepCodex, StepSkipped, detailDryRun)
+		r.st.Summary = texts.ProposalDryRun(r.TriggerPhrase, planner)
+		r.st.set(stepCodex, StepSkipped, texts.DetailDryRun)
 		r.out.Status, r.out.Summary = "done", r.st.Summary
 		return r.publish(ctx)
 	}
@@ -396,7 +397,7 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 		return err
 	}
 	impl := route.Implementation.Primary
-	callLine := planningPassDetail(impl.Model, impl.Effort)
+	callLine := texts.PlanningPassDetail(impl.Model, impl.Effort)
 	r.st.set(stepCodex, StepPending, callLine)
 	if err := r.publish(ctx); err != nil {
 		return err
@@ -419,25 +420,25 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 	}
 	if res.Failed() {
 		r.st.Summary = codexFailureSummary(res)
-		return r.block(ctx, stepCodex, planningFailed(r.TriggerPhrase))
+		return r.block(ctx, stepCodex, texts.PlanningFailed(r.TriggerPhrase))
 	}
 	p, perr := ParseProposal(res.FinalMessage, ProposalRules{LabelRole: labelRole, Engine: cfg.Engine, Known: func(id string) bool { _, ok := roles.Lookup(id); return ok }})
 	if perr != nil {
 		_ = ev.Write("proposal-malformed.txt", []byte(perr.Error()+"\n\n"+res.FinalMessage))
-		r.st.Summary = unusableAnswer(r.Redactor.Redact(quotedAnswer(res.FinalMessage)))
-		return r.block(ctx, stepCodex, unusableProposal(perr.Error(), r.TriggerPhrase))
+		r.st.Summary = texts.UnusableAnswer(r.Redactor.Redact(texts.QuotedAnswer(res.FinalMessage)))
+		return r.block(ctx, stepCodex, texts.UnusableProposal(perr.Error(), r.TriggerPhrase))
 	}
 	_ = ev.Write("proposal.md", []byte(p.Block+"\n"))
 	r.st.set(stepCodex, StepDone, callLine)
 
-	reply := r.Redactor.Redact(proposalReply(r.TriggerPhrase, r.tr.Actor.Login, r.cmd.Line, planner, proposalMarker(r.tr.Issue), p.Block, p.Summary))
+	reply := r.Redactor.Redact(texts.ProposalReply(r.TriggerPhrase, r.tr.Actor.Login, r.cmd.Line, planner, proposalMarker(r.tr.Issue), p.Block, p.Summary))
 	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
 		return err
 	}
-	r.st.set(stepCommitted, StepSkipped, detailNoTaskBlockYet)
-	r.st.set(stepPull, StepSkipped, detailNoTaskBlockYet)
-	r.st.set(stepVerdict, StepPending, verdictDetail("awaiting a task block"))
-	r.st.Summary = proposedSummary(r.TriggerPhrase, p.Task.Role, p.Task.WriteFiles) + leftoversNote(exe.Leftovers())
+	r.st.set(stepCommitted, StepSkipped, texts.DetailNoTaskBlockYet)
+	r.st.set(stepPull, StepSkipped, texts.DetailNoTaskBlockYet)
+	r.st.set(stepVerdict, StepPending, texts.VerdictDetail("awaiting a task block"))
+	r.st.Summary = texts.ProposedSummary(r.TriggerPhrase, p.Task.Role, p.Task.WriteFiles) + leftoversNote(exe.Leftovers())
 	r.out.Status, r.out.Summary = statusAwaitingApproval, r.st.Summary
 	if err := r.setStatusLabel(ctx, statusAwaitingApproval); err != nil {
 		return err
@@ -486,7 +487,7 @@ func proposedBlock(body string, known func(id string) bool) (string, policy.Task
 		return "", policy.Task{}, taskProblem(err)
 	}
 	if !known(task.Role) {
-		return "", policy.Task{}, fmt.Errorf("its role %s is not a studio role", codeSpan(task.Role))
+		return "", policy.Task{}, fmt.Errorf("its role %s is not a studio role", texts.CodeSpan(task.Role))
 	}
 	return text, task, nil
 }

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 )
@@ -64,7 +65,7 @@ func FuzzParseProposal(f *testing.F) {
 			t.Fatalf("the block appended to a body does not read back: %+v, %v", task, err)
 		}
 
-		reply := proposalReply("/studio", "alice", "/studio run", "producer", proposalMarker(7), p.Block, p.Summary)
+		reply := texts.ProposalReply("/studio", "alice", "/studio run", "producer", proposalMarker(7), p.Block, p.Summary)
 		c, ok := latestProposal([]hub.Comment{{ID: 1, Author: "bot", Body: reply}}, 7, "bot")
 		if !ok {
 			t.Fatalf("the reply is not found as the proposal for #7:\n%s", reply)

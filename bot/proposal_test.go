@@ -7,6 +7,7 @@ import (
 	"github.com/codex-studio/studio-action/prompts"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -27,7 +28,7 @@ func TestProposalReplyRendersTheValidatedBlock(t *testing.T) {
 	if err != nil || !sameTask(task, p.Task) || task.Verify == nil || task.Verify.Command != "godot" {
 		t.Fatalf("the block does not read back: %+v, %v\n%s", task, err, p.Block)
 	}
-	reply := proposalReply("/studio", "alice", "/studio run", "producer", proposalMarker(7), p.Block, p.Summary)
+	reply := texts.ProposalReply("/studio", "alice", "/studio run", "producer", proposalMarker(7), p.Block, p.Summary)
 	checkGolden(t, "proposal_reply.md", reply)
 	c, ok := latestProposal([]hub.Comment{{ID: 1, Author: "github-actions[bot]", Body: reply}}, 7, "github-actions[bot]")
 	if !ok {
@@ -121,8 +122,8 @@ func TestAcceptFindsOnlyTheBotsLatestProposal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	older := proposalReply("/studio", "alice", "/studio run", "producer", proposalMarker(7), "```studio\nrole: writer\nwriteFiles: [a.md]\n```", "x")
-	newer := proposalReply("/studio", "alice", "/studio run", "producer", proposalMarker(7), p.Block, p.Summary)
+	older := texts.ProposalReply("/studio", "alice", "/studio run", "producer", proposalMarker(7), "```studio\nrole: writer\nwriteFiles: [a.md]\n```", "x")
+	newer := texts.ProposalReply("/studio", "alice", "/studio run", "producer", proposalMarker(7), p.Block, p.Summary)
 	comments := []hub.Comment{
 		{ID: 1, Author: "github-actions[bot]", Body: older},
 		{ID: 2, Author: "github-actions[bot]", Body: newer},

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -129,8 +130,8 @@ func (b *eventBot) implementApproved(ctx context.Context, tr Trigger, issue int,
 		return out, true, err
 	}
 	r.marker = pa.markerLine
-	r.st.set(stepAuthorized, StepDone, approvedByDetail(first.Author, first.ID, first.CommitID, pa.marker.RequestedBy))
-	r.st.set(stepTaskParsed, StepDone, taskDetail(tn.task))
+	r.st.set(stepAuthorized, StepDone, texts.ApprovedByDetail(first.Author, first.ID, first.CommitID, pa.marker.RequestedBy))
+	r.st.set(stepTaskParsed, StepDone, texts.TaskDetail(tn.task))
 	// A dependency may have been re-run or blocked since the plan (dependencies.go).
 	if stop, err := r.checkDependencies(ctx, tn.task); stop || err != nil {
 		if err != nil {
@@ -187,13 +188,13 @@ func (b *eventBot) showApprovalStatus(ctx context.Context, issue int, pr hub.Pul
 		return err
 	}
 	diag := policy.ApprovalDiagnostic{ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, ApprovalScopes: tn.task.ApprovalScope, Match: pa.match}
-	r.st.set(stepPull, StepDone, pullDetail(pr.Number, true))
-	r.st.set(stepVerdict, StepPending, verdictDetail("awaiting approval"))
+	r.st.set(stepPull, StepDone, texts.PullDetail(pr.Number, true))
+	r.st.set(stepVerdict, StepPending, texts.VerdictDetail("awaiting approval"))
 	// Why a matching approval did not start the implementation: the task, or a frozen project.
 	notStarted := tn.problem
 	if notStarted == "" && !tn.cfg.Active() {
 		notStarted = strings.TrimSuffix(tn.cfg.InactiveReason(), ".")
 	}
-	r.st.Summary = approvalStatus(pr.Number, pa.match.HasMatchingApproval(), notStarted, tn.problem, pa.plan.why, approver(pa.marker.RequestedBy, tn.cfg.StudioMode), diag.Render())
+	r.st.Summary = texts.ApprovalStatus(pr.Number, pa.match.HasMatchingApproval(), notStarted, tn.problem, pa.plan.why, texts.Approver(pa.marker.RequestedBy, tn.cfg.StudioMode), diag.Render())
 	return r.publish(ctx)
 }

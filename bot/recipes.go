@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 )
@@ -46,9 +47,9 @@ func (r *run) createRecipeTasks(ctx context.Context, o RecipeOptions) error {
 	}
 	out := recipeOutcome{recipe: recipe, groupID: policy.RecipeGroupID(recipe.WorkflowID, recipeGroupSuffix()), created: map[string]int{}}
 	if o.DryRun {
-		r.st.set(stepTaskParsed, StepDone, recipeDetail(recipe.WorkflowID, 0, true))
+		r.st.set(stepTaskParsed, StepDone, texts.RecipeDetail(recipe.WorkflowID, 0, true))
 		return r.taskReply(ctx, nil, func() string {
-			return recipeDryRunReply(r.tr.Issue, policy.RenderRecipe(recipe, out.groupID, nil))
+			return texts.RecipeDryRunReply(r.tr.Issue, policy.RenderRecipe(recipe, out.groupID, nil))
 		})
 	}
 	creator, err := r.taskCreator(ctx)
@@ -61,12 +62,12 @@ func (r *run) createRecipeTasks(ctx context.Context, o RecipeOptions) error {
 			return r.taskReply(ctx, err, nil)
 		}
 		// A later step refused after earlier ones were opened: say which exist.
-		out.notes = append(out.notes, recipeStopped(refusal.Msg))
+		out.notes = append(out.notes, texts.RecipeStopped(refusal.Msg))
 	}
 	r.appendTaskList(ctx, &out)
-	r.st.set(stepTaskParsed, StepDone, recipeDetail(recipe.WorkflowID, len(out.created), false))
+	r.st.set(stepTaskParsed, StepDone, texts.RecipeDetail(recipe.WorkflowID, len(out.created), false))
 	return r.taskReply(ctx, nil, func() string {
-		return recipeCreatedReply(r.TriggerPhrase, r.tr.Issue, len(out.created), policy.RenderRecipe(recipe, out.groupID, out.created), out.notes)
+		return texts.RecipeCreatedReply(r.TriggerPhrase, r.tr.Issue, len(out.created), policy.RenderRecipe(recipe, out.groupID, out.created), out.notes)
 	})
 }
 
@@ -89,7 +90,7 @@ func (r *run) findRecipe(ctx context.Context, name string) (policy.Recipe, error
 	}
 	recipe, err := policy.FindRecipe(id, func(string) bool { return known })
 	if err != nil {
-		return policy.Recipe{}, &TaskRefusal{Msg: unknownRecipe(err)}
+		return policy.Recipe{}, &TaskRefusal{Msg: texts.UnknownRecipe(err)}
 	}
 	return recipe, nil
 }
@@ -105,7 +106,7 @@ func (r *run) openRecipeTasks(ctx context.Context, creator *TaskCreator, out *re
 		is, _, err := creator.Create(ctx, nt)
 		if err != nil {
 			if len(out.created) > 0 {
-				err = fmt.Errorf("%w (after opening %s)", err, issueRefs(createdIssues(out.recipe, out.created)))
+				err = fmt.Errorf("%w (after opening %s)", err, texts.IssueRefs(createdIssues(out.recipe, out.created)))
 			}
 			return err
 		}
@@ -115,7 +116,7 @@ func (r *run) openRecipeTasks(ctx context.Context, creator *TaskCreator, out *re
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			out.notes = append(out.notes, subIssueRefused(is.Number, r.tr.Issue, hub.Explain(err)))
+			out.notes = append(out.notes, texts.SubIssueRefused(is.Number, r.tr.Issue, hub.Explain(err)))
 		}
 	}
 	return nil
@@ -135,19 +136,19 @@ func (r *run) appendTaskList(ctx context.Context, out *recipeOutcome) {
 	}
 	is, err := r.gh.IssueNow(ctx, r.tr.Issue)
 	if err != nil {
-		out.notes = append(out.notes, taskListNotAdded(r.tr.Issue, hub.Explain(err)))
+		out.notes = append(out.notes, texts.TaskListNotAdded(r.tr.Issue, hub.Explain(err)))
 		return
 	}
-	body := strings.TrimRight(is.Body, "\n") + "\n\n" + recipeTaskListSection(out.recipe.WorkflowID, out.groupID, policy.RecipeTaskList(out.recipe, out.created)) + "\n"
+	body := strings.TrimRight(is.Body, "\n") + "\n\n" + texts.RecipeTaskListSection(out.recipe.WorkflowID, out.groupID, policy.RecipeTaskList(out.recipe, out.created)) + "\n"
 	if strings.TrimSpace(is.Body) == "" {
 		body = strings.TrimLeft(body, "\n")
 	}
 	if utf8.RuneCountInString(body) > maxCommentChars {
-		out.notes = append(out.notes, taskListTooLong(r.tr.Issue, maxCommentChars))
+		out.notes = append(out.notes, texts.TaskListTooLong(r.tr.Issue, maxCommentChars))
 		return
 	}
 	if err := r.gh.EditIssueBody(ctx, r.tr.Issue, body); err != nil {
-		out.notes = append(out.notes, taskListNotAdded(r.tr.Issue, hub.Explain(err)))
+		out.notes = append(out.notes, texts.TaskListNotAdded(r.tr.Issue, hub.Explain(err)))
 	}
 }
 

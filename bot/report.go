@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -30,7 +31,7 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 	routes, prepared, facts := rr.routes, rr.prepared, rr.facts
 
 	impl := routes.Implementation.Primary
-	r.st.set(stepCodex, StepPending, readOnlyCodexDetail(impl.Model, impl.Effort, elig.CodexSandbox))
+	r.st.set(stepCodex, StepPending, texts.ReadOnlyCodexDetail(impl.Model, impl.Effort, elig.CodexSandbox))
 	if err := r.publish(ctx); err != nil {
 		return err
 	}
@@ -42,14 +43,14 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 	}
 	switch {
 	case out.FinalStatus == codex.StatusDone:
-		r.st.set(stepCodex, StepDone, modelDetail(impl.Model, impl.Effort))
+		r.st.set(stepCodex, StepDone, texts.ModelDetail(impl.Model, impl.Effort))
 	case out.Refusal != nil:
 		r.st.set(stepCodex, StepFailed, refusalHeadline(out.Refusal)) // the API's words go in a fence below
 	default:
-		r.st.set(stepCodex, StepFailed, shownLine(out.Reason, 300)) // the verification's words: as text
+		r.st.set(stepCodex, StepFailed, texts.ShownLine(out.Reason, 300)) // the verification's words: as text
 	}
-	r.st.set(stepCommitted, StepSkipped, detailReadOnlyCommit)
-	r.st.set(stepPull, StepSkipped, detailReadOnlyPull)
+	r.st.set(stepCommitted, StepSkipped, texts.DetailReadOnlyCommit)
+	r.st.set(stepPull, StepSkipped, texts.DetailReadOnlyPull)
 
 	verdict, blockers := verdictFrom(out, st)
 	text := strings.TrimSpace(out.Implementation.Result.FinalMessage)
@@ -57,7 +58,7 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 	if r.spawn != nil && out.FinalStatus == codex.StatusDone {
 		d, err := delegationSummary(text)
 		if err != nil {
-			verdict, blockers = "blocked", append(blockers, delegationUnusable(err))
+			verdict, blockers = "blocked", append(blockers, texts.DelegationUnusable(err))
 			text = ""
 		} else {
 			delegation, text = &d, strings.TrimSpace(d.Summary)
@@ -66,7 +67,7 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 	var link, delegated string
 	if out.FinalStatus == codex.StatusDone {
 		if text == "" {
-			verdict, blockers = "blocked", append(blockers, emptyReport)
+			verdict, blockers = "blocked", append(blockers, texts.EmptyReport)
 		} else {
 			if st.ev != nil {
 				if err := st.ev.Write(reportFile, []byte(text+"\n")); err != nil {
@@ -77,7 +78,7 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 			if err != nil {
 				return err
 			}
-			link = reportLink(c.ID)
+			link = texts.ReportLink(c.ID)
 		}
 	}
 	if delegation != nil && verdict == "done" {
@@ -86,14 +87,14 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 		}
 	}
 
-	summary := verdictSummary(verdict, nil, blockers, "")
+	summary := texts.VerdictSummary(verdict, nil, blockers, "")
 	if out.Refusal != nil {
 		// The first blocker is the refusal, which the note says with the API's words fenced.
-		summary = verdictSummary(verdict, nil, blockers[1:], "") + "\n\n" + refusalNote(out.Refusal, r.TriggerPhrase+" run")
+		summary = texts.VerdictSummary(verdict, nil, blockers[1:], "") + "\n\n" + refusalNote(out.Refusal, r.TriggerPhrase+" run")
 		r.out.Failure = refusalFailure(out.Refusal)
 	}
 	if link != "" {
-		summary += "\n\n" + reportPosted(task.Role, link, reportFile)
+		summary += "\n\n" + texts.ReportPosted(task.Role, link, reportFile)
 	}
 	if delegated != "" {
 		summary += "\n\n" + delegated
@@ -118,7 +119,7 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 // redacted, cut to fit, and quoted in a fence so its markdown (mentions, images, links, HTML)
 // is shown, not rendered.
 func (r *run) reportBody(task policy.Task, model, text string) string {
-	return reportComment(task.Role, model, r.RunID, r.Redactor.Redact(text), maxReportChars)
+	return texts.ReportComment(task.Role, model, r.RunID, r.Redactor.Redact(text), maxReportChars)
 }
 
 // revertReadOnly puts back every file a read-only role's Codex call changed: the role may change
@@ -126,7 +127,7 @@ func (r *run) reportBody(task policy.Task, model, text string) string {
 func (r *run) revertReadOnly(ctx context.Context, st *implState) error {
 	changes, err := r.revertChanges(ctx)
 	for _, c := range changes {
-		st.outOfScope[c.Path] = policy.ScopeRefusal{Kind: string(c.Kind), Reason: readOnlyReverted(st.task.Role)}
+		st.outOfScope[c.Path] = policy.ScopeRefusal{Kind: string(c.Kind), Reason: texts.ReadOnlyReverted(st.task.Role)}
 	}
 	return err
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/jail"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/policy/routing"
@@ -245,8 +246,8 @@ func (r *run) reportFailure(ctx context.Context, err error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	r.st.Ended = true
-	r.st.set(stepVerdict, StepFailed, verdictDetail("error"))
-	r.st.Summary = withNote(r.st.Summary, failedNote(r.Redactor.Redact(hub.Explain(err)), r.resumeNote()))
+	r.st.set(stepVerdict, StepFailed, texts.VerdictDetail("error"))
+	r.st.Summary = texts.WithNote(r.st.Summary, texts.FailedNote(r.Redactor.Redact(hub.Explain(err)), r.resumeNote()))
 	// The issue still ends with exactly one status label.
 	if lerr := r.setStatusLabel(ctx, "blocked"); lerr != nil {
 		r.logf("::warning::could not label the issue blocked: %v", lerr)
@@ -338,9 +339,9 @@ func (r *run) publishBody(ctx context.Context, body string) error {
 // block ends the run with a blocked verdict whose reason the user can act on.
 func (r *run) block(ctx context.Context, step, reason string) error {
 	r.st.set(step, StepFailed, "")
-	r.st.set(stepVerdict, StepDone, verdictDetail("blocked"))
+	r.st.set(stepVerdict, StepDone, texts.VerdictDetail("blocked"))
 	r.st.Verdict = "blocked"
-	r.st.Summary = withNote(r.st.Summary, blockedNote(reason))
+	r.st.Summary = texts.WithNote(r.st.Summary, texts.BlockedNote(reason))
 	r.out.Status = "blocked"
 	r.out.Summary = r.st.Summary
 	if err := r.setStatusLabel(ctx, "blocked"); err != nil {
@@ -352,10 +353,10 @@ func (r *run) block(ctx context.Context, step, reason string) error {
 // refuse ends the run without doing anything: the reason is the verdict, and the issue's status
 // label is left as it was, since nothing ran.
 func (r *run) refuse(ctx context.Context, reason string) error {
-	r.st.set(stepCodex, StepSkipped, detailRefused)
-	r.st.set(stepVerdict, StepDone, verdictDetail("refused"))
+	r.st.set(stepCodex, StepSkipped, texts.DetailRefused)
+	r.st.set(stepVerdict, StepDone, texts.VerdictDetail("refused"))
 	r.st.Verdict = "refused"
-	r.st.Summary = refusedNote(reason)
+	r.st.Summary = texts.RefusedNote(reason)
 	r.out.Status = "refused"
 	r.out.Summary = r.st.Summary
 	return r.publish(ctx)
@@ -377,7 +378,7 @@ func (r *run) setStatusLabel(ctx context.Context, status string) error {
 	}
 	r.issue.Labels = kept
 	if changed {
-		r.st.History = append(r.st.History, statusHistoryLine(r.Now(), from, status, r.RunID, ""))
+		r.st.History = append(r.st.History, texts.StatusHistoryLine(r.Now(), from, status, r.RunID, ""))
 	}
 	return nil
 }
@@ -460,7 +461,7 @@ func (r *run) execute(ctx context.Context) error {
 		tc = taskContext{issue: r.issue, base: base, cfg: cfg, task: t,
 			digest: policy.TaskDigest(r.issue.Title, r.issue.Body)}
 		r.identify(&tc)
-		r.st.set(stepTaskParsed, StepDone, workflowTaskDetail(wf.ID, tc.task))
+		r.st.set(stepTaskParsed, StepDone, texts.WorkflowTaskDetail(wf.ID, tc.task))
 	} else {
 		if _, err := r.taskBlock(r.issue.Body); errors.Is(err, policy.ErrNoTaskBlock) {
 			// A plain request: a read-only planning pass proposes a task block (proposal.go).
@@ -472,7 +473,7 @@ func (r *run) execute(ctx context.Context) error {
 		if tc.hashErr == nil && tc.problem != "" {
 			return r.block(ctx, stepTaskParsed, tc.problem)
 		}
-		r.st.set(stepTaskParsed, StepDone, taskDetail(tc.task))
+		r.st.set(stepTaskParsed, StepDone, texts.TaskDetail(tc.task))
 	}
 
 	// A task whose dependencies are not done does not start (dependencies.go).
@@ -565,8 +566,8 @@ func (r *run) render(ctx context.Context, tc taskContext, review, fix bool) (ren
 	}
 	// Notes `/studio steer` left are read by this pass, once.
 	if len(r.st.Steer) > 0 {
-		prepared.Prompt += steeringSection(r.st.Steer)
-		r.st.History = append(r.st.History, steeringReadEntry(r.Now(), len(r.st.Steer)))
+		prepared.Prompt += texts.SteeringSection(r.st.Steer)
+		r.st.History = append(r.st.History, texts.SteeringReadEntry(r.Now(), len(r.st.Steer)))
 		r.st.Steer = nil
 	}
 	// A role the profile lets spawn answers with its summary and the child tasks it asks for
@@ -646,15 +647,15 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 	}
 	switch {
 	case out.FinalStatus == codex.StatusDone:
-		r.st.set(stepCodex, StepDone, modelDetail(impl.Model, impl.Effort)+passesNote(out))
+		r.st.set(stepCodex, StepDone, texts.ModelDetail(impl.Model, impl.Effort)+passesNote(out))
 	case out.Refusal != nil:
 		r.st.set(stepCodex, StepFailed, refusalHeadline(out.Refusal)) // the API's words go in a fence below
 	default:
-		r.st.set(stepCodex, StepFailed, shownLine(out.Reason, 300)) // the verification's words: as text
+		r.st.set(stepCodex, StepFailed, texts.ShownLine(out.Reason, 300)) // the verification's words: as text
 	}
 	if len(st.committed) == 0 {
-		r.st.set(stepCommitted, StepSkipped, detailNoChanges)
-		r.st.set(stepPull, StepSkipped, detailNothingCommitted)
+		r.st.set(stepCommitted, StepSkipped, texts.DetailNoChanges)
+		r.st.set(stepPull, StepSkipped, texts.DetailNothingCommitted)
 	}
 
 	verdict, blockers := verdictFrom(out, st)
@@ -666,20 +667,20 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 			final = out.FixPasses[n-1].Execution.Result.FinalMessage
 		}
 		if d, err := delegationSummary(final); err != nil {
-			verdict, blockers = "blocked", append(blockers, delegationUnusable(err))
+			verdict, blockers = "blocked", append(blockers, texts.DelegationUnusable(err))
 		} else {
 			delegation = &d
 		}
 	}
-	summary := verdictSummary(verdict, st.committed, blockers, st.headSHA)
+	summary := texts.VerdictSummary(verdict, st.committed, blockers, st.headSHA)
 	if out.Refusal != nil {
 		// The first blocker is the refusal, which the note says with the API's words fenced.
-		summary = verdictSummary(verdict, st.committed, blockers[1:], st.headSHA) + "\n\n" + refusalNote(out.Refusal, r.TriggerPhrase+" run")
+		summary = texts.VerdictSummary(verdict, st.committed, blockers[1:], st.headSHA) + "\n\n" + refusalNote(out.Refusal, r.TriggerPhrase+" run")
 		r.out.Failure = refusalFailure(out.Refusal)
 	}
 	if delegation != nil {
 		if s := strings.TrimSpace(delegation.Summary); s != "" {
-			summary += "\n\n" + delegatedSummary(r.Redactor.Redact(s))
+			summary += "\n\n" + texts.DelegatedSummary(r.Redactor.Redact(s))
 		}
 		note, err := r.delegate(ctx, base, r.spawn, *delegation)
 		if err != nil {
@@ -689,11 +690,11 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 			summary += "\n\n" + note
 		}
 	}
-	if notes := modeNotes(st.modes); notes != "" {
+	if notes := texts.ModeNotes(st.modes); notes != "" {
 		summary += "\n\n" + notes
 	}
 	if len(st.verifyChanged) > 0 {
-		summary += "\n\n" + verifyChangedNote(dedupe(st.verifyChanged))
+		summary += "\n\n" + texts.VerifyChangedNote(dedupe(st.verifyChanged))
 	}
 	for _, hit := range out.Limits() {
 		summary += "\n\n" + limitNote(hit)
@@ -714,7 +715,7 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 		defer r.refreshGateBeside(ctx, r.out.PullRequest, r.tr.Issue)()
 	}
 
-	r.st.set(stepVerdict, StepDone, verdictDetail(verdict))
+	r.st.set(stepVerdict, StepDone, texts.VerdictDetail(verdict))
 	r.st.Verdict = verdict
 	r.out.Status = verdict
 	if err := r.setStatusLabel(ctx, policy.StatusForVerdict(verdict)); err != nil {
@@ -727,8 +728,8 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 // log lines, what the agent left running, and where the evidence is. The status comment and the
 // outcome take it.
 func (r *run) endSummary(summary string, out codex.Outcome, verdict, role string) string {
-	if tail := lastLines(r.Redactor.Redact(r.closeLifecycle(out, verdict)), 40); tail != "" {
-		summary += "\n\n" + lifecycleDetails(tail)
+	if tail := texts.LastLines(r.Redactor.Redact(r.closeLifecycle(out, verdict)), 40); tail != "" {
+		summary += "\n\n" + texts.LifecycleDetails(tail)
 	}
 	summary += leftoversNote(out.Leftovers())
 	summary += outputCutNote(out.OutputCut())
@@ -749,8 +750,8 @@ type pullWriter interface {
 // upsertPull opens the task's pull request or updates it, with the run's summary in its body.
 // On a branch this run created there can be no pull request yet, so it is opened without a lookup.
 func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, summary string) (hub.PullRequest, error) {
-	title := pullTitle(task.Role, r.issue.Title)
-	body := pullBody(r.marker, r.tr.Issue, task.Role, r.RunID, r.RunURL, summary)
+	title := texts.PullTitle(task.Role, r.issue.Title)
+	body := texts.PullBody(r.marker, r.tr.Issue, task.Role, r.RunID, r.RunURL, summary)
 	var pr hub.PullRequest
 	var err error
 	known := hub.PullRequest{}
@@ -785,7 +786,7 @@ func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, su
 		r.knowPullContent(st)
 	}
 	r.out.PullRequest, r.out.PullURL = pr.Number, pr.URL
-	r.st.set(stepPull, StepDone, pullDetail(pr.Number, false))
+	r.st.set(stepPull, StepDone, texts.PullDetail(pr.Number, false))
 	return pr, nil
 }
 

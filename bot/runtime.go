@@ -11,6 +11,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
@@ -194,7 +195,7 @@ func (r *run) revertVerification(ctx context.Context, st *implState) error {
 	for i, c := range changes {
 		paths[i] = c.Path
 	}
-	r.logf("verification changed %s; reverted so the review reads the committed tree", nameRun(paths))
+	r.logf("verification changed %s; reverted so the review reads the committed tree", texts.NameRun(paths))
 	st.verifyChanged = append(st.verifyChanged, paths...)
 	return err
 }
@@ -233,7 +234,7 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 	if len(inScope) == 0 {
 		return nil
 	}
-	msg := commitMessage(st.task.Role, r.issue.Title, r.tr.Issue, r.RunID, st.elig)
+	msg := texts.CommitMessage(st.task.Role, r.issue.Title, r.tr.Issue, r.RunID, st.elig)
 	if pass > 0 {
 		msg += fmt.Sprintf("Studio-Pass: fix-%d\n", pass)
 	}
@@ -265,14 +266,14 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 			st.committed = append(st.committed, p)
 		}
 	}
-	r.st.set(stepCommitted, StepDone, committedDetail(sha, st.branch, pass, len(inScope)))
+	r.st.set(stepCommitted, StepDone, texts.CommittedDetail(sha, st.branch, pass, len(inScope)))
 	switch {
 	case st.pr.Number != 0:
 		r.knowPullContent(st)
 	case st.needsPullEarly:
 		// The review is posted on the pull request, so it must exist before the review; without a
 		// review it is opened once, at the end, with the verdict in its body.
-		if _, err := r.upsertPull(ctx, st.task, st.branch, st.base, pullWorkingBody); err != nil {
+		if _, err := r.upsertPull(ctx, st.task, st.branch, st.base, texts.PullWorkingBody); err != nil {
 			return err
 		}
 	}
@@ -339,14 +340,14 @@ func (b *eventBot) publishReview(ctx context.Context, number int, sha string, fi
 		// review): the verdict still reaches the pull request as a comment, and the check run
 		// below is what the gate reads.
 		b.logf("::warning::GitHub refused every form of the review (%v); posting the verdict as a comment", err)
-		_, err = b.gh.CreateComment(ctx, number, text+reviewAsCommentNote)
+		_, err = b.gh.CreateComment(ctx, number, text+texts.ReviewAsCommentNote)
 	}
 	if err != nil {
 		return err
 	}
-	conclusion, title := "success", reviewCheckTitle(true)
+	conclusion, title := "success", texts.ReviewCheckTitle(true)
 	if !passed {
-		conclusion, title = "failure", reviewCheckTitle(false)
+		conclusion, title = "failure", texts.ReviewCheckTitle(false)
 	}
 	return b.writeCheck(ctx, checkWrite{
 		run:            hub.CheckRun{Name: ReviewCheckName, HeadSHA: sha, Status: "completed", Conclusion: conclusion, Title: title, Summary: text},
@@ -365,7 +366,7 @@ func verdictFrom(out codex.Outcome, st *implState) (string, []string) {
 // evidenceNote points the verdict at the run's evidence folder (uploaded as an artifact in the
 // action, which has a run URL).
 func (r *run) evidenceNote(role string) string {
-	return evidenceNote(r.evidencePath(role), r.RunURL != "")
+	return texts.EvidenceNote(r.evidencePath(role), r.RunURL != "")
 }
 
 // evidencePath names the run's evidence folder for the summary: relative to the workspace when

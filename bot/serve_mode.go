@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -170,7 +171,7 @@ func (r *run) servePreviewNote(tc taskContext) string {
 		role = "<role>"
 	}
 	return fmt.Sprintf("studio serve makes no checkout, and the prompt is built from one (the decisions above are complete). "+
-		"`studio run %s --task %d --dry-run` in a checkout of the default branch shows the prompt and the context it selects.", oneLine(role, 60), r.tr.Issue)
+		"`studio run %s --task %d --dry-run` in a checkout of the default branch shows the prompt and the context it selects.", texts.OneLine(role, 60), r.tr.Issue)
 }
 
 // labelTaker is what claiming a trigger label asks of GitHub (hub.API's TakeLabel).
@@ -193,7 +194,7 @@ func (b *eventBot) dispatchQueued(ctx context.Context, task hub.Issue, event, ac
 			return b.notDispatched(ctx, task.Number, actor, derr)
 		}
 		body := fmt.Sprintf("@%s %s is queued as %s; it starts once %s, which holds #%d now, ends.",
-			actor, quoteLine(event), b.servedRunLink(runID), runHolder(busy.Holder), task.Number)
+			actor, texts.QuoteLine(event), b.servedRunLink(runID), texts.RunHolder(busy.Holder), task.Number)
 		if _, err := b.gh.CreateComment(ctx, task.Number, body); err != nil {
 			return Outcome{RunID: b.RunID}, err
 		}
@@ -273,7 +274,7 @@ func notDispatchedText(workflow string, err error) string {
 		return fmt.Sprintf("**Not dispatched:** this repository has no workflow `.github/workflows/%s` on its default branch, which runs the studio's Codex work. "+
 			"Add it with `studio init` (or copy `examples/workflows/studio.yml`), give it the App's credentials (`app-id`, `app-private-key`), commit it on the default branch, and write the command again.", workflow)
 	}
-	return "**Not dispatched:** " + oneLine(hub.Explain(err), 600)
+	return "**Not dispatched:** " + texts.OneLine(hub.Explain(err), 600)
 }
 
 func (b *eventBot) servedRunURL(runID int64) string {

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/policy/spend"
 	"github.com/codex-studio/studio-action/prompts"
@@ -103,7 +104,7 @@ func (r *run) spendPreflight(ctx context.Context, cfg policy.StudioConfig, base 
 	hold, day, month, refusal, err := ReserveSpend(ctx, refs, caps, r.RunID, r.MaxCost, r.Now())
 	if err != nil {
 		// A cap that cannot be checked does not let the run spend past it unseen.
-		return true, r.refuse(ctx, spendCapsUnchecked(err))
+		return true, r.refuse(ctx, texts.SpendCapsUnchecked(err))
 	}
 	if refusal != nil {
 		return true, r.refuse(ctx, refusal.Error()+".")

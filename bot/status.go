@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -138,7 +139,7 @@ func (s *Status) Render() string {
 	if s.Summary != "" {
 		// The summary gives way, so the markers in the tail always survive.
 		room := policy.MaxBodyChars - utf8.RuneCountInString(b.String()) - utf8.RuneCountInString(tail) - 2
-		b.WriteString("\n" + fitClosed(s.Summary, policy.NoteCutJobSummary, room) + "\n")
+		b.WriteString("\n" + texts.FitClosed(s.Summary, policy.NoteCutJobSummary, room) + "\n")
 	}
 	b.WriteString(tail)
 	return b.String()

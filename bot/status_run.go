@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 )
 
 // The status comment records which run wrote it and whether that run was still working
@@ -102,7 +103,7 @@ func (s *Status) renderRun() string {
 	if len(s.History) > 0 {
 		b.WriteString("\n<!-- studio:history -->\n**History**\n")
 		for _, e := range s.History {
-			fmt.Fprintf(&b, "- %s\n", historyEntry(e))
+			fmt.Fprintf(&b, "- %s\n", texts.HistoryEntry(e))
 		}
 		b.WriteString("<!-- /studio:history -->\n")
 	}
@@ -124,9 +125,9 @@ func (s *Status) renderRun() string {
 		}
 		url := ""
 		if s.RunURL != "" {
-			url = " url=" + markerWord(s.RunURL)
+			url = " url=" + texts.MarkerWord(s.RunURL)
 		}
-		fmt.Fprintf(&b, "\n<!-- studio:run id=%s attempt=%s state=%s expires=%s%s -->", markerWord(s.RunID), markerWord(attempt), state, expires, url)
+		fmt.Fprintf(&b, "\n<!-- studio:run id=%s attempt=%s state=%s expires=%s%s -->", texts.MarkerWord(s.RunID), texts.MarkerWord(attempt), state, expires, url)
 	}
 	return b.String()
 }
@@ -152,7 +153,7 @@ func (b *eventBot) runStatus(issue int, sc hub.Comment, has bool) *Status {
 	st.Deliveries = parseDeliveries(sc.Body)
 	deadRun := ""
 	if prev, ok := parseRunMarker(sc.Body); ok && prev.state == "running" && (prev.id != st.RunID || prev.attempt != st.Attempt) {
-		note := deadRunNote(runWho("Run", prev.id, prev.attempt, prev.url), sc.UpdatedAt)
+		note := texts.DeadRunNote(texts.RunWho("Run", prev.id, prev.attempt, prev.url), sc.UpdatedAt)
 		st.History = append(st.History, note)
 		b.logf("::warning::status: %s", note)
 		deadRun = prev.id + "/" + prev.attempt
@@ -179,7 +180,7 @@ func (b *eventBot) brokenLockNote(history []string, deadRun string) []string {
 	if old.Run+"/"+attempt == deadRun {
 		what = "its lock, too,"
 	}
-	return append(history, brokenLockEntry(*old, what, b.lock.rec, b.RunID, b.lock.brokenWhy))
+	return append(history, texts.BrokenLockEntry(*old, what, b.lock.rec, b.RunID, b.lock.brokenWhy))
 }
 
 // notePublished remembers the last run to write each status comment, for settle.

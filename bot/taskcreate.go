@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -65,7 +66,7 @@ func configRefusal(missing bool, err error) error {
 	case missing:
 		return refusalf("%s.", policy.ErrNoStudioConfig.Error())
 	case err != nil:
-		return refusalf("%s", configUnusable(err))
+		return refusalf("%s", texts.ConfigUnusable(err))
 	}
 	return nil
 }

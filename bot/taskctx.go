@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -106,7 +107,7 @@ func (b *eventBot) config(ctx context.Context, base string) (*studioConfig, erro
 		d.count.config.Add(1)
 		if c.cfg, err = policy.ParseStudioConfig(data); err != nil {
 			c.err = err
-			c.problem = fileOnBranch(policy.StudioConfigPath, base, err)
+			c.problem = texts.FileOnBranch(policy.StudioConfigPath, base, err)
 		}
 		// The prompts' facts and the spend caps are views of c.cfg; without the bytes nothing
 		// after this can decode the file again.
@@ -160,7 +161,7 @@ func (b *eventBot) taskOf(ctx context.Context, issue hub.Issue, base, triggerLab
 	tc.cfg, tc.problem = sc.cfg, sc.problem
 	if tc.problem == "" {
 		if tc.task, err = b.taskBlock(issue.Body); err != nil {
-			tc.problem = taskBlockUnusable(err)
+			tc.problem = texts.TaskBlockUnusable(err)
 		} else if role, err := b.resolveRole(ctx, tc.task, base, issue.Labels, triggerLabel); err != nil {
 			tc.problem = err.Error()
 		} else {

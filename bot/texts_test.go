@@ -8,6 +8,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/jail"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -36,27 +37,27 @@ func TestTextsMatchTheirGoldenFiles(t *testing.T) {
 		name string
 		text string
 	}{
-		{"reply-permission", permissionReply("/studio run", "mallory", "acme", "hop", "read")},
-		{"reply-usage", usageReply("/studio revoke --dry-run", "octocat", &CommandError{Problem: "`/studio revoke` does not take the flag `--dry-run`.", Usage: usageOf("/studio", verbNamed("revoke"))})},
-		{"reply-misplaced-on-issue", misplacedReply("/studio review", "octocat", "/studio", reviewVerb.name, reviewVerb.where, false, 7, verbsWhere("/studio", false))},
-		{"reply-misplaced-on-pull", misplacedReply("/studio run", "octocat", "/studio", runVerb.name, runVerb.where, true, 7, verbsWhere("/studio", true))},
-		{"reply-busy", busyReply("/studio run by @hubot", "hubot", busy, "https://github.example/acme/hop/actions/runs/4242")},
-		{"reply-busy-live", busyReply("/studio run by @hubot", "hubot", busyWith(policy.HolderRun{Answered: true, Found: true, Status: "in_progress", Attempt: 1}, "4241"), "https://github.example/acme/hop/actions/runs/4242")},
-		{"reply-busy-other-attempt", busyReply("/studio run by @hubot", "hubot", otherAttempt, "")},
-		{"reply-busy-unknown-run", busyReply("/studio run by @hubot", "hubot", busyWith(policy.HolderRun{Answered: true}, "4241"), "")},
-		{"reply-busy-local-holder", busyReply("/studio run by @hubot", "hubot", busyWith(policy.HolderRun{}, "local"), "")},
+		{"reply-permission", texts.PermissionReply("/studio run", "mallory", "acme", "hop", "read")},
+		{"reply-usage", texts.UsageReply("/studio revoke --dry-run", "octocat", &CommandError{Problem: "`/studio revoke` does not take the flag `--dry-run`.", Usage: usageOf("/studio", verbNamed("revoke"))})},
+		{"reply-misplaced-on-issue", texts.MisplacedReply("/studio review", "octocat", "/studio", reviewVerb.name, reviewVerb.where, false, 7, verbsWhere("/studio", false))},
+		{"reply-misplaced-on-pull", texts.MisplacedReply("/studio run", "octocat", "/studio", runVerb.name, runVerb.where, true, 7, verbsWhere("/studio", true))},
+		{"reply-busy", texts.BusyReply("/studio run by @hubot", "hubot", busy, "https://github.example/acme/hop/actions/runs/4242")},
+		{"reply-busy-live", texts.BusyReply("/studio run by @hubot", "hubot", busyWith(policy.HolderRun{Answered: true, Found: true, Status: "in_progress", Attempt: 1}, "4241"), "https://github.example/acme/hop/actions/runs/4242")},
+		{"reply-busy-other-attempt", texts.BusyReply("/studio run by @hubot", "hubot", otherAttempt, "")},
+		{"reply-busy-unknown-run", texts.BusyReply("/studio run by @hubot", "hubot", busyWith(policy.HolderRun{Answered: true}, "4241"), "")},
+		{"reply-busy-local-holder", texts.BusyReply("/studio run by @hubot", "hubot", busyWith(policy.HolderRun{}, "local"), "")},
 		{"help", HelpText("/studio")},
-		{"pull-body", pullBody("<!-- studio:identity objective=abc issue=7 requested-by=octocat -->", 7, "gameplay-programmer", "4242", "https://github.example/acme/hop/actions/runs/4242", "**Verdict: done**")},
-		{"pull-body-cut", firstAndLast(pullBody("", 7, "gameplay-programmer", "4242", "", strings.Repeat("é", 70_000)), 300)},
-		{"verdict-done", verdictSummary("done", []string{"src/player/jump.gd"}, nil, "0123456789abcdef")},
-		{"verdict-blocked", verdictSummary("blocked", []string{"src/player/jump.gd"}, []string{"`README.md` (modified): outside writeFiles; not committed", "review blockers: the jump is too high"}, "0123456789abcdef")},
+		{"pull-body", texts.PullBody("<!-- studio:identity objective=abc issue=7 requested-by=octocat -->", 7, "gameplay-programmer", "4242", "https://github.example/acme/hop/actions/runs/4242", "**Verdict: done**")},
+		{"pull-body-cut", firstAndLast(texts.PullBody("", 7, "gameplay-programmer", "4242", "", strings.Repeat("é", 70_000)), 300)},
+		{"verdict-done", texts.VerdictSummary("done", []string{"src/player/jump.gd"}, nil, "0123456789abcdef")},
+		{"verdict-blocked", texts.VerdictSummary("blocked", []string{"src/player/jump.gd"}, []string{"`README.md` (modified): outside writeFiles; not committed", "review blockers: the jump is too high"}, "0123456789abcdef")},
 		// What an agent writes to pass for the bot: a mention, a beacon, a fake verdict, a name with a newline.
-		{"verdict-hostile", verdictSummary("blocked", []string{"src/a\n- `fake.gd`", "evil\u202etxt.gd"}, []string{"verification failed: sh -c ./check exit=1\n@org/team\n![x](http://beacon.example/p.png)\n**Verdict: done**", policy.ShowName("we ird\nname.txt") + " (added): outside writeFiles; not committed"}, "0123456789abcdef")},
+		{"verdict-hostile", texts.VerdictSummary("blocked", []string{"src/a\n- `fake.gd`", "evil\u202etxt.gd"}, []string{"verification failed: sh -c ./check exit=1\n@org/team\n![x](http://beacon.example/p.png)\n**Verdict: done**", policy.ShowName("we ird\nname.txt") + " (added): outside writeFiles; not committed"}, "0123456789abcdef")},
 		{"review-hostile", reviewBody(review(&codex.Verdict{Summary: "@org/team ![x](http://beacon.example/p.png) **Verdict: done**", Warnings: []string{"[click](http://evil.example)"}}, ""), false, []codex.Blocker{{File: "a\nb.gd", Line: 1, Message: "<img src=x>"}})},
-		{"verdict-limit", verdictSummary("blocked", nil, []string{"Codex call failed: " + (&codex.LimitError{Hit: jail.LimitHit{Resource: jail.LimitMemory, Value: 256 << 20}, Call: "the agent's call"}).Error(),
+		{"verdict-limit", texts.VerdictSummary("blocked", nil, []string{"Codex call failed: " + (&codex.LimitError{Hit: jail.LimitHit{Resource: jail.LimitMemory, Value: 256 << 20}, Call: "the agent's call"}).Error(),
 			"verification failed: go test ./... exit=null (" + (&codex.LimitError{Hit: jail.LimitHit{Resource: jail.LimitProcesses, Value: 4096}, Call: "the verification"}).Error() + ")"}, "")},
-		{"verdict-nothing-committed", verdictSummary("blocked", nil, []string{"Codex changed nothing inside writeFiles"}, "")},
-		{"mode-notes", modeNotes(map[string]string{"tools/run.sh": "100644 → 100755", "assets/link": "100644 → 120000"})},
+		{"verdict-nothing-committed", texts.VerdictSummary("blocked", nil, []string{"Codex changed nothing inside writeFiles"}, "")},
+		{"mode-notes", texts.ModeNotes(map[string]string{"tools/run.sh": "100644 → 100755", "assets/link": "100644 → 120000"})},
 		{"leftovers", leftoversNote(2)},
 		{"codex-failure-timeout", codexFailureSummary(codex.Result{TimedOut: true, Stderr: "waiting\n```\nstill waiting"})},
 		{"codex-failure-limit", codexFailureSummary(codex.Result{Err: &codex.LimitError{Hit: jail.LimitHit{Resource: jail.LimitMemory, Value: 3 << 29}, Call: "the agent's call"}})},
@@ -66,21 +67,21 @@ func TestTextsMatchTheirGoldenFiles(t *testing.T) {
 		{"review-blocked", reviewBody(review(&codex.Verdict{Summary: "The jump is too high.", Blockers: []codex.Blocker{{Message: "too high", File: "src/player/jump.gd", Line: 3}}}, ""), false, []codex.Blocker{{Message: "too high", File: "src/player/jump.gd", Line: 3}})},
 		{"review-needs-fix", reviewBody(review(&codex.Verdict{Summary: "Almost.", NeedsFix: true}, ""), false, nil)},
 		{"review-malformed", reviewBody(review(nil, "review JSON blockers must be string[]"), false, nil)},
-		{"commit-message", commitMessage("gameplay-programmer", "Make the jump\nsnappier", 7, "4242", policy.Eligibility{WritePolicy: policy.WriteAdvisory, Provenance: policy.ProvenanceAdvisory})},
-		{"plan-commit-message", planCommitMessage("gameplay-programmer", "Make the jump snappier", 7, "4242")},
-		{"awaiting-approval-guided", awaitingSummary(8, "octocat", policy.ModeGuidedStudio, diagnostics)},
-		{"awaiting-approval-strict", awaitingSummary(8, "octocat", policy.ModeStrictStudio, diagnostics)},
-		{"plan-body", planBody("<!-- studio:identity objective=abc issue=7 requested-by=octocat -->", 7, task, "1. Raise the velocity.\n2. Add a test.", diagnostics, "octocat", policy.ModeStrictStudio)},
-		{"plan-body-empty-plan", planBody("", 7, policy.Task{Role: "gameplay-programmer", WriteFiles: []string{"a.gd"}}, "  ", diagnostics, "octocat", policy.ModeGuidedStudio)},
-		{"revoked", revokedSummary("octocat", 8, diagnostics)},
-		{"revoke-no-pull", noRevokeTarget("/studio", 7)},
-		{"dry-run", dryRunSummary("", "Eligibility: allowed", "# Prompt\n...", "")},
-		{"dry-run-refused-no-preview", dryRunSummary("the project is frozen; set status to active to resume", "Eligibility: allowed", "", "the workspace is not a checkout")},
-		{"approval-status-waiting", approvalStatus(8, false, "", "", "", approver("octocat", policy.ModeStrictStudio), diagnostics)},
-		{"approval-status-matched-but-stale", approvalStatus(8, true, "the task block cannot be used: writeFiles is empty", "the task block cannot be used: writeFiles is empty", "", "a writer", diagnostics)},
-		{"delegation-filed-and-refused", delegationReply(9, []int{10, 11}, []string{"- Request 2 (`qa-playtester`): refused: `qa-playtester` is not in `producer`'s can_spawn (`gameplay-programmer`)"})},
-		{"delegation-nothing-filed", delegationReply(9, nil, []string{"- Request 0 (`gameplay-programmer`): refused: a child of #9 would be at depth 2, beyond max_depth 1"})},
-		{"approval-status-untrusted-plan", approvalStatus(8, false, "", "the issue was edited", "plan commit `abc1234` has no `studio/plan` check run written by the bot", "a writer", diagnostics)},
+		{"commit-message", texts.CommitMessage("gameplay-programmer", "Make the jump\nsnappier", 7, "4242", policy.Eligibility{WritePolicy: policy.WriteAdvisory, Provenance: policy.ProvenanceAdvisory})},
+		{"plan-commit-message", texts.PlanCommitMessage("gameplay-programmer", "Make the jump snappier", 7, "4242")},
+		{"awaiting-approval-guided", texts.AwaitingSummary(8, "octocat", policy.ModeGuidedStudio, diagnostics)},
+		{"awaiting-approval-strict", texts.AwaitingSummary(8, "octocat", policy.ModeStrictStudio, diagnostics)},
+		{"plan-body", texts.PlanBody("<!-- studio:identity objective=abc issue=7 requested-by=octocat -->", 7, task, "1. Raise the velocity.\n2. Add a test.", diagnostics, "octocat", policy.ModeStrictStudio)},
+		{"plan-body-empty-plan", texts.PlanBody("", 7, policy.Task{Role: "gameplay-programmer", WriteFiles: []string{"a.gd"}}, "  ", diagnostics, "octocat", policy.ModeGuidedStudio)},
+		{"revoked", texts.RevokedSummary("octocat", 8, diagnostics)},
+		{"revoke-no-pull", texts.NoRevokeTarget("/studio", 7)},
+		{"dry-run", texts.DryRunSummary("", "Eligibility: allowed", "# Prompt\n...", "")},
+		{"dry-run-refused-no-preview", texts.DryRunSummary("the project is frozen; set status to active to resume", "Eligibility: allowed", "", "the workspace is not a checkout")},
+		{"approval-status-waiting", texts.ApprovalStatus(8, false, "", "", "", texts.Approver("octocat", policy.ModeStrictStudio), diagnostics)},
+		{"approval-status-matched-but-stale", texts.ApprovalStatus(8, true, "the task block cannot be used: writeFiles is empty", "the task block cannot be used: writeFiles is empty", "", "a writer", diagnostics)},
+		{"delegation-filed-and-refused", texts.DelegationReply(9, []int{10, 11}, []string{"- Request 2 (`qa-playtester`): refused: `qa-playtester` is not in `producer`'s can_spawn (`gameplay-programmer`)"})},
+		{"delegation-nothing-filed", texts.DelegationReply(9, nil, []string{"- Request 0 (`gameplay-programmer`): refused: a child of #9 would be at depth 2, beyond max_depth 1"})},
+		{"approval-status-untrusted-plan", texts.ApprovalStatus(8, false, "", "the issue was edited", "plan commit `abc1234` has no `studio/plan` check run written by the bot", "a writer", diagnostics)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,7 +101,7 @@ func firstAndLast(s string, n int) string {
 
 // The pull request body stays within GitHub's limit, however long the summary.
 func TestPullBodyFitsGitHubsLimit(t *testing.T) {
-	body := pullBody("<!-- marker -->", 7, "gameplay-programmer", "4242", "https://x", strings.Repeat("é", 100_000))
+	body := texts.PullBody("<!-- marker -->", 7, "gameplay-programmer", "4242", "https://x", strings.Repeat("é", 100_000))
 	if n := len([]rune(body)); n > policy.MaxBodyChars {
 		t.Fatalf("body has %d characters", n)
 	}
@@ -126,7 +127,7 @@ func TestStatusCommentStatesMatchTheirGoldenFiles(t *testing.T) {
 			st.set(stepCommitted, StepDone, "`0123456` on `studio/task-7` (fix pass 1: 1 file)")
 			st.set(stepPull, StepDone, "#8")
 			st.set(stepVerdict, StepDone, "**done**")
-			st.Verdict, st.Summary = "done", verdictSummary("done", []string{"src/player/jump.gd"}, nil, "0123456789")
+			st.Verdict, st.Summary = "done", texts.VerdictSummary("done", []string{"src/player/jump.gd"}, nil, "0123456789")
 			st.Usage = "Tokens: 1,200 in, 300 out (2 calls)"
 		},
 		"blocked": func(st *Status) {
@@ -134,7 +135,7 @@ func TestStatusCommentStatesMatchTheirGoldenFiles(t *testing.T) {
 			st.set(stepCommitted, StepSkipped, "no changes inside writeFiles")
 			st.set(stepPull, StepSkipped, "nothing was committed")
 			st.set(stepVerdict, StepDone, "**blocked**")
-			st.Verdict, st.Summary = "blocked", verdictSummary("blocked", nil, []string{"Codex changed nothing inside writeFiles"}, "")
+			st.Verdict, st.Summary = "blocked", texts.VerdictSummary("blocked", nil, []string{"Codex changed nothing inside writeFiles"}, "")
 		},
 		"refused": func(st *Status) {
 			st.set(stepCodex, StepSkipped, "refused")
@@ -145,7 +146,7 @@ func TestStatusCommentStatesMatchTheirGoldenFiles(t *testing.T) {
 			st.set(stepCodex, StepDone, "plan phase: `gpt-5.6-terra` (medium), sandbox `read-only`")
 			st.set(stepPull, StepDone, "#8 (draft plan)")
 			st.set(stepVerdict, StepPending, "**awaiting approval**")
-			st.Summary = awaitingSummary(8, "octocat", policy.ModeGuidedStudio, "Eligibility: blocked")
+			st.Summary = texts.AwaitingSummary(8, "octocat", policy.ModeGuidedStudio, "Eligibility: blocked")
 			st.Ended = true
 		},
 		"unconfined": func(st *Status) {
@@ -170,7 +171,7 @@ func TestPlanBodyOpensWithOneParagraph(t *testing.T) {
 	diagnostics := "Eligibility: blocked\nProvenance: read-only\nRequired approval:\n- approval policy: approval-or-override\n\nApproval diagnostic:\ncurrent objective hash: 4a8f"
 	for _, mode := range []policy.StudioMode{policy.ModeGuidedStudio, policy.ModeStrictStudio} {
 		t.Run(string(mode), func(t *testing.T) {
-			body := planBody("<!-- studio:identity v1 sha256=4a8f issue=7 requested-by=octocat -->", 7, task, "1. Raise the velocity.", diagnostics, "octocat", mode)
+			body := texts.PlanBody("<!-- studio:identity v1 sha256=4a8f issue=7 requested-by=octocat -->", 7, task, "1. Raise the velocity.", diagnostics, "octocat", mode)
 			var visible []string
 			for _, l := range strings.Split(body, "\n") {
 				if !strings.HasPrefix(l, "<!--") {
@@ -199,7 +200,7 @@ func TestPlanBodyOpensWithOneParagraph(t *testing.T) {
 // The issue's status while a plan waits says what to do in one sentence; the diagnostics that
 // the plan pull request folds are folded here too.
 func TestAwaitingSummaryFoldsTheDiagnostics(t *testing.T) {
-	text := awaitingSummary(8, "octocat", policy.ModeGuidedStudio, "Eligibility: blocked\ncurrent objective hash: 4a8f")
+	text := texts.AwaitingSummary(8, "octocat", policy.ModeGuidedStudio, "Eligibility: blocked\ncurrent objective hash: 4a8f")
 	first, rest, _ := strings.Cut(text, "\n\n")
 	if !strings.Contains(first, "Approve pull request #8 to authorize the implementation") || strings.Contains(first, "hash") {
 		t.Errorf("first paragraph = %q", first)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -40,14 +41,14 @@ func renderedUntrusted(text, name string) map[string]string {
 	rev := codex.ReviewOutcome{Verdict: &codex.Verdict{Summary: text, Warnings: []string{text}, Blockers: []codex.Blocker{{File: name, Line: 3, Message: text}}}}
 	blockers := []codex.Blocker{{File: name, Line: 3, Message: text}, {Message: text}}
 	return map[string]string{
-		"verdict":          verdictSummary("blocked", []string{name, "src/a.gd"}, []string{text, policy.ShowName(name) + " (added): outside writeFiles; not committed"}, "0123456789abcdef"),
+		"verdict":          texts.VerdictSummary("blocked", []string{name, "src/a.gd"}, []string{text, policy.ShowName(name) + " (added): outside writeFiles; not committed"}, "0123456789abcdef"),
 		"review":           reviewBody(rev, false, blockers),
 		"review-malformed": reviewBody(codex.ReviewOutcome{Malformed: text}, false, nil),
 		"codex-failure":    codexFailureSummary(codex.Result{ExitCode: 1, Stderr: text}),
-		"modes":            modeNotes(map[string]string{name: "100644 → 100755"}),
-		"lifecycle":        lifecycleDetails(text),
-		"names":            nameList([]string{name}) + "\n\n" + nameRun([]string{name, name}),
-		"step":             "- [ ] :x: Codex running: " + shownLine(text, 300),
+		"modes":            texts.ModeNotes(map[string]string{name: "100644 → 100755"}),
+		"lifecycle":        texts.LifecycleDetails(text),
+		"names":            texts.NameList([]string{name}) + "\n\n" + texts.NameRun([]string{name, name}),
+		"step":             "- [ ] :x: Codex running: " + texts.ShownLine(text, 300),
 	}
 }
 
@@ -145,7 +146,7 @@ func TestUntrustedTextRendersAsText(t *testing.T) {
 // A name with a newline or a bidi override is shown escaped, not as two list entries or
 // reordered.
 func TestNamesWithControlCharactersAreShownEscaped(t *testing.T) {
-	got := nameList([]string{"a\n- b.txt", "evil\u202etxt.exe", "tab\there"})
+	got := texts.NameList([]string{"a\n- b.txt", "evil\u202etxt.exe", "tab\there"})
 	want := "- `\"a\\n- b.txt\"`\n- `\"evil\\u202etxt.exe\"`\n- `\"tab\\there\"`"
 	if got != want {
 		t.Errorf("nameList = %q\nwant       %q", got, want)
@@ -164,7 +165,7 @@ func TestStatusKeepsVerdictAndBlockersWith100000Files(t *testing.T) {
 	verdict, blockers := policy.Verdict(policy.VerdictFacts{Reason: "verification failed: go test exit=1\n@org/team\n![x](http://beacon)", Blockers: []string{"review: the jump is too high"}, OutOfScope: out, Committed: committed})
 	s := newStatus(7, "https://github.example/acme/hop/actions/runs/1", nil)
 	s.set(stepVerdict, StepDone, "**"+verdict+"**")
-	s.Summary = verdictSummary(verdict, committed, blockers, "0123456789abcdef") + "\n\n" + modeNotes(map[string]string{"a": "x"})
+	s.Summary = texts.VerdictSummary(verdict, committed, blockers, "0123456789abcdef") + "\n\n" + texts.ModeNotes(map[string]string{"a": "x"})
 	body := s.Render()
 	if n := len([]rune(body)); n > policy.MaxBodyChars {
 		t.Fatalf("the status comment has %d characters, over GitHub's %d", n, policy.MaxBodyChars)
@@ -186,7 +187,7 @@ func TestStatusKeepsVerdictAndBlockersWith100000Files(t *testing.T) {
 // hidden markers stay hidden and the note is the bot's own text.
 func TestStatusCutInsideAFenceClosesIt(t *testing.T) {
 	s := newStatus(7, "", []int64{1})
-	s.Summary = "**Verdict: blocked**\n\n" + fenced(strings.Repeat("@org/team ``` x\n", 10_000), "text")
+	s.Summary = "**Verdict: blocked**\n\n" + texts.Fenced(strings.Repeat("@org/team ``` x\n", 10_000), "text")
 	body := s.Render()
 	if n := len([]rune(body)); n > policy.MaxBodyChars {
 		t.Fatalf("%d characters", n)

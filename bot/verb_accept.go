@@ -5,6 +5,7 @@ import (
 	"errors"
 	"unicode/utf8"
 
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -21,8 +22,8 @@ func init() {
 // that holds no task block yet, and says so. It never starts a run.
 func (r *run) accept(ctx context.Context) error {
 	refuse := func(reason string) error {
-		r.st.set(stepTaskParsed, StepFailed, detailNothingAccepted)
-		return r.acceptReply(ctx, "refused", acceptRefused(reason))
+		r.st.set(stepTaskParsed, StepFailed, texts.DetailNothingAccepted)
+		return r.acceptReply(ctx, "refused", texts.AcceptRefused(reason))
 	}
 	// The body is rewritten below: start from it as it is now, not as the payload delivered it.
 	issue, err := r.gh.IssueNow(ctx, r.tr.Issue)
@@ -31,9 +32,9 @@ func (r *run) accept(ctx context.Context) error {
 	}
 	switch _, err := policy.ParseTask(issue.Body); {
 	case err == nil:
-		return refuse(acceptHasBlock(r.TriggerPhrase))
+		return refuse(texts.AcceptHasBlock(r.TriggerPhrase))
 	case !errors.Is(err, policy.ErrNoTaskBlock):
-		return refuse(acceptUnusableBody(err))
+		return refuse(texts.AcceptUnusableBody(err))
 	}
 	comments, err := r.gh.Comments(ctx, r.tr.Issue)
 	if err != nil {
@@ -41,7 +42,7 @@ func (r *run) accept(ctx context.Context) error {
 	}
 	c, ok := latestProposal(comments, r.tr.Issue, r.BotLogin)
 	if !ok {
-		return refuse(acceptNoProposal(r.TriggerPhrase))
+		return refuse(texts.AcceptNoProposal(r.TriggerPhrase))
 	}
 	base, err := r.gh.DefaultBranch(ctx)
 	if err != nil {
@@ -53,31 +54,31 @@ func (r *run) accept(ctx context.Context) error {
 	}
 	block, task, err := proposedBlock(c.Body, func(id string) bool { _, ok := roles.Lookup(id); return ok })
 	if err != nil {
-		return refuse(acceptUnusableProposal(c.ID, err, r.TriggerPhrase))
+		return refuse(texts.AcceptUnusableProposal(c.ID, err, r.TriggerPhrase))
 	}
 	body := appendBlock(issue.Body, block)
 	if got, err := policy.ParseTask(body); err != nil || !sameTask(got, task) {
-		return refuse(acceptUnreadable)
+		return refuse(texts.AcceptUnreadable)
 	}
 	if utf8.RuneCountInString(body) > maxCommentChars {
-		return refuse(acceptTooLong(maxCommentChars))
+		return refuse(texts.AcceptTooLong(maxCommentChars))
 	}
 	if err := r.gh.EditIssueBody(ctx, r.tr.Issue, body); err != nil {
 		return err
 	}
 	r.logf("appended the task block of proposal comment %d to the body of #%d", c.ID, r.tr.Issue)
-	r.st.set(stepTaskParsed, StepDone, acceptedTaskDetail(task))
-	return r.acceptReply(ctx, "done", acceptDone(c.ID, task, r.TriggerPhrase))
+	r.st.set(stepTaskParsed, StepDone, texts.AcceptedTaskDetail(task))
+	return r.acceptReply(ctx, "done", texts.AcceptDone(c.ID, task, r.TriggerPhrase))
 }
 
 // acceptReply answers `/studio accept` with a reply quoting the command and the same words on the
 // status comment.
 func (r *run) acceptReply(ctx context.Context, status, what string) error {
-	reply := commandReply(r.cmd.Line, r.tr.Actor.Login, what)
+	reply := texts.CommandReply(r.cmd.Line, r.tr.Actor.Login, what)
 	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
 		return err
 	}
-	r.st.Summary = verbSummary(r.TriggerPhrase, "accept", r.tr.Actor.Login, what)
+	r.st.Summary = texts.VerbSummary(r.TriggerPhrase, "accept", r.tr.Actor.Login, what)
 	r.out.Status, r.out.Summary = status, r.st.Summary
 	return r.publish(ctx)
 }

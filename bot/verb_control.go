@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts/guidance"
 )
@@ -37,7 +38,7 @@ func init() {
 			v.args = "<text>"
 			v.parse = func(args []string) (any, error) {
 				if len(args) == 0 {
-					return nil, errors.New(steerNeedsText)
+					return nil, errors.New(texts.SteerNeedsText)
 				}
 				return ControlOptions{Text: strings.Join(args, " ")}, nil
 			}
@@ -57,11 +58,11 @@ func (b *eventBot) profileFactsOn(ctx context.Context, base string) (*policy.Pro
 	}
 	p, err := guidance.ParseProfile(data)
 	if err != nil {
-		return nil, &guidanceError{fileOnBranch(ProfilePath, base, err)}
+		return nil, &guidanceError{texts.FileOnBranch(ProfilePath, base, err)}
 	}
 	f, err := profileFacts(p)
 	if err != nil {
-		return nil, &guidanceError{fileOnBranch(ProfilePath, base, err)}
+		return nil, &guidanceError{texts.FileOnBranch(ProfilePath, base, err)}
 	}
 	return &f, nil
 }
@@ -69,7 +70,7 @@ func (b *eventBot) profileFactsOn(ctx context.Context, base string) (*policy.Pro
 func (r *run) control(ctx context.Context, action string) error {
 	refuse := func(reason string) error {
 		r.out.Status = "refused"
-		_, err := r.gh.CreateComment(ctx, r.tr.Issue, controlRefusal(r.cmd.Line, r.tr.Actor.Login, reason))
+		_, err := r.gh.CreateComment(ctx, r.tr.Issue, texts.ControlRefusal(r.cmd.Line, r.tr.Actor.Login, reason))
 		return err
 	}
 	base, err := r.gh.DefaultBranch(ctx)
@@ -85,7 +86,7 @@ func (r *run) control(ctx context.Context, action string) error {
 		return err
 	}
 	if prof == nil {
-		return refuse(noControlGraph(ProfilePath))
+		return refuse(texts.NoControlGraph(ProfilePath))
 	}
 	parent, err := r.gh.ParentIssue(ctx, r.tr.Issue)
 	if err != nil {
@@ -113,7 +114,7 @@ func (r *run) control(ctx context.Context, action string) error {
 	case policy.ControlSteer:
 		opts, _ := r.cmd.Opts.(ControlOptions)
 		r.st.Steer = append(r.st.Steer, fmt.Sprintf("From @%s: %s", r.tr.Actor.Login, opts.Text))
-		r.st.History = append(r.st.History, steeringNoteEntry(r.Now(), r.tr.Actor.Login))
+		r.st.History = append(r.st.History, texts.SteeringNoteEntry(r.Now(), r.tr.Actor.Login))
 	case policy.ControlPause, policy.ControlStop:
 		if child.Status == policy.StatusRunning {
 			if err := r.stopChildRun(ctx, parent); err != nil {
@@ -132,15 +133,15 @@ func (r *run) control(ctx context.Context, action string) error {
 		}
 		r.issue.Labels = kept
 		if changed {
-			r.st.History = append(r.st.History, statusHistoryLine(r.Now(), from, next, r.RunID, why))
+			r.st.History = append(r.st.History, texts.StatusHistoryLine(r.Now(), from, next, r.RunID, why))
 		}
 	}
-	r.st.Summary = controlSummary(next, action, r.tr.Actor.Login, answer)
+	r.st.Summary = texts.ControlSummary(next, action, r.tr.Actor.Login, answer)
 	r.st.Ended = true
 	if err := r.publish(ctx); err != nil {
 		return err
 	}
-	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, controlReply(r.cmd.Line, r.tr.Actor.Login, answer, next)); err != nil {
+	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, texts.ControlReply(r.cmd.Line, r.tr.Actor.Login, answer, next)); err != nil {
 		return err
 	}
 	// The parent's orchestration goes on: a paused or stopped child gave back its slot (and a

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 )
 
 func init() {
@@ -33,7 +34,7 @@ func helpReply(cmd Command, actor, phrase string, commentID int64) string {
 	if errors.As(cmd.Err, &ce) {
 		problem = ce.Problem + " "
 	}
-	return fmt.Sprintf("> %s\n\n@%s, %s%s\n\n%s", quoteLine(cmd.Line), actor, problem, HelpText(phrase), helpMarker(commentID))
+	return fmt.Sprintf("> %s\n\n@%s, %s%s\n\n%s", texts.QuoteLine(cmd.Line), actor, problem, HelpText(phrase), helpMarker(commentID))
 }
 
 // noArgs parses a verb that takes no arguments: a stray one is the command's problem.

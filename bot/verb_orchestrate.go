@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -32,7 +33,7 @@ func parseOrchestrateOptions(args []string) (any, error) {
 		a := args[i]
 		value := func() (string, error) {
 			if i+1 >= len(args) {
-				return "", errors.New(needsValue(a))
+				return "", errors.New(texts.NeedsValue(a))
 			}
 			i++
 			return args[i], nil
@@ -53,7 +54,7 @@ func parseOrchestrateOptions(args []string) (any, error) {
 			}
 			n, err := policy.ParseMaxConcurrency(v)
 			if err != nil {
-				return nil, errors.New(sentence(err.Error()))
+				return nil, errors.New(texts.Sentence(err.Error()))
 			}
 			o.MaxConcurrency = n
 		default:
@@ -94,7 +95,7 @@ func (b *eventBot) orchestrateOn(ctx context.Context, issue int, opts Orchestrat
 	out := Outcome{RunID: b.RunID}
 	reply := func(status, text string) (Outcome, error) {
 		out.Status, out.Summary = status, text
-		_, err := b.gh.CreateComment(ctx, issue, orchestrationReply(line, actor, text))
+		_, err := b.gh.CreateComment(ctx, issue, texts.OrchestrationReply(line, actor, text))
 		return out, err
 	}
 	base, err := b.gh.DefaultBranch(ctx)
@@ -113,13 +114,13 @@ func (b *eventBot) orchestrateOn(ctx context.Context, issue int, opts Orchestrat
 		cfg := sc.cfg
 		o.cfg = &cfg
 		if !cfg.Active() && !opts.DryRun {
-			return reply("refused", refusedNote(cfg.InactiveReason()))
+			return reply("refused", texts.RefusedNote(cfg.InactiveReason()))
 		}
 	}
 	resume := st != nil && st.Status == "running" && len(opts.Tasks) == 0 && opts.Workflow == "" && !opts.DryRun
 	if !resume {
 		if err := policy.CheckMaxConcurrency(max(opts.MaxConcurrency, 1)); err != nil {
-			return reply("refused", orchestrationRefused(err.Error()))
+			return reply("refused", texts.OrchestrationRefused(err.Error()))
 		}
 		tasks, err := b.graphTasks(ctx, base, opts.Tasks)
 		if err != nil {
@@ -128,14 +129,14 @@ func (b *eventBot) orchestrateOn(ctx context.Context, issue int, opts Orchestrat
 		req := policy.OrchestrateRequest{Explicit: opts.Tasks, Workflow: opts.Workflow, MaxConcurrency: opts.MaxConcurrency, DryRun: opts.DryRun}
 		plan, err := policy.PlanOrchestration(tasks, req)
 		if err != nil {
-			return reply("refused", orchestrationCannotStart(err.Error()))
+			return reply("refused", texts.OrchestrationCannotStart(err.Error()))
 		}
 		o.tasks = tasks
 		if opts.DryRun {
-			return reply("done", orchestrationDryRun(policy.RenderPlanWith(plan, o.dryRunDetails(ctx))))
+			return reply("done", texts.OrchestrationDryRun(policy.RenderPlanWith(plan, o.dryRunDetails(ctx))))
 		}
 		if len(plan.Tasks) == 0 {
-			return reply("done", nothingToOrchestrate(b.LabelPrefix))
+			return reply("done", texts.NothingToOrchestrate(b.LabelPrefix))
 		}
 		prev := st
 		st = &orchState{Issue: issue, Max: plan.MaxConcurrency, Run: b.RunID, Status: "running", Pulls: map[string]int{}, Runs: map[string]string{}}
@@ -211,7 +212,7 @@ func (b *eventBot) runDispatchedTask(ctx context.Context, tr Trigger) (Outcome, 
 		if err != nil {
 			return Outcome{RunID: b.RunID}, err
 		}
-		r.st.set(stepAuthorized, StepDone, dispatchedDetail(line, tr.Actor.Login))
+		r.st.set(stepAuthorized, StepDone, texts.DispatchedDetail(line, tr.Actor.Login))
 		if err := r.execute(ctx); err != nil {
 			r.reportFailure(ctx, err)
 			return *r.out, err
@@ -282,14 +283,14 @@ func (b *eventBot) finishOrchestrated(ctx context.Context, orch, task, slot int,
 			if st.Said == nil {
 				st.Said = map[string]string{}
 			}
-			st.Said[strconv.Itoa(task)] = oneLine(b.Redactor.Redact(said), 160)
+			st.Said[strconv.Itoa(task)] = texts.OneLine(b.Redactor.Redact(said), 160)
 		}
 		locks := released
 		if locks == nil {
 			locks = []string{}
 		}
 		o.event("task.unlocked", map[string]any{"taskId": task, "locks": locks, "slot": slot})
-		o.event("task.finished", map[string]any{"taskId": task, "status": orDefault(out.Status, "error")})
+		o.event("task.finished", map[string]any{"taskId": task, "status": texts.OrDefault(out.Status, "error")})
 		advErr := o.advance(ctx)
 		if err := o.publish(ctx); err != nil {
 			return Outcome{}, err
@@ -339,7 +340,7 @@ func (b *eventBot) onDispatch(ctx context.Context, tr Trigger) (Outcome, error) 
 		parsed, err := parseOrchestrateOptions(args)
 		line := "workflow_dispatch orchestrate " + strings.Join(args, " ")
 		if err != nil {
-			_, cerr := b.gh.CreateComment(ctx, issue, orchestrationReply(line, tr.Actor.Login, orchestrationInputsRefused(err.Error())))
+			_, cerr := b.gh.CreateComment(ctx, issue, texts.OrchestrationReply(line, tr.Actor.Login, texts.OrchestrationInputsRefused(err.Error())))
 			return Outcome{RunID: b.RunID, Status: "refused"}, cerr
 		}
 		return b.locked(ctx, issue, eventLine(tr, Command{Line: line}), tr.Actor.Login, func(ctx context.Context) (Outcome, error) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 )
@@ -24,7 +25,7 @@ func init() {
 // read-only on the review route; its verdict becomes a pull-request review and the check run
 // ReviewCheckName on the reviewed commit, which is what the gate reads.
 func (r *run) reviewPull(ctx context.Context, pr hub.PullRequest) error {
-	r.st.set(stepAuthorized, StepDone, actorDetail(r.tr.Actor.Login))
+	r.st.set(stepAuthorized, StepDone, texts.ActorDetail(r.tr.Actor.Login))
 	tn, err := r.loadTask(ctx, r.issue.Number)
 	if err != nil {
 		return err
@@ -59,7 +60,7 @@ func (r *run) reviewPull(ctx context.Context, pr hub.PullRequest) error {
 	if err != nil {
 		return err
 	}
-	r.st.set(stepCodex, StepPending, reviewCodexDetail(head, routes.Review.Primary.Model, routes.Review.Primary.Effort))
+	r.st.set(stepCodex, StepPending, texts.ReviewCodexDetail(head, routes.Review.Primary.Model, routes.Review.Primary.Effort))
 	if err := r.publish(ctx); err != nil {
 		return err
 	}
@@ -85,15 +86,15 @@ func (r *run) reviewPull(ctx context.Context, pr hub.PullRequest) error {
 	verdict := "done"
 	if rev.Failed() {
 		verdict = "blocked"
-		r.st.set(stepCodex, StepFailed, reviewResultDetail(head, false))
+		r.st.set(stepCodex, StepFailed, texts.ReviewResultDetail(head, false))
 	} else {
-		r.st.set(stepCodex, StepDone, reviewResultDetail(head, true))
+		r.st.set(stepCodex, StepDone, texts.ReviewResultDetail(head, true))
 	}
 	r.st.Summary = r.Redactor.Redact(reviewBody(rev, !rev.Failed(), reviewBlockers(rev))) + leftoversNote(exe.Leftovers())
 	// The issue's status label is the run's verdict (an out-of-scope path, a failed lifecycle),
 	// which a passing review of the head does not clear: the review's own result lives in the
 	// studio/review check run and the gate. So the label is left as it is.
-	r.st.set(stepVerdict, StepDone, reviewVerdictDetail(head, !rev.Failed()))
+	r.st.set(stepVerdict, StepDone, texts.ReviewVerdictDetail(head, !rev.Failed()))
 	r.out.Status, r.out.Summary = verdict, r.st.Summary
 	return r.publish(ctx)
 }

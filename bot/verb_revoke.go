@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -28,7 +29,7 @@ func (r *run) revoke(ctx context.Context) error {
 	branch := r.taskBranch(r.tr.Issue)
 	pr, err := r.gh.FindPull(ctx, branch, base)
 	if errors.Is(err, hub.ErrNotFound) {
-		r.st.Summary = noRevokeTarget(r.TriggerPhrase, r.tr.Issue)
+		r.st.Summary = texts.NoRevokeTarget(r.TriggerPhrase, r.tr.Issue)
 		r.out.Status, r.out.Summary = "done", r.st.Summary
 		return r.publish(ctx)
 	}
@@ -49,8 +50,8 @@ func (r *run) revoke(ctx context.Context) error {
 	}
 	diag := policy.ApprovalDiagnostic{ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, ApprovalScopes: tn.task.ApprovalScope, Match: pa.match}
 	r.out.PullRequest, r.out.PullURL, r.out.Branch = full.Number, full.URL, branch
-	r.st.set(stepPull, StepDone, pullDetail(full.Number, false))
-	r.st.Summary = revokedSummary(r.tr.Actor.Login, full.Number, diag.Render())
+	r.st.set(stepPull, StepDone, texts.PullDetail(full.Number, false))
+	r.st.Summary = texts.RevokedSummary(r.tr.Actor.Login, full.Number, diag.Render())
 	r.out.Status, r.out.Summary = "done", r.st.Summary
 	if err := r.publish(ctx); err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"regexp"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -21,12 +22,6 @@ func init() {
 		parse: noArgs,
 		open:  (*eventBot).status,
 	})
-}
-
-// statusReplyMarker tags the answer to one `/studio status` comment, so a re-delivered event is
-// answered once.
-func statusReplyMarker(commentID int64) string {
-	return fmt.Sprintf("<!-- studio:status-reply comment=%d -->", commentID)
 }
 
 // tokensLine and costLine find the run's usage and its cost (usage.go) on the status comment.
@@ -52,7 +47,7 @@ func (b *eventBot) status(ctx context.Context, tr Trigger, cmd Command) (Outcome
 	if err != nil {
 		return out, err
 	}
-	marker := statusReplyMarker(tr.CommentID)
+	marker := texts.StatusReplyMarker(tr.CommentID)
 	if b.alreadyAnswered(comments, marker) {
 		return b.skip(fmt.Sprintf("comment %d was already answered (re-delivered event)", tr.CommentID))
 	}
@@ -82,7 +77,7 @@ func (b *eventBot) status(ctx context.Context, tr Trigger, cmd Command) (Outcome
 	}
 	lines = append(lines, lock)
 	lines = append(lines, b.statusRunLines(taskComments, task)...)
-	body := statusReply(cmd.Line, tr.Actor.Login, problem, task, lines, marker)
+	body := texts.StatusReply(cmd.Line, tr.Actor.Login, problem, task, lines, marker)
 	if _, err := b.gh.CreateComment(ctx, tr.Issue, body); err != nil {
 		return out, err
 	}
@@ -94,30 +89,30 @@ func (b *eventBot) status(ctx context.Context, tr Trigger, cmd Command) (Outcome
 // they are shown as code spans, never as markup.
 func (b *eventBot) statusTaskLine(ctx context.Context, base string, is hub.Issue) string {
 	if _, err := policy.ParseTask(is.Body); errors.Is(err, policy.ErrNoTaskBlock) && policy.LabelRoles(b.LabelPrefix, is.Labels, "") == nil {
-		return statusNoTaskLine(b.TriggerPhrase)
+		return texts.StatusNoTaskLine(b.TriggerPhrase)
 	} else if err != nil && !errors.Is(err, policy.ErrNoTaskBlock) {
-		return statusUnusableTaskLine(err)
+		return texts.StatusUnusableTaskLine(err)
 	}
-	return statusTaskLine(b.graphTask(ctx, base, is))
+	return texts.StatusTaskLine(b.graphTask(ctx, base, is))
 }
 
 // statusLockLine says who holds the task's run lock (refs/studio/locks/issue-N), if anyone.
 func (b *eventBot) statusLockLine(ctx context.Context, issue int) (string, error) {
 	if b.Locks == nil {
-		return statusLockUnknown, nil
+		return texts.StatusLockUnknown, nil
 	}
 	_, msg, err := b.Locks.LockRecord(ctx, lockRef(issue))
 	if errors.Is(err, hub.ErrNotFound) {
-		return statusLockFree, nil
+		return texts.StatusLockFree, nil
 	}
 	if err != nil {
 		return "", err
 	}
 	rec, ok := policy.ParseLockRecord(msg)
 	if !ok {
-		return statusLockUnreadable(lockRef(issue)), nil
+		return texts.StatusLockUnreadable(lockRef(issue)), nil
 	}
-	return statusLockHeld(rec, b.Now()), nil
+	return texts.StatusLockHeld(rec, b.Now()), nil
 }
 
 // statusRunLines are the runs the issue's status comment records: the last run and its state,
@@ -125,14 +120,14 @@ func (b *eventBot) statusLockLine(ctx context.Context, issue int) (string, error
 func (b *eventBot) statusRunLines(comments []hub.Comment, issue int) []string {
 	sc, ok := findStatusComment(comments, issue, b.BotLogin)
 	if !ok {
-		return []string{statusRunsNone}
+		return []string{texts.StatusRunsNone}
 	}
 	var lines []string
 	who, state := "", ""
 	if prev, ok := parseRunMarker(sc.Body); ok {
-		who, state = runWho("run", prev.id, prev.attempt, prev.url), prev.state
+		who, state = texts.RunWho("run", prev.id, prev.attempt, prev.url), prev.state
 	}
-	lines = append(lines, statusLastRun(who, state, sc.UpdatedAt))
+	lines = append(lines, texts.StatusLastRun(who, state, sc.UpdatedAt))
 	if t := tokensLine.FindString(sc.Body); t != "" {
 		lines = append(lines, "- "+t)
 	}
@@ -140,7 +135,7 @@ func (b *eventBot) statusRunLines(comments []hub.Comment, issue int) []string {
 		lines = append(lines, "- "+c)
 	}
 	for _, h := range parseHistory(sc.Body) {
-		lines = append(lines, statusEarlier(h))
+		lines = append(lines, texts.StatusEarlier(h))
 	}
 	return lines
 }

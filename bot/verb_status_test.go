@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/internal/sandbox"
 )
 
@@ -20,7 +21,7 @@ func TestStatusVerbShowsTaskLockAndRuns(t *testing.T) {
 	}
 	hasAll(t, "status before a run", replies[0], "> /studio status\n\n@"+hReader+", task #1:",
 		"- Task: role `gameplay-programmer`, status `ready`, writeFiles `src/player/jump.gd`, `tests/test_jump.gd`",
-		"- Lock: free", "- Runs: none yet", statusReplyMarker(0)[:len("<!-- studio:status-reply comment=")])
+		"- Lock: free", "- Runs: none yet", texts.StatusReplyMarker(0)[:len("<!-- studio:status-reply comment=")])
 	if got := w.labels(n); len(got) != 0 {
 		t.Errorf("status changed the labels: %v", got)
 	}
@@ -42,7 +43,7 @@ func TestStatusVerbShowsTaskLockAndRuns(t *testing.T) {
 	}
 	count := 0
 	for _, r := range w.replies(n) {
-		if strings.Contains(r, statusReplyMarker(tr.CommentID)) {
+		if strings.Contains(r, texts.StatusReplyMarker(tr.CommentID)) {
 			count++
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -26,10 +27,10 @@ var taskFlags = []string{"--role", "--file", "--write-file", "--depends-on", "--
 
 func parseTaskOptions(args []string) (any, error) {
 	if len(args) == 0 {
-		return nil, errors.New(taskNeedsSubcommand)
+		return nil, errors.New(texts.TaskNeedsSubcommand)
 	}
 	if !strings.EqualFold(args[0], "create") {
-		return nil, errors.New(notATaskSubcommand(args[0]))
+		return nil, errors.New(texts.NotATaskSubcommand(args[0]))
 	}
 	o := TaskOptions{Sub: "create"}
 	t := &o.Task
@@ -53,7 +54,7 @@ func parseTaskOptions(args []string) (any, error) {
 		}
 		if !inline {
 			if i+1 >= len(args) {
-				return nil, errors.New(needsValue(name))
+				return nil, errors.New(texts.NeedsValue(name))
 			}
 			i++
 			value = args[i]
@@ -61,7 +62,7 @@ func parseTaskOptions(args []string) (any, error) {
 		switch name {
 		case "--role":
 			if t.Role != "" && t.Role != value {
-				return nil, errors.New(roleOnce)
+				return nil, errors.New(texts.RoleOnce)
 			}
 			t.Role = value
 		case "--file":
@@ -71,18 +72,18 @@ func parseTaskOptions(args []string) (any, error) {
 		case "--depends-on":
 			n, ok := issueRef(value)
 			if !ok {
-				return nil, errors.New(dependsOnNotIssue(value))
+				return nil, errors.New(texts.DependsOnNotIssue(value))
 			}
 			t.DependsOn = append(t.DependsOn, n)
 		case "--priority":
 			p, err := strconv.Atoi(value)
 			if err != nil {
-				return nil, errors.New(priorityNotInt(value))
+				return nil, errors.New(texts.PriorityNotInt(value))
 			}
 			t.Priority = p
 		case "--verify-command":
 			if sawVerifyCommand {
-				return nil, errors.New(verifyCommandOnce)
+				return nil, errors.New(texts.VerifyCommandOnce)
 			}
 			verifyCommand, sawVerifyCommand = value, true
 		case "--verify-arg":
@@ -90,7 +91,7 @@ func parseTaskOptions(args []string) (any, error) {
 		}
 	}
 	if len(verifyArgs) > 0 && !sawVerifyCommand {
-		return nil, errors.New(verifyArgAlone)
+		return nil, errors.New(texts.VerifyArgAlone)
 	}
 	if sawVerifyCommand {
 		t.Verify = &policy.Verification{Command: verifyCommand, Args: verifyArgs}
@@ -124,8 +125,10 @@ func (r *run) taskCreate(ctx context.Context) error {
 		return r.taskReply(ctx, err, nil)
 	}
 	r.logf("created task #%d (%s) from #%d", is.Number, t.Role, r.tr.Issue)
-	r.st.set(stepTaskParsed, StepDone, taskCreatedDetail(is.Number, t.Role))
-	return r.taskReply(ctx, nil, func() string { return taskCreatedReply(r.TriggerPhrase, is.Number, t, r.phaseOf(t.Role).Mutating()) })
+	r.st.set(stepTaskParsed, StepDone, texts.TaskCreatedDetail(is.Number, t.Role))
+	return r.taskReply(ctx, nil, func() string {
+		return texts.TaskCreatedReply(r.TriggerPhrase, is.Number, t, r.phaseOf(t.Role).Mutating())
+	})
 }
 
 // taskCreator is the creator of this run: the default branch must hold a valid studio
@@ -158,20 +161,20 @@ func (r *run) taskReply(ctx context.Context, err error, done func() string) erro
 	status, what := "done", ""
 	switch {
 	case errors.As(err, &refusal):
-		status, what = "refused", taskRefusedReply(refusal.Msg)
-		r.st.set(stepTaskParsed, StepFailed, detailNothingCreated)
+		status, what = "refused", texts.TaskRefusedReply(refusal.Msg)
+		r.st.set(stepTaskParsed, StepFailed, texts.DetailNothingCreated)
 	case err != nil:
 		return err
 	default:
 		what = done()
 	}
-	r.st.set(stepCodex, StepSkipped, detailTasksStartNoRun)
-	r.st.set(stepVerdict, StepDone, verdictDetail(status))
-	reply := commandReply(r.cmd.Line, r.tr.Actor.Login, what)
+	r.st.set(stepCodex, StepSkipped, texts.DetailTasksStartNoRun)
+	r.st.set(stepVerdict, StepDone, texts.VerdictDetail(status))
+	reply := texts.CommandReply(r.cmd.Line, r.tr.Actor.Login, what)
 	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
 		return err
 	}
-	r.st.Summary = verbSummary(r.TriggerPhrase, r.cmd.Verb, r.tr.Actor.Login, what)
+	r.st.Summary = texts.VerbSummary(r.TriggerPhrase, r.cmd.Verb, r.tr.Actor.Login, what)
 	r.out.Status, r.out.Summary = status, r.st.Summary
 	return r.publish(ctx)
 }

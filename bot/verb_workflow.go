@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 )
@@ -35,7 +36,7 @@ func parseWorkflowOptions(args []string) (any, error) {
 			return nil, err
 		}
 		if id == "" {
-			return nil, errors.New(createTasksNeedsRecipe())
+			return nil, errors.New(texts.CreateTasksNeedsRecipe())
 		}
 		return RecipeOptions{ID: id, DryRun: dry}, nil
 	}
@@ -44,7 +45,7 @@ func parseWorkflowOptions(args []string) (any, error) {
 		return nil, err
 	}
 	if id == "" {
-		return nil, errors.New(workflowNeedsID)
+		return nil, errors.New(texts.WorkflowNeedsID)
 	}
 	o := WorkflowOptions{ID: id}
 	o.DryRun = dry
@@ -70,7 +71,7 @@ func init() {
 	register(&verb{
 		name: "workflow", order: 15, args: "<id> | create-tasks <recipe>", flags: []string{"--dry-run"}, where: "on an issue",
 		what: "runs one of the studio's workflows (built-in or the project's own, by id or alias) as the issue's task: the workflow's role and objective, the issue's text and `studio` block (for `writeFiles`). " +
-			"`create-tasks <recipe>` instead opens the recipe's task issues (" + strings.Join(quoteAll(policy.RecipeIDs()), ", ") + ") with their dependencies, as sub-issues of this one listed in its body; with `--dry-run` it only shows them",
+			"`create-tasks <recipe>` instead opens the recipe's task issues (" + strings.Join(texts.QuoteAll(policy.RecipeIDs()), ", ") + ") with their dependencies, as sub-issues of this one listed in its body; with `--dry-run` it only shows them",
 		parse:     parseWorkflowOptions,
 		needsBase: true,
 		onIssue: func(ctx context.Context, r *run) error {
@@ -91,16 +92,16 @@ func (r *run) workflowTask(ctx context.Context, base, id string) (policy.Task, s
 	}
 	wf, ok := prompts.FindWorkflow(rs.custom, id)
 	if !ok {
-		return policy.Task{}, unknownWorkflow(prompts.UnknownWorkflowMessage(oneLine(id, 100)), prompts.CustomizationPath), nil
+		return policy.Task{}, texts.UnknownWorkflow(prompts.UnknownWorkflowMessage(texts.OneLine(id, 100)), prompts.CustomizationPath), nil
 	}
 	task, err := r.taskBlock(r.issue.Body)
 	switch {
 	case errors.Is(err, policy.ErrNoTaskBlock):
 		task = policy.Task{Description: strings.TrimSpace(r.issue.Body)}
 	case err != nil:
-		return policy.Task{}, taskBlockUnusable(err), nil
+		return policy.Task{}, texts.TaskBlockUnusable(err), nil
 	case task.Role != "" && task.Role != wf.Role:
-		return policy.Task{}, workflowRoleConflict(task.Role, wf.ID, wf.Role, r.TriggerPhrase), nil
+		return policy.Task{}, texts.WorkflowRoleConflict(task.Role, wf.ID, wf.Role, r.TriggerPhrase), nil
 	}
 	task.Role = wf.Role
 	task.WorkflowID = wf.ID // the run takes the workflow's model and effort (RouteForTask)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -68,7 +69,7 @@ func (b *eventBot) writeCheck(ctx context.Context, w checkWrite) error {
 	}
 	if !errors.Is(err, hub.ErrForbidden) || !w.statusFallback {
 		if err != nil {
-			return fmt.Errorf("write the %s check run on %s: %w", cr.Name, shortSHA(cr.HeadSHA), err)
+			return fmt.Errorf("write the %s check run on %s: %w", cr.Name, texts.ShortSHA(cr.HeadSHA), err)
 		}
 		return nil
 	}

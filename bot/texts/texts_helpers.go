@@ -1,4 +1,4 @@
-package bot
+package texts
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"github.com/codex-studio/studio-action/policy"
 )
 
-func lastLines(s string, n int) string {
+func LastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
@@ -15,14 +15,14 @@ func lastLines(s string, n int) string {
 	return strings.TrimSpace(strings.Join(lines, "\n"))
 }
 
-func shortSHA(sha string) string {
+func ShortSHA(sha string) string {
 	if len(sha) > 7 {
 		return sha[:7]
 	}
 	return sha
 }
 
-func plural(n int, one, many string) string {
+func Plural(n int, one, many string) string {
 	if n == 1 {
 		return one
 	}
@@ -31,20 +31,20 @@ func plural(n int, one, many string) string {
 
 // oneLine makes untrusted text safe for a commit subject or title: one line, no control
 // characters, bounded (hub.OneLine, which the adapter uses for GitHub's one-line fields too).
-func oneLine(s string, limit int) string { return policy.OneLine(s, limit) }
+func OneLine(s string, limit int) string { return policy.OneLine(s, limit) }
 
-func quoteLine(s string) string { return oneLine(s, 200) }
+func QuoteLine(s string) string { return OneLine(s, 200) }
 
 // quoteAll code-spans each of xs (codeSpan: a path with a backtick cannot close its span).
-func quoteAll(xs []string) []string {
+func QuoteAll(xs []string) []string {
 	out := make([]string, len(xs))
 	for i, x := range xs {
-		out[i] = codeSpan(x)
+		out[i] = CodeSpan(x)
 	}
 	return out
 }
 
-func andList(xs []string) string {
+func AndList(xs []string) string {
 	if len(xs) <= 1 {
 		return strings.Join(xs, "")
 	}
@@ -59,8 +59,8 @@ func orList(xs []string) string {
 }
 
 // codeSpan quotes untrusted text as inline code that it cannot close, on one bounded line.
-func codeSpan(s string) string {
-	s = oneLine(s, 100)
+func CodeSpan(s string) string {
+	s = OneLine(s, 100)
 	fence := strings.Repeat("`", longestBacktickRun(s)+1)
 	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
 		s = " " + s + " "
@@ -82,16 +82,16 @@ func longestBacktickRun(s string) int {
 }
 
 // runHolder names a run lock's holder for people: "run 4242 (attempt 2)".
-func runHolder(l policy.LockRecord) string {
+func RunHolder(l policy.LockRecord) string {
 	return l.RunName()
 }
 
 // runLink is runHolder linked to the run, when the record has its URL.
 func runLink(l policy.LockRecord) string {
 	if l.RunURL == "" {
-		return runHolder(l)
+		return RunHolder(l)
 	}
-	return fmt.Sprintf("[%s](%s)", runHolder(l), l.RunURL)
+	return fmt.Sprintf("[%s](%s)", RunHolder(l), l.RunURL)
 }
 
 func orUnknown(s string) string {
@@ -101,7 +101,7 @@ func orUnknown(s string) string {
 	return s
 }
 
-func orDefault(s, d string) string {
+func OrDefault(s, d string) string {
 	if s == "" {
 		return d
 	}
@@ -111,10 +111,10 @@ func orDefault(s, d string) string {
 // historyEntry is an entry as the history lists it: one bounded line that opens no HTML comment,
 // which would hide the rest of the comment and could end the history or forge a marker in the
 // record. The entity reads the same on the page.
-func historyEntry(e string) string { return strings.ReplaceAll(oneLine(e, 600), "<!--", "&lt;!--") }
+func HistoryEntry(e string) string { return strings.ReplaceAll(OneLine(e, 600), "<!--", "&lt;!--") }
 
 // markerWord keeps a value inside the marker's grammar.
-func markerWord(s string) string {
+func MarkerWord(s string) string {
 	return strings.Map(func(r rune) rune {
 		if r <= ' ' || r == '>' {
 			return '_'

@@ -1,4 +1,4 @@
-package bot
+package texts
 
 import (
 	"errors"
@@ -15,23 +15,23 @@ func TestStatusReplyMatchesItsGoldenFile(t *testing.T) {
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	rec := policy.LockRecord{Run: "123", Attempt: "2", RunURL: "https://github.example/acme/hop/actions/runs/123", Event: "/studio run by @octocat\n# heading", Expires: now.Add(time.Hour)}
 	lines := []string{
-		statusNoTaskLine("/studio"),
-		statusUnusableTaskLine(errors.New("yaml: line 3: `bad`\n# heading")),
-		statusTaskLine(policy.GraphTask{Role: "gameplay-programmer", Status: "blocked", DependsOn: []int{4, 5}, WorkflowID: "design-review",
+		StatusNoTaskLine("/studio"),
+		StatusUnusableTaskLine(errors.New("yaml: line 3: `bad`\n# heading")),
+		StatusTaskLine(policy.GraphTask{Role: "gameplay-programmer", Status: "blocked", DependsOn: []int{4, 5}, WorkflowID: "design-review",
 			WriteFiles: []string{"a.gd", "b`.gd", "c.gd", "d.gd", "e.gd", "f.gd"}}),
-		statusTaskLine(policy.GraphTask{}),
-		statusLockUnknown,
-		statusLockFree,
-		statusLockUnreadable(lockRef(7)),
-		statusLockHeld(rec, now),
-		statusLockHeld(policy.LockRecord{Run: "124", Expires: now.Add(-time.Minute)}, now),
-		statusRunsNone,
-		statusLastRun(runWho("run", "123", "2", "https://github.example/acme/hop/actions/runs/123"), "done", now),
-		statusLastRun(runWho("run", "123", "1", ""), "running", now),
-		statusLastRun("", "", now),
-		statusEarlier("run 122 ended `blocked` <!-- hidden -->"),
+		StatusTaskLine(policy.GraphTask{}),
+		StatusLockUnknown,
+		StatusLockFree,
+		StatusLockUnreadable("refs/studio/locks/issue-7"),
+		StatusLockHeld(rec, now),
+		StatusLockHeld(policy.LockRecord{Run: "124", Expires: now.Add(-time.Minute)}, now),
+		StatusRunsNone,
+		StatusLastRun(RunWho("run", "123", "2", "https://github.example/acme/hop/actions/runs/123"), "done", now),
+		StatusLastRun(RunWho("run", "123", "1", ""), "running", now),
+		StatusLastRun("", "", now),
+		StatusEarlier("run 122 ended `blocked` <!-- hidden -->"),
 	}
-	got := statusReply("/studio status\n# heading", "octocat", "`/studio status` does not take the argument `#x`.", 7, lines, statusReplyMarker(42))
+	got := StatusReply("/studio status\n# heading", "octocat", "`/studio status` does not take the argument `#x`.", 7, lines, StatusReplyMarker(42))
 	checkGolden(t, "texts/status-reply.md", got)
 	// Each line stays one line: untrusted text cannot start a list item or heading of its own.
 	if n := strings.Count(got, "\n"); n != len(lines)+7 {

@@ -1,4 +1,4 @@
-package bot
+package texts
 
 import (
 	"fmt"
@@ -17,36 +17,36 @@ import (
 // lines, model output) is quoted with oneLine, codeSpan or fenced before it reaches Markdown.
 
 // permissionReply refuses a command from an account without write permission.
-func permissionReply(line, login, owner, repo, perm string) string {
+func PermissionReply(line, login, owner, repo, perm string) string {
 	return fmt.Sprintf("> %s\n\n@%s, this command needs write, maintain or admin permission on %s/%s; you have %s. Ask a maintainer to run it.",
-		quoteLine(line), login, owner, repo, perm)
+		QuoteLine(line), login, owner, repo, perm)
 }
 
 // usageReply answers a malformed command with what was wrong and how it is written.
-func usageReply(line, login string, err error) string {
-	return fmt.Sprintf("> %s\n\n@%s, %s Nothing was done.", quoteLine(line), login, err.Error())
+func UsageReply(line, login string, err error) string {
+	return fmt.Sprintf("> %s\n\n@%s, %s Nothing was done.", QuoteLine(line), login, err.Error())
 }
 
 // misplacedReply answers a verb written where it does not work.
 // verbsHere lists the commands that work where the verb was written.
-func misplacedReply(line, login, phrase, verb, verbWhere string, pull bool, issue int, verbsHere string) string {
+func MisplacedReply(line, login, phrase, verb, verbWhere string, pull bool, issue int, verbsHere string) string {
 	here := "on an issue the commands are " + verbsHere
 	if pull {
 		here = fmt.Sprintf("on a studio pull request the commands are %s; run `%s run` on the task issue #%d", verbsHere, phrase, issue)
 	}
-	return fmt.Sprintf("> %s\n\n@%s, `%s %s` works %s; %s. Nothing was done.", quoteLine(line), login, phrase, verb, verbWhere, here)
+	return fmt.Sprintf("> %s\n\n@%s, `%s %s` works %s; %s. Nothing was done.", QuoteLine(line), login, phrase, verb, verbWhere, here)
 }
 
 // busyReply says an event was not carried out because another run held the task's lock: whether
 // GitHub says that run is live (with a link to it), and what a command sent again will do.
-func busyReply(event, actor string, busy *policy.LockBusy, runURL string) string {
+func BusyReply(event, actor string, busy *policy.LockBusy, runURL string) string {
 	who := ""
 	if actor != "" {
 		who = "@" + actor + ", "
 	}
 	expires := busy.Holder.Expires.UTC().Format(time.RFC3339)
 	body := fmt.Sprintf("> %s\n\n%s%s holds the lock of #%d and %s. This run waited %s for it, so this was **not carried out**.\n\nSend it again once that run has finished, or re-run this workflow run: the command then waits up to %s for a live run, and takes the task at once when GitHub reports that run completed, or when its lock expires (%s).",
-		quoteLine(event), who, runLink(busy.Holder), busy.Issue, holderLiveness(busy), spanText(busy.Waited), spanText(busy.Wait), expires)
+		QuoteLine(event), who, runLink(busy.Holder), busy.Issue, holderLiveness(busy), spanText(busy.Waited), spanText(busy.Wait), expires)
 	if runURL != "" {
 		body += fmt.Sprintf("\n\n[This workflow run](%s)", runURL)
 	}
@@ -59,7 +59,7 @@ func spanText(d time.Duration) string {
 	case d < time.Second:
 		return d.Round(time.Millisecond).String()
 	case d%time.Minute == 0:
-		return fmt.Sprintf("%d %s", d/time.Minute, plural(int(d/time.Minute), "minute", "minutes"))
+		return fmt.Sprintf("%d %s", d/time.Minute, Plural(int(d/time.Minute), "minute", "minutes"))
 	}
 	return d.Round(time.Second).String()
 }
@@ -71,7 +71,7 @@ func holderLiveness(busy *policy.LockBusy) string {
 		// Completed as another attempt than the record's (policy.DecideRunLock): proves nothing.
 		return fmt.Sprintf("is taken to be live: GitHub reports attempt %d of its workflow run completed, which is not the attempt that took the lock", run.Attempt)
 	case run.Found:
-		return fmt.Sprintf("is live: GitHub reports its workflow run `%s`", oneLine(run.Status, 40))
+		return fmt.Sprintf("is live: GitHub reports its workflow run `%s`", OneLine(run.Status, 40))
 	case run.Answered:
 		return "is taken to be live: GitHub does not know its workflow run (a deleted run, or a token without `actions: read`, gets that answer)"
 	case policy.HolderRunID(busy.Holder) == 0:
@@ -82,11 +82,11 @@ func holderLiveness(busy *policy.LockBusy) string {
 
 // pullTitle and pullBody are the task pull request's: the identity marker first (approvals.go),
 // then the task it closes and the run's summary, cut to GitHub's body limit.
-func pullTitle(role, issueTitle string) string {
-	return fmt.Sprintf("%s: %s", role, oneLine(issueTitle, 200))
+func PullTitle(role, issueTitle string) string {
+	return fmt.Sprintf("%s: %s", role, OneLine(issueTitle, 200))
 }
 
-func pullBody(marker string, issue int, role, runID, runURL, summary string) string {
+func PullBody(marker string, issue int, role, runID, runURL, summary string) string {
 	body := fmt.Sprintf("%s<!-- studio:pr issue=%d -->\nCloses #%d\n\nCodex Studio ran `%s` for #%d (run `%s`).\n\n%s\n",
 		markerPrefix(marker), issue, issue, role, issue, runID, summary)
 	if runURL != "" {
@@ -96,41 +96,41 @@ func pullBody(marker string, issue int, role, runID, runURL, summary string) str
 }
 
 // revokedSummary is the status comment's summary after `/studio revoke`.
-func revokedSummary(actor string, pull int, diagnostics string) string {
+func RevokedSummary(actor string, pull int, diagnostics string) string {
 	return fmt.Sprintf("**Approvals withdrawn** by @%s: no approval of pull request #%d submitted before this command counts any more. Approve again to authorize.\n\n%s",
-		actor, pull, fenced(diagnostics, "text"))
+		actor, pull, Fenced(diagnostics, "text"))
 }
 
 // noRevokeTarget is the summary of a `/studio revoke` with no pull request to revoke on.
-func noRevokeTarget(phrase string, issue int) string {
+func NoRevokeTarget(phrase string, issue int) string {
 	return fmt.Sprintf("`%s revoke`: there is no open studio pull request for #%d, so there is no approval to withdraw.", phrase, issue)
 }
 
-func commitMessage(role, title string, issue int, runID string, elig policy.Eligibility) string {
+func CommitMessage(role, title string, issue int, runID string, elig policy.Eligibility) string {
 	return fmt.Sprintf("%s: %s\n\nStudio-Task: #%d\nStudio-Run: %s\nStudio-Policy: %s/%s\n",
-		role, oneLine(title, 200), issue, runID, elig.WritePolicy, elig.Provenance)
+		role, OneLine(title, 200), issue, runID, elig.WritePolicy, elig.Provenance)
 }
 
 // verdictSummary is the verdict, its blockers and the committed paths, in that order: the
 // fixed parts first, so a long list is what a cut removes. The blockers quote the agent's work,
 // its verification's output and the review (untrustedList); the paths are the agent's names.
-func verdictSummary(verdict string, inScope, blockers []string, sha string) string {
+func VerdictSummary(verdict string, inScope, blockers []string, sha string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "**Verdict: %s**\n", verdict)
 	if len(blockers) > 0 {
 		b.WriteString("\nBlockers, quoted as text (the agent's work, its verification and the review wrote parts of them):\n\n")
-		b.WriteString(untrustedList(blockers, maxBlockersListed) + "\n")
+		b.WriteString(UntrustedList(blockers, maxBlockersListed) + "\n")
 	}
 	if len(inScope) > 0 {
-		fmt.Fprintf(&b, "\nCommitted in `%s`:\n", shortSHA(sha))
-		b.WriteString(nameList(inScope) + "\n")
+		fmt.Fprintf(&b, "\nCommitted in `%s`:\n", ShortSHA(sha))
+		b.WriteString(NameList(inScope) + "\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
 
 // modeNotes lists committed mode changes (an executable bit, a file turned into a link): allowed,
 // but a reviewer should see them.
-func modeNotes(modes map[string]string) string {
+func ModeNotes(modes map[string]string) string {
 	if len(modes) == 0 {
 		return ""
 	}
@@ -142,7 +142,7 @@ func modeNotes(modes map[string]string) string {
 	var b strings.Builder
 	b.WriteString("Mode changes:")
 	for i, p := range paths {
-		if i == maxListed {
+		if i == MaxListed {
 			fmt.Fprintf(&b, "\n- … and %s more", policy.Count(len(paths)-i))
 			break
 		}
@@ -151,13 +151,13 @@ func modeNotes(modes map[string]string) string {
 	return b.String()
 }
 
-func planCommitMessage(role, title string, issue int, runID string) string {
+func PlanCommitMessage(role, title string, issue int, runID string) string {
 	return fmt.Sprintf("plan: %s\n\nStudio-Task: #%d\nStudio-Run: %s\nStudio-Policy: %s/%s\n%s\n",
-		oneLine(title, 200), issue, runID, policy.WriteReadOnly, policy.ProvenanceReadOnly, policy.PlanPhaseTrailer)
+		OneLine(title, 200), issue, runID, policy.WriteReadOnly, policy.ProvenanceReadOnly, policy.PlanPhaseTrailer)
 }
 
 // approver says who may approve: strict-studio forbids the requester to approve their own run.
-func approver(requestedBy string, mode policy.StudioMode) string {
+func Approver(requestedBy string, mode policy.StudioMode) string {
 	if mode == policy.ModeStrictStudio {
 		return fmt.Sprintf("a writer other than @%s (strict-studio forbids self-approval)", requestedBy)
 	}
@@ -170,15 +170,15 @@ func approveParagraph(issue int, role, requestedBy string, mode policy.StudioMod
 	return fmt.Sprintf("This draft pull request holds the plan Codex wrote for #%d as `%s`, in a read-only sandbox; it changes no file yet. "+
 		"**Approving this pull request starts the implementation** on this branch, where Codex may change only the files listed under Scope. "+
 		"The approval must come from %s, on the pull request's current head commit; editing the issue (its title or any of its text) afterwards, "+
-		"or changing the role, the stage or the studio mode, makes it stale.", issue, role, approver(requestedBy, mode))
+		"or changing the role, the stage or the studio mode, makes it stale.", issue, role, Approver(requestedBy, mode))
 }
 
-func awaitingSummary(pull int, requestedBy string, mode policy.StudioMode, diagnostics string) string {
+func AwaitingSummary(pull int, requestedBy string, mode policy.StudioMode, diagnostics string) string {
 	return fmt.Sprintf("**Awaiting approval.** Approve pull request #%d to authorize the implementation; the approval must come from %s, on its current head commit.\n\n%s",
-		pull, approver(requestedBy, mode), detailsBlock("Eligibility and approval diagnostics", fenced(diagnostics, "text")))
+		pull, Approver(requestedBy, mode), DetailsBlock("Eligibility and approval diagnostics", Fenced(diagnostics, "text")))
 }
 
-func planBody(markerLine string, issue int, task policy.Task, plan, diagnostics, requestedBy string, mode policy.StudioMode) string {
+func PlanBody(markerLine string, issue int, task policy.Task, plan, diagnostics, requestedBy string, mode policy.StudioMode) string {
 	plan = strings.TrimSpace(plan)
 	if plan == "" {
 		plan = "(Codex returned no plan text.)"
@@ -188,27 +188,27 @@ func planBody(markerLine string, issue int, task policy.Task, plan, diagnostics,
 	}
 	scopes := "none"
 	if len(task.ApprovalScope) > 0 {
-		scopes = strings.Join(quoteAll(task.ApprovalScope), ", ")
+		scopes = strings.Join(QuoteAll(task.ApprovalScope), ", ")
 	}
 	var b strings.Builder
 	b.WriteString(markerLine + "\n")
 	fmt.Fprintf(&b, "<!-- studio:pr issue=%d -->\n", issue)
 	b.WriteString(approveParagraph(issue, task.Role, requestedBy, mode) + "\n\n")
-	fmt.Fprintf(&b, "### The plan\n\nModel output, quoted as untrusted text:\n\n%s\n\n", fenced(plan, "text"))
+	fmt.Fprintf(&b, "### The plan\n\nModel output, quoted as untrusted text:\n\n%s\n\n", Fenced(plan, "text"))
 	b.WriteString("### Scope\n\n")
-	fmt.Fprintf(&b, "- writeFiles: %s\n- approval scopes: %s\n\n", strings.Join(quoteAll(task.WriteFiles), ", "), scopes)
-	b.WriteString(detailsBlock("Eligibility and approval diagnostics", fenced(diagnostics, "text")) + "\n")
+	fmt.Fprintf(&b, "- writeFiles: %s\n- approval scopes: %s\n\n", strings.Join(QuoteAll(task.WriteFiles), ", "), scopes)
+	b.WriteString(DetailsBlock("Eligibility and approval diagnostics", Fenced(diagnostics, "text")) + "\n")
 	return b.String()
 }
 
 // detailsBlock folds inner (Markdown) under a one-line summary; the blank lines let GitHub render
 // the Markdown inside.
-func detailsBlock(summary, inner string) string {
+func DetailsBlock(summary, inner string) string {
 	return "<details><summary>" + summary + "</summary>\n\n" + inner + "\n\n</details>"
 }
 
 // fenced puts text in a code fence its own backticks cannot close.
-func fenced(text, info string) string {
+func Fenced(text, info string) string {
 	fence := "```"
 	for strings.Contains(text, fence) {
 		fence += "`"
@@ -226,17 +226,17 @@ func markerPrefix(line string) string {
 // proposalReply is the reply holding a proposal: the marker, the command quoted, the block, the
 // model's explanation as quoted untrusted text, and what a writer can do next.
 
-func proposalReply(phrase, actor, cmdLine, planner, marker, block, summary string) string {
+func ProposalReply(phrase, actor, cmdLine, planner, marker, block, summary string) string {
 	if summary == "" {
 		summary = "(Codex gave no explanation.)"
 	}
 	var b strings.Builder
 	b.WriteString(marker + "\n")
-	fmt.Fprintf(&b, "> %s\n\n", quoteLine(cmdLine))
+	fmt.Fprintf(&b, "> %s\n\n", QuoteLine(cmdLine))
 	fmt.Fprintf(&b, "@%s, this issue has no `studio` task block, so a read-only planning pass (`%s`) proposes one:\n\n", actor, planner)
 	b.WriteString(block + "\n\n")
 	b.WriteString("Codex's explanation, model output quoted as untrusted text:\n\n")
-	b.WriteString(fenced(summary, "text") + "\n\n")
+	b.WriteString(Fenced(summary, "text") + "\n\n")
 	fmt.Fprintf(&b, "A writer can paste this block into the issue body, or comment `%s accept`. ", phrase)
 	fmt.Fprintf(&b, "Nothing was written to the repository (no branch, commit or pull request); once the issue holds the block, comment `%s run` to start.\n", phrase)
 	return b.String()
@@ -244,8 +244,8 @@ func proposalReply(phrase, actor, cmdLine, planner, marker, block, summary strin
 
 // quotedAnswer bounds a model answer for quoting it back in a fence: control characters other
 // than newline and tab dropped, at most 40 lines and 4,000 characters.
-func quotedAnswer(s string) string {
-	s = lastLines(strings.Map(func(r rune) rune {
+func QuotedAnswer(s string) string {
+	s = LastLines(strings.Map(func(r rune) rune {
 		if r == '\n' || r == '\t' || !unicode.IsControl(r) {
 			return r
 		}
@@ -259,24 +259,24 @@ func quotedAnswer(s string) string {
 
 // dryRunSummary is the answer to `/studio run --dry-run`: the decisions, and the prompt preview
 // or why there is none. refused is the reason a real run would be refused, "" when it would not.
-func dryRunSummary(refused, decisions, preview, whyNoPreview string) string {
+func DryRunSummary(refused, decisions, preview, whyNoPreview string) string {
 	var b strings.Builder
 	b.WriteString("**Dry run**: nothing was changed (no branch, pull request, label or Codex run).\n\n")
 	if refused != "" {
 		b.WriteString("**A run would be refused:** " + refused + "\n\n")
 	}
-	b.WriteString(fenced(decisions, "text"))
+	b.WriteString(Fenced(decisions, "text"))
 	if preview != "" {
-		b.WriteString("\n\n<details><summary>Prompt and context</summary>\n\n" + fenced(preview, "text") + "\n</details>")
+		b.WriteString("\n\n<details><summary>Prompt and context</summary>\n\n" + Fenced(preview, "text") + "\n</details>")
 	} else if whyNoPreview != "" {
-		b.WriteString("\n\n_Prompt preview unavailable: " + oneLine(whyNoPreview, 300) + "_")
+		b.WriteString("\n\n_Prompt preview unavailable: " + OneLine(whyNoPreview, 300) + "_")
 	}
 	return b.String()
 }
 
 // approvalStatus is the task's status summary while its plan waits for approval: whether an
 // approval matches, what keeps it from starting, and every review's diagnostics.
-func approvalStatus(pull int, matched bool, notStarted, problem, untrustedPlan, approverText, diagnostics string) string {
+func ApprovalStatus(pull int, matched bool, notStarted, problem, untrustedPlan, approverText, diagnostics string) string {
 	var b strings.Builder
 	if matched {
 		fmt.Fprintf(&b, "An approval matches pull request #%d, but the implementation did not start", pull)
@@ -293,21 +293,21 @@ func approvalStatus(pull int, matched bool, notStarted, problem, untrustedPlan, 
 	if untrustedPlan != "" {
 		fmt.Fprintf(&b, "The plan's identity cannot be trusted: %s\n\n", untrustedPlan)
 	}
-	b.WriteString(fenced(diagnostics, "text"))
+	b.WriteString(Fenced(diagnostics, "text"))
 	return b.String()
 }
 
 // orchestrationReply answers `/studio orchestrate` (a dry run's plan, or why it cannot start).
-func orchestrationReply(line, actor, text string) string {
+func OrchestrationReply(line, actor, text string) string {
 	who := ""
 	if actor != "" {
 		who = "@" + actor + ", "
 	}
-	return fmt.Sprintf("> %s\n\n%s%s", quoteLine(line), who, text)
+	return fmt.Sprintf("> %s\n\n%s%s", QuoteLine(line), who, text)
 }
 
 // statusHistoryLine is one status transition in a status comment's history.
-func statusHistoryLine(at time.Time, from, to, runID, why string) string {
+func StatusHistoryLine(at time.Time, from, to, runID, why string) string {
 	line := fmt.Sprintf("%s: status %s → %s (run %s)", at.UTC().Format(time.RFC3339), from, to, runID)
 	if why != "" {
 		line += ": " + why
@@ -319,11 +319,11 @@ func statusHistoryLine(at time.Time, from, to, runID, why string) string {
 
 // dependencyRefusal is why a task does not start: each dependency that is not done, one per line
 // (policy.UnmetDependencies' words), and what to do.
-func dependencyRefusal(phrase string, unmet []string) string {
+func DependencyRefusal(phrase string, unmet []string) string {
 	var b strings.Builder
 	b.WriteString("the task's dependencies are not done, so it did not start (no Codex call, branch or pull request):\n")
 	for _, l := range unmet {
-		b.WriteString("- " + oneLine(l, 300) + "\n")
+		b.WriteString("- " + OneLine(l, 300) + "\n")
 	}
 	fmt.Fprintf(&b, "\nComment `%s run` again once they are done, or remove them from the block's `dependsOn`.", phrase)
 	return b.String()
@@ -331,9 +331,9 @@ func dependencyRefusal(phrase string, unmet []string) string {
 
 // taskCreatedReply says which task `/studio task create` opened, what its block holds, and how
 // it starts. writes says the role changes files (its phase is a mutating one).
-func taskCreatedReply(phrase string, number int, t policy.NewTask, writes bool) string {
+func TaskCreatedReply(phrase string, number int, t policy.NewTask, writes bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "created task #%d, %s: role `%s`", number, codeSpan(t.Title), t.Role)
+	fmt.Fprintf(&b, "created task #%d, %s: role `%s`", number, CodeSpan(t.Title), t.Role)
 	if len(t.WriteFiles) > 0 {
 		fmt.Fprintf(&b, ", writeFiles %s", pathsOrNone(t.WriteFiles))
 	}
@@ -341,13 +341,13 @@ func taskCreatedReply(phrase string, number int, t policy.NewTask, writes bool) 
 		fmt.Fprintf(&b, ", files %s", pathsOrNone(t.Files))
 	}
 	if len(t.DependsOn) > 0 {
-		fmt.Fprintf(&b, ", depends on %s", issueRefs(t.DependsOn))
+		fmt.Fprintf(&b, ", depends on %s", IssueRefs(t.DependsOn))
 	}
 	if t.Priority != 0 {
 		fmt.Fprintf(&b, ", priority %d", t.Priority)
 	}
 	if t.Verify != nil {
-		fmt.Fprintf(&b, ", verified by %s", codeSpan(strings.Join(append([]string{t.Verify.Command}, t.Verify.Args...), " ")))
+		fmt.Fprintf(&b, ", verified by %s", CodeSpan(strings.Join(append([]string{t.Verify.Command}, t.Verify.Args...), " ")))
 	}
 	b.WriteString(". It is ready and does not start by itself: ")
 	if len(t.DependsOn) > 0 {
@@ -362,8 +362,8 @@ func taskCreatedReply(phrase string, number int, t policy.NewTask, writes bool) 
 }
 
 // taskRefusedReply says why nothing was created.
-func taskRefusedReply(reason string) string {
-	return "no task was created: " + oneLine(reason, 600)
+func TaskRefusedReply(reason string) string {
+	return "no task was created: " + OneLine(reason, 600)
 }
 
 // pathsOrNone lists paths as code spans, or "none".
@@ -371,11 +371,11 @@ func pathsOrNone(ps []string) string {
 	if len(ps) == 0 {
 		return "none"
 	}
-	return strings.Join(quoteAll(ps), ", ")
+	return strings.Join(QuoteAll(ps), ", ")
 }
 
 // issueRefs writes issue numbers as "#3, #5".
-func issueRefs(ns []int) string {
+func IssueRefs(ns []int) string {
 	parts := make([]string, len(ns))
 	for i, n := range ns {
 		parts[i] = fmt.Sprintf("#%d", n)
@@ -384,18 +384,18 @@ func issueRefs(ns []int) string {
 }
 
 // recipeDryRunReply shows the task issues `workflow create-tasks` would open (policy.RenderRecipe).
-func recipeDryRunReply(parent int, recipe string) string {
+func RecipeDryRunReply(parent int, recipe string) string {
 	return fmt.Sprintf("**dry run**: nothing was created. Without `--dry-run` this opens these task issues, each a sub-issue of #%d, with their dependencies:\n\n%s",
-		parent, fenced(recipe, "text"))
+		parent, Fenced(recipe, "text"))
 }
 
 // recipeCreatedReply says which task issues a recipe opened (policy.RenderRecipe with their
 // numbers), what did not happen, and how they start.
-func recipeCreatedReply(phrase string, parent, n int, recipe string, notes []string) string {
+func RecipeCreatedReply(phrase string, parent, n int, recipe string, notes []string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "opened %d task %s for #%d, as its sub-issues and in a task list in its body:\n\n%s\n\n", n, plural(n, "issue", "issues"), parent, fenced(recipe, "text"))
+	fmt.Fprintf(&b, "opened %d task %s for #%d, as its sub-issues and in a task list in its body:\n\n%s\n\n", n, Plural(n, "issue", "issues"), parent, Fenced(recipe, "text"))
 	for _, note := range notes {
-		b.WriteString("- **Note:** " + oneLine(note, 400) + "\n")
+		b.WriteString("- **Note:** " + OneLine(note, 400) + "\n")
 	}
 	if len(notes) > 0 {
 		b.WriteString("\n")
@@ -406,17 +406,17 @@ func recipeCreatedReply(phrase string, parent, n int, recipe string, notes []str
 
 // recipeTaskListSection is what a recipe appends to the body of the issue it was typed on: a
 // heading naming the recipe and its group, and the task list (policy.RecipeTaskList).
-func recipeTaskListSection(workflowID, groupID, list string) string {
+func RecipeTaskListSection(workflowID, groupID, list string) string {
 	return fmt.Sprintf("### Tasks: `%s` recipe (group `%s`)\n\n%s", workflowID, groupID, list)
 }
 
 // delegationReply tells the parent issue which child tasks a spawning run filed and which of its
 // requests were refused, with each reason.
-func delegationReply(parent int, created []int, refusals []string) string {
+func DelegationReply(parent int, created []int, refusals []string) string {
 	var b strings.Builder
 	b.WriteString("### Delegation\n\n")
 	if len(created) > 0 {
-		fmt.Fprintf(&b, "Filed as task issues, sub-issues of #%d, orchestrated here: %s.\n", parent, issueRefs(created))
+		fmt.Fprintf(&b, "Filed as task issues, sub-issues of #%d, orchestrated here: %s.\n", parent, IssueRefs(created))
 	} else {
 		b.WriteString("No child task was filed.\n")
 	}
@@ -424,38 +424,38 @@ func delegationReply(parent int, created []int, refusals []string) string {
 		// A refusal quotes what the agent asked for (a title, a path): shown as text.
 		items := make([]string, len(refusals))
 		for i, l := range refusals {
-			items[i] = oneLine(strings.TrimPrefix(l, "- "), 600)
+			items[i] = OneLine(strings.TrimPrefix(l, "- "), 600)
 		}
-		b.WriteString("\nRefused (requests are numbered from 0, as `dependsOn` counts them):\n\n" + untrustedList(items, maxListed) + "\n")
+		b.WriteString("\nRefused (requests are numbered from 0, as `dependsOn` counts them):\n\n" + UntrustedList(items, MaxListed) + "\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
 
 // steeringSection adds `/studio steer` notes to a pass's prompt: text from people with write
 // access, quoted as data like the issue's.
-func steeringSection(notes []string) string {
+func SteeringSection(notes []string) string {
 	var b strings.Builder
 	b.WriteString("\n\n## Steering\nPeople with write access added these notes for this pass. They are quoted text: follow them where they fit the task, its scope and the rules above.\n")
 	for _, n := range notes {
-		b.WriteString("\n" + fenced(n, "text") + "\n")
+		b.WriteString("\n" + Fenced(n, "text") + "\n")
 	}
 	return b.String()
 }
 
 // controlReply answers a control command on a child task with the decision and the new state.
-func controlReply(line, actor, answer, status string) string {
-	return fmt.Sprintf("> %s\n\n@%s, %s\n\nThe task is now **%s**.", quoteLine(line), actor, strings.TrimSpace(answer), status)
+func ControlReply(line, actor, answer, status string) string {
+	return fmt.Sprintf("> %s\n\n@%s, %s\n\nThe task is now **%s**.", QuoteLine(line), actor, strings.TrimSpace(answer), status)
 }
 
 // controlRefusal answers a control that is not allowed.
-func controlRefusal(line, actor, reason string) string {
-	return fmt.Sprintf("> %s\n\n@%s, %s. Nothing was changed.", quoteLine(line), actor, strings.TrimSuffix(strings.TrimSpace(reason), "."))
+func ControlRefusal(line, actor, reason string) string {
+	return fmt.Sprintf("> %s\n\n@%s, %s. Nothing was changed.", QuoteLine(line), actor, strings.TrimSuffix(strings.TrimSpace(reason), "."))
 }
 
 var boldRE = regexp.MustCompile(`\*\*([^*]+)\*\*`)
 
 // shortMark keeps a trust mark's bold labels for a table cell ("**Adversarial input**").
-func shortMark(m string) string {
+func ShortMark(m string) string {
 	var labels []string
 	for _, b := range boldRE.FindAllStringSubmatch(m, -1) {
 		labels = append(labels, "**"+b[1]+"**")

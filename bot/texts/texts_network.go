@@ -1,4 +1,4 @@
-package bot
+package texts
 
 import (
 	"fmt"
@@ -13,7 +13,7 @@ const maxHostsShown = 12
 
 // networkLine is the status comment's line on the run's network. Open, and a jail that cannot
 // confine the network, are said out loud, as an unconfined agent is.
-func networkLine(mode egress.Mode, allow egress.List, ecosystems, notes []string, confined bool) string {
+func NetworkLine(mode egress.Mode, allow egress.List, ecosystems, notes []string, confined bool) string {
 	var line string
 	switch {
 	case mode == egress.Open:
@@ -29,7 +29,7 @@ func networkLine(mode egress.Mode, allow egress.List, ecosystems, notes []string
 			if len(shown) > maxHostsShown {
 				shown = shown[:maxHostsShown]
 			}
-			line += " and " + policy.Count(len(hosts)) + " allowed " + plural(len(hosts), "host", "hosts") + ": " + codeSpans(shown)
+			line += " and " + policy.Count(len(hosts)) + " allowed " + Plural(len(hosts), "host", "hosts") + ": " + codeSpans(shown)
 			if n := len(hosts) - len(shown); n > 0 {
 				line += fmt.Sprintf(" and %s more", policy.Count(n))
 			}
@@ -59,7 +59,7 @@ func codeSpans(items []string) string {
 // networkBlocks is the section on what the egress proxy refused: each host, port and the command
 // that tried (the agent's words, so in a fence it cannot close), and how to allow a host. A failed
 // verification after a block is told the block may be why.
-func networkBlocks(b egress.Blocks, verifyFailed bool) string {
+func NetworkBlocks(b egress.Blocks, verifyFailed bool) string {
 	if b.Total == 0 {
 		return ""
 	}
@@ -71,20 +71,20 @@ func networkBlocks(b egress.Blocks, verifyFailed bool) string {
 		}
 		item := fmt.Sprintf("%s:%d", host, k.Port)
 		if k.Command != "" {
-			item += " by: " + oneLine(k.Command, 200)
+			item += " by: " + OneLine(k.Command, 200)
 		}
 		if k.Count > 1 {
 			item += fmt.Sprintf(" (%d times)", k.Count)
 		}
 		items = append(items, item+"\n"+k.Reason)
 	}
-	s := fmt.Sprintf("\n\n**Network: %s %s blocked.**", policy.Count(b.Total), plural(b.Total, "connection", "connections"))
+	s := fmt.Sprintf("\n\n**Network: %s %s blocked.**", policy.Count(b.Total), Plural(b.Total, "connection", "connections"))
 	if verifyFailed {
 		s += " The verification failed after a block: the block may be the cause."
 	}
-	s += "\n\n" + untrustedList(items, maxListed)
+	s += "\n\n" + UntrustedList(items, MaxListed)
 	if b.Dropped > 0 {
-		s += fmt.Sprintf("\n\n_%s more %s not listed._", policy.Count(b.Dropped), plural(b.Dropped, "block is", "blocks are"))
+		s += fmt.Sprintf("\n\n_%s more %s not listed._", policy.Count(b.Dropped), Plural(b.Dropped, "block is", "blocks are"))
 	}
 	if hosts := b.Hosts(); len(hosts) > 0 {
 		s += "\n\nTo allow a host, add it to the `allow-hosts` input or to `network.allowHosts` in `" + policy.StudioConfigPath + "`; a task may name its own in its block (`allowHosts`)."

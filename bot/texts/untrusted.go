@@ -1,4 +1,4 @@
-package bot
+package texts
 
 import (
 	"fmt"
@@ -19,11 +19,11 @@ import (
 // a comment (GitHub's 65,536-character limit).
 
 // maxListed bounds each list a text shows item by item; the rest are counted.
-const maxListed = 40
+const MaxListed = 40
 
 // maxBlockersListed bounds a verdict's blockers: policy.Verdict already counts the refused paths
 // past its own bound, so the lifecycle's blockers after them are kept.
-const maxBlockersListed = 2 * maxListed
+const maxBlockersListed = 2 * MaxListed
 
 // maxItemRunes bounds one item of an untrusted list (a verification tail is five lines), so a
 // whole list stays well inside a comment.
@@ -68,13 +68,13 @@ func cutRunes(s string, limit int) string {
 }
 
 // untrustedBlock shows untrusted text as text: escaped, bounded, in a fence it cannot close.
-func untrustedBlock(s string) string {
-	return fenced(cutRunes(shownText(s), maxBlockRunes), "text")
+func UntrustedBlock(s string) string {
+	return Fenced(cutRunes(shownText(s), maxBlockRunes), "text")
 }
 
 // shownLine shows one untrusted line inline: folded to one bounded line, in a code span.
-func shownLine(s string, limit int) string {
-	return policy.ShowName(oneLine(s, limit))
+func ShownLine(s string, limit int) string {
+	return policy.ShowName(OneLine(s, limit))
 }
 
 // shownName shows a name the agent chose (a path) inline: quoted when it holds control or
@@ -84,7 +84,7 @@ func shownName(p string) string { return policy.ShowName(p) }
 // untrustedList shows items of untrusted text as one fenced block, an item a "- " line and its
 // further lines indented (so a line of it cannot pass for another item), at most limit items of
 // at most maxItemRunes each; a note after the fence counts the rest. "" when there are none.
-func untrustedList(items []string, limit int) string {
+func UntrustedList(items []string, limit int) string {
 	if len(items) == 0 {
 		return ""
 	}
@@ -99,7 +99,7 @@ func untrustedList(items []string, limit int) string {
 			b.WriteString("  " + l + "\n")
 		}
 	}
-	out := fenced(b.String(), "text")
+	out := Fenced(b.String(), "text")
 	if n := len(items) - limit; n > 0 {
 		out += fmt.Sprintf("\n\n_… and %s more._", policy.Count(n))
 	}
@@ -108,10 +108,10 @@ func untrustedList(items []string, limit int) string {
 
 // nameList lists names the agent chose (paths), each in a code span (shownName), at most
 // maxListed, then a line counting the rest; one "- " line each, no trailing newline.
-func nameList(names []string) string {
+func NameList(names []string) string {
 	var lines []string
 	for i, n := range names {
-		if i == maxListed {
+		if i == MaxListed {
 			lines = append(lines, fmt.Sprintf("- … and %s more", policy.Count(len(names)-i)))
 			break
 		}
@@ -121,10 +121,10 @@ func nameList(names []string) string {
 }
 
 // nameRun writes names inline ("`a`, `b` and 3 more"), at most maxListed.
-func nameRun(names []string) string {
+func NameRun(names []string) string {
 	var parts []string
 	for i, n := range names {
-		if i == maxListed {
+		if i == MaxListed {
 			return strings.Join(parts, ", ") + fmt.Sprintf(" and %s more", policy.Count(len(names)-i))
 		}
 		parts = append(parts, shownName(n))
@@ -134,14 +134,14 @@ func nameRun(names []string) string {
 
 // lifecycleDetails folds the lifecycle's log tail (it quotes the agent's and the verification's
 // words) under a summary, as untrusted text.
-func lifecycleDetails(tail string) string {
-	return detailsBlock("Lifecycle", untrustedBlock(tail))
+func LifecycleDetails(tail string) string {
+	return DetailsBlock("Lifecycle", UntrustedBlock(tail))
 }
 
 // fitClosed is policy.FitChars for Markdown: cut inside a code fence, the fence is closed before
 // the note, so the note and whatever follows (the status comment's hidden markers) are not shown
 // as code. A fence opens with three or more backticks at the start of a line, as fenced writes it.
-func fitClosed(md, note string, limit int) string {
+func FitClosed(md, note string, limit int) string {
 	if utf8.RuneCountInString(md) <= limit {
 		return md
 	}
