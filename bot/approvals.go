@@ -540,7 +540,7 @@ func (r *run) prepareWorkspace(ctx context.Context, branch, base string) error {
 	r.pristine = false
 	// The checkout listed the task branches before the lock: when another run held it, that
 	// run may have pushed this branch since, and this run must build on that.
-	if l, ok := r.Workspace.(branchRelister); ok && r.lock != nil && r.lock.queued {
+	if l, ok := r.Workspace.(branchRelister); ok && r.lock != nil && r.lock.Queued {
 		l.RelistBranches()
 	}
 	existed, err := r.Workspace.PrepareBranch(ctx, branch, base)

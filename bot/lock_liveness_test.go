@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/lock"
 	"github.com/codex-studio/studio-action/internal/ghemu"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -20,7 +21,7 @@ import (
 
 // heldByRun makes the emulator hold a run of the studio's workflow and that run take the issue's
 // lock, as a run killed while its agent worked leaves it (never released, hours from expiry).
-func (w *transportWorld) heldByRun(t *testing.T) (ghemu.WorkflowRun, *heldLock) {
+func (w *transportWorld) heldByRun(t *testing.T) (ghemu.WorkflowRun, *lock.Held) {
 	t.Helper()
 	run, err := w.emu.AddWorkflowRun(tOwner, tRepo, ghemu.WorkflowRunSpec{Actor: "octocat"})
 	if err != nil {
@@ -79,7 +80,7 @@ func TestLockOfACompletedRunIsBrokenAtOnce(t *testing.T) {
 		!strings.Contains(history[0], "GitHub reports that run completed (cancelled)") || !strings.Contains(history[0], "/actions/runs/"+id) {
 		t.Errorf("status history = %q", history)
 	}
-	if refs := w.lockRefs(t); len(refs) != 0 || h.sha == "" {
+	if refs := w.lockRefs(t); len(refs) != 0 || h.SHA == "" {
 		t.Errorf("lock refs left: %v", refs)
 	}
 }
@@ -126,7 +127,7 @@ func TestLockOfALiveRunIsWaitedForAndBrokenOnceItEnds(t *testing.T) {
 	if busy.Run.Status != "in_progress" || busy.Wait != 10*time.Minute {
 		t.Errorf("busy error = %+v", busy)
 	}
-	if refs := w.lockRefs(t); refs[lockRef(w.issue)] != h.sha {
+	if refs := w.lockRefs(t); refs[lock.Ref(w.issue)] != h.SHA {
 		t.Errorf("the live run's lock was touched: %v", refs)
 	}
 	if w.clock.Now().Sub(start) < 10*time.Minute {
@@ -146,7 +147,7 @@ func TestLockOfALiveRunIsWaitedForAndBrokenOnceItEnds(t *testing.T) {
 	}
 	start = w.clock.Now()
 	if _, err := next.locked(ctx, w.issue, "/studio run by @octocat", "octocat", func(context.Context) (Outcome, error) {
-		if next.lock.broken == nil || next.lock.brokenWhy == "" {
+		if next.lock.Broken == nil || next.lock.BrokenWhy == "" {
 			t.Errorf("held lock = %+v, want the broken record and why", next.lock)
 		}
 		return Outcome{}, nil
@@ -182,7 +183,7 @@ func TestLockIsNotBrokenWhenTheRunCannotBeLookedUp(t *testing.T) {
 			if !errors.As(err, &busy) {
 				t.Fatalf("err %v, want a LockBusyError: nothing is broken on what GitHub did not say", err)
 			}
-			if refs := w.lockRefs(t); refs[lockRef(w.issue)] != h.sha {
+			if refs := w.lockRefs(t); refs[lock.Ref(w.issue)] != h.SHA {
 				t.Errorf("the lock was touched: %v", refs)
 			}
 		})

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/lock"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -130,7 +131,7 @@ func TestCrashedRunsLockExpiresAndIsBrokenWithANote(t *testing.T) {
 	if len(comments) != 1 || !strings.Contains(comments[0].Body, "not carried out") || !strings.Contains(comments[0].Body, "run 201") {
 		t.Errorf("busy reply = %+v, want one comment saying run 201 held it and nothing was done", comments)
 	}
-	if refs := w.lockRefs(t); refs[lockRef(w.issue)] != h.sha {
+	if refs := w.lockRefs(t); refs[lock.Ref(w.issue)] != h.SHA {
 		t.Errorf("the crashed run's lock was touched before it expired: %v", refs)
 	}
 
@@ -140,7 +141,7 @@ func TestCrashedRunsLockExpiresAndIsBrokenWithANote(t *testing.T) {
 	breaker := w.lockBot(t, "203", LockSettings{}, &breakLog)
 	var history []string
 	_, err = breaker.locked(ctx, w.issue, "/studio run by @octocat", "octocat", func(context.Context) (Outcome, error) {
-		if breaker.lock == nil || breaker.lock.broken == nil || breaker.lock.broken.Run != "201" {
+		if breaker.lock == nil || breaker.lock.Broken == nil || breaker.lock.Broken.Run != "201" {
 			t.Errorf("held lock = %+v, want it to record the broken lock of run 201", breaker.lock)
 		}
 		history = breaker.runStatus(w.issue, hub.Comment{}, false).History
@@ -179,7 +180,7 @@ func TestExpiredLockIsBrokenByOneRunAtATime(t *testing.T) {
 				if n := holders.Add(1); n > maxHolders.Load() {
 					maxHolders.Store(n)
 				}
-				if b.lock.broken != nil {
+				if b.lock.Broken != nil {
 					breaks.Add(1)
 				}
 				time.Sleep(50 * time.Millisecond)
@@ -209,12 +210,12 @@ func TestReleaseLeavesALockTakenOver(t *testing.T) {
 	}
 	w.clock.t.Add(int64(2 * time.Minute))
 	next, err := w.lockBot(t, "402", LockSettings{}, nil).acquireLock(ctx, w.issue, "next")
-	if err != nil || next.broken == nil {
+	if err != nil || next.Broken == nil {
 		t.Fatalf("next: %v %+v", err, next)
 	}
 	slow.releaseLock(ctx, h)
-	if refs := w.lockRefs(t); refs[lockRef(w.issue)] != next.sha {
-		t.Errorf("refs = %v, want the lock still pointing at run 402's record %s", refs, next.sha)
+	if refs := w.lockRefs(t); refs[lock.Ref(w.issue)] != next.SHA {
+		t.Errorf("refs = %v, want the lock still pointing at run 402's record %s", refs, next.SHA)
 	}
 	if !strings.Contains(log.String(), "taken over") {
 		t.Errorf("log = %s", log.String())
@@ -264,7 +265,7 @@ func TestLockTakenAfterAnotherRunsIsQueued(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.queued {
+	if first.Queued {
 		t.Error("a lock found free is marked queued")
 	}
 	// Past its expiry: broken by the next run.
@@ -273,12 +274,12 @@ func TestLockTakenAfterAnotherRunsIsQueued(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if broke.broken == nil || !broke.queued {
-		t.Errorf("a broken lock: broken %v queued %v, want both", broke.broken, broke.queued)
+	if broke.Broken == nil || !broke.Queued {
+		t.Errorf("a broken lock: broken %v queued %v, want both", broke.Broken, broke.Queued)
 	}
 	// Held, then released while the next run waits.
 	waiter := w.lockBot(t, "403", LockSettings{LockWait: time.Hour, LockPoll: 5 * time.Millisecond, LockPollMax: 10 * time.Millisecond}, nil)
-	got := make(chan *heldLock, 1)
+	got := make(chan *lock.Held, 1)
 	go func() {
 		h, err := waiter.acquireLock(ctx, w.issue, "/studio run")
 		if err != nil {
@@ -301,10 +302,10 @@ func TestLockTakenAfterAnotherRunsIsQueued(t *testing.T) {
 			t.Fatal("the waiter never tried the lock")
 		}
 	}
-	if err := w.gh.DeleteRef(ctx, broke.ref); err != nil {
+	if err := w.gh.DeleteRef(ctx, broke.Ref); err != nil {
 		t.Fatal(err)
 	}
-	if h := <-got; h == nil || !h.queued {
+	if h := <-got; h == nil || !h.Queued {
 		t.Errorf("a lock waited for: %+v, want queued", h)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/lock"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -274,7 +275,7 @@ func (o *orchRun) heldRefs(ctx context.Context, prefix string, keep func(ref str
 // known", which never breaks a lock.
 func (o *orchRun) taskRun(ctx context.Context, rec policy.LockRecord) policy.HolderRun {
 	id := policy.TaskRunID(rec)
-	lookup, ok := o.b.Locks.(runLookup)
+	lookup, ok := o.b.Locks.(lock.RunLookup)
 	if id == 0 || !ok {
 		return policy.HolderRun{}
 	}
@@ -305,7 +306,7 @@ type workflowRuns interface {
 	CancelWorkflowRun(ctx context.Context, runID int64) error
 }
 
-// refLister is a LockRefs that can list refs (the go-github Client).
+// refLister is a lock.Refs that can list refs (the go-github Client).
 type refLister interface {
 	MatchingRefs(ctx context.Context, prefix string) ([]hub.RefEntry, error)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/jail"
+	"github.com/codex-studio/studio-action/bot/lock"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/policy"
@@ -129,8 +130,8 @@ type Deps struct {
 	Now  func() time.Time
 	Log  io.Writer
 	// Locks serves the per-issue lock refs (lock.go); nil uses GitHub when it implements
-	// LockRefs (the go-github Client does), else runs unlocked (unit tests' fakes).
-	Locks LockRefs
+	// lock.Refs (the go-github Client does), else runs unlocked (unit tests' fakes).
+	Locks lock.Refs
 	// Sleep waits between tries for a lock; nil sleeps on a real timer.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Budget is the run's account the Codex runtime's proxy holds (spend_run.go); nil makes one
@@ -181,7 +182,7 @@ type eventBot struct {
 
 	// gh is the event's memo: every GitHub read and write of the event goes through it.
 	gh          eventGitHub
-	lock        *heldLock      // the issue lock this event holds (lock.go)
+	lock        *lock.Held     // the issue lock this event holds (lock.go)
 	onBase      bool           // the workspace is on the default branch (readyBase)
 	pristine    bool           // ... and still holds its bytes: no agent ran, no branch was checked out
 	loadedRoles *Roles         // the default branch's roles (roles)
@@ -201,7 +202,7 @@ func New(deps Deps, settings Settings) *Bot {
 	if deps.Log == nil {
 		deps.Log = io.Discard
 	}
-	if l, ok := deps.GitHub.(LockRefs); ok && deps.Locks == nil {
+	if l, ok := deps.GitHub.(lock.Refs); ok && deps.Locks == nil {
 		deps.Locks = l
 	}
 	return &Bot{Deps: deps, Settings: settings}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/lock"
 	"github.com/codex-studio/studio-action/policy/spend"
 )
 
@@ -18,8 +19,8 @@ import (
 // tip alone, and `studio spend` walks the month.
 
 // LedgerRefs is what the ledger asks of GitHub's Git database API: the locks' compare-and-swap
-// (refCAS, lock.go), with the same semantics; *hub.Client implements it.
-type LedgerRefs interface{ refCAS }
+// (lock.CAS, lock.go), with the same semantics; *hub.Client implements it.
+type LedgerRefs interface{ lock.CAS }
 
 // CommitReader walks a ledger ref's history; *hub.Client implements it.
 type CommitReader interface {

@@ -142,7 +142,7 @@ func (b *eventBot) runStatus(issue int, sc hub.Comment, has bool) *Status {
 		st.Attempt = "1"
 	}
 	if b.lock != nil {
-		st.Expires = b.lock.rec.Expires
+		st.Expires = b.lock.Rec.Expires
 	}
 	if !has {
 		st.History = b.brokenLockNote(nil, "")
@@ -167,11 +167,11 @@ func (b *eventBot) runStatus(issue int, sc hub.Comment, has bool) *Status {
 
 // brokenLockNote adds, once per run, the note that this run broke a dead run's lock.
 func (b *eventBot) brokenLockNote(history []string, deadRun string) []string {
-	if b.lock == nil || b.lock.broken == nil || b.lock.noted {
+	if b.lock == nil || b.lock.Broken == nil || b.lock.Noted {
 		return history
 	}
-	b.lock.noted = true
-	old := b.lock.broken
+	b.lock.Noted = true
+	old := b.lock.Broken
 	attempt := old.Attempt
 	if attempt == "" {
 		attempt = "1"
@@ -180,7 +180,7 @@ func (b *eventBot) brokenLockNote(history []string, deadRun string) []string {
 	if old.Run+"/"+attempt == deadRun {
 		what = "its lock, too,"
 	}
-	return append(history, texts.BrokenLockEntry(*old, what, b.lock.rec, b.RunID, b.lock.brokenWhy))
+	return append(history, texts.BrokenLockEntry(*old, what, b.lock.Rec, b.RunID, b.lock.BrokenWhy))
 }
 
 // notePublished remembers the last run to write each status comment, for settle.

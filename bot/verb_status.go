@@ -7,6 +7,7 @@ import (
 	"regexp"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/lock"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -101,7 +102,7 @@ func (b *eventBot) statusLockLine(ctx context.Context, issue int) (string, error
 	if b.Locks == nil {
 		return texts.StatusLockUnknown, nil
 	}
-	_, msg, err := b.Locks.LockRecord(ctx, lockRef(issue))
+	_, msg, err := b.Locks.LockRecord(ctx, lock.Ref(issue))
 	if errors.Is(err, hub.ErrNotFound) {
 		return texts.StatusLockFree, nil
 	}
@@ -110,7 +111,7 @@ func (b *eventBot) statusLockLine(ctx context.Context, issue int) (string, error
 	}
 	rec, ok := policy.ParseLockRecord(msg)
 	if !ok {
-		return texts.StatusLockUnreadable(lockRef(issue)), nil
+		return texts.StatusLockUnreadable(lock.Ref(issue)), nil
 	}
 	return texts.StatusLockHeld(rec, b.Now()), nil
 }

@@ -1,0 +1,243 @@
+package lock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/policy"
+)
+
+// fakeRefs is the Git database as the locks see it: refs pointing at commits whose messages are
+// records, with GitHub's atomic create and fast-forward-only update.
+type fakeRefs struct {
+	mu      sync.Mutex
+	refs    map[string]string
+	commits map[string]commit
+	next    int
+}
+
+type commit struct{ message, parent string }
+
+func newFakeRefs() *fakeRefs {
+	return &fakeRefs{refs: map[string]string{}, commits: map[string]commit{}}
+}
+
+func (f *fakeRefs) CreateLockCommit(_ context.Context, message, parent string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.next++
+	sha := fmt.Sprintf("%040x", f.next)
+	f.commits[sha] = commit{message, parent}
+	return sha, nil
+}
+
+func (f *fakeRefs) CreateRef(_ context.Context, ref, sha string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.refs[ref]; ok {
+		return hub.ErrRefExists
+	}
+	f.refs[ref] = sha
+	return nil
+}
+
+func (f *fakeRefs) AdvanceRef(_ context.Context, ref, sha string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	cur, ok := f.refs[ref]
+	if !ok || f.commits[sha].parent != cur {
+		return hub.ErrRefMoved
+	}
+	f.refs[ref] = sha
+	return nil
+}
+
+func (f *fakeRefs) LockRecord(_ context.Context, ref string) (string, string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	sha, ok := f.refs[ref]
+	if !ok {
+		return "", "", hub.ErrNotFound
+	}
+	return sha, f.commits[sha].message, nil
+}
+
+func (f *fakeRefs) RefTarget(_ context.Context, ref string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	sha, ok := f.refs[ref]
+	if !ok {
+		return "", hub.ErrNotFound
+	}
+	return sha, nil
+}
+
+func (f *fakeRefs) DeleteRef(_ context.Context, ref string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.refs, ref)
+	return nil
+}
+
+// fakeClock advances only when a locker sleeps.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+
+func (c *fakeClock) Sleep(_ context.Context, d time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	return nil
+}
+
+func newLocker(refs *fakeRefs, clock *fakeClock, run string) *Locker {
+	return &Locker{Refs: refs, RunID: run, RunURL: "https://github.example/acme/hop/actions/runs/" + run,
+		Wait: 10 * time.Minute, Poll: time.Minute, PollMax: 2 * time.Minute, TTL: time.Hour, Now: clock.Now, Sleep: clock.Sleep}
+}
+
+func TestAcquireThenReleaseLeavesNoRef(t *testing.T) {
+	t.Parallel()
+	refs, clock := newFakeRefs(), &fakeClock{now: time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)}
+	l := newLocker(refs, clock, "100")
+	h, err := l.Acquire(context.Background(), 7, "/studio run by @octocat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, msg, err := refs.LockRecord(context.Background(), Ref(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, ok := policy.ParseRunLockRecord(msg)
+	if !ok || rec.Run != "100" || rec.Task != 7 || rec.Event != "/studio run by @octocat" || !rec.Expires.Equal(clock.Now().Add(time.Hour)) {
+		t.Errorf("record = %+v (readable %v), want run 100's for #7 expiring in an hour", rec, ok)
+	}
+	if h.Queued || h.Broken != nil {
+		t.Errorf("an uncontended lock: queued %v broken %v", h.Queued, h.Broken)
+	}
+	l.Release(context.Background(), h)
+	if _, err := refs.RefTarget(context.Background(), Ref(7)); !errors.Is(err, hub.ErrNotFound) {
+		t.Errorf("after release: %v, want the ref gone", err)
+	}
+}
+
+func TestALiveHolderMakesTheWaiterBusy(t *testing.T) {
+	t.Parallel()
+	refs, clock := newFakeRefs(), &fakeClock{now: time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)}
+	held, err := newLocker(refs, clock, "100").Acquire(context.Background(), 7, "first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := clock.Now()
+	_, err = newLocker(refs, clock, "101").Acquire(context.Background(), 7, "second")
+	var busy *BusyError
+	if !errors.As(err, &busy) || busy.Holder.Run != "100" || busy.Issue != 7 {
+		t.Fatalf("err = %v, want a BusyError naming run 100", err)
+	}
+	if waited := clock.Now().Sub(start); waited < 10*time.Minute || busy.Waited < 10*time.Minute {
+		t.Errorf("waited %s (said %s), want the whole 10 minutes", waited, busy.Waited)
+	}
+	if sha, _ := refs.RefTarget(context.Background(), Ref(7)); sha != held.SHA {
+		t.Errorf("the holder's lock moved to %s", sha)
+	}
+}
+
+func TestAnExpiredLockIsBrokenByExactlyOneRun(t *testing.T) {
+	t.Parallel()
+	refs, clock := newFakeRefs(), &fakeClock{now: time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)}
+	dead, err := newLocker(refs, clock, "100").Acquire(context.Background(), 7, "crashed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Sleep(context.Background(), 2*time.Hour)
+	const breakers = 8
+	got := make(chan *Held, breakers)
+	var wg sync.WaitGroup
+	for i := range breakers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := newLocker(refs, clock, fmt.Sprint(200+i))
+			l.Wait = time.Minute
+			h, err := l.Acquire(context.Background(), 7, "next")
+			if err == nil {
+				got <- h
+			}
+		}()
+	}
+	wg.Wait()
+	close(got)
+	var winners []*Held
+	for h := range got {
+		winners = append(winners, h)
+	}
+	if len(winners) != 1 {
+		t.Fatalf("%d runs hold the lock, want exactly one", len(winners))
+	}
+	w := winners[0]
+	if w.Broken == nil || w.Broken.Run != "100" || !w.Queued {
+		t.Errorf("winner = %+v, want it to record run 100's broken lock", w)
+	}
+	if refs.commits[w.SHA].parent != dead.SHA {
+		t.Errorf("the new lock commit's parent is %s, want the dead one %s (a fast-forward)", refs.commits[w.SHA].parent, dead.SHA)
+	}
+}
+
+type fakeRuns map[int64]hub.WorkflowRun
+
+func (f fakeRuns) WorkflowRun(_ context.Context, id int64) (hub.WorkflowRun, error) {
+	if r, ok := f[id]; ok {
+		return r, nil
+	}
+	return hub.WorkflowRun{}, hub.ErrNotFound
+}
+
+func TestAHolderGitHubReportsCompletedIsBrokenBeforeItExpires(t *testing.T) {
+	t.Parallel()
+	refs, clock := newFakeRefs(), &fakeClock{now: time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)}
+	if _, err := newLocker(refs, clock, "100").Acquire(context.Background(), 7, "killed"); err != nil {
+		t.Fatal(err)
+	}
+	next := newLocker(refs, clock, "101")
+	next.Runs = fakeRuns{100: {ID: 100, Status: "completed", Conclusion: "cancelled", Attempt: 1}}
+	start := clock.Now()
+	h, err := next.Acquire(context.Background(), 7, "next")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.Broken == nil || h.BrokenWhy == "" || clock.Now() != start {
+		t.Errorf("held %+v after %s, want run 100's lock broken at once with the reason", h, clock.Now().Sub(start))
+	}
+}
+
+func TestReleaseLeavesALockAnotherRunTookOver(t *testing.T) {
+	t.Parallel()
+	refs, clock := newFakeRefs(), &fakeClock{now: time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)}
+	slow, err := newLocker(refs, clock, "100").Acquire(context.Background(), 7, "slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock.Sleep(context.Background(), 2*time.Hour)
+	taker, err := newLocker(refs, clock, "101").Acquire(context.Background(), 7, "next")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log []string
+	l := newLocker(refs, clock, "100")
+	l.Logf = func(f string, a ...any) { log = append(log, fmt.Sprintf(f, a...)) }
+	l.Release(context.Background(), slow)
+	if sha, _ := refs.RefTarget(context.Background(), Ref(7)); sha != taker.SHA {
+		t.Errorf("the ref is at %s after the late release, want the taker's %s", sha, taker.SHA)
+	}
+	if len(log) != 1 {
+		t.Errorf("log = %q, want one warning that the lock was taken over", log)
+	}
+}
