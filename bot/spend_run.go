@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/ledger"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/policy/spend"
@@ -29,7 +30,7 @@ type eventSpend struct {
 	budget     *codex.Budget
 	role       string
 	capWarning string // the repository is at 80% of a cap (spend.CapWarning)
-	hold       string // the id of the run's hold on the caps (ReserveSpend), "" for none
+	hold       string // the id of the run's hold on the caps (ledger.Reserve), "" for none
 	// early is the ledger append started once the run's Codex calls ended (startLedger), so it
 	// runs beside the end-of-run writes; Handle waits for it (recordSpend).
 	early *earlyAppend
@@ -92,7 +93,7 @@ func (r *run) spendPreflight(ctx context.Context, cfg policy.StudioConfig, base 
 	if caps.PerDay <= 0 && caps.PerMonth <= 0 {
 		return false, nil
 	}
-	refs, ok := r.Locks.(LedgerRefs)
+	refs, ok := r.Locks.(ledger.Refs)
 	if !ok || refs == nil {
 		return false, nil // no Git data API (a local run): there is no ledger to cap
 	}
@@ -101,7 +102,7 @@ func (r *run) spendPreflight(ctx context.Context, cfg policy.StudioConfig, base 
 		return false, nil // this event's run already passed the check and holds its share
 	}
 	// The check and the run's hold are one swap on the ledger (spend_hold.go).
-	hold, day, month, refusal, err := ReserveSpend(ctx, refs, caps, r.RunID, r.MaxCost, r.Now())
+	hold, day, month, refusal, err := ledger.Reserve(ctx, refs, caps, r.RunID, r.MaxCost, r.Now())
 	if err != nil {
 		// A cap that cannot be checked does not let the run spend past it unseen.
 		return true, r.refuse(ctx, texts.SpendCapsUnchecked(err))
@@ -141,7 +142,7 @@ func (b *eventBot) startLedger(ctx context.Context, tr Trigger, out *Outcome) {
 	if out.Usage.Calls == 0 && spent.Tokens.Total() == 0 {
 		return // recordSpend releases the hold
 	}
-	refs, ok := b.Locks.(LedgerRefs)
+	refs, ok := b.Locks.(ledger.Refs)
 	if !ok || refs == nil {
 		return
 	}
@@ -166,8 +167,8 @@ func (b *eventBot) ledgerEntry(tr Trigger, spent spend.Spent, hold string) spend
 }
 
 // appendEntry appends e; a failure to record is a warning, never a failed run.
-func (b *eventBot) appendEntry(ctx context.Context, refs LedgerRefs, e spend.Entry) {
-	if _, err := AppendSpend(context.WithoutCancel(ctx), refs, e); err != nil && !errors.Is(err, context.Canceled) {
+func (b *eventBot) appendEntry(ctx context.Context, refs ledger.Refs, e spend.Entry) {
+	if _, err := ledger.Append(context.WithoutCancel(ctx), refs, e); err != nil && !errors.Is(err, context.Canceled) {
 		b.logf("::warning::could not record this run's spend in the ledger: %v", err)
 	}
 }
@@ -195,7 +196,7 @@ func (b *eventBot) recordSpend(ctx context.Context, tr Trigger, out *Outcome) {
 		b.releaseHold(ctx)
 		return
 	}
-	refs, ok := b.Locks.(LedgerRefs)
+	refs, ok := b.Locks.(ledger.Refs)
 	if !ok || refs == nil {
 		return
 	}
@@ -212,11 +213,11 @@ func spentSince(now, then spend.Spent) spend.Spent {
 
 // releaseHold closes the hold of a run that spent nothing; failing that, it expires.
 func (b *eventBot) releaseHold(ctx context.Context) {
-	refs, ok := b.Locks.(LedgerRefs)
+	refs, ok := b.Locks.(ledger.Refs)
 	if b.spend.hold == "" || !ok || refs == nil {
 		return
 	}
-	if err := ReleaseSpend(context.WithoutCancel(ctx), refs, b.spend.hold, b.RunID, b.Now().UTC()); err != nil {
+	if err := ledger.Release(context.WithoutCancel(ctx), refs, b.spend.hold, b.RunID, b.Now().UTC()); err != nil {
 		b.logf("::warning::could not release this run's hold on the spend caps (it expires in %s): %v", spend.HoldFor, err)
 	}
 }

@@ -3,9 +3,10 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/codex-studio/studio-action/policy/routing"
 	"path"
 	"strings"
+
+	"github.com/codex-studio/studio-action/policy/routing"
 
 	"github.com/codex-studio/studio-action/examples"
 	"github.com/codex-studio/studio-action/policy"

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/ledger"
 	"github.com/codex-studio/studio-action/policy/spend"
 )
 
@@ -61,7 +61,7 @@ func runSpend(ctx context.Context, e env, f spendFlags, now time.Time) error {
 		}
 		month = m
 	}
-	var reader bot.CommitReader
+	var reader ledger.CommitReader
 	if f.api {
 		gh, err := githubFromEnv(e, f.repo, "to read the ledger", "read contents")
 		if err != nil {
@@ -77,7 +77,7 @@ func runSpend(ctx context.Context, e env, f spendFlags, now time.Time) error {
 		}
 		reader = g
 	}
-	recs, err := bot.ReadLedger(ctx, reader, month)
+	recs, err := ledger.Read(ctx, reader, month)
 	if err != nil {
 		return failf("%s", hub.Explain(err))
 	}

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/ledger"
 	"github.com/codex-studio/studio-action/internal/codextest"
 	"github.com/codex-studio/studio-action/internal/fakecodex"
 	"github.com/codex-studio/studio-action/internal/fakemodel"
@@ -329,7 +329,7 @@ func TestTwoRealRunsAppendToTheLedgerAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := bot.ReadLedger(context.Background(), gh, time.Now())
+	recs, err := ledger.Read(context.Background(), gh, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,7 +369,7 @@ func TestTwoRunsNearTheCapStartOneAtATime(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	if _, err := bot.AppendSpend(ctx, gh, spend.Entry{Run: "earlier", At: time.Now().UTC(), Cost: func(v float64) *float64 { return &v }(0.9)}); err != nil {
+	if _, err := ledger.Append(ctx, gh, spend.Entry{Run: "earlier", At: time.Now().UTC(), Cost: func(v float64) *float64 { return &v }(0.9)}); err != nil {
 		t.Fatal(err)
 	}
 	var payloads [2][]byte
@@ -410,7 +410,7 @@ func TestTwoRunsNearTheCapStartOneAtATime(t *testing.T) {
 	if n := len(model.Requests()); n != 1 {
 		t.Errorf("%d model requests, want the one run's 1", n)
 	}
-	tip, err := bot.LedgerTip(ctx, gh, time.Now())
+	tip, err := ledger.Tip(ctx, gh, time.Now())
 	if err != nil || tip == nil {
 		t.Fatalf("tip = %+v, %v", tip, err)
 	}
