@@ -10,6 +10,7 @@ import (
 	"github.com/codex-studio/studio-action/policy/routing"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/policy"
@@ -280,7 +281,7 @@ func (r *run) authorizeAndRun(ctx context.Context, tc taskContext) error {
 	}
 	if !elig.Allowed {
 		if hashErr != nil {
-			return r.block(ctx, stepTaskParsed, texts.IdentityUncomputable(hashErr))
+			return r.block(ctx, status.StepTaskParsed, texts.IdentityUncomputable(hashErr))
 		}
 		marker := policy.IdentityMarker{ObjectiveSHA256: hash, Issue: r.tr.Issue, RequestedBy: r.tr.Actor.Login}
 		return r.plan(ctx, tc, diag, marker)
@@ -314,7 +315,7 @@ func (r *run) dryRun(ctx context.Context, tc taskContext, diag policy.ApprovalDi
 	refused := strings.Join(refusals, "\n\n")
 	preview, why := r.promptDryRun(ctx, tc)
 	r.st.Summary = texts.DryRunSummary(refused, policy.RenderDryRun(elig, diag), preview, why)
-	r.st.set(stepCodex, StepSkipped, texts.DetailDryRun)
+	r.st.Set(status.StepCodex, status.StepSkipped, texts.DetailDryRun)
 	r.out.Status = "done"
 	r.out.Summary = r.st.Summary
 	return r.publish(ctx)
@@ -346,14 +347,14 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 	cfg, task, base, blocked := tc.cfg, tc.task, tc.base, tc.elig
 	markerLine, err := marker.Render()
 	if err != nil {
-		return r.block(ctx, stepTaskParsed, texts.PlanMarkerUnwritable(err))
+		return r.block(ctx, status.StepTaskParsed, texts.PlanMarkerUnwritable(err))
 	}
 	// The record binds the approval to this exact issue text (the event's snapshot, which the
 	// prompt below is rendered from), not only to the seed's identity fields.
 	recordLine, err := policy.PlanRecord{ObjectiveSHA256: marker.ObjectiveSHA256, TaskDigest: policy.TaskDigest(r.issue.Title, r.issue.Body),
 		Issue: marker.Issue, RequestedBy: marker.RequestedBy}.Render()
 	if err != nil {
-		return r.block(ctx, stepTaskParsed, texts.PlanRecordUnwritable(err))
+		return r.block(ctx, status.StepTaskParsed, texts.PlanRecordUnwritable(err))
 	}
 	branch := r.taskBranch(r.tr.Issue)
 	planElig := policy.Evaluate(policy.EligibilityInput{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: policy.PhasePlan})
@@ -364,7 +365,7 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 	route, prepared := rr.routes, rr.prepared
 	// "Codex running" goes out while the task branch is checked out.
 	codexLine := texts.PlanCodexDetail(route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox)
-	if err := r.publishAround(ctx, func(s *Status) { s.set(stepCodex, StepPending, codexLine) },
+	if err := r.publishAround(ctx, func(s *status.Status) { s.Set(status.StepCodex, status.StepPending, codexLine) },
 		func() error { return r.prepareWorkspace(ctx, branch, base) }); err != nil {
 		return err
 	}
@@ -375,7 +376,7 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 	if err != nil {
 		var ge *guidanceError
 		if errors.As(err, &ge) {
-			return r.block(ctx, stepTaskParsed, ge.msg)
+			return r.block(ctx, status.StepTaskParsed, ge.msg)
 		}
 		return err
 	}
@@ -389,11 +390,11 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 		return r.endRefused(ctx, ref, r.TriggerPhrase+" run", false)
 	}
 	if res.Failed() {
-		r.st.set(stepCodex, StepFailed, texts.PlanCodexFailed(res.ExitCode))
+		r.st.Set(status.StepCodex, status.StepFailed, texts.PlanCodexFailed(res.ExitCode))
 		r.st.Summary = codexFailureSummary(res)
-		return r.block(ctx, stepCodex, texts.PlanFailed(r.TriggerPhrase))
+		return r.block(ctx, status.StepCodex, texts.PlanFailed(r.TriggerPhrase))
 	}
-	r.st.set(stepCodex, StepDone, texts.PlanCodexDetail(route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox))
+	r.st.Set(status.StepCodex, status.StepDone, texts.PlanCodexDetail(route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox))
 	// The read-only sandbox should make changes impossible; the empty commit leaves them out anyway.
 	if changes, err := r.revertChanges(ctx); err != nil {
 		return err
@@ -408,12 +409,12 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 	if err := r.push(ctx, branch); err != nil {
 		return err
 	}
-	r.st.set(stepCommitted, StepSkipped, texts.PlanCommitDetail(sha, branch))
+	r.st.Set(status.StepCommitted, status.StepSkipped, texts.PlanCommitDetail(sha, branch))
 	if err := r.recordPlan(ctx, sha, recordLine); err != nil {
 		if errors.Is(err, hub.ErrForbidden) {
 			// Fail closed: without the record no approval could ever be trusted, so opening a
 			// pull request that asks for one would only mislead.
-			return r.block(ctx, stepPull, texts.PlanUnrecordable(PlanCheckName, r.TriggerPhrase))
+			return r.block(ctx, status.StepPull, texts.PlanUnrecordable(PlanCheckName, r.TriggerPhrase))
 		}
 		return err
 	}
@@ -432,8 +433,8 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 		return err
 	}
 	r.out.PullRequest, r.out.PullURL = pr.Number, pr.URL
-	r.st.set(stepPull, StepDone, texts.PullDetail(pr.Number, true))
-	r.st.set(stepVerdict, StepPending, texts.VerdictDetail("awaiting approval"))
+	r.st.Set(status.StepPull, status.StepDone, texts.PullDetail(pr.Number, true))
+	r.st.Set(status.StepVerdict, status.StepPending, texts.VerdictDetail("awaiting approval"))
 	r.st.Summary = texts.AwaitingSummary(pr.Number, marker.RequestedBy, cfg.StudioMode, policy.RenderDryRun(blocked, diag)) + leftoversNote(exe.Leftovers())
 	r.out.Status = statusAwaitingApproval
 	r.out.Summary = r.st.Summary

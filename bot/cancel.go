@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 )
 
@@ -26,9 +27,9 @@ func (r *run) reportCancelled(ctx context.Context, cause error) {
 	r.logf("::warning::the run was cancelled (%v): saving the in-scope work and the status", cause)
 	saved := r.saveWork(ctx)
 
-	r.st.set(stepVerdict, StepFailed, texts.VerdictDetail("cancelled"))
-	if r.st.detail(stepCodex) != "" && r.impl != nil {
-		r.st.set(stepCodex, StepFailed, texts.DetailCancelledStop)
+	r.st.Set(status.StepVerdict, status.StepFailed, texts.VerdictDetail("cancelled"))
+	if r.st.Detail(status.StepCodex) != "" && r.impl != nil {
+		r.st.Set(status.StepCodex, status.StepFailed, texts.DetailCancelledStop)
 	}
 	r.st.Verdict = "cancelled"
 	r.st.Summary = texts.WithNote(r.st.Summary, texts.CancelledNote(saved))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/status"
 )
 
 func TestParseCommand(t *testing.T) {
@@ -112,36 +113,36 @@ func TestParseCommandUsageErrors(t *testing.T) {
 }
 
 func TestStatusRenderAndHandledRoundTrip(t *testing.T) {
-	st := newStatus(7, "https://github.example/o/r/actions/runs/1", []int64{42, 7})
-	st.set(stepAuthorized, StepDone, "@octocat")
-	st.set(stepCodex, StepFailed, "exit 1")
+	st := status.NewStatus(7, "https://github.example/o/r/actions/runs/1", []int64{42, 7})
+	st.Set(status.StepAuthorized, status.StepDone, "@octocat")
+	st.Set(status.StepCodex, status.StepFailed, "exit 1")
 	st.Summary = "**Verdict: blocked**"
 	body := st.Render()
 	checkGolden(t, "status_comment.md", body)
-	if got := parseHandled(body); !reflect.DeepEqual(got, []int64{7, 42}) {
+	if got := status.ParseHandled(body); !reflect.DeepEqual(got, []int64{7, 42}) {
 		t.Fatalf("handled = %v", got)
 	}
-	c, ok := findStatusComment([]hub.Comment{{ID: 1, Body: body, Author: "mallory"}, {ID: 2, Body: body, Author: "github-actions[bot]"}}, 7, "github-actions[bot]")
+	c, ok := status.FindStatusComment([]hub.Comment{{ID: 1, Body: body, Author: "mallory"}, {ID: 2, Body: body, Author: "github-actions[bot]"}}, 7, "github-actions[bot]")
 	if !ok || c.ID != 2 {
 		t.Fatalf("status comment = %+v, %v; want the bot's (id 2), never a look-alike by another user", c, ok)
 	}
-	if _, ok := findStatusComment([]hub.Comment{{ID: 3, Body: body, Author: "github-actions[bot]"}}, 8, "github-actions[bot]"); ok {
+	if _, ok := status.FindStatusComment([]hub.Comment{{ID: 3, Body: body, Author: "github-actions[bot]"}}, 8, "github-actions[bot]"); ok {
 		t.Fatal("status comment of issue 7 matched issue 8")
 	}
 }
 
 func TestStatusRenderStaysUnderCommentLimit(t *testing.T) {
-	st := newStatus(1, "", []int64{5})
+	st := status.NewStatus(1, "", []int64{5})
 	big := make([]rune, 100_000)
 	for i := range big {
 		big[i] = 'é'
 	}
 	st.Summary = string(big)
 	body := st.Render()
-	if n := len([]rune(body)); n > maxCommentChars {
-		t.Fatalf("body has %d characters, limit %d", n, maxCommentChars)
+	if n := len([]rune(body)); n > status.MaxCommentChars {
+		t.Fatalf("body has %d characters, limit %d", n, status.MaxCommentChars)
 	}
-	if got := parseHandled(body); !reflect.DeepEqual(got, []int64{5}) {
+	if got := status.ParseHandled(body); !reflect.DeepEqual(got, []int64{5}) {
 		t.Fatalf("handled marker lost when truncating: %v", got)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -91,5 +92,5 @@ func (r *run) checkDependencies(ctx context.Context, task policy.Task) (stop boo
 		r.refusedNote = reason
 		return false, nil
 	}
-	return true, r.block(ctx, stepTaskParsed, reason)
+	return true, r.block(ctx, status.StepTaskParsed, reason)
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -230,14 +231,14 @@ func (b *eventBot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 			return out, err
 		}
 		if tr.Kind == TriggerComment && tr.Served == nil {
-			if containsID(r.st.Handled, tr.CommentID) {
+			if status.ContainsID(r.st.Handled, tr.CommentID) {
 				return b.skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", tr.CommentID))
 			}
 			r.st.Handled = append(r.st.Handled, tr.CommentID)
 		}
 		// The status comment is written when there is something to say (Codex starting, or a
 		// verdict): the reaction already acknowledged the command.
-		r.st.set(stepAuthorized, StepDone, texts.ActorDetail(tr.Actor.Login))
+		r.st.Set(status.StepAuthorized, status.StepDone, texts.ActorDetail(tr.Actor.Login))
 		if pull {
 			err = v.onPull(ctx, r, pr)
 		} else {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/internal/ghemu"
 	"github.com/codex-studio/studio-action/internal/sandbox"
@@ -336,7 +337,7 @@ func (w *hWorld) status(number int) string {
 	w.t.Helper()
 	var found []string
 	for _, c := range w.botComments(number) {
-		if strings.HasPrefix(c.Body, statusMarker(number)) {
+		if strings.HasPrefix(c.Body, status.StatusMarker(number)) {
 			found = append(found, c.Body)
 		}
 	}
@@ -353,7 +354,7 @@ func (w *hWorld) status(number int) string {
 func (w *hWorld) replies(number int) []string {
 	var out []string
 	for _, c := range w.botComments(number) {
-		if !strings.HasPrefix(c.Body, statusMarker(number)) {
+		if !strings.HasPrefix(c.Body, status.StatusMarker(number)) {
 			out = append(out, c.Body)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -44,8 +45,8 @@ func FuzzStatusComment(f *testing.F) {
 	f.Fuzz(func(t *testing.T, summary, detail, history, steer, runID string, handled int64) {
 		const runURL = "https://github.com/acme/hop/actions/runs/4242"
 		handled &= math.MaxInt64 // comment ids are positive
-		st := newStatus(7, runURL, []int64{handled, 5})
-		st.set(stepCodex, StepFailed, detail)
+		st := status.NewStatus(7, runURL, []int64{handled, 5})
+		st.Set(status.StepCodex, status.StepFailed, detail)
 		st.Summary = summary
 		if history != "" {
 			st.History = []string{"2026-01-02T03:04:05Z: status ready → running (run 1)", history}
@@ -60,10 +61,10 @@ func FuzzStatusComment(f *testing.F) {
 		if n := utf8.RuneCountInString(body); n > policy.MaxBodyChars {
 			t.Fatalf("the comment has %d characters, over GitHub's %d", n, policy.MaxBodyChars)
 		}
-		if c, ok := findStatusComment([]hub.Comment{{Author: "bot", Body: body}}, 7, "bot"); !ok || c.Body != body {
+		if c, ok := status.FindStatusComment([]hub.Comment{{Author: "bot", Body: body}}, 7, "bot"); !ok || c.Body != body {
 			t.Fatal("the status comment is not found as #7's")
 		}
-		if _, ok := findStatusComment([]hub.Comment{{Author: "bot", Body: body}}, 70, "bot"); ok {
+		if _, ok := status.FindStatusComment([]hub.Comment{{Author: "bot", Body: body}}, 70, "bot"); ok {
 			t.Fatal("#7's status comment is found as #70's")
 		}
 
@@ -71,34 +72,34 @@ func FuzzStatusComment(f *testing.F) {
 		if handled < 5 {
 			want = []int64{handled, 5}
 		}
-		if got := parseHandled(body); !slices.Equal(got, want) {
+		if got := status.ParseHandled(body); !slices.Equal(got, want) {
 			t.Fatalf("handled ids read back as %v, want %v", got, want)
 		}
-		if got := parseSteer(body); !slices.Equal(got, st.Steer) {
+		if got := status.ParseSteer(body); !slices.Equal(got, st.Steer) {
 			t.Fatalf("steering notes read back as %q, want %q", got, st.Steer)
 		}
 		var entries []string
 		for _, e := range st.History {
 			entries = append(entries, texts.HistoryEntry(e))
 		}
-		if got := parseHistory(body); !slices.Equal(got, entries) {
+		if got := status.ParseHistory(body); !slices.Equal(got, entries) {
 			t.Fatalf("history read back as %q, want %q", got, entries)
 		}
-		prev, ok := parseRunMarker(body)
+		prev, ok := status.ParseRunMarker(body)
 		switch {
 		case runID == "" && ok:
 			t.Fatalf("a run marker %+v read back, but the bot wrote none", prev)
-		case runID != "" && (!ok || prev.id != texts.MarkerWord(runID) || prev.attempt != "2" || prev.state != "running" || !prev.expires.Equal(st.Expires) || prev.url != runURL):
+		case runID != "" && (!ok || prev.Id != texts.MarkerWord(runID) || prev.Attempt != "2" || prev.State != "running" || !prev.Expires.Equal(st.Expires) || prev.Url != runURL):
 			t.Fatalf("the run marker read back as %+v, %v; want run %q attempt 2 running, expiring %s, at %s", prev, ok, texts.MarkerWord(runID), st.Expires, runURL)
 		}
 
 		// Read back and written again, the record does not change: a run that only carries the
 		// comment over keeps it as it was.
-		again := newStatus(7, runURL, parseHandled(body))
-		again.History, again.Steer = parseHistory(body), parseSteer(body)
-		again.RunID, again.Attempt, again.Expires = prev.id, prev.attempt, prev.expires
-		if again.renderRun() != st.renderRun() {
-			t.Fatalf("the record written again differs:\n%s\nwas\n%s", again.renderRun(), st.renderRun())
+		again := status.NewStatus(7, runURL, status.ParseHandled(body))
+		again.History, again.Steer = status.ParseHistory(body), status.ParseSteer(body)
+		again.RunID, again.Attempt, again.Expires = prev.Id, prev.Attempt, prev.Expires
+		if again.RenderRun() != st.RenderRun() {
+			t.Fatalf("the record written again differs:\n%s\nwas\n%s", again.RenderRun(), st.RenderRun())
 		}
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/lock"
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -590,27 +591,27 @@ func (o *orchRun) publish(ctx context.Context) error {
 // transition function. A task that ends without running (skipped, blocked) gets its status
 // comment, with the move and why in its history; a task starting gets only its label (its own
 // run writes the comment).
-func (b *eventBot) setIssueStatus(ctx context.Context, issue int, status, why string) error {
+func (b *eventBot) setIssueStatus(ctx context.Context, issue int, verdict, why string) error {
 	is, err := b.gh.Issue(ctx, issue)
 	if err != nil {
 		return err
 	}
-	if status == policy.StatusRunning || status == policy.StatusReady {
-		_, _, _, err := b.transition(ctx, issue, is.Labels, status)
+	if verdict == policy.StatusRunning || verdict == policy.StatusReady {
+		_, _, _, err := b.labels().Transition(ctx, issue, is.Labels, verdict)
 		return err
 	}
 	r, err := b.runForIssue(ctx, Trigger{Kind: TriggerDispatch}, is, Command{Verb: "run"})
 	if err != nil {
 		return err
 	}
-	_, from, changed, err := b.transition(ctx, issue, is.Labels, status)
+	_, from, changed, err := b.labels().Transition(ctx, issue, is.Labels, verdict)
 	if err != nil || !changed {
 		return err
 	}
-	r.st.History = append(r.st.History, texts.StatusHistoryLine(b.Now(), from, status, b.RunID, why))
-	r.st.Verdict, r.st.Ended = status, true
-	r.st.set(stepVerdict, StepDone, texts.VerdictDetail(status))
-	r.st.Summary = texts.StatusNote(status, why)
+	r.st.History = append(r.st.History, texts.StatusHistoryLine(b.Now(), from, verdict, b.RunID, why))
+	r.st.Verdict, r.st.Ended = verdict, true
+	r.st.Set(status.StepVerdict, status.StepDone, texts.VerdictDetail(verdict))
+	r.st.Summary = texts.StatusNote(verdict, why)
 	return r.publish(ctx)
 }
 

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
@@ -358,21 +359,21 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 	planner, labelRole := proposalRole, ""
 	switch {
 	case len(labels) > 1:
-		return r.block(ctx, stepTaskParsed, texts.SeveralRoleLabels(labels, proposalRole))
+		return r.block(ctx, status.StepTaskParsed, texts.SeveralRoleLabels(labels, proposalRole))
 	case len(labels) == 1:
 		labelRole, planner = labels[0], labels[0]
 	}
 	roles, err := r.roles(ctx, base)
 	if err != nil {
-		return r.block(ctx, stepTaskParsed, err.Error())
+		return r.block(ctx, status.StepTaskParsed, err.Error())
 	}
 	if _, ok := roles.Lookup(planner); !ok {
-		return r.block(ctx, stepTaskParsed, roles.UnknownRoleMessage(planner))
+		return r.block(ctx, status.StepTaskParsed, roles.UnknownRoleMessage(planner))
 	}
-	r.st.set(stepTaskParsed, StepDone, texts.ProposalTaskDetail(planner))
+	r.st.Set(status.StepTaskParsed, status.StepDone, texts.ProposalTaskDetail(planner))
 	if r.cmd.runOptions().DryRun {
 		r.st.Summary = texts.ProposalDryRun(r.TriggerPhrase, planner)
-		r.st.set(stepCodex, StepSkipped, texts.DetailDryRun)
+		r.st.Set(status.StepCodex, status.StepSkipped, texts.DetailDryRun)
 		r.out.Status, r.out.Summary = "done", r.st.Summary
 		return r.publish(ctx)
 	}
@@ -386,19 +387,19 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 	}
 	route, prepared := rr.routes, rr.prepared
 	if note := prepared.Stripped.Summary(); note != "" {
-		r.st.set(stepTaskParsed, StepDone, r.st.detail(stepTaskParsed)+"; "+note)
+		r.st.Set(status.StepTaskParsed, status.StepDone, r.st.Detail(status.StepTaskParsed)+"; "+note)
 	}
 	prompt, err := r.withGuidance(ctx, base, planner, prepared.Prompt+proposalInstruction(labelRole, prompts.ActiveRolesFor(string(cfg.Mode), cfg.Engine)))
 	if err != nil {
 		var ge *guidanceError
 		if errors.As(err, &ge) {
-			return r.block(ctx, stepTaskParsed, ge.msg)
+			return r.block(ctx, status.StepTaskParsed, ge.msg)
 		}
 		return err
 	}
 	impl := route.Implementation.Primary
 	callLine := texts.PlanningPassDetail(impl.Model, impl.Effort)
-	r.st.set(stepCodex, StepPending, callLine)
+	r.st.Set(status.StepCodex, status.StepPending, callLine)
 	if err := r.publish(ctx); err != nil {
 		return err
 	}
@@ -420,24 +421,24 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 	}
 	if res.Failed() {
 		r.st.Summary = codexFailureSummary(res)
-		return r.block(ctx, stepCodex, texts.PlanningFailed(r.TriggerPhrase))
+		return r.block(ctx, status.StepCodex, texts.PlanningFailed(r.TriggerPhrase))
 	}
 	p, perr := ParseProposal(res.FinalMessage, ProposalRules{LabelRole: labelRole, Engine: cfg.Engine, Known: func(id string) bool { _, ok := roles.Lookup(id); return ok }})
 	if perr != nil {
 		_ = ev.Write("proposal-malformed.txt", []byte(perr.Error()+"\n\n"+res.FinalMessage))
 		r.st.Summary = texts.UnusableAnswer(r.Redactor.Redact(texts.QuotedAnswer(res.FinalMessage)))
-		return r.block(ctx, stepCodex, texts.UnusableProposal(perr.Error(), r.TriggerPhrase))
+		return r.block(ctx, status.StepCodex, texts.UnusableProposal(perr.Error(), r.TriggerPhrase))
 	}
 	_ = ev.Write("proposal.md", []byte(p.Block+"\n"))
-	r.st.set(stepCodex, StepDone, callLine)
+	r.st.Set(status.StepCodex, status.StepDone, callLine)
 
 	reply := r.Redactor.Redact(texts.ProposalReply(r.TriggerPhrase, r.tr.Actor.Login, r.cmd.Line, planner, proposalMarker(r.tr.Issue), p.Block, p.Summary))
 	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
 		return err
 	}
-	r.st.set(stepCommitted, StepSkipped, texts.DetailNoTaskBlockYet)
-	r.st.set(stepPull, StepSkipped, texts.DetailNoTaskBlockYet)
-	r.st.set(stepVerdict, StepPending, texts.VerdictDetail("awaiting a task block"))
+	r.st.Set(status.StepCommitted, status.StepSkipped, texts.DetailNoTaskBlockYet)
+	r.st.Set(status.StepPull, status.StepSkipped, texts.DetailNoTaskBlockYet)
+	r.st.Set(status.StepVerdict, status.StepPending, texts.VerdictDetail("awaiting a task block"))
 	r.st.Summary = texts.ProposedSummary(r.TriggerPhrase, p.Task.Role, p.Task.WriteFiles) + leftoversNote(exe.Leftovers())
 	r.out.Status, r.out.Summary = statusAwaitingApproval, r.st.Summary
 	if err := r.setStatusLabel(ctx, statusAwaitingApproval); err != nil {

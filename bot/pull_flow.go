@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -130,8 +131,8 @@ func (b *eventBot) implementApproved(ctx context.Context, tr Trigger, issue int,
 		return out, true, err
 	}
 	r.marker = pa.markerLine
-	r.st.set(stepAuthorized, StepDone, texts.ApprovedByDetail(first.Author, first.ID, first.CommitID, pa.marker.RequestedBy))
-	r.st.set(stepTaskParsed, StepDone, texts.TaskDetail(tn.task))
+	r.st.Set(status.StepAuthorized, status.StepDone, texts.ApprovedByDetail(first.Author, first.ID, first.CommitID, pa.marker.RequestedBy))
+	r.st.Set(status.StepTaskParsed, status.StepDone, texts.TaskDetail(tn.task))
 	// A dependency may have been re-run or blocked since the plan (dependencies.go).
 	if stop, err := r.checkDependencies(ctx, tn.task); stop || err != nil {
 		if err != nil {
@@ -168,7 +169,7 @@ func (b *eventBot) runForIssue(ctx context.Context, tr Trigger, issue hub.Issue,
 	if err != nil {
 		return nil, err
 	}
-	sc, has := findStatusComment(comments, issue.Number, b.BotLogin)
+	sc, has := status.FindStatusComment(comments, issue.Number, b.BotLogin)
 	out := &Outcome{RunID: b.RunID}
 	t := tr
 	t.Issue, t.IsPull, t.Snapshot = issue.Number, false, issue
@@ -188,8 +189,8 @@ func (b *eventBot) showApprovalStatus(ctx context.Context, issue int, pr hub.Pul
 		return err
 	}
 	diag := policy.ApprovalDiagnostic{ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, ApprovalScopes: tn.task.ApprovalScope, Match: pa.match}
-	r.st.set(stepPull, StepDone, texts.PullDetail(pr.Number, true))
-	r.st.set(stepVerdict, StepPending, texts.VerdictDetail("awaiting approval"))
+	r.st.Set(status.StepPull, status.StepDone, texts.PullDetail(pr.Number, true))
+	r.st.Set(status.StepVerdict, status.StepPending, texts.VerdictDetail("awaiting approval"))
 	// Why a matching approval did not start the implementation: the task, or a frozen project.
 	notStarted := tn.problem
 	if notStarted == "" && !tn.cfg.Active() {

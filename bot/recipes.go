@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
@@ -47,7 +48,7 @@ func (r *run) createRecipeTasks(ctx context.Context, o RecipeOptions) error {
 	}
 	out := recipeOutcome{recipe: recipe, groupID: policy.RecipeGroupID(recipe.WorkflowID, recipeGroupSuffix()), created: map[string]int{}}
 	if o.DryRun {
-		r.st.set(stepTaskParsed, StepDone, texts.RecipeDetail(recipe.WorkflowID, 0, true))
+		r.st.Set(status.StepTaskParsed, status.StepDone, texts.RecipeDetail(recipe.WorkflowID, 0, true))
 		return r.taskReply(ctx, nil, func() string {
 			return texts.RecipeDryRunReply(r.tr.Issue, policy.RenderRecipe(recipe, out.groupID, nil))
 		})
@@ -65,7 +66,7 @@ func (r *run) createRecipeTasks(ctx context.Context, o RecipeOptions) error {
 		out.notes = append(out.notes, texts.RecipeStopped(refusal.Msg))
 	}
 	r.appendTaskList(ctx, &out)
-	r.st.set(stepTaskParsed, StepDone, texts.RecipeDetail(recipe.WorkflowID, len(out.created), false))
+	r.st.Set(status.StepTaskParsed, status.StepDone, texts.RecipeDetail(recipe.WorkflowID, len(out.created), false))
 	return r.taskReply(ctx, nil, func() string {
 		return texts.RecipeCreatedReply(r.TriggerPhrase, r.tr.Issue, len(out.created), policy.RenderRecipe(recipe, out.groupID, out.created), out.notes)
 	})
@@ -143,8 +144,8 @@ func (r *run) appendTaskList(ctx context.Context, out *recipeOutcome) {
 	if strings.TrimSpace(is.Body) == "" {
 		body = strings.TrimLeft(body, "\n")
 	}
-	if utf8.RuneCountInString(body) > maxCommentChars {
-		out.notes = append(out.notes, texts.TaskListTooLong(r.tr.Issue, maxCommentChars))
+	if utf8.RuneCountInString(body) > status.MaxCommentChars {
+		out.notes = append(out.notes, texts.TaskListTooLong(r.tr.Issue, status.MaxCommentChars))
 		return
 	}
 	if err := r.gh.EditIssueBody(ctx, r.tr.Issue, body); err != nil {

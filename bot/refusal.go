@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -27,8 +28,8 @@ func (r *run) refused(exe codex.Execution) *codex.APIRefusal {
 // comment once fixed; keepLabel leaves the task's status label alone (a review of a pull request
 // never sets it).
 func (r *run) endRefused(ctx context.Context, ref *codex.APIRefusal, again string, keepLabel bool) error {
-	r.st.set(stepCodex, StepFailed, refusalHeadline(ref))
-	r.st.set(stepVerdict, StepDone, texts.VerdictDetail(policy.VerdictError))
+	r.st.Set(status.StepCodex, status.StepFailed, refusalHeadline(ref))
+	r.st.Set(status.StepVerdict, status.StepDone, texts.VerdictDetail(policy.VerdictError))
 	r.st.Verdict = policy.VerdictError
 	r.st.Summary = refusalNote(ref, again)
 	r.out.Status, r.out.Summary, r.out.Failure = policy.VerdictError, r.st.Summary, refusalFailure(ref)

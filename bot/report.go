@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -31,7 +32,7 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 	routes, prepared, facts := rr.routes, rr.prepared, rr.facts
 
 	impl := routes.Implementation.Primary
-	r.st.set(stepCodex, StepPending, texts.ReadOnlyCodexDetail(impl.Model, impl.Effort, elig.CodexSandbox))
+	r.st.Set(status.StepCodex, status.StepPending, texts.ReadOnlyCodexDetail(impl.Model, impl.Effort, elig.CodexSandbox))
 	if err := r.publish(ctx); err != nil {
 		return err
 	}
@@ -43,14 +44,14 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 	}
 	switch {
 	case out.FinalStatus == codex.StatusDone:
-		r.st.set(stepCodex, StepDone, texts.ModelDetail(impl.Model, impl.Effort))
+		r.st.Set(status.StepCodex, status.StepDone, texts.ModelDetail(impl.Model, impl.Effort))
 	case out.Refusal != nil:
-		r.st.set(stepCodex, StepFailed, refusalHeadline(out.Refusal)) // the API's words go in a fence below
+		r.st.Set(status.StepCodex, status.StepFailed, refusalHeadline(out.Refusal)) // the API's words go in a fence below
 	default:
-		r.st.set(stepCodex, StepFailed, texts.ShownLine(out.Reason, 300)) // the verification's words: as text
+		r.st.Set(status.StepCodex, status.StepFailed, texts.ShownLine(out.Reason, 300)) // the verification's words: as text
 	}
-	r.st.set(stepCommitted, StepSkipped, texts.DetailReadOnlyCommit)
-	r.st.set(stepPull, StepSkipped, texts.DetailReadOnlyPull)
+	r.st.Set(status.StepCommitted, status.StepSkipped, texts.DetailReadOnlyCommit)
+	r.st.Set(status.StepPull, status.StepSkipped, texts.DetailReadOnlyPull)
 
 	verdict, blockers := verdictFrom(out, st)
 	text := strings.TrimSpace(out.Implementation.Result.FinalMessage)
@@ -106,7 +107,7 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 	if link != "" {
 		detail += ", see " + link
 	}
-	r.st.set(stepVerdict, StepDone, detail)
+	r.st.Set(status.StepVerdict, status.StepDone, detail)
 	r.st.Verdict = verdict
 	r.out.Status = verdict
 	if err := r.setStatusLabel(ctx, policy.StatusForVerdict(verdict)); err != nil {

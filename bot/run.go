@@ -15,6 +15,7 @@ import (
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/jail"
 	"github.com/codex-studio/studio-action/bot/lock"
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/policy"
@@ -247,7 +248,7 @@ func (r *run) reportFailure(ctx context.Context, err error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	r.st.Ended = true
-	r.st.set(stepVerdict, StepFailed, texts.VerdictDetail("error"))
+	r.st.Set(status.StepVerdict, status.StepFailed, texts.VerdictDetail("error"))
 	r.st.Summary = texts.WithNote(r.st.Summary, texts.FailedNote(r.Redactor.Redact(hub.Explain(err)), r.resumeNote()))
 	// The issue still ends with exactly one status label.
 	if lerr := r.setStatusLabel(ctx, "blocked"); lerr != nil {
@@ -264,7 +265,7 @@ type run struct {
 	tr       Trigger
 	issue    hub.Issue
 	cmd      Command
-	st       *Status
+	st       *status.Status
 	out      *Outcome
 	statusID int64
 	// marker is the identity marker line a studio pull request body starts with (approvals.go).
@@ -296,7 +297,7 @@ func (r *run) fillContainment() {
 // The run's status takes the change only when fn succeeds, so a failure of fn is reported exactly
 // as if nothing had been written; both have ended when it returns, so the next write of the
 // comment edits this one (never a second comment, never an older text last). fn's error wins.
-func (r *run) publishAround(ctx context.Context, next func(*Status), fn func() error) error {
+func (r *run) publishAround(ctx context.Context, next func(*status.Status), fn func() error) error {
 	r.fillContainment()
 	ahead := *r.st
 	ahead.Steps = slices.Clone(r.st.Steps)
@@ -339,8 +340,8 @@ func (r *run) publishBody(ctx context.Context, body string) error {
 
 // block ends the run with a blocked verdict whose reason the user can act on.
 func (r *run) block(ctx context.Context, step, reason string) error {
-	r.st.set(step, StepFailed, "")
-	r.st.set(stepVerdict, StepDone, texts.VerdictDetail("blocked"))
+	r.st.Set(step, status.StepFailed, "")
+	r.st.Set(status.StepVerdict, status.StepDone, texts.VerdictDetail("blocked"))
 	r.st.Verdict = "blocked"
 	r.st.Summary = texts.WithNote(r.st.Summary, texts.BlockedNote(reason))
 	r.out.Status = "blocked"
@@ -354,8 +355,8 @@ func (r *run) block(ctx context.Context, step, reason string) error {
 // refuse ends the run without doing anything: the reason is the verdict, and the issue's status
 // label is left as it was, since nothing ran.
 func (r *run) refuse(ctx context.Context, reason string) error {
-	r.st.set(stepCodex, StepSkipped, texts.DetailRefused)
-	r.st.set(stepVerdict, StepDone, texts.VerdictDetail("refused"))
+	r.st.Set(status.StepCodex, status.StepSkipped, texts.DetailRefused)
+	r.st.Set(status.StepVerdict, status.StepDone, texts.VerdictDetail("refused"))
 	r.st.Verdict = "refused"
 	r.st.Summary = texts.RefusedNote(reason)
 	r.out.Status = "refused"
@@ -373,7 +374,7 @@ type labeler interface {
 // setStatusLabel moves the run's task to status (transition) and records the move in the status
 // comment's history.
 func (r *run) setStatusLabel(ctx context.Context, status string) error {
-	kept, from, changed, err := r.transition(ctx, r.tr.Issue, r.issue.Labels, status)
+	kept, from, changed, err := r.labels().Transition(ctx, r.tr.Issue, r.issue.Labels, status)
 	if err != nil {
 		return err
 	}
@@ -382,37 +383,6 @@ func (r *run) setStatusLabel(ctx context.Context, status string) error {
 		r.st.History = append(r.st.History, texts.StatusHistoryLine(r.Now(), from, status, r.RunID, ""))
 	}
 	return nil
-}
-
-// transition is every status change of a task issue: it ends with exactly one
-// `<prefix>status/<status>` label. The new label is added first: GitHub answers with every label
-// the issue has now, so a status label another run set after this event was delivered (known is
-// the event's list, maybe old) is seen and removed too. changed is false when the issue already
-// had that status and no other.
-func (b *eventBot) transition(ctx context.Context, issue int, known []string, status string) (kept []string, from string, changed bool, err error) {
-	prefix := b.LabelPrefix + "status/"
-	want := prefix + status
-	had := contains(known, want)
-	now, err := b.gh.AddLabels(ctx, issue, want)
-	if err != nil {
-		return nil, "", false, err
-	}
-	var was []string
-	for _, l := range now {
-		if strings.HasPrefix(l, prefix) && l != want {
-			if err := b.gh.RemoveLabel(ctx, issue, l); err != nil {
-				return nil, "", false, err
-			}
-			was = append(was, strings.TrimPrefix(l, prefix))
-			continue
-		}
-		kept = append(kept, l)
-	}
-	from = "none"
-	if len(was) > 0 {
-		from = strings.Join(was, ", ")
-	}
-	return kept, from, len(was) > 0 || !had, nil
 }
 
 // execute is `run` on a task issue: the task block (or a plain request) with the default
@@ -434,9 +404,9 @@ func (r *run) execute(ctx context.Context) error {
 	case err != nil:
 		return err
 	case sc.missing:
-		return r.block(ctx, stepTaskParsed, sc.problem+".")
+		return r.block(ctx, status.StepTaskParsed, sc.problem+".")
 	case sc.problem != "":
-		return r.block(ctx, stepTaskParsed, sc.problem)
+		return r.block(ctx, status.StepTaskParsed, sc.problem)
 	}
 	cfg := sc.cfg
 	if !cfg.Active() && !r.cmd.runOptions().DryRun {
@@ -455,14 +425,14 @@ func (r *run) execute(ctx context.Context) error {
 			return err
 		}
 		if reason != "" {
-			return r.block(ctx, stepTaskParsed, reason)
+			return r.block(ctx, status.StepTaskParsed, reason)
 		}
 		// A workflow's task is this run's own (the workflow's role and objective), not the
 		// issue's block: it is decided here, and the gate decides the issue's as before.
 		tc = taskContext{issue: r.issue, base: base, cfg: cfg, task: t,
 			digest: policy.TaskDigest(r.issue.Title, r.issue.Body)}
 		r.identify(&tc)
-		r.st.set(stepTaskParsed, StepDone, texts.WorkflowTaskDetail(wf.ID, tc.task))
+		r.st.Set(status.StepTaskParsed, status.StepDone, texts.WorkflowTaskDetail(wf.ID, tc.task))
 	} else {
 		if _, err := r.taskBlock(r.issue.Body); errors.Is(err, policy.ErrNoTaskBlock) {
 			// A plain request: a read-only planning pass proposes a task block (proposal.go).
@@ -472,9 +442,9 @@ func (r *run) execute(ctx context.Context) error {
 			return err
 		}
 		if tc.hashErr == nil && tc.problem != "" {
-			return r.block(ctx, stepTaskParsed, tc.problem)
+			return r.block(ctx, status.StepTaskParsed, tc.problem)
 		}
-		r.st.set(stepTaskParsed, StepDone, texts.TaskDetail(tc.task))
+		r.st.Set(status.StepTaskParsed, status.StepDone, texts.TaskDetail(tc.task))
 	}
 
 	// A task whose dependencies are not done does not start (dependencies.go).
@@ -555,12 +525,12 @@ func (r *run) render(ctx context.Context, tc taskContext, review, fix bool) (ren
 	}
 	prepared := rr.prepared
 	if note := prepared.Stripped.Summary(); note != "" {
-		r.st.set(stepTaskParsed, StepDone, r.st.detail(stepTaskParsed)+"; "+note)
+		r.st.Set(status.StepTaskParsed, status.StepDone, r.st.Detail(status.StepTaskParsed)+"; "+note)
 	}
 	if prepared.Prompt, err = r.withGuidance(ctx, base, task.Role, prepared.Prompt); err != nil {
 		var ge *guidanceError
 		if errors.As(err, &ge) {
-			err = r.block(ctx, stepTaskParsed, ge.msg)
+			err = r.block(ctx, status.StepTaskParsed, ge.msg)
 			return rr, true, err
 		}
 		return rr, true, err
@@ -576,7 +546,7 @@ func (r *run) render(ctx context.Context, tc taskContext, review, fix bool) (ren
 	if r.spawn, err = r.delegationProfile(ctx, base, task.Role); err != nil {
 		var ge *guidanceError
 		if errors.As(err, &ge) {
-			err = r.block(ctx, stepTaskParsed, ge.msg)
+			err = r.block(ctx, status.StepTaskParsed, ge.msg)
 			return rr, true, err
 		}
 		return rr, true, err
@@ -601,13 +571,13 @@ func (r *run) prepareStep(ctx context.Context, tc taskContext, phase policy.Phas
 	if err != nil {
 		var refusal *RouteRefusal
 		if errors.As(err, &refusal) {
-			return rendered{}, true, r.block(ctx, stepCodex, refusal.Msg)
+			return rendered{}, true, r.block(ctx, status.StepCodex, refusal.Msg)
 		}
 		return rendered{}, true, err
 	}
 	prepared, facts, err := r.prepareFor(ctx, tc, phase, elig, routes, review, fix)
 	if err != nil {
-		return rendered{}, true, r.block(ctx, stepTaskParsed, err.Error())
+		return rendered{}, true, r.block(ctx, status.StepTaskParsed, err.Error())
 	}
 	return rendered{routes: routes, prepared: prepared, facts: facts}, false, nil
 }
@@ -629,7 +599,7 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 	// "Codex running" goes out while the task branch is checked out.
 	impl := routes.Implementation.Primary
 	codexLine := fmt.Sprintf("`%s` (%s), sandbox `%s`", impl.Model, impl.Effort, elig.CodexSandbox)
-	if err := r.publishAround(ctx, func(s *Status) { s.set(stepCodex, StepPending, codexLine) },
+	if err := r.publishAround(ctx, func(s *status.Status) { s.Set(status.StepCodex, status.StepPending, codexLine) },
 		func() error { return r.prepareWorkspace(ctx, branch, base) }); err != nil {
 		return err
 	}
@@ -648,15 +618,15 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 	}
 	switch {
 	case out.FinalStatus == codex.StatusDone:
-		r.st.set(stepCodex, StepDone, texts.ModelDetail(impl.Model, impl.Effort)+passesNote(out))
+		r.st.Set(status.StepCodex, status.StepDone, texts.ModelDetail(impl.Model, impl.Effort)+passesNote(out))
 	case out.Refusal != nil:
-		r.st.set(stepCodex, StepFailed, refusalHeadline(out.Refusal)) // the API's words go in a fence below
+		r.st.Set(status.StepCodex, status.StepFailed, refusalHeadline(out.Refusal)) // the API's words go in a fence below
 	default:
-		r.st.set(stepCodex, StepFailed, texts.ShownLine(out.Reason, 300)) // the verification's words: as text
+		r.st.Set(status.StepCodex, status.StepFailed, texts.ShownLine(out.Reason, 300)) // the verification's words: as text
 	}
 	if len(st.committed) == 0 {
-		r.st.set(stepCommitted, StepSkipped, texts.DetailNoChanges)
-		r.st.set(stepPull, StepSkipped, texts.DetailNothingCommitted)
+		r.st.Set(status.StepCommitted, status.StepSkipped, texts.DetailNoChanges)
+		r.st.Set(status.StepPull, status.StepSkipped, texts.DetailNothingCommitted)
 	}
 
 	verdict, blockers := verdictFrom(out, st)
@@ -716,7 +686,7 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 		defer r.refreshGateBeside(ctx, r.out.PullRequest, r.tr.Issue)()
 	}
 
-	r.st.set(stepVerdict, StepDone, texts.VerdictDetail(verdict))
+	r.st.Set(status.StepVerdict, status.StepDone, texts.VerdictDetail(verdict))
 	r.st.Verdict = verdict
 	r.out.Status = verdict
 	if err := r.setStatusLabel(ctx, policy.StatusForVerdict(verdict)); err != nil {
@@ -787,7 +757,7 @@ func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, su
 		r.knowPullContent(st)
 	}
 	r.out.PullRequest, r.out.PullURL = pr.Number, pr.URL
-	r.st.set(stepPull, StepDone, texts.PullDetail(pr.Number, false))
+	r.st.Set(status.StepPull, status.StepDone, texts.PullDetail(pr.Number, false))
 	return pr, nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/policy"
@@ -266,7 +267,7 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 			st.committed = append(st.committed, p)
 		}
 	}
-	r.st.set(stepCommitted, StepDone, texts.CommittedDetail(sha, st.branch, pass, len(inScope)))
+	r.st.Set(status.StepCommitted, status.StepDone, texts.CommittedDetail(sha, st.branch, pass, len(inScope)))
 	switch {
 	case st.pr.Number != 0:
 		r.knowPullContent(st)

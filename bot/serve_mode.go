@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -52,7 +53,7 @@ func (s *ServeMode) slot(ctx context.Context) (func(), error) {
 }
 
 func (s *ServeMode) delivery() string {
-	if s == nil || !deliveryID(s.Delivery) {
+	if s == nil || !status.DeliveryID(s.Delivery) {
 		return ""
 	}
 	return s.Delivery
@@ -222,7 +223,7 @@ func (b *eventBot) queue(ctx context.Context, task hub.Issue, actor string, comm
 		return Outcome{RunID: b.RunID}, err
 	}
 	if commentID != 0 {
-		if containsID(r.st.Handled, commentID) {
+		if status.ContainsID(r.st.Handled, commentID) {
 			return b.skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", commentID))
 		}
 		r.st.Handled = append(r.st.Handled, commentID)
@@ -232,7 +233,7 @@ func (b *eventBot) queue(ctx context.Context, task hub.Issue, actor string, comm
 		}
 		r.st.Deliveries = append(r.st.Deliveries, d)
 	}
-	r.st.set(stepAuthorized, StepDone, "@"+actor)
+	r.st.Set(status.StepAuthorized, status.StepDone, "@"+actor)
 	r.st.Summary = "**Queued:** dispatching a run of `" + b.DispatchWorkflow + "`."
 	if err := r.publish(ctx); err != nil {
 		return *r.out, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/jail"
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -112,45 +113,45 @@ func TestPullBodyFitsGitHubsLimit(t *testing.T) {
 
 // The status comment in each state a run can leave it in.
 func TestStatusCommentStatesMatchTheirGoldenFiles(t *testing.T) {
-	base := func() *Status {
-		st := newStatus(7, "https://github.example/acme/hop/actions/runs/4242", []int64{1006})
-		st.set(stepAuthorized, StepDone, "@octocat")
-		st.set(stepTaskParsed, StepDone, "role `gameplay-programmer`, writeFiles `src/player/jump.gd`")
+	base := func() *status.Status {
+		st := status.NewStatus(7, "https://github.example/acme/hop/actions/runs/4242", []int64{1006})
+		st.Set(status.StepAuthorized, status.StepDone, "@octocat")
+		st.Set(status.StepTaskParsed, status.StepDone, "role `gameplay-programmer`, writeFiles `src/player/jump.gd`")
 		return st
 	}
-	states := map[string]func(*Status){
-		"running": func(st *Status) {
-			st.set(stepCodex, StepPending, "`gpt-5.6-terra` (medium), sandbox `danger-full-access`")
+	states := map[string]func(*status.Status){
+		"running": func(st *status.Status) {
+			st.Set(status.StepCodex, status.StepPending, "`gpt-5.6-terra` (medium), sandbox `danger-full-access`")
 		},
-		"done": func(st *Status) {
-			st.set(stepCodex, StepDone, "`gpt-5.6-terra` (medium), 1 fix pass")
-			st.set(stepCommitted, StepDone, "`0123456` on `studio/task-7` (fix pass 1: 1 file)")
-			st.set(stepPull, StepDone, "#8")
-			st.set(stepVerdict, StepDone, "**done**")
+		"done": func(st *status.Status) {
+			st.Set(status.StepCodex, status.StepDone, "`gpt-5.6-terra` (medium), 1 fix pass")
+			st.Set(status.StepCommitted, status.StepDone, "`0123456` on `studio/task-7` (fix pass 1: 1 file)")
+			st.Set(status.StepPull, status.StepDone, "#8")
+			st.Set(status.StepVerdict, status.StepDone, "**done**")
 			st.Verdict, st.Summary = "done", texts.VerdictSummary("done", []string{"src/player/jump.gd"}, nil, "0123456789")
 			st.Usage = "Tokens: 1,200 in, 300 out (2 calls)"
 		},
-		"blocked": func(st *Status) {
-			st.set(stepCodex, StepFailed, "review blockers: too high")
-			st.set(stepCommitted, StepSkipped, "no changes inside writeFiles")
-			st.set(stepPull, StepSkipped, "nothing was committed")
-			st.set(stepVerdict, StepDone, "**blocked**")
+		"blocked": func(st *status.Status) {
+			st.Set(status.StepCodex, status.StepFailed, "review blockers: too high")
+			st.Set(status.StepCommitted, status.StepSkipped, "no changes inside writeFiles")
+			st.Set(status.StepPull, status.StepSkipped, "nothing was committed")
+			st.Set(status.StepVerdict, status.StepDone, "**blocked**")
 			st.Verdict, st.Summary = "blocked", texts.VerdictSummary("blocked", nil, []string{"Codex changed nothing inside writeFiles"}, "")
 		},
-		"refused": func(st *Status) {
-			st.set(stepCodex, StepSkipped, "refused")
-			st.set(stepVerdict, StepDone, "**refused**")
+		"refused": func(st *status.Status) {
+			st.Set(status.StepCodex, status.StepSkipped, "refused")
+			st.Set(status.StepVerdict, status.StepDone, "**refused**")
 			st.Verdict, st.Summary = "refused", "**Refused:** the project is frozen; set `status` to `active` in `.codex/studio.json` to resume."
 		},
-		"awaiting-approval": func(st *Status) {
-			st.set(stepCodex, StepDone, "plan phase: `gpt-5.6-terra` (medium), sandbox `read-only`")
-			st.set(stepPull, StepDone, "#8 (draft plan)")
-			st.set(stepVerdict, StepPending, "**awaiting approval**")
+		"awaiting-approval": func(st *status.Status) {
+			st.Set(status.StepCodex, status.StepDone, "plan phase: `gpt-5.6-terra` (medium), sandbox `read-only`")
+			st.Set(status.StepPull, status.StepDone, "#8 (draft plan)")
+			st.Set(status.StepVerdict, status.StepPending, "**awaiting approval**")
 			st.Summary = texts.AwaitingSummary(8, "octocat", policy.ModeGuidedStudio, "Eligibility: blocked")
 			st.Ended = true
 		},
-		"unconfined": func(st *Status) {
-			st.set(stepCodex, StepPending, "`gpt-5.6-terra` (medium)")
+		"unconfined": func(st *status.Status) {
+			st.Set(status.StepCodex, status.StepPending, "`gpt-5.6-terra` (medium)")
 			st.Containment = "Containment: **none**: the runner is not root, so Codex runs as the runner user."
 		},
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -163,8 +164,8 @@ func TestStatusKeepsVerdictAndBlockersWith100000Files(t *testing.T) {
 		committed = append(committed, fmt.Sprintf("src/gen/%06d.gd", i))
 	}
 	verdict, blockers := policy.Verdict(policy.VerdictFacts{Reason: "verification failed: go test exit=1\n@org/team\n![x](http://beacon)", Blockers: []string{"review: the jump is too high"}, OutOfScope: out, Committed: committed})
-	s := newStatus(7, "https://github.example/acme/hop/actions/runs/1", nil)
-	s.set(stepVerdict, StepDone, "**"+verdict+"**")
+	s := status.NewStatus(7, "https://github.example/acme/hop/actions/runs/1", nil)
+	s.Set(status.StepVerdict, status.StepDone, "**"+verdict+"**")
 	s.Summary = texts.VerdictSummary(verdict, committed, blockers, "0123456789abcdef") + "\n\n" + texts.ModeNotes(map[string]string{"a": "x"})
 	body := s.Render()
 	if n := len([]rune(body)); n > policy.MaxBodyChars {
@@ -186,7 +187,7 @@ func TestStatusKeepsVerdictAndBlockersWith100000Files(t *testing.T) {
 // A summary cut inside a fence has the fence closed before the note and the markers, so the
 // hidden markers stay hidden and the note is the bot's own text.
 func TestStatusCutInsideAFenceClosesIt(t *testing.T) {
-	s := newStatus(7, "", []int64{1})
+	s := status.NewStatus(7, "", []int64{1})
 	s.Summary = "**Verdict: blocked**\n\n" + texts.Fenced(strings.Repeat("@org/team ``` x\n", 10_000), "text")
 	body := s.Render()
 	if n := len([]rune(body)); n > policy.MaxBodyChars {

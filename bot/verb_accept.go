@@ -5,6 +5,7 @@ import (
 	"errors"
 	"unicode/utf8"
 
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -22,7 +23,7 @@ func init() {
 // that holds no task block yet, and says so. It never starts a run.
 func (r *run) accept(ctx context.Context) error {
 	refuse := func(reason string) error {
-		r.st.set(stepTaskParsed, StepFailed, texts.DetailNothingAccepted)
+		r.st.Set(status.StepTaskParsed, status.StepFailed, texts.DetailNothingAccepted)
 		return r.acceptReply(ctx, "refused", texts.AcceptRefused(reason))
 	}
 	// The body is rewritten below: start from it as it is now, not as the payload delivered it.
@@ -60,14 +61,14 @@ func (r *run) accept(ctx context.Context) error {
 	if got, err := policy.ParseTask(body); err != nil || !sameTask(got, task) {
 		return refuse(texts.AcceptUnreadable)
 	}
-	if utf8.RuneCountInString(body) > maxCommentChars {
-		return refuse(texts.AcceptTooLong(maxCommentChars))
+	if utf8.RuneCountInString(body) > status.MaxCommentChars {
+		return refuse(texts.AcceptTooLong(status.MaxCommentChars))
 	}
 	if err := r.gh.EditIssueBody(ctx, r.tr.Issue, body); err != nil {
 		return err
 	}
 	r.logf("appended the task block of proposal comment %d to the body of #%d", c.ID, r.tr.Issue)
-	r.st.set(stepTaskParsed, StepDone, texts.AcceptedTaskDetail(task))
+	r.st.Set(status.StepTaskParsed, status.StepDone, texts.AcceptedTaskDetail(task))
 	return r.acceptReply(ctx, "done", texts.AcceptDone(c.ID, task, r.TriggerPhrase))
 }
 

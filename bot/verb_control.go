@@ -127,7 +127,7 @@ func (r *run) control(ctx context.Context, action string) error {
 		if action == policy.ControlPause {
 			why = policy.PausedNote
 		}
-		kept, from, changed, err := r.transition(ctx, r.tr.Issue, r.issue.Labels, next)
+		kept, from, changed, err := r.labels().Transition(ctx, r.tr.Issue, r.issue.Labels, next)
 		if err != nil {
 			return err
 		}

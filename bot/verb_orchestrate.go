@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -106,7 +107,7 @@ func (b *eventBot) orchestrateOn(ctx context.Context, issue int, opts Orchestrat
 	if err != nil {
 		return out, err
 	}
-	if st != nil && commentID != 0 && containsID(st.Handled, commentID) {
+	if st != nil && commentID != 0 && status.ContainsID(st.Handled, commentID) {
 		return b.skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", commentID))
 	}
 	o := &orchRun{b: b, base: base, comment: comment}
@@ -212,7 +213,7 @@ func (b *eventBot) runDispatchedTask(ctx context.Context, tr Trigger) (Outcome, 
 		if err != nil {
 			return Outcome{RunID: b.RunID}, err
 		}
-		r.st.set(stepAuthorized, StepDone, texts.DispatchedDetail(line, tr.Actor.Login))
+		r.st.Set(status.StepAuthorized, status.StepDone, texts.DispatchedDetail(line, tr.Actor.Login))
 		if err := r.execute(ctx); err != nil {
 			r.reportFailure(ctx, err)
 			return *r.out, err

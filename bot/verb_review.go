@@ -7,6 +7,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
@@ -25,13 +26,13 @@ func init() {
 // read-only on the review route; its verdict becomes a pull-request review and the check run
 // ReviewCheckName on the reviewed commit, which is what the gate reads.
 func (r *run) reviewPull(ctx context.Context, pr hub.PullRequest) error {
-	r.st.set(stepAuthorized, StepDone, texts.ActorDetail(r.tr.Actor.Login))
+	r.st.Set(status.StepAuthorized, status.StepDone, texts.ActorDetail(r.tr.Actor.Login))
 	tn, err := r.loadTask(ctx, r.issue.Number)
 	if err != nil {
 		return err
 	}
 	if tn.problem != "" {
-		return r.block(ctx, stepTaskParsed, tn.problem)
+		return r.block(ctx, status.StepTaskParsed, tn.problem)
 	}
 	if !tn.cfg.Active() {
 		return r.refuse(ctx, tn.cfg.InactiveReason())
@@ -42,12 +43,12 @@ func (r *run) reviewPull(ctx context.Context, pr hub.PullRequest) error {
 	r.out.PullRequest, r.out.PullURL, r.out.Branch = pr.Number, pr.URL, pr.HeadRef
 	routes, err := r.modelRoute(ctx, tn)
 	if err != nil {
-		return r.block(ctx, stepCodex, err.Error())
+		return r.block(ctx, status.StepCodex, err.Error())
 	}
 	elig := policy.Evaluate(policy.EligibilityInput{ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, Phase: policy.PhaseReview})
 	prepared, _, err := r.prepareFor(ctx, tn, policy.PhaseReview, elig, routes, true, false)
 	if err != nil {
-		return r.block(ctx, stepTaskParsed, err.Error())
+		return r.block(ctx, status.StepTaskParsed, err.Error())
 	}
 	if err := r.prepareWorkspace(ctx, pr.HeadRef, tn.base); err != nil {
 		return err
@@ -60,7 +61,7 @@ func (r *run) reviewPull(ctx context.Context, pr hub.PullRequest) error {
 	if err != nil {
 		return err
 	}
-	r.st.set(stepCodex, StepPending, texts.ReviewCodexDetail(head, routes.Review.Primary.Model, routes.Review.Primary.Effort))
+	r.st.Set(status.StepCodex, status.StepPending, texts.ReviewCodexDetail(head, routes.Review.Primary.Model, routes.Review.Primary.Effort))
 	if err := r.publish(ctx); err != nil {
 		return err
 	}
@@ -86,15 +87,15 @@ func (r *run) reviewPull(ctx context.Context, pr hub.PullRequest) error {
 	verdict := "done"
 	if rev.Failed() {
 		verdict = "blocked"
-		r.st.set(stepCodex, StepFailed, texts.ReviewResultDetail(head, false))
+		r.st.Set(status.StepCodex, status.StepFailed, texts.ReviewResultDetail(head, false))
 	} else {
-		r.st.set(stepCodex, StepDone, texts.ReviewResultDetail(head, true))
+		r.st.Set(status.StepCodex, status.StepDone, texts.ReviewResultDetail(head, true))
 	}
 	r.st.Summary = r.Redactor.Redact(reviewBody(rev, !rev.Failed(), reviewBlockers(rev))) + leftoversNote(exe.Leftovers())
 	// The issue's status label is the run's verdict (an out-of-scope path, a failed lifecycle),
 	// which a passing review of the head does not clear: the review's own result lives in the
 	// studio/review check run and the gate. So the label is left as it is.
-	r.st.set(stepVerdict, StepDone, texts.ReviewVerdictDetail(head, !rev.Failed()))
+	r.st.Set(status.StepVerdict, status.StepDone, texts.ReviewVerdictDetail(head, !rev.Failed()))
 	r.out.Status, r.out.Summary = verdict, r.st.Summary
 	return r.publish(ctx)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -50,7 +51,7 @@ func (r *run) revoke(ctx context.Context) error {
 	}
 	diag := policy.ApprovalDiagnostic{ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, ApprovalScopes: tn.task.ApprovalScope, Match: pa.match}
 	r.out.PullRequest, r.out.PullURL, r.out.Branch = full.Number, full.URL, branch
-	r.st.set(stepPull, StepDone, texts.PullDetail(full.Number, false))
+	r.st.Set(status.StepPull, status.StepDone, texts.PullDetail(full.Number, false))
 	r.st.Summary = texts.RevokedSummary(r.tr.Actor.Login, full.Number, diag.Render())
 	r.out.Status, r.out.Summary = "done", r.st.Summary
 	if err := r.publish(ctx); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/lock"
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -119,14 +120,14 @@ func (b *eventBot) statusLockLine(ctx context.Context, issue int) (string, error
 // statusRunLines are the runs the issue's status comment records: the last run and its state,
 // the earlier runs' ends and the tokens line.
 func (b *eventBot) statusRunLines(comments []hub.Comment, issue int) []string {
-	sc, ok := findStatusComment(comments, issue, b.BotLogin)
+	sc, ok := status.FindStatusComment(comments, issue, b.BotLogin)
 	if !ok {
 		return []string{texts.StatusRunsNone}
 	}
 	var lines []string
 	who, state := "", ""
-	if prev, ok := parseRunMarker(sc.Body); ok {
-		who, state = texts.RunWho("run", prev.id, prev.attempt, prev.url), prev.state
+	if prev, ok := status.ParseRunMarker(sc.Body); ok {
+		who, state = texts.RunWho("run", prev.Id, prev.Attempt, prev.Url), prev.State
 	}
 	lines = append(lines, texts.StatusLastRun(who, state, sc.UpdatedAt))
 	if t := tokensLine.FindString(sc.Body); t != "" {
@@ -135,7 +136,7 @@ func (b *eventBot) statusRunLines(comments []hub.Comment, issue int) []string {
 	if c := costLine.FindString(sc.Body); c != "" {
 		lines = append(lines, "- "+c)
 	}
-	for _, h := range parseHistory(sc.Body) {
+	for _, h := range status.ParseHistory(sc.Body) {
 		lines = append(lines, texts.StatusEarlier(h))
 	}
 	return lines

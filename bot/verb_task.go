@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -125,7 +126,7 @@ func (r *run) taskCreate(ctx context.Context) error {
 		return r.taskReply(ctx, err, nil)
 	}
 	r.logf("created task #%d (%s) from #%d", is.Number, t.Role, r.tr.Issue)
-	r.st.set(stepTaskParsed, StepDone, texts.TaskCreatedDetail(is.Number, t.Role))
+	r.st.Set(status.StepTaskParsed, status.StepDone, texts.TaskCreatedDetail(is.Number, t.Role))
 	return r.taskReply(ctx, nil, func() string {
 		return texts.TaskCreatedReply(r.TriggerPhrase, is.Number, t, r.phaseOf(t.Role).Mutating())
 	})
@@ -158,23 +159,23 @@ func (r *run) taskCreator(ctx context.Context) (*TaskCreator, error) {
 // studio (returned for the preamble to report); done renders the reply when nothing failed.
 func (r *run) taskReply(ctx context.Context, err error, done func() string) error {
 	var refusal *TaskRefusal
-	status, what := "done", ""
+	verdict, what := "done", ""
 	switch {
 	case errors.As(err, &refusal):
-		status, what = "refused", texts.TaskRefusedReply(refusal.Msg)
-		r.st.set(stepTaskParsed, StepFailed, texts.DetailNothingCreated)
+		verdict, what = "refused", texts.TaskRefusedReply(refusal.Msg)
+		r.st.Set(status.StepTaskParsed, status.StepFailed, texts.DetailNothingCreated)
 	case err != nil:
 		return err
 	default:
 		what = done()
 	}
-	r.st.set(stepCodex, StepSkipped, texts.DetailTasksStartNoRun)
-	r.st.set(stepVerdict, StepDone, texts.VerdictDetail(status))
+	r.st.Set(status.StepCodex, status.StepSkipped, texts.DetailTasksStartNoRun)
+	r.st.Set(status.StepVerdict, status.StepDone, texts.VerdictDetail(verdict))
 	reply := texts.CommandReply(r.cmd.Line, r.tr.Actor.Login, what)
 	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
 		return err
 	}
 	r.st.Summary = texts.VerbSummary(r.TriggerPhrase, r.cmd.Verb, r.tr.Actor.Login, what)
-	r.out.Status, r.out.Summary = status, r.st.Summary
+	r.out.Status, r.out.Summary = verdict, r.st.Summary
 	return r.publish(ctx)
 }

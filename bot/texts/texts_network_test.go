@@ -10,6 +10,7 @@ import (
 // The texts of texts_network.go, against their golden files (testdata/golden/texts/network-*.md;
 // UPDATE_GOLDEN=1 rewrites them after a deliberate change).
 func TestNetworkTextsMatchTheirGoldenFiles(t *testing.T) {
+	t.Parallel()
 	allow, err := egress.ParseList([]string{"proxy.golang.org", "sum.golang.org", "127.0.0.1:4873"})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 // The status comment's step details (texts_status.go), against their golden file
 // (testdata/golden/texts/status-details.md; UPDATE_GOLDEN=1 rewrites it after a deliberate change).
 func TestStatusDetailsMatchTheirGoldenFile(t *testing.T) {
+	t.Parallel()
 	task := policy.Task{Role: "gameplay-programmer", WriteFiles: []string{"src/player/jump.gd", "tests/`x`.gd"}}
 	sha := "0123456789abcdef0123456789abcdef01234567"
 	details := []struct{ name, text string }{
@@ -70,6 +71,7 @@ func TestStatusDetailsMatchTheirGoldenFile(t *testing.T) {
 // The status comment's history entries (texts_status.go), against their golden file
 // (testdata/golden/texts/status-history.md).
 func TestStatusHistoryMatchesItsGoldenFile(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	old := policy.LockRecord{Run: "122", Attempt: "2", RunURL: "https://github.example/acme/hop/actions/runs/122", Event: "/studio run by @octocat",
 		Acquired: at.Add(-2 * time.Hour), Expires: at.Add(-time.Hour)}

@@ -12,6 +12,7 @@ import (
 // The lines of `/studio status` (texts_statusverb.go), against their golden file
 // (testdata/golden/texts/status-reply.md; UPDATE_GOLDEN=1 rewrites it after a deliberate change).
 func TestStatusReplyMatchesItsGoldenFile(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 	rec := policy.LockRecord{Run: "123", Attempt: "2", RunURL: "https://github.example/acme/hop/actions/runs/123", Event: "/studio run by @octocat\n# heading", Expires: now.Add(time.Hour)}
 	lines := []string{

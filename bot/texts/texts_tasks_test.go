@@ -9,6 +9,7 @@ import (
 // The texts of task creation, recipes and the dependency gate, against their golden files
 // (testdata/golden/texts/<name>.md; UPDATE_GOLDEN=1 rewrites them after a deliberate change).
 func TestTaskTextsMatchTheirGoldenFiles(t *testing.T) {
+	t.Parallel()
 	bugfix, err := policy.FindRecipe("bugfix", nil)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 // The problems of a malformed command (texts_usage.go), against their golden file
 // (testdata/golden/texts/usage-problems.md; UPDATE_GOLDEN=1 rewrites it after a deliberate change).
 func TestUsageProblemsMatchTheirGoldenFile(t *testing.T) {
+	t.Parallel()
 	problems := []struct{ name, text string }{
 		{"needs a verb", NeedsVerb("/studio")},
 		{"not a verb", NotAVerb("rnu`<b>`", DidYouMean([]string{"`/studio run`"}))},

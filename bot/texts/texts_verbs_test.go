@@ -12,6 +12,7 @@ import (
 // The texts of texts_verbs.go, against their golden files (testdata/golden/texts/verbs-<name>.md;
 // UPDATE_GOLDEN=1 rewrites them after a deliberate change).
 func TestVerbTextsMatchTheirGoldenFiles(t *testing.T) {
+	t.Parallel()
 	bad := errors.New("yaml: line 3: did not find expected key")
 	task := policy.Task{Role: "gameplay-programmer", WriteFiles: []string{"src/player/jump.gd", "tests/`x`.gd"}}
 	sha, head := "0123456789abcdef0123456789abcdef01234567", "89abcdef0123456789abcdef0123456789abcdef"

@@ -12,6 +12,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/internal/fakecodex"
 	"github.com/codex-studio/studio-action/internal/ghemu"
 	"github.com/codex-studio/studio-action/internal/sandbox"
@@ -119,8 +120,8 @@ func TestCancelledRunPushesItsWorkAndSaysCancelled(t *testing.T) {
 func TestDeadRunsStatusIsCorrectedByTheNextRun(t *testing.T) {
 	w := newWorld(t, nil)
 	n := w.issue("Jump", taskBody)
-	dead := &bot.Status{Issue: n, RunID: "1111", Attempt: "1", RunURL: w.Emu.URL() + "/acme/hop/actions/runs/1111",
-		Steps: []bot.Step{{Name: "Authorized", State: bot.StepDone, Detail: "@octocat"}, {Name: "Codex running"}}}
+	dead := &status.Status{Issue: n, RunID: "1111", Attempt: "1", RunURL: w.Emu.URL() + "/acme/hop/actions/runs/1111",
+		Steps: []status.Step{{Name: "Authorized", State: status.StepDone, Detail: "@octocat"}, {Name: "Codex running"}}}
 	if _, err := w.Emu.AddComment(sandbox.Owner, sandbox.Repo, n, sandbox.BotLogin, dead.Render()); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
@@ -104,7 +105,7 @@ func runLocalLifecycle(ctx context.Context, lr LocalRun, stdout, stderr io.Write
 	log := newLocalLog(stdout)
 	defer log.Close()
 	gh := hub.NewLocalGitHub(log, user, botLogin, lr.Root, base, issue)
-	gh.Unprinted = bot.IsStatusComment // its verdict is printed once, at the end
+	gh.Unprinted = status.IsStatusComment // its verdict is printed once, at the end
 	b := bot.New(bot.Deps{GitHub: gh, Workspace: repo, Codex: rt.CLI, Redactor: rt.Redactor, Log: log}, bot.Settings{
 		BotLogin: botLogin, BranchPrefix: localBranchPrefix, RunID: runID, WorkDir: lr.Root, RunsDir: runsDir,
 		CodexTimeout: 30 * time.Minute, ModelTier: lr.ModelTier, ConstrainedSandbox: lr.ConstrainedSandbox,

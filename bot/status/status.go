@@ -1,4 +1,4 @@
-package bot
+package status
 
 import (
 	"fmt"
@@ -15,15 +15,15 @@ import (
 )
 
 // GitHub refuses comment bodies over this many characters (422 "body is too long").
-const maxCommentChars = policy.MaxBodyChars
+const MaxCommentChars = policy.MaxBodyChars
 
 // statusMarker identifies the one status comment per issue, so every step edits it in place.
-func statusMarker(issue int) string { return fmt.Sprintf("<!-- studio:status issue=%d -->", issue) }
+func StatusMarker(issue int) string { return fmt.Sprintf("<!-- studio:status issue=%d -->", issue) }
 
 // IsStatusComment says whether body is the bot's status comment of issue (its marker), for the
 // local printer, which keeps that comment but does not print it.
 func IsStatusComment(issue int, body string) bool {
-	return strings.Contains(body, statusMarker(issue))
+	return strings.Contains(body, StatusMarker(issue))
 }
 
 var handledMarker = regexp.MustCompile(`<!-- studio:handled ([0-9,]*) -->`)
@@ -76,23 +76,23 @@ type Status struct {
 
 // Step names, in the order the checklist shows them.
 const (
-	stepAuthorized = "Authorized"
-	stepTaskParsed = "Task parsed"
-	stepCodex      = "Codex running"
-	stepCommitted  = "Changes committed"
-	stepPull       = "Pull request opened"
-	stepVerdict    = "Verdict"
+	StepAuthorized = "Authorized"
+	StepTaskParsed = "Task parsed"
+	StepCodex      = "Codex running"
+	StepCommitted  = "Changes committed"
+	StepPull       = "Pull request opened"
+	StepVerdict    = "Verdict"
 )
 
-func newStatus(issue int, runURL string, handled []int64) *Status {
+func NewStatus(issue int, runURL string, handled []int64) *Status {
 	s := &Status{Issue: issue, RunURL: runURL, Handled: handled}
-	for _, n := range []string{stepAuthorized, stepTaskParsed, stepCodex, stepCommitted, stepPull, stepVerdict} {
+	for _, n := range []string{StepAuthorized, StepTaskParsed, StepCodex, StepCommitted, StepPull, StepVerdict} {
 		s.Steps = append(s.Steps, Step{Name: n})
 	}
 	return s
 }
 
-func (s *Status) detail(name string) string {
+func (s *Status) Detail(name string) string {
 	for _, st := range s.Steps {
 		if st.Name == name {
 			return st.Detail
@@ -101,7 +101,7 @@ func (s *Status) detail(name string) string {
 	return ""
 }
 
-func (s *Status) set(name string, state StepState, detail string) {
+func (s *Status) Set(name string, state StepState, detail string) {
 	for i := range s.Steps {
 		if s.Steps[i].Name == name {
 			s.Steps[i].State, s.Steps[i].Detail = state, detail
@@ -113,7 +113,7 @@ func (s *Status) set(name string, state StepState, detail string) {
 // with a visible note pointing at the workflow run.
 func (s *Status) Render() string {
 	var b strings.Builder
-	b.WriteString(statusMarker(s.Issue) + "\n")
+	b.WriteString(StatusMarker(s.Issue) + "\n")
 	fmt.Fprintf(&b, "### Codex Studio: task #%d\n\n", s.Issue)
 	for _, st := range s.Steps {
 		box := map[StepState]string{StepPending: "[ ]", StepDone: "[x]", StepFailed: "[ ] :x:", StepSkipped: "[ ] (skipped)"}[st.State]
@@ -135,7 +135,7 @@ func (s *Status) Render() string {
 	if s.RunURL != "" {
 		fmt.Fprintf(&b, "\n[Workflow run](%s)\n", s.RunURL)
 	}
-	tail := "\n" + recordLine + s.renderRun() + "\n" + handledLine(s.Handled) + "\n" + deliveriesLine(s.Deliveries)
+	tail := "\n" + recordLine + s.RenderRun() + "\n" + handledLine(s.Handled) + "\n" + deliveriesLine(s.Deliveries)
 	if s.Summary != "" {
 		// The summary gives way, so the markers in the tail always survive.
 		room := policy.MaxBodyChars - utf8.RuneCountInString(b.String()) - utf8.RuneCountInString(tail) - 2
@@ -169,7 +169,7 @@ func deliveriesLine(ids []string) string {
 	}
 	kept := make([]string, 0, len(ids))
 	for _, id := range ids {
-		if deliveryID(id) {
+		if DeliveryID(id) {
 			kept = append(kept, id)
 		}
 	}
@@ -184,7 +184,7 @@ func deliveriesLine(ids []string) string {
 
 // deliveryID says whether id is a delivery id as GitHub writes them (a GUID): nothing else enters
 // the marker.
-func deliveryID(id string) bool {
+func DeliveryID(id string) bool {
 	if id == "" || len(id) > 64 {
 		return false
 	}
@@ -197,7 +197,7 @@ func deliveryID(id string) bool {
 }
 
 // parseDeliveries reads the deliveries a status comment says were dispatched.
-func parseDeliveries(body string) []string {
+func ParseDeliveries(body string) []string {
 	record, _ := ownRecord(body)
 	m := deliveriesMarker.FindStringSubmatch(record)
 	if m == nil || m[1] == "" {
@@ -207,7 +207,7 @@ func parseDeliveries(body string) []string {
 }
 
 // parseHandled reads the comment ids a status comment says were handled.
-func parseHandled(body string) []int64 {
+func ParseHandled(body string) []int64 {
 	record, _ := ownRecord(body)
 	m := handledMarker.FindStringSubmatch(record)
 	if m == nil {
@@ -224,8 +224,8 @@ func parseHandled(body string) []int64 {
 
 // findStatusComment returns the bot's status comment for issue. Only comments written by the bot
 // count: anyone can paste a marker into their own comment to fake "already handled".
-func findStatusComment(comments []hub.Comment, issue int, botLogin string) (hub.Comment, bool) {
-	marker := statusMarker(issue)
+func FindStatusComment(comments []hub.Comment, issue int, botLogin string) (hub.Comment, bool) {
+	marker := StatusMarker(issue)
 	for _, c := range comments {
 		if strings.EqualFold(c.Author, botLogin) && strings.HasPrefix(c.Body, marker) {
 			return c, true
@@ -234,7 +234,7 @@ func findStatusComment(comments []hub.Comment, issue int, botLogin string) (hub.
 	return hub.Comment{}, false
 }
 
-func containsID(ids []int64, id int64) bool {
+func ContainsID(ids []int64, id int64) bool {
 	for _, x := range ids {
 		if x == id {
 			return true

@@ -1,14 +1,12 @@
-package bot
+package status
 
 import (
-	"context"
 	"encoding/base64"
 	"fmt"
 	"regexp"
 	"strings"
 	"time"
 
-	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/texts"
 )
 
@@ -20,7 +18,7 @@ import (
 // too. The history is kept between <!-- studio:history --> markers, newest last, at most
 // maxHistory entries.
 
-const maxHistory = 10
+const MaxHistory = 10
 
 // recordLine opens the bot's own record at the end of a status comment: the history, the steering
 // notes, the run marker and the handled ids, none of which quotes anyone. Everything above it (step
@@ -44,22 +42,22 @@ var (
 	workflowRunRE = regexp.MustCompile(`\n\[Workflow run\]\(([^)\s]+)\)\n`)
 )
 
-// prevRun is what a status comment says about the run that last wrote it.
-type prevRun struct {
-	id, attempt, state, url string
-	expires                 time.Time
+// RunRecord is what a status comment says about the run that last wrote it.
+type RunRecord struct {
+	Id, Attempt, State, Url string
+	Expires                 time.Time
 }
 
-func parseRunMarker(body string) (prevRun, bool) {
+func ParseRunMarker(body string) (RunRecord, bool) {
 	record, has := ownRecord(body)
 	m := runMarkerRE.FindStringSubmatch(record)
 	if m == nil {
-		return prevRun{}, false
+		return RunRecord{}, false
 	}
-	p := prevRun{id: m[1], attempt: m[2], state: m[3], url: m[5]}
-	p.expires, _ = time.Parse(time.RFC3339, m[4])
+	p := RunRecord{Id: m[1], Attempt: m[2], State: m[3], Url: m[5]}
+	p.Expires, _ = time.Parse(time.RFC3339, m[4])
 	if u := workflowRunRE.FindStringSubmatch(body); u != nil && !has {
-		p.url = u[1]
+		p.Url = u[1]
 	}
 	return p, true
 }
@@ -67,7 +65,7 @@ func parseRunMarker(body string) (prevRun, bool) {
 var steerRE = regexp.MustCompile(`<!-- studio:steer ([A-Za-z0-9+/=]+) -->`)
 
 // parseSteer reads the steering notes `/studio steer` left for the task's next pass.
-func parseSteer(body string) []string {
+func ParseSteer(body string) []string {
 	record, _ := ownRecord(body)
 	var out []string
 	for _, m := range steerRE.FindAllStringSubmatch(record, -1) {
@@ -78,7 +76,7 @@ func parseSteer(body string) []string {
 	return out
 }
 
-func parseHistory(body string) []string {
+func ParseHistory(body string) []string {
 	record, _ := ownRecord(body)
 	m := historyRE.FindStringSubmatch(record)
 	if m == nil {
@@ -94,11 +92,11 @@ func parseHistory(body string) []string {
 }
 
 // running says whether the comment, as rendered now, shows a run still at work.
-func (s *Status) running() bool { return s.Verdict == "" && !s.Ended }
+func (s *Status) Running() bool { return s.Verdict == "" && !s.Ended }
 
 // renderRun is the hidden run marker and the visible history, placed above the handled marker in
 // the record.
-func (s *Status) renderRun() string {
+func (s *Status) RenderRun() string {
 	var b strings.Builder
 	if len(s.History) > 0 {
 		b.WriteString("\n<!-- studio:history -->\n**History**\n")
@@ -112,7 +110,7 @@ func (s *Status) renderRun() string {
 	}
 	if s.RunID != "" {
 		state := "running"
-		if !s.running() {
+		if !s.Running() {
 			state = "ended"
 		}
 		expires := "-"
@@ -130,81 +128,4 @@ func (s *Status) renderRun() string {
 		fmt.Fprintf(&b, "\n<!-- studio:run id=%s attempt=%s state=%s expires=%s%s -->", texts.MarkerWord(s.RunID), texts.MarkerWord(attempt), state, expires, url)
 	}
 	return b.String()
-}
-
-// runStatus builds this run's status for an issue from the status comment found there (if any):
-// the handled ids and the history carry over, a dead run's "running" is recorded, and so is a lock
-// this run had to break.
-func (b *eventBot) runStatus(issue int, sc hub.Comment, has bool) *Status {
-	st := newStatus(issue, b.RunURL, parseHandled(sc.Body))
-	st.RunID, st.Attempt = b.RunID, b.RunAttempt
-	if st.Attempt == "" {
-		st.Attempt = "1"
-	}
-	if b.lock != nil {
-		st.Expires = b.lock.Rec.Expires
-	}
-	if !has {
-		st.History = b.brokenLockNote(nil, "")
-		return st
-	}
-	st.History = parseHistory(sc.Body)
-	st.Steer = parseSteer(sc.Body)
-	st.Deliveries = parseDeliveries(sc.Body)
-	deadRun := ""
-	if prev, ok := parseRunMarker(sc.Body); ok && prev.state == "running" && (prev.id != st.RunID || prev.attempt != st.Attempt) {
-		note := texts.DeadRunNote(texts.RunWho("Run", prev.id, prev.attempt, prev.url), sc.UpdatedAt)
-		st.History = append(st.History, note)
-		b.logf("::warning::status: %s", note)
-		deadRun = prev.id + "/" + prev.attempt
-	}
-	st.History = b.brokenLockNote(st.History, deadRun)
-	if n := len(st.History); n > maxHistory {
-		st.History = st.History[n-maxHistory:]
-	}
-	return st
-}
-
-// brokenLockNote adds, once per run, the note that this run broke a dead run's lock.
-func (b *eventBot) brokenLockNote(history []string, deadRun string) []string {
-	if b.lock == nil || b.lock.Broken == nil || b.lock.Noted {
-		return history
-	}
-	b.lock.Noted = true
-	old := b.lock.Broken
-	attempt := old.Attempt
-	if attempt == "" {
-		attempt = "1"
-	}
-	what := "its lock"
-	if old.Run+"/"+attempt == deadRun {
-		what = "its lock, too,"
-	}
-	return append(history, texts.BrokenLockEntry(*old, what, b.lock.Rec, b.RunID, b.lock.BrokenWhy))
-}
-
-// notePublished remembers the last run to write each status comment, for settle.
-func (b *eventBot) notePublished(r *run) {
-	if b.published == nil {
-		b.published = map[int64]*run{}
-	}
-	b.published[r.statusID] = r
-}
-
-// settle is called when the locked work ends: a status comment this run left saying "running"
-// (flows that end without a verdict: a plan waiting for approval, a revoke, a review) is rewritten
-// as ended, so the next run does not take this one for dead.
-func (b *eventBot) settle(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	for _, r := range b.published {
-		if !r.st.running() {
-			continue
-		}
-		r.st.Ended = true
-		if err := r.publish(ctx); err != nil {
-			b.logf("::warning::could not mark the status comment of #%d as ended: %v", r.tr.Issue, err)
-		}
-	}
-	b.published = nil
 }
