@@ -10,6 +10,7 @@ import (
 	"github.com/codex-studio/studio-action/policy/routing"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/roles"
 	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/gitops"
@@ -336,7 +337,7 @@ func (r *run) promptDryRun(ctx context.Context, tc taskContext) (string, string)
 	if err != nil {
 		return "", err.Error()
 	}
-	return prompts.FormatDryRun(p, facts, PromptEligibility(elig), r.maxFixPasses(task)), ""
+	return prompts.FormatDryRun(p, facts, roles.PromptEligibility(elig), r.maxFixPasses(task)), ""
 }
 
 // ---- the plan phase ----
@@ -470,10 +471,10 @@ func (r *run) modelRoute(ctx context.Context, tc taskContext) (routing.RoutePlan
 	}
 	rs, err := r.roles(ctx, tc.base)
 	if err != nil {
-		return routing.RoutePlan{}, &RouteRefusal{err.Error()}
+		return routing.RoutePlan{}, &roles.RouteRefusal{Msg: err.Error()}
 	}
 	return rs.RouteForTask(tc.task, func(path string) ([]byte, error) { return r.baseFile(ctx, path, tc.base) },
-		RouteInputs{Model: r.Model, ModelTier: r.ModelTier})
+		roles.RouteInputs{Model: r.Model, ModelTier: r.ModelTier})
 }
 
 // readyBase removes persisted credentials, keeps run evidence out of the changes and puts the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/roles"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/internal/sandbox"
 	"github.com/codex-studio/studio-action/policy"
@@ -33,7 +34,7 @@ const raceProfile = `{"profile": {"id": "race", "root": "producer"}, "logical_ha
 func TestParallelDelegationsKeepTheLimits(t *testing.T) {
 	for round := 0; round < 3; round++ {
 		files := studioFiles("fast-prototype", "active")
-		files[ProfilePath] = raceProfile
+		files[roles.ProfilePath] = raceProfile
 		files[".github/workflows/studio.yml"] = "on:\n  workflow_dispatch:\n    inputs:\n      task: {required: false}\n      orchestration: {required: false}\n      slot: {required: false}\njobs: {}\n"
 		w := newHWorld(t, files)
 		var triggers []Trigger

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/roles"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -27,7 +28,7 @@ func (o *orchRun) dryRunDetails(ctx context.Context) func(policy.GraphTask) []st
 		}
 		task := policy.Task{Role: t.Role, WorkflowID: t.WorkflowID, WriteFiles: t.WriteFiles, RunPolicy: policy.RunPolicy{ModelTier: t.ModelTier}}
 		routes, err := rs.RouteForTask(task, func(path string) ([]byte, error) { return o.b.baseFile(ctx, path, o.base) },
-			RouteInputs{Model: o.b.Model, ModelTier: o.b.ModelTier})
+			roles.RouteInputs{Model: o.b.Model, ModelTier: o.b.ModelTier})
 		if err != nil {
 			return append(lines, texts.DryRunCodexLine("", err))
 		}

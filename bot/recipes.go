@@ -13,7 +13,6 @@ import (
 	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
-	"github.com/codex-studio/studio-action/prompts"
 )
 
 // `/studio workflow create-tasks <recipe> [--dry-run]` (seed §7.5) turns one of the four
@@ -85,7 +84,7 @@ func (r *run) findRecipe(ctx context.Context, name string) (policy.Recipe, error
 		return policy.Recipe{}, &TaskRefusal{Msg: err.Error()}
 	}
 	id := name
-	wf, known := prompts.FindWorkflow(rs.custom, name)
+	wf, known := rs.Workflow(name)
 	if known {
 		id = wf.ID
 	}

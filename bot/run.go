@@ -15,6 +15,7 @@ import (
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/jail"
 	"github.com/codex-studio/studio-action/bot/lock"
+	"github.com/codex-studio/studio-action/bot/roles"
 	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/gitops"
@@ -186,7 +187,7 @@ type eventBot struct {
 	lock        *lock.Held     // the issue lock this event holds (lock.go)
 	onBase      bool           // the workspace is on the default branch (readyBase)
 	pristine    bool           // ... and still holds its bytes: no agent ran, no branch was checked out
-	loadedRoles *Roles         // the default branch's roles (roles)
+	loadedRoles *roles.Catalog // the default branch's roles (roles)
 	published   map[int64]*run // last writer of each status comment (status_run.go)
 	// derived is what the event decoded, parsed and decided, each once (taskctx.go).
 	derived derived
@@ -470,13 +471,13 @@ func (r *run) triggerLabel() string {
 }
 
 // roles are the roles the default branch defines (built-in and custom), read once per event.
-func (b *eventBot) roles(ctx context.Context, base string) (Roles, error) {
+func (b *eventBot) roles(ctx context.Context, base string) (roles.Catalog, error) {
 	if b.loadedRoles != nil {
 		return *b.loadedRoles, nil
 	}
-	rs, err := LoadRoles(func(path string) ([]byte, error) { return b.baseFile(ctx, path, base) })
+	rs, err := roles.Load(func(path string) ([]byte, error) { return b.baseFile(ctx, path, base) })
 	if err != nil {
-		return Roles{}, fmt.Errorf("`%s` on `%s`: %w", prompts.CustomizationPath, base, err)
+		return roles.Catalog{}, fmt.Errorf("`%s` on `%s`: %w", prompts.CustomizationPath, base, err)
 	}
 	b.loadedRoles = &rs
 	return rs, nil
@@ -569,7 +570,7 @@ func (r *run) prepareStep(ctx context.Context, tc taskContext, phase policy.Phas
 	r.configureNetwork(tc, phase, elig)
 	routes, err := r.modelRoute(ctx, tc)
 	if err != nil {
-		var refusal *RouteRefusal
+		var refusal *roles.RouteRefusal
 		if errors.As(err, &refusal) {
 			return rendered{}, true, r.block(ctx, status.StepCodex, refusal.Msg)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/roles"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -37,7 +38,7 @@ type taskIssues interface {
 type TaskCreator struct {
 	gh     taskIssues
 	prefix string
-	roles  Roles
+	roles  roles.Catalog
 	// tasks are the issue numbers known to be issues (not pull requests): the dependencies read
 	// so far and the tasks this creator opened, so a recipe's later steps do not read back the
 	// issues its earlier steps just created.
@@ -49,7 +50,7 @@ type TaskCreator struct {
 // one, and no task of a repository without it could run.
 func RequireStudioConfig(readBase func(path string) ([]byte, error)) error {
 	data, err := readBase(policy.StudioConfigPath)
-	if isNotFound(err) {
+	if roles.IsNotFound(err) {
 		return configRefusal(true, nil)
 	}
 	if err != nil {
@@ -72,7 +73,7 @@ func configRefusal(missing bool, err error) error {
 }
 
 // NewTaskCreator creates tasks with the roles of the default branch (built-in and custom).
-func NewTaskCreator(gh taskIssues, labelPrefix string, roles Roles) *TaskCreator {
+func NewTaskCreator(gh taskIssues, labelPrefix string, roles roles.Catalog) *TaskCreator {
 	return &TaskCreator{gh: gh, prefix: labelPrefix, roles: roles, tasks: map[int]bool{}}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/roles"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts/guidance"
@@ -49,7 +50,7 @@ func init() {
 
 // profileFactsOn reads the default branch's profile as policy's facts; nil when there is none.
 func (b *eventBot) profileFactsOn(ctx context.Context, base string) (*policy.ProfileFacts, error) {
-	data, err := b.baseFile(ctx, ProfilePath, base)
+	data, err := b.baseFile(ctx, roles.ProfilePath, base)
 	if errors.Is(err, hub.ErrNotFound) {
 		return nil, nil
 	}
@@ -58,11 +59,11 @@ func (b *eventBot) profileFactsOn(ctx context.Context, base string) (*policy.Pro
 	}
 	p, err := guidance.ParseProfile(data)
 	if err != nil {
-		return nil, &guidanceError{texts.FileOnBranch(ProfilePath, base, err)}
+		return nil, &guidanceError{texts.FileOnBranch(roles.ProfilePath, base, err)}
 	}
 	f, err := profileFacts(p)
 	if err != nil {
-		return nil, &guidanceError{texts.FileOnBranch(ProfilePath, base, err)}
+		return nil, &guidanceError{texts.FileOnBranch(roles.ProfilePath, base, err)}
 	}
 	return &f, nil
 }
@@ -86,7 +87,7 @@ func (r *run) control(ctx context.Context, action string) error {
 		return err
 	}
 	if prof == nil {
-		return refuse(texts.NoControlGraph(ProfilePath))
+		return refuse(texts.NoControlGraph(roles.ProfilePath))
 	}
 	parent, err := r.gh.ParentIssue(ctx, r.tr.Issue)
 	if err != nil {

@@ -90,7 +90,7 @@ func (r *run) workflowTask(ctx context.Context, base, id string) (policy.Task, s
 	if err != nil {
 		return policy.Task{}, err.Error(), nil
 	}
-	wf, ok := prompts.FindWorkflow(rs.custom, id)
+	wf, ok := rs.Workflow(id)
 	if !ok {
 		return policy.Task{}, texts.UnknownWorkflow(prompts.UnknownWorkflowMessage(texts.OneLine(id, 100)), prompts.CustomizationPath), nil
 	}

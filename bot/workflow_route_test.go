@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/codex-studio/studio-action/bot/roles"
 	"github.com/codex-studio/studio-action/internal/sandbox"
 
 	"github.com/codex-studio/studio-action/policy"
@@ -20,26 +21,26 @@ func TestWorkflowCarriesItsModel(t *testing.T) {
 		prompts.CustomizationPath:     `{"schemaVersion": 1, "workflows": [{"id": "night-audit", "role": "qa-playtester", "phase": "review", "file": ".codex/workflows/night-audit.md", "objective": "Audit the night build.", "modelTier": "luna"}]}`,
 		".codex/agents/producer.toml": "model = \"gpt-5.6-sol\"\nmodel_reasoning_effort = \"high\"\n",
 	}
-	rs, err := LoadRoles(mapFiles(files))
+	rs, err := roles.Load(mapFiles(files))
 	if err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
 		name          string
 		task          policy.Task
-		in            RouteInputs
+		in            roles.RouteInputs
 		model, effort string
 	}{
-		{"sprint-status", policy.Task{Role: "producer", WorkflowID: "sprint-status"}, RouteInputs{}, "gpt-5.6-luna", "low"},
-		{"vertical-slice", policy.Task{Role: "producer", WorkflowID: "vertical-slice"}, RouteInputs{}, "gpt-5.6-sol", "high"},
-		{"release-checklist", policy.Task{Role: "release-manager", WorkflowID: "release-checklist"}, RouteInputs{}, "gpt-5.6-sol", "high"},
-		{"security-audit", policy.Task{Role: "security-engineer", WorkflowID: "security-audit"}, RouteInputs{}, "gpt-5.6-sol", "high"},
-		{"bugfix", policy.Task{Role: "gameplay-programmer", WorkflowID: "bugfix"}, RouteInputs{}, "gpt-5.6-terra", "high"},
-		{"no workflow: the role's", policy.Task{Role: "producer"}, RouteInputs{}, "gpt-5.6-sol", "high"},
-		{"custom workflow's modelTier", policy.Task{Role: "qa-playtester", WorkflowID: "night-audit"}, RouteInputs{}, "gpt-5.6-luna", "low"},
-		{"the task's tier keeps the workflow's effort", policy.Task{Role: "producer", WorkflowID: "sprint-status", RunPolicy: policy.RunPolicy{ModelTier: "terra"}}, RouteInputs{}, "gpt-5.6-terra", "low"},
-		{"the input's tier wins", policy.Task{Role: "producer", WorkflowID: "sprint-status", RunPolicy: policy.RunPolicy{ModelTier: "terra"}}, RouteInputs{ModelTier: "sol"}, "gpt-5.6-sol", "low"},
-		{"the task's tier, no workflow", policy.Task{Role: "producer", RunPolicy: policy.RunPolicy{ModelTier: "luna"}}, RouteInputs{}, "gpt-5.6-luna", "high"},
+		{"sprint-status", policy.Task{Role: "producer", WorkflowID: "sprint-status"}, roles.RouteInputs{}, "gpt-5.6-luna", "low"},
+		{"vertical-slice", policy.Task{Role: "producer", WorkflowID: "vertical-slice"}, roles.RouteInputs{}, "gpt-5.6-sol", "high"},
+		{"release-checklist", policy.Task{Role: "release-manager", WorkflowID: "release-checklist"}, roles.RouteInputs{}, "gpt-5.6-sol", "high"},
+		{"security-audit", policy.Task{Role: "security-engineer", WorkflowID: "security-audit"}, roles.RouteInputs{}, "gpt-5.6-sol", "high"},
+		{"bugfix", policy.Task{Role: "gameplay-programmer", WorkflowID: "bugfix"}, roles.RouteInputs{}, "gpt-5.6-terra", "high"},
+		{"no workflow: the role's", policy.Task{Role: "producer"}, roles.RouteInputs{}, "gpt-5.6-sol", "high"},
+		{"custom workflow's modelTier", policy.Task{Role: "qa-playtester", WorkflowID: "night-audit"}, roles.RouteInputs{}, "gpt-5.6-luna", "low"},
+		{"the task's tier keeps the workflow's effort", policy.Task{Role: "producer", WorkflowID: "sprint-status", RunPolicy: policy.RunPolicy{ModelTier: "terra"}}, roles.RouteInputs{}, "gpt-5.6-terra", "low"},
+		{"the input's tier wins", policy.Task{Role: "producer", WorkflowID: "sprint-status", RunPolicy: policy.RunPolicy{ModelTier: "terra"}}, roles.RouteInputs{ModelTier: "sol"}, "gpt-5.6-sol", "low"},
+		{"the task's tier, no workflow", policy.Task{Role: "producer", RunPolicy: policy.RunPolicy{ModelTier: "luna"}}, roles.RouteInputs{}, "gpt-5.6-luna", "high"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

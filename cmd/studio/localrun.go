@@ -11,6 +11,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/roles"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/policy/routing"
 	"github.com/codex-studio/studio-action/prompts"
@@ -175,7 +176,7 @@ func runLocal(ctx context.Context, e env, role, objective string, o runFlags) er
 	if err != nil {
 		return failf("%v", err)
 	}
-	fmt.Fprint(e.stdout, prompts.FormatDryRunWith(p, facts, bot.PromptEligibility(elig), o.maxFixPasses, cmds))
+	fmt.Fprint(e.stdout, prompts.FormatDryRunWith(p, facts, roles.PromptEligibility(elig), o.maxFixPasses, cmds))
 	return nil
 }
 
@@ -185,12 +186,12 @@ func runLocal(ctx context.Context, e env, role, objective string, o runFlags) er
 // with the objective hash the run's task identity has (the lifecycle's issue title is the
 // objective, its block the flags).
 func localDryRunCommands(ctx context.Context, e env, root, role, objective string, facts prompts.RunFacts, elig policy.Eligibility, o runFlags) (prompts.DryRunCommands, error) {
-	files := bot.DiskFiles(root)
-	roles, err := bot.LoadRoles(files)
+	files := roles.DiskFiles(root)
+	catalog, err := roles.Load(files)
 	if err != nil {
 		return prompts.DryRunCommands{}, err
 	}
-	routes, err := roles.Route(role, files, bot.RouteInputs{ModelTier: o.modelTier})
+	routes, err := catalog.Route(role, files, roles.RouteInputs{ModelTier: o.modelTier})
 	if err != nil {
 		return prompts.DryRunCommands{}, err
 	}
@@ -261,21 +262,21 @@ func checkLocalTask(role string, o runFlags) error {
 }
 
 // localFacts gathers the run facts from the checkout through the action's own builder
-// (bot.Roles, bot.RunFactsFor): the same roles (custom ones included), phase, model route and
+// (roles.Catalog, roles.RunFacts): the same roles (custom ones included), phase, model route and
 // refusal texts. A local run has no approvals, so only --approved-by-user lifts a guided block.
 func localFacts(ctx context.Context, root, role, task string, o runFlags) (prompts.RunFacts, policy.Eligibility, error) {
 	project, err := loadProject(ctx, root)
 	if err != nil {
 		return prompts.RunFacts{}, policy.Eligibility{}, err
 	}
-	files := bot.DiskFiles(root)
-	roles, err := bot.LoadRoles(files)
+	files := roles.DiskFiles(root)
+	catalog, err := roles.Load(files)
 	if err != nil {
 		return prompts.RunFacts{}, policy.Eligibility{}, err
 	}
-	phase, ok := roles.Lookup(role)
+	phase, ok := catalog.Lookup(role)
 	if !ok {
-		return prompts.RunFacts{}, policy.Eligibility{}, errors.New(roles.UnknownRoleMessage(role))
+		return prompts.RunFacts{}, policy.Eligibility{}, errors.New(catalog.UnknownRoleMessage(role))
 	}
 	issue, text := prompts.ParseTaskArg(task)
 	if issue > 0 {
@@ -292,11 +293,11 @@ func localFacts(ctx context.Context, root, role, task string, o runFlags) (promp
 		ProjectStage: policy.ProjectStage(project.Stage), StudioMode: policy.StudioMode(project.StudioMode),
 		Phase: phase, HasMatchingApproval: approved, ApprovedByUser: o.approvedByUser, ConstrainedSandbox: o.constrainedSbox,
 	})
-	routes, err := roles.Route(role, files, bot.RouteInputs{ModelTier: o.modelTier})
+	routes, err := catalog.Route(role, files, roles.RouteInputs{ModelTier: o.modelTier})
 	if err != nil {
 		return prompts.RunFacts{}, policy.Eligibility{}, err
 	}
-	facts := bot.RunFactsFor(bot.FactsInput{
+	facts := roles.RunFacts(roles.FactsInput{
 		Role: policy.ResolvedRole{ID: role, Phase: phase}, Eligibility: elig, Project: project, Routes: routes,
 		Objective: text, Issue: issue,
 	})

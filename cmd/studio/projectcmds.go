@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/codex-studio/studio-action/bot"
+	"github.com/codex-studio/studio-action/bot/roles"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/policy/suggest"
 	"github.com/codex-studio/studio-action/prompts"
@@ -236,16 +236,16 @@ func newContextCmd(e env) *cobra.Command {
 			if err != nil {
 				return failf("%v", err)
 			}
-			files := bot.DiskFiles(root)
-			roles, err := bot.LoadRoles(files)
+			files := roles.DiskFiles(root)
+			catalog, err := roles.Load(files)
 			if err != nil {
 				return failf("%v", err)
 			}
-			phase, ok := roles.Lookup(args[0])
+			phase, ok := catalog.Lookup(args[0])
 			if !ok {
-				return failf("%s", roles.UnknownRoleMessage(args[0]))
+				return failf("%s", catalog.UnknownRoleMessage(args[0]))
 			}
-			routes, err := roles.Route(args[0], files, bot.RouteInputs{})
+			routes, err := catalog.Route(args[0], files, roles.RouteInputs{})
 			if err != nil {
 				return failf("%v", err)
 			}

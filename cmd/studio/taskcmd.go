@@ -11,6 +11,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/roles"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 )
@@ -135,7 +136,7 @@ func createTaskOn(ctx context.Context, gh taskRepo, labelPrefix string, nt polic
 	if err := bot.RequireStudioConfig(readBase); err != nil {
 		return createdTask{}, err
 	}
-	roles, err := bot.LoadRoles(readBase)
+	roles, err := roles.Load(readBase)
 	if err != nil {
 		return createdTask{}, &bot.TaskRefusal{Msg: fmt.Sprintf("`%s` on `%s`: %v", prompts.CustomizationPath, base, err)}
 	}

@@ -15,7 +15,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/codex-studio/studio-action/bot"
+	"github.com/codex-studio/studio-action/bot/roles"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/policy/routing"
 	"github.com/codex-studio/studio-action/prompts"
@@ -253,7 +253,7 @@ func agentsMDChecks(root string) []check {
 // action installs an agent's guidance only for the run of the role with that id, so such an
 // agent can never apply.
 func profileRoleCheck(root string, p *guidance.Profile) check {
-	roles, err := bot.LoadRoles(bot.DiskFiles(root))
+	roles, err := roles.Load(roles.DiskFiles(root))
 	if err != nil {
 		return check{"FAIL", "codex.profile.agents", err.Error(), prompts.CustomizationPath}
 	}

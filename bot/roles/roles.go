@@ -1,4 +1,4 @@
-package bot
+package roles
 
 import (
 	"errors"
@@ -17,30 +17,30 @@ import (
 // local CLI (on the user's checkout) both resolve the role, its phase, its model route and its
 // prompt facts here, so a role that runs in one runs in the other, and a refusal reads the same.
 
-// Roles are the roles a checkout can run: every built-in role, and the `custom-*` roles its
+// Catalog are the roles a checkout can run: every built-in role, and the `custom-*` roles its
 // customization file defines.
-type Roles struct {
+type Catalog struct {
 	custom prompts.Customization
 }
 
-// LoadRoles reads the checkout's customization file through readFile (ErrNotFound or
+// Load reads the checkout's customization file through readFile (ErrNotFound or
 // fs.ErrNotExist when absent: no custom role).
-func LoadRoles(readFile func(path string) ([]byte, error)) (Roles, error) {
+func Load(readFile func(path string) ([]byte, error)) (Catalog, error) {
 	data, err := readFile(prompts.CustomizationPath)
-	if isNotFound(err) {
-		return Roles{custom: prompts.DefaultCustomization()}, nil
+	if IsNotFound(err) {
+		return Catalog{custom: prompts.DefaultCustomization()}, nil
 	}
 	if err != nil {
-		return Roles{}, err
+		return Catalog{}, err
 	}
 	c, err := prompts.ParseCustomization(data)
 	if err != nil {
-		return Roles{}, err
+		return Catalog{}, err
 	}
-	return Roles{custom: c}, nil
+	return Catalog{custom: c}, nil
 }
 
-// DiskFiles reads a checkout's files from root, for LoadRoles and Route in a local run.
+// DiskFiles reads a checkout's files from root, for Load and Route in a local run.
 func DiskFiles(root string) func(path string) ([]byte, error) {
 	return func(path string) ([]byte, error) {
 		return os.ReadFile(filepath.Join(root, filepath.FromSlash(path)))
@@ -49,7 +49,7 @@ func DiskFiles(root string) func(path string) ([]byte, error) {
 
 // Lookup reports whether id is a role of this checkout and the phase its runs take: a built-in
 // role's own, a custom role's declared phase (implement when it declares none).
-func (rs Roles) Lookup(id string) (policy.Phase, bool) {
+func (rs Catalog) Lookup(id string) (policy.Phase, bool) {
 	builtin, custom, err := prompts.ResolveRoleID(rs.custom, id)
 	switch {
 	case err != nil:
@@ -62,13 +62,19 @@ func (rs Roles) Lookup(id string) (policy.Phase, bool) {
 	return policy.PhaseImplement, true
 }
 
+// Workflow finds a workflow by id among the built-in ones and the customization file's.
+func (rs Catalog) Workflow(id string) (prompts.Workflow, bool) {
+	return prompts.FindWorkflow(rs.custom, id)
+}
+
 // UnknownRoleMessage is the refusal for a role id these roles do not have, naming the closest
 // role when the id looks misspelled.
-func (rs Roles) UnknownRoleMessage(id string) string { return rs.custom.UnknownRoleMessage(id) }
+
+func (rs Catalog) UnknownRoleMessage(id string) string { return rs.custom.UnknownRoleMessage(id) }
 
 // Resolve decides a task's role (policy.ResolveRole) against these roles, with the one refusal
 // text for a role that does not exist.
-func (rs Roles) Resolve(task policy.Task, labelPrefix string, labels []string, triggerLabel string) (policy.ResolvedRole, error) {
+func (rs Catalog) Resolve(task policy.Task, labelPrefix string, labels []string, triggerLabel string) (policy.ResolvedRole, error) {
 	return policy.ResolveRole(task, policy.RoleFacts{
 		LabelPrefix: labelPrefix, Labels: labels, TriggerLabel: triggerLabel,
 		Lookup: rs.Lookup, UnknownMessage: rs.custom.UnknownRoleMessage,
@@ -93,7 +99,7 @@ func (e *RouteRefusal) Error() string { return e.Msg }
 
 // Route resolves a role's model route: a built-in role's from `.codex/agents/<role>.toml` (read by
 // readFile; ErrNotFound when absent), a custom role's from its declared tier.
-func (rs Roles) Route(role string, readFile func(path string) ([]byte, error), in RouteInputs) (routing.RoutePlan, error) {
+func (rs Catalog) Route(role string, readFile func(path string) ([]byte, error), in RouteInputs) (routing.RoutePlan, error) {
 	builtin, custom, err := prompts.ResolveRoleID(rs.custom, role)
 	if err != nil {
 		return routing.RoutePlan{}, &RouteRefusal{err.Error()}
@@ -113,7 +119,7 @@ func (rs Roles) Route(role string, readFile func(path string) ([]byte, error), i
 			if err != nil && !(errors.As(err, &se) && se.UnknownModel && in.Model != "") {
 				return routing.RoutePlan{}, &RouteRefusal{err.Error()}
 			}
-		case isNotFound(err):
+		case IsNotFound(err):
 			surface, _ = routing.ParseRoleSurface(role, nil)
 		default:
 			return routing.RoutePlan{}, err
@@ -136,7 +142,7 @@ func (rs Roles) Route(role string, readFile func(path string) ([]byte, error), i
 // or the project's own) runs on the workflow's model surface; an unknown workflowId is no reason
 // to refuse a run and leaves the role's route. The task's runPolicy.modelTier is its TaskTier, so
 // every caller (the run, the orchestration dry run) resolves the same route.
-func (rs Roles) RouteForTask(task policy.Task, readFile func(path string) ([]byte, error), in RouteInputs) (routing.RoutePlan, error) {
+func (rs Catalog) RouteForTask(task policy.Task, readFile func(path string) ([]byte, error), in RouteInputs) (routing.RoutePlan, error) {
 	if task.RunPolicy.ModelTier != "" {
 		in.TaskTier = task.RunPolicy.ModelTier
 	}
@@ -147,7 +153,7 @@ func (rs Roles) RouteForTask(task policy.Task, readFile func(path string) ([]byt
 }
 
 // WorkflowSurface is the model surface of workflow id, false when id names no workflow.
-func (rs Roles) WorkflowSurface(id string) (routing.ModelChoice, bool) {
+func (rs Catalog) WorkflowSurface(id string) (routing.ModelChoice, bool) {
 	if id == "" {
 		return routing.ModelChoice{}, false
 	}
@@ -172,8 +178,8 @@ type FactsInput struct {
 	Review, Fix  bool
 }
 
-// RunFactsFor builds the prompt facts of a run.
-func RunFactsFor(in FactsInput) prompts.RunFacts {
+// RunFacts builds the prompt facts of a run.
+func RunFacts(in FactsInput) prompts.RunFacts {
 	pe := PromptEligibility(in.Eligibility)
 	return prompts.RunFacts{
 		Role: in.Role.ID, Phase: string(in.Role.Phase), WritePolicy: pe.WritePolicy, Sandbox: pe.Sandbox,
@@ -192,6 +198,38 @@ func verifyArgv(v *policy.Verification) []string {
 	return append([]string{v.Command}, v.Args...)
 }
 
-func isNotFound(err error) bool {
+// IsNotFound says a file the roles read is absent: GitHub's 404 or the disk's.
+func IsNotFound(err error) bool {
 	return errors.Is(err, hub.ErrNotFound) || errors.Is(err, fs.ErrNotExist)
 }
+
+// ProjectFacts is the prompts' view of studio.json, derived from the configuration policy
+// decoded (the file is decoded once).
+func ProjectFacts(cfg policy.StudioConfig) prompts.ProjectFacts {
+	return prompts.ProjectFacts{
+		Name: cfg.Name, Slug: cfg.Slug, Concept: cfg.Concept, Genre: cfg.Genre, Platform: cfg.Platform,
+		Audience: cfg.Audience, Engine: cfg.Engine, EngineVersion: cfg.EngineVersion,
+		Stage: string(cfg.Mode), StudioMode: string(cfg.StudioMode), CurrentMilestone: cfg.CurrentMilestone,
+	}
+}
+
+// PromptEligibility converts a policy decision for the prompt and dry-run renderers.
+func PromptEligibility(e policy.Eligibility) prompts.Eligibility {
+	out := prompts.Eligibility{
+		Allowed: e.Allowed, WritePolicy: string(e.WritePolicy), Sandbox: string(e.CodexSandbox),
+		AllowFileEdits: e.AllowFileEdits, Reason: e.Reason, Provenance: string(e.Provenance),
+		ApprovedByUser: e.Input.ApprovedByUser, MatchingApproval: e.Input.HasMatchingApproval,
+	}
+	if ra := e.RequiredApproval; ra != nil {
+		out.RequiredApproval = []string{
+			"project stage: " + string(ra.ProjectStage),
+			"studio mode: " + string(ra.StudioMode),
+			"phase: " + string(ra.Phase),
+			"approval policy: " + string(ra.ApprovalPolicy),
+		}
+	}
+	return out
+}
+
+// ProfilePath is the optional multi-agent profile, read from the default branch.
+const ProfilePath = ".codex/profile.json"
