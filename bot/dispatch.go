@@ -8,6 +8,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/status"
+	"github.com/codex-studio/studio-action/bot/taskgraph"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -66,9 +67,9 @@ type eventGitHub interface {
 	issueEditor
 	authorizer
 	reactor
-	taskIssues
+	taskgraph.TaskIssues
 	taskGraph
-	workflowRuns
+	taskgraph.WorkflowRuns
 	eventFacts
 }
 

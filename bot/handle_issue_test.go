@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/codex-studio/studio-action/bot/proposal"
 	"github.com/codex-studio/studio-action/internal/ghemu"
 	"github.com/codex-studio/studio-action/internal/sandbox"
 )
@@ -193,7 +194,7 @@ func TestHandleCommentOnIssue(t *testing.T) {
 					t.Fatalf("agent calls: %d writing, %d with a schema", len(writes), len(schema))
 				}
 				r := w.replies(n)
-				if len(r) != 1 || !strings.HasPrefix(r[0], proposalMarker(n)) {
+				if len(r) != 1 || !strings.HasPrefix(r[0], proposal.Marker(n)) {
 					t.Fatalf("replies = %q", r)
 				}
 				hasAll(t, "proposal", r[0], "```studio", "role: gameplay-programmer", "src/player/jump.gd", "Raise the jump velocity")
@@ -638,13 +639,13 @@ func TestHandleAcceptRefusesWhatCannotBeUsed(t *testing.T) {
 		n := w.issue("Snappier jump", hPlain)
 		w.script(nil, hProposal)
 		w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "awaiting-approval")
-		var proposal ghemu.Comment
+		var posted ghemu.Comment
 		for _, c := range w.botComments(n) {
-			if strings.HasPrefix(c.Body, proposalMarker(n)) {
-				proposal = c
+			if strings.HasPrefix(c.Body, proposal.Marker(n)) {
+				posted = c
 			}
 		}
-		if err := w.Emu.EditComment(sandbox.Owner, sandbox.Repo, proposal.ID, sandbox.Writer, strings.Replace(proposal.Body, "role: gameplay-programmer", "role: wizard", 1)); err != nil {
+		if err := w.Emu.EditComment(sandbox.Owner, sandbox.Repo, posted.ID, sandbox.Writer, strings.Replace(posted.Body, "role: gameplay-programmer", "role: wizard", 1)); err != nil {
 			t.Fatal(err)
 		}
 		w.mustHandle(w.comment(n, sandbox.Writer, "/studio accept"), "refused")

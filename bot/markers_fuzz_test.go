@@ -1,9 +1,7 @@
 package bot
 
 import (
-	"encoding/json"
 	"math"
-	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -100,44 +98,6 @@ func FuzzStatusComment(f *testing.F) {
 		again.RunID, again.Attempt, again.Expires = prev.Id, prev.Attempt, prev.Expires
 		if again.RenderRun() != st.RenderRun() {
 			t.Fatalf("the record written again differs:\n%s\nwas\n%s", again.RenderRun(), st.RenderRun())
-		}
-	})
-}
-
-// FuzzTrackingComment: an orchestration's tracking comment quotes what each task's agent said and
-// notes; whatever they hold, the next run reads back exactly the state the bot wrote, never a
-// state marker quoted in the table, and only for the issue it was written for.
-func FuzzTrackingComment(f *testing.F) {
-	for _, m := range forgedMarkers {
-		f.Add(m, "", 3, int64(11))
-		f.Add("said", m, 1, int64(0))
-	}
-	f.Add("x|y`z", "", 0, int64(math.MaxInt64))
-	f.Fuzz(func(t *testing.T, said, note string, max int, handled int64) {
-		st := &orchState{Issue: 7, Tasks: []int{8, 9}, Max: max, Run: "4242", Status: "running",
-			Pulls: map[string]int{"8": 12}, Runs: map[string]string{"8": "https://github.com/acme/hop/actions/runs/1"},
-			Said: map[string]string{"8": texts.OneLine(said, 160)}, Handled: []int64{handled}}
-		if note != "" {
-			st.Notes = []string{note}
-		}
-		tasks := []policy.GraphTask{{Issue: 8, Role: "gameplay-programmer", Status: policy.StatusDone}, {Issue: 9, Role: "qa-playtester", DependsOn: []int{8}}}
-		body := trackingBody(st, tasks, "https://github.com/acme/hop/actions/runs/4242")
-
-		// What the state is once it went through JSON, which the marker carries.
-		data, err := json.Marshal(st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want orchState
-		if err := json.Unmarshal(data, &want); err != nil {
-			t.Fatal(err)
-		}
-		got, ok := parseTrackingState(body, 7)
-		if !ok || !reflect.DeepEqual(*got, want) {
-			t.Fatalf("the state read back is %+v, %v; want %+v\n%s", got, ok, want, body)
-		}
-		if got, ok := parseTrackingState(body, 70); ok {
-			t.Fatalf("#7's tracking comment read as #70's: %+v", got)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/roles"
+	"github.com/codex-studio/studio-action/bot/taskgraph"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -13,31 +14,31 @@ import (
 // needs, the seed's `context:` (what its run requests; the run selects within the context budget
 // from the checkout it makes) and `codex:` (the implementation call, on the route the task's run
 // resolves: its role, its workflowId, its runPolicy.modelTier, the action's model inputs).
-func (o *orchRun) dryRunDetails(ctx context.Context) func(policy.GraphTask) []string {
-	rs, rolesErr := o.b.roles(ctx, o.base)
-	workdir := o.b.WorkDir
+func (b *eventBot) dryRunDetails(ctx context.Context, o *taskgraph.Orchestration) func(policy.GraphTask) []string {
+	rs, rolesErr := b.roles(ctx, o.Base)
+	workdir := b.WorkDir
 	if workdir == "" {
 		workdir = "."
 	}
 	return func(t policy.GraphTask) []string {
-		lines := []string{texts.DryRunApprovalLine(o.approval(t))}
+		lines := []string{texts.DryRunApprovalLine(o.Approval(t))}
 		requested := append([]string{"AGENTS.md", policy.StudioConfigPath}, t.Files...)
 		lines = append(lines, texts.DryRunContextLine(requested))
 		if rolesErr != nil || t.Role == "" {
 			return lines
 		}
 		task := policy.Task{Role: t.Role, WorkflowID: t.WorkflowID, WriteFiles: t.WriteFiles, RunPolicy: policy.RunPolicy{ModelTier: t.ModelTier}}
-		routes, err := rs.RouteForTask(task, func(path string) ([]byte, error) { return o.b.baseFile(ctx, path, o.base) },
-			roles.RouteInputs{Model: o.b.Model, ModelTier: o.b.ModelTier})
+		routes, err := rs.RouteForTask(task, func(path string) ([]byte, error) { return b.baseFile(ctx, path, o.Base) },
+			roles.RouteInputs{Model: b.Model, ModelTier: b.ModelTier})
 		if err != nil {
 			return append(lines, texts.DryRunCodexLine("", err))
 		}
 		sandbox := string(policy.SandboxReadOnly)
-		if o.cfg != nil {
+		if o.Cfg != nil {
 			phase, _ := rs.Lookup(t.Role)
 			// The implementation call, as it runs once the approval above is given.
-			elig := policy.Evaluate(policy.EligibilityInput{ProjectStage: o.cfg.Mode, StudioMode: o.cfg.StudioMode, Phase: phase,
-				HasMatchingApproval: true, ConstrainedSandbox: o.b.ConstrainedSandbox})
+			elig := policy.Evaluate(policy.EligibilityInput{ProjectStage: o.Cfg.Mode, StudioMode: o.Cfg.StudioMode, Phase: phase,
+				HasMatchingApproval: true, ConstrainedSandbox: b.ConstrainedSandbox})
 			sandbox = string(elig.CodexSandbox)
 		}
 		display := codex.Display("codex", codex.Args(codex.Request{Model: routes.Implementation.Primary, Workdir: workdir, Sandbox: sandbox}, codex.ArgOptions{}))

@@ -11,6 +11,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/status"
+	"github.com/codex-studio/studio-action/bot/taskgraph"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -57,7 +58,7 @@ func (r *run) createRecipeTasks(ctx context.Context, o RecipeOptions) error {
 		return r.taskReply(ctx, err, nil)
 	}
 	if err := r.openRecipeTasks(ctx, creator, &out); err != nil {
-		var refusal *TaskRefusal
+		var refusal *taskgraph.TaskRefusal
 		if !errors.As(err, &refusal) || len(out.created) == 0 {
 			return r.taskReply(ctx, err, nil)
 		}
@@ -81,7 +82,7 @@ func (r *run) findRecipe(ctx context.Context, name string) (policy.Recipe, error
 	}
 	rs, err := r.roles(ctx, base)
 	if err != nil {
-		return policy.Recipe{}, &TaskRefusal{Msg: err.Error()}
+		return policy.Recipe{}, &taskgraph.TaskRefusal{Msg: err.Error()}
 	}
 	id := name
 	wf, known := rs.Workflow(name)
@@ -90,18 +91,18 @@ func (r *run) findRecipe(ctx context.Context, name string) (policy.Recipe, error
 	}
 	recipe, err := policy.FindRecipe(id, func(string) bool { return known })
 	if err != nil {
-		return policy.Recipe{}, &TaskRefusal{Msg: texts.UnknownRecipe(err)}
+		return policy.Recipe{}, &taskgraph.TaskRefusal{Msg: texts.UnknownRecipe(err)}
 	}
 	return recipe, nil
 }
 
 // openRecipeTasks opens the recipe's task issues in order, each a sub-issue of the issue typed
 // on. A refused link is a note, not a failure: the task list in the body links them anyway.
-func (r *run) openRecipeTasks(ctx context.Context, creator *TaskCreator, out *recipeOutcome) error {
+func (r *run) openRecipeTasks(ctx context.Context, creator *taskgraph.TaskCreator, out *recipeOutcome) error {
 	for i, step := range out.recipe.Tasks {
 		nt, err := out.recipe.NewTask(i, out.groupID, r.tr.Issue, out.created)
 		if err != nil {
-			return &TaskRefusal{Msg: err.Error()}
+			return &taskgraph.TaskRefusal{Msg: err.Error()}
 		}
 		is, _, err := creator.Create(ctx, nt)
 		if err != nil {

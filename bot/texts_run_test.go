@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/codex-studio/studio-action/bot/jail"
+	"github.com/codex-studio/studio-action/bot/proposal"
 	"github.com/codex-studio/studio-action/bot/texts"
 )
 
@@ -31,7 +32,7 @@ func TestRunTextsMatchTheirGoldenFiles(t *testing.T) {
 		{"plan-failed", texts.PlanFailed("/studio")},
 		{"plan-unrecordable", texts.PlanUnrecordable(PlanCheckName, "/studio")},
 		{"plan-record", texts.PlanRecordTitle(7) + "\n\n" + texts.PlanRecordSummary(7, "<!-- studio:plan-record {} -->")},
-		{"several-role-labels", texts.SeveralRoleLabels([]string{"producer", "qa-`playtester`"}, proposalRole)},
+		{"several-role-labels", texts.SeveralRoleLabels([]string{"producer", "qa-`playtester`"}, proposal.Role)},
 		{"proposal-dry-run", texts.ProposalDryRun("/studio", "producer")},
 		{"planning-failed", texts.PlanningFailed("/studio")},
 		{"unusable-proposal", texts.UnusableAnswer("```studio\nrole: [\n```") + "\n\n" + texts.BlockedNote(texts.UnusableProposal("line 1:\n bad\tyaml", "/studio"))},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"unicode/utf8"
 
+	"github.com/codex-studio/studio-action/bot/proposal"
 	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
@@ -41,7 +42,7 @@ func (r *run) accept(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	c, ok := latestProposal(comments, r.tr.Issue, r.BotLogin)
+	c, ok := proposal.Latest(comments, r.tr.Issue, r.BotLogin)
 	if !ok {
 		return refuse(texts.AcceptNoProposal(r.TriggerPhrase))
 	}
@@ -53,12 +54,12 @@ func (r *run) accept(ctx context.Context) error {
 	if err != nil {
 		return refuse(err.Error())
 	}
-	block, task, err := proposedBlock(c.Body, func(id string) bool { _, ok := roles.Lookup(id); return ok })
+	block, task, err := proposal.ProposedBlock(c.Body, func(id string) bool { _, ok := roles.Lookup(id); return ok })
 	if err != nil {
 		return refuse(texts.AcceptUnusableProposal(c.ID, err, r.TriggerPhrase))
 	}
-	body := appendBlock(issue.Body, block)
-	if got, err := policy.ParseTask(body); err != nil || !sameTask(got, task) {
+	body := proposal.AppendBlock(issue.Body, block)
+	if got, err := policy.ParseTask(body); err != nil || !proposal.SameTask(got, task) {
 		return refuse(texts.AcceptUnreadable)
 	}
 	if utf8.RuneCountInString(body) > status.MaxCommentChars {

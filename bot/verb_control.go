@@ -9,6 +9,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/roles"
+	"github.com/codex-studio/studio-action/bot/taskgraph"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts/guidance"
@@ -93,14 +94,14 @@ func (r *run) control(ctx context.Context, action string) error {
 	if err != nil {
 		return err
 	}
-	child := r.graphTask(ctx, base, r.issue)
+	child := r.graph().Task(ctx, base, r.issue)
 	controller := ""
 	if parent > 0 {
 		pis, err := r.gh.Issue(ctx, parent)
 		if err != nil {
 			return err
 		}
-		controller = r.graphTask(ctx, base, pis).Role
+		controller = r.graph().Task(ctx, base, pis).Role
 	}
 	paused := child.Status == policy.StatusAwaitingApproval && lastTransitionPaused(r.st.History)
 	allowed, answer, next := policy.DecideControl(policy.ControlFacts{
@@ -159,7 +160,7 @@ func (r *run) control(ctx context.Context, action string) error {
 // stopChildRun cancels the child's dispatched workflow run (its evidence stays with the run) and
 // gives back its claim, slot and write locks at once: a cancelled run may never get to do it.
 func (r *run) stopChildRun(ctx context.Context, parent int) error {
-	_, st, err := r.trackingComment(ctx, parent)
+	_, st, err := r.graph().Tracking(ctx, parent)
 	if err != nil {
 		return err
 	}
@@ -174,16 +175,16 @@ func (r *run) stopChildRun(ctx context.Context, parent int) error {
 	if err != nil {
 		return err
 	}
-	for _, key := range r.graphTask(ctx, base, r.issue).LockKeys() {
-		if _, err := r.releaseRef(ctx, policy.LockRef(key), r.tr.Issue); err != nil {
+	for _, key := range r.graph().Task(ctx, base, r.issue).LockKeys() {
+		if _, err := r.graph().Release(ctx, policy.LockRef(key), r.tr.Issue); err != nil {
 			return err
 		}
 	}
-	if _, err := r.releaseRef(ctx, claimRef(r.tr.Issue), r.tr.Issue); err != nil {
+	if _, err := r.graph().Release(ctx, taskgraph.ClaimRef(r.tr.Issue), r.tr.Issue); err != nil {
 		return err
 	}
 	for n := 0; n < policy.MaxConcurrencyLimit; n++ {
-		if _, err := r.releaseRef(ctx, policy.SlotRef(n), r.tr.Issue); err != nil {
+		if _, err := r.graph().Release(ctx, policy.SlotRef(n), r.tr.Issue); err != nil {
 			return err
 		}
 	}
@@ -193,15 +194,15 @@ func (r *run) stopChildRun(ctx context.Context, parent int) error {
 // advanceParent advances the orchestration of the child's parent issue, under its lock.
 func (r *run) advanceParent(ctx context.Context, base string, parent int) error {
 	_, err := r.locked(ctx, parent, fmt.Sprintf("orchestration #%d: control on #%d", parent, r.tr.Issue), r.tr.Actor.Login, func(ctx context.Context) (Outcome, error) {
-		comment, st, err := r.trackingComment(ctx, parent)
+		comment, st, err := r.graph().Tracking(ctx, parent)
 		if err != nil || st == nil {
 			return Outcome{}, err
 		}
-		o := &orchRun{b: r.eventBot, base: base, st: st, comment: comment}
-		defer o.writeEvidence()
-		o.event("task.controlled", map[string]any{"taskId": r.tr.Issue, "action": r.cmd.Verb})
-		advErr := o.advance(ctx)
-		if err := o.publish(ctx); err != nil {
+		o := &taskgraph.Orchestration{Graph: r.graph(), Base: base, State: st, Comment: comment}
+		defer o.WriteEvidence()
+		o.Event("task.controlled", map[string]any{"taskId": r.tr.Issue, "action": r.cmd.Verb})
+		advErr := o.Advance(ctx)
+		if err := o.Publish(ctx); err != nil {
 			return Outcome{}, err
 		}
 		return Outcome{}, advErr

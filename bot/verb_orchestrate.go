@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/status"
+	"github.com/codex-studio/studio-action/bot/taskgraph"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -103,17 +104,17 @@ func (b *eventBot) orchestrateOn(ctx context.Context, issue int, opts Orchestrat
 	if err != nil {
 		return out, err
 	}
-	comment, st, err := b.trackingComment(ctx, issue)
+	comment, st, err := b.graph().Tracking(ctx, issue)
 	if err != nil {
 		return out, err
 	}
 	if st != nil && commentID != 0 && status.ContainsID(st.Handled, commentID) {
 		return b.skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", commentID))
 	}
-	o := &orchRun{b: b, base: base, comment: comment}
+	o := &taskgraph.Orchestration{Graph: b.graph(), Base: base, Comment: comment}
 	if sc, err := b.config(ctx, base); err == nil && sc.problem == "" {
 		cfg := sc.cfg
-		o.cfg = &cfg
+		o.Cfg = &cfg
 		if !cfg.Active() && !opts.DryRun {
 			return reply("refused", texts.RefusedNote(cfg.InactiveReason()))
 		}
@@ -123,7 +124,7 @@ func (b *eventBot) orchestrateOn(ctx context.Context, issue int, opts Orchestrat
 		if err := policy.CheckMaxConcurrency(max(opts.MaxConcurrency, 1)); err != nil {
 			return reply("refused", texts.OrchestrationRefused(err.Error()))
 		}
-		tasks, err := b.graphTasks(ctx, base, opts.Tasks)
+		tasks, err := b.graph().Tasks(ctx, base, opts.Tasks)
 		if err != nil {
 			return out, err
 		}
@@ -132,15 +133,15 @@ func (b *eventBot) orchestrateOn(ctx context.Context, issue int, opts Orchestrat
 		if err != nil {
 			return reply("refused", texts.OrchestrationCannotStart(err.Error()))
 		}
-		o.tasks = tasks
+		o.Tasks = tasks
 		if opts.DryRun {
-			return reply("done", texts.OrchestrationDryRun(policy.RenderPlanWith(plan, o.dryRunDetails(ctx))))
+			return reply("done", texts.OrchestrationDryRun(policy.RenderPlanWith(plan, b.dryRunDetails(ctx, o))))
 		}
 		if len(plan.Tasks) == 0 {
 			return reply("done", texts.NothingToOrchestrate(b.LabelPrefix))
 		}
 		prev := st
-		st = &orchState{Issue: issue, Max: plan.MaxConcurrency, Run: b.RunID, Status: "running", Pulls: map[string]int{}, Runs: map[string]string{}}
+		st = &taskgraph.State{Issue: issue, Max: plan.MaxConcurrency, Run: b.RunID, Status: "running", Pulls: map[string]int{}, Runs: map[string]string{}}
 		for _, t := range plan.Tasks {
 			st.Tasks = append(st.Tasks, t.Issue)
 		}
@@ -158,7 +159,7 @@ func (b *eventBot) orchestrateOn(ctx context.Context, issue int, opts Orchestrat
 			}
 		}
 	}
-	o.st = st
+	o.State = st
 	for n, m := range opts.Marks {
 		if st.Marks == nil {
 			st.Marks = map[string]string{}
@@ -169,20 +170,20 @@ func (b *eventBot) orchestrateOn(ctx context.Context, issue int, opts Orchestrat
 		st.Handled = append(st.Handled, commentID)
 	}
 	if resume {
-		o.event("orchestration.resumed", map[string]any{"selectedTaskIds": st.Tasks, "maxConcurrency": st.Max})
+		o.Event("orchestration.resumed", map[string]any{"selectedTaskIds": st.Tasks, "maxConcurrency": st.Max})
 	} else {
-		o.event("orchestration.started", map[string]any{"selectedTaskIds": st.Tasks, "maxConcurrency": st.Max})
+		o.Event("orchestration.started", map[string]any{"selectedTaskIds": st.Tasks, "maxConcurrency": st.Max})
 	}
-	defer o.writeEvidence()
-	advErr := o.advance(ctx)
-	if err := o.publish(ctx); err != nil {
+	defer o.WriteEvidence()
+	advErr := o.Advance(ctx)
+	if err := o.Publish(ctx); err != nil {
 		return out, err
 	}
 	out.Status = "done"
 	if st.Status == "blocked" {
 		out.Status = "blocked"
 	}
-	out.Summary = trackingBody(st, o.tasks, b.RunURL)
+	out.Summary = taskgraph.RenderTracking(st, o.Tasks, b.RunURL)
 	return out, advErr
 }
 
@@ -241,33 +242,33 @@ func (b *eventBot) finishOrchestrated(ctx context.Context, orch, task, slot int,
 	if err != nil {
 		return err
 	}
-	t := b.graphTask(ctx, base, is)
+	t := b.graph().Task(ctx, base, is)
 	var released []string
 	for _, key := range t.LockKeys() {
-		if ok, err := b.releaseRef(ctx, policy.LockRef(key), task); err != nil {
+		if ok, err := b.graph().Release(ctx, policy.LockRef(key), task); err != nil {
 			return err
 		} else if ok {
 			released = append(released, key)
 		}
 	}
 	if slot >= 0 {
-		if _, err := b.releaseRef(ctx, policy.SlotRef(slot), task); err != nil {
+		if _, err := b.graph().Release(ctx, policy.SlotRef(slot), task); err != nil {
 			return err
 		}
 	}
-	if _, err := b.releaseRef(ctx, claimRef(task), task); err != nil {
+	if _, err := b.graph().Release(ctx, taskgraph.ClaimRef(task), task); err != nil {
 		return err
 	}
 	_, err = b.locked(ctx, orch, fmt.Sprintf("orchestration #%d: #%d finished", orch, task), "", func(ctx context.Context) (Outcome, error) {
-		comment, st, err := b.trackingComment(ctx, orch)
+		comment, st, err := b.graph().Tracking(ctx, orch)
 		if err != nil || st == nil {
 			if err == nil {
 				b.logf("::warning::#%d names orchestration #%d, which has no tracking comment", task, orch)
 			}
 			return Outcome{}, err
 		}
-		o := &orchRun{b: b, base: base, st: st, comment: comment}
-		defer o.writeEvidence()
+		o := &taskgraph.Orchestration{Graph: b.graph(), Base: base, State: st, Comment: comment}
+		defer o.WriteEvidence()
 		if st.Runs == nil {
 			st.Runs = map[string]string{}
 		}
@@ -290,10 +291,10 @@ func (b *eventBot) finishOrchestrated(ctx context.Context, orch, task, slot int,
 		if locks == nil {
 			locks = []string{}
 		}
-		o.event("task.unlocked", map[string]any{"taskId": task, "locks": locks, "slot": slot})
-		o.event("task.finished", map[string]any{"taskId": task, "status": texts.OrDefault(out.Status, "error")})
-		advErr := o.advance(ctx)
-		if err := o.publish(ctx); err != nil {
+		o.Event("task.unlocked", map[string]any{"taskId": task, "locks": locks, "slot": slot})
+		o.Event("task.finished", map[string]any{"taskId": task, "status": texts.OrDefault(out.Status, "error")})
+		advErr := o.Advance(ctx)
+		if err := o.Publish(ctx); err != nil {
 			return Outcome{}, err
 		}
 		return Outcome{}, advErr

@@ -95,7 +95,7 @@ func (b *eventBot) statusTaskLine(ctx context.Context, base string, is hub.Issue
 	} else if err != nil && !errors.Is(err, policy.ErrNoTaskBlock) {
 		return texts.StatusUnusableTaskLine(err)
 	}
-	return texts.StatusTaskLine(b.graphTask(ctx, base, is))
+	return texts.StatusTaskLine(b.graph().Task(ctx, base, is))
 }
 
 // statusLockLine says who holds the task's run lock (refs/studio/locks/issue-N), if anyone.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/status"
+	"github.com/codex-studio/studio-action/bot/taskgraph"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -134,7 +135,7 @@ func (r *run) taskCreate(ctx context.Context) error {
 
 // taskCreator is the creator of this run: the default branch must hold a valid studio
 // configuration, and its roles are the ones a task may name.
-func (r *run) taskCreator(ctx context.Context) (*TaskCreator, error) {
+func (r *run) taskCreator(ctx context.Context) (*taskgraph.TaskCreator, error) {
 	base, err := r.gh.DefaultBranch(ctx)
 	if err != nil {
 		return nil, err
@@ -144,21 +145,21 @@ func (r *run) taskCreator(ctx context.Context) (*TaskCreator, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := configRefusal(sc.missing, sc.err); err != nil {
+	if err := taskgraph.ConfigRefusal(sc.missing, sc.err); err != nil {
 		return nil, err
 	}
 	roles, err := r.roles(ctx, base)
 	if err != nil { // the customization file cannot be used, as a run would say
-		return nil, &TaskRefusal{Msg: err.Error()}
+		return nil, &taskgraph.TaskRefusal{Msg: err.Error()}
 	}
-	return NewTaskCreator(r.gh, r.LabelPrefix, roles), nil
+	return taskgraph.NewTaskCreator(r.gh, r.LabelPrefix, roles), nil
 }
 
 // taskReply answers a task or recipe command: the reply quoting the command, then the status
 // comment with the same words. err is a refusal (replied, status refused) or a failure of the
 // studio (returned for the preamble to report); done renders the reply when nothing failed.
 func (r *run) taskReply(ctx context.Context, err error, done func() string) error {
-	var refusal *TaskRefusal
+	var refusal *taskgraph.TaskRefusal
 	verdict, what := "done", ""
 	switch {
 	case errors.As(err, &refusal):

@@ -15,6 +15,7 @@ import (
 	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/proposal"
 	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/policy"
@@ -62,7 +63,7 @@ func runLocalLifecycle(ctx context.Context, lr LocalRun, stdout, stderr io.Write
 		passes = lr.MaxFixPasses
 	}
 	task.RunPolicy.Review, task.RunPolicy.MaxFixPasses = &review, &passes
-	block, err := bot.TaskBlock(task)
+	block, err := proposal.TaskBlock(task)
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/proposal"
 	"github.com/codex-studio/studio-action/bot/roles"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/policy/routing"
@@ -238,7 +238,7 @@ func localApprovalMatch(ctx context.Context, root string, match policy.ApprovalM
 // taskFlags names the flag that sets each task field, for refusals in the command line's terms.
 var taskFlags = map[string]string{"writeFiles": "--write-file", "files": "--include-artifact", "approvalScope": "--approval-scope", "verify.command": "--verify-command"}
 
-// checkLocalTask writes the flags as the task block the local run files (bot.TaskBlock) and reads
+// checkLocalTask writes the flags as the task block the local run files (proposal.TaskBlock) and reads
 // it back with the task parser the run uses (policy.ParseTask), so paths and the verification are
 // checked by the same rules on every mode; a refusal names the flag, not a line of that block.
 func checkLocalTask(role string, o runFlags) error {
@@ -246,7 +246,7 @@ func checkLocalTask(role string, o runFlags) error {
 	if o.verifyCommand != "" {
 		task.Verify = &policy.Verification{Command: o.verifyCommand, Args: o.verifyArgs}
 	}
-	block, err := bot.TaskBlock(task)
+	block, err := proposal.TaskBlock(task)
 	if err != nil {
 		return err
 	}

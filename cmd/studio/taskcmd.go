@@ -9,15 +9,15 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/roles"
+	"github.com/codex-studio/studio-action/bot/taskgraph"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
 )
 
 // `studio task create` opens a task issue on GitHub from the command line, exactly as
-// `/studio task create` does on an issue (bot.TaskCreator: the same checks, texts, body and
+// `/studio task create` does on an issue (taskgraph.TaskCreator: the same checks, texts, body and
 // labels). It talks to GitHub with a token, so it works from a laptop or from any workflow step.
 
 const taskCreateLong = `Opens a task issue on GitHub: the title, a studio task block made from the flags, and the
@@ -95,7 +95,7 @@ func runTaskCreate(ctx context.Context, e env, f taskCreateFlags, title string, 
 	}
 	res, err := createTaskOn(ctx, gh, f.labelPrefix, nt)
 	if err != nil {
-		var refusal *bot.TaskRefusal
+		var refusal *taskgraph.TaskRefusal
 		if errors.As(err, &refusal) {
 			return failf("%s", refusal.Msg)
 		}
@@ -133,14 +133,14 @@ func createTaskOn(ctx context.Context, gh taskRepo, labelPrefix string, nt polic
 		return createdTask{}, err
 	}
 	readBase := func(path string) ([]byte, error) { return gh.FileAtRef(ctx, path, base) }
-	if err := bot.RequireStudioConfig(readBase); err != nil {
+	if err := taskgraph.RequireStudioConfig(readBase); err != nil {
 		return createdTask{}, err
 	}
 	roles, err := roles.Load(readBase)
 	if err != nil {
-		return createdTask{}, &bot.TaskRefusal{Msg: fmt.Sprintf("`%s` on `%s`: %v", prompts.CustomizationPath, base, err)}
+		return createdTask{}, &taskgraph.TaskRefusal{Msg: fmt.Sprintf("`%s` on `%s`: %v", prompts.CustomizationPath, base, err)}
 	}
-	is, t, err := bot.NewTaskCreator(gh, labelPrefix, roles).Create(ctx, nt)
+	is, t, err := taskgraph.NewTaskCreator(gh, labelPrefix, roles).Create(ctx, nt)
 	if err != nil {
 		return createdTask{}, err
 	}

@@ -1,4 +1,4 @@
-package bot
+package taskgraph
 
 import (
 	"context"
@@ -12,10 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/lock"
-	"github.com/codex-studio/studio-action/bot/status"
+	"github.com/codex-studio/studio-action/bot/roles"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -29,7 +28,7 @@ import (
 // No process waits for another; the issues, labels and refs are the whole state.
 
 // orchState is what the tracking comment keeps between runs.
-type orchState struct {
+type State struct {
 	Issue  int               `json:"issue"`
 	Tasks  []int             `json:"tasks"`
 	Max    int               `json:"max"`
@@ -47,6 +46,45 @@ type orchState struct {
 	Notes   []string         `json:"notes,omitempty"`
 }
 
+// Graph is the task graph on GitHub: the task issues, the refs that claim them, lock their
+// files and bound how many run at once, and the orchestrations' tracking comments. It is built
+// from explicit parts; what only the flow can do (write a task's status comment) is passed in.
+type Graph struct {
+	GitHub GitHub
+	Refs   lock.Refs
+	// Runs tells a live task run from a dead one; nil keeps the expiry as the only way to free.
+	Runs lock.RunLookup
+	// Roles are the default branch's roles (base names its commit).
+	Roles func(ctx context.Context, base string) (roles.Catalog, error)
+	// SetStatus moves another issue (a task) to a status, with its status comment when the task
+	// ends without running.
+	SetStatus func(ctx context.Context, issue int, status, why string) error
+	// Evidence keeps a file of an orchestration's run evidence; nil keeps none (studio serve).
+	Evidence              func(orchestration int, file string, data []byte) error
+	LabelPrefix, BotLogin string
+	// RunID and RunURL name this workflow run in the records it writes; DispatchWorkflow is the
+	// workflow file a task's run is dispatched to.
+	RunID, RunURL, DispatchWorkflow string
+	Now                             func() time.Time
+	Logf                            func(format string, args ...any)
+}
+
+// GitHub is what the task graph asks of GitHub's issues and Actions.
+type GitHub interface {
+	Comments(ctx context.Context, issue int) ([]hub.Comment, error)
+	CreateComment(ctx context.Context, issue int, body string) (hub.Comment, error)
+	EditComment(ctx context.Context, commentID int64, body string) error
+	Issue(ctx context.Context, number int) (hub.Issue, error)
+	IssuesLabeled(ctx context.Context, label string) ([]hub.Issue, error)
+	WorkflowRuns
+}
+
+func (g *Graph) logf(format string, args ...any) {
+	if g.Logf != nil {
+		g.Logf(format, args...)
+	}
+}
+
 const maxOrchNotes = 20
 
 func orchMarker(issue int) string {
@@ -56,17 +94,17 @@ func orchMarker(issue int) string {
 var orchStateRE = regexp.MustCompile(`<!-- studio:orchestration-state ([A-Za-z0-9+/=]+) -->`)
 
 // trackingComment finds the bot's tracking comment of the orchestration on issue, and its state.
-func (b *eventBot) trackingComment(ctx context.Context, issue int) (hub.Comment, *orchState, error) {
-	comments, err := b.gh.Comments(ctx, issue)
+func (g *Graph) Tracking(ctx context.Context, issue int) (hub.Comment, *State, error) {
+	comments, err := g.GitHub.Comments(ctx, issue)
 	if err != nil {
 		return hub.Comment{}, nil, err
 	}
 	for i := len(comments) - 1; i >= 0; i-- {
 		c := comments[i]
-		if !strings.EqualFold(c.Author, b.BotLogin) {
+		if !strings.EqualFold(c.Author, g.BotLogin) {
 			continue
 		}
-		if st, ok := parseTrackingState(c.Body, issue); ok {
+		if st, ok := ParseTracking(c.Body, issue); ok {
 			return c, st, nil
 		}
 	}
@@ -76,7 +114,7 @@ func (b *eventBot) trackingComment(ctx context.Context, issue int) (hub.Comment,
 // parseTrackingState reads the hidden state of issue's tracking comment. The state is the body's
 // last line, below the table, whose "said" column quotes what the tasks' agents said: a state
 // marker quoted there comes first, so only the last one is the bot's.
-func parseTrackingState(body string, issue int) (*orchState, bool) {
+func ParseTracking(body string, issue int) (*State, bool) {
 	if !strings.HasPrefix(body, orchMarker(issue)) {
 		return nil, false
 	}
@@ -88,7 +126,7 @@ func parseTrackingState(body string, issue int) (*orchState, bool) {
 	if err != nil {
 		return nil, false
 	}
-	var st orchState
+	var st State
 	if json.Unmarshal(raw, &st) != nil || st.Issue != issue {
 		return nil, false
 	}
@@ -96,46 +134,41 @@ func parseTrackingState(body string, issue int) (*orchState, bool) {
 }
 
 // orchRun is one process's work on an orchestration: its facts and the events it records.
-type orchRun struct {
-	b       *eventBot
-	st      *orchState
-	comment hub.Comment
-	base    string
-	tasks   []policy.GraphTask
+type Orchestration struct {
+	Graph   *Graph
+	State   *State
+	Comment hub.Comment
+	Base    string
+	Tasks   []policy.GraphTask
 	events  []map[string]any
-	cfg     *policy.StudioConfig
+	Cfg     *policy.StudioConfig
 	// taskRuns are GitHub's answers about the runs the refs' records name (TaskRun), asked once
 	// per process: a task's lock, slot and claim name the same run.
 	taskRuns map[int64]policy.HolderRun
 }
 
-func (o *orchRun) event(name string, fields map[string]any) {
-	e := map[string]any{"timestamp": o.b.Now().UTC().Format(time.RFC3339Nano), "event": name, "orchestration": o.st.Issue}
+func (o *Orchestration) Event(name string, fields map[string]any) {
+	e := map[string]any{"timestamp": o.Graph.Now().UTC().Format(time.RFC3339Nano), "event": name, "orchestration": o.State.Issue}
 	for k, v := range fields {
 		e[k] = v
 	}
 	o.events = append(o.events, e)
-	o.b.logf("orchestration #%d: %s %v", o.st.Issue, name, fields)
+	o.Graph.logf("orchestration #%d: %s %v", o.State.Issue, name, fields)
 }
 
-func (o *orchRun) note(s string) {
-	o.st.Notes = append(o.st.Notes, o.b.Now().UTC().Format(time.RFC3339)+": "+s)
-	if n := len(o.st.Notes); n > maxOrchNotes {
-		o.st.Notes = o.st.Notes[n-maxOrchNotes:]
+func (o *Orchestration) note(s string) {
+	o.State.Notes = append(o.State.Notes, o.Graph.Now().UTC().Format(time.RFC3339)+": "+s)
+	if n := len(o.State.Notes); n > maxOrchNotes {
+		o.State.Notes = o.State.Notes[n-maxOrchNotes:]
 	}
-	o.b.logf("::notice::orchestration #%d: %s", o.st.Issue, s)
+	o.Graph.logf("::notice::orchestration #%d: %s", o.State.Issue, s)
 }
 
 // writeEvidence keeps the events of this process in the run evidence, in their own file (the
 // Codex event stream is events.jsonl).
-func (o *orchRun) writeEvidence() {
-	if len(o.events) == 0 || o.b.RunsDir == "" {
+func (o *Orchestration) WriteEvidence() {
+	if len(o.events) == 0 || o.Graph.Evidence == nil {
 		// studio serve keeps no files: its events are in its log.
-		return
-	}
-	ev, err := codex.NewEvidence(o.b.RunsDir, o.b.RunID, fmt.Sprintf("orchestration-%d", o.st.Issue), o.b.Redactor)
-	if err != nil {
-		o.b.logf("::warning::orchestration evidence: %v", err)
 		return
 	}
 	var lines []string
@@ -143,15 +176,15 @@ func (o *orchRun) writeEvidence() {
 		data, _ := json.Marshal(e)
 		lines = append(lines, string(data))
 	}
-	if err := ev.Write("orchestration-events.jsonl", []byte(strings.Join(lines, "\n")+"\n")); err != nil {
-		o.b.logf("::warning::orchestration evidence: %v", err)
+	if err := o.Graph.Evidence(o.State.Issue, "orchestration-events.jsonl", []byte(strings.Join(lines, "\n")+"\n")); err != nil {
+		o.Graph.logf("::warning::orchestration evidence: %v", err)
 	}
 }
 
 // graphTasks reads the task issues (labelled `<prefix>task`), the named ones and every dependency
 // of them as the graph's facts.
-func (b *eventBot) graphTasks(ctx context.Context, base string, named []int) ([]policy.GraphTask, error) {
-	issues, err := b.gh.IssuesLabeled(ctx, b.LabelPrefix+"task")
+func (g *Graph) Tasks(ctx context.Context, base string, named []int) ([]policy.GraphTask, error) {
+	issues, err := g.GitHub.IssuesLabeled(ctx, g.LabelPrefix+"task")
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +209,7 @@ func (b *eventBot) graphTasks(ctx context.Context, base string, named []int) ([]
 		seen[n] = true
 		is, ok := byNumber[n]
 		if !ok {
-			is, err = b.gh.Issue(ctx, n)
+			is, err = g.GitHub.Issue(ctx, n)
 			if errors.Is(err, hub.ErrNotFound) {
 				continue // unknown: the graph's validation names it
 			}
@@ -187,7 +220,7 @@ func (b *eventBot) graphTasks(ctx context.Context, base string, named []int) ([]
 				continue
 			}
 		}
-		t := b.graphTask(ctx, base, is)
+		t := g.Task(ctx, base, is)
 		out = append(out, t)
 		queue = append(queue, t.DependsOn...)
 	}
@@ -197,7 +230,7 @@ func (b *eventBot) graphTasks(ctx context.Context, base string, named []int) ([]
 
 // graphTask is one issue as a task of the graph. A task block that cannot be read still makes a
 // task (its run refuses it with the reason); a closed issue without a status label is done.
-func (b *eventBot) graphTask(ctx context.Context, base string, is hub.Issue) policy.GraphTask {
+func (g *Graph) Task(ctx context.Context, base string, is hub.Issue) policy.GraphTask {
 	t := policy.GraphTask{Issue: is.Number, Title: is.Title}
 	task, err := policy.ParseTask(is.Body)
 	if err == nil {
@@ -206,20 +239,20 @@ func (b *eventBot) graphTask(ctx context.Context, base string, is hub.Issue) pol
 		t.ModelTier = task.RunPolicy.ModelTier
 	}
 	if t.Role == "" {
-		if roles := policy.LabelRoles(b.LabelPrefix, is.Labels, ""); len(roles) == 1 {
+		if roles := policy.LabelRoles(g.LabelPrefix, is.Labels, ""); len(roles) == 1 {
 			t.Role = roles[0]
 		}
 	}
-	if rs, err := b.roles(ctx, base); err == nil {
+	if rs, err := g.Roles(ctx, base); err == nil {
 		if phase, ok := rs.Lookup(t.Role); ok {
 			t.ReadOnly = !phase.Mutating()
 		}
 	}
-	status, err := policy.StatusOfLabels(b.LabelPrefix, is.Labels)
+	status, err := policy.StatusOfLabels(g.LabelPrefix, is.Labels)
 	switch {
 	case err != nil:
 		status = policy.StatusBlocked
-	case is.State == "closed" && !hasStatusLabel(b.LabelPrefix, is.Labels):
+	case is.State == "closed" && !hasStatusLabel(g.LabelPrefix, is.Labels):
 		status = policy.StatusDone
 	}
 	t.Status = status
@@ -238,9 +271,9 @@ func hasStatusLabel(prefix string, labels []string) bool {
 // heldRefs lists the live records under a refs/studio/ prefix (write locks or slots). Expired or
 // unreadable ones, and those whose task run GitHub reports completed, are returned apart: whoever
 // needs the ref breaks it, with a note.
-func (o *orchRun) heldRefs(ctx context.Context, prefix string, keep func(ref string) bool) (live []policy.LockRecord, refs map[string]string, err error) {
-	b := o.b
-	lister, ok := b.Locks.(refLister)
+func (o *Orchestration) heldRefs(ctx context.Context, prefix string, keep func(ref string) bool) (live []policy.LockRecord, refs map[string]string, err error) {
+	g := o.Graph
+	lister, ok := g.Refs.(refLister)
 	if !ok {
 		return nil, nil, errors.New("orchestration needs the Git refs API (no lock refs configured)")
 	}
@@ -249,12 +282,12 @@ func (o *orchRun) heldRefs(ctx context.Context, prefix string, keep func(ref str
 		return nil, nil, err
 	}
 	refs = map[string]string{}
-	now := b.Now()
+	now := g.Now()
 	for _, e := range entries {
 		if !keep(e.Ref) {
 			continue
 		}
-		_, msg, err := b.Locks.LockRecord(ctx, e.Ref)
+		_, msg, err := g.Refs.LockRecord(ctx, e.Ref)
 		if errors.Is(err, hub.ErrNotFound) {
 			continue
 		}
@@ -274,10 +307,10 @@ func (o *orchRun) heldRefs(ctx context.Context, prefix string, keep func(ref str
 // taskRun asks GitHub, once per run id in this process, about the run a ref's record names as
 // its task's. Nothing is asked for a record naming none; an error is logged and reads as "not
 // known", which never breaks a lock.
-func (o *orchRun) taskRun(ctx context.Context, rec policy.LockRecord) policy.HolderRun {
+func (o *Orchestration) taskRun(ctx context.Context, rec policy.LockRecord) policy.HolderRun {
 	id := policy.TaskRunID(rec)
-	lookup, ok := o.b.Locks.(lock.RunLookup)
-	if id == 0 || !ok {
+	lookup := o.Graph.Runs
+	if id == 0 || lookup == nil {
 		return policy.HolderRun{}
 	}
 	if run, ok := o.taskRuns[id]; ok {
@@ -289,7 +322,7 @@ func (o *orchRun) taskRun(ctx context.Context, rec policy.LockRecord) policy.Hol
 	case errors.Is(err, hub.ErrNotFound):
 		run = policy.HolderRun{Answered: true}
 	case err != nil:
-		o.b.logf("orchestration #%d: could not ask GitHub whether run %d, which holds #%d's refs, is still going (%v); taking it to be", o.st.Issue, id, rec.Task, err)
+		o.Graph.logf("orchestration #%d: could not ask GitHub whether run %d, which holds #%d's refs, is still going (%v); taking it to be", o.State.Issue, id, rec.Task, err)
 	default:
 		run = policy.HolderRun{Answered: true, Found: true, Status: r.Status, Conclusion: r.Conclusion, Attempt: r.Attempt}
 	}
@@ -300,9 +333,9 @@ func (o *orchRun) taskRun(ctx context.Context, rec policy.LockRecord) policy.Hol
 	return run
 }
 
-// workflowRuns is what orchestration asks of GitHub Actions: start a task's run (its id, when
+// WorkflowRuns is what orchestration asks of GitHub Actions: start a task's run (its id, when
 // GitHub reports it) and cancel one (`/studio pause` and `stop`).
-type workflowRuns interface {
+type WorkflowRuns interface {
 	DispatchWorkflow(ctx context.Context, workflow, ref string, inputs map[string]any) (int64, error)
 	CancelWorkflowRun(ctx context.Context, runID int64) error
 }
@@ -320,21 +353,21 @@ type takenRef struct {
 
 // takeRef creates ref for rec, breaking a dead holder's (expired, unreadable, or its task run
 // reported completed), with a note. It reports false, with why, when a live holder has it.
-func (o *orchRun) takeRef(ctx context.Context, ref string, rec policy.LockRecord) (takenRef, bool, string, error) {
-	b := o.b
-	sha, err := b.Locks.CreateLockCommit(ctx, rec.Render(), "")
+func (o *Orchestration) takeRef(ctx context.Context, ref string, rec policy.LockRecord) (takenRef, bool, string, error) {
+	g := o.Graph
+	sha, err := g.Refs.CreateLockCommit(ctx, rec.Render(), "")
 	if err != nil {
 		return takenRef{}, false, "", err
 	}
 	for try := 0; try < 3; try++ {
-		err := b.Locks.CreateRef(ctx, ref, sha)
+		err := g.Refs.CreateRef(ctx, ref, sha)
 		if err == nil {
 			return takenRef{ref: ref, sha: sha, rec: rec}, true, "", nil
 		}
 		if !errors.Is(err, hub.ErrRefExists) {
 			return takenRef{}, false, "", err
 		}
-		cur, msg, err := b.Locks.LockRecord(ctx, ref)
+		cur, msg, err := g.Refs.LockRecord(ctx, ref)
 		if errors.Is(err, hub.ErrNotFound) {
 			continue // released meanwhile
 		}
@@ -343,18 +376,18 @@ func (o *orchRun) takeRef(ctx context.Context, ref string, rec policy.LockRecord
 		}
 		held, readable := policy.ParseLockRecord(msg)
 		var run policy.HolderRun
-		if readable && !held.Expired(b.Now()) {
+		if readable && !held.Expired(g.Now()) {
 			run = o.taskRun(ctx, held)
 		}
-		d := policy.DecideHeldLock(rec.Key, held, readable, b.Now(), run)
+		d := policy.DecideHeldLock(rec.Key, held, readable, g.Now(), run)
 		if !d.Break {
 			return takenRef{}, false, d.Note, nil
 		}
-		mine, err := b.Locks.CreateLockCommit(ctx, rec.Render(), cur)
+		mine, err := g.Refs.CreateLockCommit(ctx, rec.Render(), cur)
 		if err != nil {
 			return takenRef{}, false, "", err
 		}
-		if err := b.Locks.AdvanceRef(ctx, ref, mine); errors.Is(err, hub.ErrRefMoved) {
+		if err := g.Refs.AdvanceRef(ctx, ref, mine); errors.Is(err, hub.ErrRefMoved) {
 			continue // someone else broke or released it first: look again
 		} else if err != nil {
 			return takenRef{}, false, "", err
@@ -369,30 +402,30 @@ func (o *orchRun) takeRef(ctx context.Context, ref string, rec policy.LockRecord
 // for its dispatch, as a fast-forward from this run's own commit: from then on the refs are freed
 // as soon as GitHub reports that run completed, not only at their expiry. A ref that cannot be
 // rewritten keeps its record, and its expiry (a warning says so).
-func (o *orchRun) nameTaskRun(ctx context.Context, taken []takenRef, runID int64) {
-	b := o.b
+func (o *Orchestration) nameTaskRun(ctx context.Context, taken []takenRef, runID int64) {
+	g := o.Graph
 	for _, t := range taken {
 		rec := t.rec
 		rec.TaskRun = strconv.FormatInt(runID, 10)
-		sha, err := b.Locks.CreateLockCommit(ctx, rec.Render(), t.sha)
+		sha, err := g.Refs.CreateLockCommit(ctx, rec.Render(), t.sha)
 		if err == nil {
-			err = b.Locks.AdvanceRef(ctx, t.ref, sha)
+			err = g.Refs.AdvanceRef(ctx, t.ref, sha)
 		}
 		if err != nil {
-			b.logf("::warning::orchestration #%d: %s does not name run %d, so only its expiry frees it if that run dies: %v", o.st.Issue, t.ref, runID, err)
+			g.logf("::warning::orchestration #%d: %s does not name run %d, so only its expiry frees it if that run dies: %v", o.State.Issue, t.ref, runID, err)
 		}
 	}
 }
 
 // claimRef is the ref a started task holds until its run ends.
-func claimRef(task int) string { return fmt.Sprintf("refs/studio/tasks/%d", task) }
+func ClaimRef(task int) string { return fmt.Sprintf("refs/studio/tasks/%d", task) }
 
 func claimKey(task int) string { return fmt.Sprintf("__task_%d__", task) }
 
 // releaseRef deletes ref when its record still names task (a lock broken and taken over by
 // another task is left to it).
-func (b *eventBot) releaseRef(ctx context.Context, ref string, task int) (bool, error) {
-	_, msg, err := b.Locks.LockRecord(ctx, ref)
+func (g *Graph) Release(ctx context.Context, ref string, task int) (bool, error) {
+	_, msg, err := g.Refs.LockRecord(ctx, ref)
 	if errors.Is(err, hub.ErrNotFound) {
 		return false, nil
 	}
@@ -402,33 +435,33 @@ func (b *eventBot) releaseRef(ctx context.Context, ref string, task int) (bool, 
 	if rec, ok := policy.ParseLockRecord(msg); !ok || rec.Task != task {
 		return false, nil
 	}
-	return true, b.Locks.DeleteRef(ctx, ref)
+	return true, g.Refs.DeleteRef(ctx, ref)
 }
 
 // startTask takes task t's slot and write locks, labels it running and dispatches its run. It
 // reports false when another run holds what t needs (t waits for a later event); everything it
 // took is given back then.
-func (o *orchRun) startTask(ctx context.Context, t policy.GraphTask) (bool, error) {
-	b := o.b
-	now := b.Now()
+func (o *Orchestration) startTask(ctx context.Context, t policy.GraphTask) (bool, error) {
+	g := o.Graph
+	now := g.Now()
 	var taken []takenRef
 	giveBack := func() {
 		for _, tr := range taken {
-			if _, err := b.releaseRef(context.WithoutCancel(ctx), tr.ref, t.Issue); err != nil {
-				b.logf("::warning::orchestration #%d: could not give back %s: %v", o.st.Issue, tr.ref, err)
+			if _, err := g.Release(context.WithoutCancel(ctx), tr.ref, t.Issue); err != nil {
+				g.logf("::warning::orchestration #%d: could not give back %s: %v", o.State.Issue, tr.ref, err)
 			}
 		}
 	}
 	// The claim: one ref per task, so two orchestrations racing never both start it (a read-only
 	// task takes no lock that would tell them apart).
-	claim, ok, _, err := o.takeRef(ctx, claimRef(t.Issue), policy.NewLockRecord(claimKey(t.Issue), t.Issue, b.RunID, b.RunURL, now, policy.DefaultLockTTL))
+	claim, ok, _, err := o.takeRef(ctx, ClaimRef(t.Issue), policy.NewLockRecord(claimKey(t.Issue), t.Issue, g.RunID, g.RunURL, now, policy.DefaultLockTTL))
 	if err != nil || !ok {
 		return false, err
 	}
 	taken = append(taken, claim)
 	slot := -1
-	for n := 0; n < o.st.Max && slot < 0; n++ {
-		tr, ok, _, err := o.takeRef(ctx, policy.SlotRef(n), policy.NewLockRecord(policy.SlotKey(n), t.Issue, b.RunID, b.RunURL, now, policy.DefaultLockTTL))
+	for n := 0; n < o.State.Max && slot < 0; n++ {
+		tr, ok, _, err := o.takeRef(ctx, policy.SlotRef(n), policy.NewLockRecord(policy.SlotKey(n), t.Issue, g.RunID, g.RunURL, now, policy.DefaultLockTTL))
 		if err != nil {
 			giveBack()
 			return false, err
@@ -444,14 +477,14 @@ func (o *orchRun) startTask(ctx context.Context, t policy.GraphTask) (bool, erro
 	}
 	keys := t.LockKeys()
 	for _, key := range keys {
-		tr, ok, why, err := o.takeRef(ctx, policy.LockRef(key), policy.NewLockRecord(key, t.Issue, b.RunID, b.RunURL, now, policy.DefaultLockTTL))
+		tr, ok, why, err := o.takeRef(ctx, policy.LockRef(key), policy.NewLockRecord(key, t.Issue, g.RunID, g.RunURL, now, policy.DefaultLockTTL))
 		if err != nil {
 			giveBack()
 			return false, err
 		}
 		if !ok {
 			giveBack()
-			o.event("task.waiting", map[string]any{"taskId": t.Issue, "reason": why})
+			o.Event("task.waiting", map[string]any{"taskId": t.Issue, "reason": why})
 			return false, nil
 		}
 		taken = append(taken, tr)
@@ -467,20 +500,20 @@ func (o *orchRun) startTask(ctx context.Context, t policy.GraphTask) (bool, erro
 		}
 		if c := policy.LockConflicts(keys, t.Issue, held, now); len(c) > 0 {
 			giveBack()
-			o.event("task.waiting", map[string]any{"taskId": t.Issue, "reason": fmt.Sprintf("lock %s held by #%d", c[0].Key, c[0].Task)})
+			o.Event("task.waiting", map[string]any{"taskId": t.Issue, "reason": fmt.Sprintf("lock %s held by #%d", c[0].Key, c[0].Task)})
 			return false, nil
 		}
 	}
-	if err := b.setIssueStatus(ctx, t.Issue, policy.StatusRunning, ""); err != nil {
+	if err := g.SetStatus(ctx, t.Issue, policy.StatusRunning, ""); err != nil {
 		giveBack()
 		return false, err
 	}
-	inputs := map[string]any{"task": strconv.Itoa(t.Issue), "orchestration": strconv.Itoa(o.st.Issue), "slot": strconv.Itoa(slot)}
-	runID, err := b.gh.DispatchWorkflow(ctx, b.DispatchWorkflow, o.base, inputs)
+	inputs := map[string]any{"task": strconv.Itoa(t.Issue), "orchestration": strconv.Itoa(o.State.Issue), "slot": strconv.Itoa(slot)}
+	runID, err := g.GitHub.DispatchWorkflow(ctx, g.DispatchWorkflow, o.Base, inputs)
 	if err != nil {
 		giveBack()
-		if serr := b.setIssueStatus(context.WithoutCancel(ctx), t.Issue, policy.StatusReady, ""); serr != nil {
-			b.logf("::warning::could not put #%d back to ready: %v", t.Issue, serr)
+		if serr := g.SetStatus(context.WithoutCancel(ctx), t.Issue, policy.StatusReady, ""); serr != nil {
+			g.logf("::warning::could not put #%d back to ready: %v", t.Issue, serr)
 		}
 		return false, fmt.Errorf("dispatch the run of #%d: %w", t.Issue, err)
 	}
@@ -490,31 +523,31 @@ func (o *orchRun) startTask(ctx context.Context, t policy.GraphTask) (bool, erro
 	}
 	if runID != 0 {
 		o.nameTaskRun(ctx, taken, runID)
-		if o.st.RunIDs == nil {
-			o.st.RunIDs = map[string]int64{}
+		if o.State.RunIDs == nil {
+			o.State.RunIDs = map[string]int64{}
 		}
-		o.st.RunIDs[strconv.Itoa(t.Issue)] = runID
+		o.State.RunIDs[strconv.Itoa(t.Issue)] = runID
 	}
-	o.event("task.started", map[string]any{"taskId": t.Issue, "locks": locks, "slot": slot, "runId": runID})
+	o.Event("task.started", map[string]any{"taskId": t.Issue, "locks": locks, "slot": slot, "runId": runID})
 	return true, nil
 }
 
 // advance decides and performs the orchestration's next step (policy.AdvanceOrchestration):
 // skips and blocks first, then starts the next wave. It runs under the orchestration issue's lock.
-func (o *orchRun) advance(ctx context.Context) error {
-	b := o.b
-	tasks, err := b.graphTasks(ctx, o.base, o.st.Tasks)
+func (o *Orchestration) Advance(ctx context.Context) error {
+	g := o.Graph
+	tasks, err := g.Tasks(ctx, o.Base, o.State.Tasks)
 	if err != nil {
 		return err
 	}
-	o.tasks = tasks
+	o.Tasks = tasks
 	held, _, err := o.heldRefs(ctx, "refs/studio/locks/", policy.IsWriteLockRef)
 	if err != nil {
 		return err
 	}
 	slots, _, err := o.heldRefs(ctx, "refs/studio/slots/", func(ref string) bool {
 		n, err := strconv.Atoi(strings.TrimPrefix(ref, "refs/studio/slots/"))
-		return err == nil && n < o.st.Max
+		return err == nil && n < o.State.Max
 	})
 	if err != nil {
 		return err
@@ -523,17 +556,17 @@ func (o *orchRun) advance(ctx context.Context) error {
 	for _, h := range held {
 		keys = append(keys, h.Key)
 	}
-	step := policy.AdvanceOrchestration(policy.GraphState{Tasks: tasks, Selected: o.st.Tasks, HeldLocks: keys, FreeSlots: o.st.Max - len(slots)})
+	step := policy.AdvanceOrchestration(policy.GraphState{Tasks: tasks, Selected: o.State.Tasks, HeldLocks: keys, FreeSlots: o.State.Max - len(slots)})
 	for _, c := range step.Changes {
-		if err := b.setIssueStatus(ctx, c.Issue, c.Status, fmt.Sprintf("%s (orchestration #%d)", c.Reason, o.st.Issue)); err != nil {
+		if err := g.SetStatus(ctx, c.Issue, c.Status, fmt.Sprintf("%s (orchestration #%d)", c.Reason, o.State.Issue)); err != nil {
 			return err
 		}
 		o.setStatus(c.Issue, c.Status)
 		switch c.Status {
 		case policy.StatusSkipped:
-			o.event("task.skipped", map[string]any{"taskId": c.Issue, "blocker": c.Blocker, "reason": c.Reason})
+			o.Event("task.skipped", map[string]any{"taskId": c.Issue, "blocker": c.Blocker, "reason": c.Reason})
 		default:
-			o.event("task.blocked", map[string]any{"taskId": c.Issue, "reason": c.Reason})
+			o.Event("task.blocked", map[string]any{"taskId": c.Issue, "reason": c.Reason})
 		}
 	}
 	for _, n := range step.Start {
@@ -549,15 +582,15 @@ func (o *orchRun) advance(ctx context.Context) error {
 			o.setStatus(n, policy.StatusRunning)
 		}
 	}
-	if step.Finished && o.st.Status != step.Status {
-		o.st.Status = step.Status
-		o.event("orchestration.finished", map[string]any{"status": step.Status})
+	if step.Finished && o.State.Status != step.Status {
+		o.State.Status = step.Status
+		o.Event("orchestration.finished", map[string]any{"status": step.Status})
 	}
 	return nil
 }
 
-func (o *orchRun) task(n int) (policy.GraphTask, bool) {
-	for _, t := range o.tasks {
+func (o *Orchestration) task(n int) (policy.GraphTask, bool) {
+	for _, t := range o.Tasks {
 		if t.Issue == n {
 			return t, true
 		}
@@ -565,67 +598,39 @@ func (o *orchRun) task(n int) (policy.GraphTask, bool) {
 	return policy.GraphTask{}, false
 }
 
-func (o *orchRun) setStatus(n int, status string) {
-	for i := range o.tasks {
-		if o.tasks[i].Issue == n {
-			o.tasks[i].Status = status
+func (o *Orchestration) setStatus(n int, status string) {
+	for i := range o.Tasks {
+		if o.Tasks[i].Issue == n {
+			o.Tasks[i].Status = status
 		}
 	}
 }
 
 // publish writes the tracking comment: the table of tasks and the hidden state.
-func (o *orchRun) publish(ctx context.Context) error {
-	body := trackingBody(o.st, o.tasks, o.b.RunURL)
-	if o.comment.ID == 0 {
-		c, err := o.b.gh.CreateComment(ctx, o.st.Issue, body)
+func (o *Orchestration) Publish(ctx context.Context) error {
+	body := RenderTracking(o.State, o.Tasks, o.Graph.RunURL)
+	if o.Comment.ID == 0 {
+		c, err := o.Graph.GitHub.CreateComment(ctx, o.State.Issue, body)
 		if err != nil {
 			return err
 		}
-		o.comment = c
+		o.Comment = c
 		return nil
 	}
-	return o.b.gh.EditComment(ctx, o.comment.ID, body)
-}
-
-// setIssueStatus moves another issue (a task of an orchestration) to status through the one
-// transition function. A task that ends without running (skipped, blocked) gets its status
-// comment, with the move and why in its history; a task starting gets only its label (its own
-// run writes the comment).
-func (b *eventBot) setIssueStatus(ctx context.Context, issue int, verdict, why string) error {
-	is, err := b.gh.Issue(ctx, issue)
-	if err != nil {
-		return err
-	}
-	if verdict == policy.StatusRunning || verdict == policy.StatusReady {
-		_, _, _, err := b.labels().Transition(ctx, issue, is.Labels, verdict)
-		return err
-	}
-	r, err := b.runForIssue(ctx, Trigger{Kind: TriggerDispatch}, is, Command{Verb: "run"})
-	if err != nil {
-		return err
-	}
-	_, from, changed, err := b.labels().Transition(ctx, issue, is.Labels, verdict)
-	if err != nil || !changed {
-		return err
-	}
-	r.st.History = append(r.st.History, texts.StatusHistoryLine(b.Now(), from, verdict, b.RunID, why))
-	r.st.Verdict, r.st.Ended = verdict, true
-	r.st.Set(status.StepVerdict, status.StepDone, texts.VerdictDetail(verdict))
-	r.st.Summary = texts.StatusNote(verdict, why)
-	return r.publish(ctx)
+	return o.Graph.GitHub.EditComment(ctx, o.Comment.ID, body)
 }
 
 // orchestrationConfig is the default branch's studio.json, for the approvals a dry run names.
-func (o *orchRun) approval(t policy.GraphTask) string {
-	if o.cfg == nil {
+func (o *Orchestration) Approval(t policy.GraphTask) string {
+	if o.Cfg == nil {
 		return texts.ApprovalNeeded("", false, t.ReadOnly)
 	}
-	return texts.ApprovalNeeded(o.cfg.StudioMode, true, t.ReadOnly)
+	return texts.ApprovalNeeded(o.Cfg.StudioMode, true, t.ReadOnly)
 }
 
 // trackingBody is an orchestration's tracking comment: a table of its tasks, their statuses,
 // pull requests and last runs, the notes (broken locks), and the hidden state the next run reads.
-func trackingBody(st *orchState, tasks []policy.GraphTask, runURL string) string {
+func RenderTracking(st *State, tasks []policy.GraphTask, runURL string) string {
 	var b strings.Builder
 	b.WriteString(orchMarker(st.Issue) + "\n")
 	fmt.Fprintf(&b, "### Codex Studio orchestration: **%s**\n\n", st.Status)

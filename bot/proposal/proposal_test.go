@@ -1,4 +1,4 @@
-package bot
+package proposal
 
 import (
 	"strings"
@@ -17,7 +17,8 @@ const goodProposal = `{"role":"gameplay-programmer","writeFiles":["./src/player/
 // cleaned and deduplicated, and the reply (golden) shows it fenced, the explanation quoted as
 // untrusted text, the hidden marker and the writer's two ways on.
 func TestProposalReplyRendersTheValidatedBlock(t *testing.T) {
-	p, err := ParseProposal(goodProposal, ProposalRules{Engine: "godot"})
+	t.Parallel()
+	p, err := Parse(goodProposal, Rules{Engine: "godot"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,24 +26,25 @@ func TestProposalReplyRendersTheValidatedBlock(t *testing.T) {
 		t.Errorf("writeFiles = %s", got)
 	}
 	task, err := policy.ParseTask("Make the jump snappier.\n\n" + p.Block + "\n")
-	if err != nil || !sameTask(task, p.Task) || task.Verify == nil || task.Verify.Command != "godot" {
+	if err != nil || !SameTask(task, p.Task) || task.Verify == nil || task.Verify.Command != "godot" {
 		t.Fatalf("the block does not read back: %+v, %v\n%s", task, err, p.Block)
 	}
-	reply := texts.ProposalReply("/studio", "alice", "/studio run", "producer", proposalMarker(7), p.Block, p.Summary)
+	reply := texts.ProposalReply("/studio", "alice", "/studio run", "producer", Marker(7), p.Block, p.Summary)
 	checkGolden(t, "proposal_reply.md", reply)
-	c, ok := latestProposal([]hub.Comment{{ID: 1, Author: "github-actions[bot]", Body: reply}}, 7, "github-actions[bot]")
+	c, ok := Latest([]hub.Comment{{ID: 1, Author: "github-actions[bot]", Body: reply}}, 7, "github-actions[bot]")
 	if !ok {
 		t.Fatal("the reply is not found as a proposal")
 	}
-	block, again, err := proposedBlock(c.Body, prompts.IsBuiltinRole)
-	if err != nil || block != p.Block || !sameTask(again, p.Task) {
+	block, again, err := ProposedBlock(c.Body, prompts.IsBuiltinRole)
+	if err != nil || block != p.Block || !SameTask(again, p.Task) {
 		t.Errorf("proposedBlock = %q, %+v, %v", block, again, err)
 	}
 }
 
 // Values YAML would read as something else, and backticks, survive the round trip exactly.
 func TestProposalBlockQuotesAwkwardValues(t *testing.T) {
-	p, err := ParseProposal(`{"role":"producer","writeFiles":["null","123","dir/a: b","#x","docs/`+"```"+`.md","- y"],"files":[],"verify":{"command":"","args":[]},"summary":""}`, ProposalRules{})
+	t.Parallel()
+	p, err := Parse(`{"role":"producer","writeFiles":["null","123","dir/a: b","#x","docs/`+"```"+`.md","- y"],"files":[],"verify":{"command":"","args":[]},"summary":""}`, Rules{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,6 +63,7 @@ func TestProposalBlockQuotesAwkwardValues(t *testing.T) {
 // Every answer the task parser or the schema would refuse is an error naming why; none yields a
 // block.
 func TestParseProposalRefusesMalformedAnswers(t *testing.T) {
+	t.Parallel()
 	base := func(field, value string) string {
 		fields := map[string]string{"role": `"producer"`, "writeFiles": `["docs/plan.md"]`, "files": `[]`, "verify": `null`, "summary": `"s"`}
 		fields[field] = value
@@ -74,7 +77,7 @@ func TestParseProposalRefusesMalformedAnswers(t *testing.T) {
 	}
 	for name, tc := range map[string]struct {
 		answer string
-		rules  ProposalRules
+		rules  Rules
 		want   string
 	}{
 		"parent traversal":  {answer: base("writeFiles", `["../etc/passwd"]`), want: "parent traversal"},
@@ -89,8 +92,8 @@ func TestParseProposalRefusesMalformedAnswers(t *testing.T) {
 		"wrong type":        {answer: base("role", `7`), want: "`role` must be a string"},
 		"unknown role":      {answer: base("role", `"hacker"`), want: "not a studio role"},
 		"empty role":        {answer: base("role", `""`), want: "`role` is empty"},
-		"other engine":      {answer: base("role", `"unity-specialist"`), rules: ProposalRules{Engine: "godot"}, want: "not available for godot"},
-		"label conflict":    {answer: base("role", `"writer"`), rules: ProposalRules{LabelRole: "producer"}, want: "role label names `producer`"},
+		"other engine":      {answer: base("role", `"unity-specialist"`), rules: Rules{Engine: "godot"}, want: "not available for godot"},
+		"label conflict":    {answer: base("role", `"writer"`), rules: Rules{LabelRole: "producer"}, want: "role label names `producer`"},
 		"verify no command": {answer: base("verify", `{"command":"","args":["x"]}`), want: "`verify.command`"},
 		"verify extra key":  {answer: base("verify", `{"command":"make","args":[],"shell":true}`), want: `unknown field "shell"`},
 		"verify control":    {answer: base("verify", `{"command":"make\u0007","args":[]}`), want: "control characters"},
@@ -100,7 +103,7 @@ func TestParseProposalRefusesMalformedAnswers(t *testing.T) {
 		"control in a path": {answer: base("writeFiles", `["a\u0000b"]`), want: "control characters"},
 		"long value":        {answer: base("writeFiles", `["`+strings.Repeat("a", 301)+`"]`), want: "longer than 300"},
 	} {
-		p, err := ParseProposal(tc.answer, tc.rules)
+		p, err := Parse(tc.answer, tc.rules)
 		if err == nil {
 			t.Errorf("%s: accepted %q as\n%s", name, tc.answer, p.Block)
 			continue
@@ -110,7 +113,7 @@ func TestParseProposalRefusesMalformedAnswers(t *testing.T) {
 		}
 	}
 	// The label's role fills an empty role.
-	if p, err := ParseProposal(strings.Replace(goodProposal, `"gameplay-programmer"`, `""`, 1), ProposalRules{LabelRole: "gameplay-programmer"}); err != nil || p.Task.Role != "gameplay-programmer" {
+	if p, err := Parse(strings.Replace(goodProposal, `"gameplay-programmer"`, `""`, 1), Rules{LabelRole: "gameplay-programmer"}); err != nil || p.Task.Role != "gameplay-programmer" {
 		t.Errorf("label role: %+v, %v", p.Task, err)
 	}
 }
@@ -118,31 +121,32 @@ func TestParseProposalRefusesMalformedAnswers(t *testing.T) {
 // Only the bot's own reply for this issue counts as a proposal, the latest one wins, and a block
 // appended to a body that ends inside a hidden or code region would not be read (accept refuses).
 func TestAcceptFindsOnlyTheBotsLatestProposal(t *testing.T) {
-	p, err := ParseProposal(goodProposal, ProposalRules{})
+	t.Parallel()
+	p, err := Parse(goodProposal, Rules{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	older := texts.ProposalReply("/studio", "alice", "/studio run", "producer", proposalMarker(7), "```studio\nrole: writer\nwriteFiles: [a.md]\n```", "x")
-	newer := texts.ProposalReply("/studio", "alice", "/studio run", "producer", proposalMarker(7), p.Block, p.Summary)
+	older := texts.ProposalReply("/studio", "alice", "/studio run", "producer", Marker(7), "```studio\nrole: writer\nwriteFiles: [a.md]\n```", "x")
+	newer := texts.ProposalReply("/studio", "alice", "/studio run", "producer", Marker(7), p.Block, p.Summary)
 	comments := []hub.Comment{
 		{ID: 1, Author: "github-actions[bot]", Body: older},
 		{ID: 2, Author: "github-actions[bot]", Body: newer},
 		{ID: 3, Author: "mallory", Body: strings.Replace(newer, "tests/test_jump.gd", ".github/workflows/x.yml", 1)},
-		{ID: 4, Author: "github-actions[bot]", Body: proposalMarker(8) + "\n```studio\nrole: writer\nwriteFiles: [b.md]\n```"},
+		{ID: 4, Author: "github-actions[bot]", Body: Marker(8) + "\n```studio\nrole: writer\nwriteFiles: [b.md]\n```"},
 	}
-	c, ok := latestProposal(comments, 7, "github-actions[bot]")
+	c, ok := Latest(comments, 7, "github-actions[bot]")
 	if !ok || c.ID != 2 {
 		t.Fatalf("latest proposal = %d, %v; want 2", c.ID, ok)
 	}
-	if _, ok := latestProposal(comments[2:3], 7, "github-actions[bot]"); ok {
+	if _, ok := Latest(comments[2:3], 7, "github-actions[bot]"); ok {
 		t.Error("a marker in someone else's comment counted")
 	}
 	for _, body := range []string{"Make it snappier <!-- note", "Make it snappier\n\n````\ncode"} {
-		if _, err := policy.ParseTask(appendBlock(body, p.Block)); err == nil {
+		if _, err := policy.ParseTask(AppendBlock(body, p.Block)); err == nil {
 			t.Errorf("a block appended to %q was read", body)
 		}
 	}
-	if task, err := policy.ParseTask(appendBlock("Make it snappier.\r\n", p.Block)); err != nil || !sameTask(task, p.Task) {
+	if task, err := policy.ParseTask(AppendBlock("Make it snappier.\r\n", p.Block)); err != nil || !SameTask(task, p.Task) {
 		t.Errorf("plain body: %+v, %v", task, err)
 	}
 }
@@ -150,7 +154,8 @@ func TestAcceptFindsOnlyTheBotsLatestProposal(t *testing.T) {
 // TestParseProposalReadOnlyRoleNeedsNoWriteFiles: a proposal for a role that never writes may
 // leave writeFiles empty, as its task block may.
 func TestParseProposalReadOnlyRoleNeedsNoWriteFiles(t *testing.T) {
-	p, err := ParseProposal(`{"role":"producer","writeFiles":[],"files":[],"verify":null,"summary":"s"}`, ProposalRules{})
+	t.Parallel()
+	p, err := Parse(`{"role":"producer","writeFiles":[],"files":[],"verify":null,"summary":"s"}`, Rules{})
 	if err != nil || p.Task.Role != "producer" || len(p.Task.WriteFiles) != 0 {
 		t.Fatalf("proposal = %+v, %v; want a producer task without writeFiles", p.Task, err)
 	}

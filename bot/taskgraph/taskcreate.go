@@ -1,4 +1,4 @@
-package bot
+package taskgraph
 
 import (
 	"context"
@@ -29,14 +29,14 @@ func refusalf(format string, args ...any) error {
 }
 
 // taskIssues is what a TaskCreator asks of GitHub: a dependency's issue, and the new issue.
-type taskIssues interface {
+type TaskIssues interface {
 	Issue(ctx context.Context, number int) (hub.Issue, error)
 	CreateIssue(ctx context.Context, is hub.NewIssue) (hub.Issue, error)
 }
 
 // TaskCreator opens task issues in one repository, with the roles of its default branch.
 type TaskCreator struct {
-	gh     taskIssues
+	gh     TaskIssues
 	prefix string
 	roles  roles.Catalog
 	// tasks are the issue numbers known to be issues (not pull requests): the dependencies read
@@ -51,18 +51,18 @@ type TaskCreator struct {
 func RequireStudioConfig(readBase func(path string) ([]byte, error)) error {
 	data, err := readBase(policy.StudioConfigPath)
 	if roles.IsNotFound(err) {
-		return configRefusal(true, nil)
+		return ConfigRefusal(true, nil)
 	}
 	if err != nil {
 		return err
 	}
 	_, err = policy.ParseStudioConfig(data)
-	return configRefusal(false, err)
+	return ConfigRefusal(false, err)
 }
 
-// configRefusal refuses creating a task on a default branch without a usable studio.json
+// ConfigRefusal refuses creating a task on a default branch without a usable studio.json
 // (missing, or err from decoding it); nil when neither.
-func configRefusal(missing bool, err error) error {
+func ConfigRefusal(missing bool, err error) error {
 	switch {
 	case missing:
 		return refusalf("%s.", policy.ErrNoStudioConfig.Error())
@@ -73,7 +73,7 @@ func configRefusal(missing bool, err error) error {
 }
 
 // NewTaskCreator creates tasks with the roles of the default branch (built-in and custom).
-func NewTaskCreator(gh taskIssues, labelPrefix string, roles roles.Catalog) *TaskCreator {
+func NewTaskCreator(gh TaskIssues, labelPrefix string, roles roles.Catalog) *TaskCreator {
 	return &TaskCreator{gh: gh, prefix: labelPrefix, roles: roles, tasks: map[int]bool{}}
 }
 

@@ -1,19 +1,18 @@
-package bot
+package proposal
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/codex-studio/studio-action/bot/hub"
-	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
@@ -26,12 +25,12 @@ import (
 // issue holds a block: the proposal is a comment, the block a writer's edit of the issue.
 
 // proposalRole is the role that plans a plain request when no `role/<id>` label names one.
-const proposalRole = "producer"
+const Role = "producer"
 
-// ProposalSchema is the JSON Schema the planning pass answers with (--output-schema). As for the
+// Schema is the JSON Schema the planning pass answers with (--output-schema). As for the
 // review, strict structured output wants every property required and no extra keys, so "no
-// verification" is null. Codex does not enforce the schema: ParseProposal checks every answer.
-const ProposalSchema = `{
+// verification" is null. Codex does not enforce the schema: Parse checks every answer.
+const Schema = `{
   "type": "object",
   "additionalProperties": false,
   "required": ["role", "writeFiles", "files", "verify", "summary"],
@@ -75,8 +74,8 @@ type Proposal struct {
 	Summary string
 }
 
-// ProposalRules are what an answer must agree with besides the task parser's rules.
-type ProposalRules struct {
+// Rules are what an answer must agree with besides the task parser's rules.
+type Rules struct {
 	// LabelRole is the role the issue's `role/<id>` label names, "" when none: a proposal must
 	// agree with it (an empty role takes it), or the run would refuse the conflict.
 	LabelRole string
@@ -87,22 +86,22 @@ type ProposalRules struct {
 	Known func(id string) bool
 }
 
-func (r ProposalRules) known(id string) bool {
+func (r Rules) known(id string) bool {
 	if r.Known != nil {
 		return r.Known(id)
 	}
 	return prompts.IsBuiltinRole(id)
 }
 
-// proposalFields are the answer's keys, all required and no others (ProposalSchema).
+// proposalFields are the answer's keys, all required and no others (Schema).
 var proposalFields = []string{"role", "writeFiles", "files", "verify", "summary"}
 
-// ParseProposal validates a planning pass's final message strictly: one JSON object with exactly
+// Parse validates a planning pass's final message strictly: one JSON object with exactly
 // the schema's keys and types, a built-in role that agrees with the rules, then the task parser's
 // own rules on the rendered block (policy.ParseTask), so writeFiles and files are cleaned and a
 // path with `..`, into `.git` or absolute is refused exactly as in an issue. The error says what
 // was wrong, in words for the status comment.
-func ParseProposal(finalMessage string, rules ProposalRules) (Proposal, error) {
+func Parse(finalMessage string, rules Rules) (Proposal, error) {
 	text := strings.TrimSpace(finalMessage)
 	start, end := strings.Index(text, "{"), strings.LastIndex(text, "}")
 	if start < 0 || end < start {
@@ -118,7 +117,7 @@ func ParseProposal(finalMessage string, rules ProposalRules) (Proposal, error) {
 		}
 	}
 	for k := range raw {
-		if !contains(proposalFields, k) {
+		if !slices.Contains(proposalFields, k) {
 			return Proposal{}, fmt.Errorf("the answer has the unknown field %q", texts.OneLine(k, 50))
 		}
 	}
@@ -328,12 +327,12 @@ func encodeBlock(doc taskBlockYAML) (string, error) {
 
 // proposalMarker opens the bot's reply holding a proposal; `/studio accept` trusts it only in a
 // comment the bot wrote.
-func proposalMarker(issue int) string { return fmt.Sprintf("<!-- studio:proposal issue=%d -->", issue) }
+func Marker(issue int) string { return fmt.Sprintf("<!-- studio:proposal issue=%d -->", issue) }
 
-var proposalMarkerRE = regexp.MustCompile(`^<!-- studio:proposal issue=([0-9]+) -->`)
+var markerRE = regexp.MustCompile(`^<!-- studio:proposal issue=([0-9]+) -->`)
 
 // proposalInstruction closes the planning pass's prompt.
-func proposalInstruction(labelRole string, roles []string) string {
+func Instruction(labelRole string, roles []string) string {
 	var b strings.Builder
 	b.WriteString("\n\n## Task block proposal\n")
 	b.WriteString("The issue above has no `studio` task block, so nothing can be implemented yet. This is a read-only planning pass: change no file. ")
@@ -350,113 +349,16 @@ func proposalInstruction(labelRole string, roles []string) string {
 	return b.String()
 }
 
-// propose is `/studio run` on a plain request: a read-only Codex call on the default branch's
-// checkout, as the planning role, answers with a task block proposal; a valid one is posted as a
-// reply, a malformed one is reported on the status comment. The issue ends awaiting a writer.
-func (r *run) propose(ctx context.Context, tc taskContext) error {
-	cfg, base := tc.cfg, tc.base
-	labels := r.labelRoles()
-	planner, labelRole := proposalRole, ""
-	switch {
-	case len(labels) > 1:
-		return r.block(ctx, status.StepTaskParsed, texts.SeveralRoleLabels(labels, proposalRole))
-	case len(labels) == 1:
-		labelRole, planner = labels[0], labels[0]
-	}
-	roles, err := r.roles(ctx, base)
-	if err != nil {
-		return r.block(ctx, status.StepTaskParsed, err.Error())
-	}
-	if _, ok := roles.Lookup(planner); !ok {
-		return r.block(ctx, status.StepTaskParsed, roles.UnknownRoleMessage(planner))
-	}
-	r.st.Set(status.StepTaskParsed, status.StepDone, texts.ProposalTaskDetail(planner))
-	if r.cmd.runOptions().DryRun {
-		r.st.Summary = texts.ProposalDryRun(r.TriggerPhrase, planner)
-		r.st.Set(status.StepCodex, status.StepSkipped, texts.DetailDryRun)
-		r.out.Status, r.out.Summary = "done", r.st.Summary
-		return r.publish(ctx)
-	}
-	tc.task = policy.Task{Role: planner, Description: r.issue.Body}
-	// The plan phase's eligibility: read-only, whatever the studio mode or constrained-sandbox say.
-	elig := policy.Evaluate(policy.EligibilityInput{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: policy.PhasePlan})
-	elig.CodexSandbox = policy.SandboxReadOnly
-	rr, stop, err := r.prepareStep(ctx, tc, policy.PhasePlan, elig, false, false)
-	if stop || err != nil {
-		return err
-	}
-	route, prepared := rr.routes, rr.prepared
-	if note := prepared.Stripped.Summary(); note != "" {
-		r.st.Set(status.StepTaskParsed, status.StepDone, r.st.Detail(status.StepTaskParsed)+"; "+note)
-	}
-	prompt, err := r.withGuidance(ctx, base, planner, prepared.Prompt+proposalInstruction(labelRole, prompts.ActiveRolesFor(string(cfg.Mode), cfg.Engine)))
-	if err != nil {
-		var ge *guidanceError
-		if errors.As(err, &ge) {
-			return r.block(ctx, status.StepTaskParsed, ge.msg)
-		}
-		return err
-	}
-	impl := route.Implementation.Primary
-	callLine := texts.PlanningPassDetail(impl.Model, impl.Effort)
-	r.st.Set(status.StepCodex, status.StepPending, callLine)
-	if err := r.publish(ctx); err != nil {
-		return err
-	}
-
-	exe, ev, err := r.codexStep(ctx, singleStep{folder: planner + "-proposal", label: "proposal", phase: string(policy.PhasePlan),
-		prompt: prompt, sandbox: string(policy.SandboxReadOnly), schema: ProposalSchema, route: route.Implementation})
-	if err != nil {
-		return err
-	}
-	// The read-only sandbox should make changes impossible; nothing is committed here anyway.
-	if changes, err := r.revertChanges(ctx); err != nil {
-		return err
-	} else if len(changes) > 0 {
-		r.logf("::warning::the planning pass changed %d path(s); they were discarded", len(changes))
-	}
-	res := exe.Result
-	if ref := r.refused(exe); ref != nil {
-		return r.endRefused(ctx, ref, r.TriggerPhrase+" run", false)
-	}
-	if res.Failed() {
-		r.st.Summary = codexFailureSummary(res)
-		return r.block(ctx, status.StepCodex, texts.PlanningFailed(r.TriggerPhrase))
-	}
-	p, perr := ParseProposal(res.FinalMessage, ProposalRules{LabelRole: labelRole, Engine: cfg.Engine, Known: func(id string) bool { _, ok := roles.Lookup(id); return ok }})
-	if perr != nil {
-		_ = ev.Write("proposal-malformed.txt", []byte(perr.Error()+"\n\n"+res.FinalMessage))
-		r.st.Summary = texts.UnusableAnswer(r.Redactor.Redact(texts.QuotedAnswer(res.FinalMessage)))
-		return r.block(ctx, status.StepCodex, texts.UnusableProposal(perr.Error(), r.TriggerPhrase))
-	}
-	_ = ev.Write("proposal.md", []byte(p.Block+"\n"))
-	r.st.Set(status.StepCodex, status.StepDone, callLine)
-
-	reply := r.Redactor.Redact(texts.ProposalReply(r.TriggerPhrase, r.tr.Actor.Login, r.cmd.Line, planner, proposalMarker(r.tr.Issue), p.Block, p.Summary))
-	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
-		return err
-	}
-	r.st.Set(status.StepCommitted, status.StepSkipped, texts.DetailNoTaskBlockYet)
-	r.st.Set(status.StepPull, status.StepSkipped, texts.DetailNoTaskBlockYet)
-	r.st.Set(status.StepVerdict, status.StepPending, texts.VerdictDetail("awaiting a task block"))
-	r.st.Summary = texts.ProposedSummary(r.TriggerPhrase, p.Task.Role, p.Task.WriteFiles) + leftoversNote(exe.Leftovers())
-	r.out.Status, r.out.Summary = statusAwaitingApproval, r.st.Summary
-	if err := r.setStatusLabel(ctx, statusAwaitingApproval); err != nil {
-		return err
-	}
-	return r.publish(ctx)
-}
-
 // latestProposal returns the most recent reply of the bot holding a proposal for issue. A marker
 // in anyone else's comment is ignored: only the bot's own proposals can be accepted.
-func latestProposal(comments []hub.Comment, issue int, botLogin string) (hub.Comment, bool) {
+func Latest(comments []hub.Comment, issue int, botLogin string) (hub.Comment, bool) {
 	var found hub.Comment
 	ok := false
 	for _, c := range comments {
 		if !strings.EqualFold(c.Author, botLogin) {
 			continue
 		}
-		m := proposalMarkerRE.FindStringSubmatch(c.Body)
+		m := markerRE.FindStringSubmatch(c.Body)
 		if m == nil || m[1] != fmt.Sprint(issue) {
 			continue
 		}
@@ -467,7 +369,7 @@ func latestProposal(comments []hub.Comment, issue int, botLogin string) (hub.Com
 
 // proposedBlock reads the one visible ```studio block of a proposal reply and checks it with the
 // task parser again, since a writer can edit the bot's comment.
-func proposedBlock(body string, known func(id string) bool) (string, policy.Task, error) {
+func ProposedBlock(body string, known func(id string) bool) (string, policy.Task, error) {
 	lines := policy.SplitLines(body)
 	var block []string
 	for _, f := range policy.ScanMarkdown(body).Fences {
@@ -494,7 +396,7 @@ func proposedBlock(body string, known func(id string) bool) (string, policy.Task
 }
 
 // appendBlock is the issue body with the block added after it, a blank line between.
-func appendBlock(body, block string) string {
+func AppendBlock(body, block string) string {
 	body = strings.TrimRight(body, "\r\n\t ")
 	if body == "" {
 		return block + "\n"
@@ -503,7 +405,7 @@ func appendBlock(body, block string) string {
 }
 
 // sameTask compares the fields a block sets.
-func sameTask(a, b policy.Task) bool {
+func SameTask(a, b policy.Task) bool {
 	a.Description, a.Line, b.Description, b.Line = "", 0, "", 0
 	return reflect.DeepEqual(a, b)
 }

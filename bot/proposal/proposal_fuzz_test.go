@@ -1,4 +1,4 @@
-package bot
+package proposal
 
 import (
 	"encoding/json"
@@ -13,7 +13,7 @@ import (
 	"github.com/codex-studio/studio-action/prompts"
 )
 
-// FuzzParseProposal: the planning pass's answer is model output, so ParseProposal never panics,
+// FuzzParseProposal: the planning pass's answer is model output, so Parse never panics,
 // and a proposal it accepts is bounded, names a studio role, holds only safe paths, and survives
 // every trip the bot makes with it unchanged: its block read back by the task parser, the reply
 // the bot posts read back by `/studio accept` (the summary quoted there is never taken for the
@@ -34,8 +34,8 @@ func FuzzParseProposal(f *testing.F) {
 	f.Add(strings.Replace(goodProposal, `"gameplay-programmer"`, `""`, 1), "gameplay-programmer")
 	f.Add(goodProposal, "producer")
 	f.Fuzz(func(t *testing.T, answer, labelRole string) {
-		rules := ProposalRules{LabelRole: labelRole, Engine: "godot"}
-		p, err := ParseProposal(answer, rules)
+		rules := Rules{LabelRole: labelRole, Engine: "godot"}
+		p, err := Parse(answer, rules)
 		if err != nil {
 			if !reflect.DeepEqual(p, Proposal{}) {
 				t.Fatalf("an error (%v) with a proposal %+v", err, p)
@@ -58,23 +58,23 @@ func FuzzParseProposal(f *testing.F) {
 		}
 
 		task, err := policy.ParseTask(p.Block)
-		if err != nil || !sameTask(task, p.Task) {
+		if err != nil || !SameTask(task, p.Task) {
 			t.Fatalf("the block does not read back as the task: %+v, %v\n%s", task, err, p.Block)
 		}
-		if task, err := policy.ParseTask(appendBlock("Make it so.", p.Block)); err != nil || !sameFields(task, p.Task) {
+		if task, err := policy.ParseTask(AppendBlock("Make it so.", p.Block)); err != nil || !sameFields(task, p.Task) {
 			t.Fatalf("the block appended to a body does not read back: %+v, %v", task, err)
 		}
 
-		reply := texts.ProposalReply("/studio", "alice", "/studio run", "producer", proposalMarker(7), p.Block, p.Summary)
-		c, ok := latestProposal([]hub.Comment{{ID: 1, Author: "bot", Body: reply}}, 7, "bot")
+		reply := texts.ProposalReply("/studio", "alice", "/studio run", "producer", Marker(7), p.Block, p.Summary)
+		c, ok := Latest([]hub.Comment{{ID: 1, Author: "bot", Body: reply}}, 7, "bot")
 		if !ok {
 			t.Fatalf("the reply is not found as the proposal for #7:\n%s", reply)
 		}
-		if _, ok := latestProposal([]hub.Comment{c}, 8, "bot"); ok {
+		if _, ok := Latest([]hub.Comment{c}, 8, "bot"); ok {
 			t.Fatalf("the reply for #7 counts as a proposal for #8:\n%s", reply)
 		}
-		block, again, err := proposedBlock(c.Body, prompts.IsBuiltinRole)
-		if err != nil || block != p.Block || !sameTask(again, p.Task) {
+		block, again, err := ProposedBlock(c.Body, prompts.IsBuiltinRole)
+		if err != nil || block != p.Block || !SameTask(again, p.Task) {
 			t.Fatalf("accept reads %q, %+v, %v from the reply; want the proposed block\n%s", block, again, err, reply)
 		}
 
@@ -87,8 +87,8 @@ func FuzzParseProposal(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if twice, err := ParseProposal(string(data), rules); err != nil || !reflect.DeepEqual(twice, p) {
-			t.Fatalf("ParseProposal(%s) = %+v, %v; want %+v", data, twice, err, p)
+		if twice, err := Parse(string(data), rules); err != nil || !reflect.DeepEqual(twice, p) {
+			t.Fatalf("Parse(%s) = %+v, %v; want %+v", data, twice, err, p)
 		}
 	})
 }
