@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/codex-studio/studio-action/bot/jail"
-	"github.com/codex-studio/studio-action/internal/secretenv"
+	"github.com/codex-studio/studio-action/policy/secretenv"
 )
 
 // Seed §8 defaults.
@@ -160,7 +160,7 @@ var fileCommandVars = map[string]bool{
 
 // VerifyEnv builds the verification's environment from the action's own (environ, "K=V"
 // entries), so an engine an earlier step installed is found with its variables (PATH, JAVA_HOME,
-// GODOT_BIN, DOTNET_ROOT, ...). Left out: every secret-bearing name (internal/secretenv, the rule
+// GODOT_BIN, DOTNET_ROOT, ...). Left out: every secret-bearing name (policy/secretenv, the rule
 // the action used to move its secrets out of its environment), the action's inputs (INPUT_*)
 // and the runner's file-command paths (GITHUB_ENV, GITHUB_OUTPUT, ...). SafeEnv's basics come
 // from getenv, overriding or completing environ. The first of duplicate names wins.

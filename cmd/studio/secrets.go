@@ -3,7 +3,7 @@ package main
 import (
 	"strings"
 
-	"github.com/codex-studio/studio-action/internal/secretenv"
+	"github.com/codex-studio/studio-action/policy/secretenv"
 )
 
 // Secrets out of the environment.
@@ -26,7 +26,7 @@ const secretsFDVar = "STUDIO_SECRETS_FD"
 const maxSecretsBytes = 64 << 10
 
 // isSecretName reports whether the variable name may hold a secret: the rule of
-// internal/secretenv (shared with the verification's environment, bot/codex.VerifyEnv), except
+// policy/secretenv (shared with the verification's environment, bot/codex.VerifyEnv), except
 // for secretsFDVar.
 func isSecretName(name string) bool {
 	if strings.ToUpper(name) == secretsFDVar { // a descriptor number, and the re-exec's guard: it must stay visible
