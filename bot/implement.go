@@ -1,0 +1,213 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/status"
+	"github.com/codex-studio/studio-action/bot/texts"
+	"github.com/codex-studio/studio-action/policy"
+)
+
+// The implementation pass: the lifecycle run on the task branch, the summary, the pull request.
+
+func (r *run) implement(ctx context.Context, tc taskContext) error {
+	task, elig, base := tc.task, tc.elig, tc.base
+	if elig.WritePolicy == policy.WriteReadOnly {
+		// A role that may not write (producer, qa-playtester): its report is the deliverable.
+		return r.report(ctx, tc)
+	}
+	branch := r.taskBranch(r.tr.Issue)
+	// Render before touching the branch: the workspace is still the default branch's checkout,
+	// which is where role packs and context must come from.
+	rr, stop, err := r.render(ctx, tc, reviewEnabled(task), r.maxFixPasses(task) > 0)
+	if stop || err != nil {
+		return err
+	}
+	routes, prepared, facts := rr.routes, rr.prepared, rr.facts
+	// "Codex running" goes out while the task branch is checked out.
+	impl := routes.Implementation.Primary
+	codexLine := fmt.Sprintf("`%s` (%s), sandbox `%s`", impl.Model, impl.Effort, elig.CodexSandbox)
+	if err := r.publishAround(ctx, func(s *status.Status) { s.Set(status.StepCodex, status.StepPending, codexLine) },
+		func() error { return r.prepareWorkspace(ctx, branch, base) }); err != nil {
+		return err
+	}
+	if !r.newBranch {
+		r.out.Branch = branch // it was on the remote before this run; a new one is named once pushed
+	}
+	st := &implState{task: task, elig: elig, branch: branch, base: base, scope: policy.Scope(task.WriteFiles), outOfScope: map[string]policy.ScopeRefusal{}, modes: map[string]string{},
+		needsPullEarly: reviewEnabled(task)}
+	r.impl = st
+	out, runErr := r.runLifecycle(ctx, st, routes, prepared, facts)
+	r.noteUsage(out.Usage)
+	// The run's Codex calls are over: its ledger entry is written beside the writes below.
+	r.startLedger(ctx, r.tr, r.out)
+	if runErr != nil && ctx.Err() != nil {
+		return runErr
+	}
+	switch {
+	case out.FinalStatus == codex.StatusDone:
+		r.st.Set(status.StepCodex, status.StepDone, texts.ModelDetail(impl.Model, impl.Effort)+passesNote(out))
+	case out.Refusal != nil:
+		r.st.Set(status.StepCodex, status.StepFailed, refusalHeadline(out.Refusal)) // the API's words go in a fence below
+	default:
+		r.st.Set(status.StepCodex, status.StepFailed, texts.ShownLine(out.Reason, 300)) // the verification's words: as text
+	}
+	if len(st.committed) == 0 {
+		r.st.Set(status.StepCommitted, status.StepSkipped, texts.DetailNoChanges)
+		r.st.Set(status.StepPull, status.StepSkipped, texts.DetailNothingCommitted)
+	}
+
+	verdict, blockers := verdictFrom(out, st)
+	var delegation *policy.Delegation
+	if r.spawn != nil && verdict == "done" {
+		// The last pass's final message is the writing role's delegation answer.
+		final := out.Implementation.Result.FinalMessage
+		if n := len(out.FixPasses); n > 0 {
+			final = out.FixPasses[n-1].Execution.Result.FinalMessage
+		}
+		if d, err := delegationSummary(final); err != nil {
+			verdict, blockers = "blocked", append(blockers, texts.DelegationUnusable(err))
+		} else {
+			delegation = &d
+		}
+	}
+	summary := texts.VerdictSummary(verdict, st.committed, blockers, st.headSHA)
+	if out.Refusal != nil {
+		// The first blocker is the refusal, which the note says with the API's words fenced.
+		summary = texts.VerdictSummary(verdict, st.committed, blockers[1:], st.headSHA) + "\n\n" + refusalNote(out.Refusal, r.TriggerPhrase+" run")
+		r.out.Failure = refusalFailure(out.Refusal)
+	}
+	if delegation != nil {
+		if s := strings.TrimSpace(delegation.Summary); s != "" {
+			summary += "\n\n" + texts.DelegatedSummary(r.Redactor.Redact(s))
+		}
+		note, err := r.delegate(ctx, base, r.spawn, *delegation)
+		if err != nil {
+			return err
+		}
+		if note != "" {
+			summary += "\n\n" + note
+		}
+	}
+	if notes := texts.ModeNotes(st.modes); notes != "" {
+		summary += "\n\n" + notes
+	}
+	if len(st.verifyChanged) > 0 {
+		summary += "\n\n" + texts.VerifyChangedNote(dedupe(st.verifyChanged))
+	}
+	for _, hit := range out.Limits() {
+		summary += "\n\n" + limitNote(hit)
+	}
+	summary = r.endSummary(summary, out, verdict, task.Role)
+	r.out.Said = lastSaid(out)
+	if delegation != nil {
+		r.out.Said = delegation.Summary
+	}
+	if st.pr.Number != 0 || (len(st.committed) > 0 && !st.pullRefused) {
+		if _, err := r.upsertPull(ctx, task, branch, base, summary); err != nil {
+			return err
+		}
+	}
+	if r.out.PullRequest > 0 {
+		// The push moved the head: studio/gate is recomputed for it, beside the label and the
+		// status comment below (the gate reads neither).
+		defer r.refreshGateBeside(ctx, r.out.PullRequest, r.tr.Issue)()
+	}
+
+	r.st.Set(status.StepVerdict, status.StepDone, texts.VerdictDetail(verdict))
+	r.st.Verdict = verdict
+	r.out.Status = verdict
+	if err := r.setStatusLabel(ctx, policy.StatusForVerdict(verdict)); err != nil {
+		return err
+	}
+	return r.publish(ctx)
+}
+
+// endSummary ends a Codex run's verdict summary the same way for every role: the lifecycle's last
+// log lines, what the agent left running, and where the evidence is. The status comment and the
+// outcome take it.
+func (r *run) endSummary(summary string, out codex.Outcome, verdict, role string) string {
+	if tail := texts.LastLines(r.Redactor.Redact(r.closeLifecycle(out, verdict)), 40); tail != "" {
+		summary += "\n\n" + texts.LifecycleDetails(tail)
+	}
+	summary += leftoversNote(out.Leftovers())
+	summary += outputCutNote(out.OutputCut())
+	summary += r.networkNote(out)
+	summary += r.evidenceNote(role)
+	r.st.Summary = summary
+	r.out.Summary = summary
+	return summary
+}
+
+// pullWriter is what opening or updating the task's pull request asks of GitHub.
+type pullWriter interface {
+	FindPull(ctx context.Context, head, base string) (hub.PullRequest, error)
+	CreatePull(ctx context.Context, p hub.NewPull) (hub.PullRequest, error)
+	EditPull(ctx context.Context, number int, title, body string) (hub.PullRequest, error)
+}
+
+// upsertPull opens the task's pull request or updates it, with the run's summary in its body.
+// On a branch this run created there can be no pull request yet, so it is opened without a lookup.
+func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, summary string) (hub.PullRequest, error) {
+	title := texts.PullTitle(task.Role, r.issue.Title)
+	body := texts.PullBody(r.marker, r.tr.Issue, task.Role, r.RunID, r.RunURL, summary)
+	var pr hub.PullRequest
+	var err error
+	known := hub.PullRequest{}
+	if r.impl != nil {
+		known = r.impl.pr
+	}
+	switch {
+	case known.Number != 0:
+		pr, err = r.gh.EditPull(ctx, known.Number, title, body)
+	case r.newBranch:
+		pr, err = r.gh.CreatePull(ctx, hub.NewPull{Title: title, Head: branch, Base: base, Body: body})
+	default:
+		existing, ferr := r.gh.FindPull(ctx, branch, base)
+		switch {
+		case errors.Is(ferr, hub.ErrNotFound):
+			pr, err = r.gh.CreatePull(ctx, hub.NewPull{Title: title, Head: branch, Base: base, Body: body})
+		case ferr != nil:
+			return hub.PullRequest{}, ferr
+		default:
+			pr, err = r.gh.EditPull(ctx, existing.Number, title, body)
+		}
+	}
+	if err != nil {
+		if r.impl != nil {
+			// Said once in the verdict; asking again at the end would only be refused again.
+			r.impl.pullRefused = true
+		}
+		return pr, err
+	}
+	if st := r.impl; st != nil {
+		st.pr = pr
+		r.knowPullContent(st)
+	}
+	r.out.PullRequest, r.out.PullURL = pr.Number, pr.URL
+	r.st.Set(status.StepPull, status.StepDone, texts.PullDetail(pr.Number, false))
+	return pr, nil
+}
+
+// eventFacts is how a run tells the event's memo what it knows better than a cached read (the
+// hub.Memo methods of the same names): what it pushed, and what the lock may have changed.
+type eventFacts interface {
+	KnowOwnCommit(sha string)
+	KnowPull(number int, head string, commits []hub.PullCommit, files []string)
+	MovedHead(number int, sha string)
+	Locked()
+}
+
+// knowPullContent tells the memo what the pull request holds when this run created its branch:
+// exactly the commits and paths the run pushed, so the review and the gate need not list them.
+func (r *run) knowPullContent(st *implState) {
+	r.gh.MovedHead(st.pr.Number, st.headSHA)
+	if r.newBranch {
+		r.gh.KnowPull(st.pr.Number, st.headSHA, st.commits, st.committed)
+	}
+}
