@@ -142,7 +142,10 @@ func (b *Bot) isTriggerLabel(label string) bool {
 	return label == b.LabelPrefix+"run" || role
 }
 
-// onCommand is the preamble every command shares, on an issue or a studio pull request.
+// onCommand is the preamble every command shares, on an issue or a studio pull request: parse,
+// place, authorize, react, lock, then the verb's handler. It is long because each of those steps
+// can end the event with its own reply, and reading them in order is what a reviewer of the
+// security boundary needs.
 func (b *eventBot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 	out := Outcome{RunID: b.RunID}
 	allowedBot := b.allowedBot(tr.Actor)

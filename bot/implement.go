@@ -15,6 +15,12 @@ import (
 
 // The implementation pass: the lifecycle run on the task branch, the summary, the pull request.
 
+// implement is the implementation pass of a task: the route and prompts, the workspace on the
+// task branch, the lifecycle (implement, verify, review, fix) with a commit after every pass, the
+// push, the pull request, the verdict and the status label. It stays one function, longer than
+// most, because its steps share the run's state in a fixed order and every early end (a refusal,
+// a cap, a cancel) must still commit, push and publish what was kept; split, that order would be
+// spread over callbacks.
 func (r *run) implement(ctx context.Context, tc taskContext) error {
 	task, elig, base := tc.task, tc.elig, tc.base
 	if elig.WritePolicy == policy.WriteReadOnly {

@@ -66,6 +66,8 @@ func (b *eventBot) planOf(ctx context.Context, pr hub.PullRequest, issue int) (p
 
 // plan runs Codex read-only in the plan phase, pushes an empty plan commit on the task branch and
 // opens (or updates) the draft plan pull request whose approval authorizes the implementation.
+// It is long for the reason implement is: one ordered sequence of writes (commit, record, pull
+// request, check run, status) whose every failure must leave a status that says what was kept.
 func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiagnostic, marker policy.IdentityMarker) error {
 	cfg, task, base, blocked := tc.cfg, tc.task, tc.base, tc.elig
 	markerLine, err := marker.Render()

@@ -14,6 +14,8 @@ import (
 // propose is `/studio run` on a plain request: a read-only Codex call on the default branch's
 // checkout, as the planning role, answers with a task block proposal; a valid one is posted as a
 // reply, a malformed one is reported on the status comment. The issue ends awaiting a writer.
+// It is long because each of its outcomes (a dry run, a failed call, an unusable answer, a
+// proposal) ends the event with its own status and reply.
 func (r *run) propose(ctx context.Context, tc taskContext) error {
 	cfg, base := tc.cfg, tc.base
 	labels := r.labelRoles()

@@ -20,7 +20,8 @@ const reportFile = "report.md"
 // Codex runs in the read-only sandbox on the default branch's checkout, and its final message is
 // the deliverable. It is kept in the run evidence and posted on the issue as a comment the status
 // comment links; no branch, commit or pull request is made. A file Codex changed anyway is
-// reverted and blocks the run.
+// reverted and blocks the run. Its length is that sequence (route, call, revert check, comment,
+// evidence, status) kept in one place, as implement keeps its own.
 func (r *run) report(ctx context.Context, tc taskContext) error {
 	task, elig, base := tc.task, tc.elig, tc.base
 	// Codex reads the default branch's checkout (render put the workspace there); no task branch

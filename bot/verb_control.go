@@ -69,6 +69,11 @@ func (b *eventBot) profileFactsOn(ctx context.Context, base string) (*policy.Pro
 	return &f, nil
 }
 
+// control carries out a control (`/studio steer`, `pause`, `continue`, `stop`, ...) on a delegated
+// child task: who may (the profile's control graph: the controller role of the child's parent),
+// the child's status move, its status comment, and what reaches its running workflow run and its
+// parent orchestration. It is long because the authorization and each action's effects must be
+// read together to see that no action reaches past what its controller admitted.
 func (r *run) control(ctx context.Context, action string) error {
 	refuse := func(reason string) error {
 		r.out.Status = "refused"

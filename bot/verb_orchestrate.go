@@ -92,7 +92,9 @@ func (r *run) orchestrate(ctx context.Context) error {
 	return err
 }
 
-// orchestrateOn starts (or resumes) the orchestration on issue; it runs under issue's lock.
+// orchestrateOn starts (or resumes) the orchestration on issue; it runs under issue's lock. It
+// reads the graph, answers a dry run, refuses a graph policy rejects, then starts the first wave;
+// those four answers share the tracking comment and the plan, which is why they stay together.
 func (b *eventBot) orchestrateOn(ctx context.Context, issue int, opts OrchestrateOptions, commentID int64, actor, line string) (Outcome, error) {
 	out := Outcome{RunID: b.RunID}
 	reply := func(status, text string) (Outcome, error) {

@@ -199,6 +199,9 @@ func readPack(ctx context.Context, e env, project string) (prompts.Customization
 	return custom, root, nil
 }
 
+// newContextCmd is `studio context` and its subcommands (studio, role, workflow, task, changed):
+// one constructor, so the subcommands share the --project flag and its resolution; its length is
+// the five subcommands' definitions side by side.
 func newContextCmd(e env) *cobra.Command {
 	var project string
 	c := &cobra.Command{

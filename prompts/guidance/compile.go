@@ -227,6 +227,9 @@ strict final repair may take up to %s seconds. Do not estimate elapsed time or
 write progress notes only to look alive.`, a.StallWarningSecs, a.FinalizationSecs)
 }
 
+// agentText is the guidance one agent of a profile is given: its place in the tree, its model and
+// route, what it may delegate and to whom, its controls and budgets. It is one long template on
+// purpose: the text is read top to bottom by the agent, and its golden files review it the same way.
 func agentText(p *Profile, id string) string {
 	a := p.Agents[id]
 	model := p.Models[a.Model]
@@ -410,6 +413,9 @@ func cell(s string) string {
 	return strings.TrimSpace(strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " "))
 }
 
+// skillText is the coordination skill every agent of a profile shares: the table of agents, the
+// delegation and control rules, the budgets and the evidence to keep. Like agentText it is one
+// template read in order, pinned by golden files.
 func skillText(p *Profile) string {
 	c := p.Coordination
 	var rows []string
