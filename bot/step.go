@@ -165,7 +165,7 @@ func (r *run) prepareFor(ctx context.Context, tc taskContext, phase policy.Phase
 		verify = append([]string{v.Command}, v.Args...)
 	}
 	facts := roles.RunFacts(roles.FactsInput{
-		Role: policy.ResolvedRole{ID: tc.task.Role, Phase: phase}, Eligibility: elig, Project: roles.ProjectFacts(tc.cfg), Routes: routes,
+		Role: policy.ResolvedRole{ID: tc.task.Role, Phase: phase}, Eligibility: elig, Project: tc.cfg, Routes: routes,
 		Task: tc.task, Objective: r.issue.Title, Issue: r.tr.Issue, Verification: verify,
 		Review: review, Fix: fix,
 	})

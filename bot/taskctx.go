@@ -24,7 +24,7 @@ import (
 type taskContext struct {
 	issue hub.Issue
 	base  string
-	// cfg is studio.json as decoded once; the prompts' project facts derive from it (ProjectFacts).
+	// cfg is studio.json as decoded once; the prompts state the project from this same value.
 	cfg  policy.StudioConfig
 	task policy.Task
 	hash string

@@ -14,35 +14,39 @@ import (
 // StudioConfigPath is where the project state lives, always read from the default branch.
 const StudioConfigPath = ".codex/studio.json"
 
-// StudioConfig is the part of `.codex/studio.json` (seed §1.2) the action acts on or states in
-// prompts. Other keys are kept by the file but not needed here.
+// StudioConfig is `.codex/studio.json` (seed §1.2): what the action acts on, what the prompts
+// state of the project, and what `studio init` writes. It is decoded once per event
+// (ParseStudioConfig) and read by everything from that one value.
 type StudioConfig struct {
-	SchemaVersion int          `json:"schemaVersion"`
-	Name          string       `json:"name"`
-	Engine        string       `json:"engine"`
-	Mode          ProjectStage `json:"mode"`
-	StudioMode    StudioMode   `json:"studioMode"`
-	Status        string       `json:"status"`
-	Roles         []string     `json:"roles"`
-	ActiveRoles   []string     `json:"activeRoles"`
-	Workflows     []string     `json:"workflows"`
-
-	// What the prompts state of the project besides the fields above (bot.ProjectFacts derives
-	// the prompts' view from this value, so the file is decoded once).
-	Slug             string `json:"slug"`
-	Concept          string `json:"concept"`
-	Genre            string `json:"genre"`
-	Platform         string `json:"platform"`
-	Audience         string `json:"audience"`
-	EngineVersion    string `json:"engineVersion"`
-	CurrentMilestone string `json:"currentMilestone"`
+	// The seed's keys, in its order (§1.2), so `studio init` writes the file from this struct.
+	SchemaVersion    int          `json:"schemaVersion"`
+	Product          string       `json:"product"`
+	Name             string       `json:"name"`
+	Slug             string       `json:"slug"`
+	Concept          string       `json:"concept"`
+	Genre            string       `json:"genre"`
+	Platform         string       `json:"platform"`
+	Audience         string       `json:"audience"`
+	Competitors      []string     `json:"competitors"`
+	Monetization     string       `json:"monetization"`
+	Timeline         string       `json:"timeline"`
+	Engine           string       `json:"engine"`
+	EngineVersion    string       `json:"engineVersion"`
+	Mode             ProjectStage `json:"mode"` // the project stage: design, prototype or development
+	StudioMode       StudioMode   `json:"studioMode"`
+	Phase            string       `json:"phase"`
+	Status           string       `json:"status"`
+	CurrentMilestone string       `json:"currentMilestone"`
+	Roles            []string     `json:"roles"`
+	ActiveRoles      []string     `json:"activeRoles"`
+	Workflows        []string     `json:"workflows"`
 
 	// Budget is the repository's spend caps (docs/runtime.md); the Action's inputs override it.
-	Budget spend.Caps `json:"budget"`
+	Budget spend.Caps `json:"budget,omitzero"`
 
 	// Network is the repository's network for its agents (docs/network.md); the `network` and
 	// `allow-hosts` inputs override the mode and add hosts.
-	Network NetworkConfig `json:"network"`
+	Network NetworkConfig `json:"network,omitzero"`
 
 	// Raw is the file as read, for renderers that show more of the project than policy needs.
 	Raw []byte `json:"-"`

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
+
+	"github.com/codex-studio/studio-action/policy"
 )
 
 // The catalog read by the CLI's project commands (status, templates, context): lists the rest of
@@ -53,7 +55,7 @@ func ProjectTemplate(ctx context.Context, root string, c Customization, id strin
 func StudioContextRequests(engine string) []ContextRequest {
 	reqs := []ContextRequest{
 		{SourcePath: "AGENTS.md", Reason: "project instructions", Required: true},
-		{SourcePath: StudioStatePath, Reason: "studio state", Required: true},
+		{SourcePath: policy.StudioConfigPath, Reason: "studio state", Required: true},
 		{SourcePath: "design/gdd.md", Reason: "design reference", Required: true},
 		{SourcePath: "production/timeline.md", Reason: "production reference"},
 		{SourcePath: "docs/market-overview.md", Reason: "market reference"},

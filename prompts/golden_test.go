@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/codex-studio/studio-action/internal/golden"
+	"github.com/codex-studio/studio-action/policy"
 )
 
 func checkGolden(t *testing.T, name, got string) { t.Helper(); golden.Check(t, name, got) }
@@ -16,7 +17,7 @@ var (
 	lunaRoute  = ModelRoute{Tier: "luna", Model: "gpt-5.6-luna", Effort: "low", FallbackModel: "gpt-5.4-mini", FallbackEffort: "low", Source: "surface"}
 )
 
-func fixtureProject(t testing.TB) ProjectFacts {
+func fixtureProject(t testing.TB) policy.StudioConfig {
 	t.Helper()
 	p, err := LoadProject(context.Background(), filepath.Join("testdata", "project"))
 	if err != nil {

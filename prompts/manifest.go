@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+
+	"github.com/codex-studio/studio-action/policy"
 )
 
 // The seed's context manifest (§5.8): what the studio's default context requests select, written
@@ -45,13 +47,13 @@ type ContextManifestMeta struct {
 // BuildContextManifest selects the studio's default context in root and returns the manifest and
 // meta files' bytes: two-space indented JSON and a newline, the manifest hashed byte for byte,
 // the inputs hashed as key-sorted compact JSON (the seed's stableHash).
-func BuildContextManifest(ctx context.Context, root string, p ProjectFacts) (manifest, meta []byte, err error) {
+func BuildContextManifest(ctx context.Context, root string, p policy.StudioConfig) (manifest, meta []byte, err error) {
 	reqs := StudioContextRequests(p.Engine)
 	sel, err := SelectContext(ctx, root, reqs, DefaultBudget())
 	if err != nil {
 		return nil, nil, err
 	}
-	m := ContextManifest{SchemaVersion: 1, Product: manifestProduct, ProjectStage: p.Stage, StudioMode: p.StudioMode, Entries: sel.Entries, Budget: sel.Budget}
+	m := ContextManifest{SchemaVersion: 1, Product: manifestProduct, ProjectStage: string(p.Mode), StudioMode: string(p.StudioMode), Entries: sel.Entries, Budget: sel.Budget}
 	if manifest, err = indentJSON(m); err != nil {
 		return nil, nil, err
 	}
@@ -60,12 +62,12 @@ func BuildContextManifest(ctx context.Context, root string, p ProjectFacts) (man
 		requests[i] = map[string]any{"sourcePath": r.SourcePath, "reason": r.Reason, "required": r.Required}
 	}
 	inputs, err := json.Marshal(map[string]any{ // maps marshal with sorted keys
-		"projectStage": p.Stage, "studioMode": p.StudioMode, "engine": p.Engine, "engineVersion": p.EngineVersion, "slug": p.Slug, "requests": requests,
+		"projectStage": string(p.Mode), "studioMode": string(p.StudioMode), "engine": p.Engine, "engineVersion": p.EngineVersion, "slug": p.Slug, "requests": requests,
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	meta, err = indentJSON(ContextManifestMeta{SchemaVersion: 1, Product: manifestProduct, ProjectStage: p.Stage, StudioMode: p.StudioMode,
+	meta, err = indentJSON(ContextManifestMeta{SchemaVersion: 1, Product: manifestProduct, ProjectStage: string(p.Mode), StudioMode: string(p.StudioMode),
 		ManifestSHA256: sha256Hex(manifest), InputsSHA256: sha256Hex(inputs)})
 	return manifest, meta, err
 }

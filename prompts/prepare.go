@@ -2,53 +2,32 @@ package prompts
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/codex-studio/studio-action/policy"
 )
 
-// StudioStatePath is the project state file (seed §1.2).
-const StudioStatePath = ".codex/studio.json"
-
-// ProjectFacts is the part of .codex/studio.json that prompts state.
-type ProjectFacts struct {
-	Name             string `json:"name"`
-	Slug             string `json:"slug"`
-	Concept          string `json:"concept"`
-	Genre            string `json:"genre"`
-	Platform         string `json:"platform"`
-	Audience         string `json:"audience"`
-	Engine           string `json:"engine"`
-	EngineVersion    string `json:"engineVersion"`
-	Stage            string `json:"mode"` // project stage: design | prototype | development
-	StudioMode       string `json:"studioMode"`
-	CurrentMilestone string `json:"currentMilestone"`
-}
-
-// LoadProject reads root/.codex/studio.json with the seed's two checks and exact messages.
-func LoadProject(ctx context.Context, root string) (ProjectFacts, error) {
+// LoadProject reads root/.codex/studio.json and decodes it the one way (policy.ParseStudioConfig,
+// with the seed's two checks and exact messages).
+func LoadProject(ctx context.Context, root string) (policy.StudioConfig, error) {
 	if err := ctx.Err(); err != nil {
-		return ProjectFacts{}, err
+		return policy.StudioConfig{}, err
 	}
-	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(StudioStatePath)))
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(policy.StudioConfigPath)))
 	if err != nil {
-		return ProjectFacts{}, fmt.Errorf("read %s: %w", StudioStatePath, err)
+		return policy.StudioConfig{}, fmt.Errorf("read %s: %w", policy.StudioConfigPath, err)
 	}
-	var p ProjectFacts
-	if err := json.Unmarshal(data, &p); err != nil {
-		return ProjectFacts{}, fmt.Errorf("parse %s: %w", StudioStatePath, err)
+	cfg, err := policy.ParseStudioConfig(data)
+	if err != nil {
+		return policy.StudioConfig{}, err // its messages name studio.json (the seed's, exactly)
 	}
-	if !contains([]string{"design", "prototype", "development"}, p.Stage) {
-		return ProjectFacts{}, errors.New("studio.json mode must be design, prototype, or development")
-	}
-	if !contains([]string{"fast-prototype", "guided-studio", "strict-studio"}, p.StudioMode) {
-		return ProjectFacts{}, errors.New("studio.json studioMode must be fast-prototype, guided-studio, or strict-studio")
-	}
-	return p, nil
+	cfg.Raw = nil
+	return cfg, nil
 }
 
 // Routes are the model routes of one run, decided by the routing code and shown in the prompts.
@@ -74,7 +53,7 @@ type RunFacts struct {
 	Artifacts      []string // the task's files, embedded when selected
 	Verification   []string // argv of the verification command
 	Routes         Routes
-	Project        ProjectFacts
+	Project        policy.StudioConfig
 	// DisplayRoot is the project root shown in the prompt when it differs from where files are
 	// read (a local checkout rendering what the runner would see); "" shows root.
 	DisplayRoot string
@@ -238,7 +217,7 @@ func artifactRequests(root string, paths []string) ([]ContextRequest, error) {
 func builtinRequests(f RunFacts, role Role, objective string, artifacts []ContextRequest) []ContextRequest {
 	reqs := []ContextRequest{
 		{SourcePath: "AGENTS.md", Reason: "project instructions", Required: true},
-		{SourcePath: StudioStatePath, Reason: "project state", Required: true},
+		{SourcePath: policy.StudioConfigPath, Reason: "project state", Required: true},
 		{SourcePath: ".codex/agents/" + role.ID + ".toml", Reason: "role agent definition", Required: true},
 	}
 	reqs = append(reqs, artifacts...)
@@ -274,7 +253,7 @@ func prepareBuiltin(ctx context.Context, root, shown string, f RunFacts, objecti
 	if err != nil {
 		return err
 	}
-	contract0 := ContractInput{ProjectStage: f.Project.Stage, StudioMode: f.Project.StudioMode, Phase: f.Phase,
+	contract0 := ContractInput{ProjectStage: string(f.Project.Mode), StudioMode: string(f.Project.StudioMode), Phase: f.Phase,
 		WritePolicy: f.WritePolicy, Sandbox: f.Sandbox, AllowFileEdits: f.AllowFileEdits, Entries: sel.Entries}
 	session := Session{Role: role, Contract: contract, Phase: f.Phase, ProjectRoot: shown, Objective: ObjectiveRef,
 		Engine: f.Project.Engine, EngineInfo: engineInfo, Sandbox: f.Sandbox, WritePolicy: orDefault(f.WritePolicy, "read-only"),
@@ -328,7 +307,7 @@ func prepareReview(ctx context.Context, root, shown string, f RunFacts, objectiv
 	}
 	reqs := []ContextRequest{
 		{SourcePath: "AGENTS.md", Reason: "project instructions", Required: true},
-		{SourcePath: StudioStatePath, Reason: "project state", Required: true},
+		{SourcePath: policy.StudioConfigPath, Reason: "project state", Required: true},
 		{SourcePath: ".codex/agents/" + ReviewRole + ".toml", Reason: "review agent definition", Required: true},
 	}
 	for _, e := range p.Selection.Entries {
@@ -352,7 +331,7 @@ func prepareReview(ctx context.Context, root, shown string, f RunFacts, objectiv
 	}
 	session := Session{Role: role, Contract: contract, Phase: "review", ProjectRoot: shown, Objective: ReviewObjective(ObjectiveRef),
 		Engine: f.Project.Engine, EngineInfo: engineInfo, Sandbox: "read-only", WritePolicy: "read-only",
-		ContextContract: RenderContextContract(ContractInput{ProjectStage: f.Project.Stage, StudioMode: f.Project.StudioMode,
+		ContextContract: RenderContextContract(ContractInput{ProjectStage: string(f.Project.Mode), StudioMode: string(f.Project.StudioMode),
 			Phase: "review", Sandbox: "read-only", Entries: sel.Entries, ReadOnlyReview: true}),
 		Task: task, ContextFiles: sel.Selected, ExpectedOutputs: reviewExpectedOutputs, Verification: f.Verification, ReviewJSON: true}
 	runtime := RuntimeInput{Role: role, Contract: contract, Route: f.Routes.Review, Project: f.Project,
@@ -364,7 +343,7 @@ func prepareReview(ctx context.Context, root, shown string, f RunFacts, objectiv
 func prepareCustom(ctx context.Context, root, shown string, f RunFacts, objective, task string, artifacts []ContextRequest, custom Customization, role CustomRole, p *Prepared) error {
 	reqs := []ContextRequest{
 		{SourcePath: "AGENTS.md", Reason: "project instructions", Required: true},
-		{SourcePath: StudioStatePath, Reason: "project state", Required: true},
+		{SourcePath: policy.StudioConfigPath, Reason: "project state", Required: true},
 		{SourcePath: role.PromptFile, Reason: "selected custom role prompt", Required: true},
 	}
 	for _, cf := range role.ContextFiles {
@@ -401,7 +380,7 @@ func prepareCustom(ctx context.Context, root, shown string, f RunFacts, objectiv
 	if err != nil {
 		return err
 	}
-	contract0 := ContractInput{ProjectStage: f.Project.Stage, StudioMode: f.Project.StudioMode, Phase: f.Phase,
+	contract0 := ContractInput{ProjectStage: string(f.Project.Mode), StudioMode: string(f.Project.StudioMode), Phase: f.Phase,
 		WritePolicy: f.WritePolicy, Sandbox: f.Sandbox, AllowFileEdits: f.AllowFileEdits, Entries: sel.Entries}
 	s := CustomSession{Role: role, Phase: f.Phase, ProjectRoot: shown, Objective: ObjectiveRef, Engine: f.Project.Engine,
 		Sandbox: f.Sandbox, WritePolicy: f.WritePolicy, AllowFileEdits: f.AllowFileEdits, Route: f.Routes.Implementation,

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/codex-studio/studio-action/policy"
 )
 
 func baseFacts(t testing.TB, role string) RunFacts {
@@ -167,11 +169,11 @@ func TestLoadProjectMessages(t *testing.T) {
 	tests := []struct{ body, want string }{
 		{`{"mode":"alpha","studioMode":"guided-studio"}`, "studio.json mode must be design, prototype, or development"},
 		{`{"mode":"design","studioMode":"strict"}`, "studio.json studioMode must be fast-prototype, guided-studio, or strict-studio"},
-		{`{`, "parse .codex/studio.json"},
+		{`{`, "studio.json is not valid JSON"},
 	}
 	for _, tt := range tests {
 		root := t.TempDir()
-		writeTree(t, root, map[string]string{StudioStatePath: tt.body})
+		writeTree(t, root, map[string]string{policy.StudioConfigPath: tt.body})
 		if _, err := LoadProject(context.Background(), root); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("err = %v, want %q", err, tt.want)
 		}

@@ -3,6 +3,8 @@ package prompts
 import (
 	"fmt"
 	"strings"
+
+	"github.com/codex-studio/studio-action/policy"
 )
 
 // ModelRoute is one resolved model choice, as strings; routing is decided elsewhere and only shown here.
@@ -254,7 +256,7 @@ type RuntimeInput struct {
 	Role            Role
 	Contract        RoleContract
 	Route           ModelRoute
-	Project         ProjectFacts
+	Project         policy.StudioConfig
 	EngineRefs      []string // selected engine-reference paths
 	Templates       []SelectedTemplate
 	EngineInfo      *EngineInfo
@@ -288,7 +290,7 @@ func RenderRuntimeRoleContext(in RuntimeInput) string {
 	line("Slug: %s", p.Slug)
 	line("Role: %s", in.Role.ID)
 	line("Context Strategy: %s", in.Role.ContextStrategy)
-	line("Mode: %s", p.Stage)
+	line("Mode: %s", string(p.Mode))
 	line("Studio Mode: %s", p.StudioMode)
 	line("Engine: %s", strings.TrimSpace(p.Engine+" "+p.EngineVersion))
 	line("Current Milestone: %s", p.CurrentMilestone)

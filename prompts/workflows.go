@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/policy/routing"
 )
 
@@ -136,7 +137,7 @@ func UnknownWorkflowMessage(id string) string { return fmt.Sprintf("Unknown work
 // WorkflowFacts is what a workflow render states besides the workflow: the project and the
 // eligibility of the workflow's phase, decided by the policy package and passed in as strings.
 type WorkflowFacts struct {
-	Project        ProjectFacts
+	Project        policy.StudioConfig
 	WritePolicy    string // "" renders as read-only
 	Sandbox        string
 	AllowFileEdits bool
@@ -168,7 +169,7 @@ func workflowRequests(root string, w Workflow, rolePrompt string) []ContextReque
 	if w.Custom {
 		reqs := []ContextRequest{
 			{SourcePath: "AGENTS.md", Reason: "custom workflow " + w.ID + " instructions", Required: true},
-			{SourcePath: StudioStatePath, Reason: "custom workflow " + w.ID + " project state", Required: true},
+			{SourcePath: policy.StudioConfigPath, Reason: "custom workflow " + w.ID + " project state", Required: true},
 			{SourcePath: w.File, Reason: "custom workflow " + w.ID + " workflow prompt", Required: true},
 		}
 		if rolePrompt != "" {
@@ -180,7 +181,7 @@ func workflowRequests(root string, w Workflow, rolePrompt string) []ContextReque
 		return reqs
 	}
 	reason := "workflow " + w.ID + " context"
-	paths := []string{"AGENTS.md", StudioStatePath}
+	paths := []string{"AGENTS.md", policy.StudioConfigPath}
 	// The seed's template repository ships every .codex/workflows/<id>.md; a project here may add
 	// its own, and without one the built-in instructions below stand in, so a missing file is not
 	// a missing required entry.
@@ -229,7 +230,7 @@ func renderBuiltinRoleWorkflow(ctx context.Context, root string, custom Customiz
 }
 
 func workflowContract(w Workflow, f WorkflowFacts, sel Selection) ContractInput {
-	return ContractInput{ProjectStage: f.Project.Stage, StudioMode: f.Project.StudioMode, Phase: w.Phase,
+	return ContractInput{ProjectStage: string(f.Project.Mode), StudioMode: string(f.Project.StudioMode), Phase: w.Phase,
 		WritePolicy: f.WritePolicy, Sandbox: f.Sandbox, AllowFileEdits: f.AllowFileEdits, Entries: sel.Entries,
 		ReadOnlyReview: w.Phase == "review"}
 }

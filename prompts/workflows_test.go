@@ -2,11 +2,12 @@ package prompts
 
 import (
 	"context"
-	"github.com/codex-studio/studio-action/policy/routing"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/codex-studio/studio-action/policy/routing"
 )
 
 // The registry is the seed's: 61 workflows, each with a built-in role, a seed phase, an objective,

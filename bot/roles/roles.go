@@ -168,7 +168,7 @@ func (rs Catalog) WorkflowSurface(id string) (routing.ModelChoice, bool) {
 type FactsInput struct {
 	Role        policy.ResolvedRole
 	Eligibility policy.Eligibility
-	Project     prompts.ProjectFacts
+	Project     policy.StudioConfig
 	Routes      routing.RoutePlan
 	Task        policy.Task
 	Objective   string // the issue title (untrusted) or the local objective
@@ -201,16 +201,6 @@ func verifyArgv(v *policy.Verification) []string {
 // IsNotFound says a file the roles read is absent: GitHub's 404 or the disk's.
 func IsNotFound(err error) bool {
 	return errors.Is(err, hub.ErrNotFound) || errors.Is(err, fs.ErrNotExist)
-}
-
-// ProjectFacts is the prompts' view of studio.json, derived from the configuration policy
-// decoded (the file is decoded once).
-func ProjectFacts(cfg policy.StudioConfig) prompts.ProjectFacts {
-	return prompts.ProjectFacts{
-		Name: cfg.Name, Slug: cfg.Slug, Concept: cfg.Concept, Genre: cfg.Genre, Platform: cfg.Platform,
-		Audience: cfg.Audience, Engine: cfg.Engine, EngineVersion: cfg.EngineVersion,
-		Stage: string(cfg.Mode), StudioMode: string(cfg.StudioMode), CurrentMilestone: cfg.CurrentMilestone,
-	}
 }
 
 // PromptEligibility converts a policy decision for the prompt and dry-run renderers.

@@ -77,12 +77,12 @@ func readLocalApprovals(ctx context.Context, root string) ([]localApproval, erro
 // localObjectiveHash is the objective hash a local run of role with these flags has: the
 // lifecycle's issue title is the objective ("Issue #N" for an issue number) and its task block
 // the flags, exactly as the bot computes it on that issue.
-func localObjectiveHash(role, objective string, o runFlags, project prompts.ProjectFacts) (string, string, error) {
+func localObjectiveHash(role, objective string, o runFlags, project policy.StudioConfig) (string, string, error) {
 	title := objective
 	if issue, _ := prompts.ParseTaskArg(objective); issue > 0 {
 		title = fmt.Sprintf("Issue #%d", issue)
 	}
-	cfg := policy.StudioConfig{Mode: policy.ProjectStage(project.Stage), StudioMode: policy.StudioMode(project.StudioMode)}
+	cfg := policy.StudioConfig{Mode: project.Mode, StudioMode: project.StudioMode}
 	task := policy.Task{Role: role, WriteFiles: o.writeFiles, Files: o.artifacts, ApprovalScope: o.scopes}
 	hash, err := policy.ObjectiveHash(policy.TaskIdentity(role, title, task, cfg))
 	return hash, title, err
@@ -172,7 +172,7 @@ func approveLocal(ctx context.Context, e env, role, objective, approvedBy string
 	if _, _, err := localFacts(ctx, root, role, objective, o); err != nil {
 		return failf("%v", err)
 	}
-	if policy.StudioMode(project.StudioMode) == policy.ModeFastPrototype {
+	if project.StudioMode == policy.ModeFastPrototype {
 		return failf("the project is in fast-prototype mode: runs need no approval, so nothing was recorded")
 	}
 	hash, title, err := localObjectiveHash(role, objective, o, project)

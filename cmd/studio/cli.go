@@ -270,7 +270,7 @@ func projectRoot(flag string, getenv func(string) string) (string, error) {
 
 // loadProject reads the checkout's .codex/studio.json for a local command; a checkout without one
 // is pointed at studio init, which writes it, rather than shown a file system error.
-func loadProject(ctx context.Context, root string) (prompts.ProjectFacts, error) {
+func loadProject(ctx context.Context, root string) (policy.StudioConfig, error) {
 	p, err := prompts.LoadProject(ctx, root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return p, fmt.Errorf("%s has no %s; create it with `%s` (your own name, engine and mode), or pass --project to the checkout that has one", root, policy.StudioConfigPath, policy.InitCommand)

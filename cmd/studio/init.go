@@ -18,32 +18,6 @@ import (
 	"github.com/codex-studio/studio-action/prompts"
 )
 
-// studioState is `.codex/studio.json` in the seed's key order (§1.2), so files written here and
-// by the original runtime diff cleanly.
-type studioState struct {
-	SchemaVersion    int      `json:"schemaVersion"`
-	Product          string   `json:"product"`
-	Name             string   `json:"name"`
-	Slug             string   `json:"slug"`
-	Concept          string   `json:"concept"`
-	Genre            string   `json:"genre"`
-	Platform         string   `json:"platform"`
-	Audience         string   `json:"audience"`
-	Competitors      []string `json:"competitors"`
-	Monetization     string   `json:"monetization"`
-	Timeline         string   `json:"timeline"`
-	Engine           string   `json:"engine"`
-	EngineVersion    string   `json:"engineVersion"`
-	Mode             string   `json:"mode"`
-	StudioMode       string   `json:"studioMode"`
-	Phase            string   `json:"phase"`
-	Status           string   `json:"status"`
-	CurrentMilestone string   `json:"currentMilestone"`
-	Roles            []string `json:"roles"`
-	ActiveRoles      []string `json:"activeRoles"`
-	Workflows        []string `json:"workflows"`
-}
-
 var (
 	engineAliases = map[string]string{
 		"godot": "godot", "godot engine": "godot",
@@ -171,11 +145,11 @@ func runInit(ctx context.Context, e env, o initOptions) error {
 			competitors = append(competitors, c)
 		}
 	}
-	state := studioState{
+	state := policy.StudioConfig{
 		SchemaVersion: 1, Product: "codex-game-studio", Name: o.name, Slug: slug, Concept: orText(o.concept, o.name+" concept"),
 		Genre: o.genre, Platform: o.platform, Audience: o.audience, Competitors: competitors, Monetization: o.monetization,
-		Timeline: o.timeline, Engine: engine, EngineVersion: orText(o.engineVersion, engineVersions[engine]), Mode: o.mode,
-		StudioMode: o.studioMode, Phase: "Initialization", Status: policy.StatusActive, CurrentMilestone: milestone,
+		Timeline: o.timeline, Engine: engine, EngineVersion: orText(o.engineVersion, engineVersions[engine]), Mode: policy.ProjectStage(o.mode),
+		StudioMode: policy.StudioMode(o.studioMode), Phase: "Initialization", Status: policy.StatusActive, CurrentMilestone: milestone,
 		Roles: prompts.RolesForEngine(engine), ActiveRoles: prompts.ActiveRolesFor(o.mode, engine), Workflows: prompts.BuiltinWorkflowIDs(),
 	}
 	files, err := initFiles(state, o.labelPrefix)

@@ -31,7 +31,7 @@ type initFile struct {
 // initFiles is everything a first run needs (seed §1.3-1.4): the project state, the
 // customization pack, AGENTS.md, one agent file per project role, the engine reference stubs,
 // the starter documents, and the GitHub side (workflow, issue form).
-func initFiles(state studioState, labelPrefix string) ([]initFile, error) {
+func initFiles(state policy.StudioConfig, labelPrefix string) ([]initFile, error) {
 	var files []initFile
 	add := func(f initFile) { files = append(files, f) }
 
@@ -63,7 +63,7 @@ const generatedBy = "Written by `studio init`; edit it: it is yours now."
 
 // agentsMD is the project's AGENTS.md with the sections the seed's project validation requires
 // (§1.6 item 9), each non-empty.
-func agentsMD(s studioState) string {
+func agentsMD(s policy.StudioConfig) string {
 	e, _ := prompts.LookupEngine(s.Engine)
 	e = e.ForProject(s.Name)
 	var b strings.Builder
@@ -168,7 +168,7 @@ func tomlString(s string) string {
 
 // engineRefStub is a starting point for one engine reference file: what it is for and what the
 // team should write there. VERSION.md states the pinned version.
-func engineRefStub(s studioState, p string) string {
+func engineRefStub(s policy.StudioConfig, p string) string {
 	e, _ := prompts.LookupEngine(s.Engine)
 	rel := strings.TrimPrefix(p, "docs/engine-reference/"+s.Engine+"/")
 	topic := strings.TrimSuffix(path.Base(rel), ".md")
@@ -206,7 +206,7 @@ func engineRefStub(s studioState, p string) string {
 	return b.String()
 }
 
-func gddMD(s studioState) string {
+func gddMD(s policy.StudioConfig) string {
 	return fmt.Sprintf(`# %s: game design document
 
 <!-- %s -->
@@ -229,7 +229,7 @@ Genre: %s. Monetization: %s. Timeline: %s.
 }
 
 // timelineMD has the seed's four sections and its one starting milestone (§1.3).
-func timelineMD(s studioState) string {
+func timelineMD(s policy.StudioConfig) string {
 	return fmt.Sprintf(`# Timeline
 
 <!-- %s -->
@@ -252,7 +252,7 @@ Core loop is playable: a playtest report from qa-playtester with no blocking iss
 `, generatedBy, s.Timeline, s.CurrentMilestone)
 }
 
-func architectureMD(s studioState) string {
+func architectureMD(s policy.StudioConfig) string {
 	e, _ := prompts.LookupEngine(s.Engine)
 	return fmt.Sprintf(`# Architecture
 
@@ -267,7 +267,7 @@ workflow drafts one: studio architecture-decision).
 `, generatedBy, e.DisplayName, s.EngineVersion)
 }
 
-func marketMD(s studioState) string {
+func marketMD(s policy.StudioConfig) string {
 	competitors := "none listed yet"
 	if len(s.Competitors) > 0 {
 		competitors = strings.Join(s.Competitors, ", ")

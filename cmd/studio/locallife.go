@@ -19,7 +19,6 @@ import (
 	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/policy"
-	"github.com/codex-studio/studio-action/prompts"
 )
 
 // The local lifecycle: `studio run <role> <objective>` without --print-prompt or --dry-run runs the
@@ -227,7 +226,7 @@ func (l *localLog) Close() error {
 // happened, and the command that approves exactly this task.
 func localAwaitingApproval(lr LocalRun) string {
 	mode := lr.Eligibility.Input.StudioMode
-	project := prompts.ProjectFacts{Stage: string(lr.Eligibility.Input.ProjectStage), StudioMode: string(mode)}
+	project := policy.StudioConfig{Mode: lr.Eligibility.Input.ProjectStage, StudioMode: mode}
 	o := runFlags{writeFiles: lr.WriteFiles, artifacts: lr.Artifacts, scopes: lr.ApprovalScope}
 	hash, _, _ := localObjectiveHash(lr.Role, lr.Objective, o, project)
 	cmd := []string{"studio", "approve", lr.Role, shellWord(lr.Objective)}

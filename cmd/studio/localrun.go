@@ -215,7 +215,7 @@ func localDryRunCommands(ctx context.Context, e env, root, role, objective strin
 		c.Fallback = "none"
 	}
 	if elig.Input.StudioMode != policy.ModeFastPrototype {
-		project := prompts.ProjectFacts{Stage: string(elig.Input.ProjectStage), StudioMode: string(elig.Input.StudioMode)}
+		project := policy.StudioConfig{Mode: elig.Input.ProjectStage, StudioMode: elig.Input.StudioMode}
 		match := policy.ApprovalMatch{}
 		if hash, _, err := localObjectiveHash(role, objective, o, project); err == nil {
 			match.CurrentHash = hash
@@ -284,13 +284,13 @@ func localFacts(ctx context.Context, root, role, task string, o runFlags) (promp
 	}
 	// A local approval (`studio approve`) of this task's identity counts as the review would.
 	approved := false
-	if policy.StudioMode(project.StudioMode) != policy.ModeFastPrototype {
+	if project.StudioMode != policy.ModeFastPrototype {
 		if hash, _, err := localObjectiveHash(role, task, o, project); err == nil {
 			approved = localApprovalMatch(ctx, root, policy.ApprovalMatch{CurrentHash: hash}).HasMatchingApproval()
 		}
 	}
 	elig := policy.Evaluate(policy.EligibilityInput{
-		ProjectStage: policy.ProjectStage(project.Stage), StudioMode: policy.StudioMode(project.StudioMode),
+		ProjectStage: project.Mode, StudioMode: project.StudioMode,
 		Phase: phase, HasMatchingApproval: approved, ApprovedByUser: o.approvedByUser, ConstrainedSandbox: o.constrainedSbox,
 	})
 	routes, err := catalog.Route(role, files, roles.RouteInputs{ModelTier: o.modelTier})

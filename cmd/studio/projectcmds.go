@@ -24,7 +24,7 @@ import (
 // projectOpened is what every project command reads first: the root, studio.json and the pack.
 type projectOpened struct {
 	root    string
-	project prompts.ProjectFacts
+	project policy.StudioConfig
 	cfg     policy.StudioConfig
 	custom  prompts.Customization
 }

@@ -119,8 +119,8 @@ func renderWorkflowCmd(ctx context.Context, e env, name string, wf workflowFlags
 	}
 	// The workflow's phase decides its write policy, with no approval: a render states what a run
 	// of the workflow would be allowed before anyone approved it.
-	elig := policy.Evaluate(policy.EligibilityInput{ProjectStage: policy.ProjectStage(project.Stage),
-		StudioMode: policy.StudioMode(project.StudioMode), Phase: policy.Phase(w.Phase)})
+	elig := policy.Evaluate(policy.EligibilityInput{ProjectStage: project.Mode,
+		StudioMode: project.StudioMode, Phase: policy.Phase(w.Phase)})
 	out, err := prompts.RenderWorkflow(ctx, root, custom, w, prompts.WorkflowFacts{Project: project,
 		WritePolicy: string(elig.WritePolicy), Sandbox: string(elig.CodexSandbox), AllowFileEdits: elig.AllowFileEdits})
 	if err != nil {
