@@ -47,7 +47,14 @@ type verb struct {
 	onPull  func(ctx context.Context, r *run, pr hub.PullRequest) error
 	// open handles a verb any reader may use, outside the lock (help).
 	open func(b *eventBot, ctx context.Context, tr Trigger, cmd Command) (Outcome, error)
+	// served says whether `studio serve` answers the command itself (it only reads or writes
+	// GitHub: no Codex, no workspace) rather than dispatching it to the repository's workflow;
+	// nil: never. Help and status (anyone) are answered by every front door.
+	served func(opts any) bool
 }
+
+// always is a served for a verb the server always answers itself.
+func always(any) bool { return true }
 
 // verbs is the command table, in help order.
 var verbs []*verb

@@ -80,18 +80,10 @@ const (
 // open or edit issues; `orchestrate` takes refs through the API and dispatches one run per task,
 // as the runner would have after waiting for its own start; a child's controls cancel its run,
 // move its labels and refs and advance its parent's orchestration, all through the API.
+// The verb table says which (verb.served).
 func servedHere(cmd Command) bool {
-	switch cmd.Verb {
-	case "revoke", "task", "orchestrate", "accept",
-		policy.ControlSteer, policy.ControlPause, policy.ControlContinue, policy.ControlStop:
-		return true
-	case "run":
-		return cmd.runOptions().DryRun
-	case "workflow":
-		_, recipe := cmd.Opts.(RecipeOptions)
-		return recipe
-	}
-	return false
+	v := verbNamed(cmd.Verb)
+	return v != nil && v.served != nil && v.served(cmd.Opts)
 }
 
 // serveDispatch is the preamble's hook, after the reaction: in serve mode a command that needs a

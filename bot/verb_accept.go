@@ -14,7 +14,7 @@ import (
 // `accept` on an issue without a task block: appends the studio's last proposal (proposal.go).
 func init() {
 	register(&verb{
-		name: "accept", order: 20, where: "on an issue without a task block",
+		name: "accept", order: 20, served: always, where: "on an issue without a task block",
 		what:    "appends the task block the studio last proposed on the issue to its body; it does not start a run",
 		onIssue: func(ctx context.Context, r *run) error { return r.accept(ctx) },
 	})

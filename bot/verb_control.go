@@ -33,7 +33,7 @@ func init() {
 		name := c.name
 		v := &verb{
 			name: name, order: 60 + i, where: "on a delegated child task, along the profile's control graph",
-			what:    c.what,
+			what: c.what, served: always,
 			onIssue: func(ctx context.Context, r *run) error { return r.control(ctx, name) },
 		}
 		if name == policy.ControlSteer {

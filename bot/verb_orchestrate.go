@@ -78,7 +78,7 @@ func issueRef(s string) (int, bool) {
 
 func init() {
 	register(&verb{
-		name: "orchestrate", order: 27, args: "[#N ...]", flags: []string{"--workflow W", "--max-concurrency N", "--dry-run"}, where: "on any issue",
+		name: "orchestrate", order: 27, served: always, args: "[#N ...]", flags: []string{"--workflow W", "--max-concurrency N", "--dry-run"}, where: "on any issue",
 		what:    "runs task issues as a graph: the named tasks (else a workflow's, else every ready task), each in its own workflow run as its dependencies finish, at most N at once (1 to 3) and never two writing the same file; `--dry-run` shows the plan, its waves and the approvals; on an issue whose orchestration is running it resumes it",
 		parse:   parseOrchestrateOptions,
 		onIssue: func(ctx context.Context, r *run) error { return r.orchestrate(ctx) },

@@ -12,7 +12,7 @@ import (
 
 func init() {
 	register(&verb{
-		name: "revoke", order: 30, where: "on a task issue or its studio pull request",
+		name: "revoke", order: 30, served: always, where: "on a task issue or its studio pull request",
 		what:    "withdraws the approvals given so far and recomputes the `studio/gate` check",
 		onIssue: func(ctx context.Context, r *run) error { return r.revoke(ctx) },
 		onPull:  func(ctx context.Context, r *run, _ hub.PullRequest) error { return r.revoke(ctx) },

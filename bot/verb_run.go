@@ -43,7 +43,7 @@ func (c Command) runOptions() RunOptions {
 
 func init() {
 	register(&verb{
-		name: "run", order: 10, flags: []string{"--approved-by-user", "--dry-run"}, where: "on a task issue",
+		name: "run", order: 10, served: func(opts any) bool { return Command{Opts: opts}.runOptions().DryRun }, flags: []string{"--approved-by-user", "--dry-run"}, where: "on a task issue",
 		what:      "runs Codex on the issue's `studio` task block (implement, verify, review, fix passes) and opens a pull request; `--dry-run` only shows the decisions, `--approved-by-user` is a writer's approval where the studio mode accepts one. On an issue without a task block it runs a read-only planning pass that proposes one",
 		parse:     parseRunOptions,
 		needsBase: true,

@@ -104,7 +104,7 @@ func parseTaskOptions(args []string) (any, error) {
 
 func init() {
 	register(&verb{
-		name: "task", order: 17, args: "create --role <role> <title>",
+		name: "task", order: 17, served: always, args: "create --role <role> <title>",
 		flags: []string{"--file <path>", "--write-file <path>", "--depends-on #N", "--priority <n>", "--verify-command <cmd>", "--verify-arg <arg>"},
 		where: "on any issue",
 		what:  "opens a task issue: the title, a `studio` task block from the flags (each repeatable but `--role` and `--priority`; dependencies must be existing issues), and the labels of a ready task of that role. It does not start a run",

@@ -69,7 +69,7 @@ func parseIDAndDryRun(args []string) (id string, dryRun bool, err error) {
 
 func init() {
 	register(&verb{
-		name: "workflow", order: 15, args: "<id> | create-tasks <recipe>", flags: []string{"--dry-run"}, where: "on an issue",
+		name: "workflow", order: 15, served: func(opts any) bool { _, recipe := opts.(RecipeOptions); return recipe }, args: "<id> | create-tasks <recipe>", flags: []string{"--dry-run"}, where: "on an issue",
 		what: "runs one of the studio's workflows (built-in or the project's own, by id or alias) as the issue's task: the workflow's role and objective, the issue's text and `studio` block (for `writeFiles`). " +
 			"`create-tasks <recipe>` instead opens the recipe's task issues (" + strings.Join(texts.QuoteAll(policy.RecipeIDs()), ", ") + ") with their dependencies, as sub-issues of this one listed in its body; with `--dry-run` it only shows them",
 		parse:     parseWorkflowOptions,
