@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/internal/fakerefs"
 	"github.com/codex-studio/studio-action/policy/spend"
 )
 
@@ -15,7 +15,7 @@ import (
 // refs/studio/spend/<yyyy-mm>, each carrying the running totals the cap check reads.
 func TestLedgerAfterThreeRuns(t *testing.T) {
 	t.Parallel()
-	w := newFakeRefs()
+	w := fakerefs.New()
 	ctx := context.Background()
 	at := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
 	for i, e := range []spend.Entry{
@@ -57,7 +57,7 @@ func TestLedgerAfterThreeRuns(t *testing.T) {
 // included.
 func TestLedgerConcurrentAppendsLoseNothing(t *testing.T) {
 	t.Parallel()
-	w := newFakeRefs()
+	w := fakerefs.New()
 	ctx := context.Background()
 	at := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
 	const rounds = 4
@@ -102,7 +102,7 @@ func TestLedgerConcurrentAppendsLoseNothing(t *testing.T) {
 // died stops counting after spend.HoldFor.
 func TestReserveSpendAdmitsOneRunAtATime(t *testing.T) {
 	t.Parallel()
-	w := newFakeRefs()
+	w := fakerefs.New()
 	ctx := context.Background()
 	at := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
 	if _, err := Append(ctx, w, spend.Entry{Run: "earlier", At: at, Cost: cost(0.9)}); err != nil {
@@ -170,7 +170,7 @@ func TestReserveSpendAdmitsOneRunAtATime(t *testing.T) {
 // leave would refuse every run beside it, an orchestration's tasks among them.
 func TestReserveSpendWithoutMaxCostChecksButHoldsNothing(t *testing.T) {
 	t.Parallel()
-	w := newFakeRefs()
+	w := fakerefs.New()
 	ctx := context.Background()
 	at := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
 	if _, err := Append(ctx, w, spend.Entry{Run: "earlier", At: at, Cost: cost(0.5)}); err != nil {
@@ -203,71 +203,3 @@ func TestReserveSpendWithoutMaxCostChecksButHoldsNothing(t *testing.T) {
 }
 
 func cost(v float64) *float64 { return &v }
-
-// fakeRefs is the Git database as the ledger sees it: refs pointing at commits whose messages
-// are records, with GitHub's atomic create and fast-forward-only update.
-type fakeRefs struct {
-	mu      sync.Mutex
-	refs    map[string]string
-	commits map[string]commit
-	next    int
-}
-
-type commit struct{ message, parent string }
-
-func newFakeRefs() *fakeRefs {
-	return &fakeRefs{refs: map[string]string{}, commits: map[string]commit{}}
-}
-
-func (f *fakeRefs) CreateLockCommit(_ context.Context, message, parent string) (string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.next++
-	sha := fmt.Sprintf("%040x", f.next)
-	f.commits[sha] = commit{message, parent}
-	return sha, nil
-}
-
-func (f *fakeRefs) CreateRef(_ context.Context, ref, sha string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.refs[ref]; ok {
-		return hub.ErrRefExists
-	}
-	f.refs[ref] = sha
-	return nil
-}
-
-func (f *fakeRefs) AdvanceRef(_ context.Context, ref, sha string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if cur, ok := f.refs[ref]; !ok || f.commits[sha].parent != cur {
-		return hub.ErrRefMoved
-	}
-	f.refs[ref] = sha
-	return nil
-}
-
-func (f *fakeRefs) LockRecord(_ context.Context, ref string) (string, string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	sha, ok := f.refs[ref]
-	if !ok {
-		return "", "", hub.ErrNotFound
-	}
-	return sha, f.commits[sha].message, nil
-}
-
-func (f *fakeRefs) CommitRecord(_ context.Context, sha string) (string, []string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	c, ok := f.commits[sha]
-	if !ok {
-		return "", nil, hub.ErrNotFound
-	}
-	var parents []string
-	if c.parent != "" {
-		parents = []string{c.parent}
-	}
-	return c.message, parents, nil
-}

@@ -9,80 +9,9 @@ import (
 	"time"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/internal/fakerefs"
 	"github.com/codex-studio/studio-action/policy"
 )
-
-// fakeRefs is the Git database as the locks see it: refs pointing at commits whose messages are
-// records, with GitHub's atomic create and fast-forward-only update.
-type fakeRefs struct {
-	mu      sync.Mutex
-	refs    map[string]string
-	commits map[string]commit
-	next    int
-}
-
-type commit struct{ message, parent string }
-
-func newFakeRefs() *fakeRefs {
-	return &fakeRefs{refs: map[string]string{}, commits: map[string]commit{}}
-}
-
-func (f *fakeRefs) CreateLockCommit(_ context.Context, message, parent string) (string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.next++
-	sha := fmt.Sprintf("%040x", f.next)
-	f.commits[sha] = commit{message, parent}
-	return sha, nil
-}
-
-func (f *fakeRefs) CreateRef(_ context.Context, ref, sha string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.refs[ref]; ok {
-		return hub.ErrRefExists
-	}
-	f.refs[ref] = sha
-	return nil
-}
-
-func (f *fakeRefs) AdvanceRef(_ context.Context, ref, sha string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	cur, ok := f.refs[ref]
-	if !ok || f.commits[sha].parent != cur {
-		return hub.ErrRefMoved
-	}
-	f.refs[ref] = sha
-	return nil
-}
-
-func (f *fakeRefs) LockRecord(_ context.Context, ref string) (string, string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	sha, ok := f.refs[ref]
-	if !ok {
-		return "", "", hub.ErrNotFound
-	}
-	return sha, f.commits[sha].message, nil
-}
-
-func (f *fakeRefs) RefTarget(_ context.Context, ref string) (string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	sha, ok := f.refs[ref]
-	if !ok {
-		return "", hub.ErrNotFound
-	}
-	return sha, nil
-}
-
-func (f *fakeRefs) DeleteRef(_ context.Context, ref string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.refs, ref)
-	return nil
-}
 
 // fakeClock advances only when a locker sleeps.
 type fakeClock struct {
@@ -99,14 +28,14 @@ func (c *fakeClock) Sleep(_ context.Context, d time.Duration) error {
 	return nil
 }
 
-func newLocker(refs *fakeRefs, clock *fakeClock, run string) *Locker {
+func newLocker(refs *fakerefs.Refs, clock *fakeClock, run string) *Locker {
 	return &Locker{Refs: refs, RunID: run, RunURL: "https://github.example/acme/hop/actions/runs/" + run,
 		Wait: 10 * time.Minute, Poll: time.Minute, PollMax: 2 * time.Minute, TTL: time.Hour, Now: clock.Now, Sleep: clock.Sleep}
 }
 
 func TestAcquireThenReleaseLeavesNoRef(t *testing.T) {
 	t.Parallel()
-	refs, clock := newFakeRefs(), &fakeClock{now: time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)}
+	refs, clock := fakerefs.New(), &fakeClock{now: time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)}
 	l := newLocker(refs, clock, "100")
 	h, err := l.Acquire(context.Background(), 7, "/studio run by @octocat")
 	if err != nil {
@@ -131,7 +60,7 @@ func TestAcquireThenReleaseLeavesNoRef(t *testing.T) {
 
 func TestALiveHolderMakesTheWaiterBusy(t *testing.T) {
 	t.Parallel()
-	refs, clock := newFakeRefs(), &fakeClock{now: time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)}
+	refs, clock := fakerefs.New(), &fakeClock{now: time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)}
 	held, err := newLocker(refs, clock, "100").Acquire(context.Background(), 7, "first")
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +81,7 @@ func TestALiveHolderMakesTheWaiterBusy(t *testing.T) {
 
 func TestAnExpiredLockIsBrokenByExactlyOneRun(t *testing.T) {
 	t.Parallel()
-	refs, clock := newFakeRefs(), &fakeClock{now: time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)}
+	refs, clock := fakerefs.New(), &fakeClock{now: time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)}
 	dead, err := newLocker(refs, clock, "100").Acquire(context.Background(), 7, "crashed")
 	if err != nil {
 		t.Fatal(err)
@@ -186,8 +115,8 @@ func TestAnExpiredLockIsBrokenByExactlyOneRun(t *testing.T) {
 	if w.Broken == nil || w.Broken.Run != "100" || !w.Queued {
 		t.Errorf("winner = %+v, want it to record run 100's broken lock", w)
 	}
-	if refs.commits[w.SHA].parent != dead.SHA {
-		t.Errorf("the new lock commit's parent is %s, want the dead one %s (a fast-forward)", refs.commits[w.SHA].parent, dead.SHA)
+	if refs.Parent(w.SHA) != dead.SHA {
+		t.Errorf("the new lock commit's parent is %s, want the dead one %s (a fast-forward)", refs.Parent(w.SHA), dead.SHA)
 	}
 }
 
@@ -202,7 +131,7 @@ func (f fakeRuns) WorkflowRun(_ context.Context, id int64) (hub.WorkflowRun, err
 
 func TestAHolderGitHubReportsCompletedIsBrokenBeforeItExpires(t *testing.T) {
 	t.Parallel()
-	refs, clock := newFakeRefs(), &fakeClock{now: time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)}
+	refs, clock := fakerefs.New(), &fakeClock{now: time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)}
 	if _, err := newLocker(refs, clock, "100").Acquire(context.Background(), 7, "killed"); err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +149,7 @@ func TestAHolderGitHubReportsCompletedIsBrokenBeforeItExpires(t *testing.T) {
 
 func TestReleaseLeavesALockAnotherRunTookOver(t *testing.T) {
 	t.Parallel()
-	refs, clock := newFakeRefs(), &fakeClock{now: time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)}
+	refs, clock := fakerefs.New(), &fakeClock{now: time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)}
 	slow, err := newLocker(refs, clock, "100").Acquire(context.Background(), 7, "slow")
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/roles"
+	"github.com/codex-studio/studio-action/internal/fakerefs"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -84,77 +85,6 @@ func (f *fakeGitHub) DispatchWorkflow(_ context.Context, _, _ string, inputs map
 
 func (f *fakeGitHub) CancelWorkflowRun(context.Context, int64) error { return nil }
 
-// fakeRefs is the Git database: atomic creates, fast-forward-only updates, listing by prefix.
-type fakeRefs struct {
-	mu      sync.Mutex
-	refs    map[string]string
-	commits map[string][2]string // message, parent
-	next    int
-}
-
-func (f *fakeRefs) CreateLockCommit(_ context.Context, message, parent string) (string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.next++
-	sha := fmt.Sprintf("%040x", f.next)
-	f.commits[sha] = [2]string{message, parent}
-	return sha, nil
-}
-
-func (f *fakeRefs) CreateRef(_ context.Context, ref, sha string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if _, ok := f.refs[ref]; ok {
-		return hub.ErrRefExists
-	}
-	f.refs[ref] = sha
-	return nil
-}
-
-func (f *fakeRefs) AdvanceRef(_ context.Context, ref, sha string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if cur, ok := f.refs[ref]; !ok || f.commits[sha][1] != cur {
-		return hub.ErrRefMoved
-	}
-	f.refs[ref] = sha
-	return nil
-}
-
-func (f *fakeRefs) LockRecord(_ context.Context, ref string) (string, string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	sha, ok := f.refs[ref]
-	if !ok {
-		return "", "", hub.ErrNotFound
-	}
-	return sha, f.commits[sha][0], nil
-}
-
-func (f *fakeRefs) RefTarget(_ context.Context, ref string) (string, error) {
-	sha, _, err := f.LockRecord(context.Background(), ref)
-	return sha, err
-}
-
-func (f *fakeRefs) DeleteRef(_ context.Context, ref string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	delete(f.refs, ref)
-	return nil
-}
-
-func (f *fakeRefs) MatchingRefs(_ context.Context, prefix string) ([]hub.RefEntry, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var out []hub.RefEntry
-	for ref, sha := range f.refs {
-		if strings.HasPrefix(ref, prefix) {
-			out = append(out, hub.RefEntry{Ref: ref, SHA: sha})
-		}
-	}
-	return out, nil
-}
-
 func task(n int, role, writeFile string, dependsOn ...string) hub.Issue {
 	block := fmt.Sprintf("```studio\nrole: %s\nwriteFiles: [%s]\n", role, writeFile)
 	if len(dependsOn) > 0 {
@@ -165,13 +95,13 @@ func task(n int, role, writeFile string, dependsOn ...string) hub.Issue {
 }
 
 // newGraph is a graph over three tasks: #2 and #3 write different files, #4 waits for #2.
-func newGraph(t *testing.T) (*Graph, *fakeGitHub, *fakeRefs, *[]string) {
+func newGraph(t *testing.T) (*Graph, *fakeGitHub, *fakerefs.Refs, *[]string) {
 	gh := &fakeGitHub{comments: map[int][]hub.Comment{}, issues: map[int]hub.Issue{
 		2: task(2, "gameplay-programmer", "src/a.gd"),
 		3: task(3, "gameplay-programmer", "src/b.gd"),
 		4: task(4, "gameplay-programmer", "src/c.gd", `"#2"`),
 	}}
-	refs := &fakeRefs{refs: map[string]string{}, commits: map[string][2]string{}}
+	refs := fakerefs.New()
 	var moves []string
 	var mu sync.Mutex
 	clock := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
