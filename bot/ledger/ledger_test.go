@@ -11,7 +11,7 @@ import (
 	"github.com/codex-studio/studio-action/policy/spend"
 )
 
-// The ledger after three runs, through the Git data API of the emulator: one commit a run on
+// The ledger after three runs, against the in-memory Git database: one commit a run on
 // refs/studio/spend/<yyyy-mm>, each carrying the running totals the cap check reads.
 func TestLedgerAfterThreeRuns(t *testing.T) {
 	t.Parallel()
