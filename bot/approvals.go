@@ -99,11 +99,11 @@ func (b *eventBot) approvalsOf(ctx context.Context, pr hub.PullRequest, tn taskC
 		// A pull request without a plan comes from a fast-prototype or guided override run, where
 		// no approval starts anything and self-approval is allowed; its body marker is all there
 		// is for the gate. strict-studio never gets here: every strict implementation has a plan.
-		pa.marker, pa.markerLine = b.trustedMarker(pr, issue)
+		pa.marker, pa.markerLine = b.cfg.trustedMarker(pr, issue)
 	case pa.plan.why != "":
-		b.logf("pull request #%d: %s", pr.Number, pa.plan.why)
+		b.cfg.logf("pull request #%d: %s", pr.Number, pa.plan.why)
 	default:
-		b.logf("pull request #%d has no plan commit; in %s only a recorded plan's identity counts", pr.Number, tn.cfg.StudioMode)
+		b.cfg.logf("pull request #%d has no plan commit; in %s only a recorded plan's identity counts", pr.Number, tn.cfg.StudioMode)
 	}
 	reviews, err := b.gh.Reviews(ctx, pr.Number)
 	if err != nil {
@@ -123,9 +123,9 @@ func (b *eventBot) approvalsOf(ctx context.Context, pr hub.PullRequest, tn taskC
 		BindTaskDigest:    startsRun || pa.plan.headIsPlan,
 		PlannedTaskDigest: pa.plan.record.TaskDigest,
 		CurrentTaskDigest: tn.digest,
-		BotLogin:          b.BotLogin,
-		ApprovalTTL:       b.ApprovalTTL,
-		Now:               b.Now(),
+		BotLogin:          b.cfg.BotLogin,
+		ApprovalTTL:       b.cfg.ApprovalTTL,
+		Now:               b.cfg.Now(),
 		Revocations:       revokes,
 	}
 	if tn.problem != "" {
@@ -150,12 +150,12 @@ func (b *eventBot) approvalsOf(ctx context.Context, pr hub.PullRequest, tn taskC
 // accounts other than the bot are asked: nothing else can authorize, and bots answer 404. A
 // failed lookup is an unknown permission, which never authorizes.
 func (b *eventBot) permissionOf(ctx context.Context, login, accountType string) policy.Permission {
-	if login == "" || accountType != string(policy.AccountUser) || strings.EqualFold(login, b.BotLogin) {
+	if login == "" || accountType != string(policy.AccountUser) || strings.EqualFold(login, b.cfg.BotLogin) {
 		return policy.PermissionUnknown
 	}
 	role, err := b.gh.Permission(ctx, login)
 	if err != nil {
-		b.logf("permission of %s could not be checked (%v); it counts as no permission", login, err)
+		b.cfg.logf("permission of %s could not be checked (%v); it counts as no permission", login, err)
 		return policy.PermissionUnknown
 	}
 	return policy.ParsePermission(role)
@@ -171,14 +171,14 @@ func (b *eventBot) revocations(ctx context.Context, numbers ...int) ([]policy.Re
 			return nil, err
 		}
 		for _, c := range comments {
-			cmd, ok := ParseCommand(c.Body, b.TriggerPhrase)
+			cmd, ok := ParseCommand(c.Body, b.cfg.TriggerPhrase)
 			// A malformed revoke (`/studio revoke --dry-run`) was refused when it was posted,
 			// so it must not withdraw anything when approvals are read later either.
 			if !ok || cmd.Verb != "revoke" || cmd.Err != nil {
 				continue
 			}
 			if !c.CreatedAt.IsZero() && c.UpdatedAt.After(c.CreatedAt) {
-				b.logf("skip: revoke comment %d by %s was edited after it was written; edited comments never count", c.ID, c.Author)
+				b.cfg.logf("skip: revoke comment %d by %s was edited after it was written; edited comments never count", c.ID, c.Author)
 				continue
 			}
 			out = append(out, policy.Revocation{
@@ -197,19 +197,19 @@ func (b *eventBot) revocations(ctx context.Context, numbers ...int) ([]policy.Re
 // provenance policy grants (advisory, approval or override).
 func (r *run) authorizeAndRun(ctx context.Context, tc taskContext) error {
 	cfg, task, base := tc.cfg, tc.task, tc.base
-	branch := r.taskBranch(r.tr.Issue)
+	branch := r.cfg.taskBranch(r.tr.Issue)
 	hash, hashErr := tc.hash, tc.hashErr
 
 	match := policy.ApprovalMatch{CurrentHash: hash}
 	var pa pullApprovals
 	if cfg.StudioMode != policy.ModeFastPrototype {
-		pr, err := r.gh.FindPull(ctx, branch, base)
+		pr, err := r.ev.gh.FindPull(ctx, branch, base)
 		switch {
 		case errors.Is(err, hub.ErrNotFound):
 		case err != nil:
 			return err
 		default:
-			if pa, err = r.approvalsOf(ctx, pr, tc, r.tr.Issue, true); err != nil {
+			if pa, err = r.ev.approvalsOf(ctx, pr, tc, r.tr.Issue, true); err != nil {
 				return err
 			}
 			match = pa.match
@@ -217,9 +217,9 @@ func (r *run) authorizeAndRun(ctx context.Context, tc taskContext) error {
 		match = r.withLocalApproval(match, hashErr)
 	}
 	elig := policy.Evaluate(policy.EligibilityInput{
-		ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: r.phaseOf(task.Role),
+		ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: r.ev.phaseOf(task.Role),
 		HasMatchingApproval: match.HasMatchingApproval(), ApprovedByUser: r.cmd.runOptions().ApprovedByUser,
-		ConstrainedSandbox: r.ConstrainedSandbox || task.RunPolicy.Constrained(), // a task may only tighten it
+		ConstrainedSandbox: r.cfg.ConstrainedSandbox || task.RunPolicy.Constrained(), // a task may only tighten it
 	})
 	tc.elig = elig
 	diag := policy.ApprovalDiagnostic{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, ApprovalScopes: task.ApprovalScope, Match: match}
@@ -243,7 +243,7 @@ func (r *run) authorizeAndRun(ctx context.Context, tc taskContext) error {
 	case hashErr == nil:
 		r.marker, _ = policy.IdentityMarker{ObjectiveSHA256: hash, Issue: r.tr.Issue, RequestedBy: r.tr.Actor.Login}.Render()
 	default:
-		r.logf("no identity marker for #%d: %v; the gate cannot count approvals until the task block is fixed", r.tr.Issue, hashErr)
+		r.cfg.logf("no identity marker for #%d: %v; the gate cannot count approvals until the task block is fixed", r.tr.Issue, hashErr)
 	}
 	return r.implement(ctx, tc)
 }
@@ -271,7 +271,7 @@ func (r *run) dryRun(ctx context.Context, tc taskContext, diag policy.ApprovalDi
 // promptDryRun renders prompts.FormatDryRun from the workspace (a checkout of the default branch
 // in an issue_comment job). It is best effort: the eligibility above is the decision.
 func (r *run) promptDryRun(ctx context.Context, tc taskContext) (string, string) {
-	if r.WorkDir == "" {
+	if r.cfg.WorkDir == "" {
 		return "", r.servePreviewNote(tc)
 	}
 	task, elig := tc.task, tc.elig
@@ -279,7 +279,7 @@ func (r *run) promptDryRun(ctx context.Context, tc taskContext) (string, string)
 	if err != nil {
 		return "", err.Error()
 	}
-	p, facts, err := r.prepareFor(ctx, tc, r.phaseOf(task.Role), elig, route, reviewEnabled(task), r.maxFixPasses(task) > 0)
+	p, facts, err := r.prepareFor(ctx, tc, r.ev.phaseOf(task.Role), elig, route, reviewEnabled(task), r.maxFixPasses(task) > 0)
 	if err != nil {
 		return "", err.Error()
 	}

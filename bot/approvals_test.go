@@ -80,7 +80,7 @@ func TestTaskOfBranch(t *testing.T) {
 		"studio/task-7": 7, "studio/task-123": 123, "studio/task-": 0, "studio/task-07": 0,
 		"studio/task-7x": 0, "studio/task--7": 0, "feature/task-7": 0, "studio/task-7/x": 0,
 	} {
-		if got := b.taskOfBranch(ref); got != want {
+		if got := b.cfg.taskOfBranch(ref); got != want {
 			t.Errorf("taskOfBranch(%q) = %d, want %d", ref, got, want)
 		}
 	}
@@ -343,7 +343,8 @@ func TestRecordPlanWritesTheBotsCheckRun(t *testing.T) {
 	}{{"written", nil}, {"without checks: write the caller can fail closed", hub.ErrForbidden}} {
 		t.Run(tt.name, func(t *testing.T) {
 			gh := &fakeGitHub{createErr: tt.createErr}
-			r := &run{eventBot: testBot(gh, &bytes.Buffer{}), tr: Trigger{Issue: 7}}
+			ev := testBot(gh, &bytes.Buffer{})
+			r := &run{ev: ev, cfg: ev.cfg, tr: Trigger{Issue: 7}}
 			err := r.recordPlan(context.Background(), "plansha", line)
 			if tt.createErr != nil {
 				if !errors.Is(err, hub.ErrForbidden) {

@@ -35,10 +35,10 @@ func (b *eventBot) baseFile(ctx context.Context, path, base string) ([]byte, err
 	}
 	// Once the workspace was handed to the agent (or put on the task branch) its bytes are no
 	// longer the default branch's: ask GitHub.
-	if !b.onBase || !b.pristine || b.WorkDir == "" {
+	if !b.onBase || !b.pristine || b.cfg.WorkDir == "" {
 		return b.gh.FileAtRef(ctx, path, base)
 	}
-	data, err := readRegular(b.WorkDir, path)
+	data, err := readRegular(b.cfg.WorkDir, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		data, err = nil, hub.ErrNotFound
 	}

@@ -24,7 +24,7 @@ const cancelBudget = 30 * time.Second
 func (r *run) reportCancelled(ctx context.Context, cause error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelBudget)
 	defer cancel()
-	r.logf("::warning::the run was cancelled (%v): saving the in-scope work and the status", cause)
+	r.cfg.logf("::warning::the run was cancelled (%v): saving the in-scope work and the status", cause)
 	saved := r.saveWork(ctx)
 
 	r.st.Set(status.StepVerdict, status.StepFailed, texts.VerdictDetail("cancelled"))
@@ -36,14 +36,14 @@ func (r *run) reportCancelled(ctx context.Context, cause error) {
 	r.out.Status, r.out.Summary = "cancelled", r.st.Summary
 	if st := r.impl; st != nil && (st.pr.Number != 0 || len(st.committed) > 0) {
 		if _, err := r.upsertPull(ctx, st.task, st.branch, st.base, r.st.Summary); err != nil {
-			r.logf("::warning::could not update pull request #%d after the cancellation: %v", st.pr.Number, err)
+			r.cfg.logf("::warning::could not update pull request #%d after the cancellation: %v", st.pr.Number, err)
 		}
 	}
 	if err := r.setStatusLabel(ctx, "cancelled"); err != nil {
-		r.logf("::warning::could not label the issue cancelled: %v", err)
+		r.cfg.logf("::warning::could not label the issue cancelled: %v", err)
 	}
 	if err := r.publish(ctx); err != nil {
-		r.logf("::warning::could not say on the issue that the run was cancelled: %v", err)
+		r.cfg.logf("::warning::could not say on the issue that the run was cancelled: %v", err)
 	}
 }
 
@@ -52,20 +52,20 @@ func (r *run) reportCancelled(ctx context.Context, cause error) {
 func (r *run) saveWork(ctx context.Context) string {
 	st := r.impl
 	if st == nil {
-		return texts.CancelledSaved(r.TriggerPhrase, nil)
+		return texts.CancelledSaved(r.cfg.TriggerPhrase, nil)
 	}
 	if err := r.commitPass(ctx, st, 0); err != nil {
-		r.logf("::warning::could not commit the in-scope work after the cancellation: %v", err)
+		r.cfg.logf("::warning::could not commit the in-scope work after the cancellation: %v", err)
 	}
 	if st.unpushed != "" {
 		// Committed, but the push itself was cut short.
 		if err := r.push(ctx, st.branch); err != nil {
-			r.logf("::warning::could not push %s after the cancellation: %v", texts.ShortSHA(st.unpushed), err)
+			r.cfg.logf("::warning::could not push %s after the cancellation: %v", texts.ShortSHA(st.unpushed), err)
 		} else {
 			st.headSHA, st.unpushed = st.unpushed, ""
 		}
 	}
-	return texts.CancelledSaved(r.TriggerPhrase, st.saved())
+	return texts.CancelledSaved(r.cfg.TriggerPhrase, st.saved())
 }
 
 // saved is what the implementation has done so far, for the texts that say where it is.
@@ -78,7 +78,7 @@ func (st *implState) saved() *texts.SavedWork {
 func (r *run) resumeNote() string {
 	st := r.impl
 	if st == nil {
-		return texts.FailedResume(r.TriggerPhrase, nil, "")
+		return texts.FailedResume(r.cfg.TriggerPhrase, nil, "")
 	}
-	return texts.FailedResume(r.TriggerPhrase, st.saved(), r.evidencePath(st.task.Role))
+	return texts.FailedResume(r.cfg.TriggerPhrase, st.saved(), r.evidencePath(st.task.Role))
 }

@@ -17,13 +17,13 @@ func (b *eventBot) readyBase(ctx context.Context, base string) error {
 		return nil
 	}
 	// The fetch below holds the token: no agent process may be alive (as before every push).
-	if b.Jail != nil {
-		if err := b.Jail.CheckNoneLeft(ctx); err != nil {
+	if b.cfg.Jail != nil {
+		if err := b.cfg.Jail.CheckNoneLeft(ctx); err != nil {
 			return fmt.Errorf("refusing to fetch: %w", err)
 		}
 	}
-	if rel, err := filepath.Rel(b.WorkDir, b.RunsDir); err == nil && !strings.HasPrefix(rel, "..") {
-		if err := b.Workspace.Exclude(ctx, "/"+filepath.ToSlash(rel)+"/"); err != nil {
+	if rel, err := filepath.Rel(b.cfg.WorkDir, b.cfg.RunsDir); err == nil && !strings.HasPrefix(rel, "..") {
+		if err := b.cfg.Workspace.Exclude(ctx, "/"+filepath.ToSlash(rel)+"/"); err != nil {
 			return err
 		}
 	}
@@ -32,13 +32,13 @@ func (b *eventBot) readyBase(ctx context.Context, base string) error {
 	// before this returns, so before any agent starts.
 	stripped := make(chan error, 1)
 	go func() {
-		removed, err := b.Workspace.StripCredentialHelpers(ctx)
+		removed, err := b.cfg.Workspace.StripCredentialHelpers(ctx)
 		if err == nil && len(removed) > 0 {
-			b.logf("removed persisted credentials from the workspace git config (%s) so the agent cannot read them; set persist-credentials: false on actions/checkout", strings.Join(removed, ", "))
+			b.cfg.logf("removed persisted credentials from the workspace git config (%s) so the agent cannot read them; set persist-credentials: false on actions/checkout", strings.Join(removed, ", "))
 		}
 		stripped <- err
 	}()
-	err := b.Workspace.CheckoutBase(ctx, base)
+	err := b.cfg.Workspace.CheckoutBase(ctx, base)
 	if serr := <-stripped; serr != nil {
 		return serr
 	}
@@ -46,9 +46,9 @@ func (b *eventBot) readyBase(ctx context.Context, base string) error {
 		return err
 	}
 	b.onBase, b.pristine = true, true
-	if tr, ok := b.Workspace.(treeReader); ok {
-		if u, ok := b.Locks.(lockTreeUser); ok {
-			if head, err := b.Workspace.HeadSHA(ctx); err == nil {
+	if tr, ok := b.cfg.Workspace.(treeReader); ok {
+		if u, ok := b.cfg.Locks.(lockTreeUser); ok {
+			if head, err := b.cfg.Workspace.HeadSHA(ctx); err == nil {
 				if tree, err := tr.TreeOf(ctx, head); err == nil {
 					u.UseLockTree(tree)
 				}
@@ -71,13 +71,13 @@ type treeReader interface {
 // The workspace is on the default branch already: modelRoute, which every Codex flow starts with,
 // put it there.
 func (r *run) prepareWorkspace(ctx context.Context, branch, base string) error {
-	r.pristine = false
+	r.ev.pristine = false
 	// The checkout listed the task branches before the lock: when another run held it, that
 	// run may have pushed this branch since, and this run must build on that.
-	if l, ok := r.Workspace.(branchRelister); ok && r.lock != nil && r.lock.Queued {
+	if l, ok := r.cfg.Workspace.(branchRelister); ok && r.ev.lock != nil && r.ev.lock.Queued {
 		l.RelistBranches()
 	}
-	existed, err := r.Workspace.PrepareBranch(ctx, branch, base)
+	existed, err := r.cfg.Workspace.PrepareBranch(ctx, branch, base)
 	r.newBranch = err == nil && !existed
 	return err
 }

@@ -56,7 +56,7 @@ func (r *run) unmetDependencies(ctx context.Context, task policy.Task) ([]string
 			continue
 		}
 		var known []policy.GraphTask
-		is, err := r.gh.Issue(ctx, d)
+		is, err := r.ev.gh.Issue(ctx, d)
 		switch {
 		case errors.Is(err, hub.ErrNotFound):
 			// Not in known: the seed's "depends on unknown task".
@@ -66,7 +66,7 @@ func (r *run) unmetDependencies(ctx context.Context, task policy.Task) ([]string
 			out = append(out, texts.DependsOnPull(self, d))
 			continue
 		default:
-			status, err := taskStatusOf(r.LabelPrefix, is)
+			status, err := taskStatusOf(r.cfg.LabelPrefix, is)
 			if err != nil {
 				out = append(out, texts.DependencyUnreadable(self, d, err))
 				continue
@@ -87,7 +87,7 @@ func (r *run) checkDependencies(ctx context.Context, task policy.Task) (stop boo
 	if err != nil || len(unmet) == 0 {
 		return false, err
 	}
-	reason := texts.DependencyRefusal(r.TriggerPhrase, unmet)
+	reason := texts.DependencyRefusal(r.cfg.TriggerPhrase, unmet)
 	if r.cmd.runOptions().DryRun {
 		r.refusedNote = reason
 		return false, nil

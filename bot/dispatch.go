@@ -48,7 +48,7 @@ func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
 func (b *Bot) forEvent(tr Trigger) *eventBot {
 	m := hub.NewMemo(b.GitHub, hub.MemoClock(b.Now), hub.MemoBotLogin(b.BotLogin))
 	m.KnowEvent(tr.DefaultBranch, tr.Snapshot)
-	return &eventBot{Bot: b, gh: m, spend: b.newEventSpend()}
+	return &eventBot{cfg: b, gh: m, spend: b.newEventSpend()}
 }
 
 // eventGitHub is what one event's steps ask of GitHub: the union of the small interfaces each
@@ -78,12 +78,12 @@ var _ eventGitHub = (*hub.Memo)(nil)
 // handle is Handle for the event's own bot (forEvent).
 func (b *eventBot) handle(ctx context.Context, tr Trigger) (Outcome, error) {
 	// The bot's own events start nothing, except the workflow runs an orchestration dispatches.
-	if strings.EqualFold(tr.Actor.Login, b.BotLogin) && tr.Kind != TriggerDispatch {
-		return b.skip("the event was caused by the bot itself")
+	if strings.EqualFold(tr.Actor.Login, b.cfg.BotLogin) && tr.Kind != TriggerDispatch {
+		return b.cfg.skip("the event was caused by the bot itself")
 	}
 	handle, ok := routes[eventTarget{tr.Kind, tr.IsPull || tr.Snapshot.IsPull}]
 	if !ok {
-		return b.skip(fmt.Sprintf("%s events are not handled", tr.Kind))
+		return b.cfg.skip(fmt.Sprintf("%s events are not handled", tr.Kind))
 	}
 	return handle(b, ctx, tr)
 }
@@ -94,7 +94,7 @@ func (b *Bot) skip(reason string) (Outcome, error) {
 }
 
 func (b *eventBot) onPullLabel(_ context.Context, tr Trigger) (Outcome, error) {
-	return b.skip(fmt.Sprintf("a label on pull request #%d starts nothing; label the task issue", tr.Issue))
+	return b.cfg.skip(fmt.Sprintf("a label on pull request #%d starts nothing; label the task issue", tr.Issue))
 }
 
 // allowedBot says whether a bot account may drive the studio (the allowed-bots input); a person is
@@ -116,20 +116,20 @@ func (b *Bot) allowedBot(a Actor) bool {
 func (b *eventBot) commandOf(tr Trigger) (cmd Command, reason string) {
 	switch tr.Kind {
 	case TriggerComment:
-		cmd, ok := ParseCommand(tr.CommentBody, b.TriggerPhrase)
+		cmd, ok := ParseCommand(tr.CommentBody, b.cfg.TriggerPhrase)
 		if !ok {
-			return cmd, fmt.Sprintf("comment %d has no line starting with %s", tr.CommentID, b.TriggerPhrase)
+			return cmd, fmt.Sprintf("comment %d has no line starting with %s", tr.CommentID, b.cfg.TriggerPhrase)
 		}
 		return cmd, ""
 	case TriggerLabel:
-		if !b.isTriggerLabel(tr.Label) {
+		if !b.cfg.isTriggerLabel(tr.Label) {
 			return cmd, fmt.Sprintf("label %q does not start a run", tr.Label)
 		}
 		// A role label starts a run only for a task block that names no role; the block's own
 		// role wins, and a different label is reported as a conflict by the run itself.
-		if labelRole, ok := policy.RoleOfLabel(b.LabelPrefix, tr.Label); ok {
+		if labelRole, ok := policy.RoleOfLabel(b.cfg.LabelPrefix, tr.Label); ok {
 			if task, err := b.taskBlock(tr.Snapshot.Body); err == nil && task.Role == labelRole {
-				return cmd, fmt.Sprintf("the task block already names role %s; add the label %srun to start a run", labelRole, b.LabelPrefix)
+				return cmd, fmt.Sprintf("the task block already names role %s; add the label %srun to start a run", labelRole, b.cfg.LabelPrefix)
 			}
 		}
 		return Command{Verb: "run", Line: "label " + tr.Label, Opts: RunOptions{}}, ""
@@ -147,14 +147,14 @@ func (b *Bot) isTriggerLabel(label string) bool {
 // can end the event with its own reply, and reading them in order is what a reviewer of the
 // security boundary needs.
 func (b *eventBot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
-	out := Outcome{RunID: b.RunID}
-	allowedBot := b.allowedBot(tr.Actor)
+	out := Outcome{RunID: b.cfg.RunID}
+	allowedBot := b.cfg.allowedBot(tr.Actor)
 	if tr.Actor.Type == "Bot" && !allowedBot {
-		return b.skip(fmt.Sprintf("%s is a bot and is not listed in allowed-bots", tr.Actor.Login))
+		return b.cfg.skip(fmt.Sprintf("%s is a bot and is not listed in allowed-bots", tr.Actor.Login))
 	}
 	cmd, reason := b.commandOf(tr)
 	if reason != "" {
-		return b.skip(reason)
+		return b.cfg.skip(reason)
 	}
 	v := verbNamed(cmd.Verb)
 	if v != nil && v.open != nil { // anyone may ask: no permission check, lock or status comment
@@ -170,7 +170,7 @@ func (b *eventBot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 	// half-way through an edit of the workspace's git config).
 	placed := v != nil && ((pull && v.onPull != nil) || (!pull && v.onIssue != nil))
 	var base baseCheckout
-	if placed && v.needsBase && b.Workspace != nil && cmd.Err == nil {
+	if placed && v.needsBase && b.cfg.Workspace != nil && cmd.Err == nil {
 		name, err := b.gh.DefaultBranch(ctx)
 		if err != nil {
 			return out, err
@@ -186,7 +186,7 @@ func (b *eventBot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 		if pr, issue, why, err = b.studioPullOf(ctx, tr.Issue); err != nil {
 			return out, err
 		} else if why != "" {
-			return b.skip(why + "; commands on pull requests act only on studio pull requests")
+			return b.cfg.skip(why + "; commands on pull requests act only on studio pull requests")
 		}
 		if task, err = b.gh.Issue(ctx, issue); err != nil {
 			return out, fmt.Errorf("read task issue #%d: %w", issue, err)
@@ -236,7 +236,7 @@ func (b *eventBot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 		}
 		if tr.Kind == TriggerComment && tr.Served == nil {
 			if status.ContainsID(r.st.Handled, tr.CommentID) {
-				return b.skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", tr.CommentID))
+				return b.cfg.skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", tr.CommentID))
 			}
 			r.st.Handled = append(r.st.Handled, tr.CommentID)
 		}
@@ -275,11 +275,11 @@ type reactor interface {
 
 // refuseMisplaced answers a verb written where it does not work, before anything changes.
 func (b *eventBot) refuseMisplaced(ctx context.Context, tr Trigger, cmd Command, v *verb, pull bool, issue int) (Outcome, error) {
-	reply := texts.MisplacedReply(cmd.Line, tr.Actor.Login, b.TriggerPhrase, v.name, v.where, pull, issue, verbsWhere(b.TriggerPhrase, pull))
+	reply := texts.MisplacedReply(cmd.Line, tr.Actor.Login, b.cfg.TriggerPhrase, v.name, v.where, pull, issue, verbsWhere(b.cfg.TriggerPhrase, pull))
 	if _, err := b.gh.CreateComment(ctx, tr.Issue, reply); err != nil {
-		return Outcome{RunID: b.RunID}, err
+		return Outcome{RunID: b.cfg.RunID}, err
 	}
-	return Outcome{RunID: b.RunID, Status: "refused"}, nil
+	return Outcome{RunID: b.cfg.RunID, Status: "refused"}, nil
 }
 
 // authorize asks the collaborator-permission API whether the actor may run mutating commands
@@ -297,19 +297,19 @@ func (b *eventBot) authorize(ctx context.Context, tr Trigger, cmd Command, reply
 	if _, err := b.gh.CreateComment(ctx, replyTo, reply); err != nil {
 		return false, err
 	}
-	b.logf("refused: %s has %s permission", tr.Actor.Login, perm)
+	b.cfg.logf("refused: %s has %s permission", tr.Actor.Login, perm)
 	return false, nil
 }
 
 // refuseUsage replies to a malformed command with what was wrong and how to write it, and does
 // nothing else: no reaction, no status comment, no label.
 func (b *eventBot) refuseUsage(ctx context.Context, tr Trigger, cmd Command, replyTo int) (Outcome, error) {
-	out := Outcome{RunID: b.RunID, Status: "refused"}
+	out := Outcome{RunID: b.cfg.RunID, Status: "refused"}
 	reply := texts.UsageReply(cmd.Line, tr.Actor.Login, cmd.Err)
 	if _, err := b.gh.CreateComment(ctx, replyTo, reply); err != nil {
 		return out, err
 	}
-	b.logf("refused: malformed command %q: %v", texts.QuoteLine(cmd.Line), cmd.Err)
+	b.cfg.logf("refused: malformed command %q: %v", texts.QuoteLine(cmd.Line), cmd.Err)
 	return out, nil
 }
 
@@ -332,8 +332,8 @@ func (c *baseCheckout) start(ctx context.Context, b *eventBot, base string) {
 	c.done = make(chan error, 1)
 	c.tree = make(chan struct{})
 	treeKnown := func() { c.treeOnce.Do(func() { close(c.tree) }) }
-	if t, ok := b.Workspace.(baseTipTeller); ok && !b.onBase {
-		if u, ok := b.Locks.(lockTreeUser); ok {
+	if t, ok := b.cfg.Workspace.(baseTipTeller); ok && !b.onBase {
+		if u, ok := b.cfg.Locks.(lockTreeUser); ok {
 			t.OnBaseTip(func(_, tree string) {
 				u.UseLockTree(tree)
 				treeKnown()

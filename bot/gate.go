@@ -47,7 +47,7 @@ func (b *eventBot) gateFacts(ctx context.Context, pr hub.PullRequest, tn taskCon
 		ChangedPaths:          files,
 		ChangedPathsTruncated: len(files) < pr.ChangedFiles,
 		WriteScope:            scope,
-		RequiredApprovals:     b.RequiredApprovals,
+		RequiredApprovals:     b.cfg.RequiredApprovals,
 		Approvals:             pa.match,
 		NothingImplemented:    pa.plan.headIsPlan,
 	}, nil
@@ -58,13 +58,13 @@ func (b *eventBot) gateFacts(ctx context.Context, pr hub.PullRequest, tn taskCon
 func (b *eventBot) studioVerdict(ctx context.Context, sha string) (*policy.StudioVerdict, error) {
 	runs, err := b.gh.CheckRuns(ctx, sha, ReviewCheckName)
 	if errors.Is(err, hub.ErrForbidden) {
-		b.logf("::warning::the token cannot read check runs (%v); grant `checks: read` so the gate can see the studio review", err)
+		b.cfg.logf("::warning::the token cannot read check runs (%v); grant `checks: read` so the gate can see the studio review", err)
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	return policy.StudioVerdictOf(b.ownRuns(runs, sha), b.botApp(), sha), nil
+	return policy.StudioVerdictOf(b.cfg.ownRuns(runs, sha), b.cfg.botApp(), sha), nil
 }
 
 // writeGate evaluates studio/gate and writes it on the head commit.
@@ -80,7 +80,7 @@ func (b *eventBot) writeGate(ctx context.Context, pr hub.PullRequest, tn taskCon
 	if err := b.publishGate(ctx, pr.HeadSHA, res); err != nil {
 		return res, err
 	}
-	b.logf("%s on %s (#%d): %s: %s", policy.GateCheckName, texts.ShortSHA(pr.HeadSHA), pr.Number, res.Conclusion, res.Title)
+	b.cfg.logf("%s on %s (#%d): %s: %s", policy.GateCheckName, texts.ShortSHA(pr.HeadSHA), pr.Number, res.Conclusion, res.Title)
 	return res, nil
 }
 
@@ -98,7 +98,7 @@ func (b *eventBot) publishGate(ctx context.Context, sha string, res policy.GateR
 // here is logged, not fatal: the run's own result stands and the next event recomputes the gate.
 func (b *eventBot) refreshGate(ctx context.Context, number, issue int) {
 	if err := b.recomputeGate(ctx, number, issue); err != nil {
-		b.logf("::warning::%s was not updated on #%d: %v", policy.GateCheckName, number, err)
+		b.cfg.logf("::warning::%s was not updated on #%d: %v", policy.GateCheckName, number, err)
 	}
 }
 

@@ -33,7 +33,7 @@ func TestHelpAnswersAnyoneWithTheVerbTable(t *testing.T) {
 		b := testBot(gh, &log)
 		tr := Trigger{Kind: TriggerComment, Owner: "acme", Repo: "hop", Issue: 9, IsPull: isPull, Actor: Actor{Login: "visitor", Type: "User"},
 			CommentID: 77, CommentBody: "How does this work?\n/studio help", Snapshot: hub.Issue{Number: 9, IsPull: isPull}}
-		out, err := b.Handle(context.Background(), tr)
+		out, err := b.cfg.Handle(context.Background(), tr)
 		if err != nil || out.Status != "done" {
 			t.Fatalf("pull %v: Handle = %+v, %v\n%s", isPull, out, err, log.String())
 		}
@@ -60,7 +60,7 @@ func TestHelpAnswersAnyoneWithTheVerbTable(t *testing.T) {
 			t.Errorf("pull %v: help asked for permissions of %v", isPull, gh.asked)
 		}
 		// The same comment delivered again is not answered again.
-		out, err = b.Handle(context.Background(), tr)
+		out, err = b.cfg.Handle(context.Background(), tr)
 		if err != nil || out.Status != "skipped" || len(gh.replies[9]) != 1 {
 			t.Errorf("pull %v: re-delivered help = %+v, %v, %d replies", isPull, out, err, len(gh.replies[9]))
 		}

@@ -27,7 +27,7 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 		// A role that may not write (producer, qa-playtester): its report is the deliverable.
 		return r.report(ctx, tc)
 	}
-	branch := r.taskBranch(r.tr.Issue)
+	branch := r.cfg.taskBranch(r.tr.Issue)
 	// Render before touching the branch: the workspace is still the default branch's checkout,
 	// which is where role packs and context must come from.
 	rr, stop, err := r.render(ctx, tc, reviewEnabled(task), r.maxFixPasses(task) > 0)
@@ -51,7 +51,7 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 	out, runErr := r.runLifecycle(ctx, st, routes, prepared, facts)
 	r.noteUsage(out.Usage)
 	// The run's Codex calls are over: its ledger entry is written beside the writes below.
-	r.startLedger(ctx, r.tr, r.out)
+	r.ev.startLedger(ctx, r.tr, r.out)
 	if runErr != nil && ctx.Err() != nil {
 		return runErr
 	}
@@ -85,12 +85,12 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 	summary := texts.VerdictSummary(verdict, st.committed, blockers, st.headSHA)
 	if out.Refusal != nil {
 		// The first blocker is the refusal, which the note says with the API's words fenced.
-		summary = texts.VerdictSummary(verdict, st.committed, blockers[1:], st.headSHA) + "\n\n" + refusalNote(out.Refusal, r.TriggerPhrase+" run")
+		summary = texts.VerdictSummary(verdict, st.committed, blockers[1:], st.headSHA) + "\n\n" + refusalNote(out.Refusal, r.cfg.TriggerPhrase+" run")
 		r.out.Failure = refusalFailure(out.Refusal)
 	}
 	if delegation != nil {
 		if s := strings.TrimSpace(delegation.Summary); s != "" {
-			summary += "\n\n" + texts.DelegatedSummary(r.Redactor.Redact(s))
+			summary += "\n\n" + texts.DelegatedSummary(r.cfg.Redactor.Redact(s))
 		}
 		note, err := r.delegate(ctx, base, r.spawn, *delegation)
 		if err != nil {
@@ -122,7 +122,7 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 	if r.out.PullRequest > 0 {
 		// The push moved the head: studio/gate is recomputed for it, beside the label and the
 		// status comment below (the gate reads neither).
-		defer r.refreshGateBeside(ctx, r.out.PullRequest, r.tr.Issue)()
+		defer r.ev.refreshGateBeside(ctx, r.out.PullRequest, r.tr.Issue)()
 	}
 
 	r.st.Set(status.StepVerdict, status.StepDone, texts.VerdictDetail(verdict))
@@ -138,7 +138,7 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 // log lines, what the agent left running, and where the evidence is. The status comment and the
 // outcome take it.
 func (r *run) endSummary(summary string, out codex.Outcome, verdict, role string) string {
-	if tail := texts.LastLines(r.Redactor.Redact(r.closeLifecycle(out, verdict)), 40); tail != "" {
+	if tail := texts.LastLines(r.cfg.Redactor.Redact(r.closeLifecycle(out, verdict)), 40); tail != "" {
 		summary += "\n\n" + texts.LifecycleDetails(tail)
 	}
 	summary += leftoversNote(out.Leftovers())
@@ -161,7 +161,7 @@ type pullWriter interface {
 // On a branch this run created there can be no pull request yet, so it is opened without a lookup.
 func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, summary string) (hub.PullRequest, error) {
 	title := texts.PullTitle(task.Role, r.issue.Title)
-	body := texts.PullBody(r.marker, r.tr.Issue, task.Role, r.RunID, r.RunURL, summary)
+	body := texts.PullBody(r.marker, r.tr.Issue, task.Role, r.cfg.RunID, r.cfg.RunURL, summary)
 	var pr hub.PullRequest
 	var err error
 	known := hub.PullRequest{}
@@ -170,18 +170,18 @@ func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, su
 	}
 	switch {
 	case known.Number != 0:
-		pr, err = r.gh.EditPull(ctx, known.Number, title, body)
+		pr, err = r.ev.gh.EditPull(ctx, known.Number, title, body)
 	case r.newBranch:
-		pr, err = r.gh.CreatePull(ctx, hub.NewPull{Title: title, Head: branch, Base: base, Body: body})
+		pr, err = r.ev.gh.CreatePull(ctx, hub.NewPull{Title: title, Head: branch, Base: base, Body: body})
 	default:
-		existing, ferr := r.gh.FindPull(ctx, branch, base)
+		existing, ferr := r.ev.gh.FindPull(ctx, branch, base)
 		switch {
 		case errors.Is(ferr, hub.ErrNotFound):
-			pr, err = r.gh.CreatePull(ctx, hub.NewPull{Title: title, Head: branch, Base: base, Body: body})
+			pr, err = r.ev.gh.CreatePull(ctx, hub.NewPull{Title: title, Head: branch, Base: base, Body: body})
 		case ferr != nil:
 			return hub.PullRequest{}, ferr
 		default:
-			pr, err = r.gh.EditPull(ctx, existing.Number, title, body)
+			pr, err = r.ev.gh.EditPull(ctx, existing.Number, title, body)
 		}
 	}
 	if err != nil {
@@ -212,8 +212,8 @@ type eventFacts interface {
 // knowPullContent tells the memo what the pull request holds when this run created its branch:
 // exactly the commits and paths the run pushed, so the review and the gate need not list them.
 func (r *run) knowPullContent(st *implState) {
-	r.gh.MovedHead(st.pr.Number, st.headSHA)
+	r.ev.gh.MovedHead(st.pr.Number, st.headSHA)
 	if r.newBranch {
-		r.gh.KnowPull(st.pr.Number, st.headSHA, st.commits, st.committed)
+		r.ev.gh.KnowPull(st.pr.Number, st.headSHA, st.commits, st.committed)
 	}
 }

@@ -6,13 +6,13 @@ import "github.com/codex-studio/studio-action/policy"
 // local run: Settings.LocalApproval) to match, as the authorizing decision an approving review of
 // the plan pull request would be. The action has no such source: there an approval is a review.
 func (r *run) withLocalApproval(match policy.ApprovalMatch, hashErr error) policy.ApprovalMatch {
-	if r.LocalApproval == nil || hashErr != nil || match.CurrentHash == "" {
+	if r.cfg.LocalApproval == nil || hashErr != nil || match.CurrentHash == "" {
 		return match
 	}
-	if by, at, ok := r.LocalApproval(match.CurrentHash); ok {
+	if by, at, ok := r.cfg.LocalApproval(match.CurrentHash); ok {
 		match.Decisions = append(match.Decisions, policy.ReviewDecision{
 			Review: policy.Review{Author: by, State: policy.ReviewApproved, SubmittedAt: at}, Authorizing: true})
-		r.logf("local approval of objective hash %s by %s", match.CurrentHash, by)
+		r.cfg.logf("local approval of objective hash %s by %s", match.CurrentHash, by)
 	}
 	return match
 }

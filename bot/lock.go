@@ -66,12 +66,12 @@ func (b *Bot) lockTTL() time.Duration {
 // unlocked. When the wait runs out, the actor is told on the issue that the event was not carried
 // out, and the error makes the workflow run fail (re-running it replays the same event).
 func (b *eventBot) locked(ctx context.Context, issue int, event, actor string, fn func(context.Context) (Outcome, error)) (Outcome, error) {
-	if b.Locks == nil {
+	if b.cfg.Locks == nil {
 		return fn(ctx)
 	}
 	h, err := b.acquireLock(ctx, issue, event)
 	if err != nil {
-		out := Outcome{RunID: b.RunID, Status: "error"}
+		out := Outcome{RunID: b.cfg.RunID, Status: "error"}
 		var busy *lock.BusyError
 		if errors.As(err, &busy) {
 			b.reportBusy(ctx, busy, event, actor)
@@ -99,9 +99,9 @@ func (b *eventBot) locked(ctx context.Context, issue int, event, actor string, f
 
 // locker is the event's Locker: this run's names, the settings, the clock and the log.
 func (b *eventBot) locker() *lock.Locker {
-	runs, _ := b.Locks.(lock.RunLookup)
-	return &lock.Locker{Refs: b.Locks, Runs: runs, RunID: b.RunID, RunAttempt: b.RunAttempt, RunURL: b.RunURL,
-		Wait: b.LockWait, Poll: b.LockPoll, PollMax: b.LockPollMax, TTL: b.lockTTL(), Now: b.Now, Sleep: b.Sleep, Logf: b.logf}
+	runs, _ := b.cfg.Locks.(lock.RunLookup)
+	return &lock.Locker{Refs: b.cfg.Locks, Runs: runs, RunID: b.cfg.RunID, RunAttempt: b.cfg.RunAttempt, RunURL: b.cfg.RunURL,
+		Wait: b.cfg.LockWait, Poll: b.cfg.LockPoll, PollMax: b.cfg.LockPollMax, TTL: b.cfg.lockTTL(), Now: b.cfg.Now, Sleep: b.cfg.Sleep, Logf: b.cfg.logf}
 }
 
 func (b *eventBot) acquireLock(ctx context.Context, issue int, event string) (*lock.Held, error) {
@@ -115,9 +115,9 @@ func (b *eventBot) releaseLock(ctx context.Context, h *lock.Held) { b.locker().R
 func (b *eventBot) reportBusy(ctx context.Context, busy *lock.BusyError, event, actor string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	body := texts.BusyReply(event, actor, busy, b.RunURL)
+	body := texts.BusyReply(event, actor, busy, b.cfg.RunURL)
 	if _, err := b.gh.CreateComment(ctx, busy.Issue, body); err != nil {
-		b.logf("::warning::could not say on #%d that the event was not carried out: %v", busy.Issue, err)
+		b.cfg.logf("::warning::could not say on #%d that the event was not carried out: %v", busy.Issue, err)
 	}
 }
 

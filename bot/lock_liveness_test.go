@@ -54,7 +54,7 @@ func TestLockOfACompletedRunIsBrokenAtOnce(t *testing.T) {
 	}
 	var log bytes.Buffer
 	next := w.lockBot(t, "9001", LockSettings{LockWait: 20 * time.Minute, LockPoll: time.Minute}, &log)
-	next.Sleep = w.clock.Sleep
+	next.cfg.Sleep = w.clock.Sleep
 	start := w.clock.Now()
 	var history []string
 	ran := false
@@ -91,7 +91,7 @@ func TestLockOfALiveRunIsWaitedForAndBrokenOnceItEnds(t *testing.T) {
 	live, h := w.heldByRun(t)
 	var log bytes.Buffer
 	waiter := w.lockBot(t, "9002", LockSettings{LockWait: 10 * time.Minute, LockPoll: 5 * time.Second, LockPollMax: time.Minute}, &log)
-	waiter.Sleep = w.clock.Sleep
+	waiter.cfg.Sleep = w.clock.Sleep
 	start := w.clock.Now()
 	ran := false
 	_, err := waiter.locked(ctx, w.issue, "/studio run by @octocat", "octocat", func(context.Context) (Outcome, error) { ran = true; return Outcome{}, nil })
@@ -106,7 +106,7 @@ func TestLockOfALiveRunIsWaitedForAndBrokenOnceItEnds(t *testing.T) {
 	if n := w.runLookups(live.ID); n < 2 || n > 1+int(10*time.Minute/(30*time.Second)) {
 		t.Errorf("asked GitHub about the live run %d times in 10 minutes", n)
 	}
-	comments, err := waiter.GitHub.Comments(ctx, w.issue)
+	comments, err := waiter.cfg.GitHub.Comments(ctx, w.issue)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestLockOfALiveRunIsWaitedForAndBrokenOnceItEnds(t *testing.T) {
 	// The holder ends while the next run waits: that run breaks the lock at its next look.
 	polls := 0
 	next := w.lockBot(t, "9003", LockSettings{LockWait: 20 * time.Minute, LockPoll: 5 * time.Second, LockPollMax: time.Minute}, nil)
-	next.Sleep = func(ctx context.Context, d time.Duration) error {
+	next.cfg.Sleep = func(ctx context.Context, d time.Duration) error {
 		if polls++; polls == 3 {
 			if err := w.emu.SetWorkflowRunStatus(tOwner, tRepo, live.ID, "completed", "failure"); err != nil {
 				t.Error(err)
@@ -177,7 +177,7 @@ func TestLockIsNotBrokenWhenTheRunCannotBeLookedUp(t *testing.T) {
 			}
 			w.emu.InjectFaults(tc.fault)
 			waiter := w.lockBot(t, "9004", LockSettings{LockWait: 3 * time.Minute, LockPoll: 30 * time.Second, LockPollMax: time.Minute}, nil)
-			waiter.Sleep = w.clock.Sleep
+			waiter.cfg.Sleep = w.clock.Sleep
 			_, err := waiter.locked(ctx, w.issue, "/studio run by @octocat", "octocat", func(context.Context) (Outcome, error) { return Outcome{}, nil })
 			var busy *policy.LockBusy
 			if !errors.As(err, &busy) {
@@ -212,7 +212,7 @@ func TestReRunBreaksItsEarlierAttemptsLock(t *testing.T) {
 	id := strconv.FormatInt(dead.ID, 10)
 	var log bytes.Buffer
 	rerun := w.lockBot(t, id, LockSettings{RunAttempt: "2", LockWait: time.Minute}, &log)
-	rerun.Sleep = w.clock.Sleep
+	rerun.cfg.Sleep = w.clock.Sleep
 	start := w.clock.Now()
 	var history []string
 	if _, err := rerun.locked(context.Background(), w.issue, "/studio run by @octocat", "octocat", func(context.Context) (Outcome, error) {

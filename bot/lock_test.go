@@ -114,7 +114,7 @@ func TestCrashedRunsLockExpiresAndIsBrokenWithANote(t *testing.T) {
 	w.clock.t.Add(int64(20 * time.Minute))
 	var waitLog bytes.Buffer
 	waiter := w.lockBot(t, "202", LockSettings{LockWait: 10 * time.Minute, LockPoll: time.Minute, LockPollMax: 4 * time.Minute}, &waitLog)
-	waiter.Sleep = w.clock.Sleep
+	waiter.cfg.Sleep = w.clock.Sleep
 	ran := false
 	_, err = waiter.locked(ctx, w.issue, "/studio run by @octocat", "octocat", func(context.Context) (Outcome, error) { ran = true; return Outcome{}, nil })
 	var busy *policy.LockBusy
@@ -124,7 +124,7 @@ func TestCrashedRunsLockExpiresAndIsBrokenWithANote(t *testing.T) {
 	if busy.Waited < 10*time.Minute || busy.Waited > 15*time.Minute {
 		t.Errorf("waited %s, want the 10-minute bound", busy.Waited)
 	}
-	comments, err := waiter.GitHub.Comments(ctx, w.issue)
+	comments, err := waiter.cfg.GitHub.Comments(ctx, w.issue)
 	if err != nil {
 		t.Fatal(err)
 	}

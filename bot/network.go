@@ -32,11 +32,11 @@ type NetworkSettings struct {
 // that says it on the status. studio.json and the task block were checked when they were read, so
 // their entries parse.
 func (r *run) configureNetwork(tc taskContext, phase policy.Phase, elig policy.Eligibility) {
-	if r.Network == nil {
+	if r.cfg.Network == nil {
 		return
 	}
 	mode := egress.DefaultMode
-	for _, m := range []string{r.NetworkMode, tc.cfg.Network.Mode} {
+	for _, m := range []string{r.cfg.NetworkMode, tc.cfg.Network.Mode} {
 		if m != "" {
 			mode, _ = egress.ParseMode(m)
 			break
@@ -45,16 +45,16 @@ func (r *run) configureNetwork(tc taskContext, phase policy.Phase, elig policy.E
 	var src egress.Sources
 	var ecosystems []string
 	if tc.cfg.Network.RecommendedOn() {
-		src.Recommended, ecosystems = egress.Recommended(rootNames(r.WorkDir))
+		src.Recommended, ecosystems = egress.Recommended(rootNames(r.cfg.WorkDir))
 	}
 	src.Repository, _ = egress.ParseList(tc.cfg.Network.AllowHosts)
-	src.Input, _ = egress.ParseList(r.AllowHosts)
+	src.Input, _ = egress.ParseList(r.cfg.AllowHosts)
 	src.Task, _ = egress.ParseList(tc.task.AllowHosts)
 	src.TaskAccepted = egress.TaskHostsCount(tc.cfg.StudioMode == policy.ModeStrictStudio,
 		elig.Provenance == policy.ProvenanceApproval, phase == policy.PhasePlan)
 	allow, notes := egress.Effective(src)
-	r.Network.Configure(codex.NetworkConfig{Mode: mode, Allow: allow})
-	r.st.Network = texts.NetworkLine(mode, allow, ecosystems, notes, r.Network.For(r.Jail) != nil)
+	r.cfg.Network.Configure(codex.NetworkConfig{Mode: mode, Allow: allow})
+	r.st.Network = texts.NetworkLine(mode, allow, ecosystems, notes, r.cfg.Network.For(r.cfg.Jail) != nil)
 }
 
 // rootNames are the names at the workspace's root, where the ecosystems' files are looked for.
@@ -73,15 +73,15 @@ func rootNames(dir string) []string {
 // networkNote is what the end of a run says of the network: the blocks, and whether one may
 // explain a failed verification.
 func (r *run) networkNote(out codex.Outcome) string {
-	if r.Network == nil {
+	if r.cfg.Network == nil {
 		return ""
 	}
-	blocks := r.Network.Blocks()
+	blocks := r.cfg.Network.Blocks()
 	if r.impl != nil && r.impl.ev != nil {
 		// The evidence counts what the network did: every block (the kept ones in full) and the
 		// connections let through, by host.
 		_ = r.impl.ev.WriteJSON("network.json", networkEvidence{
-			Blocked: blocks.Total, NotListed: blocks.Dropped, Blocks: blocks.Kept(), Allowed: r.Network.Allowed(),
+			Blocked: blocks.Total, NotListed: blocks.Dropped, Blocks: blocks.Kept(), Allowed: r.cfg.Network.Allowed(),
 		})
 	}
 	return texts.NetworkBlocks(blocks, verificationFailed(out))
@@ -108,8 +108,8 @@ func verificationFailed(out codex.Outcome) bool {
 
 // verifyNetwork is the verification's way out: the same as the Codex calls'.
 func (r *run) verifyNetwork() *jail.Network {
-	if r.Network == nil {
+	if r.cfg.Network == nil {
 		return nil
 	}
-	return r.Network.For(r.Jail)
+	return r.cfg.Network.For(r.cfg.Jail)
 }

@@ -16,7 +16,7 @@ import (
 // resolves: its role, its workflowId, its runPolicy.modelTier, the action's model inputs).
 func (b *eventBot) dryRunDetails(ctx context.Context, o *taskgraph.Orchestration) func(policy.GraphTask) []string {
 	rs, rolesErr := b.roles(ctx, o.Base)
-	workdir := b.WorkDir
+	workdir := b.cfg.WorkDir
 	if workdir == "" {
 		workdir = "."
 	}
@@ -29,7 +29,7 @@ func (b *eventBot) dryRunDetails(ctx context.Context, o *taskgraph.Orchestration
 		}
 		task := policy.Task{Role: t.Role, WorkflowID: t.WorkflowID, WriteFiles: t.WriteFiles, RunPolicy: policy.RunPolicy{ModelTier: t.ModelTier}}
 		routes, err := rs.RouteForTask(task, func(path string) ([]byte, error) { return b.baseFile(ctx, path, o.Base) },
-			roles.RouteInputs{Model: b.Model, ModelTier: b.ModelTier})
+			roles.RouteInputs{Model: b.cfg.Model, ModelTier: b.cfg.ModelTier})
 		if err != nil {
 			return append(lines, texts.DryRunCodexLine("", err))
 		}
@@ -38,7 +38,7 @@ func (b *eventBot) dryRunDetails(ctx context.Context, o *taskgraph.Orchestration
 			phase, _ := rs.Lookup(t.Role)
 			// The implementation call, as it runs once the approval above is given.
 			elig := policy.Evaluate(policy.EligibilityInput{ProjectStage: o.Cfg.Mode, StudioMode: o.Cfg.StudioMode, Phase: phase,
-				HasMatchingApproval: true, ConstrainedSandbox: b.ConstrainedSandbox})
+				HasMatchingApproval: true, ConstrainedSandbox: b.cfg.ConstrainedSandbox})
 			sandbox = string(elig.CodexSandbox)
 		}
 		display := codex.Display("codex", codex.Args(codex.Request{Model: routes.Implementation.Primary, Workdir: workdir, Sandbox: sandbox}, codex.ArgOptions{}))

@@ -33,7 +33,7 @@ func (b *eventBot) setIssueStatus(ctx context.Context, issue int, verdict, why s
 	if err != nil || !changed {
 		return err
 	}
-	r.st.History = append(r.st.History, texts.StatusHistoryLine(b.Now(), from, verdict, b.RunID, why))
+	r.st.History = append(r.st.History, texts.StatusHistoryLine(b.cfg.Now(), from, verdict, b.cfg.RunID, why))
 	r.st.Verdict, r.st.Ended = verdict, true
 	r.st.Set(status.StepVerdict, status.StepDone, texts.VerdictDetail(verdict))
 	r.st.Summary = texts.StatusNote(verdict, why)
@@ -43,13 +43,13 @@ func (b *eventBot) setIssueStatus(ctx context.Context, issue int, verdict, why s
 // graph is the event's task graph: its GitHub memo, the lock refs, the roles it read, and the
 // status writer only the flow has.
 func (b *eventBot) graph() *taskgraph.Graph {
-	runs, _ := b.Locks.(lock.RunLookup)
-	g := &taskgraph.Graph{GitHub: b.gh, Refs: b.Locks, Runs: runs, Roles: b.roles, SetStatus: b.setIssueStatus,
-		LabelPrefix: b.LabelPrefix, BotLogin: b.BotLogin, RunID: b.RunID, RunURL: b.RunURL,
-		DispatchWorkflow: b.DispatchWorkflow, Now: b.Now, Logf: b.logf}
-	if b.RunsDir != "" {
+	runs, _ := b.cfg.Locks.(lock.RunLookup)
+	g := &taskgraph.Graph{GitHub: b.gh, Refs: b.cfg.Locks, Runs: runs, Roles: b.roles, SetStatus: b.setIssueStatus,
+		LabelPrefix: b.cfg.LabelPrefix, BotLogin: b.cfg.BotLogin, RunID: b.cfg.RunID, RunURL: b.cfg.RunURL,
+		DispatchWorkflow: b.cfg.DispatchWorkflow, Now: b.cfg.Now, Logf: b.cfg.logf}
+	if b.cfg.RunsDir != "" {
 		g.Evidence = func(orchestration int, file string, data []byte) error {
-			ev, err := codex.NewEvidence(b.RunsDir, b.RunID, fmt.Sprintf("orchestration-%d", orchestration), b.Redactor)
+			ev, err := codex.NewEvidence(b.cfg.RunsDir, b.cfg.RunID, fmt.Sprintf("orchestration-%d", orchestration), b.cfg.Redactor)
 			if err != nil {
 				return err
 			}

@@ -45,7 +45,7 @@ func (b *eventBot) planOf(ctx context.Context, pr hub.PullRequest, issue int) (p
 	if ps.sha, ps.headIsPlan = policy.PlanCommit(facts, pr.HeadSHA); ps.sha == "" {
 		return ps, nil
 	}
-	rf := policy.PlanRecordFacts{PlanSHA: ps.sha, Issue: issue, App: b.botApp(), TriggerPhrase: b.TriggerPhrase}
+	rf := policy.PlanRecordFacts{PlanSHA: ps.sha, Issue: issue, App: b.cfg.botApp(), TriggerPhrase: b.cfg.TriggerPhrase}
 	runs, err := b.gh.CheckRuns(ctx, ps.sha, PlanCheckName)
 	switch {
 	case errors.Is(err, hub.ErrForbidden):
@@ -53,7 +53,7 @@ func (b *eventBot) planOf(ctx context.Context, pr hub.PullRequest, issue int) (p
 	case err != nil:
 		return ps, fmt.Errorf("read the plan record of #%d: %w", pr.Number, err)
 	default:
-		rf.Runs = b.ownRuns(runs, ps.sha)
+		rf.Runs = b.cfg.ownRuns(runs, ps.sha)
 	}
 	rec, err := policy.TrustPlanRecord(rf)
 	if err != nil {
@@ -81,7 +81,7 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 	if err != nil {
 		return r.block(ctx, status.StepTaskParsed, texts.PlanRecordUnwritable(err))
 	}
-	branch := r.taskBranch(r.tr.Issue)
+	branch := r.cfg.taskBranch(r.tr.Issue)
 	planElig := policy.Evaluate(policy.EligibilityInput{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: policy.PhasePlan})
 	rr, stop, err := r.prepareStep(ctx, tc, policy.PhasePlan, planElig, false, false)
 	if stop || err != nil {
@@ -112,22 +112,22 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 	}
 	res := exe.Result
 	if ref := r.refused(exe); ref != nil {
-		return r.endRefused(ctx, ref, r.TriggerPhrase+" run", false)
+		return r.endRefused(ctx, ref, r.cfg.TriggerPhrase+" run", false)
 	}
 	if res.Failed() {
 		r.st.Set(status.StepCodex, status.StepFailed, texts.PlanCodexFailed(res.ExitCode))
 		r.st.Summary = codexFailureSummary(res)
-		return r.block(ctx, status.StepCodex, texts.PlanFailed(r.TriggerPhrase))
+		return r.block(ctx, status.StepCodex, texts.PlanFailed(r.cfg.TriggerPhrase))
 	}
 	r.st.Set(status.StepCodex, status.StepDone, texts.PlanCodexDetail(route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox))
 	// The read-only sandbox should make changes impossible; the empty commit leaves them out anyway.
 	if changes, err := r.revertChanges(ctx); err != nil {
 		return err
 	} else if len(changes) > 0 {
-		r.logf("::warning::the plan phase changed %d path(s); they were discarded, not committed", len(changes))
+		r.cfg.logf("::warning::the plan phase changed %d path(s); they were discarded, not committed", len(changes))
 	}
 
-	sha, err := r.Workspace.Commit(ctx, gitops.CommitRequest{Message: texts.PlanCommitMessage(task.Role, r.issue.Title, r.tr.Issue, r.RunID), Author: gitops.BotSignature, AllowEmpty: true})
+	sha, err := r.cfg.Workspace.Commit(ctx, gitops.CommitRequest{Message: texts.PlanCommitMessage(task.Role, r.issue.Title, r.tr.Issue, r.cfg.RunID), Author: gitops.BotSignature, AllowEmpty: true})
 	if err != nil {
 		return fmt.Errorf("commit the plan: %w", err)
 	}
@@ -139,7 +139,7 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 		if errors.Is(err, hub.ErrForbidden) {
 			// Fail closed: without the record no approval could ever be trusted, so opening a
 			// pull request that asks for one would only mislead.
-			return r.block(ctx, status.StepPull, texts.PlanUnrecordable(PlanCheckName, r.TriggerPhrase))
+			return r.block(ctx, status.StepPull, texts.PlanUnrecordable(PlanCheckName, r.cfg.TriggerPhrase))
 		}
 		return err
 	}
@@ -147,12 +147,12 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 	body := texts.PlanBody(markerLine, r.tr.Issue, task, res.FinalMessage, policy.RenderDryRun(blocked, diag), marker.RequestedBy, cfg.StudioMode)
 	title := fmt.Sprintf("%s: %s", task.Role, texts.OneLine(r.issue.Title, 200))
 	var pr hub.PullRequest
-	existing, err := r.gh.FindPull(ctx, branch, base)
+	existing, err := r.ev.gh.FindPull(ctx, branch, base)
 	switch {
 	case errors.Is(err, hub.ErrNotFound):
-		pr, err = r.gh.CreatePull(ctx, hub.NewPull{Title: title, Head: branch, Base: base, Body: body, Draft: true})
+		pr, err = r.ev.gh.CreatePull(ctx, hub.NewPull{Title: title, Head: branch, Base: base, Body: body, Draft: true})
 	case err == nil:
-		pr, err = r.gh.EditPull(ctx, existing.Number, title, body)
+		pr, err = r.ev.gh.EditPull(ctx, existing.Number, title, body)
 	}
 	if err != nil {
 		return err
@@ -165,7 +165,7 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 	r.out.Summary = r.st.Summary
 	// The plan commit is the new head: studio/gate is recomputed for it, beside the label and the
 	// status comment (the gate reads neither).
-	defer r.refreshGateBeside(ctx, pr.Number, r.tr.Issue)()
+	defer r.ev.refreshGateBeside(ctx, pr.Number, r.tr.Issue)()
 	if err := r.setStatusLabel(ctx, statusAwaitingApproval); err != nil {
 		return err
 	}
@@ -175,7 +175,7 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 // recordPlan writes the plan's record as the studio/plan check run on the plan commit. It answers
 // ErrForbidden (wrapped) when the token lacks `checks: write`.
 func (r *run) recordPlan(ctx context.Context, sha, recordLine string) error {
-	err := r.writeCheck(ctx, checkWrite{run: hub.CheckRun{Name: PlanCheckName, HeadSHA: sha, Status: "completed", Conclusion: "neutral",
+	err := r.ev.writeCheck(ctx, checkWrite{run: hub.CheckRun{Name: PlanCheckName, HeadSHA: sha, Status: "completed", Conclusion: "neutral",
 		Title: texts.PlanRecordTitle(r.tr.Issue), Summary: texts.PlanRecordSummary(r.tr.Issue, recordLine)}})
 	if err != nil {
 		return fmt.Errorf("record the plan: %w", err)

@@ -26,7 +26,7 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 	case len(labels) == 1:
 		labelRole, planner = labels[0], labels[0]
 	}
-	roles, err := r.roles(ctx, base)
+	roles, err := r.ev.roles(ctx, base)
 	if err != nil {
 		return r.block(ctx, status.StepTaskParsed, err.Error())
 	}
@@ -35,7 +35,7 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 	}
 	r.st.Set(status.StepTaskParsed, status.StepDone, texts.ProposalTaskDetail(planner))
 	if r.cmd.runOptions().DryRun {
-		r.st.Summary = texts.ProposalDryRun(r.TriggerPhrase, planner)
+		r.st.Summary = texts.ProposalDryRun(r.cfg.TriggerPhrase, planner)
 		r.st.Set(status.StepCodex, status.StepSkipped, texts.DetailDryRun)
 		r.out.Status, r.out.Summary = "done", r.st.Summary
 		return r.publish(ctx)
@@ -76,33 +76,33 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 	if changes, err := r.revertChanges(ctx); err != nil {
 		return err
 	} else if len(changes) > 0 {
-		r.logf("::warning::the planning pass changed %d path(s); they were discarded", len(changes))
+		r.cfg.logf("::warning::the planning pass changed %d path(s); they were discarded", len(changes))
 	}
 	res := exe.Result
 	if ref := r.refused(exe); ref != nil {
-		return r.endRefused(ctx, ref, r.TriggerPhrase+" run", false)
+		return r.endRefused(ctx, ref, r.cfg.TriggerPhrase+" run", false)
 	}
 	if res.Failed() {
 		r.st.Summary = codexFailureSummary(res)
-		return r.block(ctx, status.StepCodex, texts.PlanningFailed(r.TriggerPhrase))
+		return r.block(ctx, status.StepCodex, texts.PlanningFailed(r.cfg.TriggerPhrase))
 	}
 	p, perr := proposal.Parse(res.FinalMessage, proposal.Rules{LabelRole: labelRole, Engine: cfg.Engine, Known: func(id string) bool { _, ok := roles.Lookup(id); return ok }})
 	if perr != nil {
 		_ = ev.Write("proposal-malformed.txt", []byte(perr.Error()+"\n\n"+res.FinalMessage))
-		r.st.Summary = texts.UnusableAnswer(r.Redactor.Redact(texts.QuotedAnswer(res.FinalMessage)))
-		return r.block(ctx, status.StepCodex, texts.UnusableProposal(perr.Error(), r.TriggerPhrase))
+		r.st.Summary = texts.UnusableAnswer(r.cfg.Redactor.Redact(texts.QuotedAnswer(res.FinalMessage)))
+		return r.block(ctx, status.StepCodex, texts.UnusableProposal(perr.Error(), r.cfg.TriggerPhrase))
 	}
 	_ = ev.Write("proposal.md", []byte(p.Block+"\n"))
 	r.st.Set(status.StepCodex, status.StepDone, callLine)
 
-	reply := r.Redactor.Redact(texts.ProposalReply(r.TriggerPhrase, r.tr.Actor.Login, r.cmd.Line, planner, proposal.Marker(r.tr.Issue), p.Block, p.Summary))
-	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
+	reply := r.cfg.Redactor.Redact(texts.ProposalReply(r.cfg.TriggerPhrase, r.tr.Actor.Login, r.cmd.Line, planner, proposal.Marker(r.tr.Issue), p.Block, p.Summary))
+	if _, err := r.ev.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
 		return err
 	}
 	r.st.Set(status.StepCommitted, status.StepSkipped, texts.DetailNoTaskBlockYet)
 	r.st.Set(status.StepPull, status.StepSkipped, texts.DetailNoTaskBlockYet)
 	r.st.Set(status.StepVerdict, status.StepPending, texts.VerdictDetail("awaiting a task block"))
-	r.st.Summary = texts.ProposedSummary(r.TriggerPhrase, p.Task.Role, p.Task.WriteFiles) + leftoversNote(exe.Leftovers())
+	r.st.Summary = texts.ProposedSummary(r.cfg.TriggerPhrase, p.Task.Role, p.Task.WriteFiles) + leftoversNote(exe.Leftovers())
 	r.out.Status, r.out.Summary = statusAwaitingApproval, r.st.Summary
 	if err := r.setStatusLabel(ctx, statusAwaitingApproval); err != nil {
 		return err

@@ -19,11 +19,11 @@ func (b *eventBot) studioPullOf(ctx context.Context, number int) (hub.PullReques
 	if err != nil {
 		return pr, 0, "", err
 	}
-	issue := b.taskOfBranch(pr.HeadRef)
+	issue := b.cfg.taskOfBranch(pr.HeadRef)
 	switch {
 	case issue == 0:
-		return pr, 0, fmt.Sprintf("pull request #%d is on %q, not a studio task branch (%stask-<N>)", number, pr.HeadRef, b.BranchPrefix), nil
-	case !strings.EqualFold(pr.Author, b.BotLogin):
+		return pr, 0, fmt.Sprintf("pull request #%d is on %q, not a studio task branch (%stask-<N>)", number, pr.HeadRef, b.cfg.BranchPrefix), nil
+	case !strings.EqualFold(pr.Author, b.cfg.BotLogin):
 		return pr, 0, fmt.Sprintf("pull request #%d was opened by %s, not by the bot", number, pr.Author), nil
 	case pr.State != "" && pr.State != "open":
 		return pr, 0, fmt.Sprintf("pull request #%d is %s", number, pr.State), nil
@@ -34,14 +34,14 @@ func (b *eventBot) studioPullOf(ctx context.Context, number int) (hub.PullReques
 // handlePullEvent handles pull_request and pull_request_review events: an approval of a plan pull
 // request starts the implementation; every event recomputes studio/gate from GitHub.
 func (b *eventBot) handlePullEvent(ctx context.Context, tr Trigger) (Outcome, error) {
-	out := Outcome{RunID: b.RunID}
+	out := Outcome{RunID: b.cfg.RunID}
 	skip := func(reason string) (Outcome, error) {
-		b.logf("skip: %s", reason)
+		b.cfg.logf("skip: %s", reason)
 		out.Status, out.Skip = "skipped", reason
 		return out, nil
 	}
 	// Cheap checks on the payload first, so unrelated pull requests cost no API call.
-	if b.taskOfBranch(tr.Pull.HeadRef) == 0 {
+	if b.cfg.taskOfBranch(tr.Pull.HeadRef) == 0 {
 		return skip(fmt.Sprintf("pull request #%d is on %q, not a studio task branch", tr.Pull.Number, tr.Pull.HeadRef))
 	}
 	pr, issue, reason, err := b.studioPullOf(ctx, tr.Pull.Number)
@@ -64,7 +64,7 @@ func (b *eventBot) handlePullEvent(ctx context.Context, tr Trigger) (Outcome, er
 
 // pullEventLocked is handlePullEvent's part that runs under the task's lock.
 func (b *eventBot) pullEventLocked(ctx context.Context, tr Trigger, pr hub.PullRequest, issue int) (Outcome, error) {
-	out := Outcome{RunID: b.RunID}
+	out := Outcome{RunID: b.cfg.RunID}
 	pr, err := b.gh.Pull(ctx, pr.Number)
 	if err != nil {
 		return out, err
@@ -104,7 +104,7 @@ func (b *eventBot) pullEventLocked(ctx context.Context, tr Trigger, pr hub.PullR
 // request's branch, through the same path as `/studio run` (run.implement) with provenance
 // `approval`. started is false when no approval matches; the caller then shows why.
 func (b *eventBot) implementApproved(ctx context.Context, tr Trigger, issue int, tn taskContext, pa pullApprovals) (Outcome, bool, error) {
-	out := Outcome{RunID: b.RunID}
+	out := Outcome{RunID: b.cfg.RunID}
 	first, ok := pa.match.First()
 	// Only an approval of the recorded plan commit starts anything; MatchApprovals already
 	// required the issue's text to be the planned one (the head is the plan commit).
@@ -113,12 +113,12 @@ func (b *eventBot) implementApproved(ctx context.Context, tr Trigger, issue int,
 	}
 	if !tn.cfg.Active() {
 		// A frozen project starts no implementation, approved or not (docs/tasks.md, A.9).
-		b.logf("not implementing #%d: %s", issue, tn.cfg.InactiveReason())
+		b.cfg.logf("not implementing #%d: %s", issue, tn.cfg.InactiveReason())
 		return out, false, nil
 	}
 	elig := policy.Evaluate(policy.EligibilityInput{
 		ProjectStage: tn.cfg.Mode, StudioMode: tn.cfg.StudioMode, Phase: b.phaseOf(tn.task.Role),
-		HasMatchingApproval: true, ConstrainedSandbox: b.ConstrainedSandbox || tn.task.RunPolicy.Constrained(),
+		HasMatchingApproval: true, ConstrainedSandbox: b.cfg.ConstrainedSandbox || tn.task.RunPolicy.Constrained(),
 	})
 	if !elig.Allowed {
 		return out, false, nil
@@ -151,7 +151,7 @@ func (b *eventBot) implementApproved(ctx context.Context, tr Trigger, issue int,
 		r.reportFailure(ctx, err)
 		return out, true, err
 	}
-	b.logf("review-%d by %s authorizes the implementation of #%d (provenance %s)", first.ID, first.Author, issue, elig.Provenance)
+	b.cfg.logf("review-%d by %s authorizes the implementation of #%d (provenance %s)", first.ID, first.Author, issue, elig.Provenance)
 	tn.elig = elig
 	if err := r.implement(ctx, tn); err != nil {
 		// The status comment already says the implementation is running: finish it, as the
@@ -169,11 +169,11 @@ func (b *eventBot) runForIssue(ctx context.Context, tr Trigger, issue hub.Issue,
 	if err != nil {
 		return nil, err
 	}
-	sc, has := status.FindStatusComment(comments, issue.Number, b.BotLogin)
-	out := &Outcome{RunID: b.RunID}
+	sc, has := status.FindStatusComment(comments, issue.Number, b.cfg.BotLogin)
+	out := &Outcome{RunID: b.cfg.RunID}
 	t := tr
 	t.Issue, t.IsPull, t.Snapshot = issue.Number, false, issue
-	r := &run{eventBot: b, tr: t, issue: issue, cmd: cmd, st: b.runStatus(issue.Number, sc, has), out: out}
+	r := &run{ev: b, cfg: b.cfg, tr: t, issue: issue, cmd: cmd, st: b.runStatus(issue.Number, sc, has), out: out}
 	r.fillContainment()
 	if has {
 		r.statusID = sc.ID

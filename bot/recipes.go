@@ -68,7 +68,7 @@ func (r *run) createRecipeTasks(ctx context.Context, o RecipeOptions) error {
 	r.appendTaskList(ctx, &out)
 	r.st.Set(status.StepTaskParsed, status.StepDone, texts.RecipeDetail(recipe.WorkflowID, len(out.created), false))
 	return r.taskReply(ctx, nil, func() string {
-		return texts.RecipeCreatedReply(r.TriggerPhrase, r.tr.Issue, len(out.created), policy.RenderRecipe(recipe, out.groupID, out.created), out.notes)
+		return texts.RecipeCreatedReply(r.cfg.TriggerPhrase, r.tr.Issue, len(out.created), policy.RenderRecipe(recipe, out.groupID, out.created), out.notes)
 	})
 }
 
@@ -76,11 +76,11 @@ func (r *run) createRecipeTasks(ctx context.Context, o RecipeOptions) error {
 // built-in or the project's own), then finds its recipe; the seed's texts tell an unknown
 // workflow from one without a recipe.
 func (r *run) findRecipe(ctx context.Context, name string) (policy.Recipe, error) {
-	base, err := r.gh.DefaultBranch(ctx)
+	base, err := r.ev.gh.DefaultBranch(ctx)
 	if err != nil {
 		return policy.Recipe{}, err
 	}
-	rs, err := r.roles(ctx, base)
+	rs, err := r.ev.roles(ctx, base)
 	if err != nil {
 		return policy.Recipe{}, &taskgraph.TaskRefusal{Msg: err.Error()}
 	}
@@ -112,8 +112,8 @@ func (r *run) openRecipeTasks(ctx context.Context, creator *taskgraph.TaskCreato
 			return err
 		}
 		out.created[step.Key] = is.Number
-		r.logf("recipe %s: step %s is task #%d", out.recipe.WorkflowID, step.Key, is.Number)
-		if err := r.gh.AddSubIssue(ctx, r.tr.Issue, is.ID); err != nil {
+		r.cfg.logf("recipe %s: step %s is task #%d", out.recipe.WorkflowID, step.Key, is.Number)
+		if err := r.ev.gh.AddSubIssue(ctx, r.tr.Issue, is.ID); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
@@ -135,7 +135,7 @@ func (r *run) appendTaskList(ctx context.Context, out *recipeOutcome) {
 	if len(out.created) == 0 {
 		return
 	}
-	is, err := r.gh.IssueNow(ctx, r.tr.Issue)
+	is, err := r.ev.gh.IssueNow(ctx, r.tr.Issue)
 	if err != nil {
 		out.notes = append(out.notes, texts.TaskListNotAdded(r.tr.Issue, hub.Explain(err)))
 		return
@@ -148,7 +148,7 @@ func (r *run) appendTaskList(ctx context.Context, out *recipeOutcome) {
 		out.notes = append(out.notes, texts.TaskListTooLong(r.tr.Issue, status.MaxCommentChars))
 		return
 	}
-	if err := r.gh.EditIssueBody(ctx, r.tr.Issue, body); err != nil {
+	if err := r.ev.gh.EditIssueBody(ctx, r.tr.Issue, body); err != nil {
 		out.notes = append(out.notes, texts.TaskListNotAdded(r.tr.Issue, hub.Explain(err)))
 	}
 }

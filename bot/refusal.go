@@ -19,7 +19,7 @@ import (
 func (r *run) refused(exe codex.Execution) *codex.APIRefusal {
 	ref := codex.Refusal(exe.Result)
 	if ref != nil {
-		ref.Message = r.Redactor.Redact(ref.Message)
+		ref.Message = r.cfg.Redactor.Redact(ref.Message)
 	}
 	return ref
 }

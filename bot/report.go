@@ -76,7 +76,7 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 					return err
 				}
 			}
-			c, err := r.gh.CreateComment(ctx, r.tr.Issue, r.reportBody(task, impl.Model, text))
+			c, err := r.ev.gh.CreateComment(ctx, r.tr.Issue, r.reportBody(task, impl.Model, text))
 			if err != nil {
 				return err
 			}
@@ -92,7 +92,7 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 	summary := texts.VerdictSummary(verdict, nil, blockers, "")
 	if out.Refusal != nil {
 		// The first blocker is the refusal, which the note says with the API's words fenced.
-		summary = texts.VerdictSummary(verdict, nil, blockers[1:], "") + "\n\n" + refusalNote(out.Refusal, r.TriggerPhrase+" run")
+		summary = texts.VerdictSummary(verdict, nil, blockers[1:], "") + "\n\n" + refusalNote(out.Refusal, r.cfg.TriggerPhrase+" run")
 		r.out.Failure = refusalFailure(out.Refusal)
 	}
 	if link != "" {
@@ -121,7 +121,7 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 // redacted, cut to fit, and quoted in a fence so its markdown (mentions, images, links, HTML)
 // is shown, not rendered.
 func (r *run) reportBody(task policy.Task, model, text string) string {
-	return texts.ReportComment(task.Role, model, r.RunID, r.Redactor.Redact(text), maxReportChars)
+	return texts.ReportComment(task.Role, model, r.cfg.RunID, r.cfg.Redactor.Redact(text), maxReportChars)
 }
 
 // revertReadOnly puts back every file a read-only role's Codex call changed: the role may change

@@ -29,7 +29,8 @@ func TestVerdictReadOnlyRoleDoneWithoutCommits(t *testing.T) {
 
 // TestReportBodyQuotesModelOutput: the report cannot close its fence or render as markdown.
 func TestReportBodyQuotesModelOutput(t *testing.T) {
-	r := &run{eventBot: New(Deps{}, Settings{RunID: "7"}).forEvent(Trigger{})}
+	ev := New(Deps{}, Settings{RunID: "7"}).forEvent(Trigger{})
+	r := &run{ev: ev, cfg: ev.cfg}
 	body := r.reportBody(policy.Task{Role: "producer"}, "m", "hi @someone\n```\n<img src=x>\n")
 	if !strings.Contains(body, "````text\nhi @someone\n```\n<img src=x>\n````") {
 		t.Errorf("report not fenced safely:\n%s", body)

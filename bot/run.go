@@ -29,19 +29,21 @@ func (r *run) reportFailure(ctx context.Context, err error) {
 	defer cancel()
 	r.st.Ended = true
 	r.st.Set(status.StepVerdict, status.StepFailed, texts.VerdictDetail("error"))
-	r.st.Summary = texts.WithNote(r.st.Summary, texts.FailedNote(r.Redactor.Redact(hub.Explain(err)), r.resumeNote()))
+	r.st.Summary = texts.WithNote(r.st.Summary, texts.FailedNote(r.cfg.Redactor.Redact(hub.Explain(err)), r.resumeNote()))
 	// The issue still ends with exactly one status label.
 	if lerr := r.setStatusLabel(ctx, "blocked"); lerr != nil {
-		r.logf("::warning::could not label the issue blocked: %v", lerr)
+		r.cfg.logf("::warning::could not label the issue blocked: %v", lerr)
 	}
 	if perr := r.publish(ctx); perr != nil {
-		r.logf("::warning::could not report the failure on the issue: %v", perr)
+		r.cfg.logf("::warning::could not report the failure on the issue: %v", perr)
 	}
 }
 
 // run is the state of one authorized run.
 type run struct {
-	*eventBot
+	// ev is the event this run belongs to; cfg, the configured bot (ev.cfg, named once).
+	ev       *eventBot
+	cfg      *Bot
 	tr       Trigger
 	issue    hub.Issue
 	cmd      Command
@@ -67,8 +69,8 @@ func (r *run) publish(ctx context.Context) error {
 
 // fillContainment puts the containment line on the status once it is known.
 func (r *run) fillContainment() {
-	if r.st.Containment == "" && r.Containment != nil {
-		r.st.Containment = r.Containment()
+	if r.st.Containment == "" && r.cfg.Containment != nil {
+		r.st.Containment = r.cfg.Containment()
 	}
 }
 
@@ -103,18 +105,18 @@ type commenter interface {
 
 func (r *run) publishBody(ctx context.Context, body string) error {
 	if r.statusID == 0 {
-		c, err := r.gh.CreateComment(ctx, r.tr.Issue, body)
+		c, err := r.ev.gh.CreateComment(ctx, r.tr.Issue, body)
 		if err != nil {
 			return err
 		}
 		r.statusID = c.ID
-		r.notePublished(r)
+		r.ev.notePublished(r)
 		return nil
 	}
-	if err := r.gh.EditComment(ctx, r.statusID, body); err != nil {
+	if err := r.ev.gh.EditComment(ctx, r.statusID, body); err != nil {
 		return err
 	}
-	r.notePublished(r)
+	r.ev.notePublished(r)
 	return nil
 }
 
@@ -154,13 +156,13 @@ type labeler interface {
 // setStatusLabel moves the run's task to status (transition) and records the move in the status
 // comment's history.
 func (r *run) setStatusLabel(ctx context.Context, status string) error {
-	kept, from, changed, err := r.labels().Transition(ctx, r.tr.Issue, r.issue.Labels, status)
+	kept, from, changed, err := r.ev.labels().Transition(ctx, r.tr.Issue, r.issue.Labels, status)
 	if err != nil {
 		return err
 	}
 	r.issue.Labels = kept
 	if changed {
-		r.st.History = append(r.st.History, texts.StatusHistoryLine(r.Now(), from, status, r.RunID, ""))
+		r.st.History = append(r.st.History, texts.StatusHistoryLine(r.cfg.Now(), from, status, r.cfg.RunID, ""))
 	}
 	return nil
 }
@@ -168,18 +170,18 @@ func (r *run) setStatusLabel(ctx context.Context, status string) error {
 // execute is `run` on a task issue: the task block (or a plain request) with the default
 // branch's configuration, then eligibility, dry run, plan phase or implementation.
 func (r *run) execute(ctx context.Context) error {
-	if r.tr.Kind == TriggerLabel && r.tr.Label == r.LabelPrefix+"run" {
+	if r.tr.Kind == TriggerLabel && r.tr.Label == r.cfg.LabelPrefix+"run" {
 		// The trigger label is a button: take it off so adding it again re-runs.
-		if err := r.gh.RemoveLabel(ctx, r.tr.Issue, r.tr.Label); err != nil {
+		if err := r.ev.gh.RemoveLabel(ctx, r.tr.Issue, r.tr.Label); err != nil {
 			return err
 		}
 	}
 
-	base, err := r.gh.DefaultBranch(ctx)
+	base, err := r.ev.gh.DefaultBranch(ctx)
 	if err != nil {
 		return err
 	}
-	sc, err := r.config(ctx, base)
+	sc, err := r.ev.config(ctx, base)
 	switch {
 	case err != nil:
 		return err
@@ -211,14 +213,14 @@ func (r *run) execute(ctx context.Context) error {
 		// issue's block: it is decided here, and the gate decides the issue's as before.
 		tc = taskContext{issue: r.issue, base: base, cfg: cfg, task: t,
 			digest: policy.TaskDigest(r.issue.Title, r.issue.Body)}
-		r.identify(&tc)
+		r.ev.identify(&tc)
 		r.st.Set(status.StepTaskParsed, status.StepDone, texts.WorkflowTaskDetail(wf.ID, tc.task))
 	} else {
-		if _, err := r.taskBlock(r.issue.Body); errors.Is(err, policy.ErrNoTaskBlock) {
+		if _, err := r.ev.taskBlock(r.issue.Body); errors.Is(err, policy.ErrNoTaskBlock) {
 			// A plain request: a read-only planning pass proposes a task block (proposal.go).
 			return r.propose(ctx, taskContext{issue: r.issue, base: base, cfg: cfg})
 		}
-		if tc, err = r.taskOf(ctx, r.issue, base, r.triggerLabel()); err != nil {
+		if tc, err = r.ev.taskOf(ctx, r.issue, base, r.triggerLabel()); err != nil {
 			return err
 		}
 		if tc.hashErr == nil && tc.problem != "" {
@@ -239,7 +241,7 @@ func (r *run) execute(ctx context.Context) error {
 // labelRoles lists the roles the issue's `<prefix>role/<id>` labels name (the triggering label
 // included), sorted.
 func (r *run) labelRoles() []string {
-	return policy.LabelRoles(r.LabelPrefix, r.issue.Labels, r.triggerLabel())
+	return policy.LabelRoles(r.cfg.LabelPrefix, r.issue.Labels, r.triggerLabel())
 }
 
 func (r *run) triggerLabel() string {

@@ -24,14 +24,14 @@ const MaxFixPassesCap = codex.MaxFixPassesCap
 
 // maxFixPasses is the `max-fix-passes` input when set, else the task's runPolicy, else 1
 // (policy.FixPasses).
-func (r *run) maxFixPasses(task policy.Task) int { return policy.FixPasses(r.MaxFixPasses, task) }
+func (r *run) maxFixPasses(task policy.Task) int { return policy.FixPasses(r.cfg.MaxFixPasses, task) }
 
 // reviewEnabled: the studio review runs unless the task turns it off (policy.ReviewEnabled).
 func reviewEnabled(task policy.Task) bool { return policy.ReviewEnabled(task) }
 
 // verification is the task's `verify`, else the `verify-command` input (policy.VerificationFor).
 func (r *run) verification(task policy.Task) *codex.VerifyCommand {
-	v := policy.VerificationFor(task, r.VerifyCommand)
+	v := policy.VerificationFor(task, r.cfg.VerifyCommand)
 	if v == nil {
 		return nil
 	}
@@ -70,23 +70,23 @@ type implState struct {
 // runLifecycle runs implement -> verify -> review -> bounded fix passes (seed §9.3) with the
 // prepared prompts, committing in-scope work after every Codex call and posting every review.
 func (r *run) runLifecycle(ctx context.Context, st *implState, routes routing.RoutePlan, prepared *prompts.Prepared, facts prompts.RunFacts) (codex.Outcome, error) {
-	r.pristine = false // the agent may change the workspace from here on
-	ev, err := codex.NewEvidence(r.RunsDir, r.RunID, st.task.Role, r.Redactor)
+	r.ev.pristine = false // the agent may change the workspace from here on
+	ev, err := codex.NewEvidence(r.cfg.RunsDir, r.cfg.RunID, st.task.Role, r.cfg.Redactor)
 	if err != nil {
 		return codex.Outcome{}, err
 	}
 	maxFix := r.maxFixPasses(st.task)
 	plan := codex.Plan{
 		Info: codex.RunInfo{
-			RunID: r.RunID, Role: st.task.Role, Task: r.issue.Title, Project: ".",
+			RunID: r.cfg.RunID, Role: st.task.Role, Task: r.issue.Title, Project: ".",
 			WritePolicy: string(st.elig.WritePolicy), AllowFileEdits: st.elig.AllowFileEdits, Eligibility: st.elig,
 		},
-		Workdir: r.WorkDir, Sandbox: string(st.elig.CodexSandbox), Routes: routes,
-		Prompt: prepared.Prompt, MaxFixPasses: maxFix, Verify: r.verification(st.task), CallTimeout: r.CodexTimeout,
-		VerifyOptions: codex.VerifyOptions{Jail: r.Jail, Timeout: r.VerifyTimeout, Env: r.VerifyEnv, Network: r.verifyNetwork()}, MaxTokens: r.MaxTokens,
-		Budget: r.budget(),
+		Workdir: r.cfg.WorkDir, Sandbox: string(st.elig.CodexSandbox), Routes: routes,
+		Prompt: prepared.Prompt, MaxFixPasses: maxFix, Verify: r.verification(st.task), CallTimeout: r.cfg.CodexTimeout,
+		VerifyOptions: codex.VerifyOptions{Jail: r.cfg.Jail, Timeout: r.cfg.VerifyTimeout, Env: r.cfg.VerifyEnv, Network: r.verifyNetwork()}, MaxTokens: r.cfg.MaxTokens,
+		Budget: r.ev.budget(),
 	}
-	r.noteRole(st.task.Role)
+	r.ev.noteRole(st.task.Role)
 	st.ev = ev
 	if r.spawn != nil {
 		plan.OutputSchema = policy.DelegationSchema
@@ -102,7 +102,7 @@ func (r *run) runLifecycle(ctx context.Context, st *implState, routes routing.Ro
 		plan.FixPrompt = func(ctx context.Context, in codex.FixInput) (string, error) {
 			f := facts
 			f.Fix, f.Blockers = true, in.Blockers
-			p, err := prompts.Prepare(ctx, r.WorkDir, f)
+			p, err := prompts.Prepare(ctx, r.cfg.WorkDir, f)
 			if err != nil {
 				return "", fmt.Errorf("render fix prompt: %w", err)
 			}
@@ -110,7 +110,7 @@ func (r *run) runLifecycle(ctx context.Context, st *implState, routes routing.Ro
 		}
 	}
 	lc := &codex.Lifecycle{
-		Runner: r.Codex, Evidence: ev, Redactor: r.Redactor, Now: r.Now,
+		Runner: r.cfg.Codex, Evidence: ev, Redactor: r.cfg.Redactor, Now: r.cfg.Now,
 		Hooks: codex.Hooks{
 			AfterChange: func(ctx context.Context, pass int, _ codex.Execution) error {
 				if st.readOnly {
@@ -126,14 +126,14 @@ func (r *run) runLifecycle(ctx context.Context, st *implState, routes routing.Ro
 			},
 			OnLine: func(line string) {
 				if !strings.HasPrefix(line, lifecycleFinal) {
-					r.logf("%s", line)
+					r.cfg.logf("%s", line)
 				}
 			},
 		},
 	}
-	r.logf("::group::Codex lifecycle (%s)", st.task.Role)
+	r.cfg.logf("::group::Codex lifecycle (%s)", st.task.Role)
 	out, err := lc.Run(ctx, plan)
-	r.logf("::endgroup::")
+	r.cfg.logf("::endgroup::")
 	return out, err
 }
 
@@ -145,7 +145,7 @@ const lifecycleFinal = "final status: "
 // closeLifecycle logs the run's final status, which is its verdict, and returns the lifecycle's
 // lines for the summary with that line in place of the lifecycle's own ("" when there are none).
 func (r *run) closeLifecycle(out codex.Outcome, verdict string) string {
-	r.logf("%s%s", lifecycleFinal, verdict)
+	r.cfg.logf("%s%s", lifecycleFinal, verdict)
 	if len(out.Lines) == 0 {
 		return ""
 	}
@@ -161,12 +161,12 @@ func (r *run) closeLifecycle(out codex.Outcome, verdict string) string {
 // push sends the studio's last commit. It is the one step that holds the token, so it refuses
 // while any process the agent started is still alive.
 func (r *run) push(ctx context.Context, branch string) error {
-	if r.Jail != nil {
-		if err := r.Jail.CheckNoneLeft(ctx); err != nil {
+	if r.cfg.Jail != nil {
+		if err := r.cfg.Jail.CheckNoneLeft(ctx); err != nil {
 			return fmt.Errorf("refusing to push %s: %w", branch, err)
 		}
 	}
-	if err := r.Workspace.Push(ctx, branch); err != nil {
+	if err := r.cfg.Workspace.Push(ctx, branch); err != nil {
 		return err
 	}
 	r.out.Branch = branch // on the remote now: the `branch` output may name it
@@ -177,11 +177,11 @@ func (r *run) push(ctx context.Context, branch string) error {
 // after a call that must not change files (verification, a read-only role, a planning pass),
 // whatever changed is never committed, and the next step reads the committed bytes.
 func (r *run) revertChanges(ctx context.Context) ([]gitops.Change, error) {
-	changes, err := r.Workspace.Changes(ctx)
+	changes, err := r.cfg.Workspace.Changes(ctx)
 	if err != nil || len(changes) == 0 {
 		return nil, err
 	}
-	return changes, r.Workspace.Discard(ctx, changes)
+	return changes, r.cfg.Workspace.Discard(ctx, changes)
 }
 
 // revertVerification puts back whatever the verification command changed (it runs the project's
@@ -196,7 +196,7 @@ func (r *run) revertVerification(ctx context.Context, st *implState) error {
 	for i, c := range changes {
 		paths[i] = c.Path
 	}
-	r.logf("verification changed %s; reverted so the review reads the committed tree", texts.NameRun(paths))
+	r.cfg.logf("verification changed %s; reverted so the review reads the committed tree", texts.NameRun(paths))
 	st.verifyChanged = append(st.verifyChanged, paths...)
 	return err
 }
@@ -210,7 +210,7 @@ func pathFacts(c gitops.Change) policy.PathFacts {
 // pull request with the first commit. Refused paths (outside the scope, links, nested
 // repositories, git control files not named) are only recorded, then reverted.
 func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
-	changes, err := r.Workspace.Changes(ctx)
+	changes, err := r.cfg.Workspace.Changes(ctx)
 	if err != nil {
 		return err
 	}
@@ -229,17 +229,17 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 	}
 	// Out-of-scope changes are recorded, then reverted: verification and review must judge the
 	// tree that is committed, not files that will never reach the branch.
-	if err := r.Workspace.Discard(ctx, outside); err != nil {
+	if err := r.cfg.Workspace.Discard(ctx, outside); err != nil {
 		return err
 	}
 	if len(inScope) == 0 {
 		return nil
 	}
-	msg := texts.CommitMessage(st.task.Role, r.issue.Title, r.tr.Issue, r.RunID, st.elig)
+	msg := texts.CommitMessage(st.task.Role, r.issue.Title, r.tr.Issue, r.cfg.RunID, st.elig)
 	if pass > 0 {
 		msg += fmt.Sprintf("Studio-Pass: fix-%d\n", pass)
 	}
-	sha, err := r.Workspace.Commit(ctx, gitops.CommitRequest{Paths: inScope, Message: msg, Author: gitops.BotSignature, Allow: st.scope.Allows})
+	sha, err := r.cfg.Workspace.Commit(ctx, gitops.CommitRequest{Paths: inScope, Message: msg, Author: gitops.BotSignature, Allow: st.scope.Allows})
 	if errors.Is(err, gitops.ErrNothingToCommit) {
 		return nil
 	}
@@ -252,7 +252,7 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 	}
 	// The push may have rebuilt the commit on a tip someone else pushed (gitops.Repo.Push): the
 	// head is what was pushed, and the branch is no longer only this run's.
-	pushed, err := r.Workspace.HeadSHA(ctx)
+	pushed, err := r.cfg.Workspace.HeadSHA(ctx)
 	if err != nil {
 		return err
 	}
@@ -261,7 +261,7 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 	}
 	st.headSHA, st.unpushed = pushed, ""
 	st.commits = append(st.commits, hub.PullCommit{SHA: pushed, Message: msg})
-	r.gh.KnowOwnCommit(pushed)
+	r.ev.gh.KnowOwnCommit(pushed)
 	for _, p := range inScope {
 		if !contains(st.committed, p) {
 			st.committed = append(st.committed, p)
@@ -292,14 +292,14 @@ type reviewPoster interface {
 // which is what the gate reads.
 func (r *run) postReview(ctx context.Context, st *implState, rev codex.ReviewOutcome) error {
 	if st.pr.Number == 0 || st.headSHA == "" {
-		r.logf("review: nothing was committed, so there is no pull request to post the verdict on")
+		r.cfg.logf("review: nothing was committed, so there is no pull request to post the verdict on")
 		return nil
 	}
-	files, err := r.gh.PullFiles(ctx, st.pr.Number)
+	files, err := r.ev.gh.PullFiles(ctx, st.pr.Number)
 	if err != nil {
 		return err
 	}
-	if err := r.eventBot.publishReview(ctx, st.pr.Number, st.headSHA, files, rev, r.Redactor); err != nil {
+	if err := r.ev.publishReview(ctx, st.pr.Number, st.headSHA, files, rev, r.cfg.Redactor); err != nil {
 		return err
 	}
 	st.reviewed = st.headSHA
@@ -334,13 +334,13 @@ func (b *eventBot) publishReview(ctx context.Context, number int, sha string, fi
 		if _, err = b.gh.CreateReview(ctx, number, a); !errors.Is(err, hub.ErrUnprocessable) || i == len(attempts)-1 {
 			break
 		}
-		b.logf("review: GitHub refused a %s review with %d inline comments (%v); trying a plainer form", a.Event, len(a.Comments), err)
+		b.cfg.logf("review: GitHub refused a %s review with %d inline comments (%v); trying a plainer form", a.Event, len(a.Comments), err)
 	}
 	if errors.Is(err, hub.ErrUnprocessable) {
 		// GitHub would take no form of the review (a locked conversation, a pull request it cannot
 		// review): the verdict still reaches the pull request as a comment, and the check run
 		// below is what the gate reads.
-		b.logf("::warning::GitHub refused every form of the review (%v); posting the verdict as a comment", err)
+		b.cfg.logf("::warning::GitHub refused every form of the review (%v); posting the verdict as a comment", err)
 		_, err = b.gh.CreateComment(ctx, number, text+texts.ReviewAsCommentNote)
 	}
 	if err != nil {
@@ -367,14 +367,14 @@ func verdictFrom(out codex.Outcome, st *implState) (string, []string) {
 // evidenceNote points the verdict at the run's evidence folder (uploaded as an artifact in the
 // action, which has a run URL).
 func (r *run) evidenceNote(role string) string {
-	return texts.EvidenceNote(r.evidencePath(role), r.RunURL != "")
+	return texts.EvidenceNote(r.evidencePath(role), r.cfg.RunURL != "")
 }
 
 // evidencePath names the run's evidence folder for the summary: relative to the workspace when
 // inside it, else absolute (the action's RUNNER_TEMP/studio-runs).
 func (r *run) evidencePath(role string) string {
-	dir := filepath.Join(r.RunsDir, r.RunID+"-"+role)
-	if rel, err := filepath.Rel(r.WorkDir, dir); err == nil && !strings.HasPrefix(rel, "..") {
+	dir := filepath.Join(r.cfg.RunsDir, r.cfg.RunID+"-"+role)
+	if rel, err := filepath.Rel(r.cfg.WorkDir, dir); err == nil && !strings.HasPrefix(rel, "..") {
 		return filepath.ToSlash(rel)
 	}
 	return dir

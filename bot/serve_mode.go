@@ -89,7 +89,7 @@ func servedHere(cmd Command) bool {
 // serveDispatch is the preamble's hook, after the reaction: in serve mode a command that needs a
 // runner is dispatched to the repository's studio workflow; handled reports false otherwise.
 func (b *eventBot) serveDispatch(ctx context.Context, tr Trigger, cmd Command, task hub.Issue) (Outcome, bool, error) {
-	if b.Serve == nil || tr.Served != nil || servedHere(cmd) {
+	if b.cfg.Serve == nil || tr.Served != nil || servedHere(cmd) {
 		return Outcome{}, false, nil
 	}
 	inputs := map[string]any{
@@ -101,25 +101,25 @@ func (b *eventBot) serveDispatch(ctx context.Context, tr Trigger, cmd Command, t
 	}
 	if tr.Kind == TriggerLabel {
 		// A trigger label is `run`; the dispatched run reads it as the command it stands for.
-		inputs[inputCommand] = b.TriggerPhrase + " run"
+		inputs[inputCommand] = b.cfg.TriggerPhrase + " run"
 		inputs[inputCommentID] = ""
 	}
-	release, err := b.Serve.slot(ctx)
+	release, err := b.cfg.Serve.slot(ctx)
 	defer release()
 	if err != nil {
-		return Outcome{RunID: b.RunID}, true, err
+		return Outcome{RunID: b.cfg.RunID}, true, err
 	}
-	if tr.Kind == TriggerLabel && tr.Label == b.LabelPrefix+"run" {
+	if tr.Kind == TriggerLabel && tr.Label == b.cfg.LabelPrefix+"run" {
 		// A label event has no comment to record as handled. The label is a button the run
 		// takes off (as the Action does), and taking it is the claim: GitHub removes it for one
 		// caller only, so a re-delivery, or the same delivery to another replica, dispatches
 		// nothing more.
 		took, err := b.gh.TakeLabel(ctx, tr.Issue, tr.Label)
 		if err != nil {
-			return Outcome{RunID: b.RunID}, true, err
+			return Outcome{RunID: b.cfg.RunID}, true, err
 		}
 		if !took {
-			o, err := b.skip(fmt.Sprintf("label %s is no longer on #%d: this label event was dispatched already (a re-delivery, or another server), or the label was removed", tr.Label, tr.Issue))
+			o, err := b.cfg.skip(fmt.Sprintf("label %s is no longer on #%d: this label event was dispatched already (a re-delivery, or another server), or the label was removed", tr.Label, tr.Issue))
 			return o, true, err
 		}
 	}
@@ -131,7 +131,7 @@ func (b *eventBot) serveDispatch(ctx context.Context, tr Trigger, cmd Command, t
 // request dispatches the implementation (which rechecks the approval from GitHub) instead of
 // running it here.
 func (b *eventBot) serveApproval(ctx context.Context, task hub.Issue, pr int, approver string) (Outcome, bool, error) {
-	if b.Serve == nil {
+	if b.cfg.Serve == nil {
 		return Outcome{}, false, nil
 	}
 	inputs := map[string]any{
@@ -140,10 +140,10 @@ func (b *eventBot) serveApproval(ctx context.Context, task hub.Issue, pr int, ap
 		inputPull:  strconv.Itoa(pr),
 		inputActor: approver,
 	}
-	release, err := b.Serve.slot(ctx)
+	release, err := b.cfg.Serve.slot(ctx)
 	defer release()
 	if err != nil {
-		return Outcome{RunID: b.RunID}, true, err
+		return Outcome{RunID: b.cfg.RunID}, true, err
 	}
 	// The caller holds the task's lock already (handlePullEvent).
 	out, err := b.queue(ctx, task, approver, 0, inputs)
@@ -156,7 +156,7 @@ func (b *eventBot) serveApproval(ctx context.Context, task hub.Issue, pr int, ap
 // none: reading each of those through the contents API would be a checkout by other means, per
 // dry run, on a server that keeps no files.
 func (r *run) servePreviewNote(tc taskContext) string {
-	if r.Serve == nil {
+	if r.cfg.Serve == nil {
 		return ""
 	}
 	role := tc.task.Role
@@ -176,7 +176,7 @@ type labelTaker interface {
 // status comment. When another run holds the lock, the dispatched run waits for it on its runner
 // (as a queued Action run does), and the server says so in a reply instead.
 func (b *eventBot) dispatchQueued(ctx context.Context, task hub.Issue, event, actor string, commentID int64, inputs map[string]any) (Outcome, error) {
-	if b.Locks == nil {
+	if b.cfg.Locks == nil {
 		return b.queue(ctx, task, actor, commentID, inputs)
 	}
 	h, err := b.acquireLock(ctx, task.Number, event)
@@ -189,12 +189,12 @@ func (b *eventBot) dispatchQueued(ctx context.Context, task hub.Issue, event, ac
 		body := fmt.Sprintf("@%s %s is queued as %s; it starts once %s, which holds #%d now, ends.",
 			actor, texts.QuoteLine(event), b.servedRunLink(runID), texts.RunHolder(busy.Holder), task.Number)
 		if _, err := b.gh.CreateComment(ctx, task.Number, body); err != nil {
-			return Outcome{RunID: b.RunID}, err
+			return Outcome{RunID: b.cfg.RunID}, err
 		}
-		return Outcome{RunID: b.RunID, Status: "queued"}, nil
+		return Outcome{RunID: b.cfg.RunID, Status: "queued"}, nil
 	}
 	if err != nil {
-		return Outcome{RunID: b.RunID, Status: "error"}, err
+		return Outcome{RunID: b.cfg.RunID, Status: "error"}, err
 	}
 	outer := b.lock // none in the preamble; handed back as locked does
 	b.lock = h
@@ -212,21 +212,21 @@ func (b *eventBot) dispatchQueued(ctx context.Context, task hub.Issue, event, ac
 func (b *eventBot) queue(ctx context.Context, task hub.Issue, actor string, commentID int64, inputs map[string]any) (Outcome, error) {
 	r, err := b.runForIssue(ctx, Trigger{Kind: TriggerDispatch}, task, Command{Verb: "run"})
 	if err != nil {
-		return Outcome{RunID: b.RunID}, err
+		return Outcome{RunID: b.cfg.RunID}, err
 	}
 	if commentID != 0 {
 		if status.ContainsID(r.st.Handled, commentID) {
-			return b.skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", commentID))
+			return b.cfg.skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", commentID))
 		}
 		r.st.Handled = append(r.st.Handled, commentID)
-	} else if d := b.Serve.delivery(); d != "" {
+	} else if d := b.cfg.Serve.delivery(); d != "" {
 		if slices.Contains(r.st.Deliveries, d) {
-			return b.skip(fmt.Sprintf("delivery %s was dispatched already (re-delivered, or delivered to another server too)", d))
+			return b.cfg.skip(fmt.Sprintf("delivery %s was dispatched already (re-delivered, or delivered to another server too)", d))
 		}
 		r.st.Deliveries = append(r.st.Deliveries, d)
 	}
 	r.st.Set(status.StepAuthorized, status.StepDone, "@"+actor)
-	r.st.Summary = "**Queued:** dispatching a run of `" + b.DispatchWorkflow + "`."
+	r.st.Summary = "**Queued:** dispatching a run of `" + b.cfg.DispatchWorkflow + "`."
 	if err := r.publish(ctx); err != nil {
 		return *r.out, err
 	}
@@ -234,7 +234,7 @@ func (b *eventBot) queue(ctx context.Context, task hub.Issue, actor string, comm
 	runID, err := b.dispatchServed(ctx, inputs)
 	if err != nil {
 		r.st.Ended = true
-		r.st.Summary = notDispatchedText(b.DispatchWorkflow, err)
+		r.st.Summary = notDispatchedText(b.cfg.DispatchWorkflow, err)
 		r.out.Status = "refused"
 		return *r.out, r.publish(ctx)
 	}
@@ -251,14 +251,14 @@ func (b *eventBot) dispatchServed(ctx context.Context, inputs map[string]any) (i
 	if err != nil {
 		return 0, err
 	}
-	return b.gh.DispatchWorkflow(ctx, b.DispatchWorkflow, base, inputs)
+	return b.gh.DispatchWorkflow(ctx, b.cfg.DispatchWorkflow, base, inputs)
 }
 
 func (b *eventBot) notDispatched(ctx context.Context, issue int, actor string, err error) (Outcome, error) {
-	if _, cerr := b.gh.CreateComment(ctx, issue, "@"+actor+" "+notDispatchedText(b.DispatchWorkflow, err)); cerr != nil {
-		return Outcome{RunID: b.RunID}, cerr
+	if _, cerr := b.gh.CreateComment(ctx, issue, "@"+actor+" "+notDispatchedText(b.cfg.DispatchWorkflow, err)); cerr != nil {
+		return Outcome{RunID: b.cfg.RunID}, cerr
 	}
-	return Outcome{RunID: b.RunID, Status: "refused"}, nil
+	return Outcome{RunID: b.cfg.RunID, Status: "refused"}, nil
 }
 
 // notDispatchedText says why no run was dispatched; a missing workflow says how to add it.
@@ -271,15 +271,15 @@ func notDispatchedText(workflow string, err error) string {
 }
 
 func (b *eventBot) servedRunURL(runID int64) string {
-	if runID == 0 || b.Serve == nil || b.Serve.ServerURL == "" {
+	if runID == 0 || b.cfg.Serve == nil || b.cfg.Serve.ServerURL == "" {
 		return ""
 	}
-	return fmt.Sprintf("%s/%s/%s/actions/runs/%d", strings.TrimRight(b.Serve.ServerURL, "/"), b.Serve.Owner, b.Serve.Repo, runID)
+	return fmt.Sprintf("%s/%s/%s/actions/runs/%d", strings.TrimRight(b.cfg.Serve.ServerURL, "/"), b.cfg.Serve.Owner, b.cfg.Serve.Repo, runID)
 }
 
 func (b *eventBot) servedRunLink(runID int64) string {
 	if runID == 0 {
-		return "a run of `" + b.DispatchWorkflow + "`"
+		return "a run of `" + b.cfg.DispatchWorkflow + "`"
 	}
 	if u := b.servedRunURL(runID); u != "" {
 		return fmt.Sprintf("[workflow run %d](%s)", runID, u)
@@ -294,13 +294,13 @@ func (b *eventBot) servedRunLink(runID int64) string {
 // requester, who is authorized again; a command from a comment must still be that comment's, by
 // that requester, unedited.
 func (b *eventBot) onServedDispatch(ctx context.Context, tr Trigger) (Outcome, error) {
-	if !strings.EqualFold(tr.Actor.Login, b.BotLogin) {
-		return Outcome{RunID: b.RunID, Status: "refused", Skip: fmt.Sprintf("a dispatch with the %s input is studio serve's, and only %s sends one; %s dispatched this one", inputActor, b.BotLogin, tr.Actor.Login)}, nil
+	if !strings.EqualFold(tr.Actor.Login, b.cfg.BotLogin) {
+		return Outcome{RunID: b.cfg.RunID, Status: "refused", Skip: fmt.Sprintf("a dispatch with the %s input is studio serve's, and only %s sends one; %s dispatched this one", inputActor, b.cfg.BotLogin, tr.Actor.Login)}, nil
 	}
 	requester := Actor{Login: strings.TrimSpace(tr.Inputs[inputActor]), Type: "User"}
 	issue, ok := issueRef(tr.Inputs["issue"])
 	if !ok || requester.Login == "" {
-		return b.skip("a served dispatch names no issue or no actor")
+		return b.cfg.skip("a served dispatch names no issue or no actor")
 	}
 	statusID, _ := strconv.ParseInt(tr.Inputs[inputStatusComment], 10, 64)
 	if pull, ok := issueRef(tr.Inputs[inputPull]); ok {
@@ -308,7 +308,7 @@ func (b *eventBot) onServedDispatch(ctx context.Context, tr Trigger) (Outcome, e
 		// and implements only on a matching one.
 		pr, err := b.gh.Pull(ctx, pull)
 		if err != nil {
-			return Outcome{RunID: b.RunID}, err
+			return Outcome{RunID: b.cfg.RunID}, err
 		}
 		return b.handlePullEvent(ctx, Trigger{
 			Kind: TriggerReview, Owner: tr.Owner, Repo: tr.Repo, DefaultBranch: tr.DefaultBranch,
@@ -318,14 +318,14 @@ func (b *eventBot) onServedDispatch(ctx context.Context, tr Trigger) (Outcome, e
 	}
 	snap, err := b.gh.Issue(ctx, issue)
 	if err != nil {
-		return Outcome{RunID: b.RunID}, fmt.Errorf("read issue #%d: %w", issue, err)
+		return Outcome{RunID: b.cfg.RunID}, fmt.Errorf("read issue #%d: %w", issue, err)
 	}
 	commentID, _ := strconv.ParseInt(tr.Inputs[inputCommentID], 10, 64)
 	if commentID != 0 {
 		if why, err := b.servedComment(ctx, issue, commentID, requester.Login, tr.Inputs[inputCommand]); err != nil {
-			return Outcome{RunID: b.RunID}, err
+			return Outcome{RunID: b.cfg.RunID}, err
 		} else if why != "" {
-			return Outcome{RunID: b.RunID, Status: "refused", Skip: why}, nil
+			return Outcome{RunID: b.cfg.RunID, Status: "refused", Skip: why}, nil
 		}
 	}
 	return b.onCommand(ctx, Trigger{
@@ -343,12 +343,12 @@ func (b *eventBot) servedComment(ctx context.Context, issue int, id int64, reque
 	if err != nil {
 		return "", err
 	}
-	want, ok := ParseCommand(command, b.TriggerPhrase)
+	want, ok := ParseCommand(command, b.cfg.TriggerPhrase)
 	for _, c := range comments {
 		if c.ID != id {
 			continue
 		}
-		got, has := ParseCommand(c.Body, b.TriggerPhrase)
+		got, has := ParseCommand(c.Body, b.cfg.TriggerPhrase)
 		switch {
 		case !strings.EqualFold(c.Author, requester):
 			return fmt.Sprintf("comment %d was written by %s, not by %s", id, c.Author, requester), nil

@@ -175,7 +175,8 @@ type Bot struct {
 // this one event (its memo, the lock it holds, the checkout's state, what it read of the default
 // branch). Handle makes one per event; it is never shared between events.
 type eventBot struct {
-	*Bot
+	// cfg is the configured bot, read-only: the same for every event.
+	cfg *Bot
 
 	// gh is the event's memo: every GitHub read and write of the event goes through it.
 	gh          eventGitHub

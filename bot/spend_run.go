@@ -54,7 +54,7 @@ func (b *Bot) newEventSpend() *eventSpend {
 // budget is the event's account (made with the eventBot; made here for a test's own).
 func (b *eventBot) budget() *codex.Budget {
 	if b.spend == nil {
-		b.spend = b.newEventSpend()
+		b.spend = b.cfg.newEventSpend()
 	}
 	return b.spend.budget
 }
@@ -71,19 +71,19 @@ func (b *eventBot) noteRole(role string) {
 // refuses the run when the repository's spend reached its daily or monthly cap, in a reply that
 // names the spend so far and the cap. A dry run spends nothing and is not refused.
 func (r *run) spendPreflight(ctx context.Context, cfg policy.StudioConfig, base string) (stop bool, err error) {
-	if data, err := r.baseFile(ctx, prompts.CustomizationPath, base); err == nil {
+	if data, err := r.ev.baseFile(ctx, prompts.CustomizationPath, base); err == nil {
 		if c, err := prompts.ParseCustomization(data); err == nil && len(c.Prices) > 0 {
 			over := spend.Prices{}
 			for m, p := range c.Prices {
 				over[m] = spend.Price{Input: p.Input, CachedInput: p.CachedInput, Output: p.Output}
 			}
-			r.budget().SetPrices(spend.DefaultPrices().With(over))
+			r.ev.budget().SetPrices(spend.DefaultPrices().With(over))
 		}
 	}
 	if r.cmd.runOptions().DryRun {
 		return false, nil
 	}
-	caps := r.Caps
+	caps := r.cfg.Caps
 	if caps.PerDay <= 0 {
 		caps.PerDay = cfg.Budget.PerDay
 	}
@@ -93,16 +93,16 @@ func (r *run) spendPreflight(ctx context.Context, cfg policy.StudioConfig, base 
 	if caps.PerDay <= 0 && caps.PerMonth <= 0 {
 		return false, nil
 	}
-	refs, ok := r.Locks.(ledger.Refs)
+	refs, ok := r.cfg.Locks.(ledger.Refs)
 	if !ok || refs == nil {
 		return false, nil // no Git data API (a local run): there is no ledger to cap
 	}
-	r.budget() // makes r.spend
-	if r.spend.hold != "" {
+	r.ev.budget() // makes r.spend
+	if r.ev.spend.hold != "" {
 		return false, nil // this event's run already passed the check and holds its share
 	}
 	// The check and the run's hold are one swap on the ledger (spend_hold.go).
-	hold, day, month, refusal, err := ledger.Reserve(ctx, refs, caps, r.RunID, r.MaxCost, r.Now())
+	hold, day, month, refusal, err := ledger.Reserve(ctx, refs, caps, r.cfg.RunID, r.cfg.MaxCost, r.cfg.Now())
 	if err != nil {
 		// A cap that cannot be checked does not let the run spend past it unseen.
 		return true, r.refuse(ctx, texts.SpendCapsUnchecked(err))
@@ -110,21 +110,21 @@ func (r *run) spendPreflight(ctx context.Context, cfg policy.StudioConfig, base 
 	if refusal != nil {
 		return true, r.refuse(ctx, refusal.Error()+".")
 	}
-	r.spend.hold = hold.ID
-	r.spend.capWarning = spend.CapWarning(caps, day, month)
+	r.ev.spend.hold = hold.ID
+	r.ev.spend.capWarning = spend.CapWarning(caps, day, month)
 	return false, nil
 }
 
 // spendLines are the status comment's lines on money: the cost so far and, at 80% of a bound,
 // the warning.
 func (r *run) spendLines() string {
-	b := r.budget()
+	b := r.ev.budget()
 	s := b.Bill().Line() + "."
 	if w := b.WarningLine(); w != "" {
 		s += "\n\n" + w
 	}
-	if r.spend != nil && r.spend.capWarning != "" {
-		s += "\n\n" + r.spend.capWarning
+	if r.ev.spend != nil && r.ev.spend.capWarning != "" {
+		s += "\n\n" + r.ev.spend.capWarning
 	}
 	return s
 }
@@ -142,7 +142,7 @@ func (b *eventBot) startLedger(ctx context.Context, tr Trigger, out *Outcome) {
 	if out.Usage.Calls == 0 && spent.Tokens.Total() == 0 {
 		return // recordSpend releases the hold
 	}
-	refs, ok := b.Locks.(ledger.Refs)
+	refs, ok := b.cfg.Locks.(ledger.Refs)
 	if !ok || refs == nil {
 		return
 	}
@@ -158,7 +158,7 @@ func (b *eventBot) startLedger(ctx context.Context, tr Trigger, out *Outcome) {
 // ledgerEntry is the entry for spent, as of now; hold is the cap hold it closes ("" for none).
 func (b *eventBot) ledgerEntry(tr Trigger, spent spend.Spent, hold string) spend.Entry {
 	bill := spent.Bill
-	e := spend.Entry{Run: b.RunID, At: b.Now().UTC(), Role: b.spend.role, Issue: tr.Issue, Tokens: spent.Tokens, Cost: bill.Total(), Hold: hold}
+	e := spend.Entry{Run: b.cfg.RunID, At: b.cfg.Now().UTC(), Role: b.spend.role, Issue: tr.Issue, Tokens: spent.Tokens, Cost: bill.Total(), Hold: hold}
 	if e.Cost == nil {
 		e.PricedUSD = spend.Round(bill.USD)
 	}
@@ -169,7 +169,7 @@ func (b *eventBot) ledgerEntry(tr Trigger, spent spend.Spent, hold string) spend
 // appendEntry appends e; a failure to record is a warning, never a failed run.
 func (b *eventBot) appendEntry(ctx context.Context, refs ledger.Refs, e spend.Entry) {
 	if _, err := ledger.Append(context.WithoutCancel(ctx), refs, e); err != nil && !errors.Is(err, context.Canceled) {
-		b.logf("::warning::could not record this run's spend in the ledger: %v", err)
+		b.cfg.logf("::warning::could not record this run's spend in the ledger: %v", err)
 	}
 }
 
@@ -196,7 +196,7 @@ func (b *eventBot) recordSpend(ctx context.Context, tr Trigger, out *Outcome) {
 		b.releaseHold(ctx)
 		return
 	}
-	refs, ok := b.Locks.(ledger.Refs)
+	refs, ok := b.cfg.Locks.(ledger.Refs)
 	if !ok || refs == nil {
 		return
 	}
@@ -213,11 +213,11 @@ func spentSince(now, then spend.Spent) spend.Spent {
 
 // releaseHold closes the hold of a run that spent nothing; failing that, it expires.
 func (b *eventBot) releaseHold(ctx context.Context) {
-	refs, ok := b.Locks.(ledger.Refs)
+	refs, ok := b.cfg.Locks.(ledger.Refs)
 	if b.spend.hold == "" || !ok || refs == nil {
 		return
 	}
-	if err := ledger.Release(context.WithoutCancel(ctx), refs, b.spend.hold, b.RunID, b.Now().UTC()); err != nil {
-		b.logf("::warning::could not release this run's hold on the spend caps (it expires in %s): %v", spend.HoldFor, err)
+	if err := ledger.Release(context.WithoutCancel(ctx), refs, b.spend.hold, b.cfg.RunID, b.cfg.Now().UTC()); err != nil {
+		b.cfg.logf("::warning::could not release this run's hold on the spend caps (it expires in %s): %v", spend.HoldFor, err)
 	}
 }

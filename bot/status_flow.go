@@ -13,8 +13,8 @@ import (
 // the handled ids and the history carry over, a dead run's "running" is recorded, and so is a lock
 // this run had to break.
 func (b *eventBot) runStatus(issue int, sc hub.Comment, has bool) *status.Status {
-	st := status.NewStatus(issue, b.RunURL, status.ParseHandled(sc.Body))
-	st.RunID, st.Attempt = b.RunID, b.RunAttempt
+	st := status.NewStatus(issue, b.cfg.RunURL, status.ParseHandled(sc.Body))
+	st.RunID, st.Attempt = b.cfg.RunID, b.cfg.RunAttempt
 	if st.Attempt == "" {
 		st.Attempt = "1"
 	}
@@ -32,7 +32,7 @@ func (b *eventBot) runStatus(issue int, sc hub.Comment, has bool) *status.Status
 	if prev, ok := status.ParseRunMarker(sc.Body); ok && prev.State == "running" && (prev.Id != st.RunID || prev.Attempt != st.Attempt) {
 		note := texts.DeadRunNote(texts.RunWho("Run", prev.Id, prev.Attempt, prev.Url), sc.UpdatedAt)
 		st.History = append(st.History, note)
-		b.logf("::warning::status: %s", note)
+		b.cfg.logf("::warning::status: %s", note)
 		deadRun = prev.Id + "/" + prev.Attempt
 	}
 	st.History = b.brokenLockNote(st.History, deadRun)
@@ -57,7 +57,7 @@ func (b *eventBot) brokenLockNote(history []string, deadRun string) []string {
 	if old.Run+"/"+attempt == deadRun {
 		what = "its lock, too,"
 	}
-	return append(history, texts.BrokenLockEntry(*old, what, b.lock.Rec, b.RunID, b.lock.BrokenWhy))
+	return append(history, texts.BrokenLockEntry(*old, what, b.lock.Rec, b.cfg.RunID, b.lock.BrokenWhy))
 }
 
 // notePublished remembers the last run to write each status comment, for settle.
@@ -80,11 +80,13 @@ func (b *eventBot) settle(ctx context.Context) {
 		}
 		r.st.Ended = true
 		if err := r.publish(ctx); err != nil {
-			b.logf("::warning::could not mark the status comment of #%d as ended: %v", r.tr.Issue, err)
+			b.cfg.logf("::warning::could not mark the status comment of #%d as ended: %v", r.tr.Issue, err)
 		}
 	}
 	b.published = nil
 }
 
 // labels is the event's writer of a task's status label.
-func (b *eventBot) labels() status.Labels { return status.Labels{GitHub: b.gh, Prefix: b.LabelPrefix} }
+func (b *eventBot) labels() status.Labels {
+	return status.Labels{GitHub: b.gh, Prefix: b.cfg.LabelPrefix}
+}

@@ -53,7 +53,7 @@ func (b *eventBot) resolveRole(ctx context.Context, task policy.Task, base strin
 		return "", err
 	}
 	b.derived.count.role.Add(1)
-	rr, err := rs.Resolve(task, b.LabelPrefix, labels, triggerLabel)
+	rr, err := rs.Resolve(task, b.cfg.LabelPrefix, labels, triggerLabel)
 	if err != nil {
 		return "", err
 	}
@@ -72,7 +72,7 @@ type rendered struct {
 // is then its outcome.
 func (r *run) render(ctx context.Context, tc taskContext, review, fix bool) (rendered, bool, error) {
 	task, base := tc.task, tc.base
-	rr, stop, err := r.prepareStep(ctx, tc, r.phaseOf(task.Role), tc.elig, review, fix)
+	rr, stop, err := r.prepareStep(ctx, tc, r.ev.phaseOf(task.Role), tc.elig, review, fix)
 	if stop || err != nil {
 		return rr, true, err
 	}
@@ -91,12 +91,12 @@ func (r *run) render(ctx context.Context, tc taskContext, review, fix bool) (ren
 	// Notes `/studio steer` left are read by this pass, once.
 	if len(r.st.Steer) > 0 {
 		prepared.Prompt += texts.SteeringSection(r.st.Steer)
-		r.st.History = append(r.st.History, texts.SteeringReadEntry(r.Now(), len(r.st.Steer)))
+		r.st.History = append(r.st.History, texts.SteeringReadEntry(r.cfg.Now(), len(r.st.Steer)))
 		r.st.Steer = nil
 	}
 	// A role the profile lets spawn answers with its summary and the child tasks it asks for
 	// (delegation.go): a read-only role in its report, a writing one in its last pass.
-	if r.spawn, err = r.delegationProfile(ctx, base, task.Role); err != nil {
+	if r.spawn, err = r.ev.delegationProfile(ctx, base, task.Role); err != nil {
 		var ge *guidanceError
 		if errors.As(err, &ge) {
 			err = r.block(ctx, status.StepTaskParsed, ge.msg)
@@ -140,17 +140,17 @@ func (r *run) prepareStep(ctx context.Context, tc taskContext, phase policy.Phas
 // every flow that runs Codex, so it is where the run's workspace is put on the default branch
 // (readyBase): the prompts, the guidance and the task branch all start from that checkout.
 func (r *run) modelRoute(ctx context.Context, tc taskContext) (routing.RoutePlan, error) {
-	if r.Workspace != nil {
-		if err := r.readyBase(ctx, tc.base); err != nil {
+	if r.cfg.Workspace != nil {
+		if err := r.ev.readyBase(ctx, tc.base); err != nil {
 			return routing.RoutePlan{}, err
 		}
 	}
-	rs, err := r.roles(ctx, tc.base)
+	rs, err := r.ev.roles(ctx, tc.base)
 	if err != nil {
 		return routing.RoutePlan{}, &roles.RouteRefusal{Msg: err.Error()}
 	}
-	return rs.RouteForTask(tc.task, func(path string) ([]byte, error) { return r.baseFile(ctx, path, tc.base) },
-		roles.RouteInputs{Model: r.Model, ModelTier: r.ModelTier})
+	return rs.RouteForTask(tc.task, func(path string) ([]byte, error) { return r.ev.baseFile(ctx, path, tc.base) },
+		roles.RouteInputs{Model: r.cfg.Model, ModelTier: r.cfg.ModelTier})
 }
 
 // prepareFor renders the prompts of one Codex call for this run's task from the workspace, put on
@@ -169,7 +169,7 @@ func (r *run) prepareFor(ctx context.Context, tc taskContext, phase policy.Phase
 		Task: tc.task, Objective: r.issue.Title, Issue: r.tr.Issue, Verification: verify,
 		Review: review, Fix: fix,
 	})
-	p, err := prompts.Prepare(ctx, r.WorkDir, facts)
+	p, err := prompts.Prepare(ctx, r.cfg.WorkDir, facts)
 	return p, facts, err
 }
 
@@ -177,26 +177,26 @@ func (r *run) prepareFor(ctx context.Context, tc taskContext, phase policy.Phase
 // branch has `.codex/profile.json`. The files are installed outside the workspace, for this run
 // only, so they can never be committed; the prompt carries the role's text so Codex reads it.
 func (r *run) withGuidance(ctx context.Context, base, role, prompt string) (string, error) {
-	data, err := r.baseFile(ctx, roles.ProfilePath, base)
+	data, err := r.ev.baseFile(ctx, roles.ProfilePath, base)
 	if errors.Is(err, hub.ErrNotFound) {
 		return prompt, nil
 	}
 	if err != nil {
 		return "", err
 	}
-	dir := r.GuidanceDir
+	dir := r.cfg.GuidanceDir
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "studio-guidance-"); err != nil {
 			return "", err
 		}
 	}
-	dir = filepath.Join(dir, r.RunID+"-"+role)
+	dir = filepath.Join(dir, r.cfg.RunID+"-"+role)
 	inst, ok, err := guidance.InstallForRole(ctx, data, role, dir)
 	if err != nil {
 		return "", &guidanceError{fmt.Sprintf("`%s` on `%s`: %v", roles.ProfilePath, base, err)}
 	}
 	if !ok {
-		r.logf("%s names no agent %s; the run has no profile guidance", roles.ProfilePath, role)
+		r.cfg.logf("%s names no agent %s; the run has no profile guidance", roles.ProfilePath, role)
 		return prompt, nil
 	}
 	var b strings.Builder

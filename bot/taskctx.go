@@ -141,7 +141,7 @@ func (b *eventBot) taskBlock(body string) (policy.Task, error) {
 // default branch (whose files the memo keeps for the whole event).
 func (b *eventBot) taskKey(issue hub.Issue, base, triggerLabel string) string {
 	return strings.Join([]string{fmt.Sprint(issue.Number), base, issue.Title, issue.Body,
-		strings.Join(policy.LabelRoles(b.LabelPrefix, issue.Labels, triggerLabel), ",")}, "\x00")
+		strings.Join(policy.LabelRoles(b.cfg.LabelPrefix, issue.Labels, triggerLabel), ",")}, "\x00")
 }
 
 // taskOf decides the task of issue once per event: the default branch's configuration, the task

@@ -17,7 +17,7 @@ import (
 // fallback too, and refuses the fallback once the tokens used reach max-tokens. The lifecycle
 // meters its own calls.
 func (r *run) meter() *codex.Meter {
-	return codex.NewMeter(r.Codex, r.MaxTokens).WithBudget(r.budget())
+	return codex.NewMeter(r.cfg.Codex, r.cfg.MaxTokens).WithBudget(r.ev.budget())
 }
 
 // noteUsage adds the usage of Codex calls to the run's outcome and shows the total on the status
@@ -45,16 +45,16 @@ type singleStep struct {
 // metered against max-tokens, and counts its usage. The evidence folder it returns holds the
 // prompt, the schema and the events, whatever the call did.
 func (r *run) codexStep(ctx context.Context, s singleStep) (codex.Execution, *codex.Evidence, error) {
-	ev, err := codex.NewEvidence(r.RunsDir, r.RunID, s.folder, r.Redactor)
+	ev, err := codex.NewEvidence(r.cfg.RunsDir, r.cfg.RunID, s.folder, r.cfg.Redactor)
 	if err != nil {
 		return codex.Execution{}, nil, fmt.Errorf("run evidence: %w", err)
 	}
-	r.pristine = false // the agent may change the workspace from here on
-	r.noteRole(strings.TrimSuffix(s.folder, "-"+s.label))
+	r.ev.pristine = false // the agent may change the workspace from here on
+	r.ev.noteRole(strings.TrimSuffix(s.folder, "-"+s.label))
 	meter := r.meter()
 	exe, _ := codex.RunStep(ctx, codex.Step{
-		Evidence: ev, Runner: meter, Label: s.label, Phase: s.phase, Prompt: s.prompt, Workdir: r.WorkDir,
-		Sandbox: s.sandbox, Schema: s.schema, SchemaName: s.label + "-schema.json", Timeout: r.CodexTimeout, Route: s.route,
+		Evidence: ev, Runner: meter, Label: s.label, Phase: s.phase, Prompt: s.prompt, Workdir: r.cfg.WorkDir,
+		Sandbox: s.sandbox, Schema: s.schema, SchemaName: s.label + "-schema.json", Timeout: r.cfg.CodexTimeout, Route: s.route,
 	})
 	r.noteUsage(meter.Used())
 	_ = ev.WriteOutput(exe.Lines(s.label))

@@ -28,35 +28,35 @@ func (r *run) accept(ctx context.Context) error {
 		return r.acceptReply(ctx, "refused", texts.AcceptRefused(reason))
 	}
 	// The body is rewritten below: start from it as it is now, not as the payload delivered it.
-	issue, err := r.gh.IssueNow(ctx, r.tr.Issue)
+	issue, err := r.ev.gh.IssueNow(ctx, r.tr.Issue)
 	if err != nil {
 		return err
 	}
 	switch _, err := policy.ParseTask(issue.Body); {
 	case err == nil:
-		return refuse(texts.AcceptHasBlock(r.TriggerPhrase))
+		return refuse(texts.AcceptHasBlock(r.cfg.TriggerPhrase))
 	case !errors.Is(err, policy.ErrNoTaskBlock):
 		return refuse(texts.AcceptUnusableBody(err))
 	}
-	comments, err := r.gh.Comments(ctx, r.tr.Issue)
+	comments, err := r.ev.gh.Comments(ctx, r.tr.Issue)
 	if err != nil {
 		return err
 	}
-	c, ok := proposal.Latest(comments, r.tr.Issue, r.BotLogin)
+	c, ok := proposal.Latest(comments, r.tr.Issue, r.cfg.BotLogin)
 	if !ok {
-		return refuse(texts.AcceptNoProposal(r.TriggerPhrase))
+		return refuse(texts.AcceptNoProposal(r.cfg.TriggerPhrase))
 	}
-	base, err := r.gh.DefaultBranch(ctx)
+	base, err := r.ev.gh.DefaultBranch(ctx)
 	if err != nil {
 		return err
 	}
-	roles, err := r.roles(ctx, base)
+	roles, err := r.ev.roles(ctx, base)
 	if err != nil {
 		return refuse(err.Error())
 	}
 	block, task, err := proposal.ProposedBlock(c.Body, func(id string) bool { _, ok := roles.Lookup(id); return ok })
 	if err != nil {
-		return refuse(texts.AcceptUnusableProposal(c.ID, err, r.TriggerPhrase))
+		return refuse(texts.AcceptUnusableProposal(c.ID, err, r.cfg.TriggerPhrase))
 	}
 	body := proposal.AppendBlock(issue.Body, block)
 	if got, err := policy.ParseTask(body); err != nil || !proposal.SameTask(got, task) {
@@ -65,22 +65,22 @@ func (r *run) accept(ctx context.Context) error {
 	if utf8.RuneCountInString(body) > status.MaxCommentChars {
 		return refuse(texts.AcceptTooLong(status.MaxCommentChars))
 	}
-	if err := r.gh.EditIssueBody(ctx, r.tr.Issue, body); err != nil {
+	if err := r.ev.gh.EditIssueBody(ctx, r.tr.Issue, body); err != nil {
 		return err
 	}
-	r.logf("appended the task block of proposal comment %d to the body of #%d", c.ID, r.tr.Issue)
+	r.cfg.logf("appended the task block of proposal comment %d to the body of #%d", c.ID, r.tr.Issue)
 	r.st.Set(status.StepTaskParsed, status.StepDone, texts.AcceptedTaskDetail(task))
-	return r.acceptReply(ctx, "done", texts.AcceptDone(c.ID, task, r.TriggerPhrase))
+	return r.acceptReply(ctx, "done", texts.AcceptDone(c.ID, task, r.cfg.TriggerPhrase))
 }
 
 // acceptReply answers `/studio accept` with a reply quoting the command and the same words on the
 // status comment.
 func (r *run) acceptReply(ctx context.Context, status, what string) error {
 	reply := texts.CommandReply(r.cmd.Line, r.tr.Actor.Login, what)
-	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
+	if _, err := r.ev.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
 		return err
 	}
-	r.st.Summary = texts.VerbSummary(r.TriggerPhrase, "accept", r.tr.Actor.Login, what)
+	r.st.Summary = texts.VerbSummary(r.cfg.TriggerPhrase, "accept", r.tr.Actor.Login, what)
 	r.out.Status, r.out.Summary = status, r.st.Summary
 	return r.publish(ctx)
 }

@@ -77,14 +77,14 @@ func (b *eventBot) profileFactsOn(ctx context.Context, base string) (*policy.Pro
 func (r *run) control(ctx context.Context, action string) error {
 	refuse := func(reason string) error {
 		r.out.Status = "refused"
-		_, err := r.gh.CreateComment(ctx, r.tr.Issue, texts.ControlRefusal(r.cmd.Line, r.tr.Actor.Login, reason))
+		_, err := r.ev.gh.CreateComment(ctx, r.tr.Issue, texts.ControlRefusal(r.cmd.Line, r.tr.Actor.Login, reason))
 		return err
 	}
-	base, err := r.gh.DefaultBranch(ctx)
+	base, err := r.ev.gh.DefaultBranch(ctx)
 	if err != nil {
 		return err
 	}
-	prof, err := r.profileFactsOn(ctx, base)
+	prof, err := r.ev.profileFactsOn(ctx, base)
 	var ge *guidanceError
 	if errors.As(err, &ge) {
 		return refuse(ge.msg)
@@ -95,18 +95,18 @@ func (r *run) control(ctx context.Context, action string) error {
 	if prof == nil {
 		return refuse(texts.NoControlGraph(roles.ProfilePath))
 	}
-	parent, err := r.gh.ParentIssue(ctx, r.tr.Issue)
+	parent, err := r.ev.gh.ParentIssue(ctx, r.tr.Issue)
 	if err != nil {
 		return err
 	}
-	child := r.graph().Task(ctx, base, r.issue)
+	child := r.ev.graph().Task(ctx, base, r.issue)
 	controller := ""
 	if parent > 0 {
-		pis, err := r.gh.Issue(ctx, parent)
+		pis, err := r.ev.gh.Issue(ctx, parent)
 		if err != nil {
 			return err
 		}
-		controller = r.graph().Task(ctx, base, pis).Role
+		controller = r.ev.graph().Task(ctx, base, pis).Role
 	}
 	paused := child.Status == policy.StatusAwaitingApproval && lastTransitionPaused(r.st.History)
 	allowed, answer, next := policy.DecideControl(policy.ControlFacts{
@@ -121,7 +121,7 @@ func (r *run) control(ctx context.Context, action string) error {
 	case policy.ControlSteer:
 		opts, _ := r.cmd.Opts.(ControlOptions)
 		r.st.Steer = append(r.st.Steer, fmt.Sprintf("From @%s: %s", r.tr.Actor.Login, opts.Text))
-		r.st.History = append(r.st.History, texts.SteeringNoteEntry(r.Now(), r.tr.Actor.Login))
+		r.st.History = append(r.st.History, texts.SteeringNoteEntry(r.cfg.Now(), r.tr.Actor.Login))
 	case policy.ControlPause, policy.ControlStop:
 		if child.Status == policy.StatusRunning {
 			if err := r.stopChildRun(ctx, parent); err != nil {
@@ -130,17 +130,17 @@ func (r *run) control(ctx context.Context, action string) error {
 		}
 	}
 	if next != child.Status {
-		why := fmt.Sprintf("%s %s by @%s", r.TriggerPhrase, action, r.tr.Actor.Login)
+		why := fmt.Sprintf("%s %s by @%s", r.cfg.TriggerPhrase, action, r.tr.Actor.Login)
 		if action == policy.ControlPause {
 			why = policy.PausedNote
 		}
-		kept, from, changed, err := r.labels().Transition(ctx, r.tr.Issue, r.issue.Labels, next)
+		kept, from, changed, err := r.ev.labels().Transition(ctx, r.tr.Issue, r.issue.Labels, next)
 		if err != nil {
 			return err
 		}
 		r.issue.Labels = kept
 		if changed {
-			r.st.History = append(r.st.History, texts.StatusHistoryLine(r.Now(), from, next, r.RunID, why))
+			r.st.History = append(r.st.History, texts.StatusHistoryLine(r.cfg.Now(), from, next, r.cfg.RunID, why))
 		}
 	}
 	r.st.Summary = texts.ControlSummary(next, action, r.tr.Actor.Login, answer)
@@ -148,7 +148,7 @@ func (r *run) control(ctx context.Context, action string) error {
 	if err := r.publish(ctx); err != nil {
 		return err
 	}
-	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, texts.ControlReply(r.cmd.Line, r.tr.Actor.Login, answer, next)); err != nil {
+	if _, err := r.ev.gh.CreateComment(ctx, r.tr.Issue, texts.ControlReply(r.cmd.Line, r.tr.Actor.Login, answer, next)); err != nil {
 		return err
 	}
 	// The parent's orchestration goes on: a paused or stopped child gave back its slot (and a
@@ -165,31 +165,31 @@ func (r *run) control(ctx context.Context, action string) error {
 // stopChildRun cancels the child's dispatched workflow run (its evidence stays with the run) and
 // gives back its claim, slot and write locks at once: a cancelled run may never get to do it.
 func (r *run) stopChildRun(ctx context.Context, parent int) error {
-	_, st, err := r.graph().Tracking(ctx, parent)
+	_, st, err := r.ev.graph().Tracking(ctx, parent)
 	if err != nil {
 		return err
 	}
 	if st != nil {
 		if id := st.RunIDs[strconv.Itoa(r.tr.Issue)]; id != 0 {
-			if err := r.gh.CancelWorkflowRun(ctx, id); err != nil {
+			if err := r.ev.gh.CancelWorkflowRun(ctx, id); err != nil {
 				return err
 			}
 		}
 	}
-	base, err := r.gh.DefaultBranch(ctx)
+	base, err := r.ev.gh.DefaultBranch(ctx)
 	if err != nil {
 		return err
 	}
-	for _, key := range r.graph().Task(ctx, base, r.issue).LockKeys() {
-		if _, err := r.graph().Release(ctx, policy.LockRef(key), r.tr.Issue); err != nil {
+	for _, key := range r.ev.graph().Task(ctx, base, r.issue).LockKeys() {
+		if _, err := r.ev.graph().Release(ctx, policy.LockRef(key), r.tr.Issue); err != nil {
 			return err
 		}
 	}
-	if _, err := r.graph().Release(ctx, taskgraph.ClaimRef(r.tr.Issue), r.tr.Issue); err != nil {
+	if _, err := r.ev.graph().Release(ctx, taskgraph.ClaimRef(r.tr.Issue), r.tr.Issue); err != nil {
 		return err
 	}
 	for n := 0; n < policy.MaxConcurrencyLimit; n++ {
-		if _, err := r.graph().Release(ctx, policy.SlotRef(n), r.tr.Issue); err != nil {
+		if _, err := r.ev.graph().Release(ctx, policy.SlotRef(n), r.tr.Issue); err != nil {
 			return err
 		}
 	}
@@ -198,12 +198,12 @@ func (r *run) stopChildRun(ctx context.Context, parent int) error {
 
 // advanceParent advances the orchestration of the child's parent issue, under its lock.
 func (r *run) advanceParent(ctx context.Context, base string, parent int) error {
-	_, err := r.locked(ctx, parent, fmt.Sprintf("orchestration #%d: control on #%d", parent, r.tr.Issue), r.tr.Actor.Login, func(ctx context.Context) (Outcome, error) {
-		comment, st, err := r.graph().Tracking(ctx, parent)
+	_, err := r.ev.locked(ctx, parent, fmt.Sprintf("orchestration #%d: control on #%d", parent, r.tr.Issue), r.tr.Actor.Login, func(ctx context.Context) (Outcome, error) {
+		comment, st, err := r.ev.graph().Tracking(ctx, parent)
 		if err != nil || st == nil {
 			return Outcome{}, err
 		}
-		o := &taskgraph.Orchestration{Graph: r.graph(), Base: base, State: st, Comment: comment}
+		o := &taskgraph.Orchestration{Graph: r.ev.graph(), Base: base, State: st, Comment: comment}
 		defer o.WriteEvidence()
 		o.Event("task.controlled", map[string]any{"taskId": r.tr.Issue, "action": r.cmd.Verb})
 		advErr := o.Advance(ctx)

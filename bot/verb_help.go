@@ -60,7 +60,7 @@ func endsWithMarker(body, marker string) bool {
 // a re-delivered event is answered once.
 func (b *eventBot) alreadyAnswered(comments []hub.Comment, marker string) bool {
 	for _, c := range comments {
-		if strings.EqualFold(c.Author, b.BotLogin) && endsWithMarker(c.Body, marker) {
+		if strings.EqualFold(c.Author, b.cfg.BotLogin) && endsWithMarker(c.Body, marker) {
 			return true
 		}
 	}
@@ -71,17 +71,17 @@ func (b *eventBot) alreadyAnswered(comments []hub.Comment, marker string) bool {
 // needs no permission (it reveals nothing the action's docs do not), takes no lock and touches no
 // status comment, label or reaction.
 func (b *eventBot) help(ctx context.Context, tr Trigger, cmd Command) (Outcome, error) {
-	out := Outcome{RunID: b.RunID, Status: "done"}
+	out := Outcome{RunID: b.cfg.RunID, Status: "done"}
 	comments, err := b.gh.Comments(ctx, tr.Issue)
 	if err != nil {
 		return out, err
 	}
 	if b.alreadyAnswered(comments, helpMarker(tr.CommentID)) {
-		return b.skip(fmt.Sprintf("comment %d was already answered (re-delivered event)", tr.CommentID))
+		return b.cfg.skip(fmt.Sprintf("comment %d was already answered (re-delivered event)", tr.CommentID))
 	}
-	if _, err := b.gh.CreateComment(ctx, tr.Issue, helpReply(cmd, tr.Actor.Login, b.TriggerPhrase, tr.CommentID)); err != nil {
+	if _, err := b.gh.CreateComment(ctx, tr.Issue, helpReply(cmd, tr.Actor.Login, b.cfg.TriggerPhrase, tr.CommentID)); err != nil {
 		return out, err
 	}
-	b.logf("answered %s help for @%s on #%d", b.TriggerPhrase, tr.Actor.Login, tr.Issue)
+	b.cfg.logf("answered %s help for @%s on #%d", b.cfg.TriggerPhrase, tr.Actor.Login, tr.Issue)
 	return out, nil
 }

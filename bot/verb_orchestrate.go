@@ -87,7 +87,7 @@ func init() {
 
 func (r *run) orchestrate(ctx context.Context) error {
 	opts, _ := r.cmd.Opts.(OrchestrateOptions)
-	out, err := r.eventBot.orchestrateOn(ctx, r.tr.Issue, opts, r.tr.CommentID, r.tr.Actor.Login, r.cmd.Line)
+	out, err := r.ev.orchestrateOn(ctx, r.tr.Issue, opts, r.tr.CommentID, r.tr.Actor.Login, r.cmd.Line)
 	*r.out = out
 	return err
 }
@@ -96,7 +96,7 @@ func (r *run) orchestrate(ctx context.Context) error {
 // reads the graph, answers a dry run, refuses a graph policy rejects, then starts the first wave;
 // those four answers share the tracking comment and the plan, which is why they stay together.
 func (b *eventBot) orchestrateOn(ctx context.Context, issue int, opts OrchestrateOptions, commentID int64, actor, line string) (Outcome, error) {
-	out := Outcome{RunID: b.RunID}
+	out := Outcome{RunID: b.cfg.RunID}
 	reply := func(status, text string) (Outcome, error) {
 		out.Status, out.Summary = status, text
 		_, err := b.gh.CreateComment(ctx, issue, texts.OrchestrationReply(line, actor, text))
@@ -111,7 +111,7 @@ func (b *eventBot) orchestrateOn(ctx context.Context, issue int, opts Orchestrat
 		return out, err
 	}
 	if st != nil && commentID != 0 && status.ContainsID(st.Handled, commentID) {
-		return b.skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", commentID))
+		return b.cfg.skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", commentID))
 	}
 	o := &taskgraph.Orchestration{Graph: b.graph(), Base: base, Comment: comment}
 	if sc, err := b.config(ctx, base); err == nil && sc.problem == "" {
@@ -140,10 +140,10 @@ func (b *eventBot) orchestrateOn(ctx context.Context, issue int, opts Orchestrat
 			return reply("done", texts.OrchestrationDryRun(policy.RenderPlanWith(plan, b.dryRunDetails(ctx, o))))
 		}
 		if len(plan.Tasks) == 0 {
-			return reply("done", texts.NothingToOrchestrate(b.LabelPrefix))
+			return reply("done", texts.NothingToOrchestrate(b.cfg.LabelPrefix))
 		}
 		prev := st
-		st = &taskgraph.State{Issue: issue, Max: plan.MaxConcurrency, Run: b.RunID, Status: "running", Pulls: map[string]int{}, Runs: map[string]string{}}
+		st = &taskgraph.State{Issue: issue, Max: plan.MaxConcurrency, Run: b.cfg.RunID, Status: "running", Pulls: map[string]int{}, Runs: map[string]string{}}
 		for _, t := range plan.Tasks {
 			st.Tasks = append(st.Tasks, t.Issue)
 		}
@@ -185,7 +185,7 @@ func (b *eventBot) orchestrateOn(ctx context.Context, issue int, opts Orchestrat
 	if st.Status == "blocked" {
 		out.Status = "blocked"
 	}
-	out.Summary = taskgraph.RenderTracking(st, o.Tasks, b.RunURL)
+	out.Summary = taskgraph.RenderTracking(st, o.Tasks, b.cfg.RunURL)
 	return out, advErr
 }
 
@@ -195,7 +195,7 @@ func (b *eventBot) orchestrateOn(ctx context.Context, issue int, opts Orchestrat
 func (b *eventBot) runDispatchedTask(ctx context.Context, tr Trigger) (Outcome, error) {
 	task, ok := issueRef(tr.Inputs["task"])
 	if !ok {
-		return b.skip(fmt.Sprintf("workflow_dispatch input task %q is not an issue number", tr.Inputs["task"]))
+		return b.cfg.skip(fmt.Sprintf("workflow_dispatch input task %q is not an issue number", tr.Inputs["task"]))
 	}
 	orch, _ := issueRef(tr.Inputs["orchestration"])
 	slot := -1
@@ -204,7 +204,7 @@ func (b *eventBot) runDispatchedTask(ctx context.Context, tr Trigger) (Outcome, 
 	}
 	issue, err := b.gh.Issue(ctx, task)
 	if err != nil {
-		return Outcome{RunID: b.RunID}, fmt.Errorf("read task #%d: %w", task, err)
+		return Outcome{RunID: b.cfg.RunID}, fmt.Errorf("read task #%d: %w", task, err)
 	}
 	line := "dispatched run"
 	if orch > 0 {
@@ -214,7 +214,7 @@ func (b *eventBot) runDispatchedTask(ctx context.Context, tr Trigger) (Outcome, 
 	out, runErr := b.locked(ctx, task, eventLine(tr, cmd), tr.Actor.Login, func(ctx context.Context) (Outcome, error) {
 		r, err := b.runForIssue(ctx, tr, issue, cmd)
 		if err != nil {
-			return Outcome{RunID: b.RunID}, err
+			return Outcome{RunID: b.cfg.RunID}, err
 		}
 		r.st.Set(status.StepAuthorized, status.StepDone, texts.DispatchedDetail(line, tr.Actor.Login))
 		if err := r.execute(ctx); err != nil {
@@ -225,7 +225,7 @@ func (b *eventBot) runDispatchedTask(ctx context.Context, tr Trigger) (Outcome, 
 	})
 	if orch > 0 {
 		if err := b.finishOrchestrated(context.WithoutCancel(ctx), orch, task, slot, out); err != nil {
-			b.logf("::warning::orchestration #%d was not advanced: %v", orch, err)
+			b.cfg.logf("::warning::orchestration #%d was not advanced: %v", orch, err)
 			if runErr == nil {
 				runErr = err
 			}
@@ -265,7 +265,7 @@ func (b *eventBot) finishOrchestrated(ctx context.Context, orch, task, slot int,
 		comment, st, err := b.graph().Tracking(ctx, orch)
 		if err != nil || st == nil {
 			if err == nil {
-				b.logf("::warning::#%d names orchestration #%d, which has no tracking comment", task, orch)
+				b.cfg.logf("::warning::#%d names orchestration #%d, which has no tracking comment", task, orch)
 			}
 			return Outcome{}, err
 		}
@@ -277,8 +277,8 @@ func (b *eventBot) finishOrchestrated(ctx context.Context, orch, task, slot int,
 		if st.Pulls == nil {
 			st.Pulls = map[string]int{}
 		}
-		if b.RunURL != "" {
-			st.Runs[strconv.Itoa(task)] = b.RunURL
+		if b.cfg.RunURL != "" {
+			st.Runs[strconv.Itoa(task)] = b.cfg.RunURL
 		}
 		if out.PullRequest > 0 {
 			st.Pulls[strconv.Itoa(task)] = out.PullRequest
@@ -287,7 +287,7 @@ func (b *eventBot) finishOrchestrated(ctx context.Context, orch, task, slot int,
 			if st.Said == nil {
 				st.Said = map[string]string{}
 			}
-			st.Said[strconv.Itoa(task)] = texts.OneLine(b.Redactor.Redact(said), 160)
+			st.Said[strconv.Itoa(task)] = texts.OneLine(b.cfg.Redactor.Redact(said), 160)
 		}
 		locks := released
 		if locks == nil {
@@ -311,13 +311,13 @@ func (b *eventBot) onDispatch(ctx context.Context, tr Trigger) (Outcome, error) 
 	if tr.Inputs[inputActor] != "" { // a command `studio serve` dispatched (serve_mode.go)
 		return b.onServedDispatch(ctx, tr)
 	}
-	if !strings.EqualFold(tr.Actor.Login, b.BotLogin) {
+	if !strings.EqualFold(tr.Actor.Login, b.cfg.BotLogin) {
 		perm, err := b.gh.Permission(ctx, tr.Actor.Login)
 		if err != nil {
-			return Outcome{RunID: b.RunID}, fmt.Errorf("authorize %s: %w", tr.Actor.Login, err)
+			return Outcome{RunID: b.cfg.RunID}, fmt.Errorf("authorize %s: %w", tr.Actor.Login, err)
 		}
 		if !policy.ParsePermission(perm).CanWrite() {
-			return Outcome{RunID: b.RunID, Status: "refused", Skip: tr.Actor.Login + " may not dispatch studio runs"}, nil
+			return Outcome{RunID: b.cfg.RunID, Status: "refused", Skip: tr.Actor.Login + " may not dispatch studio runs"}, nil
 		}
 	}
 	switch {
@@ -326,7 +326,7 @@ func (b *eventBot) onDispatch(ctx context.Context, tr Trigger) (Outcome, error) 
 	case tr.Inputs["orchestrate"] != "":
 		issue, ok := issueRef(tr.Inputs["issue"])
 		if !ok {
-			return b.skip("workflow_dispatch input issue must name the issue that tracks the orchestration (`#N`)")
+			return b.cfg.skip("workflow_dispatch input issue must name the issue that tracks the orchestration (`#N`)")
 		}
 		args := strings.Fields(tr.Inputs["orchestrate"])
 		if len(args) == 1 && (args[0] == "ready" || args[0] == "all") {
@@ -345,11 +345,11 @@ func (b *eventBot) onDispatch(ctx context.Context, tr Trigger) (Outcome, error) 
 		line := "workflow_dispatch orchestrate " + strings.Join(args, " ")
 		if err != nil {
 			_, cerr := b.gh.CreateComment(ctx, issue, texts.OrchestrationReply(line, tr.Actor.Login, texts.OrchestrationInputsRefused(err.Error())))
-			return Outcome{RunID: b.RunID, Status: "refused"}, cerr
+			return Outcome{RunID: b.cfg.RunID, Status: "refused"}, cerr
 		}
 		return b.locked(ctx, issue, eventLine(tr, Command{Line: line}), tr.Actor.Login, func(ctx context.Context) (Outcome, error) {
 			return b.orchestrateOn(ctx, issue, parsed.(OrchestrateOptions), 0, tr.Actor.Login, line)
 		})
 	}
-	return b.skip("workflow_dispatch without a task or orchestrate input")
+	return b.cfg.skip("workflow_dispatch without a task or orchestrate input")
 }

@@ -27,7 +27,7 @@ func init() {
 // ReviewCheckName on the reviewed commit, which is what the gate reads.
 func (r *run) reviewPull(ctx context.Context, pr hub.PullRequest) error {
 	r.st.Set(status.StepAuthorized, status.StepDone, texts.ActorDetail(r.tr.Actor.Login))
-	tn, err := r.loadTask(ctx, r.issue.Number)
+	tn, err := r.ev.loadTask(ctx, r.issue.Number)
 	if err != nil {
 		return err
 	}
@@ -53,11 +53,11 @@ func (r *run) reviewPull(ctx context.Context, pr hub.PullRequest) error {
 	if err := r.prepareWorkspace(ctx, pr.HeadRef, tn.base); err != nil {
 		return err
 	}
-	head, err := r.Workspace.HeadSHA(ctx)
+	head, err := r.cfg.Workspace.HeadSHA(ctx)
 	if err != nil {
 		return err
 	}
-	files, err := r.gh.PullFiles(ctx, pr.Number)
+	files, err := r.ev.gh.PullFiles(ctx, pr.Number)
 	if err != nil {
 		return err
 	}
@@ -75,14 +75,14 @@ func (r *run) reviewPull(ctx context.Context, pr hub.PullRequest) error {
 	}
 	if ref := r.refused(exe); ref != nil {
 		// No verdict to post: the check run stays as it was, and the issue's label is the run's.
-		return r.endRefused(ctx, ref, r.TriggerPhrase+" review", true)
+		return r.endRefused(ctx, ref, r.cfg.TriggerPhrase+" review", true)
 	}
 	rev := codex.NewReviewOutcome(exe)
 	_ = ev.WriteOutput(rev.Lines())
-	if err := r.eventBot.publishReview(ctx, pr.Number, head, files, rev, r.Redactor); err != nil {
+	if err := r.ev.publishReview(ctx, pr.Number, head, files, rev, r.cfg.Redactor); err != nil {
 		return err
 	}
-	r.refreshGate(ctx, pr.Number, r.issue.Number)
+	r.ev.refreshGate(ctx, pr.Number, r.issue.Number)
 
 	verdict := "done"
 	if rev.Failed() {
@@ -91,7 +91,7 @@ func (r *run) reviewPull(ctx context.Context, pr hub.PullRequest) error {
 	} else {
 		r.st.Set(status.StepCodex, status.StepDone, texts.ReviewResultDetail(head, true))
 	}
-	r.st.Summary = r.Redactor.Redact(reviewBody(rev, !rev.Failed(), reviewBlockers(rev))) + leftoversNote(exe.Leftovers())
+	r.st.Summary = r.cfg.Redactor.Redact(reviewBody(rev, !rev.Failed(), reviewBlockers(rev))) + leftoversNote(exe.Leftovers())
 	// The issue's status label is the run's verdict (an out-of-scope path, a failed lifecycle),
 	// which a passing review of the head does not clear: the review's own result lives in the
 	// studio/review check run and the gate. So the label is left as it is.

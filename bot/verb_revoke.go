@@ -23,29 +23,29 @@ func init() {
 // stateless: the command stays in the thread, and approval matching reads it every time. This
 // shows the result and recomputes the gate.
 func (r *run) revoke(ctx context.Context) error {
-	base, err := r.gh.DefaultBranch(ctx)
+	base, err := r.ev.gh.DefaultBranch(ctx)
 	if err != nil {
 		return err
 	}
-	branch := r.taskBranch(r.tr.Issue)
-	pr, err := r.gh.FindPull(ctx, branch, base)
+	branch := r.cfg.taskBranch(r.tr.Issue)
+	pr, err := r.ev.gh.FindPull(ctx, branch, base)
 	if errors.Is(err, hub.ErrNotFound) {
-		r.st.Summary = texts.NoRevokeTarget(r.TriggerPhrase, r.tr.Issue)
+		r.st.Summary = texts.NoRevokeTarget(r.cfg.TriggerPhrase, r.tr.Issue)
 		r.out.Status, r.out.Summary = "done", r.st.Summary
 		return r.publish(ctx)
 	}
 	if err != nil {
 		return err
 	}
-	tn, err := r.loadTask(ctx, r.tr.Issue)
+	tn, err := r.ev.loadTask(ctx, r.tr.Issue)
 	if err != nil {
 		return err
 	}
-	full, err := r.gh.Pull(ctx, pr.Number)
+	full, err := r.ev.gh.Pull(ctx, pr.Number)
 	if err != nil {
 		return err
 	}
-	pa, err := r.approvalsOf(ctx, full, tn, r.tr.Issue, false)
+	pa, err := r.ev.approvalsOf(ctx, full, tn, r.tr.Issue, false)
 	if err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func (r *run) revoke(ctx context.Context) error {
 	if err := r.publish(ctx); err != nil {
 		return err
 	}
-	if _, err := r.writeGate(ctx, full, tn, pa); err != nil {
+	if _, err := r.ev.writeGate(ctx, full, tn, pa); err != nil {
 		return err
 	}
 	return nil

@@ -33,7 +33,7 @@ var (
 )
 
 func (b *eventBot) status(ctx context.Context, tr Trigger, cmd Command) (Outcome, error) {
-	out := Outcome{RunID: b.RunID, Status: "done"}
+	out := Outcome{RunID: b.cfg.RunID, Status: "done"}
 	task := tr.Issue // on a studio pull request: its task issue; the answer goes where it was asked
 	if tr.IsPull || tr.Snapshot.IsPull {
 		_, n, why, err := b.studioPullOf(ctx, tr.Issue)
@@ -41,7 +41,7 @@ func (b *eventBot) status(ctx context.Context, tr Trigger, cmd Command) (Outcome
 			return out, err
 		}
 		if why != "" {
-			return b.skip(why + "; `status` on a pull request answers only on studio pull requests")
+			return b.cfg.skip(why + "; `status` on a pull request answers only on studio pull requests")
 		}
 		task = n
 	}
@@ -51,7 +51,7 @@ func (b *eventBot) status(ctx context.Context, tr Trigger, cmd Command) (Outcome
 	}
 	marker := texts.StatusReplyMarker(tr.CommentID)
 	if b.alreadyAnswered(comments, marker) {
-		return b.skip(fmt.Sprintf("comment %d was already answered (re-delivered event)", tr.CommentID))
+		return b.cfg.skip(fmt.Sprintf("comment %d was already answered (re-delivered event)", tr.CommentID))
 	}
 	var problem string
 	var ce *CommandError
@@ -83,15 +83,15 @@ func (b *eventBot) status(ctx context.Context, tr Trigger, cmd Command) (Outcome
 	if _, err := b.gh.CreateComment(ctx, tr.Issue, body); err != nil {
 		return out, err
 	}
-	b.logf("answered %s status for @%s on #%d", b.TriggerPhrase, tr.Actor.Login, tr.Issue)
+	b.cfg.logf("answered %s status for @%s on #%d", b.cfg.TriggerPhrase, tr.Actor.Login, tr.Issue)
 	return out, nil
 }
 
 // statusTaskLine is the task as orchestration reads it. Role ids and paths come from the issue:
 // they are shown as code spans, never as markup.
 func (b *eventBot) statusTaskLine(ctx context.Context, base string, is hub.Issue) string {
-	if _, err := policy.ParseTask(is.Body); errors.Is(err, policy.ErrNoTaskBlock) && policy.LabelRoles(b.LabelPrefix, is.Labels, "") == nil {
-		return texts.StatusNoTaskLine(b.TriggerPhrase)
+	if _, err := policy.ParseTask(is.Body); errors.Is(err, policy.ErrNoTaskBlock) && policy.LabelRoles(b.cfg.LabelPrefix, is.Labels, "") == nil {
+		return texts.StatusNoTaskLine(b.cfg.TriggerPhrase)
 	} else if err != nil && !errors.Is(err, policy.ErrNoTaskBlock) {
 		return texts.StatusUnusableTaskLine(err)
 	}
@@ -100,10 +100,10 @@ func (b *eventBot) statusTaskLine(ctx context.Context, base string, is hub.Issue
 
 // statusLockLine says who holds the task's run lock (refs/studio/locks/issue-N), if anyone.
 func (b *eventBot) statusLockLine(ctx context.Context, issue int) (string, error) {
-	if b.Locks == nil {
+	if b.cfg.Locks == nil {
 		return texts.StatusLockUnknown, nil
 	}
-	_, msg, err := b.Locks.LockRecord(ctx, lock.Ref(issue))
+	_, msg, err := b.cfg.Locks.LockRecord(ctx, lock.Ref(issue))
 	if errors.Is(err, hub.ErrNotFound) {
 		return texts.StatusLockFree, nil
 	}
@@ -114,13 +114,13 @@ func (b *eventBot) statusLockLine(ctx context.Context, issue int) (string, error
 	if !ok {
 		return texts.StatusLockUnreadable(lock.Ref(issue)), nil
 	}
-	return texts.StatusLockHeld(rec, b.Now()), nil
+	return texts.StatusLockHeld(rec, b.cfg.Now()), nil
 }
 
 // statusRunLines are the runs the issue's status comment records: the last run and its state,
 // the earlier runs' ends and the tokens line.
 func (b *eventBot) statusRunLines(comments []hub.Comment, issue int) []string {
-	sc, ok := status.FindStatusComment(comments, issue, b.BotLogin)
+	sc, ok := status.FindStatusComment(comments, issue, b.cfg.BotLogin)
 	if !ok {
 		return []string{texts.StatusRunsNone}
 	}

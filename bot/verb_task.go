@@ -126,33 +126,33 @@ func (r *run) taskCreate(ctx context.Context) error {
 	if err != nil {
 		return r.taskReply(ctx, err, nil)
 	}
-	r.logf("created task #%d (%s) from #%d", is.Number, t.Role, r.tr.Issue)
+	r.cfg.logf("created task #%d (%s) from #%d", is.Number, t.Role, r.tr.Issue)
 	r.st.Set(status.StepTaskParsed, status.StepDone, texts.TaskCreatedDetail(is.Number, t.Role))
 	return r.taskReply(ctx, nil, func() string {
-		return texts.TaskCreatedReply(r.TriggerPhrase, is.Number, t, r.phaseOf(t.Role).Mutating())
+		return texts.TaskCreatedReply(r.cfg.TriggerPhrase, is.Number, t, r.ev.phaseOf(t.Role).Mutating())
 	})
 }
 
 // taskCreator is the creator of this run: the default branch must hold a valid studio
 // configuration, and its roles are the ones a task may name.
 func (r *run) taskCreator(ctx context.Context) (*taskgraph.TaskCreator, error) {
-	base, err := r.gh.DefaultBranch(ctx)
+	base, err := r.ev.gh.DefaultBranch(ctx)
 	if err != nil {
 		return nil, err
 	}
 	// The event's one decode of studio.json (config), as a run's.
-	sc, err := r.config(ctx, base)
+	sc, err := r.ev.config(ctx, base)
 	if err != nil {
 		return nil, err
 	}
 	if err := taskgraph.ConfigRefusal(sc.missing, sc.err); err != nil {
 		return nil, err
 	}
-	roles, err := r.roles(ctx, base)
+	roles, err := r.ev.roles(ctx, base)
 	if err != nil { // the customization file cannot be used, as a run would say
 		return nil, &taskgraph.TaskRefusal{Msg: err.Error()}
 	}
-	return taskgraph.NewTaskCreator(r.gh, r.LabelPrefix, roles), nil
+	return taskgraph.NewTaskCreator(r.ev.gh, r.cfg.LabelPrefix, roles), nil
 }
 
 // taskReply answers a task or recipe command: the reply quoting the command, then the status
@@ -173,10 +173,10 @@ func (r *run) taskReply(ctx context.Context, err error, done func() string) erro
 	r.st.Set(status.StepCodex, status.StepSkipped, texts.DetailTasksStartNoRun)
 	r.st.Set(status.StepVerdict, status.StepDone, texts.VerdictDetail(verdict))
 	reply := texts.CommandReply(r.cmd.Line, r.tr.Actor.Login, what)
-	if _, err := r.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
+	if _, err := r.ev.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
 		return err
 	}
-	r.st.Summary = texts.VerbSummary(r.TriggerPhrase, r.cmd.Verb, r.tr.Actor.Login, what)
+	r.st.Summary = texts.VerbSummary(r.cfg.TriggerPhrase, r.cmd.Verb, r.tr.Actor.Login, what)
 	r.out.Status, r.out.Summary = verdict, r.st.Summary
 	return r.publish(ctx)
 }

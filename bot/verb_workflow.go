@@ -86,7 +86,7 @@ func init() {
 // workflowTask is the task a workflow run takes: the issue's task block if it has one (it must
 // name the workflow's role or none), the workflow's role, and its objective first.
 func (r *run) workflowTask(ctx context.Context, base, id string) (policy.Task, string, error) {
-	rs, err := r.roles(ctx, base)
+	rs, err := r.ev.roles(ctx, base)
 	if err != nil {
 		return policy.Task{}, err.Error(), nil
 	}
@@ -94,19 +94,19 @@ func (r *run) workflowTask(ctx context.Context, base, id string) (policy.Task, s
 	if !ok {
 		return policy.Task{}, texts.UnknownWorkflow(prompts.UnknownWorkflowMessage(texts.OneLine(id, 100)), prompts.CustomizationPath), nil
 	}
-	task, err := r.taskBlock(r.issue.Body)
+	task, err := r.ev.taskBlock(r.issue.Body)
 	switch {
 	case errors.Is(err, policy.ErrNoTaskBlock):
 		task = policy.Task{Description: strings.TrimSpace(r.issue.Body)}
 	case err != nil:
 		return policy.Task{}, texts.TaskBlockUnusable(err), nil
 	case task.Role != "" && task.Role != wf.Role:
-		return policy.Task{}, texts.WorkflowRoleConflict(task.Role, wf.ID, wf.Role, r.TriggerPhrase), nil
+		return policy.Task{}, texts.WorkflowRoleConflict(task.Role, wf.ID, wf.Role, r.cfg.TriggerPhrase), nil
 	}
 	task.Role = wf.Role
 	task.WorkflowID = wf.ID // the run takes the workflow's model and effort (RouteForTask)
 	task.Description = strings.TrimSpace(fmt.Sprintf("Workflow `%s`: %s\n\n%s", wf.ID, wf.Objective, task.Description))
-	role, err := r.resolveRole(ctx, task, base, r.issue.Labels, r.triggerLabel())
+	role, err := r.ev.resolveRole(ctx, task, base, r.issue.Labels, r.triggerLabel())
 	if err != nil {
 		return policy.Task{}, err.Error(), nil
 	}

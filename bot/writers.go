@@ -44,7 +44,7 @@ func (b *eventBot) writeCheck(ctx context.Context, w checkWrite) error {
 	cr := w.run
 	cr.Summary = policy.FitCheckSummary(cr.Summary, policy.NoteCutRunEvidence)
 	if cr.DetailsURL == "" {
-		cr.DetailsURL = b.RunURL
+		cr.DetailsURL = b.cfg.RunURL
 	}
 	var err error
 	written := false
@@ -52,7 +52,7 @@ func (b *eventBot) writeCheck(ctx context.Context, w checkWrite) error {
 		var existing []hub.CheckRun
 		if existing, err = b.gh.CheckRuns(ctx, cr.HeadSHA, cr.Name); err == nil {
 			for _, old := range existing {
-				if !strings.EqualFold(old.AppSlug, b.botApp()) {
+				if !strings.EqualFold(old.AppSlug, b.cfg.botApp()) {
 					continue
 				}
 				if old.Conclusion == cr.Conclusion && old.Title == cr.Title && old.Summary == cr.Summary {
@@ -73,7 +73,7 @@ func (b *eventBot) writeCheck(ctx context.Context, w checkWrite) error {
 		}
 		return nil
 	}
-	b.logf("::warning::the token cannot write check runs (%v); grant the workflow `checks: write`. Setting the commit status %s instead.", err, cr.Name)
+	b.cfg.logf("::warning::the token cannot write check runs (%v); grant the workflow `checks: write`. Setting the commit status %s instead.", err, cr.Name)
 	desc := cr.Title
 	if r := []rune(desc); len(r) > hub.MaxStatusDescription {
 		desc = string(r[:hub.MaxStatusDescription-1]) + "…"
