@@ -43,7 +43,7 @@ func (b *eventBot) delegationProfile(ctx context.Context, base, role string) (*s
 		return nil, err
 	}
 	agent, ok := facts.Agents[role]
-	if !ok || len(agent.CanSpawn) == 0 || facts.Orchestration == policy.OrchestrationNative {
+	if !ok || len(agent.CanSpawn) == 0 || len(policy.ChildTaskRoles(*facts, role)) == 0 {
 		return nil, nil
 	}
 	return &spawning{profile: *facts}, nil
@@ -64,7 +64,7 @@ func profileFacts(p *guidance.Profile) (policy.ProfileFacts, error) {
 		return f, err
 	}
 	for id, a := range p.Agents {
-		f.Agents[id] = policy.AgentFacts{CanSpawn: a.CanSpawn, Controls: a.Controls, Trust: a.Trust, Verification: a.Verification}
+		f.Agents[id] = policy.AgentFacts{CanSpawn: a.CanSpawn, Controls: a.Controls, Trust: a.Trust, Verification: a.Verification, Backends: a.Backends}
 	}
 	return f, nil
 }

@@ -584,7 +584,7 @@ func (r *run) render(ctx context.Context, tc taskContext, review, fix bool) (ren
 		if err != nil {
 			return rr, true, err
 		}
-		prepared.Prompt += results + delegationInstruction(task.Role, r.spawn.profile.Agents[task.Role].CanSpawn)
+		prepared.Prompt += results + delegationInstruction(task.Role, policy.ChildTaskRoles(r.spawn.profile, task.Role))
 	}
 	return rr, false, nil
 }
