@@ -71,8 +71,9 @@ const ProfilePath = ".codex/profile.json"
 
 // withGuidance adds the running role's compiled multi-agent guidance to prompt when the default
 // branch has `.codex/profile.json`. The files are installed outside the workspace, for this run
-// only, so they can never be committed; the prompt carries the role's text so Codex reads it.
-func (r *run) withGuidance(ctx context.Context, base, role, prompt string) (string, error) {
+// only, so they can never be committed; the prompt carries the role's text so Codex reads it, and
+// it states the model of route, which the pass runs on.
+func (r *run) withGuidance(ctx context.Context, base, role string, route routing.Route, prompt string) (string, error) {
 	data, err := r.baseFile(ctx, ProfilePath, base)
 	if errors.Is(err, hub.ErrNotFound) {
 		return prompt, nil
@@ -87,7 +88,7 @@ func (r *run) withGuidance(ctx context.Context, base, role, prompt string) (stri
 		}
 	}
 	dir = filepath.Join(dir, r.RunID+"-"+role)
-	inst, ok, err := guidance.InstallForRole(ctx, data, role, dir)
+	inst, ok, err := guidance.InstallForRole(ctx, data, role, dir, guidance.RunModel{Model: route.Primary.Model, Effort: route.Primary.Effort})
 	if err != nil {
 		return "", &guidanceError{fmt.Sprintf("`%s` on `%s`: %v", ProfilePath, base, err)}
 	}

@@ -387,7 +387,7 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 	if note := prepared.Stripped.Summary(); note != "" {
 		r.st.set(stepTaskParsed, StepDone, r.st.detail(stepTaskParsed)+"; "+note)
 	}
-	prompt, err := r.withGuidance(ctx, base, planner, prepared.Prompt+proposalInstruction(labelRole, prompts.ActiveRolesFor(string(cfg.Mode), cfg.Engine)))
+	prompt, err := r.withGuidance(ctx, base, planner, route.Implementation, prepared.Prompt+proposalInstruction(labelRole, prompts.ActiveRolesFor(string(cfg.Mode), cfg.Engine)))
 	if err != nil {
 		var ge *guidanceError
 		if errors.As(err, &ge) {

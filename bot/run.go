@@ -555,7 +555,7 @@ func (r *run) render(ctx context.Context, tc taskContext, review, fix bool) (ren
 	if note := prepared.Stripped.Summary(); note != "" {
 		r.st.set(stepTaskParsed, StepDone, r.st.detail(stepTaskParsed)+"; "+note)
 	}
-	if prepared.Prompt, err = r.withGuidance(ctx, base, task.Role, prepared.Prompt); err != nil {
+	if prepared.Prompt, err = r.withGuidance(ctx, base, task.Role, rr.routes.Implementation, prepared.Prompt); err != nil {
 		var ge *guidanceError
 		if errors.As(err, &ge) {
 			err = r.block(ctx, stepTaskParsed, ge.msg)

@@ -17,6 +17,14 @@ import (
 // localCheckout is a git checkout of the sandbox project on main, and a scripted agent for it.
 func localCheckout(t *testing.T, calls ...fakecodex.Call) string {
 	t.Helper()
+	dir, _ := localCheckoutControl(t, calls...)
+	return dir
+}
+
+// localCheckoutControl is localCheckout with the scripted agent's control, which records every
+// invocation (its arguments and prompt).
+func localCheckoutControl(t *testing.T, calls ...fakecodex.Call) (string, *fakecodex.Control) {
+	t.Helper()
 	dir := t.TempDir()
 	for p, c := range sandbox.DefaultFiles("fast-prototype") {
 		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(p)), 0o755); err != nil {
@@ -42,7 +50,7 @@ func localCheckout(t *testing.T, calls ...fakecodex.Call) string {
 	t.Setenv("CODEX_BIN", fakeCodexBin)
 	t.Setenv("OPENAI_API_KEY", "sk-local-test")
 	t.Setenv("TMPDIR", t.TempDir())
-	return dir
+	return dir, ctl
 }
 
 // `studio run` without --print-prompt or --dry-run runs the action's lifecycle on the local
