@@ -317,3 +317,19 @@ func TestCLIDocShowsTheRootHelp(t *testing.T) {
 		t.Errorf("docs/cli.md must show `studio --help` exactly as it prints:\n%s", help)
 	}
 }
+
+// Help asked for is no usage error: every command that parses its own flags answers --help with
+// its usage on stdout and exit 0 (issue 35, item 9: `studio validate --help` exited 2).
+func TestLegacyCommandsAnswerHelpWithExitZero(t *testing.T) {
+	for _, name := range []string{"validate", "doctor", "docs-impact", "guidance", "demo"} {
+		for _, flag := range []string{"--help", "-h"} {
+			code, out, errOut := runCLI([]string{name, flag}, nil)
+			if code != exitOK || !strings.Contains(out, "studio "+name) {
+				t.Errorf("%s %s: exit %d\nstdout:\n%s\nstderr:\n%s", name, flag, code, out, errOut)
+			}
+		}
+	}
+	if code, _, _ := runCLI([]string{"validate", "--bogus"}, nil); code != exitUsage {
+		t.Errorf("validate --bogus: exit %d, want %d", code, exitUsage)
+	}
+}
