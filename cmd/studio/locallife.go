@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -203,6 +204,12 @@ func plural(n int, one, many string) string {
 	return many
 }
 
+// standInPullLine matches the bot's log lines about the stand-in's pull request, which a local run
+// does not open: the gate's line (the stand-in printed the check already, without a pull request
+// number that exists nowhere), and the plan record a rerun cannot find on it (the previous run's
+// stand-in held it; locally `studio approve` is the approval, which the run reports itself).
+var standInPullLine = regexp.MustCompile("^(studio/gate on [0-9a-f]+ \\(#\\d+\\): |pull request #\\d+: plan commit `[0-9a-f]+` has no `studio/plan` check run|pull request #\\d+ has no plan commit)")
+
 // localLog prints the bot's log for a terminal: the lifecycle's lines as they are, Actions
 // workflow commands turned into plain words.
 type localLog struct {
@@ -221,6 +228,8 @@ func newLocalLog(w io.Writer) *localLog {
 			ln := sc.Text()
 			switch {
 			case strings.HasPrefix(ln, "::group::"), strings.HasPrefix(ln, "::endgroup::"):
+				continue
+			case standInPullLine.MatchString(ln):
 				continue
 			case strings.HasPrefix(ln, "::warning::"):
 				ln = "warning: " + strings.TrimPrefix(ln, "::warning::")

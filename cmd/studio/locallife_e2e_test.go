@@ -242,6 +242,13 @@ func TestLocalStrictApprovalThenRun(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "Status: done") {
 		t.Fatalf("approved run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
+	// A local run opens no pull request: no line names the stand-in's number, and the rerun does
+	// not report the plan record the previous run's stand-in held (issue 35, item 9).
+	for _, stray := range []string{"(#100", "pull request #100", "no `studio/plan` check run"} {
+		if strings.Contains(stdout, stray) {
+			t.Errorf("the approved run prints %q:\n%s", stray, stdout)
+		}
+	}
 	// The evidence folder is named as docs/runtime.md says: the seed's run id, then the role.
 	if m := regexp.MustCompile(`Evidence: (\S+)`).FindStringSubmatch(stdout); m == nil || !regexp.MustCompile(`/studio-runs/\d{17}-\d+-1-gameplay-programmer$`).MatchString(m[1]) {
 		t.Errorf("evidence line: %v\n%s", m, stdout)
