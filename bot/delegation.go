@@ -45,7 +45,7 @@ func (b *eventBot) delegationProfile(ctx context.Context, base, role string) (*s
 		return nil, err
 	}
 	agent, ok := facts.Agents[role]
-	if !ok || len(agent.CanSpawn) == 0 || facts.Orchestration == policy.OrchestrationNative {
+	if !ok || len(agent.CanSpawn) == 0 || len(policy.ChildTaskRoles(*facts, role)) == 0 {
 		return nil, nil
 	}
 	return &spawning{profile: *facts}, nil
@@ -55,6 +55,12 @@ func (b *eventBot) delegationProfile(ctx context.Context, base, role string) (*s
 func profileFacts(p *guidance.Profile) (policy.ProfileFacts, error) {
 	f := policy.ProfileFacts{Root: p.Root, Orchestration: p.Coordination.Orchestration, Agents: map[string]policy.AgentFacts{},
 		ContradictionPolicy: p.Coordination.ContradictionPolicy}
+	for id, a := range p.Agents {
+		f.Agents[id] = policy.AgentFacts{CanSpawn: a.CanSpawn, Controls: a.Controls, Trust: a.Trust, Verification: a.Verification, Backends: a.Backends}
+	}
+	if f.Orchestration == policy.OrchestrationNative {
+		return f, nil // no durable limits: DecideDelegation refuses every request before any limit
+	}
 	var err error
 	if f.MaxDepth, err = policy.ParseProfileLimit("max_depth", p.Coordination.MaxDepth); err != nil {
 		return f, err
@@ -64,9 +70,6 @@ func profileFacts(p *guidance.Profile) (policy.ProfileFacts, error) {
 	}
 	if f.MaxActiveWriters, err = policy.ParseProfileLimit("max_active_writers", p.Coordination.MaxActiveWriters); err != nil {
 		return f, err
-	}
-	for id, a := range p.Agents {
-		f.Agents[id] = policy.AgentFacts{CanSpawn: a.CanSpawn, Controls: a.Controls, Trust: a.Trust, Verification: a.Verification}
 	}
 	return f, nil
 }

@@ -80,7 +80,7 @@ func (r *run) render(ctx context.Context, tc taskContext, review, fix bool) (ren
 	if note := prepared.Stripped.Summary(); note != "" {
 		r.st.Set(status.StepTaskParsed, status.StepDone, r.st.Detail(status.StepTaskParsed)+"; "+note)
 	}
-	if prepared.Prompt, err = r.withGuidance(ctx, base, task.Role, prepared.Prompt); err != nil {
+	if prepared.Prompt, err = r.withGuidance(ctx, base, task.Role, rr.routes.Implementation, prepared.Prompt); err != nil {
 		var ge *guidanceError
 		if errors.As(err, &ge) {
 			err = r.block(ctx, status.StepTaskParsed, ge.msg)
@@ -109,7 +109,7 @@ func (r *run) render(ctx context.Context, tc taskContext, review, fix bool) (ren
 		if err != nil {
 			return rr, true, err
 		}
-		prepared.Prompt += results + delegationInstruction(task.Role, r.spawn.profile.Agents[task.Role].CanSpawn)
+		prepared.Prompt += results + delegationInstruction(task.Role, policy.ChildTaskRoles(r.spawn.profile, task.Role))
 	}
 	return rr, false, nil
 }
@@ -175,8 +175,9 @@ func (r *run) prepareFor(ctx context.Context, tc taskContext, phase policy.Phase
 
 // withGuidance adds the running role's compiled multi-agent guidance to prompt when the default
 // branch has `.codex/profile.json`. The files are installed outside the workspace, for this run
-// only, so they can never be committed; the prompt carries the role's text so Codex reads it.
-func (r *run) withGuidance(ctx context.Context, base, role, prompt string) (string, error) {
+// only, so they can never be committed; the prompt carries the role's text so Codex reads it, and
+// it states the model of route, which the pass runs on.
+func (r *run) withGuidance(ctx context.Context, base, role string, route routing.Route, prompt string) (string, error) {
 	data, err := r.ev.baseFile(ctx, roles.ProfilePath, base)
 	if errors.Is(err, hub.ErrNotFound) {
 		return prompt, nil
@@ -191,7 +192,7 @@ func (r *run) withGuidance(ctx context.Context, base, role, prompt string) (stri
 		}
 	}
 	dir = filepath.Join(dir, r.cfg.RunID+"-"+role)
-	inst, ok, err := guidance.InstallForRole(ctx, data, role, dir)
+	inst, ok, err := guidance.InstallForRole(ctx, data, role, dir, guidance.RunModel{Model: route.Primary.Model, Effort: route.Primary.Effort})
 	if err != nil {
 		return "", &guidanceError{fmt.Sprintf("`%s` on `%s`: %v", roles.ProfilePath, base, err)}
 	}

@@ -591,9 +591,12 @@ func (r *Repo) setRef(name, sha string) error {
 // checkout makes the work tree hold commit's tree exactly (tracked files rewritten where their
 // bytes or mode differ, untracked ones removed unless the tree's own .gitignore files or the
 // studio's excludes ignore them) and records commit as the tip. The private index takes the tree
-// with `read-tree -m`, which keeps the stat data of every entry whose blob does not change; the
-// scan then reads only files whose stat data is unknown or differs, and Discard puts back what
-// the scan finds.
+// with `read-tree --reset`, which keeps the stat data of every entry whose blob does not change;
+// the scan then reads only files whose stat data is unknown or differs, and Discard puts back what
+// the scan finds. Not `-m`: it refuses ("not uptodate") an entry the tree changes whose file in
+// the work tree differs from the index, which is exactly what a checkout after a run's commits
+// finds (the agent's edit of a path the task branch had changed), and the work tree is rewritten
+// here anyway.
 func (r *Repo) checkout(ctx context.Context, tip, branch string) error {
 	// The tree replaces the whole index: updates pending from commits do not matter any more
 	// (an entry they would have changed keeps stale stat data at worst, which makes git read the
@@ -605,7 +608,7 @@ func (r *Repo) checkout(ctx context.Context, tip, branch string) error {
 	seeded, clean := r.seeded == tip, r.seededClean
 	if seeded {
 		r.ignores = r.seededIgnores
-	} else if _, err := r.run(ctx, "read-tree", "-m", tip); err != nil {
+	} else if _, err := r.run(ctx, "read-tree", "--reset", tip); err != nil {
 		return fmt.Errorf("check out %s: %w", tip, err)
 	}
 	r.seeded, r.seededClean, r.seededIgnores = "", false, nil

@@ -212,6 +212,33 @@ func TestPrepareBranchContinuesAnExistingTaskBranch(t *testing.T) {
 	}
 }
 
+// A second run of a task continues its branch, commits a new edit of a path the branch had
+// already changed, and is put back on the base: the checkout must rewrite that path, not refuse
+// it as "not uptodate" (issue 35: the local `studio run`, run twice, left the task's files).
+func TestCheckoutBaseAfterCommittingOnAContinuedBranch(t *testing.T) {
+	emu, repo := remoteClone(t)
+	ctx := context.Background()
+	if _, err := emu.CommitFiles("o", "r", "studio/task-9", ghemu.CommitSpec{Message: "earlier run", Files: map[string]string{"a.txt": "earlier\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	if existed, err := repo.PrepareBranch(ctx, "studio/task-9", "main"); err != nil || !existed {
+		t.Fatalf("existed = %v, err = %v", existed, err)
+	}
+	write(t, repo.Dir, "a.txt", "again\n")
+	if _, err := repo.Commit(ctx, CommitRequest{Paths: []string{"a.txt"}, Message: "m\n", Allow: func(string) bool { return true }}); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.CheckoutBase(ctx, "main"); err != nil {
+		t.Fatalf("back to main: %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(repo.Dir, "a.txt")); string(got) != "a\n" {
+		t.Errorf("a.txt = %q, want main's", got)
+	}
+	if ch, err := repo.Changes(ctx); err != nil || len(ch) != 0 {
+		t.Errorf("after CheckoutBase, changes = %v, %v", kinds(ch), err)
+	}
+}
+
 func TestExcludeAndStripCredentials(t *testing.T) {
 	_, repo := remote(t)
 	ctx := context.Background()

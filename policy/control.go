@@ -73,6 +73,38 @@ func DecideControl(f ControlFacts) (allowed bool, reason string, newStatus strin
 	controller, child := quoteIDs([]string{f.ControllerRole})[0], quoteIDs([]string{f.ChildRole})[0]
 	agent, isAgent := f.Profile.Agents[f.ControllerRole]
 	granted := agent.Controls[f.ChildRole]
+	// A control-only role requests no children, so a child task is never its own: the seed lets it
+	// unblock, correct, preserve or conclude work another authorized role admitted. When the
+	// parent's edges do not grant the action, a control-only agent's edge over the child's role
+	// does, on a child the parent was allowed to admit. A spawning role controls only the children
+	// it asked for.
+	actingFor := ""
+	if isAgent && !slices.Contains(granted, f.Action) && slices.Contains(agent.CanSpawn, f.ChildRole) {
+		if other := ControlOnlyControllers(f.Profile, f.ChildRole, f.Action); len(other) > 0 {
+			actingFor, granted = other[0], f.Profile.Agents[other[0]].Controls[f.ChildRole]
+		}
+	}
+	allowed, reason, newStatus = decideControl(f, status, controller, child, isAgent, granted)
+	if allowed && actingFor != "" {
+		reason = fmt.Sprintf("Along %s's control edge over %s (%s admitted this task): %s", quoteIDs([]string{actingFor})[0], child, controller, reason)
+	}
+	return allowed, reason, newStatus
+}
+
+// ControlOnlyControllers are the control-only agents (controls, no can_spawn), sorted, whose
+// control edge over role grants action.
+func ControlOnlyControllers(p ProfileFacts, role, action string) []string {
+	var ids []string
+	for id, a := range p.Agents {
+		if len(a.CanSpawn) == 0 && slices.Contains(a.Controls[role], action) {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func decideControl(f ControlFacts, status, controller, child string, isAgent bool, granted []string) (bool, string, string) {
 	switch {
 	case !slices.Contains(ControlActions, f.Action):
 		return false, fmt.Sprintf("%s is not a control; the controls are %s", quoteIDs([]string{f.Action})[0], strings.Join(ControlActions, ", ")), status

@@ -124,3 +124,35 @@ func TestControlsCoverEveryStatus(t *testing.T) {
 		}
 	}
 }
+
+// A control-only role (controls, no can_spawn) requests no children, so no child task is ever its
+// own; the seed lets it unblock, correct, preserve or conclude work another authorized role
+// admitted (issue 35, item 4). A spawning role's edges still reach only its own children, and a
+// control-only role's edges only children the parent was allowed to admit.
+func TestAControlOnlyRoleControlsWorkAnotherRoleAdmitted(t *testing.T) {
+	p := studioProfile()
+	p.Agents["qa-playtester"] = AgentFacts{Controls: map[string][]string{"gameplay-programmer": {"pause", "continue"}}}
+	decide := func(controller, child, action string) (bool, string) {
+		ok, reason, _ := DecideControl(ControlFacts{Action: action, ControllerRole: controller, ChildRole: child, Profile: p, ActorCanWrite: true, ChildStatus: StatusRunning})
+		return ok, reason
+	}
+	if ok, reason := decide("producer", "gameplay-programmer", ControlPause); !ok || !strings.HasPrefix(reason, "Along `qa-playtester`'s control edge over `gameplay-programmer` (`producer` admitted this task): Paused") {
+		t.Errorf("the control-only role's pause of the producer's child: %v %q", ok, reason)
+	}
+	if ok, reason := decide("producer", "gameplay-programmer", ControlSteer); !ok || strings.Contains(reason, "qa-playtester") {
+		t.Errorf("the parent's own edge is used first: %v %q", ok, reason)
+	}
+	// lead-programmer spawns, so its pause edge over gameplay-programmer reaches its own children only.
+	p.Agents["qa-playtester"] = AgentFacts{Controls: map[string][]string{"gameplay-programmer": {"continue"}}}
+	if ok, reason := decide("producer", "gameplay-programmer", ControlPause); ok || !strings.Contains(reason, "does not let `producer` pause") {
+		t.Errorf("a spawning role's edge reached another's child: %v %q", ok, reason)
+	}
+	// The parent may not admit the child's role: nobody authorized admitted it.
+	p.Agents["qa-playtester"] = AgentFacts{Controls: map[string][]string{"custom-scout": {"stop"}}}
+	if ok, reason := decide("lead-programmer", "custom-scout", ControlStop); ok {
+		t.Errorf("a child the parent could not admit was controlled: %q", reason)
+	}
+	if got := ControlOnlyControllers(p, "custom-scout", ControlStop); len(got) != 1 || got[0] != "qa-playtester" {
+		t.Errorf("ControlOnlyControllers = %v", got)
+	}
+}

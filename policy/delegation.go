@@ -423,6 +423,8 @@ func DecideDelegation(f DelegationFacts) DelegationDecision {
 			d.Reason = fmt.Sprintf("%s is not an agent of the profile", role)
 		case !slices.Contains(parent.CanSpawn, r.Role):
 			d.Reason = fmt.Sprintf("%s is not in %s's can_spawn (%s)", role, quoteIDs([]string{f.Parent})[0], idList(parent.CanSpawn))
+		case p.Agents[r.Role].NativeOnly():
+			d.Reason = fmt.Sprintf("%s runs only as a Codex native subagent (backends: %s), and the action has no native path: it files child tasks only for roles with the `mcp` backend", role, strings.Join(p.Agents[r.Role].Backends, ", "))
 		case d.Depth > p.MaxDepth:
 			d.Reason = fmt.Sprintf("a child of %s would be at depth %d, deeper than the profile's max_depth %d", quoteIDs([]string{f.Parent})[0], d.Depth, p.MaxDepth)
 		case refusedDep >= 0 && refusedDep < i:

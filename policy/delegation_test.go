@@ -495,3 +495,30 @@ func TestChildHoldsCapacity(t *testing.T) {
 		}
 	}
 }
+
+// A native-only child runs only as a Codex native subagent, which the action does not configure:
+// it is never offered as a child task and a request for it is refused with that reason (issue 35,
+// item 3).
+func TestDelegationReadsTheChildsBackend(t *testing.T) {
+	p := studioProfile()
+	p.Orchestration = "hybrid"
+	p.Agents["qa-playtester"] = AgentFacts{Verification: VerificationRootAdjudication, Backends: []string{BackendNative}}
+	p.Agents["gameplay-programmer"] = AgentFacts{Backends: []string{BackendMCP, BackendNative}}
+	d := DecideDelegation(DelegationFacts{Parent: "producer", Profile: p, RoleWrites: studioRoles, Requests: []DelegationRequest{
+		{Role: "qa-playtester", Objective: "play it"},
+		build("src/a.gd"),
+	}})
+	if d.Requests[0].Accepted || !strings.Contains(d.Requests[0].Reason, "`qa-playtester` runs only as a Codex native subagent (backends: native), and the action has no native path") {
+		t.Errorf("native-only child: %+v", d.Requests[0])
+	}
+	if !d.Requests[1].Accepted {
+		t.Errorf("a child with the mcp backend: %+v", d.Requests[1])
+	}
+	if got := ChildTaskRoles(p, "producer"); strings.Join(got, ",") != "lead-programmer,gameplay-programmer,custom-scout" {
+		t.Errorf("ChildTaskRoles = %v", got)
+	}
+	p.Orchestration = OrchestrationNative
+	if got := ChildTaskRoles(p, "producer"); len(got) != 0 {
+		t.Errorf("native orchestration offers %v", got)
+	}
+}

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -48,6 +49,39 @@ type AgentFacts struct {
 	Controls     map[string][]string // target role -> granted actions (steer, pause, continue, stop, ...)
 	Trust        string              // TrustLow or another level
 	Verification string              // VerificationRootAdjudication or another mode
+	// Backends are the paths the agent runs on as a child: BackendMCP (a durable job, which the
+	// action maps onto a child task) and BackendNative (a Codex native subagent inside the
+	// parent's process). Empty for the root, which nobody spawns.
+	Backends []string
+}
+
+// The backends a profile's agent may run on as a child (seed-guidance §1).
+const (
+	BackendMCP    = "mcp"
+	BackendNative = "native"
+)
+
+// NativeOnly reports whether the agent runs as a child only as a Codex native subagent. The
+// action has no native path (it does not configure Codex native subagents), so such a child can
+// never run: it is neither offered nor filed as a child task.
+func (a AgentFacts) NativeOnly() bool {
+	return len(a.Backends) > 0 && !slices.Contains(a.Backends, BackendMCP)
+}
+
+// ChildTaskRoles are the roles parent may ask for as child tasks, in can_spawn's order: none under
+// the native orchestration, and never a native-only one. The delegation answer offers these and
+// no others.
+func ChildTaskRoles(p ProfileFacts, parent string) []string {
+	if p.Orchestration == OrchestrationNative {
+		return nil
+	}
+	var roles []string
+	for _, c := range p.Agents[parent].CanSpawn {
+		if child, ok := p.Agents[c]; ok && !child.NativeOnly() {
+			roles = append(roles, c)
+		}
+	}
+	return roles
 }
 
 // ParseProfileLimit reads one coordination limit (max_depth, max_active_agents,

@@ -11,6 +11,7 @@ import (
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
+	"github.com/codex-studio/studio-action/prompts/guidance"
 )
 
 // The one builder of a run's facts. The action (on its checkout of the default branch) and the
@@ -105,7 +106,7 @@ func (rs Catalog) Route(role string, readFile func(path string) ([]byte, error),
 		return routing.RoutePlan{}, &RouteRefusal{err.Error()}
 	}
 	var surface routing.ModelChoice
-	tierFallback := ""
+	tierFallback, bound := "", false
 	if in.Workflow != nil {
 		surface = *in.Workflow
 	} else if builtin {
@@ -130,6 +131,11 @@ func (rs Catalog) Route(role string, readFile func(path string) ([]byte, error),
 			surface, _ = routing.ParseRoleSurface(role, nil)
 		}
 		tierFallback = custom.ModelTier
+	}
+	if data, err := readFile(ProfilePath); err == nil && in.Workflow == nil {
+		if surface, in.Model, bound = guidance.BindModel(surface, in.Model, guidance.ModelBinding(data, role)); bound {
+			tierFallback = ""
+		}
 	}
 	routes, err := routing.ResolveModelRoutes(surface, in.Model, routing.RequestedTier(in.ModelTier, in.TaskTier, tierFallback))
 	if err != nil {

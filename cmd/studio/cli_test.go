@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -164,6 +166,11 @@ func TestWorkflowCommandsGolden(t *testing.T) {
 				if i == 0 {
 					first = out
 					golden.Check(t, "workflow/"+tt.golden, strings.ReplaceAll(out, root, "<root>"))
+				} else if slices.Contains(args, "--dry-run") {
+					// The dry run adds its route paragraph (TestWorkflowDryRunShowsItsRoute) to the same prompt.
+					if _, prompt, ok := strings.Cut(out, "Nothing runs.\n\n"); !ok || !strings.HasPrefix(out, "Dry run: ") || prompt != first {
+						t.Errorf("%v prints something else than %v after its route", args, tt.args[0])
+					}
 				} else if out != first {
 					t.Errorf("%v prints something else than %v", args, tt.args[0])
 				}
@@ -315,5 +322,42 @@ func TestCLIDocShowsTheRootHelp(t *testing.T) {
 	_, help, _ := runCLI([]string{"--help"}, nil)
 	if !strings.Contains(string(doc), "```console\n$ studio --help\n"+help+"```\n") {
 		t.Errorf("docs/cli.md must show `studio --help` exactly as it prints:\n%s", help)
+	}
+}
+
+// Help asked for is no usage error: every command that parses its own flags answers --help with
+// its usage on stdout and exit 0 (issue 35, item 9: `studio validate --help` exited 2).
+func TestLegacyCommandsAnswerHelpWithExitZero(t *testing.T) {
+	for _, name := range []string{"validate", "doctor", "docs-impact", "guidance", "demo"} {
+		for _, flag := range []string{"--help", "-h"} {
+			code, out, errOut := runCLI([]string{name, flag}, nil)
+			if code != exitOK || !strings.Contains(out, "studio "+name) {
+				t.Errorf("%s %s: exit %d\nstdout:\n%s\nstderr:\n%s", name, flag, code, out, errOut)
+			}
+		}
+	}
+	if code, _, _ := runCLI([]string{"validate", "--bogus"}, nil); code != exitUsage {
+		t.Errorf("validate --bogus: exit %d, want %d", code, exitUsage)
+	}
+}
+
+// `workflow render <id> --dry-run` shows the model and effort a run of the workflow routes to, as
+// the run resolves it (issue 35, item 9); without --dry-run the output is the prompt alone.
+func TestWorkflowDryRunShowsItsRoute(t *testing.T) {
+	root := copyFixture(t)
+	w, ok := prompts.FindWorkflow(prompts.DefaultCustomization(), "ship-check")
+	if !ok {
+		t.Fatal("no ship-check workflow")
+	}
+	s := w.Surface()
+	want := fmt.Sprintf("Dry run: a run of ship-check (role %s) routes to %s at %s effort (tier ", w.Role, s.Model, s.Effort)
+	for _, args := range [][]string{{"workflow", "render", "ship-check", "--dry-run"}, {"ship-check", "--dry-run"}} {
+		code, out, errOut := runCLI(append(args, "--project", root), nil)
+		if code != exitOK || !strings.HasPrefix(out, want) {
+			t.Errorf("%v: exit %d, want the prefix %q:\n%s%s", args, code, want, out, errOut)
+		}
+	}
+	if _, out, _ := runCLI([]string{"workflow", "render", "ship-check", "--project", root}, nil); strings.Contains(out, "Dry run:") {
+		t.Errorf("a render without --dry-run shows the route:\n%s", out)
 	}
 }

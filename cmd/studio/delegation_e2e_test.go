@@ -390,3 +390,26 @@ func TestDelegationRefusesOverlappingWriteFiles(t *testing.T) {
 		t.Errorf("reply:\n%s", reply)
 	}
 }
+
+// A control-only role (controls, no can_spawn) requests no children, so no child is ever its own;
+// the seed lets it conclude work another authorized role admitted (issue 35, item 4): a writer's
+// `/studio stop` on the producer's child goes along qa-playtester's edge, and the answer says so.
+func TestAControlOnlyRoleStopsAChildTheRootAdmitted(t *testing.T) {
+	t.Parallel()
+	profile := strings.Replace(studioProfile, `"qa-playtester": {"model": "m",`, `"qa-playtester": {"model": "m", "controls": {"gameplay-programmer": {"actions": ["stop"]}},`, 1)
+	w, _, child := delegatedChild(t, profile) // the producer controls nothing
+	_, payload := w.comment(child, sandbox.Writer, "/studio stop")
+	if res := w.run("issue_comment", payload, map[string]string{"GITHUB_RUN_ID": "6001"}); res.code != 0 || res.outputs["status"] == "refused" {
+		t.Fatalf("stop: exit %d, status %q\n%s", res.code, res.outputs["status"], res.stdout)
+	}
+	if s := w.status(child); s != "cancelled" {
+		t.Fatalf("after stop: %s", s)
+	}
+	var found bool
+	for _, c := range w.botComments(child) {
+		found = found || strings.Contains(c.Body, "Along `qa-playtester`'s control edge over `gameplay-programmer` (`producer` admitted this task)")
+	}
+	if !found {
+		t.Error("the answer does not name the edge it went along")
+	}
+}

@@ -365,3 +365,46 @@ func TestDoctorNamesTheCallLimits(t *testing.T) {
 		t.Errorf("a bad agent-memory is not refused by name: %q", line)
 	}
 }
+
+// A profile whose delegation or controls the action cannot carry out is refused by validate and
+// doctor, each with its reason (issue 35): a can_spawn edge to a native-only child (the action has
+// no native path), and control actions no command carries out. A profile within what the action
+// does passes both checks.
+func TestValidateRefusesAProfileTheActionCannotCarryOut(t *testing.T) {
+	t.Parallel()
+	worker := map[string]any{"backends": []any{"mcp"}, "permissions": "workspace-write"}
+	for _, tc := range []struct {
+		name    string
+		profile []byte
+		want    []string
+	}{
+		{"within what the action does", seedProfile(t, "hybrid", "producer", map[string]map[string]any{
+			"producer": {"can_spawn": []any{"gameplay-programmer"}}, "gameplay-programmer": worker,
+			"qa-playtester": {"backends": []any{"mcp"}, "controls": map[string]any{"gameplay-programmer": map[string]any{"actions": []any{"steer", "stop"}}}}}),
+			[]string{"PASS codex.profile.backends: every child a role may request runs as a child task", "PASS codex.profile.controls: every control the graph grants is a command"}},
+		{"a native-only child and seed controls", seedProfile(t, "hybrid", "producer", map[string]map[string]any{
+			"producer":            {"can_spawn": []any{"gameplay-programmer", "qa-playtester"}},
+			"gameplay-programmer": worker, "qa-playtester": {"backends": []any{"native"}},
+			"lead-programmer": {"backends": []any{"mcp"}, "controls": map[string]any{"gameplay-programmer": map[string]any{"actions": []any{"steer", "interrupt", "fork", "set_effort"}}}}}),
+			[]string{"FAIL codex.profile.backends: the action has no native path (it runs no Codex native subagents), so these can_spawn edges can never run: producer -> qa-playtester (give the child the `mcp` backend",
+				"FAIL codex.profile.controls: the control graph grants actions no command carries out: lead-programmer: fork, lead-programmer: interrupt, lead-programmer: set_effort (the action carries out steer, pause, continue, stop; remove the others)"}},
+		{"a native orchestration that spawns", seedProfile(t, "native", "producer", map[string]map[string]any{
+			"producer": {"can_spawn": []any{"gameplay-programmer"}}, "gameplay-programmer": {"backends": []any{"native"}}}),
+			[]string{"FAIL codex.profile.backends: the action has no native path (it runs no Codex native subagents), so these can_spawn edges can never run: producer -> gameplay-programmer"}},
+	} {
+		root := t.TempDir()
+		files := sandbox.DefaultFiles("guided-studio")
+		files[".codex/profile.json"] = string(tc.profile)
+		writeTree(t, root, files)
+		_, out, _ := runCLI([]string{"validate", "--project", root}, nil)
+		_, doctor, _ := runCLI([]string{"doctor", "--project", root, "--codex-path", filepath.Join(root, "no-codex")}, nil)
+		for _, want := range tc.want {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: validate output lacks %q:\n%s", tc.name, want, out)
+			}
+			if !strings.Contains(doctor, want) {
+				t.Errorf("%s: doctor output lacks %q", tc.name, want)
+			}
+		}
+	}
+}

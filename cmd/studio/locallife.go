@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -128,8 +129,9 @@ func runLocalLifecycle(ctx context.Context, lr LocalRun, stdout, stderr io.Write
 	})
 	log.Close()
 	// Give the checkout back as it was: the work is on the task branch.
-	if err := repo.CheckoutBase(context.WithoutCancel(ctx), base); err != nil {
-		fmt.Fprintf(stderr, "studio run: could not put %s back on %s: %v\n", lr.Root, base, err)
+	restoreErr := repo.CheckoutBase(context.WithoutCancel(ctx), base)
+	if restoreErr != nil {
+		fmt.Fprintf(stderr, "studio run: could not put %s back on %s: %v\n", lr.Root, base, restoreErr)
 	}
 	if herr != nil {
 		return fail("%v", herr)
@@ -154,15 +156,36 @@ func runLocalLifecycle(ctx context.Context, lr LocalRun, stdout, stderr io.Write
 	switch {
 	case out.Status == "refused":
 	case branch != "":
-		fmt.Fprintf(stdout, "\nBranch: %s (local; nothing was pushed). The checkout is back on %s: `git switch %s` to look at the work.\n", branch, base, branch)
+		fmt.Fprintf(stdout, "\nBranch: %s (local; nothing was pushed). %s\n", branch, localCheckoutState(lr.Root, base, branch, restoreErr))
 	case out.Status != "done":
 		fmt.Fprintln(stdout, "\nNothing was committed, so no branch was made.")
+	}
+	if branch == "" && restoreErr != nil {
+		fmt.Fprintf(stdout, "\n%s\n", localCheckoutState(lr.Root, base, "", restoreErr))
 	}
 	fmt.Fprintf(stdout, "Status: %s\n", out.Status)
 	if out.Status != "done" {
 		return exitError
 	}
 	return exitOK
+}
+
+// localCheckoutState says where the run left the checkout: back on the base, or, when putting it
+// back failed, plainly not, and how to get there (the run started from a clean checkout, so
+// nothing of the user's is in the way: what it finds there is the run's own).
+func localCheckoutState(root, base, branch string, restoreErr error) string {
+	if restoreErr == nil {
+		if branch == "" {
+			return ""
+		}
+		return fmt.Sprintf("The checkout is back on %s: `git switch %s` to look at the work.", base, branch)
+	}
+	where := "The run's work is on no branch."
+	if branch != "" {
+		where = fmt.Sprintf("The committed work is safe on %s.", branch)
+	}
+	return fmt.Sprintf("The checkout is NOT back on %s: its files may be the run's, not %s's (see the error above). %s The run started from a clean checkout, so to restore it: `git -C %s checkout -f %s && git -C %s clean -fd`.",
+		base, base, where, shellWord(root), shellWord(base), shellWord(root))
 }
 
 func localGit(ctx context.Context, dir string, args ...string) (string, error) {
@@ -182,6 +205,12 @@ func plural(n int, one, many string) string {
 	return many
 }
 
+// standInPullLine matches the bot's log lines about the stand-in's pull request, which a local run
+// does not open: the gate's line (the stand-in printed the check already, without a pull request
+// number that exists nowhere), and the plan record a rerun cannot find on it (the previous run's
+// stand-in held it; locally `studio approve` is the approval, which the run reports itself).
+var standInPullLine = regexp.MustCompile("^(studio/gate on [0-9a-f]+ \\(#\\d+\\): |pull request #\\d+: plan commit `[0-9a-f]+` has no `studio/plan` check run|pull request #\\d+ has no plan commit)")
+
 // localLog prints the bot's log for a terminal: the lifecycle's lines as they are, Actions
 // workflow commands turned into plain words.
 type localLog struct {
@@ -200,6 +229,8 @@ func newLocalLog(w io.Writer) *localLog {
 			ln := sc.Text()
 			switch {
 			case strings.HasPrefix(ln, "::group::"), strings.HasPrefix(ln, "::endgroup::"):
+				continue
+			case standInPullLine.MatchString(ln):
 				continue
 			case strings.HasPrefix(ln, "::warning::"):
 				ln = "warning: " + strings.TrimPrefix(ln, "::warning::")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +16,14 @@ import (
 
 // localCheckout is a git checkout of the sandbox project on main, and a scripted agent for it.
 func localCheckout(t *testing.T, calls ...fakecodex.Call) string {
+	t.Helper()
+	dir, _ := localCheckoutControl(t, calls...)
+	return dir
+}
+
+// localCheckoutControl is localCheckout with the scripted agent's control, which records every
+// invocation (its arguments and prompt).
+func localCheckoutControl(t *testing.T, calls ...fakecodex.Call) (string, *fakecodex.Control) {
 	t.Helper()
 	dir := t.TempDir()
 	for p, c := range sandbox.DefaultFiles("fast-prototype") {
@@ -41,7 +50,7 @@ func localCheckout(t *testing.T, calls ...fakecodex.Call) string {
 	t.Setenv("CODEX_BIN", fakeCodexBin)
 	t.Setenv("OPENAI_API_KEY", "sk-local-test")
 	t.Setenv("TMPDIR", t.TempDir())
-	return dir
+	return dir, ctl
 }
 
 // `studio run` without --print-prompt or --dry-run runs the action's lifecycle on the local
@@ -233,6 +242,13 @@ func TestLocalStrictApprovalThenRun(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "Status: done") {
 		t.Fatalf("approved run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
+	// A local run opens no pull request: no line names the stand-in's number, and the rerun does
+	// not report the plan record the previous run's stand-in held (issue 35, item 9).
+	for _, stray := range []string{"(#100", "pull request #100", "no `studio/plan` check run"} {
+		if strings.Contains(stdout, stray) {
+			t.Errorf("the approved run prints %q:\n%s", stray, stdout)
+		}
+	}
 	// The evidence folder is named as docs/runtime.md says: the seed's run id, then the role.
 	if m := regexp.MustCompile(`Evidence: (\S+)`).FindStringSubmatch(stdout); m == nil || !regexp.MustCompile(`/studio-runs/\d{17}-\d+-1-gameplay-programmer$`).MatchString(m[1]) {
 		t.Errorf("evidence line: %v\n%s", m, stdout)
@@ -281,5 +297,79 @@ func TestLocalApprovalListAndRevoke(t *testing.T) {
 	}
 	if st := git(t, dir, "status", "--porcelain"); st != "" {
 		t.Errorf("list and revoke dirtied the checkout: %q", st)
+	}
+}
+
+// The tool says "run the same command again" after a block: the second run of the same task
+// starts from the task branch the first one made, and must give the checkout back on main as
+// clean as the first, also when main moved between the two runs (issue 35, item 1).
+func TestLocalRunTwiceGivesTheCheckoutBack(t *testing.T) {
+	for _, mainMoves := range []bool{false, true} {
+		name := "main still"
+		if mainMoves {
+			name = "main moved"
+		}
+		t.Run(name, func(t *testing.T) {
+			dir := localCheckout(t,
+				fakecodex.Call{Edits: []fakecodex.Edit{
+					{Write: "src/player/jump.gd", Content: "extends Node\n\nconst JUMP_VELOCITY = -420.0\n"},
+					{Write: "README.md", Content: "# Hop\n\nSnappy!\n"},
+				}, FinalMessage: "Raised the jump velocity."},
+				fakecodex.Call{Edits: []fakecodex.Edit{
+					{Write: "src/player/jump.gd", Content: "extends Node\n\nconst JUMP_VELOCITY = -450.0\n"},
+				}, FinalMessage: "Raised it again."},
+			)
+			args := []string{"run", "gameplay-programmer", "Implement jump", "--write-file", "src/player/jump.gd", "--project", dir}
+			if code, stdout, stderr := runCLI(args, nil); code != 1 || !strings.Contains(stdout, "Status: blocked") {
+				t.Fatalf("first run: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			if mainMoves {
+				if err := os.WriteFile(filepath.Join(dir, "docs-new.md"), []byte("newer\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				git(t, dir, "add", "docs-new.md")
+				git(t, dir, "-c", "user.name=dev", "-c", "user.email=dev@example.com", "commit", "-qm", "main moves on")
+			}
+			mainTip := git(t, dir, "rev-parse", "main")
+			code, stdout, stderr := runCLI(args, nil)
+			if code != 0 || !strings.Contains(stdout, "Status: done") {
+				t.Fatalf("second run: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			if stderr != "" {
+				t.Errorf("second run wrote to stderr:\n%s", stderr)
+			}
+			if got := git(t, dir, "status", "--porcelain", "--untracked-files=all"); got != "" {
+				t.Errorf("the second run left the checkout dirty:\n%s\nstdout:\n%s", got, stdout)
+			}
+			if got := git(t, dir, "symbolic-ref", "--short", "HEAD"); got != "main" {
+				t.Errorf("HEAD = %s, want main", got)
+			}
+			if got := git(t, dir, "rev-parse", "HEAD"); got != mainTip {
+				t.Errorf("HEAD = %s, want main's tip %s", got, mainTip)
+			}
+			if data, _ := os.ReadFile(filepath.Join(dir, "src/player/jump.gd")); strings.Contains(string(data), "-450") || strings.Contains(string(data), "-420") {
+				t.Errorf("jump.gd on main holds the task branch's work: %q", data)
+			}
+			if got := git(t, dir, "show", "studio/local/task-1:src/player/jump.gd"); !strings.Contains(got, "-450.0") {
+				t.Errorf("the task branch's jump.gd = %q", got)
+			}
+		})
+	}
+}
+
+// When the checkout cannot be put back, the run says so and how to get there; it never claims
+// the checkout is back on the base (issue 35, item 1).
+func TestLocalCheckoutStateNeverClaimsAFailedRestore(t *testing.T) {
+	if got := localCheckoutState("/p", "main", "studio/local/task-1", nil); got != "The checkout is back on main: `git switch studio/local/task-1` to look at the work." {
+		t.Errorf("restored: %q", got)
+	}
+	got := localCheckoutState("/my p", "main", "studio/local/task-1", errors.New("not uptodate"))
+	for _, want := range []string{"The checkout is NOT back on main", "safe on studio/local/task-1", "git -C '/my p' checkout -f main && git -C '/my p' clean -fd"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("not restored: %q lacks %q", got, want)
+		}
+	}
+	if strings.Contains(got, "is back on") {
+		t.Errorf("not restored, yet: %q", got)
 	}
 }

@@ -163,7 +163,7 @@ func validateProject(ctx context.Context, root string) []check {
 		result(err, "codex.profile", "", ".codex/profile.json")
 	} else {
 		add("PASS", "codex.profile", "the profile compiles", ".codex/profile.json")
-		checks = append(checks, profileRoleCheck(root, p))
+		checks = append(checks, profileRoleCheck(root, p), profileBackendCheck(p), profileControlCheck(p))
 	}
 
 	for _, p := range forbiddenPaths {
@@ -268,6 +268,51 @@ func profileRoleCheck(root string, p *guidance.Profile) check {
 		return check{"FAIL", "codex.profile.agents", fmt.Sprintf("agents that are not studio roles, so their guidance can never apply: %s (name each agent after the role whose runs it guides)", strings.Join(bad, ", ")), ".codex/profile.json"}
 	}
 	return check{"PASS", "codex.profile.agents", fmt.Sprintf("%d agents, each a studio role", len(p.Agents)), ".codex/profile.json"}
+}
+
+// profileBackendCheck refuses a profile that lets a role spawn a child the action cannot run: the
+// action has no native path (it does not run Codex native subagents), so a can_spawn edge to a
+// role whose only backend is native, or any can_spawn edge under the native orchestration, is
+// delegation that can never happen (policy.DecideDelegation refuses every such request).
+func profileBackendCheck(p *guidance.Profile) check {
+	var bad []string
+	for _, id := range sortedAgentIDs(p) {
+		for _, child := range p.Agents[id].CanSpawn {
+			backends := p.Agents[child].Backends
+			if p.Coordination.Orchestration == policy.OrchestrationNative || (len(backends) > 0 && !slices.Contains(backends, policy.BackendMCP)) {
+				bad = append(bad, id+" -> "+child)
+			}
+		}
+	}
+	if len(bad) > 0 {
+		return check{"FAIL", "codex.profile.backends", fmt.Sprintf("the action has no native path (it runs no Codex native subagents), so these can_spawn edges can never run: %s (give the child the `mcp` backend and a durable orchestration, or remove the edge)", strings.Join(bad, ", ")), ".codex/profile.json"}
+	}
+	return check{"PASS", "codex.profile.backends", "every child a role may request runs as a child task", ".codex/profile.json"}
+}
+
+// profileControlCheck refuses a control graph that grants actions no verb carries out (the seed's
+// interrupt, fork, set_effort): the guidance says nobody can use them, and this says it before a
+// run does.
+func profileControlCheck(p *guidance.Profile) check {
+	var bad []string
+	for _, id := range sortedAgentIDs(p) {
+		for _, act := range p.UncarriedControls(id) {
+			bad = append(bad, id+": "+act)
+		}
+	}
+	if len(bad) > 0 {
+		return check{"FAIL", "codex.profile.controls", fmt.Sprintf("the control graph grants actions no command carries out: %s (the action carries out %s; remove the others)", strings.Join(bad, ", "), strings.Join(policy.ControlActions, ", ")), ".codex/profile.json"}
+	}
+	return check{"PASS", "codex.profile.controls", "every control the graph grants is a command", ".codex/profile.json"}
+}
+
+func sortedAgentIDs(p *guidance.Profile) []string {
+	ids := make([]string, 0, len(p.Agents))
+	for id := range p.Agents {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids
 }
 
 // contextManifestChecks are the seed's codex.project.context_manifest, .meta and .freshness: a

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/codex-studio/studio-action/bot/roles"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/policy/routing"
 	"github.com/codex-studio/studio-action/policy/suggest"
@@ -24,8 +25,9 @@ type workflowFlags struct {
 
 func (w *workflowFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&w.project, "project", "", "project root (default $GITHUB_WORKSPACE, else the current directory)")
-	// The seed's alias commands take --dry-run; they only ever render, so it changes nothing.
-	fs.BoolVar(&w.dryRun, "dry-run", false, "accepted for the seed's command lines: workflow commands only print")
+	// The seed's alias commands take --dry-run; they only ever render, so it adds what a run of the
+	// workflow would route to and changes nothing else.
+	fs.BoolVar(&w.dryRun, "dry-run", false, "also print the model and effort a run of the workflow routes to (workflow commands only print)")
 }
 
 const workflowLong = `Prints the prompt of a workflow: its role's session with the workflow's objective and phase, the
@@ -126,8 +128,36 @@ func renderWorkflowCmd(ctx context.Context, e env, name string, wf workflowFlags
 	if err != nil {
 		return failf("%v", err)
 	}
+	if wf.dryRun {
+		line, err := workflowRouteLine(root, w)
+		if err != nil {
+			return failf("%v", err)
+		}
+		fmt.Fprintln(e.stdout, line+"\n")
+	}
 	fmt.Fprintln(e.stdout, out)
 	return nil
+}
+
+// workflowRouteLine says what a run of workflow w routes to, resolved as the run resolves it
+// (roles.Catalog.RouteForTask: the workflow's surface, the project's profile binding and tiers).
+func workflowRouteLine(root string, w prompts.Workflow) (string, error) {
+	files := roles.DiskFiles(root)
+	catalog, err := roles.Load(files)
+	if err != nil {
+		return "", err
+	}
+	plan, err := catalog.RouteForTask(policy.Task{Role: w.Role, WorkflowID: w.ID}, files, roles.RouteInputs{})
+	if err != nil {
+		return "", err
+	}
+	show := func(r routing.Route) string {
+		d := prompts.DisplayRoute(r)
+		return fmt.Sprintf("%s at %s effort", d.Model, d.Effort)
+	}
+	d := prompts.DisplayRoute(plan.Implementation)
+	return fmt.Sprintf("Dry run: a run of %s (role %s) routes to %s (tier %s, source %s, fallback %s); its review to %s, its fixes to %s. Nothing runs.",
+		w.ID, w.Role, show(plan.Implementation), d.Tier, d.Source, d.FallbackModel, show(plan.Review), show(plan.Fix)), nil
 }
 
 // workflowNames are the words `studio workflow` takes: list, render, and every workflow's id and

@@ -6,6 +6,7 @@ import (
 	"github.com/codex-studio/studio-action/prompts"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -32,7 +33,7 @@ type File struct {
 func Compile(p *Profile) []File {
 	var files []File
 	for _, id := range p.agentIDs() {
-		files = append(files, File{Path: AgentPath(id), Text: agentText(p, id)})
+		files = append(files, File{Path: AgentPath(id), Text: agentText(p, id, RunModel{})})
 	}
 	if len(p.CoordinationCapable()) > 0 {
 		files = append(files, File{Path: SkillPath, Text: skillText(p)})
@@ -81,9 +82,10 @@ type Installed struct {
 }
 
 // InstallForRole compiles the guidance of one role into dir, which the caller places outside
-// the workspace so it is never committed and lives for one run only. ok is false when the
-// profile has no agent for the role: the run then goes ahead without profile guidance.
-func InstallForRole(ctx context.Context, profileJSON []byte, role, dir string) (inst Installed, ok bool, err error) {
+// the workspace so it is never committed and lives for one run only; run is the model the run
+// uses, which the guidance states. ok is false when the profile has no agent for the role: the
+// run then goes ahead without profile guidance.
+func InstallForRole(ctx context.Context, profileJSON []byte, role, dir string, run RunModel) (inst Installed, ok bool, err error) {
 	p, err := ParseProfile(profileJSON)
 	if err != nil {
 		return Installed{}, false, err
@@ -92,7 +94,7 @@ func InstallForRole(ctx context.Context, profileJSON []byte, role, dir string) (
 	if !found {
 		return Installed{}, false, nil
 	}
-	files := []File{{Path: AgentPath(role), Text: agentText(p, role)}}
+	files := []File{{Path: AgentPath(role), Text: agentText(p, role, run)}}
 	if len(a.CanSpawn) > 0 || len(a.Controls) > 0 {
 		files = append(files, File{Path: SkillPath, Text: skillText(p)})
 	}
@@ -145,11 +147,10 @@ func (p *Profile) limitLines() []string {
 			fmt.Sprintf("- Maximum delegation depth: %s.", c.MaxDepth),
 			fmt.Sprintf("- Maximum child tasks holding write locks (`refs/studio/locks/*`) at once: %s.", c.MaxActiveWriters),
 			"- Overlapping writeFiles are refused mechanically: a lock ref that already exists cannot be created again.",
-			fmt.Sprintf("- Child result visibility: %s.", c.ResultVisibility),
 		)
 	}
 	if c.usesNative() {
-		lines = append(lines, fmt.Sprintf("- Maximum Codex native subagent threads at once, not counting the root: %s.", c.NativeMaxThreads))
+		lines = append(lines, fmt.Sprintf("- The profile's native thread limit (%s) does not apply: the action has no native path and runs no Codex native subagents.", c.NativeMaxThreads))
 	}
 	lines = append(lines, fmt.Sprintf("- Contradictions are settled by `%s`.", c.ContradictionPolicy))
 	return lines
@@ -168,27 +169,52 @@ section, do the work in this run and describe any follow-up task in your final
 report (objective, paths, non-goals, deliverable and validation) for a person
 to open as a task issue.`
 	case "native":
-		return `Delegation uses Codex native subagents inside this run. They start fast and
-share this workspace, but the action cannot enforce a per-child write scope,
-an output contract or each edge of the spawn graph for them. Keep their writes
-disjoint and check every result that matters.`
+		return noNativePath + `
+This profile's orchestration is ` + "`native`" + `, so no role of it can be
+delegated to: do the work in this run and describe any follow-up task in your
+final report (objective, paths, non-goals, deliverable and validation) for a
+person to open as a task issue.`
 	default:
-		return `Delegation has two paths. Codex native subagents run inside this run, for
-quick, read-heavy, tightly coupled work where shared live context is worth more
-than isolation; the action enforces no write scope or output check for them.
-Child tasks go through the action, for durable, isolated or writing work: when
-your run's prompt has a Delegation section, end with the JSON answer it
-describes, and the action checks each request against this profile's limits
-(can_spawn, depth, active writers and agents, disjoint writeFiles), files the
-admitted ones as sub-issues that each run as their own task, branch and pull
-request, and lists the refused ones with the reason. Do not send one assignment
-down both paths unless independent reproduction is the point. Results from
-either path are evidence the caller must reconcile.`
+		return noNativePath + `
+Of this hybrid profile, only roles with the ` + "`mcp`" + ` backend can be delegated
+to, as child tasks that go through the action: when your run's prompt has a
+Delegation section, end with the JSON answer it describes, and the action
+checks each request against this profile's limits (can_spawn, depth, active
+writers and agents, disjoint writeFiles), files the admitted ones as
+sub-issues that each run as their own task, branch and pull request, and lists
+the refused ones with the reason, a native-only role among them.`
 	}
 }
 
-func (p *Profile) coordinationText() string {
+// noNativePath says plainly what the action does with the seed's native backend: nothing.
+const noNativePath = `The action has no native path: it does not run Codex native subagents, so a
+role whose only backend is ` + "`native`" + ` cannot run as your child.`
+
+// childTaskRoles are the roles id may ask for as child tasks: its can_spawn under a durable
+// orchestration, without the native-only ones (policy.ChildTaskRoles decides the same).
+func (p *Profile) childTaskRoles(id string) []string {
+	if !p.Coordination.usesDurable() {
+		return nil
+	}
+	var roles []string
+	for _, c := range p.Agents[id].CanSpawn {
+		if bs := p.Agents[c].Backends; len(bs) == 0 || slices.Contains(bs, "mcp") {
+			roles = append(roles, c)
+		}
+	}
+	return roles
+}
+
+func (p *Profile) coordinationText(id string) string {
 	c := p.Coordination
+	// Side work is requested only by a role that has a child it can file.
+	critical := `Stay on the critical path. Request independent side work early, then keep
+working on what does not overlap. A child existing is no reason to wait; wait
+only when your next step needs its output. Treat every child result as
+evidence, not authority.`
+	if len(p.childTaskRoles(id)) == 0 {
+		critical = `Treat every result another role gives you as evidence, not authority.`
+	}
 	return fmt.Sprintf(`## Coordination contract
 
 This run is pinned to profile `+"`%s`"+`, logical hash `+"`%s`"+`. The root role is
@@ -199,13 +225,10 @@ This run is pinned to profile `+"`%s`"+`, logical hash `+"`%s`"+`. The root role
 Limits:
 %s
 
-Stay on the critical path. Request independent side work early, then keep
-working on what does not overlap. A child existing is no reason to wait; wait
-only when your next step needs its output. Treat every child result as
-evidence, not authority. Settle disagreement from source, commands, tests,
+%s Settle disagreement from source, commands, tests,
 specifications or other reproducible primary evidence, never by a vote of
 models.
-`, p.ID, hash16(p.LogicalHash), p.Root, c.Orchestration, p.backendText(), strings.Join(p.limitLines(), "\n"))
+`, p.ID, hash16(p.LogicalHash), p.Root, c.Orchestration, p.backendText(), strings.Join(p.limitLines(), "\n"), critical)
 }
 
 func (p *Profile) executionText(a Agent) string {
@@ -227,31 +250,47 @@ strict final repair may take up to %s seconds. Do not estimate elapsed time or
 write progress notes only to look alive.`, a.StallWarningSecs, a.FinalizationSecs)
 }
 
-// agentText is the guidance one agent of a profile is given: its place in the tree, its model and
-// route, what it may delegate and to whom, its controls and budgets. It is one long template on
-// purpose: the text is read top to bottom by the agent, and its golden files review it the same way.
-func agentText(p *Profile, id string) string {
-	a := p.Agents[id]
+// modelLine states the model of the run: the model the run really uses, and where it differs
+// from the profile's binding, what chose it.
+func (p *Profile) modelLine(a Agent, run RunModel) string {
 	model := p.Models[a.Model]
-	route := p.Routes[model.Route]
+	binding := fmt.Sprintf("`%s` through route `%s` (%s)", model.UpstreamID, model.Route, p.Routes[model.Route].Name)
+	effort := ""
+	if run.Effort != "" {
+		effort = fmt.Sprintf(" at `%s` effort", run.Effort)
+	}
+	switch run.Model {
+	case "":
+		return "Model: " + binding + ", the profile's binding: the action runs this role on it\nunless the run's `model` input, a model tier or the task's workflow chooses another."
+	case model.UpstreamID:
+		return fmt.Sprintf("Model: `%s`%s, the profile's binding %s.", run.Model, effort, binding)
+	}
+	return fmt.Sprintf("Model: `%s`%s. This run's `model` input, model tier or workflow chose it\nover the profile's binding, %s.", run.Model, effort, binding)
+}
+
+// agentText is the guidance one agent of a profile is given: its place in the tree, the model it
+// runs on, what it may delegate and to whom, its controls and budgets. It is one long template on
+// purpose: the text is read top to bottom by the agent, and its golden files review it the same way.
+func agentText(p *Profile, id string, run RunModel) string {
+	a := p.Agents[id]
 	isRoot := id == p.Root
 	kind := "a delegated participant"
 	if isRoot {
 		kind = "the root integration authority"
 	}
+	childTasks := p.childTaskRoles(id)
 	var children []string
-	nativeChild, durableChild := false, false
 	for _, c := range a.CanSpawn {
 		ca := p.Agents[c]
 		desc := ca.Description
 		if desc == "" {
 			desc = "profile participant"
 		}
-		children = append(children, fmt.Sprintf("- `%s` via %s: %s", c, strings.Join(ca.Backends, "/"), desc))
-		for _, b := range ca.Backends {
-			nativeChild = nativeChild || b == "native"
-			durableChild = durableChild || b == "mcp"
+		how := strings.Join(ca.Backends, "/") + ", as a child task"
+		if !slices.Contains(childTasks, c) {
+			how = strings.Join(ca.Backends, "/") + ", which the action cannot run (no native path)"
 		}
+		children = append(children, fmt.Sprintf("- `%s` via %s: %s", c, how, desc))
 	}
 	if len(children) == 0 {
 		children = []string{"- none"}
@@ -261,7 +300,7 @@ func agentText(p *Profile, id string) string {
 
 You are `+"`%s`"+`, %s in profile `+"`%s`"+`.
 
-Model: `+"`%s`"+` through route `+"`%s`"+` (%s).
+%s
 Trust: `+"`%s`"+`.
 Verification: `+"`%s`"+`.
 Highest permissions: `+"`%s`"+`.
@@ -270,8 +309,8 @@ Highest permissions: `+"`%s`"+`.
 Child roles you may request, and how they run:
 %s
 
-%s`, id, id, kind, p.ID, model.UpstreamID, model.Route, route.Name, a.Trust, a.Verification, a.Permissions,
-		p.executionText(a), strings.Join(children, "\n"), p.coordinationText())
+%s`, id, id, kind, p.ID, p.modelLine(a, run), a.Trust, a.Verification, a.Permissions,
+		p.executionText(a), strings.Join(children, "\n"), p.coordinationText(id))
 	if !isRoot {
 		b.WriteString(`
 The parent and the root own integration and the final answer to the user.
@@ -280,7 +319,8 @@ architecture or product decision nobody stated. Leave unrelated changes alone,
 and return precise evidence, validation, risks and blockers.
 `)
 	}
-	if len(a.CanSpawn) > 0 {
+	switch {
+	case len(childTasks) > 0:
 		b.WriteString(`
 ## Delegation checkpoint
 
@@ -297,20 +337,7 @@ you request none, first state the concrete reason: the task is atomic, no
 direct child is useful on its own, a required route is unavailable, a graph or
 resource limit is used up, the user forbade delegation, or an authority or tool
 boundary prevents a safe hand-off. "Working alone is easier" is not a reason.
-`)
-	}
-	if nativeChild {
-		b.WriteString(`
-## Native subagents
 
-Use the profile's roles as Codex native subagents for quick, read-heavy
-parallel work and closely coupled work. They share the Codex process and this
-workspace: the action's write locks and output checks do not apply to them.
-`)
-	}
-	durable := p.Coordination.usesDurable()
-	if durable && len(a.CanSpawn) > 0 {
-		b.WriteString(`
 ## Child tasks on GitHub
 
 Child tasks are task issues the action files from your delegation answer, as
@@ -322,23 +349,21 @@ and validation) for a person to open as a task issue.
 
 ` + lifecycleRules + `
 `)
+	case len(a.CanSpawn) > 0:
+		b.WriteString("\n## No delegation in this run\n\nNone of your child roles can run as a child task (the action has no native\npath), so do the work in this run and describe any follow-up task in your final\nreport for a person to open as a task issue.\n")
 	}
 	if len(a.Controls) > 0 {
 		b.WriteString("\n## Controls\n\n" + controlsText(p, id) + "\n")
 	}
 	switch {
-	case len(a.CanSpawn) > 0:
+	case len(childTasks) > 0:
 		b.WriteString(`
 You must read and reconcile every material result from your descendants
 before you report upward.
 `)
+	case len(a.CanSpawn) > 0:
 	case len(a.Controls) > 0:
-		b.WriteString(`
-You may not request child tasks. Your control edges reach only task issues
-linked as sub-issues of a task run as you; where other roles' work needs
-steering, pausing or stopping, report it with the evidence instead of acting on
-it.
-`)
+		b.WriteString("\nYou may not request child tasks.\n")
 	default:
 		b.WriteString("\nYou are a true leaf participant: you neither request child tasks nor control other agents.\n")
 	}
@@ -378,22 +403,61 @@ const lifecycleRules = `- Accept a child's result before relying on it: its resu
 - Never act on an issue number you guessed or one that a model's output
   supplied.`
 
+// CarriedOutControls are the control actions a verb of the action carries out, pinned to
+// policy.ControlActions by a test (prompts does not import policy). A profile may grant others
+// (the seed's interrupt, fork, set_effort): the guidance never lists those as things anyone
+// carries out, and `studio validate` says the action ignores them.
+var CarriedOutControls = []string{"steer", "pause", "continue", "stop"}
+
+// UncarriedControls lists, sorted and once each, the actions agent id's control graph grants that
+// no verb carries out.
+func (p *Profile) UncarriedControls(id string) []string {
+	var out []string
+	for _, acts := range p.Agents[id].Controls {
+		for _, act := range acts {
+			if !slices.Contains(CarriedOutControls, act) && !slices.Contains(out, act) {
+				out = append(out, act)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // controlsText says how the action carries out the controls of agent id: people with write access
 // post them on a child's issue, and policy.DecideControl allows only the graph's edges.
 func controlsText(p *Profile, id string) string {
 	a := p.Agents[id]
 	var edges []string
 	for _, target := range sortedKeys(a.Controls) {
-		edges = append(edges, fmt.Sprintf("- over `%s`: %s", target, strings.Join(codeSpans(a.Controls[target]), ", ")))
+		var acts []string
+		for _, act := range a.Controls[target] {
+			if slices.Contains(CarriedOutControls, act) {
+				acts = append(acts, act)
+			}
+		}
+		if len(acts) > 0 {
+			edges = append(edges, fmt.Sprintf("- over `%s`: %s", target, strings.Join(codeSpans(acts), ", ")))
+		}
+	}
+	if len(edges) == 0 {
+		edges = []string{"- none the action carries out"}
+	}
+	reach := "a task linked as a\nsub-issue of a task run as `" + id + "`"
+	if len(a.CanSpawn) == 0 {
+		// policy.DecideControl: a control-only role's edges reach children another role admitted.
+		reach = "a child task another\nrole of the profile admitted: a task linked as a sub-issue of a task run as a\nrole that may request the child's role"
 	}
 	text := fmt.Sprintf(`People with write access carry out this control graph with `+"`/studio steer <text>`"+`,
-`+"`/studio pause`, `/studio continue` and `/studio stop`"+` on the issue of a task linked as a
-sub-issue of a task run as `+"`%s`"+`; the action refuses any action the graph does not
-grant over the child's role. Agents post no commands: the `+"`/studio`"+` commands are
+`+"`/studio pause`, `/studio continue` and `/studio stop`"+` on the issue of %s; the action refuses any action
+the graph does not grant over the child's role. Agents post no commands: the `+"`/studio`"+` commands are
 %s, and a person posts them.
 
 Your edges:
-%s`, id, prompts.VerbsSentence(), strings.Join(edges, "\n"))
+%s`, reach, prompts.VerbsSentence(), strings.Join(edges, "\n"))
+	if un := p.UncarriedControls(id); len(un) > 0 {
+		text += fmt.Sprintf("\n\nThe profile also grants %s, which no command of the action carries out: nobody\ncan use them here.", strings.Join(codeSpans(un), ", "))
+	}
 	if !p.Coordination.usesDurable() {
 		text += "\n\nIn a `native` profile the action files no child tasks, so these reach only task\nissues a person links as sub-issues."
 	}
@@ -444,21 +508,21 @@ func skillText(p *Profile) string {
 	for _, id := range p.agentIDs() {
 		a := p.Agents[id]
 		for _, target := range sortedKeys(a.Controls) {
-			acts := make([]string, len(a.Controls[target]))
-			for i, act := range a.Controls[target] {
-				acts[i] = "`" + act + "`"
+			var acts []string
+			for _, act := range a.Controls[target] {
+				if slices.Contains(CarriedOutControls, act) {
+					acts = append(acts, "`"+act+"`")
+				}
 			}
-			controls = append(controls, fmt.Sprintf("- `%s` -> `%s`: %s", id, target, strings.Join(acts, ", ")))
+			if len(acts) > 0 {
+				controls = append(controls, fmt.Sprintf("- `%s` -> `%s`: %s", id, target, strings.Join(acts, ", ")))
+			}
 		}
 		if len(a.Controls) > 0 {
 			hasDurableLifecycle = true
 		}
-		for _, ch := range a.CanSpawn {
-			for _, b := range p.Agents[ch].Backends {
-				if b == "mcp" {
-					hasDurableLifecycle = true
-				}
-			}
+		if len(p.childTaskRoles(id)) > 0 {
+			hasDurableLifecycle = true
 		}
 	}
 	hasDurableLifecycle = hasDurableLifecycle && c.usesDurable()
@@ -466,11 +530,10 @@ func skillText(p *Profile) string {
 	var pathKind, paths string
 	switch c.Orchestration {
 	case "native":
-		pathKind = "Codex native subagents"
-		paths = `- Run the profile's roles as Codex native subagents for quick, read-heavy,
-  tightly coupled work. Keep their writes disjoint: the action does not enforce
-  write scopes or output checks for native subagents.
-- Child tasks run by the action are not available in this profile.`
+		pathKind = "no delegation path"
+		paths = `- ` + strings.ReplaceAll(noNativePath, "\n", "\n  ") + `
+- Child tasks run by the action are not available in this profile: do the work
+  in the run and describe follow-up work in the final report.`
 	case "mcp":
 		pathKind = "child tasks"
 		paths = `- Child tasks run by the action: when your prompt has a Delegation section, end
@@ -478,15 +541,11 @@ func skillText(p *Profile) string {
   enforces the limits with lock and slot refs.
 - Codex native subagents are not available in this profile.`
 	default:
-		pathKind = "Codex native subagents and child tasks"
-		paths = `- Run native roles as Codex native subagents for quick, read-heavy, tightly
-  coupled work. Keep their writes disjoint: the action does not enforce write
-  scopes or output checks for native subagents.
-- Ask for child tasks for durable, isolated or writing work: when your prompt
+		pathKind = "child tasks"
+		paths = `- ` + strings.ReplaceAll(noNativePath, "\n", "\n  ") + `
+- Ask for child tasks of the roles with the ` + "`mcp`" + ` backend: when your prompt
   has a Delegation section, end with its JSON answer; the action files the
-  admitted requests as sub-issues and enforces the limits with lock and slot refs.
-- Do not send one assignment down both paths unless independent reproduction
-  is the point.`
+  admitted requests as sub-issues and enforces the limits with lock and slot refs.`
 	}
 	controlOnly := ""
 	if len(controls) > 0 {
@@ -545,7 +604,19 @@ permission to quietly switch to another route.
 `)
 	}
 	if len(controls) > 0 {
-		b.WriteString("\n## Control graph\n\nPeople with write access carry out these edges with `/studio steer <text>`,\n`/studio pause`, `/studio continue` and `/studio stop` on the issue of a task linked as a\nsub-issue of a task run as the controlling role; the action refuses any action the\ngraph does not grant. The studio's commands are " + prompts.VerbsSentence() + "; people post them, agents do not.\n\n" + strings.Join(controls, "\n") + "\n")
+		b.WriteString("\n## Control graph\n\nPeople with write access carry out these edges with `/studio steer <text>`,\n`/studio pause`, `/studio continue` and `/studio stop` on the issue of a task linked as a\nsub-issue of a task run as the controlling role (a control-only role: of a task run\nas a role that may request the child's role); the action refuses any action the\ngraph does not grant. The studio's commands are " + prompts.VerbsSentence() + "; people post them, agents do not.\n\n" + strings.Join(controls, "\n") + "\n")
+		var uncarried []string
+		for _, id := range p.agentIDs() {
+			for _, act := range p.UncarriedControls(id) {
+				if !slices.Contains(uncarried, act) {
+					uncarried = append(uncarried, act)
+				}
+			}
+		}
+		if len(uncarried) > 0 {
+			slices.Sort(uncarried)
+			b.WriteString("\nThe profile also grants " + strings.Join(codeSpans(uncarried), ", ") + ", which no command of the action\ncarries out: nobody can use them here.\n")
+		}
 		if !c.usesDurable() {
 			b.WriteString("\nIn a `native` profile the action files no child tasks, so these reach only task\nissues a person links as sub-issues.\n")
 		}

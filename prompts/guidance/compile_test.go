@@ -103,10 +103,12 @@ func TestCompileFacts(t *testing.T) {
 		{"guidance/agents/lead.md", "logical hash `0123456789abcdef`", true},
 		{"guidance/agents/lead.md", "starts at 200000", true},
 		{"guidance/agents/lead.md", "## Delegation checkpoint", true},
-		{"guidance/agents/lead.md", "## Native subagents", true},
+		{"guidance/agents/lead.md", "## Native subagents", false},
+		{"guidance/agents/lead.md", "The action has no native path", true},
+		{"guidance/agents/lead.md", "Child result visibility", false},
 		{"guidance/agents/lead.md", "## Child tasks on GitHub", true},
-		{"guidance/agents/lead.md", "- `builder` via mcp: Writes code | tests", true},
-		{"guidance/agents/lead.md", "- `scout` via native: profile participant", true},
+		{"guidance/agents/lead.md", "- `builder` via mcp, as a child task: Writes code | tests", true},
+		{"guidance/agents/lead.md", "- `scout` via native, which the action cannot run (no native path): profile participant", true},
 		{"guidance/agents/lead.md", "## Profile instructions for this role\n\nKeep the release branch green.\n", true},
 		{"guidance/agents/lead.md", "Stay inside the delegated objective", false},
 		{"guidance/agents/builder.md", "a delegated participant", true},
@@ -114,7 +116,7 @@ func TestCompileFacts(t *testing.T) {
 		{"guidance/agents/builder.md", "adversarial input for the root", true},
 		{"guidance/agents/builder.md", "one durable Codex turn", true},
 		{"guidance/agents/scout.md", "## Low-trust boundary", true},
-		{"guidance/agents/warden.md", "You may not request child tasks. Your control edges reach only", true},
+		{"guidance/agents/warden.md", "on the issue of a child task another\nrole of the profile admitted", true},
 		{"guidance/agents/warden.md", "- over `builder`: `steer`, `pause`, `stop`", true},
 		{"guidance/agents/warden.md", "/studio steer", true},
 		{SkillPath, "sub-issue", true},
@@ -126,7 +128,7 @@ func TestCompileFacts(t *testing.T) {
 		{SkillPath, "- `warden` -> `builder`: `steer`, `pause`, `stop`", true},
 		{SkillPath, "| `builder` | mcp | implement, fix | workspace-write | medium/root_adjudication | none |", true},
 		{SkillPath, "| `lead` | root | root-owned | workspace-write | high/self | builder, scout |", true},
-		{SkillPath, "- Maximum Codex native subagent threads at once, not counting the root: 3.", true},
+		{SkillPath, "- The profile's native thread limit (3) does not apply: the action has no native path", true},
 		{SkillPath, "at most 4 runs at once, the root run included", true},
 		{SkillPath, "- Contradictions are settled by `root_adjudication`.", true},
 	}
@@ -225,22 +227,22 @@ func TestCompileFileAndInstallForRole(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	inst, ok, err := InstallForRole(context.Background(), readProfile(t, "hybrid.json"), "lead", dir)
+	inst, ok, err := InstallForRole(context.Background(), readProfile(t, "hybrid.json"), "lead", dir, RunModel{})
 	if err != nil || !ok || inst.SkillFile == "" {
 		t.Fatalf("lead: %+v %v %v", inst, ok, err)
 	}
-	leaf, ok, err := InstallForRole(context.Background(), readProfile(t, "hybrid.json"), "builder", t.TempDir())
+	leaf, ok, err := InstallForRole(context.Background(), readProfile(t, "hybrid.json"), "builder", t.TempDir(), RunModel{})
 	if err != nil || !ok || leaf.SkillFile != "" {
 		t.Fatalf("builder: %+v %v %v", leaf, ok, err)
 	}
-	if _, ok, err := InstallForRole(context.Background(), readProfile(t, "hybrid.json"), "producer", t.TempDir()); ok || err != nil {
+	if _, ok, err := InstallForRole(context.Background(), readProfile(t, "hybrid.json"), "producer", t.TempDir(), RunModel{}); ok || err != nil {
 		t.Fatalf("absent role: ok=%v err=%v", ok, err)
 	}
-	if _, _, err := InstallForRole(context.Background(), []byte(`{}`), "lead", t.TempDir()); err == nil {
+	if _, _, err := InstallForRole(context.Background(), []byte(`{}`), "lead", t.TempDir(), RunModel{}); err == nil {
 		t.Fatal("invalid profile accepted")
 	}
 	bad := []byte(strings.Replace(string(readProfile(t, "flat.json")), `"only"`, `"../escape"`, 2))
-	if _, _, err := InstallForRole(context.Background(), bad, "../escape", t.TempDir()); err == nil {
+	if _, _, err := InstallForRole(context.Background(), bad, "../escape", t.TempDir(), RunModel{}); err == nil {
 		t.Fatal("path escape accepted")
 	}
 }

@@ -106,6 +106,14 @@ var claims = []claim{
 	// Neutral statements about what people and agents do, true of every profile.
 	{regexp.MustCompile(`(?i)a person posts them|people post them|post(s)? no commands?|the action does not enforce|cannot enforce|do not apply to them|never act on an issue number|the action's write locks`),
 		always, ""},
+	// The action has no native path, for every profile; which children it cannot run is read from
+	// the delegation decision by TestGuidanceStatesTheRunsFacts (cmd/studio).
+	{regexp.MustCompile(`(?i)the action has no native path|which the action cannot run \(no native path\)|none of your child roles can run as a child task|native thread limit \(\d+\) does not apply`),
+		always, ""},
+	{regexp.MustCompile(`(?i)no role of it can be delegated to`),
+		func(f actionFacts) bool { return !f.filesChildren }, "says no role can be delegated to"},
+	// The model the run uses, checked against the run's route by TestGuidanceStatesTheRunsFacts.
+	{regexp.MustCompile("(?i)the profile's binding"), always, ""},
 	{regexp.MustCompile(`(?i)native subagents are not available`),
 		func(f actionFacts) bool { return f.orchestration == "mcp" }, "says native subagents are unavailable"},
 	{regexp.MustCompile(`(?i)files no child tasks|child tasks run by the action are not available|no child tasks are filed`),
@@ -235,6 +243,32 @@ func TestCompiledGuidanceKeepsTheLifecycleRules(t *testing.T) {
 				if !strings.Contains(f.Text, r) {
 					t.Errorf("%s %s lacks the lifecycle rule %q", orch, f.Path, r)
 				}
+			}
+		}
+	}
+}
+
+// The controls the guidance lists as carried out are exactly the ones policy carries out.
+func TestCarriedOutControlsArePolicysControls(t *testing.T) {
+	if !slices.Equal(CarriedOutControls, policy.ControlActions) {
+		t.Errorf("CarriedOutControls = %v, policy.ControlActions = %v", CarriedOutControls, policy.ControlActions)
+	}
+}
+
+// childTaskRoles and policy.ChildTaskRoles decide alike for every agent of every orchestration.
+func TestChildTaskRolesAgreeWithPolicy(t *testing.T) {
+	for _, orch := range []string{"native", "mcp", "hybrid"} {
+		p, err := ParseProfile(truthProfile(t, orch, true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pf := policy.ProfileFacts{Orchestration: orch, Agents: map[string]policy.AgentFacts{}}
+		for id, a := range p.Agents {
+			pf.Agents[id] = policy.AgentFacts{CanSpawn: a.CanSpawn, Backends: a.Backends}
+		}
+		for id := range p.Agents {
+			if got, want := p.childTaskRoles(id), policy.ChildTaskRoles(pf, id); !slices.Equal(got, want) {
+				t.Errorf("%s %s: guidance %v, policy %v", orch, id, got, want)
 			}
 		}
 	}
