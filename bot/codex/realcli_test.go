@@ -387,14 +387,17 @@ func TestRealFallbackWhenPrimaryUnavailable(t *testing.T) {
 func TestRealCodexHangTimesOut(t *testing.T) {
 	rig := newRealRig(t, fakemodel.Script{Turns: []fakemodel.Turn{{Hang: true}}})
 	var fixes []FixInput
-	out := rig.run(Plan{Prompt: "Do it.", CallTimeout: 3 * time.Second, FixPrompt: fixPrompt(t, &fixes), MaxFixPasses: 2}, Hooks{})
+	// The call's timeout counts from the CLI's start, and on a loaded 2-core machine the CLI has
+	// taken over 3 s to reach the model: 15 s leaves it room to reach the hanging turn, which is
+	// what makes the timeout prove anything.
+	out := rig.run(Plan{Prompt: "Do it.", CallTimeout: 15 * time.Second, FixPrompt: fixPrompt(t, &fixes), MaxFixPasses: 2}, Hooks{})
 	select {
 	case <-rig.server.Hanging():
 	default:
 		t.Fatal("Codex never reached the hanging model turn; the timeout proves nothing")
 	}
 	res := out.Implementation.Result
-	if out.FinalStatus != StatusBlocked || out.Reason != "codex timed out after 3s" || !res.TimedOut {
+	if out.FinalStatus != StatusBlocked || out.Reason != "codex timed out after 15s" || !res.TimedOut {
 		t.Fatalf("status %s reason %q timedOut %v\n%s", out.FinalStatus, out.Reason, res.TimedOut, out.Output())
 	}
 	if len(fixes) != 0 {
