@@ -75,6 +75,7 @@ func testBot(gh hub.API, log *bytes.Buffer) *eventBot {
 }
 
 func TestTaskOfBranch(t *testing.T) {
+	t.Parallel()
 	b := testBot(nil, &bytes.Buffer{})
 	for ref, want := range map[string]int{
 		"studio/task-7": 7, "studio/task-123": 123, "studio/task-": 0, "studio/task-07": 0,
@@ -87,6 +88,7 @@ func TestTaskOfBranch(t *testing.T) {
 }
 
 func TestRevocationsGathering(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name     string
@@ -145,6 +147,7 @@ func TestRevocationsGathering(t *testing.T) {
 }
 
 func TestApprovalsOfGathersFacts(t *testing.T) {
+	t.Parallel()
 	submitted := time.Date(2026, 3, 1, 11, 0, 0, 0, time.UTC)
 	digest := policy.TaskDigest("Make the jump snappier", "body")
 	rec := policy.PlanRecord{ObjectiveSHA256: strings.Repeat("a", 64), TaskDigest: digest, Issue: 7, RequestedBy: "alice"}
@@ -211,6 +214,7 @@ func TestApprovalsOfGathersFacts(t *testing.T) {
 }
 
 func TestPlanOfReportsWhyNoRecordCounts(t *testing.T) {
+	t.Parallel()
 	plan := []hub.PullCommit{{SHA: "head", Message: "plan\n\nStudio-Phase: plan"}}
 	tests := []struct {
 		name     string
@@ -234,6 +238,7 @@ func TestPlanOfReportsWhyNoRecordCounts(t *testing.T) {
 }
 
 func TestPublishGate(t *testing.T) {
+	t.Parallel()
 	res := policy.GateResult{Conclusion: policy.GateActionRequired, Title: "Waiting: no studio review yet", Summary: "s"}
 	mine := hub.CheckRun{ID: 5, Name: policy.GateCheckName, Conclusion: "failure", Title: "Blocked", Summary: "old", AppSlug: "github-actions"}
 	tests := []struct {
@@ -273,6 +278,7 @@ func TestPublishGate(t *testing.T) {
 }
 
 func TestStudioVerdictReadsOnlyTheBotsReviewRun(t *testing.T) {
+	t.Parallel()
 	t0 := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name string
@@ -314,6 +320,7 @@ func TestStudioVerdictReadsOnlyTheBotsReviewRun(t *testing.T) {
 }
 
 func TestPlanBodyGolden(t *testing.T) {
+	t.Parallel()
 	marker := policy.IdentityMarker{ObjectiveSHA256: strings.Repeat("ab", 32), Issue: 7, RequestedBy: "octocat"}
 	line, err := marker.Render()
 	if err != nil {
@@ -332,6 +339,7 @@ func TestPlanBodyGolden(t *testing.T) {
 }
 
 func TestRecordPlanWritesTheBotsCheckRun(t *testing.T) {
+	t.Parallel()
 	rec := policy.PlanRecord{ObjectiveSHA256: strings.Repeat("a", 64), TaskDigest: strings.Repeat("b", 64), Issue: 7, RequestedBy: "alice"}
 	line, err := rec.Render()
 	if err != nil {

@@ -38,6 +38,7 @@ func (w *hWorld) requests(fn func()) int {
 // another branch was checked out) a file not read before comes from GitHub, and one read before
 // from the memo, whatever the workspace holds now.
 func TestBaseFileNeverReadsTheWorkspaceAfterTheAgent(t *testing.T) {
+	t.Parallel()
 	w := newHWorld(t, nil)
 	ctx := context.Background()
 	b := New(Deps{GitHub: w.client()}, Settings{WorkDir: w.Workspace}).forEvent(Trigger{})

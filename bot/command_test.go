@@ -10,6 +10,7 @@ import (
 )
 
 func TestParseCommand(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name   string
 		body   string
@@ -44,6 +45,7 @@ func TestParseCommand(t *testing.T) {
 
 // Commands count only where a person typed them on a visible line.
 func TestParseCommandIgnoresHiddenAndQuotedText(t *testing.T) {
+	t.Parallel()
 	for name, body := range map[string]string{
 		"backtick fence":       "```\n/studio run\n```",
 		"tilde fence":          "~~~text\n/studio revoke\n~~~",
@@ -80,6 +82,7 @@ func TestParseCommandIgnoresHiddenAndQuotedText(t *testing.T) {
 }
 
 func TestParseCommandUsageErrors(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		body, verb string
 		want       []string
@@ -113,6 +116,7 @@ func TestParseCommandUsageErrors(t *testing.T) {
 }
 
 func TestStatusRenderAndHandledRoundTrip(t *testing.T) {
+	t.Parallel()
 	st := status.NewStatus(7, "https://github.example/o/r/actions/runs/1", []int64{42, 7})
 	st.Set(status.StepAuthorized, status.StepDone, "@octocat")
 	st.Set(status.StepCodex, status.StepFailed, "exit 1")
@@ -132,6 +136,7 @@ func TestStatusRenderAndHandledRoundTrip(t *testing.T) {
 }
 
 func TestStatusRenderStaysUnderCommentLimit(t *testing.T) {
+	t.Parallel()
 	st := status.NewStatus(1, "", []int64{5})
 	big := make([]rune, 100_000)
 	for i := range big {

@@ -32,6 +32,7 @@ const raceProfile = `{"profile": {"id": "race", "root": "producer"}, "logical_ha
 // parents), and the refs keep the limits anyway: never more slots than the bound, never two
 // children holding conflicting write locks, never a child started twice.
 func TestParallelDelegationsKeepTheLimits(t *testing.T) {
+	t.Parallel()
 	for round := 0; round < 3; round++ {
 		files := studioFiles("fast-prototype", "active")
 		files[roles.ProfilePath] = raceProfile

@@ -10,6 +10,7 @@ import (
 // A dependency's status: its label when it has one, else its state (closed as completed is done,
 // closed as not planned is cancelled, open is ready).
 func TestTaskStatusOfADependency(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		is   hub.Issue

@@ -13,6 +13,7 @@ import (
 // the push takes them from the run instead of deciding them again. The approvals are matched once
 // per head: a run that pushes matches them for the new head only.
 func TestOneRunDecidesEachOnce(t *testing.T) {
+	t.Parallel()
 	noRole := "Make the jump feel snappier.\n\n```studio\nwriteFiles: [src/player/jump.gd]\n```\n"
 	edit := []agentCall{{write: map[string]string{"src/player/jump.gd": hJump}}}
 	type counts struct{ config, taskBlock, role, hash, approvals int32 }
@@ -81,6 +82,7 @@ func TestOneRunDecidesEachOnce(t *testing.T) {
 // implementation hands the run the task it decided: one decoding, parse, role and hash for the
 // whole event, and approvals matched for the plan's head and then for the implementation's.
 func TestApprovedImplementationDecidesEachOnce(t *testing.T) {
+	t.Parallel()
 	w := newHWorld(t, studioFiles("strict-studio", ""))
 	n := w.issue("Snappier jump", hTask)
 	w.script([]agentCall{{message: "The plan."}, {write: map[string]string{"src/player/jump.gd": hJump}}})
@@ -119,6 +121,7 @@ func assertDecodedOnce(t *testing.T, ev *eventBot) {
 // Creating a task reads the default branch's studio.json through the same one decode as a run
 // (config), not a second reader of its own.
 func TestTaskCreateDecodesTheConfigOnce(t *testing.T) {
+	t.Parallel()
 	w := newHWorld(t, nil)
 	n := w.issue("Plan the level", "Tasks for the level.")
 	tr := w.comment(n, sandbox.Writer, "/studio task create --role gameplay-programmer --write-file src/player/jump.gd Snappier jump")

@@ -11,6 +11,7 @@ import (
 // (nothing one event read answers for another), seeded from the payload, and Handle leaves the
 // configured bot as it was built.
 func TestEachEventGetsItsOwnMemo(t *testing.T) {
+	t.Parallel()
 	w := newHWorld(t, nil)
 	ctx := context.Background()
 	n := w.issue("Snappier jump", hTask)

@@ -13,6 +13,7 @@ import (
 // A GitHub write the run needs is refused midway: Handle returns the error, and the issue still
 // ends with a finished status comment and one status label, never "Codex running" forever.
 func TestHandleReportsItsOwnFailure(t *testing.T) {
+	t.Parallel()
 	w := newHWorld(t, nil)
 	n := w.issue("Snappier jump", hTask)
 	w.script([]agentCall{{write: map[string]string{"src/player/jump.gd": hJump}}})
@@ -38,6 +39,7 @@ func TestHandleReportsItsOwnFailure(t *testing.T) {
 // The job is cancelled while the agent works: the in-scope work is committed and pushed, the
 // pull request says so, the issue is labelled cancelled, and the lock is released.
 func TestHandleCancelledRunSavesItsWork(t *testing.T) {
+	t.Parallel()
 	w := newHWorld(t, nil)
 	n := w.issue("Snappier jump", hTask)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -67,6 +69,7 @@ func TestHandleCancelledRunSavesItsWork(t *testing.T) {
 
 // A trigger no route takes is skipped without a request.
 func TestHandleSkipsUnroutedEvents(t *testing.T) {
+	t.Parallel()
 	w := newHWorld(t, nil)
 	out, api := w.mustHandle(Trigger{Kind: TriggerPullRequest, Issue: 1, Actor: Actor{Login: sandbox.Writer, Type: "User"}}, "skipped")
 	if out.Skip != "pull_request events are not handled" || len(api) != 0 {

@@ -17,6 +17,7 @@ import (
 // branch, the pull request opened with the review and the gate on its head, the issue labelled
 // done, and the lock released.
 func TestHandleRunDone(t *testing.T) {
+	t.Parallel()
 	w := newHWorld(t, nil)
 	n := w.issue("Snappier jump", hTask)
 	w.script([]agentCall{{write: map[string]string{"src/player/jump.gd": hJump}, message: "Raised the jump velocity."}})
@@ -139,6 +140,7 @@ const hProposal = `{"role":"gameplay-programmer","writeFiles":["src/player/jump.
 const hPlain = "The jump feels floaty. Make it snappier, please."
 
 func TestHandleCommentOnIssue(t *testing.T) {
+	t.Parallel()
 	edit := []agentCall{{write: map[string]string{"src/player/jump.gd": hJump}}}
 	profile, err := os.ReadFile(filepath.Join("..", "prompts", "guidance", "testdata", "hybrid.json"))
 	if err != nil {
@@ -489,6 +491,7 @@ func TestHandleCommentOnIssue(t *testing.T) {
 // The whole plain-request path: the proposal, `/studio accept` appending it to the issue body,
 // then `/studio run` running the accepted task.
 func TestHandleAcceptThenRun(t *testing.T) {
+	t.Parallel()
 	w := newHWorld(t, nil)
 	n := w.issue("Snappier jump", hPlain)
 	w.script(nil, hProposal)
@@ -517,6 +520,7 @@ func TestHandleAcceptThenRun(t *testing.T) {
 // A comment delivered twice is acted on once: the status comment records it as handled, and help
 // (which writes no status comment) finds its own answer.
 func TestHandleRedeliveredComment(t *testing.T) {
+	t.Parallel()
 	for _, say := range []string{"/studio run --dry-run", "/studio help"} {
 		t.Run(say, func(t *testing.T) {
 			w := newHWorld(t, nil)
@@ -543,6 +547,7 @@ func TestHandleRedeliveredComment(t *testing.T) {
 }
 
 func TestHandleLabelOnIssue(t *testing.T) {
+	t.Parallel()
 	edit := []agentCall{{write: map[string]string{"src/player/jump.gd": hJump}}}
 	noRole := "Make the jump feel snappier.\n\n```studio\nwriteFiles: [src/player/jump.gd]\n```\n"
 	for _, c := range []struct {
@@ -634,6 +639,7 @@ func withFile(path, content string) map[string]string {
 // `/studio accept` refuses what it cannot append as the task: a proposal someone edited into an
 // unknown role, and a body whose own block is broken.
 func TestHandleAcceptRefusesWhatCannotBeUsed(t *testing.T) {
+	t.Parallel()
 	t.Run("edited proposal", func(t *testing.T) {
 		w := newHWorld(t, nil)
 		n := w.issue("Snappier jump", hPlain)
@@ -671,6 +677,7 @@ func TestHandleAcceptRefusesWhatCannotBeUsed(t *testing.T) {
 // runs: an edit made after the comment (the job can wait in a queue, or for the task's lock) must
 // survive, and a block pasted meanwhile must not be overwritten by another.
 func TestHandleAcceptKeepsAnEditMadeMeanwhile(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name, edit string
 		status     string
@@ -707,6 +714,7 @@ func TestHandleAcceptKeepsAnEditMadeMeanwhile(t *testing.T) {
 // so the second run adds studio:status/blocked beside the first run's studio:status/done. Set
 // STUDIO_KNOWN_BUGS=1 to run it.
 func TestHandleQueuedRunsLeaveOneStatusLabel(t *testing.T) {
+	t.Parallel()
 	w := newHWorld(t, nil)
 	n := w.issue("Snappier jump", hTask)
 	first := w.comment(n, sandbox.Writer, "/studio run")

@@ -38,6 +38,7 @@ func (w *hWorld) foreignPull(head string) ghemu.Pull {
 }
 
 func TestHandleCommentOnStudioPull(t *testing.T) {
+	t.Parallel()
 	blocker := `{"blockers":[{"message":"the jump is far too high","file":"src/player/jump.gd","line":3}],"warnings":[],"summary":"Too high.","needsFix":true}`
 	for _, c := range []struct {
 		name, author, say string
@@ -192,6 +193,7 @@ func TestHandleCommentOnStudioPull(t *testing.T) {
 
 // Events on pull requests that are not the studio's cost nothing and change nothing.
 func TestHandleSkipsWhatIsNotAStudioPull(t *testing.T) {
+	t.Parallel()
 	w := newHWorld(t, nil)
 	foreign := w.foreignPull("tweak")
 	impostor := w.foreignPull("studio/task-9") // a studio branch name, opened by a person
@@ -232,6 +234,7 @@ func TestHandleSkipsWhatIsNotAStudioPull(t *testing.T) {
 // pull_request and pull_request_review events on a fast-prototype studio pull request recompute
 // studio/gate on its head, in place.
 func TestHandlePullEventsWriteTheGate(t *testing.T) {
+	t.Parallel()
 	w := newHWorld(t, nil)
 	n, pr := w.studioPull()
 	if g := w.checks("studio/gate", pr.HeadSHA); len(g) != 1 || g[0].Conclusion != "action_required" {
@@ -276,6 +279,7 @@ func TestHandlePullEventsWriteTheGate(t *testing.T) {
 // requester's own approval starts nothing; another writer's approval starts the implementation
 // on the same branch.
 func TestHandleStrictPlanApproval(t *testing.T) {
+	t.Parallel()
 	w := newHWorld(t, studioFiles("strict-studio", ""))
 	n := w.issue("Snappier jump", hTask)
 	agent := w.script([]agentCall{
@@ -343,6 +347,7 @@ func TestHandleStrictPlanApproval(t *testing.T) {
 // `/studio revoke` withdraws the approvals given before it, whoever's they are, when a writer
 // writes it; a reader's revoke is refused and withdraws nothing.
 func TestHandleRevokeWithdrawsApprovals(t *testing.T) {
+	t.Parallel()
 	w := newHWorld(t, nil)
 	n, pr := w.studioPull()
 	w.clk.Advance(time.Minute)
@@ -377,6 +382,7 @@ func TestHandleRevokeWithdrawsApprovals(t *testing.T) {
 
 // An approval of the plan of a project frozen since starts nothing, and the issue says why.
 func TestHandleApprovalOfAFrozenProjectSaysWhy(t *testing.T) {
+	t.Parallel()
 	w := newHWorld(t, studioFiles("strict-studio", ""))
 	n := w.issue("Snappier jump", hTask)
 	agent := w.script([]agentCall{{message: "The plan."}, {write: map[string]string{"src/player/jump.gd": hJump}}})
@@ -397,6 +403,7 @@ func TestHandleApprovalOfAFrozenProjectSaysWhy(t *testing.T) {
 // gate on the new plan commit must still say that nothing is implemented yet, not ask for a review
 // of an empty commit.
 func TestHandleReplanKeepsThePlanGate(t *testing.T) {
+	t.Parallel()
 	w := newHWorld(t, studioFiles("strict-studio", ""))
 	n := w.issue("Snappier jump", hTask)
 	w.script([]agentCall{{message: "The plan."}})

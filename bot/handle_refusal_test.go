@@ -19,6 +19,7 @@ const (
 // A refused first call: the run ends at once as error, the issue says what the API said and what
 // to change, nothing is pushed, and the outcome names no branch or pull request.
 func TestHandleRefusedCallEndsTheRunAsError(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, refusal, head, words, change string
 		calls                              int // the primary, and the fallback of an unavailable model
@@ -59,6 +60,7 @@ func TestHandleRefusedCallEndsTheRunAsError(t *testing.T) {
 // A review refused after the implementation committed: the work stays pushed with its pull
 // request, which the outcome names; no review is posted, no fix pass is made, and the run is error.
 func TestHandleRefusedReviewKeepsTheCommittedWork(t *testing.T) {
+	t.Parallel()
 	w := newHWorld(t, nil)
 	n := w.issue("Snappier jump", hTask)
 	agent := w.script([]agentCall{{write: map[string]string{"src/player/jump.gd": hJump}}}, refuseAnswer(hNoQuota))
@@ -84,6 +86,7 @@ func TestHandleRefusedReviewKeepsTheCommittedWork(t *testing.T) {
 // The first Codex call of a guided studio (the plan phase) and of a plain request (the planning
 // pass) end the same way: no plan pull request, no proposal.
 func TestHandleRefusedPlanningEndsTheRunAsError(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		files map[string]string
@@ -114,6 +117,7 @@ func TestHandleRefusedPlanningEndsTheRunAsError(t *testing.T) {
 
 // A blocked run that committed nothing names no branch: the task branch was never pushed.
 func TestHandleOutcomeNamesOnlyAPushedBranch(t *testing.T) {
+	t.Parallel()
 	w := newHWorld(t, nil)
 	n := w.issue("Snappier jump", hTask)
 	w.script([]agentCall{{write: map[string]string{"README.md": "out of scope\n"}}})

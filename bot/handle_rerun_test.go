@@ -11,6 +11,7 @@ import (
 // continues on that branch; when its fix pass touches a path the first pass did not, the gate
 // must judge the pull request's files as they are after the fix, not as the first review saw them.
 func TestHandleRerunWithAFixPassKeepsTheGateRight(t *testing.T) {
+	t.Parallel()
 	w := newHWorld(t, nil)
 	n, pr := w.studioPull()
 	w.script(

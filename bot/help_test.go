@@ -27,6 +27,7 @@ func (h *helpGitHub) CreateComment(_ context.Context, n int, body string) (hub.C
 // answered with one reply listing every verb of the table, its flags, where it works and what it
 // does; nothing else is asked or written, and a re-delivered event is not answered twice.
 func TestHelpAnswersAnyoneWithTheVerbTable(t *testing.T) {
+	t.Parallel()
 	for _, isPull := range []bool{false, true} {
 		gh := &helpGitHub{fakeGitHub: &fakeGitHub{comments: map[int][]hub.Comment{}, perms: map[string]string{"visitor": "read"}}, replies: map[int][]string{}}
 		var log bytes.Buffer
@@ -70,6 +71,7 @@ func TestHelpAnswersAnyoneWithTheVerbTable(t *testing.T) {
 // Help with stray words is still answered, with the problem first; a bot not in allowed-bots is
 // still ignored; the trigger phrase is the configured one.
 func TestHelpEdges(t *testing.T) {
+	t.Parallel()
 	gh := &helpGitHub{fakeGitHub: &fakeGitHub{comments: map[int][]hub.Comment{}}, replies: map[int][]string{}}
 	b := New(Deps{GitHub: gh, Log: &bytes.Buffer{}}, Settings{TriggerPhrase: "/bot"})
 	tr := Trigger{Kind: TriggerComment, Issue: 3, Actor: Actor{Login: "alice", Type: "User"}, CommentID: 5, CommentBody: "/bot help run"}

@@ -78,6 +78,7 @@ func under(pkg, prefix string) bool { return pkg == prefix || strings.HasPrefix(
 // never back. Each rule names the packages it binds and what they may not import; every package a
 // rule names must exist, so a rule cannot pass by having nothing left to check.
 func TestLayers(t *testing.T) {
+	t.Parallel()
 	all := map[string][]string{}
 	for _, dir := range []string{"../bot", "../gitops", "../policy", "../prompts"} {
 		for pkg, imps := range imports(t, dir) {
@@ -133,6 +134,7 @@ func TestLayers(t *testing.T) {
 // (Deps.GitHub) is named only where the bot is built and where an event's memo is put in front
 // of it. A step that called the client would read around what the event already knows.
 func TestOnlyTheMemoCallsTheClient(t *testing.T) {
+	t.Parallel()
 	allowed := map[string]bool{"New": true, "forEvent": true}
 	for _, f := range parseDir(t, ".") {
 		for _, decl := range f.Decls {

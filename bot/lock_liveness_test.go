@@ -46,6 +46,7 @@ func (w *transportWorld) runLookups(id int64) int {
 }
 
 func TestLockOfACompletedRunIsBrokenAtOnce(t *testing.T) {
+	t.Parallel()
 	w := newTransportWorld(t, nil)
 	ctx := context.Background()
 	dead, h := w.heldByRun(t)
@@ -86,6 +87,7 @@ func TestLockOfACompletedRunIsBrokenAtOnce(t *testing.T) {
 }
 
 func TestLockOfALiveRunIsWaitedForAndBrokenOnceItEnds(t *testing.T) {
+	t.Parallel()
 	w := newTransportWorld(t, nil)
 	ctx := context.Background()
 	live, h := w.heldByRun(t)
@@ -160,6 +162,7 @@ func TestLockOfALiveRunIsWaitedForAndBrokenOnceItEnds(t *testing.T) {
 }
 
 func TestLockIsNotBrokenWhenTheRunCannotBeLookedUp(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		fault ghemu.Fault
@@ -192,6 +195,7 @@ func TestLockIsNotBrokenWhenTheRunCannotBeLookedUp(t *testing.T) {
 
 // A run that finds no lock asks GitHub about no run.
 func TestFreeLockAsksAboutNoRun(t *testing.T) {
+	t.Parallel()
 	w := newTransportWorld(t, nil)
 	before := len(w.emu.Requests())
 	if _, err := w.lockBot(t, "9005", LockSettings{}, nil).locked(context.Background(), w.issue, "/studio run", "", func(context.Context) (Outcome, error) { return Outcome{}, nil }); err != nil {
@@ -207,6 +211,7 @@ func TestFreeLockAsksAboutNoRun(t *testing.T) {
 // A re-run (the same run id, a later attempt) breaks its earlier attempt's lock without asking:
 // GitHub starts an attempt only once the one before it has completed.
 func TestReRunBreaksItsEarlierAttemptsLock(t *testing.T) {
+	t.Parallel()
 	w := newTransportWorld(t, nil)
 	dead, _ := w.heldByRun(t)
 	id := strconv.FormatInt(dead.ID, 10)

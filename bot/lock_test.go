@@ -55,6 +55,7 @@ func (w *transportWorld) lockRefs(t *testing.T) map[string]string {
 // Two runs for the same issue started at once never both hold the lock; the second proceeds after
 // the first releases, and the ref is gone at the end.
 func TestLockIsHeldByOneRunAtATime(t *testing.T) {
+	t.Parallel()
 	w := newTransportWorld(t, nil)
 	ls := LockSettings{LockWait: time.Hour, LockPoll: 5 * time.Millisecond, LockPollMax: 20 * time.Millisecond}
 	var holders, maxHolders atomic.Int32
@@ -101,6 +102,7 @@ func TestLockIsHeldByOneRunAtATime(t *testing.T) {
 // A run that crashed (never released) leaves its lock until it expires: before, a second run waits
 // its bound and gives up, saying so on the issue; after, a third run breaks it with a note.
 func TestCrashedRunsLockExpiresAndIsBrokenWithANote(t *testing.T) {
+	t.Parallel()
 	w := newTransportWorld(t, nil)
 	ctx := context.Background()
 	crashed := w.lockBot(t, "201", LockSettings{LockTTL: time.Hour}, nil)
@@ -163,6 +165,7 @@ func TestCrashedRunsLockExpiresAndIsBrokenWithANote(t *testing.T) {
 
 // Several runs breaking the same expired lock at once: exactly one gets it at a time.
 func TestExpiredLockIsBrokenByOneRunAtATime(t *testing.T) {
+	t.Parallel()
 	w := newTransportWorld(t, nil)
 	ctx := context.Background()
 	if _, err := w.lockBot(t, "300", LockSettings{LockTTL: time.Minute}, nil).acquireLock(ctx, w.issue, "crashed"); err != nil {
@@ -200,6 +203,7 @@ func TestExpiredLockIsBrokenByOneRunAtATime(t *testing.T) {
 
 // A run that outlived its lock does not delete the lock another run took over.
 func TestReleaseLeavesALockTakenOver(t *testing.T) {
+	t.Parallel()
 	w := newTransportWorld(t, nil)
 	ctx := context.Background()
 	var log bytes.Buffer
@@ -224,6 +228,7 @@ func TestReleaseLeavesALockTakenOver(t *testing.T) {
 
 // A cancelled context still releases the lock (its own deadline).
 func TestLockIsReleasedWhenTheRunIsCancelled(t *testing.T) {
+	t.Parallel()
 	w := newTransportWorld(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	b := w.lockBot(t, "501", LockSettings{}, nil)
@@ -240,6 +245,7 @@ func TestLockIsReleasedWhenTheRunIsCancelled(t *testing.T) {
 }
 
 func TestWorstCaseCoversEveryCall(t *testing.T) {
+	t.Parallel()
 	// 1 implementation + 1 fix pass, each a writing call and a review call of 20 minutes and a
 	// 30-second verification, plus the 10-minute margin: the example workflow's arithmetic.
 	if got, want := WorstCase(20*time.Minute, 0, 1), 2*(40*time.Minute+30*time.Second)+10*time.Minute; got != want {
@@ -259,6 +265,7 @@ func TestWorstCaseCoversEveryCall(t *testing.T) {
 // and no git is spent again); one taken after another run's, waited for or broken, is: that run
 // may have pushed the task branch since (prepareWorkspace lists the branches again).
 func TestLockTakenAfterAnotherRunsIsQueued(t *testing.T) {
+	t.Parallel()
 	w := newTransportWorld(t, nil)
 	ctx := context.Background()
 	first, err := w.lockBot(t, "401", LockSettings{LockTTL: time.Minute}, nil).acquireLock(ctx, w.issue, "/studio run")
@@ -313,6 +320,7 @@ func TestLockTakenAfterAnotherRunsIsQueued(t *testing.T) {
 // A lock taken inside another (a control command advancing its parent orchestration) gives the
 // outer one back when it ends: the outer run's record is still the one it reports and releases.
 func TestNestedLockHandsTheOuterOneBack(t *testing.T) {
+	t.Parallel()
 	w := newTransportWorld(t, nil)
 	b := w.lockBot(t, "301", LockSettings{LockWait: time.Minute}, nil)
 	ctx := context.Background()

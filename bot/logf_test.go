@@ -21,6 +21,7 @@ var _ Commander = (*commandLog)(nil)
 // Only a format starting with one of the bot's commands issues it; an argument that reads as a
 // command stays text, and without a Commander every line is text, as it reads.
 func TestLogfIssuesOnlyTheBotsOwnCommands(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		format   string

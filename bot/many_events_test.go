@@ -59,6 +59,7 @@ func (u *untouchedWorkspace) Discard(context.Context, []gitops.Change) error {
 // pull_request and pull_request_review events, on different issues and pull requests. Each must
 // end as it would alone; under -race nothing an event changes may be shared with another.
 func TestManyEvents(t *testing.T) {
+	t.Parallel()
 	w := newHWorld(t, nil)
 	const pulls = 3
 	type studio struct {

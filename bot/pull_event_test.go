@@ -6,6 +6,7 @@ import (
 )
 
 func TestDecodePullEvents(t *testing.T) {
+	t.Parallel()
 	pr := `"pull_request":{"number":8,"head":{"ref":"studio/task-7","sha":"abc"},"base":{"ref":"main"},"user":{"login":"github-actions[bot]"}}`
 	tests := []struct {
 		event, payload string

@@ -12,6 +12,7 @@ import (
 // report is the deliverable); a writing role that committed nothing stays blocked; a change the
 // read-only role made blocks it.
 func TestVerdictReadOnlyRoleDoneWithoutCommits(t *testing.T) {
+	t.Parallel()
 	done := codex.Outcome{FinalStatus: codex.StatusDone}
 	ro := &implState{readOnly: true, outOfScope: map[string]policy.ScopeRefusal{}}
 	if v, b := verdictFrom(done, ro); v != "done" || len(b) != 0 {
@@ -29,6 +30,7 @@ func TestVerdictReadOnlyRoleDoneWithoutCommits(t *testing.T) {
 
 // TestReportBodyQuotesModelOutput: the report cannot close its fence or render as markdown.
 func TestReportBodyQuotesModelOutput(t *testing.T) {
+	t.Parallel()
 	ev := New(Deps{}, Settings{RunID: "7"}).forEvent(Trigger{})
 	r := &run{ev: ev, cfg: ev.cfg}
 	body := r.reportBody(policy.Task{Role: "producer"}, "m", "hi @someone\n```\n<img src=x>\n")

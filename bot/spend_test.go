@@ -20,6 +20,7 @@ func cost(v float64) *float64 { return &v }
 // The caps under `budget` in .codex/studio.json refuse a run once the month's ledger reached
 // them, naming the spend so far and the cap; a cap input wins over the file.
 func TestStudioJSONBudgetCapRefusesARun(t *testing.T) {
+	t.Parallel()
 	files := studioFiles("fast-prototype", "")
 	files[".codex/studio.json"] = strings.Replace(files[".codex/studio.json"], `"status": "active"`, `"status": "active", "budget": {"maxCostPerMonth": 1}`, 1)
 	w := newHWorld(t, files)
@@ -80,6 +81,7 @@ func (l *ledgerBeside) DeleteRef(ctx context.Context, ref string) error {
 // the gate, the status comment and the lock's release (docs/performance.md), and is written by
 // the time Handle returns the outcome.
 func TestLedgerAppendRunsBesideTheEndOfRunWrites(t *testing.T) {
+	t.Parallel()
 	w := newHWorld(t, studioFiles("fast-prototype", ""))
 	n := w.issue("Snappier jump", hTask)
 	w.script([]agentCall{{write: map[string]string{"src/player/jump.gd": hJump}}})
@@ -105,6 +107,7 @@ func TestLedgerAppendRunsBesideTheEndOfRunWrites(t *testing.T) {
 // A Codex call after the early append began (no flow makes one today) still reaches the
 // ledger: Handle appends what it added as an entry of its own, so no money goes unrecorded.
 func TestLedgerRecordsWhatWasSpentAfterTheEarlyAppend(t *testing.T) {
+	t.Parallel()
 	w := newTransportWorld(t, nil)
 	ctx := context.Background()
 	budget := codex.NewBudget(spend.Limits{}, spend.Prices{"m": {Input: 1, Output: 1}})

@@ -9,6 +9,7 @@ import (
 // The refusal note for each kind of refusal, against its golden file
 // (testdata/golden/texts/refusal-<kind>.md), with the step annotation's line beside it.
 func TestRefusalTextsMatchTheirGoldenFiles(t *testing.T) {
+	t.Parallel()
 	for _, ref := range []codex.APIRefusal{
 		{Kind: codex.RefusedKey, Status: 401, Message: "Incorrect API key provided: sk-CANA***2b. You can find your API key at https://platform.openai.com/account/api-keys."},
 		{Kind: codex.RefusedKey, Status: 403, Message: "Project does not have access to this region"},

@@ -13,6 +13,7 @@ import (
 // The texts of texts_run.go, against their golden files (testdata/golden/texts/<name>.md;
 // UPDATE_GOLDEN=1 rewrites them after a deliberate change).
 func TestRunTextsMatchTheirGoldenFiles(t *testing.T) {
+	t.Parallel()
 	bad := errors.New("yaml: line 3: did not find expected key")
 	tests := []struct{ name, text string }{
 		{"blocked-after-summary", texts.WithNote("The review found one blocker.", texts.BlockedNote("the verification failed; fix it and run `/studio run` again."))},

@@ -16,6 +16,7 @@ import (
 // Every text the studio writes for people, in every state, against a golden file
 // (testdata/golden/texts/<name>.md; UPDATE_GOLDEN=1 rewrites them after a deliberate change).
 func TestTextsMatchTheirGoldenFiles(t *testing.T) {
+	t.Parallel()
 	review := func(v *codex.Verdict, malformed string) codex.ReviewOutcome {
 		return codex.ReviewOutcome{Verdict: v, Malformed: malformed}
 	}
@@ -102,6 +103,7 @@ func firstAndLast(s string, n int) string {
 
 // The pull request body stays within GitHub's limit, however long the summary.
 func TestPullBodyFitsGitHubsLimit(t *testing.T) {
+	t.Parallel()
 	body := texts.PullBody("<!-- marker -->", 7, "gameplay-programmer", "4242", "https://x", strings.Repeat("é", 100_000))
 	if n := len([]rune(body)); n > policy.MaxBodyChars {
 		t.Fatalf("body has %d characters", n)
@@ -113,6 +115,7 @@ func TestPullBodyFitsGitHubsLimit(t *testing.T) {
 
 // The status comment in each state a run can leave it in.
 func TestStatusCommentStatesMatchTheirGoldenFiles(t *testing.T) {
+	t.Parallel()
 	base := func() *status.Status {
 		st := status.NewStatus(7, "https://github.example/acme/hop/actions/runs/4242", []int64{1006})
 		st.Set(status.StepAuthorized, status.StepDone, "@octocat")
@@ -168,6 +171,7 @@ func TestStatusCommentStatesMatchTheirGoldenFiles(t *testing.T) {
 // plain paragraph that says what the plan is and that approving the pull request starts the
 // implementation, and the diagnostics (hash, provenance, approval policy) are folded away.
 func TestPlanBodyOpensWithOneParagraph(t *testing.T) {
+	t.Parallel()
 	task := policy.Task{Role: "gameplay-programmer", WriteFiles: []string{"src/player/jump.gd"}}
 	diagnostics := "Eligibility: blocked\nProvenance: read-only\nRequired approval:\n- approval policy: approval-or-override\n\nApproval diagnostic:\ncurrent objective hash: 4a8f"
 	for _, mode := range []policy.StudioMode{policy.ModeGuidedStudio, policy.ModeStrictStudio} {
@@ -201,6 +205,7 @@ func TestPlanBodyOpensWithOneParagraph(t *testing.T) {
 // The status while a plan waits says what to do in one sentence; the diagnostics that
 // the plan pull request folds are folded here too.
 func TestAwaitingSummaryFoldsTheDiagnostics(t *testing.T) {
+	t.Parallel()
 	text := texts.AwaitingSummary(8, "octocat", policy.ModeGuidedStudio, "Eligibility: blocked\ncurrent objective hash: 4a8f")
 	first, rest, _ := strings.Cut(text, "\n\n")
 	if !strings.Contains(first, "Approve pull request #8 to authorize the implementation") || strings.Contains(first, "hash") {

@@ -133,6 +133,7 @@ func withoutCodeSpans(line string) string {
 
 // Every renderer shows each hostile text and name as text.
 func TestUntrustedTextRendersAsText(t *testing.T) {
+	t.Parallel()
 	for _, text := range hostileTexts {
 		for _, name := range hostileNames {
 			for which, md := range renderedUntrusted(text, name) {
@@ -147,6 +148,7 @@ func TestUntrustedTextRendersAsText(t *testing.T) {
 // A name with a newline or a bidi override is shown escaped, not as two list entries or
 // reordered.
 func TestNamesWithControlCharactersAreShownEscaped(t *testing.T) {
+	t.Parallel()
 	got := texts.NameList([]string{"a\n- b.txt", "evil\u202etxt.exe", "tab\there"})
 	want := "- `\"a\\n- b.txt\"`\n- `\"evil\\u202etxt.exe\"`\n- `\"tab\\there\"`"
 	if got != want {
@@ -157,6 +159,7 @@ func TestNamesWithControlCharactersAreShownEscaped(t *testing.T) {
 // With 100,000 out-of-scope files the status comment still holds the verdict and the blockers
 // and fits GitHub's limit; the lists are cut with a count, the fixed parts come first.
 func TestStatusKeepsVerdictAndBlockersWith100000Files(t *testing.T) {
+	t.Parallel()
 	out := map[string]policy.ScopeRefusal{}
 	var committed []string
 	for i := range 100_000 {
@@ -187,6 +190,7 @@ func TestStatusKeepsVerdictAndBlockersWith100000Files(t *testing.T) {
 // A summary cut inside a fence has the fence closed before the note and the markers, so the
 // hidden markers stay hidden and the note is the bot's own text.
 func TestStatusCutInsideAFenceClosesIt(t *testing.T) {
+	t.Parallel()
 	s := status.NewStatus(7, "", []int64{1})
 	s.Summary = "**Verdict: blocked**\n\n" + texts.Fenced(strings.Repeat("@org/team ``` x\n", 10_000), "text")
 	body := s.Render()

@@ -12,6 +12,7 @@ import (
 // changes nothing: before any run, and after one, with that run's state and tokens. A
 // re-delivered comment is answered once.
 func TestStatusVerbShowsTaskLockAndRuns(t *testing.T) {
+	t.Parallel()
 	w := newHWorld(t, nil)
 	n := w.issue("Snappier jump", hTask+"\nThis depends on nothing.\n")
 	w.mustHandle(w.comment(n, hReader, "/studio status"), "done")

@@ -9,6 +9,7 @@ import (
 )
 
 func TestParseTaskCreate(t *testing.T) {
+	t.Parallel()
 	cmd, ok := ParseCommand("/studio task create --role gameplay-programmer --file design/gdd.md --write-file src/player/jump.gd --write-file=tests/test_jump.gd --depends-on #3 --depends-on 4 --priority -2 --verify-command godot --verify-arg --headless --verify-arg -s Add coyote time", "/studio")
 	if !ok || cmd.Err != nil || cmd.Verb != "task" {
 		t.Fatalf("ParseCommand = %+v, %v", cmd, ok)
@@ -29,6 +30,7 @@ func TestParseTaskCreate(t *testing.T) {
 }
 
 func TestParseTaskCreateUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ line, want string }{
 		{"/studio task", "`task` needs a subcommand: `task create`."},
 		{"/studio task run 3", "`run` is not a subcommand of `task`"},
@@ -53,6 +55,7 @@ func TestParseTaskCreateUsageErrors(t *testing.T) {
 }
 
 func TestParseWorkflowCreateTasks(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		line string
 		want any

@@ -10,6 +10,7 @@ import (
 // TestPromptVerbsMatchTheDispatcher keeps prompts.Verbs, the commands guidance and role
 // contracts may tell agents about, equal to the verbs this package dispatches.
 func TestPromptVerbsMatchTheDispatcher(t *testing.T) {
+	t.Parallel()
 	var names []string
 	for _, v := range verbs {
 		names = append(names, v.name)

@@ -17,6 +17,7 @@ import (
 // workflow's modelTier is its model; the task's and the input's tiers still win over it, keeping
 // the workflow's effort; a task without a workflow keeps its role's route.
 func TestWorkflowCarriesItsModel(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{
 		prompts.CustomizationPath:     `{"schemaVersion": 1, "workflows": [{"id": "night-audit", "role": "qa-playtester", "phase": "review", "file": ".codex/workflows/night-audit.md", "objective": "Audit the night build.", "modelTier": "luna"}]}`,
 		".codex/agents/producer.toml": "model = \"gpt-5.6-sol\"\nmodel_reasoning_effort = \"high\"\n",
@@ -67,6 +68,7 @@ func mapFiles(files map[string]string) func(path string) ([]byte, error) {
 // A task block's runPolicy.constrainedSandbox runs its writing call in Codex's workspace-write
 // sandbox, as the action's constrained-sandbox input does; without either it is full access.
 func TestTaskConstrainedSandboxReachesCodex(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		block, want string
 	}{
