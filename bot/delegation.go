@@ -11,7 +11,6 @@ import (
 	"github.com/codex-studio/studio-action/bot/taskgraph"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
-	"github.com/codex-studio/studio-action/prompts/guidance"
 )
 
 // Delegation (issue #14, seed-guidance §4): a role that the default branch's
@@ -51,39 +50,6 @@ func (b *eventBot) delegationProfile(ctx context.Context, base, role string) (*s
 	return &spawning{profile: *facts}, nil
 }
 
-// profileFacts turns a compiled profile into policy's facts.
-func profileFacts(p *guidance.Profile) (policy.ProfileFacts, error) {
-	f := policy.ProfileFacts{Root: p.Root, Orchestration: p.Coordination.Orchestration, Agents: map[string]policy.AgentFacts{},
-		ContradictionPolicy: p.Coordination.ContradictionPolicy}
-	for id, a := range p.Agents {
-		f.Agents[id] = policy.AgentFacts{CanSpawn: a.CanSpawn, Controls: a.Controls, Trust: a.Trust, Verification: a.Verification, Backends: a.Backends}
-	}
-	if f.Orchestration == policy.OrchestrationNative {
-		return f, nil // no durable limits: DecideDelegation refuses every request before any limit
-	}
-	var err error
-	if f.MaxDepth, err = policy.ParseProfileLimit("max_depth", p.Coordination.MaxDepth); err != nil {
-		return f, err
-	}
-	if f.MaxActiveAgents, err = policy.ParseProfileLimit("max_active_agents", p.Coordination.MaxActiveAgents); err != nil {
-		return f, err
-	}
-	if f.MaxActiveWriters, err = policy.ParseProfileLimit("max_active_writers", p.Coordination.MaxActiveWriters); err != nil {
-		return f, err
-	}
-	return f, nil
-}
-
-// delegationInstruction closes a spawning role's prompt: how to answer.
-func delegationInstruction(role string, canSpawn []string) string {
-	return fmt.Sprintf("\n\n## Delegation\nAs `%s` you may ask for child tasks, each run by a specialist role in its own run, branch and pull request. "+
-		"End your run with one JSON object matching the output schema: `summary` is your report (what you did or planned, for the people reading the issue); "+
-		"`delegate` lists the child tasks you ask for, possibly none. Each has `role` (one of %s), `objective` (what the child must achieve, self-contained), "+
-		"`writeFiles` (the literal paths it alone may change; required for a role that writes, and no two children may share one), `files` (context it should read) "+
-		"and `dependsOn` (indexes of earlier entries it must wait for). The action checks every request against the profile's limits and refuses the rest, with the reason.\n",
-		role, strings.Join(texts.QuoteAll(canSpawn), ", "))
-}
-
 // delegate decides a spawning run's requests, opens the accepted children as sub-issues of the
 // run's issue and orchestrates them there, and says on the issue what was refused. It returns a
 // line for the run's summary.
@@ -117,7 +83,7 @@ func (r *run) delegate(ctx context.Context, base string, sp *spawning, d policy.
 	for _, rd := range decision.Accepted() {
 		req := rd.Request
 		desc := texts.ChildTaskDescription(r.issueRole(), r.tr.Issue, req.Objective)
-		nt := policy.NewTask{Title: childTitle(req.Objective), Role: req.Role, Description: desc, Files: req.Files, WriteFiles: req.WriteFiles}
+		nt := policy.NewTask{Title: taskgraph.ChildTitle(req.Objective), Role: req.Role, Description: desc, Files: req.Files, WriteFiles: req.WriteFiles}
 		for _, i := range req.DependsOn {
 			if n, ok := numbers[i]; ok {
 				nt.DependsOn = append(nt.DependsOn, n)
@@ -211,12 +177,6 @@ func (r *run) activeChildren(ctx context.Context, base string) ([]policy.ActiveC
 		out = append(out, policy.ActiveChild{Issue: is.Number, Role: t.Role, Writes: !t.ReadOnly, WriteFiles: t.WriteFiles})
 	}
 	return out, nil
-}
-
-// childTitle is a child issue's title: the objective's first line, bounded.
-func childTitle(objective string) string {
-	first, _, _ := strings.Cut(strings.TrimSpace(objective), "\n")
-	return texts.OneLine(first, 100)
 }
 
 // delegationSummary reads a spawning role's answer: the summary is the run's report, and the

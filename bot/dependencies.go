@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/status"
+	"github.com/codex-studio/studio-action/bot/taskgraph"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -20,24 +20,6 @@ import (
 // A dependency's status is its issue's status label (policy.StatusOfLabels). An issue without
 // one is read by its state: open is ready (it never ran), closed as completed is done (a person
 // finished it by hand, or the issue predates the studio), closed as not planned is cancelled.
-
-// taskStatusOf reads an issue's task status as a dependency sees it.
-func taskStatusOf(prefix string, is hub.Issue) (string, error) {
-	labelled := false
-	for _, l := range is.Labels {
-		if strings.HasPrefix(l, prefix+"status/") {
-			labelled = true
-			break
-		}
-	}
-	if labelled || !strings.EqualFold(is.State, "closed") {
-		return policy.StatusOfLabels(prefix, is.Labels)
-	}
-	if strings.EqualFold(is.StateReason, "not_planned") {
-		return policy.StatusCancelled, nil
-	}
-	return policy.StatusDone, nil
-}
 
 // unmetDependencies lists why the task on this run's issue may not start yet, one line per
 // dependency that is not done, in the order the block gives them; none when it may start. Each
@@ -66,7 +48,7 @@ func (r *run) unmetDependencies(ctx context.Context, task policy.Task) ([]string
 			out = append(out, texts.DependsOnPull(self, d))
 			continue
 		default:
-			status, err := taskStatusOf(r.cfg.LabelPrefix, is)
+			status, err := taskgraph.StatusOf(r.cfg.LabelPrefix, is)
 			if err != nil {
 				out = append(out, texts.DependencyUnreadable(self, d, err))
 				continue

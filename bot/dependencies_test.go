@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/taskgraph"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -26,7 +27,7 @@ func TestTaskStatusOfADependency(t *testing.T) {
 		{"two status labels", hub.Issue{Labels: []string{"studio:status/done", "studio:status/ready"}}, "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := taskStatusOf("studio:", tc.is)
+			got, err := taskgraph.StatusOf("studio:", tc.is)
 			if (err != nil) != tc.bad || got != tc.want {
 				t.Errorf("taskStatusOf = %q, %v; want %q (error %v)", got, err, tc.want, tc.bad)
 			}

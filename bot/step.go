@@ -11,6 +11,7 @@ import (
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/roles"
 	"github.com/codex-studio/studio-action/bot/status"
+	"github.com/codex-studio/studio-action/bot/taskgraph"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/policy/routing"
@@ -109,7 +110,7 @@ func (r *run) render(ctx context.Context, tc taskContext, review, fix bool) (ren
 		if err != nil {
 			return rr, true, err
 		}
-		prepared.Prompt += results + delegationInstruction(task.Role, policy.ChildTaskRoles(r.spawn.profile, task.Role))
+		prepared.Prompt += results + taskgraph.DelegationInstruction(task.Role, policy.ChildTaskRoles(r.spawn.profile, task.Role))
 	}
 	return rr, false, nil
 }

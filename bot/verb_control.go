@@ -62,7 +62,7 @@ func (b *eventBot) profileFactsOn(ctx context.Context, base string) (*policy.Pro
 	if err != nil {
 		return nil, &guidanceError{texts.FileOnBranch(roles.ProfilePath, base, err)}
 	}
-	f, err := profileFacts(p)
+	f, err := taskgraph.ProfileFacts(p)
 	if err != nil {
 		return nil, &guidanceError{texts.FileOnBranch(roles.ProfilePath, base, err)}
 	}
