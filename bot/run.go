@@ -248,8 +248,8 @@ func (r *run) reportFailure(ctx context.Context, err error) {
 	r.st.set(stepVerdict, StepFailed, verdictDetail("error"))
 	r.st.Summary = withNote(r.st.Summary, failedNote(r.Redactor.Redact(hub.Explain(err)), r.resumeNote()))
 	// The issue still ends with exactly one status label.
-	if lerr := r.setStatusLabel(ctx, "blocked"); lerr != nil {
-		r.logf("::warning::could not label the issue blocked: %v", lerr)
+	if lerr := r.setStatusLabel(ctx, policy.StatusForVerdict(policy.VerdictError)); lerr != nil {
+		r.logf("::warning::could not label the issue %s: %v", policy.StatusError, lerr)
 	}
 	if perr := r.publish(ctx); perr != nil {
 		r.logf("::warning::could not report the failure on the issue: %v", perr)
