@@ -113,7 +113,7 @@ func (rs Roles) Route(role string, readFile func(path string) ([]byte, error), i
 				return routing.RoutePlan{}, &RouteRefusal{err.Error()}
 			}
 		case isNotFound(err):
-			surface, _ = routing.ParseRoleSurface(role, nil)
+			surface = prompts.BuiltinSurface(role)
 		default:
 			return routing.RoutePlan{}, err
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/codex-studio/studio-action/policy/routing"
 	"path"
 	"strings"
 
@@ -131,13 +130,13 @@ func roleToml(id string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	model, _ := routing.TierPrimary(role.Tier)
+	surface := prompts.BuiltinSurface(id)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s The studio reads model and model_reasoning_effort;\n# the studio's prompt carries the full role contract (prompts/roles/%s.md).\n", generatedBy, id)
 	fmt.Fprintf(&b, "name = %s\n", tomlString(id))
 	fmt.Fprintf(&b, "description = %s\n", tomlString(role.DisplayName+": "+strings.Join(role.ExpectedOutputs, ", ")+"."))
-	fmt.Fprintf(&b, "model = %s\n", tomlString(model.Model))
-	fmt.Fprintf(&b, "model_reasoning_effort = %s\n", tomlString(role.Effort))
+	fmt.Fprintf(&b, "model = %s\n", tomlString(surface.Model))
+	fmt.Fprintf(&b, "model_reasoning_effort = %s\n", tomlString(surface.Effort))
 	fmt.Fprintf(&b, "developer_instructions = %s\n", tomlString(strings.TrimSpace(contract.SystemPrompt)))
 	return []byte(b.String()), nil
 }
