@@ -35,7 +35,7 @@ func TestDoctorPassesAHealthyCheckout(t *testing.T) {
 	files := sandbox.DefaultFiles("guided-studio")
 	files[".codex/agents/gameplay-programmer.toml"] = "model = \"gpt-5.6-sol\"\nmodel_reasoning_effort = \"high\"\n"
 	files[".codex/agents/producer.toml"] = "model=\"gpt-5.4-mini\"\n" // TOML, however it is spaced
-	files["AGENTS.md"] = agentsMD(studioState{Name: "Hop", Engine: "godot", Mode: "prototype", StudioMode: "guided-studio"})
+	files["AGENTS.md"] = agentsMD(studioState{Name: "Hop", Engine: "godot", Mode: "prototype", StudioMode: "guided-studio"}, true)
 	writeTree(t, root, files)
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"doctor", "--project", root, "--codex-path", codextest.Bin(t)}, func(string) string { return "" }, &stdout, &stderr)
@@ -246,7 +246,7 @@ func TestValidateIsTheSeedsProjectValidation(t *testing.T) {
 	root := t.TempDir()
 	files := sandbox.DefaultFiles("guided-studio")
 	files[".codex/studio.json"] = strings.Replace(files[".codex/studio.json"], `"status": "active"`, `"status": "active", "roles": ["producer", "wizard"], "workflows": ["vertical-slice", "moonwalk"]`, 1)
-	files["AGENTS.md"] = strings.Replace(agentsMD(studioState{Name: "Hop", Engine: "godot", Mode: "prototype"}), "## Verification", "## Checks", 1)
+	files["AGENTS.md"] = strings.Replace(agentsMD(studioState{Name: "Hop", Engine: "godot", Mode: "prototype"}, true), "## Verification", "## Checks", 1)
 	files[".codex/profile.json"] = string(must(os.ReadFile(filepath.Join("..", "..", "prompts", "guidance", "testdata", "native.json"))))
 	files["CODEX.md"] = "old\n"
 	writeTree(t, root, files)
@@ -316,7 +316,7 @@ func TestRefreshContextAndFreshness(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	files := sandbox.DefaultFiles("guided-studio")
-	files["AGENTS.md"] = agentsMD(studioState{Name: "Hop", Engine: "godot", Mode: "prototype"})
+	files["AGENTS.md"] = agentsMD(studioState{Name: "Hop", Engine: "godot", Mode: "prototype"}, true)
 	writeTree(t, root, files)
 	if _, out, _ := runCLI([]string{"validate", "--project", root}, nil); !strings.Contains(out, "SKIP codex.project.context_manifest: no context manifest") {
 		t.Errorf("without a manifest:\n%s", out)

@@ -64,7 +64,7 @@ type initOptions struct {
 	concept, genre, platform, audience, monetization, timeline string
 	engineVersion                                              string
 	competitors                                                []string
-	nonInteractive, force, keepTemplateAuthoring               bool
+	nonInteractive, force, keepTemplateAuthoring, full         bool
 	project, labelPrefix, repo, token                          string
 	labels                                                     bool
 }
@@ -78,11 +78,16 @@ var (
 	}
 )
 
-const initLong = `Writes what a first run needs into a checkout (seed §1.3-1.4): .codex/studio.json (project
-state), .codex/studio/config.json (the customization pack), AGENTS.md, one .codex/agents/<role>.toml
-per role of the project, stubs under docs/engine-reference/<engine>/, the starter documents
-(design/gdd.md, production/timeline.md, docs/architecture/README.md, docs/market-overview.md),
-the workflow and the Studio task issue form; with --labels also the studio's labels.
+const initLong = `Writes what a team must own into a checkout: .codex/studio.json (the project file),
+AGENTS.md (the project's instructions to every role), the workflow
+(.github/workflows/studio.yml) and the Studio task issue form. Every role runs with the model,
+effort and contract built into studio until the team adds its own .codex/agents/<role>.toml.
+
+--full writes the whole layout instead: also .codex/studio/config.json (the customization pack),
+one .codex/agents/<role>.toml per role of the project, stubs under
+docs/engine-reference/<engine>/, the starter documents (design/gdd.md, production/timeline.md,
+docs/architecture/README.md, docs/market-overview.md) and the context manifest.
+With --labels init also creates the studio's labels.
 
 Flags alone are enough. A file that exists is never replaced silently: in a terminal init asks
 for each one; otherwise (or with --non-interactive) it is kept and listed as skipped, and
@@ -93,10 +98,11 @@ func newInitCmd(e env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "init --name N --engine E --mode M",
 		Aliases: []string{"new"},
-		Short:   "write the studio's files into a checkout (project state, AGENTS.md, roles, docs, workflow)",
+		Short:   "write the studio's files into a checkout (project file, AGENTS.md, workflow, issue form)",
 		Long:    initLong,
 		Example: `  studio init --name Hop --engine godot --mode prototype
-  studio init --name Hop --engine godot --mode prototype --studio-mode fast-prototype --labels --repo acme/hop`,
+  studio init --name Hop --engine godot --mode prototype --studio-mode fast-prototype --labels --repo acme/hop
+  studio init --name Hop --engine godot --mode prototype --full`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runInit(c.Context(), e, o)
@@ -116,6 +122,7 @@ func newInitCmd(e env) *cobra.Command {
 	f.StringVar(&o.monetization, "monetization", "undecided", "monetization model")
 	f.StringVar(&o.timeline, "timeline", "TBD", "timeline")
 	f.StringVar(&o.engineVersion, "engine-version", "", "engine version (default the engine's: godot 4.4.1, unity 6000.0, unreal 5.4)")
+	f.BoolVar(&o.full, "full", false, "write the whole layout: role files, engine notes, starter documents, customization pack, context manifest")
 	f.BoolVar(&o.force, "force", false, "replace files that exist (except the customization pack)")
 	f.BoolVar(&o.force, "force-refresh", false, "the same as --force (the seed's name)")
 	f.BoolVar(&o.nonInteractive, "non-interactive", false, "never ask: keep existing files unless --force (init needs no answers otherwise)")
@@ -178,7 +185,7 @@ func runInit(ctx context.Context, e env, o initOptions) error {
 		StudioMode: o.studioMode, Phase: "Initialization", Status: policy.StatusActive, CurrentMilestone: milestone,
 		Roles: prompts.RolesForEngine(engine), ActiveRoles: prompts.ActiveRolesFor(o.mode, engine), Workflows: prompts.BuiltinWorkflowIDs(),
 	}
-	files, err := initFiles(state, o.labelPrefix)
+	files, err := initFiles(state, o.labelPrefix, o.full)
 	if err != nil {
 		return failf("%v", err)
 	}
@@ -187,17 +194,21 @@ func runInit(ctx context.Context, e env, o initOptions) error {
 	if err != nil {
 		return failf("%v", err)
 	}
-	// Last, as the seed's init: the context manifest of what is now on disk (so of the files
-	// kept as well as those written), under the same rule for a file that exists.
-	manifest, err := contextManifestFiles(ctx, o.project)
-	if err != nil {
-		fmt.Fprintf(e.stdout, "skipped %s: %v (`studio refresh-context` writes it)\n", prompts.ContextManifestPath, err)
+	if o.full {
+		// Last, as the seed's init: the context manifest of what is now on disk (so of the files
+		// kept as well as those written), under the same rule for a file that exists. Only the
+		// full layout has one: runs select their context afresh without it, and a manifest goes
+		// stale with every edit of the files it lists.
+		manifest, err := contextManifestFiles(ctx, o.project)
+		if err != nil {
+			fmt.Fprintf(e.stdout, "skipped %s: %v (`studio refresh-context` writes it)\n", prompts.ContextManifestPath, err)
+		}
+		more, err := writeInitFiles(o.project, manifest, o.force, ask, e)
+		if err != nil {
+			return failf("%v", err)
+		}
+		written = append(written, more...)
 	}
-	more, err := writeInitFiles(o.project, manifest, o.force, ask, e)
-	if err != nil {
-		return failf("%v", err)
-	}
-	written = append(written, more...)
 	if o.labels {
 		if err := createLabels(ctx, target, studioLabels(o.labelPrefix, state.Roles), e.stdout, e.stderr); err != nil {
 			return failf("%v", err)

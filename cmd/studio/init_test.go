@@ -107,16 +107,9 @@ func readFile(t *testing.T, dir, rel string) string {
 	return string(data)
 }
 
-// init, with flags alone, in an empty directory, writes every file a first run needs (and no
-// other), and says what is left to do.
-func TestInitWritesTheStudioFiles(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	var stdout, stderr bytes.Buffer
-	if code := run(context.Background(), initArgs(dir), func(string) string { return "" }, &stdout, &stderr); code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr.String())
-	}
-	golden.Check(t, "init/stdout.txt", stdout.String())
+// writtenFiles lists every file under dir, sorted.
+func writtenFiles(t *testing.T, dir string) []string {
+	t.Helper()
 	var got []string
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
@@ -128,8 +121,60 @@ func TestInitWritesTheStudioFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := wantInitFiles(t)
 	slices.Sort(got)
+	return got
+}
+
+// init, with flags alone, writes only what the team must own: the project file, AGENTS.md (the
+// roles' contracts stop without it), the workflow and the issue form. Roles, engine notes and
+// starter documents are the binary's built-ins until the team adds its own (init --full).
+func TestInitWritesOnlyWhatATeamOwns(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), initArgs(dir), func(string) string { return "" }, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	golden.Check(t, "init/stdout-minimal.txt", stdout.String())
+	want := []string{".codex/studio.json", ".github/ISSUE_TEMPLATE/studio-task.yml", ".github/workflows/studio.yml", "AGENTS.md"}
+	if got := writtenFiles(t, dir); !slices.Equal(got, want) {
+		t.Errorf("init wrote\n%v\nwant\n%v", got, want)
+	}
+	golden.Check(t, "init/AGENTS-minimal.md", readFile(t, dir, "AGENTS.md"))
+	// What a run reads is there or built in: validate passes, every role routes to its own
+	// tier and effort, and a dry run misses nothing it requires but the engine notes.
+	if code, out, errOut := runCLI([]string{"validate", "--project", dir}, nil); code != exitOK || strings.Contains(out, "FAIL") {
+		t.Errorf("validate after init: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, r := range prompts.BuiltinRoles() {
+		surface, err := prompts.RoleSurface(dir, r.ID)
+		if err != nil || routing.TierForModel(surface.Model) != r.Tier || surface.Effort != r.Effort {
+			t.Errorf("%s: surface %+v, %v; want its tier %s at %s", r.ID, surface, err, r.Tier, r.Effort)
+		}
+	}
+	code, out, errOut := runCLI([]string{"run", "gameplay-programmer", "Implement the jump", "--dry-run", "--project", dir}, nil)
+	if code != exitOK {
+		t.Fatalf("dry run after init: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "required context is missing") && !strings.Contains(line, "docs/engine-reference/") {
+			t.Errorf("a run after init misses required context: %s", line)
+		}
+	}
+}
+
+// init --full keeps the whole layout: every file a first run reads (and no other), and says
+// what is left to do.
+func TestInitFullWritesTheWholeLayout(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), initArgs(dir, "--full"), func(string) string { return "" }, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	golden.Check(t, "init/stdout.txt", stdout.String())
+	got := writtenFiles(t, dir)
+	want := wantInitFiles(t)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("init wrote\n%v\nwant\n%v", got, want)
@@ -155,7 +200,7 @@ func TestInitWritesTheStudioFiles(t *testing.T) {
 func TestInitFilesAreWhatARunReads(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if code, _, errOut := runCLI(initArgs(dir), nil); code != exitOK {
+	if code, _, errOut := runCLI(initArgs(dir, "--full"), nil); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	ctx := context.Background()
@@ -237,7 +282,7 @@ func TestInitSkipsExistingFilesUnlessForce(t *testing.T) {
 		}
 	}
 	var stdout, stderr bytes.Buffer
-	if code := run(context.Background(), initArgs(dir), func(string) string { return "" }, &stdout, &stderr); code != exitOK {
+	if code := run(context.Background(), initArgs(dir, "--full"), func(string) string { return "" }, &stdout, &stderr); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	golden.Check(t, "init/stdout-skipped.txt", stdout.String())
@@ -252,7 +297,7 @@ func TestInitSkipsExistingFilesUnlessForce(t *testing.T) {
 
 	for _, flag := range []string{"--force", "--force-refresh"} { // --force-refresh, the seed's name, still works
 		stdout.Reset()
-		if code := run(context.Background(), initArgs(dir, flag), func(string) string { return "" }, &stdout, &stderr); code != exitOK {
+		if code := run(context.Background(), initArgs(dir, flag, "--full"), func(string) string { return "" }, &stdout, &stderr); code != exitOK {
 			t.Fatalf("%s: exit %d: %s", flag, code, stderr.String())
 		}
 		if strings.Contains(stdout.String(), "skipped") || !strings.Contains(stdout.String(), "kept .codex/studio/config.json: it exists, and init never replaces it") {
@@ -302,7 +347,7 @@ func TestInitAsksInATerminal(t *testing.T) {
 			dir := setup()
 			initStdin = strings.NewReader(tt.answers)
 			var stdout, stderr bytes.Buffer
-			if code := run(context.Background(), initArgs(dir, tt.extra...), func(string) string { return "" }, &stdout, &stderr); code != exitOK {
+			if code := run(context.Background(), initArgs(dir, append(tt.extra, "--full")...), func(string) string { return "" }, &stdout, &stderr); code != exitOK {
 				t.Fatalf("exit %d: %s", code, stderr.String())
 			}
 			if n := strings.Count(stderr.String(), "Replace it? [y]es, [n]o, [a]ll: "); n != tt.asked {
