@@ -49,6 +49,7 @@ func (b *eventBot) gateFacts(ctx context.Context, pr hub.PullRequest, tn taskCon
 		RequiredApprovals:     b.RequiredApprovals,
 		Approvals:             pa.match,
 		NothingImplemented:    pa.plan.headIsPlan,
+		Draft:                 pr.Draft,
 	}, nil
 }
 
