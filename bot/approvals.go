@@ -437,7 +437,7 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 	r.st.set(stepPull, StepDone, pullDetail(pr.Number, true))
 	r.st.set(stepVerdict, StepPending, verdictDetail("awaiting approval"))
 	r.st.Summary = awaitingSummary(pr.Number, marker.RequestedBy, cfg.StudioMode, policy.RenderDryRun(blocked, diag)) + leftoversNote(exe.Leftovers())
-	r.out.Status = statusAwaitingApproval
+	r.out.Status, r.out.Said = statusAwaitingApproval, res.FinalMessage
 	r.out.Summary = r.st.Summary
 	// The plan commit is the new head: studio/gate is recomputed for it, beside the label and the
 	// status comment (the gate reads neither).
