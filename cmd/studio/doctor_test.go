@@ -365,3 +365,50 @@ func TestDoctorNamesTheCallLimits(t *testing.T) {
 		t.Errorf("a bad agent-memory is not refused by name: %q", line)
 	}
 }
+
+// validate checks the project file itself, not only what depends on it: after an init, a
+// misspelled engine and an unknown key fail with the key they probably meant, a wrong type names
+// the key and the line in the file's terms, and invalid JSON says where.
+func TestValidateChecksTheProjectFileItself(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, from, to string
+		want           []string
+	}{
+		{"misspelled engine and an unknown key", `"engine": "godot"`, `"engine": "godto", "studiomode": "fast-prototype"`,
+			[]string{`FAIL studio.config: studio.json engine "godto" is not an engine the studio knows (godot, unity or unreal). Did you mean "godot"?`,
+				`FAIL studio.config: studio.json has the unknown key "studiomode", which the studio ignores. Did you mean "studioMode"?`}},
+		{"schemaVersion as a string", `"schemaVersion": 1`, `"schemaVersion": "1"`,
+			[]string{"FAIL studio.config: studio.json schemaVersion must be a number, not a string (line 2)"}},
+		{"invalid JSON", `"engine": "godot",`, `"engine": "godot"`,
+			[]string{"FAIL studio.config: studio.json is not valid JSON: line 14, column 3: invalid character '\"' after object key:value pair"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if code, _, errOut := runCLI(initArgs(dir), nil); code != exitOK {
+				t.Fatal(errOut)
+			}
+			path := filepath.Join(dir, ".codex", "studio.json")
+			data := string(must(os.ReadFile(path)))
+			if !strings.Contains(data, tc.from) {
+				t.Fatalf("studio.json lacks %q:\n%s", tc.from, data)
+			}
+			if err := os.WriteFile(path, []byte(strings.Replace(data, tc.from, tc.to, 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut := runCLI([]string{"validate", "--project", dir}, nil)
+			if code != exitError {
+				t.Errorf("exit %d, want 1\n%s%s", code, out, errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w+" (.codex/studio.json)") {
+					t.Errorf("validate lacks %q:\n%s", w, out)
+				}
+			}
+			if strings.Contains(out, "PASS studio.config") || strings.Contains(out, "Go struct") {
+				t.Errorf("validate passes or speaks Go:\n%s", out)
+			}
+		})
+	}
+}

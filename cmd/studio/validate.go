@@ -18,6 +18,7 @@ import (
 	"github.com/codex-studio/studio-action/bot"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/policy/routing"
+	"github.com/codex-studio/studio-action/policy/suggest"
 	"github.com/codex-studio/studio-action/prompts"
 	"github.com/codex-studio/studio-action/prompts/guidance"
 )
@@ -97,7 +98,13 @@ func validateProject(ctx context.Context, root string) []check {
 			add("FAIL", "studio.config", err.Error(), policy.StudioConfigPath)
 		} else {
 			cfgOK = true
-			add("PASS", "studio.config", fmt.Sprintf("%s, %s, engine %s", cfg.Mode, cfg.StudioMode, orDefault(cfg.Engine, "unset")), policy.StudioConfigPath)
+			problems := studioConfigProblems(cfg, data)
+			for _, p := range problems {
+				add("FAIL", "studio.config", p, policy.StudioConfigPath)
+			}
+			if len(problems) == 0 {
+				add("PASS", "studio.config", fmt.Sprintf("%s, %s, engine %s", cfg.Mode, cfg.StudioMode, orDefault(cfg.Engine, "unset")), policy.StudioConfigPath)
+			}
 		}
 	}
 
@@ -172,6 +179,21 @@ func validateProject(ctx context.Context, root string) []check {
 		}
 	}
 	return checks
+}
+
+// studioConfigProblems are the mistakes a studio.json that parses can still hold, which the
+// action would silently work around: unknown keys (policy.StudioConfigProblems) and an engine the
+// studio has no roles or references for.
+func studioConfigProblems(cfg policy.StudioConfig, data []byte) []string {
+	problems := policy.StudioConfigProblems(data)
+	if cfg.Engine != "" {
+		if _, ok := prompts.LookupEngine(cfg.Engine); !ok {
+			engines := []string{"godot", "unity", "unreal"}
+			problems = append([]string{fmt.Sprintf("studio.json engine %q is not an engine the studio knows (godot, unity or unreal).%s",
+				cfg.Engine, suggest.DidYouMean(suggest.Closest(cfg.Engine, engines)))}, problems...)
+		}
+	}
+	return problems
 }
 
 // rosterChecks are the seed's codex.project.roles, activeRoles and workflows: studio.json's lists
