@@ -29,7 +29,7 @@ func runDocsImpact(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "studio docs-impact: %v\n", err)
 		return exitError
 	}
-	return printChecks(stdout, docsImpactChecks(ctx, root, *base))
+	return printChecks(stdout, "docs-impact", docsImpactChecks(ctx, root, *base))
 }
 
 // functionalChange is the seed's rule for a change that may need documentation: source, assets

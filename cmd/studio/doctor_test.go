@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/examples"
 	"github.com/codex-studio/studio-action/internal/codextest"
 	"github.com/codex-studio/studio-action/internal/sandbox"
 	"github.com/codex-studio/studio-action/policy"
@@ -36,6 +37,7 @@ func TestDoctorPassesAHealthyCheckout(t *testing.T) {
 	files[".codex/agents/gameplay-programmer.toml"] = "model = \"gpt-5.6-sol\"\nmodel_reasoning_effort = \"high\"\n"
 	files[".codex/agents/producer.toml"] = "model=\"gpt-5.4-mini\"\n" // TOML, however it is spaced
 	files["AGENTS.md"] = agentsMD(studioState{Name: "Hop", Engine: "godot", Mode: "prototype", StudioMode: "guided-studio"}, true)
+	files[examples.WorkflowPath] = string(examples.Workflow)
 	writeTree(t, root, files)
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"doctor", "--project", root, "--codex-path", codextest.Bin(t)}, func(string) string { return "" }, &stdout, &stderr)
@@ -77,7 +79,7 @@ func TestDoctorNamesEveryBrokenFile(t *testing.T) {
 		t.Fatalf("exit %d, want 1\n%s", code, out)
 	}
 	for _, want := range []string{
-		"FAIL tool.codex: Codex CLI unavailable or not found",
+		"SKIP tool.codex: no local Codex CLI: the action installs the pinned one on the runner; a local `studio run` needs it (Codex CLI unavailable or not found",
 		"FAIL studio.config: studio.json mode must be design, prototype, or development",
 		// The file and line lead, as a compiler's errors do; the path is not said twice.
 		"FAIL codex.agent.writer: .codex/agents/writer.toml:1: model \"gpt-9\" is not a built-in model; the built-in models are gpt-5.6-sol, gpt-5.6-terra, gpt-5.6-luna, gpt-5.5, gpt-5.4 and gpt-5.4-mini. To run another model, remove `model` from this file and set the action's `model` input.\n",
@@ -272,7 +274,7 @@ func TestValidateIsTheSeedsProjectValidation(t *testing.T) {
 		t.Errorf("validate checks no tools:\n%s", out)
 	}
 	_, doctor, _ := runCLI([]string{"doctor", "--project", root, "--codex-path", filepath.Join(root, "no-codex")}, nil)
-	if !strings.Contains(doctor, "FAIL codex.profile.agents: ") || !strings.Contains(doctor, "FAIL tool.codex") {
+	if !strings.Contains(doctor, "FAIL codex.profile.agents: ") || !strings.Contains(doctor, "SKIP tool.codex") {
 		t.Errorf("doctor does not run validate's checks:\n%s", doctor)
 	}
 }
@@ -410,5 +412,52 @@ func TestValidateChecksTheProjectFileItself(t *testing.T) {
 				t.Errorf("validate passes or speaks Go:\n%s", out)
 			}
 		})
+	}
+}
+
+// doctor after `studio init`, on a machine without a local Codex CLI (the action installs its
+// own on the runner): that is said, not failed; the workflow and the action's pin are checked;
+// and the last line sums up, naming what failed.
+func TestDoctorChecksTheWorkflowAndSumsUp(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if code, _, errOut := runCLI(initArgs(dir), nil); code != exitOK {
+		t.Fatal(errOut)
+	}
+	doctor := func() (int, string) {
+		code, out, _ := runCLI([]string{"doctor", "--project", dir, "--codex-path", filepath.Join(dir, "no-codex")}, nil)
+		return code, out
+	}
+	code, out := doctor()
+	for _, want := range []string{
+		"SKIP tool.codex: no local Codex CLI: the action installs the pinned one on the runner; a local `studio run` needs it",
+		"PASS workflow: .github/workflows/studio.yml runs codex-studio/studio-action@v1 (a release tag) on issue comments",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, out)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if last := lines[len(lines)-1]; code != exitOK || !strings.HasPrefix(last, "doctor: no check failed (") {
+		t.Errorf("exit %d, last line %q, want a passing summary\n%s", code, last, out)
+	}
+
+	// A branch pin, then no workflow at all.
+	wf := filepath.Join(dir, ".github", "workflows", "studio.yml")
+	data := string(must(os.ReadFile(wf)))
+	if err := os.WriteFile(wf, []byte(strings.Replace(data, "codex-studio/studio-action@v1", "codex-studio/studio-action@main", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, out := doctor(); !strings.Contains(out, "PASS workflow: .github/workflows/studio.yml runs codex-studio/studio-action@main (a branch: built from source on the runner, which needs Go; pin a release tag such as @v1 or a commit SHA)") {
+		t.Errorf("doctor does not name the branch pin:\n%s", out)
+	}
+	if err := os.Remove(wf); err != nil {
+		t.Fatal(err)
+	}
+	code, out = doctor()
+	lines = strings.Split(strings.TrimSpace(out), "\n")
+	if !strings.Contains(out, "FAIL workflow: no workflow under .github/workflows uses codex-studio/studio-action; `studio init` writes .github/workflows/studio.yml") ||
+		code != exitError || lines[len(lines)-1] != "doctor: 1 check failed: workflow" {
+		t.Errorf("exit %d, want the missing workflow failed and summed up\n%s", code, out)
 	}
 }

@@ -47,19 +47,31 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if *base != "" {
 		checks = append(checks, docsImpactChecks(ctx, root, *base)...)
 	}
-	return printChecks(stdout, checks)
+	return printChecks(stdout, "validate", checks)
 }
 
-func printChecks(stdout io.Writer, checks []check) int {
-	failed := false
+// printChecks prints one line per check, then a last line that sums them up and names every
+// failed one, so a failure on line 2 of 70 is not scrolled past.
+func printChecks(stdout io.Writer, command string, checks []check) int {
+	var failed []string
+	counts := map[string]int{}
 	for _, c := range checks {
 		fmt.Fprintln(stdout, c)
-		failed = failed || c.status == "FAIL"
+		counts[c.status]++
+		if c.status == "FAIL" && !slices.Contains(failed, c.id) {
+			failed = append(failed, c.id)
+		}
 	}
-	if failed {
-		return exitError
+	if len(failed) == 0 {
+		fmt.Fprintf(stdout, "%s: no check failed (%d passed, %d skipped)\n", command, counts["PASS"], counts["SKIP"])
+		return exitOK
 	}
-	return exitOK
+	noun := "checks"
+	if counts["FAIL"] == 1 {
+		noun = "check"
+	}
+	fmt.Fprintf(stdout, "%s: %d %s failed: %s\n", command, counts["FAIL"], noun, strings.Join(failed, ", "))
+	return exitError
 }
 
 // agentsSections are the AGENTS.md sections the seed's validation requires, each non-empty
@@ -158,7 +170,7 @@ func validateProject(ctx context.Context, root string) []check {
 		add("FAIL", id, err.Error(), rel(root, p))
 	}
 	if len(agents) == 0 {
-		add("SKIP", "codex.agent", "no .codex/agents/*.toml: every role uses its tier's default model", "")
+		add("SKIP", "codex.agent", "no .codex/agents/*.toml: every role uses its built-in model and effort", "")
 	}
 
 	profilePath := filepath.Join(root, ".codex", "profile.json")
