@@ -13,8 +13,10 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/policy/suggest"
 	"github.com/codex-studio/studio-action/prompts"
 )
 
@@ -72,11 +74,12 @@ type initOptions struct {
 // initStdin and initStdinIsTerminal are how init asks before replacing a file; tests replace them.
 var (
 	initStdin           io.Reader = os.Stdin
-	initStdinIsTerminal           = func() bool {
-		fi, err := os.Stdin.Stat()
-		return err == nil && fi.Mode()&os.ModeCharDevice != 0
-	}
+	initStdinIsTerminal           = stdinIsTerminal
 )
+
+// stdinIsTerminal reports whether stdin is a terminal: /dev/null is a character device too, so
+// the mode bits cannot tell (init asked "Replace it?" there, once per existing file).
+func stdinIsTerminal() bool { return term.IsTerminal(int(os.Stdin.Fd())) }
 
 const initLong = `Writes what a team must own into a checkout: .codex/studio.json (the project file),
 AGENTS.md (the project's instructions to every role), the workflow
@@ -136,27 +139,71 @@ func newInitCmd(e env) *cobra.Command {
 	return cmd
 }
 
-// runInit validates the flags, then writes initFiles. Exit codes: 0 done (files kept are not an
-// error), 1 a flag value is wrong or a file cannot be written, 2 usage.
-func runInit(ctx context.Context, e env, o initOptions) error {
-	switch {
-	case strings.TrimSpace(o.name) == "":
-		return failf("init requires --name")
-	case o.mode == "":
-		return failf("init requires --mode")
-	case strings.TrimSpace(o.engine) == "":
-		return failf("init requires --engine (godot, unity or unreal)")
+// initFlagProblems lists every mistake on init's command line at once, each naming its flag:
+// the missing required flags on one line, then each wrong value with what it may be.
+func initFlagProblems(o initOptions) []string {
+	var missing, out []string
+	if strings.TrimSpace(o.name) == "" {
+		missing = append(missing, "--name")
 	}
-	engine, ok := engineAliases[strings.ToLower(strings.TrimSpace(o.engine))]
-	if !ok {
-		return failf("Unknown engine %q. Expected one of: godot, unity, unreal", o.engine)
+	if strings.TrimSpace(o.engine) == "" {
+		missing = append(missing, "--engine (godot, unity or unreal)")
 	}
-	if !policy.ValidStage(policy.ProjectStage(o.mode)) {
-		return failf("studio.json mode must be design, prototype, or development")
+	if strings.TrimSpace(o.mode) == "" {
+		missing = append(missing, "--mode (design, prototype or development)")
+	}
+	if len(missing) > 0 {
+		out = append(out, "missing "+joinAnd(missing))
+	}
+	engines := []string{"godot", "unity", "unreal"}
+	if e := strings.TrimSpace(o.engine); e != "" {
+		if _, ok := engineAliases[strings.ToLower(e)]; !ok {
+			out = append(out, fmt.Sprintf("--engine %q is not an engine the studio knows: godot, unity or unreal (ue5 and the like work too).%s", o.engine, didYouMean(e, engines)))
+		}
+	}
+	if o.mode != "" && !policy.ValidStage(policy.ProjectStage(o.mode)) {
+		out = append(out, fmt.Sprintf("--mode %q must be design, prototype or development.%s", o.mode, didYouMean(o.mode, []string{"design", "prototype", "development"})))
 	}
 	if !policy.ValidMode(policy.StudioMode(o.studioMode)) {
-		return failf("studio.json studioMode must be fast-prototype, guided-studio, or strict-studio")
+		out = append(out, fmt.Sprintf("--studio-mode %q must be fast-prototype, guided-studio or strict-studio.%s", o.studioMode, didYouMean(o.studioMode, []string{"fast-prototype", "guided-studio", "strict-studio"})))
 	}
+	for i, p := range out {
+		out[i] = strings.TrimSuffix(p, ".")
+	}
+	return out
+}
+
+// didYouMean is the hint for a wrong value: the closest names (suggest.Closest), else the one
+// name it begins (`strict` for `strict-studio`).
+func didYouMean(typed string, names []string) string {
+	if close := suggest.Closest(typed, names); len(close) > 0 {
+		return suggest.DidYouMean(close)
+	}
+	var starts []string
+	for _, n := range names {
+		if len(typed) >= 3 && strings.HasPrefix(n, strings.ToLower(typed)) {
+			starts = append(starts, n)
+		}
+	}
+	return suggest.DidYouMean(starts)
+}
+
+// joinAnd joins words as a sentence lists them: "a", "a and b", "a, b and c".
+func joinAnd(words []string) string {
+	if len(words) <= 1 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
+// runInit validates the flags, then writes initFiles. Exit codes: 0 done (files kept are not an
+// error), 1 a file cannot be written or the labels cannot be made, 2 usage (a missing flag or a
+// wrong value, every one named at once).
+func runInit(ctx context.Context, e env, o initOptions) error {
+	if problems := initFlagProblems(o); len(problems) > 0 {
+		return usagef("%s", strings.Join(problems, "\nstudio init: "))
+	}
+	engine := engineAliases[strings.ToLower(strings.TrimSpace(o.engine))]
 	slug := strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(o.name), "-"), "-")
 	if slug == "" {
 		return failf("project name %q has no letters or digits to make a slug from", o.name)

@@ -56,24 +56,28 @@ func TestInitErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"--name", "x", "--engine", "godot"}, exitError, "init requires --mode"},
-		{[]string{"--engine", "godot", "--mode", "design"}, exitError, "init requires --name"},
-		{[]string{"--name", "x", "--mode", "design"}, exitError, "init requires --engine"},
-		{[]string{"--name", "x", "--engine", "cryengine", "--mode", "design"}, exitError, `Unknown engine "cryengine". Expected one of: godot, unity, unreal`},
-		{[]string{"--name", "x", "--engine", "godot", "--mode", "alpha"}, exitError, "studio.json mode must be design, prototype, or development"},
-		{[]string{"--name", "x", "--engine", "godot", "--mode", "design", "--studio-mode", "strict"}, exitError, "studio.json studioMode must be"},
+		// Usage errors exit 2, all at once, and name the flags.
+		{nil, exitUsage, "studio init: missing --name, --engine (godot, unity or unreal) and --mode (design, prototype or development)"},
+		{[]string{"--name", "x", "--engine", "godot"}, exitUsage, "studio init: missing --mode (design, prototype or development)"},
+		{[]string{"--name", "x", "--engine", "cryengine", "--mode", "alpha", "--studio-mode", "strict"}, exitUsage,
+			"--engine \"cryengine\" is not an engine the studio knows: godot, unity or unreal (ue5 and the like work too)\n" +
+				"studio init: --mode \"alpha\" must be design, prototype or development\n" +
+				"studio init: --studio-mode \"strict\" must be fast-prototype, guided-studio or strict-studio. Did you mean \"strict-studio\"?"},
 		{[]string{"--name", "x", "--engine", "godot", "--mode", "design", "extra"}, exitUsage, `unknown command "extra"`},
 		{[]string{"--name", "x", "--engine", "godot", "--mode", "design", "--bogus"}, exitUsage, "unknown flag: --bogus"},
 		{[]string{"--name", "x", "--engine", "godot", "--mode", "design", "--labels", "--token", "t"}, exitError, "--repo"},
 		{[]string{"--name", "x", "--engine", "godot", "--mode", "design", "--labels", "--repo", "acme/hop"}, exitError, "token"},
 	}
+	var texts strings.Builder
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), append([]string{"init", "--project", dir}, tt.args...), func(string) string { return "" }, &stdout, &stderr)
 		if code != tt.code || !strings.Contains(stderr.String(), tt.want) || stdout.Len() > 0 {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d and %q", tt.args, code, stdout.String(), stderr.String(), tt.code, tt.want)
 		}
+		fmt.Fprintf(&texts, "$ studio init %s\n%s[exit %d]\n\n", strings.Join(tt.args, " "), stderr.String(), code)
 	}
+	golden.Check(t, "init/errors.txt", texts.String())
 	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
 		t.Errorf("a refused init wrote %v", entries)
 	}
@@ -509,5 +513,35 @@ func TestInitCreatesLabels(t *testing.T) {
 	env["GITHUB_TOKEN"] = "ghp_ritaToken"
 	if code := run(context.Background(), initArgs(t.TempDir(), "--labels", "--repo", sandbox.Owner+"/"+sandbox.Repo), getenv, &stdout, &stderr); code != exitError || !strings.Contains(stderr.String(), "create label studio:run in acme/hop") || !strings.Contains(stderr.String(), "403") {
 		t.Errorf("reader: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+}
+
+// Without a terminal init never asks: stdin from /dev/null (a cron job, `< /dev/null`, CI) is a
+// character device but no terminal, and asking there prompted once per existing file.
+func TestInitDoesNotTakeDevNullForATerminal(t *testing.T) {
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	defer func(f *os.File) { os.Stdin = f }(os.Stdin)
+	os.Stdin = null
+	if stdinIsTerminal() {
+		t.Error("stdin from /dev/null is taken for a terminal")
+	}
+}
+
+// init --help is what docs/cli.md describes; its text is a golden file.
+func TestInitHelp(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := runCLI([]string{"init", "--help"}, nil)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	golden.Check(t, "init/help.txt", out)
+	for _, stale := range []string{"seed §", "--keep-template-authoring"} {
+		if strings.Contains(out, stale) {
+			t.Errorf("init --help says %q:\n%s", stale, out)
+		}
 	}
 }
