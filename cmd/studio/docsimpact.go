@@ -18,11 +18,11 @@ const docsImpactPath = "production/session-state/active.md"
 // REF (default HEAD: the uncommitted ones) need a `## Documentation Impact` section.
 func runDocsImpact(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("studio docs-impact", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	project := fs.String("project", ".", "project root")
 	base := fs.String("base", "HEAD", "the git ref the changes are counted from")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if ok, code := parseFlags(fs, args, "studio docs-impact [--project DIR] [--base REF]",
+		"Checks that the functional changes since a git ref (default HEAD: the uncommitted ones) state\ntheir documentation impact in "+docsImpactPath+" (`## Documentation Impact`).", stdout, stderr); !ok {
+		return code
 	}
 	root, err := filepath.Abs(*project)
 	if err != nil {

@@ -31,19 +31,24 @@ func (c check) String() string {
 	return s
 }
 
+const doctorAbout = `Checks a checkout the way the action will read it: the tools (git; a local Codex CLI, which only
+local runs need), the agent's containment on this machine, the workflow that runs the action and
+how it pins it, and every studio file with the action's own parsers (what validate checks). One
+PASS, FAIL or SKIP line per check, then a line that names every failed one. Exit 1 when any
+check fails.`
+
 // runDoctor checks a checkout the way the action will read it: the tools it needs and every
 // studio file, with the same parsers the action uses, so a broken file is found before a run.
 func runDoctor(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("studio doctor", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	project := fs.String("project", ".", "project root")
 	codexPath := fs.String("codex-path", "", "the Codex CLI (default $CODEX_BIN, then codex on PATH)")
 	agentUser := fs.String("agent-user", jail.DefaultUser, "the agent-user input to check (auto, a name, a uid, or none)")
 	agentSandbox := fs.String("agent-sandbox", string(jail.SandboxAuto), "the agent-sandbox input to check (auto, require or off)")
 	agentMemory := fs.String("agent-memory", "", "the agent-memory input to check (a size such as 4GiB; default: 3/4 of what the studio may use, at most 8 GiB)")
 	agentPids := fs.String("agent-pids", "", fmt.Sprintf("the agent-pids input to check (default %d)", jail.DefaultProcesses))
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if ok, code := parseFlags(fs, args, "studio doctor [flags]", doctorAbout, stdout, stderr); !ok {
+		return code
 	}
 	root, err := filepath.Abs(*project)
 	if err != nil {

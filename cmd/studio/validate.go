@@ -23,16 +23,21 @@ import (
 	"github.com/codex-studio/studio-action/prompts/guidance"
 )
 
+const validateAbout = `Checks every studio file of a checkout with the parsers the action uses (the seed's project
+validation): .codex/studio.json itself (JSON, types, known keys and engine), the customization
+pack, the role files, AGENTS.md's sections, the context manifest when there is one, the profile.
+One PASS, FAIL or SKIP line per check, then a line that names every failed one. Exit 1 when any
+check fails.`
+
 // runValidate is `studio validate`: the seed's project validation (§1.6), one
 // `PASS|FAIL|SKIP <id>: <message> (<path>)` line per check, exit 1 when any fails. doctor runs the
 // same checks after its tool checks.
 func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("studio validate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	project := fs.String("project", ".", "project root")
 	base := fs.String("base", "", "a git ref: also run the documentation-impact check against it (docs-impact)")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if ok, code := parseFlags(fs, args, "studio validate [--project DIR] [--base REF]", validateAbout, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "studio validate: unexpected argument %q\n", fs.Arg(0))
