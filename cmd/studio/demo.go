@@ -162,6 +162,15 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	} else {
 		fmt.Fprintf(stdout, "`studio demo` shows %s, the mode `studio init` writes: an approved plan comes first.\n", initStudioMode)
 	}
+	// The status comment names a run evidence folder inside the demo's folder: say whether it
+	// outlives the demo.
+	if *keep != "" {
+		fmt.Fprintf(stdout, "\nThe demo's files (the remote, the workspace and the run evidence named above) are kept in %s.\n", *keep)
+	} else {
+		fmt.Fprintln(stdout, "\nThe demo's files (the remote, the workspace and the run evidence named above) are deleted when the demo ends; `studio demo --dir DIR` keeps them.")
+	}
+	fmt.Fprintf(stdout, "\nNow set up your own repository: in its checkout run\n  %s\nthen add the OPENAI_API_KEY secret and comment `/studio run` on an issue (README, Quick start).\n",
+		`studio init --name "My Game" --engine godot --mode prototype`)
 	return exitOK
 }
 
