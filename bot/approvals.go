@@ -274,6 +274,7 @@ func (r *run) authorizeAndRun(ctx context.Context, tc taskContext) error {
 		ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: r.phaseOf(task.Role),
 		HasMatchingApproval: match.HasMatchingApproval(), ApprovedByUser: r.cmd.runOptions().ApprovedByUser,
 		ConstrainedSandbox: r.ConstrainedSandbox || task.RunPolicy.Constrained(), // a task may only tighten it
+		ProjectInactive:    cfg.NotActiveReason(),
 	})
 	tc.elig = elig
 	diag := policy.ApprovalDiagnostic{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, ApprovalScopes: task.ApprovalScope, Match: match}

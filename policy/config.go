@@ -187,6 +187,15 @@ func (c StudioConfig) Active() bool {
 	return s == "" || s == StatusActive
 }
 
+// NotActiveReason is InactiveReason for a project that is not active, "" for an active one: the
+// EligibilityInput.ProjectInactive of a run.
+func (c StudioConfig) NotActiveReason() string {
+	if c.Active() {
+		return ""
+	}
+	return c.InactiveReason()
+}
+
 // InactiveReason says why a mutating run of a project that is not active is refused, and how to
 // resume it.
 func (c StudioConfig) InactiveReason() string {
