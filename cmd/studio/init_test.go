@@ -165,6 +165,9 @@ func TestInitWritesOnlyWhatATeamOwns(t *testing.T) {
 			t.Errorf("a run after init misses required context: %s", line)
 		}
 	}
+	if !strings.Contains(out, "Codex custom agent: none (no .codex/agents/gameplay-programmer.toml: the role's built-in model and effort)") {
+		t.Errorf("the dry run does not say the role runs with its built-in surface:\n%s", out)
+	}
 }
 
 // init --full keeps the whole layout: every file a first run reads (and no other), and says
