@@ -23,6 +23,7 @@ require (
 	github.com/spf13/pflag v1.0.9
 	golang.org/x/net v0.59.0
 	golang.org/x/oauth2 v0.38.0
+	golang.org/x/term v0.46.0
 	gopkg.in/yaml.v3 v3.0.1
 )
 

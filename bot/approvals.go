@@ -220,6 +220,7 @@ func (r *run) authorizeAndRun(ctx context.Context, tc taskContext) error {
 		ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: r.ev.phaseOf(task.Role),
 		HasMatchingApproval: match.HasMatchingApproval(), ApprovedByUser: r.cmd.runOptions().ApprovedByUser,
 		ConstrainedSandbox: r.cfg.ConstrainedSandbox || task.RunPolicy.Constrained(), // a task may only tighten it
+		ProjectInactive:    cfg.NotActiveReason(),
 	})
 	tc.elig = elig
 	diag := policy.ApprovalDiagnostic{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, ApprovalScopes: task.ApprovalScope, Match: match}

@@ -50,6 +50,7 @@ func (b *eventBot) gateFacts(ctx context.Context, pr hub.PullRequest, tn taskCon
 		RequiredApprovals:     b.cfg.RequiredApprovals,
 		Approvals:             pa.match,
 		NothingImplemented:    pa.plan.headIsPlan,
+		Draft:                 pr.Draft,
 	}, nil
 }
 

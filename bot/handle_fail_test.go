@@ -25,7 +25,7 @@ func TestHandleReportsItsOwnFailure(t *testing.T) {
 		t.Fatal("Handle hid the failure")
 	}
 	hasAll(t, "status comment", w.status(n), "**The studio itself failed:**", "What was pushed stays:", "on `studio/task-1`", "Fix the cause and comment `/studio run` again")
-	if got := w.labels(n); !slices.Equal(got, []string{"studio:status/blocked"}) {
+	if got := w.labels(n); !slices.Equal(got, []string{"studio:status/error"}) {
 		t.Errorf("labels = %v", got)
 	}
 	if w.file("studio/task-1", "src/player/jump.gd") != hJump {

@@ -46,7 +46,7 @@ func TestHandleRefusedCallEndsTheRunAsError(t *testing.T) {
 			if !strings.Contains(out.Summary, tc.words) || !strings.Contains(out.Failure, tc.change) {
 				t.Errorf("summary %q\nfailure %q", out.Summary, out.Failure)
 			}
-			if got := w.labels(n); !slices.Equal(got, []string{"studio:status/blocked"}) {
+			if got := w.labels(n); !slices.Equal(got, []string{"studio:status/error"}) {
 				t.Errorf("labels = %v", got)
 			}
 			if out.Branch != "" || out.PullRequest != 0 || w.branch("studio/task-1") != "" || len(w.pulls()) != 0 {
@@ -105,7 +105,7 @@ func TestHandleRefusedPlanningEndsTheRunAsError(t *testing.T) {
 				t.Errorf("Codex calls = %d, want 1", len(writes)+len(schema))
 			}
 			hasAll(t, "status comment", w.status(n), "**The model API refused the call (HTTP 401)**", "```text\n"+hKeyWords+"\n```", "`openai-api-key`", "Verdict: **error**")
-			if got := w.labels(n); !slices.Equal(got, []string{"studio:status/blocked"}) {
+			if got := w.labels(n); !slices.Equal(got, []string{"studio:status/error"}) {
 				t.Errorf("labels = %v", got)
 			}
 			if out.Branch != "" || out.PullRequest != 0 || len(w.pulls()) != 0 || len(w.replies(n)) != 0 {

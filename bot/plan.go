@@ -161,7 +161,7 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 	r.st.Set(status.StepPull, status.StepDone, texts.PullDetail(pr.Number, true))
 	r.st.Set(status.StepVerdict, status.StepPending, texts.VerdictDetail("awaiting approval"))
 	r.st.Summary = texts.AwaitingSummary(pr.Number, marker.RequestedBy, cfg.StudioMode, policy.RenderDryRun(blocked, diag)) + leftoversNote(exe.Leftovers())
-	r.out.Status = statusAwaitingApproval
+	r.out.Status, r.out.Said = statusAwaitingApproval, res.FinalMessage
 	r.out.Summary = r.st.Summary
 	// The plan commit is the new head: studio/gate is recomputed for it, beside the label and the
 	// status comment (the gate reads neither).

@@ -31,8 +31,8 @@ func (r *run) reportFailure(ctx context.Context, err error) {
 	r.st.Set(status.StepVerdict, status.StepFailed, texts.VerdictDetail("error"))
 	r.st.Summary = texts.WithNote(r.st.Summary, texts.FailedNote(r.cfg.Redactor.Redact(hub.Explain(err)), r.resumeNote()))
 	// The issue still ends with exactly one status label.
-	if lerr := r.setStatusLabel(ctx, "blocked"); lerr != nil {
-		r.cfg.logf("::warning::could not label the issue blocked: %v", lerr)
+	if lerr := r.setStatusLabel(ctx, policy.StatusForVerdict(policy.VerdictError)); lerr != nil {
+		r.cfg.logf("::warning::could not label the issue %s: %v", policy.StatusError, lerr)
 	}
 	if perr := r.publish(ctx); perr != nil {
 		r.cfg.logf("::warning::could not report the failure on the issue: %v", perr)

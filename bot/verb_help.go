@@ -34,7 +34,11 @@ func helpReply(cmd Command, actor, phrase string, commentID int64) string {
 	if errors.As(cmd.Err, &ce) {
 		problem = ce.Problem + " "
 	}
-	return fmt.Sprintf("> %s\n\n@%s, %s%s\n\n%s", texts.QuoteLine(cmd.Line), actor, problem, HelpText(phrase), helpMarker(commentID))
+	text := HelpText(phrase)
+	if problem == "" { // it reads on from "@actor, "
+		text = strings.ToLower(text[:1]) + text[1:]
+	}
+	return fmt.Sprintf("> %s\n\n@%s, %s%s\n\n%s", texts.QuoteLine(cmd.Line), actor, problem, text, helpMarker(commentID))
 }
 
 // noArgs parses a verb that takes no arguments: a stray one is the command's problem.

@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/codex-studio/studio-action/policy/suggest"
 
 	"github.com/codex-studio/studio-action/policy/spend"
 )
@@ -64,7 +67,7 @@ var ErrNoStudioConfig = errors.New("this repository has no .codex/studio.json on
 func ParseStudioConfig(data []byte) (StudioConfig, error) {
 	cfg := StudioConfig{Raw: data}
 	if err := json.Unmarshal(data, &cfg); err != nil {
-		return cfg, fmt.Errorf("studio.json is not valid JSON: %w", err)
+		return cfg, studioJSONError(data, err)
 	}
 	if !ValidStage(cfg.Mode) {
 		return cfg, errors.New("studio.json mode must be design, prototype, or development")
@@ -79,6 +82,91 @@ func ParseStudioConfig(data []byte) (StudioConfig, error) {
 		return cfg, fmt.Errorf("studio.json network.allowHosts: %w", err)
 	}
 	return cfg, nil
+}
+
+// studioJSONError says where and what a decoding error of studio.json is, in the file's terms:
+// the line and column of a syntax error, the expected kind of a wrong value (`schemaVersion`
+// must be a number), rather than Go's "cannot unmarshal string into Go struct field".
+func studioJSONError(data []byte, err error) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax) && syntax.Offset >= int64(len(data)):
+		return fmt.Errorf("studio.json is not valid JSON: it ends at line %d before its closing brace", 1+strings.Count(string(data), "\n"))
+	case errors.As(err, &syntax):
+		// Offset is just past the character the decoder could not take.
+		line, col := lineColumn(data, syntax.Offset-1)
+		return fmt.Errorf("studio.json is not valid JSON: line %d, column %d: %s", line, col, syntax.Error())
+	case errors.As(err, &typ) && typ.Field == "":
+		return fmt.Errorf("studio.json must be a JSON object ({...}), not a%s %s", article(typ.Value), typ.Value)
+	case errors.As(err, &typ):
+		// Offset is just past the value; its line is the one a person looks at.
+		line, _ := lineColumn(data, typ.Offset)
+		return fmt.Errorf("studio.json %s must be %s, not a%s %s (line %d)", typ.Field, jsonKind(typ.Type.Kind().String()), article(typ.Value), typ.Value, line)
+	}
+	return fmt.Errorf("studio.json is not valid JSON: %w", err)
+}
+
+// lineColumn is the 1-based line and column of byte offset in data.
+func lineColumn(data []byte, offset int64) (line, col int) {
+	offset = min(max(offset, 0), int64(len(data)))
+	before := data[:offset]
+	line = 1 + strings.Count(string(before), "\n")
+	col = int(offset) - strings.LastIndex(string(before), "\n")
+	return line, col
+}
+
+// jsonKind names a Go kind as JSON calls it.
+func jsonKind(kind string) string {
+	switch kind {
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64", "float32", "float64":
+		return "a number"
+	case "string":
+		return "a string"
+	case "bool":
+		return "true or false"
+	case "slice", "array":
+		return "a list ([...])"
+	case "struct", "map":
+		return "an object ({...})"
+	}
+	return "a " + kind
+}
+
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "n"
+	}
+	return ""
+}
+
+// studioConfigKeys are the top-level keys of studio.json: the seed's (what `studio init` writes)
+// and the studio's own (`budget`, `network`).
+var studioConfigKeys = []string{"schemaVersion", "product", "name", "slug", "concept", "genre", "platform", "audience",
+	"competitors", "monetization", "timeline", "engine", "engineVersion", "mode", "studioMode", "phase", "status",
+	"currentMilestone", "roles", "activeRoles", "workflows", "budget", "network"}
+
+// StudioConfigProblems lists what in a studio.json that parses is most likely a mistake, though
+// the action reads the file anyway: each unknown top-level key (a misspelled one is ignored, so
+// the setting it meant silently keeps its default), with the key it probably meant. `studio
+// validate` fails on them.
+func StudioConfigProblems(data []byte) []string {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil {
+		return nil // ParseStudioConfig says why
+	}
+	var unknown []string
+	for k := range top {
+		if !slices.Contains(studioConfigKeys, k) {
+			unknown = append(unknown, k)
+		}
+	}
+	slices.Sort(unknown)
+	var out []string
+	for _, k := range unknown {
+		out = append(out, fmt.Sprintf("studio.json has the unknown key %q, which the studio ignores.%s", k, suggest.DidYouMean(suggest.Closest(k, studioConfigKeys))))
+	}
+	return out
 }
 
 // NetworkConfig is studio.json's `network`: the mode, the hosts the repository's agents need, and
@@ -101,6 +189,15 @@ const StatusActive = "active"
 func (c StudioConfig) Active() bool {
 	s := strings.TrimSpace(c.Status)
 	return s == "" || s == StatusActive
+}
+
+// NotActiveReason is InactiveReason for a project that is not active, "" for an active one: the
+// EligibilityInput.ProjectInactive of a run.
+func (c StudioConfig) NotActiveReason() string {
+	if c.Active() {
+		return ""
+	}
+	return c.InactiveReason()
 }
 
 // InactiveReason says why a mutating run of a project that is not active is refused, and how to

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -14,7 +15,7 @@ func TestParseStudioConfig(t *testing.T) {
 		{"missing mode", `{"studioMode":"fast-prototype"}`, "studio.json mode must be design, prototype, or development"},
 		{"bad studio mode", `{"mode":"design","studioMode":"strict"}`, "studio.json studioMode must be fast-prototype, guided-studio, or strict-studio"},
 		{"not json", `{mode:`, "studio.json is not valid JSON"},
-		{"array", `[]`, "studio.json is not valid JSON"},
+		{"array", `[]`, "studio.json must be a JSON object"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,5 +64,46 @@ func TestStudioConfigActive(t *testing.T) {
 		if !strings.Contains(reason, want) {
 			t.Errorf("reason lacks %q: %s", want, reason)
 		}
+	}
+}
+
+// What a person sees for each mistake in studio.json, as validate and the action print it: the
+// place (line and column) of a JSON error, the expected type of a wrong value in the file's own
+// words instead of Go's, and every unknown key with the known one it is probably a misspelling
+// of. The texts are in testdata/golden/studio-config-errors.txt.
+func TestStudioConfigErrorsSayWhereAndWhat(t *testing.T) {
+	const valid = `"mode": "prototype", "studioMode": "guided-studio", "engine": "godot"`
+	cases := []struct{ name, in string }{
+		{"invalid JSON", "{\n  \"mode\": \"prototype\",\n  \"studioMode\": \"guided-studio\"\n  \"engine\": \"godot\"\n}\n"},
+		{"cut short", "{\n  \"mode\": \"prototype\",\n"},
+		{"schemaVersion as a string", "{\n  \"schemaVersion\": \"1\",\n  " + valid + "\n}\n"},
+		{"roles as a string", "{" + valid + ", \"roles\": \"producer\"}"},
+		{"not an object", "[]"},
+		{"unknown keys", "{" + valid + ", \"studiomode\": \"x\", \"enigne\": \"godot\", \"flavour\": 1}"},
+	}
+	var b strings.Builder
+	for _, c := range cases {
+		_, err := ParseStudioConfig([]byte(c.in))
+		fmt.Fprintf(&b, "## %s\n", c.name)
+		if err != nil {
+			fmt.Fprintf(&b, "error: %v\n", err)
+		}
+		for _, p := range StudioConfigProblems([]byte(c.in)) {
+			fmt.Fprintf(&b, "problem: %s\n", p)
+		}
+		b.WriteString("\n")
+	}
+	checkGolden(t, "studio-config-errors.txt", b.String())
+	got := b.String()
+	for _, want := range []string{"line 4, column 3", "ends at line 3 before its closing brace", "schemaVersion must be a number, not a string (line 2)", "\"enigne\"", "Did you mean \"engine\"?", "Did you mean \"studioMode\"?"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the texts lack %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "Go struct") || strings.Contains(got, "json: cannot unmarshal") {
+		t.Errorf("Go's own wording reaches the user:\n%s", got)
+	}
+	if p := StudioConfigProblems([]byte("{" + valid + ", \"budget\": {}, \"network\": {}}")); len(p) != 0 {
+		t.Errorf("a file with only known keys has problems: %q", p)
 	}
 }

@@ -121,7 +121,7 @@ func decideControl(f ControlFacts, status, controller, child string, isAgent boo
 	case !IsTaskStatus(status):
 		return false, fmt.Sprintf("the task's status %s is not a task status", quoteIDs([]string{status})[0]), status
 	}
-	ended := status == StatusBlocked || status == StatusDone || status == StatusCancelled || status == StatusSkipped
+	ended := status == StatusBlocked || status == StatusError || status == StatusDone || status == StatusCancelled || status == StatusSkipped
 	paused := status == StatusAwaitingApproval && f.ChildPaused
 	planReview := status == StatusAwaitingApproval && !f.ChildPaused
 	switch f.Action {

@@ -101,6 +101,10 @@ type EligibilityInput struct {
 	HasMatchingApproval bool
 	ApprovedByUser      bool
 	ConstrainedSandbox  bool
+	// ProjectInactive is why the project takes no mutating run (StudioConfig.InactiveReason of a
+	// project whose `status` is not active); "" for an active project. A dry run shows it as the
+	// blocked eligibility, so it does not say "allowed" for a run that would be refused.
+	ProjectInactive string
 }
 
 // RequiredApproval says what a blocked run is waiting for.
@@ -148,6 +152,8 @@ func Evaluate(in EligibilityInput) Eligibility {
 	blocked := in.Phase.Mutating() && wp == WriteReadOnly && approval != ApprovalAdvisory
 	e.Allowed = !blocked
 	switch {
+	case in.Phase.Mutating() && in.ProjectInactive != "":
+		e.Allowed, e.Reason = false, in.ProjectInactive
 	case blocked:
 		reason := guidedRequiredApprovalText
 		if approval == ApprovalRequired {

@@ -36,6 +36,10 @@ type GateFacts struct {
 	RequiredApprovals int
 	// Approvals is MatchApprovals for this head.
 	Approvals ApprovalMatch
+	// Draft is set while the pull request is a draft (a guided run's plan pull request stays one
+	// after its implementation): GitHub will not merge it until someone marks it ready, so the
+	// next step says so.
+	Draft bool
 	// NothingImplemented is set when the head is the plan's empty commit: a review of it (there is
 	// no diff) and an approval of the plan must not add up to a mergeable gate.
 	NothingImplemented bool
@@ -80,6 +84,9 @@ type GateResult struct {
 	Title      string
 	Summary    string
 	Conditions []GateCondition
+	// NextStep is what a person does next when the gate waits only for them (every condition met
+	// but the approvals): mark a draft ready, approve this exact commit. "" otherwise.
+	NextStep string
 }
 
 // EvaluateGate decides studio/gate for a pull request's head: the studio review passed on exactly
@@ -115,7 +122,26 @@ func EvaluateGate(f GateFacts) GateResult {
 	default:
 		title = "Waiting: " + strings.Join(shorts, "; ")
 	}
-	return GateResult{Conclusion: conclusion, Title: title, Summary: renderGateSummary(f.HeadSHA, conclusion, conditions), Conditions: conditions}
+	next := gateNextStep(f, conclusion, conditions)
+	return GateResult{Conclusion: conclusion, Title: title, Summary: renderGateSummary(f.HeadSHA, conclusion, conditions, next), Conditions: conditions, NextStep: next}
+}
+
+// gateNextStep is the person's next step when only approvals are missing: the studio's work is
+// done and reviewed, and a run that ends `done` on a draft is otherwise easy to take for merged.
+func gateNextStep(f GateFacts, conclusion GateConclusion, conditions []GateCondition) string {
+	if conclusion != GateActionRequired {
+		return ""
+	}
+	for _, c := range conditions {
+		if c.State != ConditionMet && c.Name != approvalConditionName {
+			return ""
+		}
+	}
+	approve := fmt.Sprintf("approve commit `%s` (Files changed → Review changes → Approve); an approval of an earlier commit does not count", ShortSHA(f.HeadSHA))
+	if f.Draft {
+		return "Mark the pull request ready for review, then " + approve
+	}
+	return strings.ToUpper(approve[:1]) + approve[1:]
 }
 
 func reviewCondition(f GateFacts) GateCondition {
@@ -170,10 +196,12 @@ func scopeCondition(f GateFacts) GateCondition {
 	return c
 }
 
+const approvalConditionName = "Approved on this commit"
+
 func approvalCondition(f GateFacts) GateCondition {
 	required := max(f.RequiredApprovals, 1)
 	approvals := f.Approvals.Approvals()
-	c := GateCondition{Name: "Approved on this commit"}
+	c := GateCondition{Name: approvalConditionName}
 	summary := fmt.Sprintf("%d of %d required %s", len(approvals), required, choose(required == 1, "approval", "approvals"))
 	if len(approvals) >= required {
 		c.State, c.Detail = ConditionMet, summary
@@ -196,7 +224,7 @@ func approvalCondition(f GateFacts) GateCondition {
 	return c
 }
 
-func renderGateSummary(head string, conclusion GateConclusion, conditions []GateCondition) string {
+func renderGateSummary(head string, conclusion GateConclusion, conditions []GateCondition, next string) string {
 	var b strings.Builder
 	verdict := map[GateConclusion]string{
 		GateSuccess:        "All conditions are met",
@@ -204,6 +232,9 @@ func renderGateSummary(head string, conclusion GateConclusion, conditions []Gate
 		GateActionRequired: "Waiting",
 	}[conclusion]
 	fmt.Fprintf(&b, "**%s** for head `%s`.\n\n", verdict, ShortSHA(head))
+	if next != "" {
+		fmt.Fprintf(&b, "**Next:** %s.\n\n", next)
+	}
 	for _, c := range conditions {
 		mark := map[ConditionState]string{ConditionMet: "✅", ConditionWaiting: "⏳", ConditionFailed: "❌"}[c.State]
 		fmt.Fprintf(&b, "- %s **%s**: %s\n", mark, c.Name, c.Detail)

@@ -60,6 +60,10 @@ func TestEvaluateGate(t *testing.T) {
 		// approval of the plan: still nothing to merge.
 		{"a reviewed and approved plan commit waits for the implementation", gateFacts(func(f *GateFacts) { f.ChangedPaths, f.NothingImplemented = nil, true }),
 			GateActionRequired, "Waiting: nothing implemented yet", ""},
+		// What a guided run leaves when it ends done: the plan's draft pull request, reviewed,
+		// waiting only for a person. The summary says both things to do, in order.
+		{"a finished draft waits to be marked ready and approved", gateFacts(func(f *GateFacts) { f.Approvals = ApprovalMatch{}; f.Draft = true }),
+			GateActionRequired, "Waiting: 0 of 1 required approval", "gate-draft-next.md"},
 		{"renamed out of scope", gateFacts(func(f *GateFacts) { f.ChangedPaths = []string{"src/player/jump.gd", "docs/jump.gd"} }), GateFailure, "Blocked: 1 path outside writeFiles", ""},
 	}
 	for _, tt := range tests {
@@ -70,6 +74,16 @@ func TestEvaluateGate(t *testing.T) {
 			}
 			if tt.golden != "" {
 				checkGolden(t, tt.golden, got.Summary)
+			}
+			wantNext := ""
+			if tt.conclusion == GateActionRequired && strings.HasPrefix(tt.title, "Waiting: ") && strings.Contains(tt.title, "approval") && !strings.Contains(tt.title, ";") {
+				wantNext = "Approve commit `" + ShortSHA(tt.facts.HeadSHA) + "`"
+				if tt.facts.Draft {
+					wantNext = "Mark the pull request ready for review, then approve commit `" + ShortSHA(tt.facts.HeadSHA) + "`"
+				}
+			}
+			if !strings.HasPrefix(got.NextStep, wantNext) || (wantNext == "") != (got.NextStep == "") {
+				t.Errorf("next step %q, want it to start with %q", got.NextStep, wantNext)
 			}
 			if again := EvaluateGate(tt.facts); again.Summary != got.Summary {
 				t.Fatal("the gate is not deterministic")

@@ -141,7 +141,7 @@ func indexTasks(tasks []GraphTask) map[int]GraphTask {
 // failedStatus reports a status that ends a dependency without it being done: its dependents are
 // skipped (seed §7.3).
 func failedStatus(s string) bool {
-	return s == StatusBlocked || s == StatusCancelled || s == StatusSkipped
+	return s == StatusBlocked || s == StatusError || s == StatusCancelled || s == StatusSkipped
 }
 
 // ValidateGraph checks the selection before anything runs, the dry run included, with the seed's
@@ -371,7 +371,7 @@ func AdvanceOrchestration(s GraphState) Step {
 		}
 		switch t.status() {
 		case StatusDone:
-		case StatusBlocked, StatusCancelled, StatusSkipped:
+		case StatusBlocked, StatusError, StatusCancelled, StatusSkipped:
 			allDone = false
 		default: // ready (waiting for a lock or a slot), running, awaiting approval
 			return step

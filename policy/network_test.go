@@ -35,7 +35,7 @@ func TestStudioConfigNetwork(t *testing.T) {
 	for body, want := range map[string]string{
 		`"network":{"mode":"closed"}}`:      "network.mode",
 		`"network":{"allowHosts":["*"]}}`:   "network.allowHosts",
-		`"network":{"allowHosts":"a.com"}}`: "not valid JSON",
+		`"network":{"allowHosts":"a.com"}}`: "network.allowHosts must be a list ([...]), not a string",
 	} {
 		if _, err := ParseStudioConfig([]byte(base + body)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: %v; want %q", body, err, want)

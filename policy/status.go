@@ -7,8 +7,10 @@ import (
 )
 
 // A task's status is one `<label-prefix>status/<status>` label on its issue (DESIGN §3). The seed's
-// six statuses (§7.1) plus awaiting-approval, the studio's own: a run in guided or strict mode
-// stops after its plan phase until a review approves it (DESIGN §4).
+// six statuses (§7.1) plus two of the studio's own: awaiting-approval, a run in guided or strict
+// mode stops after its plan phase until a review approves it (DESIGN §4); and error, the run
+// stopped on its setup (the model API refused a call, or the studio itself failed), not on the
+// task, so the label says what the status comment and the outputs say.
 const (
 	StatusReady            = "ready"
 	StatusRunning          = "running"
@@ -17,12 +19,13 @@ const (
 	StatusDone             = "done"
 	StatusCancelled        = "cancelled"
 	StatusSkipped          = "skipped"
+	StatusError            = "error"
 )
 
-// TaskStatuses are the seven statuses in the order a task usually meets them.
-var TaskStatuses = []string{StatusReady, StatusRunning, StatusAwaitingApproval, StatusBlocked, StatusDone, StatusCancelled, StatusSkipped}
+// TaskStatuses are the eight statuses in the order a task usually meets them.
+var TaskStatuses = []string{StatusReady, StatusRunning, StatusAwaitingApproval, StatusBlocked, StatusDone, StatusCancelled, StatusSkipped, StatusError}
 
-// IsTaskStatus reports whether s is one of the seven statuses.
+// IsTaskStatus reports whether s is one of the eight statuses.
 func IsTaskStatus(s string) bool { return slices.Contains(TaskStatuses, s) }
 
 // statusLabelStem follows the label prefix in a status label: `studio:status/<s>`.
@@ -68,17 +71,20 @@ func StatusOfLabels(prefix string, labels []string) (string, error) {
 //     the label was set, or its locks were lost before Codex started), so it is queued again.
 //   - awaiting-approval → running: an approval starts the implementation; → blocked: the approval
 //     path failed; → cancelled; → ready: the plan was dropped to be redone.
-//   - blocked, cancelled, skipped → ready: a writer queues it again; → running: a writer runs it
-//     again directly (`/studio run` runs any task, as the seed's `task run` does); blocked and
+//   - ready, running, awaiting-approval → error: as → blocked, when the cause is the setup (a
+//     refused model API call, the studio's own failure) rather than the task.
+//   - blocked, error, cancelled, skipped → ready: a writer queues it again; → running: a writer runs it
+//     again directly (`/studio run` runs any task, as the seed's `task run` does); blocked, error and
 //     skipped → cancelled: a writer gives up on it.
 //   - done → running or ready: a writer re-runs or re-queues finished work. A done task never turns
 //     blocked, cancelled or skipped: what finished stays finished unless someone runs it again
 //     (the seed's orchestrator rewrote an explicitly listed done task to blocked, quirk A.18).
 var statusMoves = map[string][]string{
-	StatusReady:            {StatusRunning, StatusAwaitingApproval, StatusBlocked, StatusCancelled, StatusSkipped},
-	StatusRunning:          {StatusDone, StatusBlocked, StatusAwaitingApproval, StatusCancelled, StatusReady},
-	StatusAwaitingApproval: {StatusRunning, StatusBlocked, StatusCancelled, StatusReady},
+	StatusReady:            {StatusRunning, StatusAwaitingApproval, StatusBlocked, StatusError, StatusCancelled, StatusSkipped},
+	StatusRunning:          {StatusDone, StatusBlocked, StatusError, StatusAwaitingApproval, StatusCancelled, StatusReady},
+	StatusAwaitingApproval: {StatusRunning, StatusBlocked, StatusError, StatusCancelled, StatusReady},
 	StatusBlocked:          {StatusReady, StatusRunning, StatusCancelled},
+	StatusError:            {StatusReady, StatusRunning, StatusCancelled},
 	StatusCancelled:        {StatusReady, StatusRunning},
 	StatusSkipped:          {StatusReady, StatusRunning, StatusCancelled},
 	StatusDone:             {StatusRunning, StatusReady},

@@ -15,6 +15,7 @@ func TestStatusOfLabels(t *testing.T) {
 		{[]string{"bug", "studio:task"}, StatusReady, ""},
 		{[]string{"studio:status/running", "studio:role/producer"}, StatusRunning, ""},
 		{[]string{"studio:status/awaiting-approval"}, StatusAwaitingApproval, ""},
+		{[]string{"studio:status/error"}, StatusError, ""},
 		{[]string{"studio:status/done", "studio:status/done"}, StatusDone, ""},
 		{[]string{"studio:status/done", "studio:status/blocked"}, "", "several status labels (done, blocked)"},
 		{[]string{"studio:status/paused"}, "", `"studio:status/paused" names no task status`},
@@ -47,6 +48,8 @@ func TestCheckTransition(t *testing.T) {
 		{StatusBlocked, StatusReady}, {StatusBlocked, StatusRunning},
 		{StatusDone, StatusRunning}, {StatusSkipped, StatusReady}, {StatusCancelled, StatusReady},
 		{StatusDone, StatusDone},
+		{StatusRunning, StatusError}, {StatusAwaitingApproval, StatusError}, {StatusReady, StatusError},
+		{StatusError, StatusReady}, {StatusError, StatusRunning}, {StatusError, StatusCancelled},
 	}
 	for _, tt := range allowed {
 		if err := CheckTransition(tt.from, tt.to); err != nil {
@@ -56,7 +59,9 @@ func TestCheckTransition(t *testing.T) {
 	refused := []struct{ from, to, msg string }{
 		{StatusRunning, StatusSkipped, "a running task cannot become skipped"},
 		{StatusBlocked, StatusSkipped, "cannot become skipped"},
-		{StatusReady, StatusDone, "a ready task cannot become done; from ready it may become running, awaiting-approval, blocked, cancelled, skipped"},
+		{StatusDone, StatusError, "cannot become error"},
+		{StatusError, StatusDone, "cannot become done"},
+		{StatusReady, StatusDone, "a ready task cannot become done; from ready it may become running, awaiting-approval, blocked, error, cancelled, skipped"},
 		{StatusDone, StatusBlocked, "a done task cannot become blocked"},
 		{StatusDone, StatusSkipped, "cannot become skipped"},
 		{StatusCancelled, StatusDone, "cannot become done"},

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"github.com/codex-studio/studio-action/policy/egress"
+	"github.com/codex-studio/studio-action/policy/suggest"
 
 	"bytes"
 	"errors"
@@ -382,29 +383,57 @@ var (
 // yamlError turns a yaml.v3 error into a TaskError on the issue body's line numbers.
 func yamlError(err error, fenceLine int) error {
 	var te *yaml.TypeError
-	msg := err.Error()
+	msgs := []string{err.Error()}
 	isType := errors.As(err, &te) && len(te.Errors) > 0
 	if isType {
-		msg = te.Errors[0]
+		// The decoder goes on past a wrong type or an unknown field and lists them all: each is
+		// named, so a block with three mistakes takes one round, not three.
+		msgs = te.Errors
 	}
+	var all []*TaskError
+	for _, msg := range msgs {
+		all = append(all, yamlMessageError(msg, isType, fenceLine))
+	}
+	first := *all[0]
+	for _, e := range all[1:] {
+		first.Message += "; and " + e.Error()
+	}
+	return &first
+}
+
+// taskFieldNames and runPolicyFieldNames are the keys a block may use, for "did you mean".
+var (
+	taskFieldNames      = []string{"role", "writeFiles", "files", "dependsOn", "dependencies", "priority", "verify", "runPolicy", "approvalScope", "workflowId", "groupId", "allowHosts"}
+	runPolicyFieldNames = []string{"review", "maxFixPasses", "constrainedSandbox", "modelTier"}
+)
+
+// yamlMessageError is one yaml.v3 message as a TaskError on its body line.
+func yamlMessageError(msg string, isType bool, fenceLine int) *TaskError {
 	msg = strings.TrimPrefix(msg, "yaml: ")
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		var n int
-		fmt.Sscanf(m[1], "%d", &n)
-		detail := m[2]
-		field := ""
-		if f := unknownField.FindStringSubmatch(detail); f != nil {
-			field = f[1]
-			detail = "is not a task field; known fields are role, writeFiles, files, dependsOn (or dependencies), priority, verify, runPolicy, approvalScope, workflowId, groupId, allowHosts"
-			if strings.HasSuffix(yamlTypeOf(m[2]), "RunPolicy") {
-				field = "runPolicy." + f[1]
-				detail = "is not a runPolicy field; known runPolicy fields are " + runPolicyFields
-			}
-		}
-		if !isType {
-			detail = "invalid YAML: " + detail
-		}
-		return &TaskError{Line: fenceLine + n, Field: field, Message: detail}
+	m := yamlLine.FindStringSubmatch(msg)
+	if m == nil {
+		return &TaskError{Line: fenceLine, Message: "the ```studio block is not valid YAML: " + msg}
 	}
-	return &TaskError{Line: fenceLine, Message: "the ```studio block is not valid YAML: " + msg}
+	var n int
+	fmt.Sscanf(m[1], "%d", &n)
+	detail := m[2]
+	field := ""
+	if f := unknownField.FindStringSubmatch(detail); f != nil {
+		field = f[1]
+		detail = "is not a task field; known fields are role, writeFiles, files, dependsOn (or dependencies), priority, verify, runPolicy, approvalScope, workflowId, groupId, allowHosts"
+		names := taskFieldNames
+		if strings.HasSuffix(yamlTypeOf(m[2]), "RunPolicy") {
+			field = "runPolicy." + f[1]
+			detail = "is not a runPolicy field; known runPolicy fields are " + runPolicyFields
+			names = runPolicyFieldNames
+		}
+		if close := suggest.Closest(f[1], names); len(close) > 0 {
+			// The guess says more than the list; the list stays for a name nothing is close to.
+			detail = detail[:strings.Index(detail, ";")] + ". Did you mean `" + strings.Join(close, "` or `") + "`?"
+		}
+	}
+	if !isType {
+		detail = "invalid YAML: " + detail
+	}
+	return &TaskError{Line: fenceLine + n, Field: field, Message: detail}
 }

@@ -202,3 +202,28 @@ func TestDependenciesOfAHandBuiltTask(t *testing.T) {
 		t.Fatalf("Dependencies() err = %#v", err)
 	}
 }
+
+// A block with several mistakes names them all in one answer (not one per `/studio run`), each
+// by line and field, and a misspelled field gets the one it probably is.
+func TestParseTaskNamesEveryMistakeAtOnce(t *testing.T) {
+	body := "```studio\nrol: gameplay-programmer\nwritefiles: [src/a.gd]\npriority: high\nrunPolicy:\n  reveiw: false\n```\n"
+	_, err := ParseTask(body)
+	if err == nil {
+		t.Fatal("a block with four mistakes parsed")
+	}
+	got := err.Error()
+	for _, want := range []string{
+		"line 2: `rol`: is not a task field", "Did you mean `role`?",
+		"line 3: `writefiles`: is not a task field", "Did you mean `writeFiles`?",
+		"line 4: cannot unmarshal !!str `high` into int",
+		"line 6: `runPolicy.reveiw`: is not a runPolicy field", "Did you mean `review`?",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the error lacks %q:\n%s", want, got)
+		}
+	}
+	var te *TaskError
+	if !errors.As(err, &te) || te.Line != 2 || te.Field != "rol" {
+		t.Errorf("the error's first mistake is %+v, want line 2, rol", te)
+	}
+}

@@ -15,13 +15,10 @@ const (
 	VerdictError = "error"
 )
 
-// StatusForVerdict is the task status a verdict leaves on the issue. A run that ended in error
-// leaves the task blocked: its status says the task did not finish and waits for someone to act,
-// as for the studio's own failures, and the status comment says it was the setup, not the work.
+// StatusForVerdict is the task status a verdict leaves on the issue: the verdict itself, so the
+// label says what the status comment and the outputs say. An error (the setup must change) is
+// labelled error, not blocked (a blocked task waits for a change to the task or its work).
 func StatusForVerdict(verdict string) string {
-	if verdict == VerdictError {
-		return StatusBlocked
-	}
 	return verdict
 }
 

@@ -73,7 +73,7 @@ func TestVerdict(t *testing.T) {
 }
 
 func TestStatusForVerdict(t *testing.T) {
-	for verdict, want := range map[string]string{VerdictDone: StatusDone, VerdictBlocked: StatusBlocked, VerdictError: StatusBlocked} {
+	for verdict, want := range map[string]string{VerdictDone: StatusDone, VerdictBlocked: StatusBlocked, VerdictError: StatusError} {
 		if got := StatusForVerdict(verdict); got != want || !IsTaskStatus(got) {
 			t.Errorf("StatusForVerdict(%q) = %q, want the task status %q", verdict, got, want)
 		}

@@ -100,6 +100,16 @@ type Selection struct {
 	Budget   BudgetUse      `json:"budget"`
 }
 
+// missing reports whether the selection asked for path and found no such file.
+func (s Selection) missing(path string) bool {
+	for _, e := range s.Entries {
+		if e.SourcePath == path && e.Status == StatusMissing {
+			return true
+		}
+	}
+	return false
+}
+
 // Omissions returns every entry that was not selected, in request order.
 func (s Selection) Omissions() []ContextEntry {
 	var out []ContextEntry

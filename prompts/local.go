@@ -77,7 +77,12 @@ func FormatDryRunWith(p *Prepared, f RunFacts, e Eligibility, maxFixPasses int, 
 		}
 	}
 	if !p.Custom {
-		line("Codex custom agent: .codex/agents/%s.toml", f.Role)
+		agent := ".codex/agents/" + f.Role + ".toml"
+		if p.Selection.missing(agent) {
+			line("Codex custom agent: none (no %s: the role's built-in model and effort)", agent)
+		} else {
+			line("Codex custom agent: %s", agent)
+		}
 	}
 	line("Context files:")
 	if len(p.Selection.Selected) == 0 {

@@ -218,7 +218,8 @@ func builtinRequests(f RunFacts, role Role, objective string, artifacts []Contex
 	reqs := []ContextRequest{
 		{SourcePath: "AGENTS.md", Reason: "project instructions", Required: true},
 		{SourcePath: policy.StudioConfigPath, Reason: "project state", Required: true},
-		{SourcePath: ".codex/agents/" + role.ID + ".toml", Reason: "role agent definition", Required: true},
+		// Optional: a built-in role without its file runs with its built-in surface (BuiltinSurface).
+		{SourcePath: ".codex/agents/" + role.ID + ".toml", Reason: "role agent definition"},
 	}
 	reqs = append(reqs, artifacts...)
 	reqs = append(reqs, EngineReferenceRequests(f.Project.Engine, role.ID, objective+"\n"+f.Description)...)
@@ -308,7 +309,7 @@ func prepareReview(ctx context.Context, root, shown string, f RunFacts, objectiv
 	reqs := []ContextRequest{
 		{SourcePath: "AGENTS.md", Reason: "project instructions", Required: true},
 		{SourcePath: policy.StudioConfigPath, Reason: "project state", Required: true},
-		{SourcePath: ".codex/agents/" + ReviewRole + ".toml", Reason: "review agent definition", Required: true},
+		{SourcePath: ".codex/agents/" + ReviewRole + ".toml", Reason: "review agent definition"},
 	}
 	for _, e := range p.Selection.Entries {
 		if e.Status == StatusSelected {

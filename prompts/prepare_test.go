@@ -54,8 +54,8 @@ func TestPrepareContextRules(t *testing.T) {
 		contains []string
 		absent   []string
 	}{
-		{"missing agent file is a blocker", "market-analyst", nil,
-			[]string{"- .codex/agents/market-analyst.toml: missing (required context is missing)", "# Runtime Role Context: market-analyst", "### Template: market_analysis"},
+		{"missing agent file is optional: the role runs with its built-in surface", "market-analyst", nil,
+			[]string{"- .codex/agents/market-analyst.toml: missing (optional context is missing)", "# Runtime Role Context: market-analyst", "### Template: market_analysis"},
 			[]string{"### Template: analytics_setup"}},
 		{"focused role without broad flag", "producer", nil, nil, []string{"- design/gdd.md (", "- production/timeline.md ("}},
 		{"broad flag adds the broad list", "producer", func(f *RunFacts) { f.AllowBroadContext = true },

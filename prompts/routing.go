@@ -12,16 +12,32 @@ import (
 // surface from a checkout and show the routes.
 
 // RoleSurface reads `.codex/agents/<role>.toml` under root (routing.ParseRoleSurface) and returns
-// the declared model and effort. A missing file falls back to the terra primary.
+// the declared model and effort. A missing file is the role's built-in surface (BuiltinSurface).
 func RoleSurface(root, role string) (routing.ModelChoice, error) {
 	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(routing.RoleSurfacePath(role))))
 	if os.IsNotExist(err) {
-		return routing.DefaultSurface(), nil
+		return BuiltinSurface(role), nil
 	}
 	if err != nil {
 		return routing.ModelChoice{}, fmt.Errorf("read role surface for %s: %w", role, err)
 	}
 	return routing.ParseRoleSurface(role, data)
+}
+
+// BuiltinSurface is the model and effort a role runs with while the project has no
+// `.codex/agents/<role>.toml` for it: its tier's primary model at its own effort, what `studio init
+// --full` writes into that file. A role the studio does not know (a custom role reads its tier
+// elsewhere) gets the terra primary.
+func BuiltinSurface(role string) routing.ModelChoice {
+	r, ok := LookupRole(role)
+	if !ok {
+		return routing.DefaultSurface()
+	}
+	model, ok := routing.TierPrimary(r.Tier)
+	if !ok {
+		return routing.DefaultSurface()
+	}
+	return routing.ModelChoice{Model: model.Model, Effort: r.Effort}
 }
 
 // Display flattens a route into the strings the prompts show.

@@ -16,7 +16,7 @@ func TestRoleSurface(t *testing.T) {
 		want    routing.ModelChoice
 		wantErr string
 	}{
-		{name: "missing file falls back to terra primary", want: routing.ModelChoice{Model: "gpt-5.6-terra", Effort: "medium"}},
+		{name: "missing file of a role the studio does not know: terra primary", want: routing.ModelChoice{Model: "gpt-5.6-terra", Effort: "medium"}},
 		{name: "luna low", toml: routingStr("name = \"qa\"\nmodel = \"gpt-5.6-luna\"\nmodel_reasoning_effort = \"low\"\n"), want: routing.ModelChoice{Model: "gpt-5.6-luna", Effort: "low"}},
 		{name: "TOML however it is spaced", toml: routingStr("  model=\"gpt-5.6-sol\"\n"), want: routing.ModelChoice{Model: "gpt-5.6-sol", Effort: "medium"}},
 		{name: "unregistered model", toml: routingStr("model = \"gpt-4o\"\n"), wantErr: `.codex/agents/qa.toml:1: model "gpt-4o" is not a built-in model`},
@@ -117,5 +117,18 @@ func TestDisplayRoute(t *testing.T) {
 	named, _ := routing.ResolveModelRoutes(luna, "acme-coder-2", "")
 	if d := DisplayRoute(named.Implementation); d.FallbackModel != "none" || d.FallbackEffort != "-" || d.Tier != "none" {
 		t.Errorf("display of a named model = %+v", d)
+	}
+}
+
+// Without `.codex/agents/<role>.toml` a built-in role runs with what `studio init --full` would
+// have written into it: its tier's primary model at its own effort, not the terra default.
+func TestRoleSurfaceWithoutAFileIsTheRolesBuiltIn(t *testing.T) {
+	root := t.TempDir()
+	for _, r := range BuiltinRoles() {
+		got, err := RoleSurface(root, r.ID)
+		model, _ := routing.TierPrimary(r.Tier)
+		if err != nil || got.Model != model.Model || got.Effort != r.Effort {
+			t.Errorf("%s: %+v, %v; want %s at %s (tier %s)", r.ID, got, err, model.Model, r.Effort, r.Tier)
+		}
 	}
 }

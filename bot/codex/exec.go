@@ -49,9 +49,13 @@ type Result struct {
 	TimedOut     bool
 	Err          error // could not run, timed out, or the event stream shows a failure despite exit 0
 	FinalMessage string
-	Stderr       string // tail, redacted
-	EventsPath   string
-	Events       EventSummary
+	// Stderr is the tail of Codex's stderr, redacted, without Codex's warnings about the studio's
+	// setup (Notices), so no text a user reads passes them on; stderr.txt holds them.
+	Stderr string
+	// Notices are those warnings (notices.go), kept for the evidence.
+	Notices    []string
+	EventsPath string
+	Events     EventSummary
 	// Leftovers counts the processes the agent left running after Codex ended, all killed.
 	Leftovers int
 	// OutputCut says what of Codex's stdout and stderr the evidence does not hold (output.go).
@@ -350,6 +354,7 @@ func (c CLI) Run(ctx context.Context, req Request) Result {
 		stderrText = fmt.Sprintf("[studio: %d bytes of stderr before this tail were dropped]\n", stderr.dropped) + stderrText
 	}
 	_ = writeFileNoFollow(filepath.Join(req.RunDir, "stderr.txt"), []byte(stderrText), 0o644)
+	res.Stderr, res.Notices = splitNotices(res.Stderr)
 	if msg, _, rerr := readFileNoFollow(lastMessage, maxLastMessageBytes); rerr == nil {
 		msg = c.Redactor.RedactBytes(msg)
 		_ = writeFileNoFollow(filepath.Join(req.RunDir, "last-message.txt"), msg, 0o644)

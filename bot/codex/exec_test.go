@@ -2,6 +2,7 @@ package codex
 
 import (
 	"context"
+	"encoding/json"
 	"github.com/codex-studio/studio-action/policy/routing"
 	"os"
 	"path/filepath"
@@ -164,5 +165,54 @@ func TestCLIRunWithoutTheBinary(t *testing.T) {
 		if !res.Failed() {
 			t.Errorf("%s: a call without a binary did not fail", bin)
 		}
+	}
+}
+
+// Codex's own warnings about its setup (the studio's temporary CODEX_HOME, the repository's
+// untrusted .codex folder) are advice for Codex's interactive user that a studio user must not
+// follow: they stay in the evidence (stderr.txt, result.json) but reach no text a user reads
+// (the step's lines, which status comments, pull request bodies and summaries quote). The lines
+// are the real CLI's (0.171.0).
+func TestCLIRunKeepsCodexsOwnWarningsToTheEvidence(t *testing.T) {
+	const (
+		aliases = `WARNING: proceeding, even though we could not create PATH aliases: Refusing to create helper binaries under temporary dir "/tmp" (codex_home: AbsolutePathBuf("/tmp/studio-codex-call-2175165533/codex-home"))`
+		trust   = "warning: Untrusted project-local configuration is disabled. Run `codex exec --trust` to allow project configuration and MCP servers for this and future chats in the project, including MCP commands outside the sandbox."
+		real    = "ERROR: unexpected status 401 Unauthorized: Incorrect API key provided"
+	)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "fake-codex")
+	body := "#!/bin/sh\nwhile [ $# -gt 0 ]; do if [ \"$1\" = --output-last-message ]; then out=$2; fi; shift; done\n" +
+		"cat >/dev/null\nprintf done > \"$out\"\nprintf '%s\\n' \"$EVENTS\"\nprintf '%s\\n' \"$ERRS\" >&2\nexit 1\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	events := `{"type":"turn.started"}` + "\n" + `{"type":"turn.completed","usage":{}}`
+	cli := CLI{Bin: script, Env: []string{"EVENTS=" + events, "ERRS=" + aliases + "\n" + trust + "\n" + real, "PATH=/usr/bin:/bin"}}
+	runDir := filepath.Join(dir, "run")
+	res := cli.Run(context.Background(), Request{Workdir: dir, Prompt: "p", RunDir: runDir})
+	shown := strings.Join(Execution{Result: res}.Lines("implementation"), "\n")
+	for _, w := range []string{"PATH aliases", "codex exec --trust"} {
+		if strings.Contains(res.Stderr, w) || strings.Contains(shown, w) {
+			t.Errorf("Codex's warning %q reaches what users read:\nstderr %q\nlines %s", w, res.Stderr, shown)
+		}
+	}
+	if !strings.Contains(shown, real) {
+		t.Errorf("Codex's real error is gone from the lines:\n%s", shown)
+	}
+	evidence, err := os.ReadFile(filepath.Join(runDir, "stderr.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{aliases, trust, real} {
+		if !strings.Contains(string(evidence), w) {
+			t.Errorf("stderr.txt lacks %q:\n%s", w, evidence)
+		}
+	}
+	result, err := json.Marshal(Execution{Result: res})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(result), "PATH aliases") || !strings.Contains(string(result), "codex exec --trust") {
+		t.Errorf("result.json's view lacks Codex's notices: %s", result)
 	}
 }

@@ -141,6 +141,9 @@ func (e Execution) MarshalJSON() ([]byte, error) {
 		if r.Limit != nil {
 			m["limit"] = r.Limit
 		}
+		if len(r.Notices) > 0 {
+			m["codexNotices"] = r.Notices
+		}
 		return m
 	}
 	out := view(e.Result)

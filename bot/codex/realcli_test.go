@@ -222,6 +222,10 @@ func TestRealImplementationEditsFilesWithShellAndPatch(t *testing.T) {
 	if out.FinalStatus != StatusDone {
 		t.Fatalf("status %s\n%s", out.FinalStatus, out.Output())
 	}
+	// Codex warns that it cannot put its helpers in the call's temporary CODEX_HOME: evidence only.
+	if strings.Contains(out.Output(), "PATH aliases") {
+		t.Errorf("Codex's own warning reaches the step's lines:\n%s", out.Output())
+	}
 	if got := readFile(t, filepath.Join(rig.ws, "player.gd")); got != "speed = 2\n" {
 		t.Errorf("player.gd = %q", got)
 	}

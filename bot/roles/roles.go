@@ -121,7 +121,7 @@ func (rs Catalog) Route(role string, readFile func(path string) ([]byte, error),
 				return routing.RoutePlan{}, &RouteRefusal{err.Error()}
 			}
 		case IsNotFound(err):
-			surface, _ = routing.ParseRoleSurface(role, nil)
+			surface = prompts.BuiltinSurface(role)
 		default:
 			return routing.RoutePlan{}, err
 		}

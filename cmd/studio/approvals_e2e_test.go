@@ -224,6 +224,10 @@ func TestStrictPlanApproveImplementGate(t *testing.T) {
 	if g := w.gate(impl.HeadSHA); g.Conclusion != "action_required" || strings.Contains(g.Summary, "no studio review verdict yet") {
 		t.Errorf("gate after the reviewed implementation = %s: %s", g.Conclusion, g.Summary)
 	}
+	// The pull request is still the plan's draft: the gate says what a person does next.
+	if g := w.gate(impl.HeadSHA); !strings.Contains(g.Summary, "**Next:** Mark the pull request ready for review, then approve commit `"+impl.HeadSHA[:7]+"`") {
+		t.Errorf("the gate on the finished draft does not say to mark it ready and approve this commit:\n%s", g.Summary)
+	}
 	// A writer approves the implemented commit: that counts for the gate and starts nothing.
 	_, payload = w.approve(pr.Number, reviewer, ghemu.ReviewSpec{})
 	res = w.run("pull_request_review", payload, nil)

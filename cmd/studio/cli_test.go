@@ -292,7 +292,7 @@ func TestBuiltBinaryInAScratchRepository(t *testing.T) {
 		t.Fatalf("git init: %v\n%s", err, out)
 	}
 	env := map[string]string{"PATH": os.Getenv("PATH"), "HOME": t.TempDir()}
-	if code, out, errOut := runStudio(t, env, "init", "--name", "Hop", "--engine", "godot", "--mode", "prototype", "--project", dir); code != 0 || !strings.Contains(out, "wrote AGENTS.md") {
+	if code, out, errOut := runStudio(t, env, "init", "--name", "Hop", "--engine", "godot", "--mode", "prototype", "--full", "--project", dir); code != 0 || !strings.Contains(out, "wrote AGENTS.md") {
 		t.Fatalf("init: exit %d\n%s%s", code, out, errOut)
 	}
 	env["GITHUB_WORKSPACE"] = dir

@@ -40,16 +40,21 @@ const demoApprover = "hubot"
 // git http-backend, a workspace cloned like actions/checkout, and a scripted agent. It runs in
 // the studio mode `studio init` writes unless told otherwise, so the demo shows the first run the
 // team will see: in guided-studio a draft plan pull request, its approval, then the implementation.
+const demoAbout = `Plays a first task offline, as studio init sets a repository up: an issue, /studio run, in
+guided-studio the draft plan pull request and its approval, the implementation, the review and
+the gate, on the embedded GitHub emulator with a scripted agent (--real-codex: the real Codex CLI
+and OPENAI_API_KEY). It prints what a team would see. Its files are deleted on exit unless --dir
+keeps them.`
+
 func runDemo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := flag.NewFlagSet("studio demo", flag.ContinueOnError)
 	keep := fs.String("dir", "", "keep the demo's files (remote, workspace, evidence) in this directory")
 	useReal := fs.Bool("real-codex", false, "run the genuine Codex CLI (needs OPENAI_API_KEY) instead of the scripted agent")
 	codexPath := fs.String("codex-path", "", "the Codex CLI for --real-codex (default $CODEX_BIN, then codex on PATH)")
 	baseURL := fs.String("openai-base-url", "", "model API base URL for --real-codex (default the OpenAI API)")
 	modeFlag := fs.String("studio-mode", string(initStudioMode), "the project's studioMode: fast-prototype, guided-studio (studio init's default) or strict-studio")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if ok, code := parseFlags(fs, args, "studio demo [--studio-mode M] [--dir D] [--real-codex]", demoAbout, stdout, stderr); !ok {
+		return code
 	}
 	mode := policy.StudioMode(*modeFlag)
 	if !policy.ValidMode(mode) {
@@ -157,6 +162,15 @@ func runDemo(ctx context.Context, args []string, getenv func(string) string, std
 	} else {
 		fmt.Fprintf(stdout, "`studio demo` shows %s, the mode `studio init` writes: an approved plan comes first.\n", initStudioMode)
 	}
+	// The status comment names a run evidence folder inside the demo's folder: say whether it
+	// outlives the demo.
+	if *keep != "" {
+		fmt.Fprintf(stdout, "\nThe demo's files (the remote, the workspace and the run evidence named above) are kept in %s.\n", *keep)
+	} else {
+		fmt.Fprintln(stdout, "\nThe demo's files (the remote, the workspace and the run evidence named above) are deleted when the demo ends; `studio demo --dir DIR` keeps them.")
+	}
+	fmt.Fprintf(stdout, "\nNow set up your own repository: in its checkout run\n  %s\nthen add the OPENAI_API_KEY secret and comment `/studio run` on an issue (README, Quick start).\n",
+		`studio init --name "My Game" --engine godot --mode prototype`)
 	return exitOK
 }
 

@@ -64,8 +64,26 @@ func TestDemoShowsTheWholeStory(t *testing.T) {
 	if strings.Contains(out, "README.md | ") {
 		t.Error("the out-of-scope README change must not be in the commit")
 	}
+	// It ends with where its files are and what to do next.
+	if !strings.Contains(out, "The demo's files (the remote, the workspace and the run evidence named above) are kept in ") ||
+		!strings.Contains(out, "Now set up your own repository: in its checkout run\n  studio init --name \"My Game\" --engine godot --mode prototype") {
+		t.Errorf("the demo does not end with its files and the next step:\n%s", out)
+	}
 	if strings.Contains(out, "final status: done") || !strings.Contains(impl, "final status: blocked") {
 		t.Error("the lifecycle's final line must be the blocked verdict, not the Codex steps' done")
+	}
+}
+
+// Without --dir the demo's folder goes away on exit: it says so, and how to keep it, since the
+// status comment names an evidence folder inside it.
+func TestDemoSaysItsFilesGoAwayWithoutDir(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := runCLI([]string{"demo", "--studio-mode", "fast-prototype"}, nil)
+	if code != exitOK {
+		t.Fatalf("demo exit %d\n%s", code, errOut)
+	}
+	if !strings.Contains(out, "Run evidence: ") || !strings.Contains(out, "are deleted when the demo ends; `studio demo --dir DIR` keeps them") {
+		t.Errorf("the demo names an evidence folder without saying it is deleted on exit:\n%s", out)
 	}
 }
 

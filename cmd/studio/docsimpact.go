@@ -18,18 +18,18 @@ const docsImpactPath = "production/session-state/active.md"
 // REF (default HEAD: the uncommitted ones) need a `## Documentation Impact` section.
 func runDocsImpact(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("studio docs-impact", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	project := fs.String("project", ".", "project root")
 	base := fs.String("base", "HEAD", "the git ref the changes are counted from")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if ok, code := parseFlags(fs, args, "studio docs-impact [--project DIR] [--base REF]",
+		"Checks that the functional changes since a git ref (default HEAD: the uncommitted ones) state\ntheir documentation impact in "+docsImpactPath+" (`## Documentation Impact`).", stdout, stderr); !ok {
+		return code
 	}
 	root, err := filepath.Abs(*project)
 	if err != nil {
 		fmt.Fprintf(stderr, "studio docs-impact: %v\n", err)
 		return exitError
 	}
-	return printChecks(stdout, docsImpactChecks(ctx, root, *base))
+	return printChecks(stdout, "docs-impact", docsImpactChecks(ctx, root, *base))
 }
 
 // functionalChange is the seed's rule for a change that may need documentation: source, assets

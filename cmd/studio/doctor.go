@@ -6,8 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,19 +31,24 @@ func (c check) String() string {
 	return s
 }
 
+const doctorAbout = `Checks a checkout the way the action will read it: the tools (git; a local Codex CLI, which only
+local runs need), the agent's containment on this machine, the workflow that runs the action and
+how it pins it, and every studio file with the action's own parsers (what validate checks). One
+PASS, FAIL or SKIP line per check, then a line that names every failed one. Exit 1 when any
+check fails.`
+
 // runDoctor checks a checkout the way the action will read it: the tools it needs and every
 // studio file, with the same parsers the action uses, so a broken file is found before a run.
 func runDoctor(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("studio doctor", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	project := fs.String("project", ".", "project root")
 	codexPath := fs.String("codex-path", "", "the Codex CLI (default $CODEX_BIN, then codex on PATH)")
 	agentUser := fs.String("agent-user", jail.DefaultUser, "the agent-user input to check (auto, a name, a uid, or none)")
 	agentSandbox := fs.String("agent-sandbox", string(jail.SandboxAuto), "the agent-sandbox input to check (auto, require or off)")
 	agentMemory := fs.String("agent-memory", "", "the agent-memory input to check (a size such as 4GiB; default: 3/4 of what the studio may use, at most 8 GiB)")
 	agentPids := fs.String("agent-pids", "", fmt.Sprintf("the agent-pids input to check (default %d)", jail.DefaultProcesses))
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if ok, code := parseFlags(fs, args, "studio doctor [flags]", doctorAbout, stdout, stderr); !ok {
+		return code
 	}
 	root, err := filepath.Abs(*project)
 	if err != nil {
@@ -56,7 +64,8 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	}
 	bin := codex.ResolveBin(*codexPath, getenv)
 	if v, err := codex.Available(ctx, bin); err != nil {
-		add("FAIL", "tool.codex", err.Error()+"; install it with `"+codex.InstallCommand+"` or pass --codex-path", bin)
+		// Only local runs need it: on the runner the action installs the pinned one itself.
+		add("SKIP", "tool.codex", "no local Codex CLI: the action installs the pinned one on the runner; a local `studio run` needs it ("+err.Error()+"; install it with `"+codex.InstallCommand+"` or pass --codex-path)", bin)
 	} else if err := codex.CheckVersion(v); err != nil {
 		add("FAIL", "tool.codex", err.Error()+"; install the pinned one with `"+codex.InstallCommand+"` or pass --codex-path", bin)
 	} else {
@@ -105,9 +114,56 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		}
 	}
 
+	checks = append(checks, workflowCheck(root))
 	// The project's files: the same checks as `studio validate`.
 	checks = append(checks, validateProject(ctx, root)...)
-	return printChecks(stdout, checks)
+	return printChecks(stdout, "doctor", checks)
+}
+
+// actionUses finds a step's `uses: codex-studio/studio-action@<ref>` in a workflow file.
+var actionUses = regexp.MustCompile(`(?m)^\s*(?:-\s*)?uses:\s*["']?codex-studio/studio-action@([^\s"'#]+)`)
+
+var (
+	releaseRef = regexp.MustCompile(`^v\d+(\.\d+){0,2}$`)
+	commitRef  = regexp.MustCompile(`^[0-9a-f]{40}$`)
+)
+
+// workflowCheck finds the workflow that runs the action and says how it pins it: a release tag
+// or a commit SHA installs a checked binary, a branch builds from source on the runner (which
+// needs Go, and moves with every push). A workflow that does not listen to issue comments never
+// sees `/studio run`.
+func workflowCheck(root string) check {
+	const id = "workflow"
+	var files []string
+	for _, pattern := range []string{"*.yml", "*.yaml"} {
+		m, _ := filepath.Glob(filepath.Join(root, ".github", "workflows", pattern))
+		files = append(files, m...)
+	}
+	slices.Sort(files)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		m := actionUses.FindSubmatch(data)
+		if m == nil {
+			continue
+		}
+		ref := string(m[1])
+		kind := "a branch: built from source on the runner, which needs Go; pin a release tag such as @v1 or a commit SHA"
+		switch {
+		case releaseRef.MatchString(ref):
+			kind = "a release tag"
+		case commitRef.MatchString(ref):
+			kind = "a commit SHA"
+		}
+		msg := fmt.Sprintf("%s runs codex-studio/studio-action@%s (%s)", rel(root, f), ref, kind)
+		if !strings.Contains(string(data), "issue_comment") {
+			return check{"FAIL", id, msg + ", but not on issue_comment: a `/studio run` comment never starts it", rel(root, f)}
+		}
+		return check{"PASS", id, msg + " on issue comments", ""}
+	}
+	return check{"FAIL", id, "no workflow under .github/workflows uses codex-studio/studio-action; `studio init` writes .github/workflows/studio.yml", ""}
 }
 
 func rel(root, p string) string {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/examples"
 	"github.com/codex-studio/studio-action/internal/codextest"
 	"github.com/codex-studio/studio-action/internal/sandbox"
 	"github.com/codex-studio/studio-action/policy"
@@ -35,7 +36,8 @@ func TestDoctorPassesAHealthyCheckout(t *testing.T) {
 	files := sandbox.DefaultFiles("guided-studio")
 	files[".codex/agents/gameplay-programmer.toml"] = "model = \"gpt-5.6-sol\"\nmodel_reasoning_effort = \"high\"\n"
 	files[".codex/agents/producer.toml"] = "model=\"gpt-5.4-mini\"\n" // TOML, however it is spaced
-	files["AGENTS.md"] = agentsMD(policy.StudioConfig{Name: "Hop", Engine: "godot", Mode: "prototype", StudioMode: "guided-studio"})
+	files["AGENTS.md"] = agentsMD(policy.StudioConfig{Name: "Hop", Engine: "godot", Mode: "prototype", StudioMode: "guided-studio"}, true)
+	files[examples.WorkflowPath] = string(examples.Workflow)
 	writeTree(t, root, files)
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"doctor", "--project", root, "--codex-path", codextest.Bin(t)}, func(string) string { return "" }, &stdout, &stderr)
@@ -77,7 +79,7 @@ func TestDoctorNamesEveryBrokenFile(t *testing.T) {
 		t.Fatalf("exit %d, want 1\n%s", code, out)
 	}
 	for _, want := range []string{
-		"FAIL tool.codex: Codex CLI unavailable or not found",
+		"SKIP tool.codex: no local Codex CLI: the action installs the pinned one on the runner; a local `studio run` needs it (Codex CLI unavailable or not found",
 		"FAIL studio.config: studio.json mode must be design, prototype, or development",
 		// The file and line lead, as a compiler's errors do; the path is not said twice.
 		"FAIL codex.agent.writer: .codex/agents/writer.toml:1: model \"gpt-9\" is not a built-in model; the built-in models are gpt-5.6-sol, gpt-5.6-terra, gpt-5.6-luna, gpt-5.5, gpt-5.4 and gpt-5.4-mini. To run another model, remove `model` from this file and set the action's `model` input.\n",
@@ -246,7 +248,7 @@ func TestValidateIsTheSeedsProjectValidation(t *testing.T) {
 	root := t.TempDir()
 	files := sandbox.DefaultFiles("guided-studio")
 	files[".codex/studio.json"] = strings.Replace(files[".codex/studio.json"], `"status": "active"`, `"status": "active", "roles": ["producer", "wizard"], "workflows": ["vertical-slice", "moonwalk"]`, 1)
-	files["AGENTS.md"] = strings.Replace(agentsMD(policy.StudioConfig{Name: "Hop", Engine: "godot", Mode: "prototype"}), "## Verification", "## Checks", 1)
+	files["AGENTS.md"] = strings.Replace(agentsMD(policy.StudioConfig{Name: "Hop", Engine: "godot", Mode: "prototype"}, true), "## Verification", "## Checks", 1)
 	files[".codex/profile.json"] = string(must(os.ReadFile(filepath.Join("..", "..", "prompts", "guidance", "testdata", "native.json"))))
 	files["CODEX.md"] = "old\n"
 	writeTree(t, root, files)
@@ -272,7 +274,7 @@ func TestValidateIsTheSeedsProjectValidation(t *testing.T) {
 		t.Errorf("validate checks no tools:\n%s", out)
 	}
 	_, doctor, _ := runCLI([]string{"doctor", "--project", root, "--codex-path", filepath.Join(root, "no-codex")}, nil)
-	if !strings.Contains(doctor, "FAIL codex.profile.agents: ") || !strings.Contains(doctor, "FAIL tool.codex") {
+	if !strings.Contains(doctor, "FAIL codex.profile.agents: ") || !strings.Contains(doctor, "SKIP tool.codex") {
 		t.Errorf("doctor does not run validate's checks:\n%s", doctor)
 	}
 }
@@ -316,7 +318,7 @@ func TestRefreshContextAndFreshness(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
 	files := sandbox.DefaultFiles("guided-studio")
-	files["AGENTS.md"] = agentsMD(policy.StudioConfig{Name: "Hop", Engine: "godot", Mode: "prototype"})
+	files["AGENTS.md"] = agentsMD(policy.StudioConfig{Name: "Hop", Engine: "godot", Mode: "prototype"}, true)
 	writeTree(t, root, files)
 	if _, out, _ := runCLI([]string{"validate", "--project", root}, nil); !strings.Contains(out, "SKIP codex.project.context_manifest: no context manifest") {
 		t.Errorf("without a manifest:\n%s", out)
@@ -366,45 +368,96 @@ func TestDoctorNamesTheCallLimits(t *testing.T) {
 	}
 }
 
-// A profile whose delegation or controls the action cannot carry out is refused by validate and
-// doctor, each with its reason (issue 35): a can_spawn edge to a native-only child (the action has
-// no native path), and control actions no command carries out. A profile within what the action
-// does passes both checks.
-func TestValidateRefusesAProfileTheActionCannotCarryOut(t *testing.T) {
+// validate checks the project file itself, not only what depends on it: after an init, a
+// misspelled engine and an unknown key fail with the key they probably meant, a wrong type names
+// the key and the line in the file's terms, and invalid JSON says where.
+func TestValidateChecksTheProjectFileItself(t *testing.T) {
 	t.Parallel()
-	worker := map[string]any{"backends": []any{"mcp"}, "permissions": "workspace-write"}
-	for _, tc := range []struct {
-		name    string
-		profile []byte
-		want    []string
+	cases := []struct {
+		name, from, to string
+		want           []string
 	}{
-		{"within what the action does", seedProfile(t, "hybrid", "producer", map[string]map[string]any{
-			"producer": {"can_spawn": []any{"gameplay-programmer"}}, "gameplay-programmer": worker,
-			"qa-playtester": {"backends": []any{"mcp"}, "controls": map[string]any{"gameplay-programmer": map[string]any{"actions": []any{"steer", "stop"}}}}}),
-			[]string{"PASS codex.profile.backends: every child a role may request runs as a child task", "PASS codex.profile.controls: every control the graph grants is a command"}},
-		{"a native-only child and seed controls", seedProfile(t, "hybrid", "producer", map[string]map[string]any{
-			"producer":            {"can_spawn": []any{"gameplay-programmer", "qa-playtester"}},
-			"gameplay-programmer": worker, "qa-playtester": {"backends": []any{"native"}},
-			"lead-programmer": {"backends": []any{"mcp"}, "controls": map[string]any{"gameplay-programmer": map[string]any{"actions": []any{"steer", "interrupt", "fork", "set_effort"}}}}}),
-			[]string{"FAIL codex.profile.backends: the action has no native path (it runs no Codex native subagents), so these can_spawn edges can never run: producer -> qa-playtester (give the child the `mcp` backend",
-				"FAIL codex.profile.controls: the control graph grants actions no command carries out: lead-programmer: fork, lead-programmer: interrupt, lead-programmer: set_effort (the action carries out steer, pause, continue, stop; remove the others)"}},
-		{"a native orchestration that spawns", seedProfile(t, "native", "producer", map[string]map[string]any{
-			"producer": {"can_spawn": []any{"gameplay-programmer"}}, "gameplay-programmer": {"backends": []any{"native"}}}),
-			[]string{"FAIL codex.profile.backends: the action has no native path (it runs no Codex native subagents), so these can_spawn edges can never run: producer -> gameplay-programmer"}},
+		{"misspelled engine and an unknown key", `"engine": "godot"`, `"engine": "godto", "studiomode": "fast-prototype"`,
+			[]string{`FAIL studio.config: studio.json engine "godto" is not an engine the studio knows (godot, unity or unreal). Did you mean "godot"?`,
+				`FAIL studio.config: studio.json has the unknown key "studiomode", which the studio ignores. Did you mean "studioMode"?`}},
+		{"schemaVersion as a string", `"schemaVersion": 1`, `"schemaVersion": "1"`,
+			[]string{"FAIL studio.config: studio.json schemaVersion must be a number, not a string (line 2)"}},
+		{"invalid JSON", `"engine": "godot",`, `"engine": "godot"`,
+			[]string{"FAIL studio.config: studio.json is not valid JSON: line 14, column 3: invalid character '\"' after object key:value pair"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if code, _, errOut := runCLI(initArgs(dir), nil); code != exitOK {
+				t.Fatal(errOut)
+			}
+			path := filepath.Join(dir, ".codex", "studio.json")
+			data := string(must(os.ReadFile(path)))
+			if !strings.Contains(data, tc.from) {
+				t.Fatalf("studio.json lacks %q:\n%s", tc.from, data)
+			}
+			if err := os.WriteFile(path, []byte(strings.Replace(data, tc.from, tc.to, 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, out, errOut := runCLI([]string{"validate", "--project", dir}, nil)
+			if code != exitError {
+				t.Errorf("exit %d, want 1\n%s%s", code, out, errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w+" (.codex/studio.json)") {
+					t.Errorf("validate lacks %q:\n%s", w, out)
+				}
+			}
+			if strings.Contains(out, "PASS studio.config") || strings.Contains(out, "Go struct") {
+				t.Errorf("validate passes or speaks Go:\n%s", out)
+			}
+		})
+	}
+}
+
+// doctor after `studio init`, on a machine without a local Codex CLI (the action installs its
+// own on the runner): that is said, not failed; the workflow and the action's pin are checked;
+// and the last line sums up, naming what failed.
+func TestDoctorChecksTheWorkflowAndSumsUp(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if code, _, errOut := runCLI(initArgs(dir), nil); code != exitOK {
+		t.Fatal(errOut)
+	}
+	doctor := func() (int, string) {
+		code, out, _ := runCLI([]string{"doctor", "--project", dir, "--codex-path", filepath.Join(dir, "no-codex")}, nil)
+		return code, out
+	}
+	code, out := doctor()
+	for _, want := range []string{
+		"SKIP tool.codex: no local Codex CLI: the action installs the pinned one on the runner; a local `studio run` needs it",
+		"PASS workflow: .github/workflows/studio.yml runs codex-studio/studio-action@v1 (a release tag) on issue comments",
 	} {
-		root := t.TempDir()
-		files := sandbox.DefaultFiles("guided-studio")
-		files[".codex/profile.json"] = string(tc.profile)
-		writeTree(t, root, files)
-		_, out, _ := runCLI([]string{"validate", "--project", root}, nil)
-		_, doctor, _ := runCLI([]string{"doctor", "--project", root, "--codex-path", filepath.Join(root, "no-codex")}, nil)
-		for _, want := range tc.want {
-			if !strings.Contains(out, want) {
-				t.Errorf("%s: validate output lacks %q:\n%s", tc.name, want, out)
-			}
-			if !strings.Contains(doctor, want) {
-				t.Errorf("%s: doctor output lacks %q", tc.name, want)
-			}
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, out)
 		}
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if last := lines[len(lines)-1]; code != exitOK || !strings.HasPrefix(last, "doctor: no check failed (") {
+		t.Errorf("exit %d, last line %q, want a passing summary\n%s", code, last, out)
+	}
+
+	// A branch pin, then no workflow at all.
+	wf := filepath.Join(dir, ".github", "workflows", "studio.yml")
+	data := string(must(os.ReadFile(wf)))
+	if err := os.WriteFile(wf, []byte(strings.Replace(data, "codex-studio/studio-action@v1", "codex-studio/studio-action@main", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, out := doctor(); !strings.Contains(out, "PASS workflow: .github/workflows/studio.yml runs codex-studio/studio-action@main (a branch: built from source on the runner, which needs Go; pin a release tag such as @v1 or a commit SHA)") {
+		t.Errorf("doctor does not name the branch pin:\n%s", out)
+	}
+	if err := os.Remove(wf); err != nil {
+		t.Fatal(err)
+	}
+	code, out = doctor()
+	lines = strings.Split(strings.TrimSpace(out), "\n")
+	if !strings.Contains(out, "FAIL workflow: no workflow under .github/workflows uses codex-studio/studio-action; `studio init` writes .github/workflows/studio.yml") ||
+		code != exitError || lines[len(lines)-1] != "doctor: 1 check failed: workflow" {
+		t.Errorf("exit %d, want the missing workflow failed and summed up\n%s", code, out)
 	}
 }

@@ -70,6 +70,10 @@ func TestFrozenProjectRefusesLabelRunButAnswersDryRunAndHelp(t *testing.T) {
 	if status := w.botComments(n)[0].Body; !strings.Contains(status, "**Dry run**") || !strings.Contains(status, "A run would be refused") {
 		t.Errorf("dry run on a frozen project:\n%s", status)
 	}
+	// Its eligibility says what the refusal says, not "allowed".
+	if status := w.botComments(n)[0].Body; !strings.Contains(status, "Eligibility: blocked") || strings.Contains(status, "Eligibility: allowed") {
+		t.Errorf("the dry run of a frozen project calls the run eligible:\n%s", status)
+	}
 	_, help := w.comment(n, sandbox.Writer, "/studio help")
 	if res := w.run("issue_comment", help, nil); res.code != 0 || res.outputs["status"] == "refused" {
 		t.Fatalf("help: exit %d status %q\n%s", res.code, res.outputs["status"], res.stderr)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,22 +11,25 @@ import (
 
 const guidanceUsage = "usage: studio guidance compile --profile <file> --out <dir>"
 
+const guidanceAbout = `Compiles a resolved multi-agent profile (.codex/profile.json) into per-role guidance files, the
+ones a run of each role installs (docs/studios.md).`
+
 // runGuidance implements `studio guidance compile`: a resolved profile in, guidance files out.
 // Exit codes: 0 written, 1 the profile or the output directory failed, 2 usage.
 func runGuidance(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && (args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+		fmt.Fprintf(stdout, "usage: studio guidance compile --profile <file> --out <dir>\n\n%s\n", guidanceAbout)
+		return exitOK
+	}
 	if len(args) == 0 || args[0] != "compile" {
 		fmt.Fprintln(stderr, guidanceUsage)
 		return 2
 	}
 	fs := flag.NewFlagSet("studio guidance compile", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	profile := fs.String("profile", "", "resolved profile JSON file")
 	out := fs.String("out", "", "output directory: guidance/ is written inside it, or is it when it is named guidance")
-	if err := fs.Parse(args[1:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if ok, code := parseFlags(fs, args[1:], "studio guidance compile --profile <file> --out <dir>", guidanceAbout, stdout, stderr); !ok {
+		return code
 	}
 	if *profile == "" || *out == "" || fs.NArg() > 0 {
 		fmt.Fprintln(stderr, guidanceUsage)

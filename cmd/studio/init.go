@@ -13,8 +13,10 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/codex-studio/studio-action/policy"
+	"github.com/codex-studio/studio-action/policy/suggest"
 	"github.com/codex-studio/studio-action/prompts"
 )
 
@@ -38,7 +40,7 @@ type initOptions struct {
 	concept, genre, platform, audience, monetization, timeline string
 	engineVersion                                              string
 	competitors                                                []string
-	nonInteractive, force, keepTemplateAuthoring               bool
+	nonInteractive, force, keepTemplateAuthoring, full         bool
 	project, labelPrefix, repo, token                          string
 	labels                                                     bool
 }
@@ -46,17 +48,23 @@ type initOptions struct {
 // initStdin and initStdinIsTerminal are how init asks before replacing a file; tests replace them.
 var (
 	initStdin           io.Reader = os.Stdin
-	initStdinIsTerminal           = func() bool {
-		fi, err := os.Stdin.Stat()
-		return err == nil && fi.Mode()&os.ModeCharDevice != 0
-	}
+	initStdinIsTerminal           = stdinIsTerminal
 )
 
-const initLong = `Writes what a first run needs into a checkout (seed §1.3-1.4): .codex/studio.json (project
-state), .codex/studio/config.json (the customization pack), AGENTS.md, one .codex/agents/<role>.toml
-per role of the project, stubs under docs/engine-reference/<engine>/, the starter documents
-(design/gdd.md, production/timeline.md, docs/architecture/README.md, docs/market-overview.md),
-the workflow and the Studio task issue form; with --labels also the studio's labels.
+// stdinIsTerminal reports whether stdin is a terminal: /dev/null is a character device too, so
+// the mode bits cannot tell (init asked "Replace it?" there, once per existing file).
+func stdinIsTerminal() bool { return term.IsTerminal(int(os.Stdin.Fd())) }
+
+const initLong = `Writes what a team must own into a checkout: .codex/studio.json (the project file),
+AGENTS.md (the project's instructions to every role), the workflow
+(.github/workflows/studio.yml) and the Studio task issue form. Every role runs with the model,
+effort and contract built into studio until the team adds its own .codex/agents/<role>.toml.
+
+--full writes the whole layout instead: also .codex/studio/config.json (the customization pack),
+one .codex/agents/<role>.toml per role of the project, stubs under
+docs/engine-reference/<engine>/, the starter documents (design/gdd.md, production/timeline.md,
+docs/architecture/README.md, docs/market-overview.md) and the context manifest.
+With --labels init also creates the studio's labels.
 
 Flags alone are enough. A file that exists is never replaced silently: in a terminal init asks
 for each one; otherwise (or with --non-interactive) it is kept and listed as skipped, and
@@ -67,10 +75,11 @@ func newInitCmd(e env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "init --name N --engine E --mode M",
 		Aliases: []string{"new"},
-		Short:   "write the studio's files into a checkout (project state, AGENTS.md, roles, docs, workflow)",
+		Short:   "write the studio's files into a checkout (project file, AGENTS.md, workflow, issue form)",
 		Long:    initLong,
 		Example: `  studio init --name Hop --engine godot --mode prototype
-  studio init --name Hop --engine godot --mode prototype --studio-mode fast-prototype --labels --repo acme/hop`,
+  studio init --name Hop --engine godot --mode prototype --studio-mode fast-prototype --labels --repo acme/hop
+  studio init --name Hop --engine godot --mode prototype --full`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			return runInit(c.Context(), e, o)
@@ -90,6 +99,7 @@ func newInitCmd(e env) *cobra.Command {
 	f.StringVar(&o.monetization, "monetization", "undecided", "monetization model")
 	f.StringVar(&o.timeline, "timeline", "TBD", "timeline")
 	f.StringVar(&o.engineVersion, "engine-version", "", "engine version (default the engine's: godot 4.4.1, unity 6000.0, unreal 5.4)")
+	f.BoolVar(&o.full, "full", false, "write the whole layout: role files, engine notes, starter documents, customization pack, context manifest")
 	f.BoolVar(&o.force, "force", false, "replace files that exist (except the customization pack)")
 	f.BoolVar(&o.force, "force-refresh", false, "the same as --force (the seed's name)")
 	f.BoolVar(&o.nonInteractive, "non-interactive", false, "never ask: keep existing files unless --force (init needs no answers otherwise)")
@@ -103,27 +113,71 @@ func newInitCmd(e env) *cobra.Command {
 	return cmd
 }
 
-// runInit validates the flags, then writes initFiles. Exit codes: 0 done (files kept are not an
-// error), 1 a flag value is wrong or a file cannot be written, 2 usage.
-func runInit(ctx context.Context, e env, o initOptions) error {
-	switch {
-	case strings.TrimSpace(o.name) == "":
-		return failf("init requires --name")
-	case o.mode == "":
-		return failf("init requires --mode")
-	case strings.TrimSpace(o.engine) == "":
-		return failf("init requires --engine (godot, unity or unreal)")
+// initFlagProblems lists every mistake on init's command line at once, each naming its flag:
+// the missing required flags on one line, then each wrong value with what it may be.
+func initFlagProblems(o initOptions) []string {
+	var missing, out []string
+	if strings.TrimSpace(o.name) == "" {
+		missing = append(missing, "--name")
 	}
-	engine, ok := engineAliases[strings.ToLower(strings.TrimSpace(o.engine))]
-	if !ok {
-		return failf("Unknown engine %q. Expected one of: godot, unity, unreal", o.engine)
+	if strings.TrimSpace(o.engine) == "" {
+		missing = append(missing, "--engine (godot, unity or unreal)")
 	}
-	if !policy.ValidStage(policy.ProjectStage(o.mode)) {
-		return failf("studio.json mode must be design, prototype, or development")
+	if strings.TrimSpace(o.mode) == "" {
+		missing = append(missing, "--mode (design, prototype or development)")
+	}
+	if len(missing) > 0 {
+		out = append(out, "missing "+joinAnd(missing))
+	}
+	engines := []string{"godot", "unity", "unreal"}
+	if e := strings.TrimSpace(o.engine); e != "" {
+		if _, ok := engineAliases[strings.ToLower(e)]; !ok {
+			out = append(out, fmt.Sprintf("--engine %q is not an engine the studio knows: godot, unity or unreal (ue5 and the like work too).%s", o.engine, didYouMean(e, engines)))
+		}
+	}
+	if o.mode != "" && !policy.ValidStage(policy.ProjectStage(o.mode)) {
+		out = append(out, fmt.Sprintf("--mode %q must be design, prototype or development.%s", o.mode, didYouMean(o.mode, []string{"design", "prototype", "development"})))
 	}
 	if !policy.ValidMode(policy.StudioMode(o.studioMode)) {
-		return failf("studio.json studioMode must be fast-prototype, guided-studio, or strict-studio")
+		out = append(out, fmt.Sprintf("--studio-mode %q must be fast-prototype, guided-studio or strict-studio.%s", o.studioMode, didYouMean(o.studioMode, []string{"fast-prototype", "guided-studio", "strict-studio"})))
 	}
+	for i, p := range out {
+		out[i] = strings.TrimSuffix(p, ".")
+	}
+	return out
+}
+
+// didYouMean is the hint for a wrong value: the closest names (suggest.Closest), else the one
+// name it begins (`strict` for `strict-studio`).
+func didYouMean(typed string, names []string) string {
+	if close := suggest.Closest(typed, names); len(close) > 0 {
+		return suggest.DidYouMean(close)
+	}
+	var starts []string
+	for _, n := range names {
+		if len(typed) >= 3 && strings.HasPrefix(n, strings.ToLower(typed)) {
+			starts = append(starts, n)
+		}
+	}
+	return suggest.DidYouMean(starts)
+}
+
+// joinAnd joins words as a sentence lists them: "a", "a and b", "a, b and c".
+func joinAnd(words []string) string {
+	if len(words) <= 1 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
+// runInit validates the flags, then writes initFiles. Exit codes: 0 done (files kept are not an
+// error), 1 a file cannot be written or the labels cannot be made, 2 usage (a missing flag or a
+// wrong value, every one named at once).
+func runInit(ctx context.Context, e env, o initOptions) error {
+	if problems := initFlagProblems(o); len(problems) > 0 {
+		return usagef("%s", strings.Join(problems, "\nstudio init: "))
+	}
+	engine := engineAliases[strings.ToLower(strings.TrimSpace(o.engine))]
 	slug := strings.Trim(nonSlug.ReplaceAllString(strings.ToLower(o.name), "-"), "-")
 	if slug == "" {
 		return failf("project name %q has no letters or digits to make a slug from", o.name)
@@ -152,7 +206,7 @@ func runInit(ctx context.Context, e env, o initOptions) error {
 		StudioMode: policy.StudioMode(o.studioMode), Phase: "Initialization", Status: policy.StatusActive, CurrentMilestone: milestone,
 		Roles: prompts.RolesForEngine(engine), ActiveRoles: prompts.ActiveRolesFor(o.mode, engine), Workflows: prompts.BuiltinWorkflowIDs(),
 	}
-	files, err := initFiles(state, o.labelPrefix)
+	files, err := initFiles(state, o.labelPrefix, o.full)
 	if err != nil {
 		return failf("%v", err)
 	}
@@ -161,17 +215,21 @@ func runInit(ctx context.Context, e env, o initOptions) error {
 	if err != nil {
 		return failf("%v", err)
 	}
-	// Last, as the seed's init: the context manifest of what is now on disk (so of the files
-	// kept as well as those written), under the same rule for a file that exists.
-	manifest, err := contextManifestFiles(ctx, o.project)
-	if err != nil {
-		fmt.Fprintf(e.stdout, "skipped %s: %v (`studio refresh-context` writes it)\n", prompts.ContextManifestPath, err)
+	if o.full {
+		// Last, as the seed's init: the context manifest of what is now on disk (so of the files
+		// kept as well as those written), under the same rule for a file that exists. Only the
+		// full layout has one: runs select their context afresh without it, and a manifest goes
+		// stale with every edit of the files it lists.
+		manifest, err := contextManifestFiles(ctx, o.project)
+		if err != nil {
+			fmt.Fprintf(e.stdout, "skipped %s: %v (`studio refresh-context` writes it)\n", prompts.ContextManifestPath, err)
+		}
+		more, err := writeInitFiles(o.project, manifest, o.force, ask, e)
+		if err != nil {
+			return failf("%v", err)
+		}
+		written = append(written, more...)
 	}
-	more, err := writeInitFiles(o.project, manifest, o.force, ask, e)
-	if err != nil {
-		return failf("%v", err)
-	}
-	written = append(written, more...)
 	if o.labels {
 		if err := createLabels(ctx, target, studioLabels(o.labelPrefix, state.Roles), e.stdout, e.stderr); err != nil {
 			return failf("%v", err)

@@ -57,24 +57,28 @@ func TestInitErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"--name", "x", "--engine", "godot"}, exitError, "init requires --mode"},
-		{[]string{"--engine", "godot", "--mode", "design"}, exitError, "init requires --name"},
-		{[]string{"--name", "x", "--mode", "design"}, exitError, "init requires --engine"},
-		{[]string{"--name", "x", "--engine", "cryengine", "--mode", "design"}, exitError, `Unknown engine "cryengine". Expected one of: godot, unity, unreal`},
-		{[]string{"--name", "x", "--engine", "godot", "--mode", "alpha"}, exitError, "studio.json mode must be design, prototype, or development"},
-		{[]string{"--name", "x", "--engine", "godot", "--mode", "design", "--studio-mode", "strict"}, exitError, "studio.json studioMode must be"},
+		// Usage errors exit 2, all at once, and name the flags.
+		{nil, exitUsage, "studio init: missing --name, --engine (godot, unity or unreal) and --mode (design, prototype or development)"},
+		{[]string{"--name", "x", "--engine", "godot"}, exitUsage, "studio init: missing --mode (design, prototype or development)"},
+		{[]string{"--name", "x", "--engine", "cryengine", "--mode", "alpha", "--studio-mode", "strict"}, exitUsage,
+			"--engine \"cryengine\" is not an engine the studio knows: godot, unity or unreal (ue5 and the like work too)\n" +
+				"studio init: --mode \"alpha\" must be design, prototype or development\n" +
+				"studio init: --studio-mode \"strict\" must be fast-prototype, guided-studio or strict-studio. Did you mean \"strict-studio\"?"},
 		{[]string{"--name", "x", "--engine", "godot", "--mode", "design", "extra"}, exitUsage, `unknown command "extra"`},
 		{[]string{"--name", "x", "--engine", "godot", "--mode", "design", "--bogus"}, exitUsage, "unknown flag: --bogus"},
 		{[]string{"--name", "x", "--engine", "godot", "--mode", "design", "--labels", "--token", "t"}, exitError, "--repo"},
 		{[]string{"--name", "x", "--engine", "godot", "--mode", "design", "--labels", "--repo", "acme/hop"}, exitError, "token"},
 	}
+	var texts strings.Builder
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer
 		code := run(context.Background(), append([]string{"init", "--project", dir}, tt.args...), func(string) string { return "" }, &stdout, &stderr)
 		if code != tt.code || !strings.Contains(stderr.String(), tt.want) || stdout.Len() > 0 {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d and %q", tt.args, code, stdout.String(), stderr.String(), tt.code, tt.want)
 		}
+		fmt.Fprintf(&texts, "$ studio init %s\n%s[exit %d]\n\n", strings.Join(tt.args, " "), stderr.String(), code)
 	}
+	golden.Check(t, "init/errors.txt", texts.String())
 	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
 		t.Errorf("a refused init wrote %v", entries)
 	}
@@ -108,16 +112,9 @@ func readFile(t *testing.T, dir, rel string) string {
 	return string(data)
 }
 
-// init, with flags alone, in an empty directory, writes every file a first run needs (and no
-// other), and says what is left to do.
-func TestInitWritesTheStudioFiles(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	var stdout, stderr bytes.Buffer
-	if code := run(context.Background(), initArgs(dir), func(string) string { return "" }, &stdout, &stderr); code != exitOK {
-		t.Fatalf("exit %d: %s", code, stderr.String())
-	}
-	golden.Check(t, "init/stdout.txt", stdout.String())
+// writtenFiles lists every file under dir, sorted.
+func writtenFiles(t *testing.T, dir string) []string {
+	t.Helper()
 	var got []string
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
@@ -129,8 +126,63 @@ func TestInitWritesTheStudioFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := wantInitFiles(t)
 	slices.Sort(got)
+	return got
+}
+
+// init, with flags alone, writes only what the team must own: the project file, AGENTS.md (the
+// roles' contracts stop without it), the workflow and the issue form. Roles, engine notes and
+// starter documents are the binary's built-ins until the team adds its own (init --full).
+func TestInitWritesOnlyWhatATeamOwns(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), initArgs(dir), func(string) string { return "" }, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	golden.Check(t, "init/stdout-minimal.txt", stdout.String())
+	want := []string{".codex/studio.json", ".github/ISSUE_TEMPLATE/studio-task.yml", ".github/workflows/studio.yml", "AGENTS.md"}
+	if got := writtenFiles(t, dir); !slices.Equal(got, want) {
+		t.Errorf("init wrote\n%v\nwant\n%v", got, want)
+	}
+	golden.Check(t, "init/AGENTS-minimal.md", readFile(t, dir, "AGENTS.md"))
+	// What a run reads is there or built in: validate passes, every role routes to its own
+	// tier and effort, and a dry run misses nothing it requires but the engine notes.
+	if code, out, errOut := runCLI([]string{"validate", "--project", dir}, nil); code != exitOK || strings.Contains(out, "FAIL") {
+		t.Errorf("validate after init: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, r := range prompts.BuiltinRoles() {
+		surface, err := prompts.RoleSurface(dir, r.ID)
+		if err != nil || routing.TierForModel(surface.Model) != r.Tier || surface.Effort != r.Effort {
+			t.Errorf("%s: surface %+v, %v; want its tier %s at %s", r.ID, surface, err, r.Tier, r.Effort)
+		}
+	}
+	code, out, errOut := runCLI([]string{"run", "gameplay-programmer", "Implement the jump", "--dry-run", "--project", dir}, nil)
+	if code != exitOK {
+		t.Fatalf("dry run after init: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.Contains(line, "required context is missing") && !strings.Contains(line, "docs/engine-reference/") {
+			t.Errorf("a run after init misses required context: %s", line)
+		}
+	}
+	if !strings.Contains(out, "Codex custom agent: none (no .codex/agents/gameplay-programmer.toml: the role's built-in model and effort)") {
+		t.Errorf("the dry run does not say the role runs with its built-in surface:\n%s", out)
+	}
+}
+
+// init --full keeps the whole layout: every file a first run reads (and no other), and says
+// what is left to do.
+func TestInitFullWritesTheWholeLayout(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), initArgs(dir, "--full"), func(string) string { return "" }, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	golden.Check(t, "init/stdout.txt", stdout.String())
+	got := writtenFiles(t, dir)
+	want := wantInitFiles(t)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("init wrote\n%v\nwant\n%v", got, want)
@@ -156,7 +208,7 @@ func TestInitWritesTheStudioFiles(t *testing.T) {
 func TestInitFilesAreWhatARunReads(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	if code, _, errOut := runCLI(initArgs(dir), nil); code != exitOK {
+	if code, _, errOut := runCLI(initArgs(dir, "--full"), nil); code != exitOK {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	ctx := context.Background()
@@ -238,7 +290,7 @@ func TestInitSkipsExistingFilesUnlessForce(t *testing.T) {
 		}
 	}
 	var stdout, stderr bytes.Buffer
-	if code := run(context.Background(), initArgs(dir), func(string) string { return "" }, &stdout, &stderr); code != exitOK {
+	if code := run(context.Background(), initArgs(dir, "--full"), func(string) string { return "" }, &stdout, &stderr); code != exitOK {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
 	golden.Check(t, "init/stdout-skipped.txt", stdout.String())
@@ -253,7 +305,7 @@ func TestInitSkipsExistingFilesUnlessForce(t *testing.T) {
 
 	for _, flag := range []string{"--force", "--force-refresh"} { // --force-refresh, the seed's name, still works
 		stdout.Reset()
-		if code := run(context.Background(), initArgs(dir, flag), func(string) string { return "" }, &stdout, &stderr); code != exitOK {
+		if code := run(context.Background(), initArgs(dir, flag, "--full"), func(string) string { return "" }, &stdout, &stderr); code != exitOK {
 			t.Fatalf("%s: exit %d: %s", flag, code, stderr.String())
 		}
 		if strings.Contains(stdout.String(), "skipped") || !strings.Contains(stdout.String(), "kept .codex/studio/config.json: it exists, and init never replaces it") {
@@ -303,7 +355,7 @@ func TestInitAsksInATerminal(t *testing.T) {
 			dir := setup()
 			initStdin = strings.NewReader(tt.answers)
 			var stdout, stderr bytes.Buffer
-			if code := run(context.Background(), initArgs(dir, tt.extra...), func(string) string { return "" }, &stdout, &stderr); code != exitOK {
+			if code := run(context.Background(), initArgs(dir, append(tt.extra, "--full")...), func(string) string { return "" }, &stdout, &stderr); code != exitOK {
 				t.Fatalf("exit %d: %s", code, stderr.String())
 			}
 			if n := strings.Count(stderr.String(), "Replace it? [y]es, [n]o, [a]ll: "); n != tt.asked {
@@ -465,5 +517,35 @@ func TestInitCreatesLabels(t *testing.T) {
 	env["GITHUB_TOKEN"] = "ghp_ritaToken"
 	if code := run(context.Background(), initArgs(t.TempDir(), "--labels", "--repo", sandbox.Owner+"/"+sandbox.Repo), getenv, &stdout, &stderr); code != exitError || !strings.Contains(stderr.String(), "create label studio:run in acme/hop") || !strings.Contains(stderr.String(), "403") {
 		t.Errorf("reader: exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+}
+
+// Without a terminal init never asks: stdin from /dev/null (a cron job, `< /dev/null`, CI) is a
+// character device but no terminal, and asking there prompted once per existing file.
+func TestInitDoesNotTakeDevNullForATerminal(t *testing.T) {
+	null, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	defer func(f *os.File) { os.Stdin = f }(os.Stdin)
+	os.Stdin = null
+	if stdinIsTerminal() {
+		t.Error("stdin from /dev/null is taken for a terminal")
+	}
+}
+
+// init --help is what docs/cli.md describes; its text is a golden file.
+func TestInitHelp(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := runCLI([]string{"init", "--help"}, nil)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	golden.Check(t, "init/help.txt", out)
+	for _, stale := range []string{"seed §", "--keep-template-authoring"} {
+		if strings.Contains(out, stale) {
+			t.Errorf("init --help says %q:\n%s", stale, out)
+		}
 	}
 }

@@ -6,8 +6,6 @@ import (
 	"path"
 	"strings"
 
-	"github.com/codex-studio/studio-action/policy/routing"
-
 	"github.com/codex-studio/studio-action/examples"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/prompts"
@@ -28,18 +26,25 @@ type initFile struct {
 	keep bool
 }
 
-// initFiles is everything a first run needs (seed §1.3-1.4): the project state, the
-// customization pack, AGENTS.md, one agent file per project role, the engine reference stubs,
-// the starter documents, and the GitHub side (workflow, issue form).
-func initFiles(state policy.StudioConfig, labelPrefix string) ([]initFile, error) {
+// initFiles is what a team must own: the project state, AGENTS.md and the GitHub side (workflow,
+// issue form). full adds the seed's whole layout (§1.3-1.4): the customization pack, one agent
+// file per project role, the engine reference stubs and the starter documents, all of which the
+// binary otherwise has built in or does without.
+func initFiles(state policy.StudioConfig, labelPrefix string, full bool) ([]initFile, error) {
 	var files []initFile
 	add := func(f initFile) { files = append(files, f) }
 
 	data, _ := json.MarshalIndent(state, "", "  ")
 	add(initFile{path: policy.StudioConfigPath, data: append(data, '\n'), note: fmt.Sprintf(" (%s, %s, %s)", state.Engine, state.Mode, state.StudioMode)})
+	if !full {
+		add(initFile{path: "AGENTS.md", data: []byte(agentsMD(state, false))})
+		add(initFile{path: examples.WorkflowPath, data: examples.Workflow})
+		add(initFile{path: examples.IssueFormPath, data: examples.IssueForm(state.Roles, labelPrefix)})
+		return files, nil
+	}
 	pack, _ := json.MarshalIndent(prompts.DefaultCustomization(), "", "  ")
 	add(initFile{path: prompts.CustomizationPath, data: append(pack, '\n'), note: " (custom roles, workflows and templates: none yet)", keep: true})
-	add(initFile{path: "AGENTS.md", data: []byte(agentsMD(state))})
+	add(initFile{path: "AGENTS.md", data: []byte(agentsMD(state, true))})
 	for _, id := range state.Roles {
 		toml, err := roleToml(id)
 		if err != nil {
@@ -62,8 +67,9 @@ func initFiles(state policy.StudioConfig, labelPrefix string) ([]initFile, error
 const generatedBy = "Written by `studio init`; edit it: it is yours now."
 
 // agentsMD is the project's AGENTS.md with the sections the seed's project validation requires
-// (§1.6 item 9), each non-empty.
-func agentsMD(s policy.StudioConfig) string {
+// (§1.6 item 9), each non-empty. full names the files only the full layout writes (the engine
+// notes, the role files, the starter documents); without it the text says where they would go.
+func agentsMD(s policy.StudioConfig, full bool) string {
 	e, _ := prompts.LookupEngine(s.Engine)
 	e = e.ForProject(s.Name)
 	var b strings.Builder
@@ -76,8 +82,13 @@ func agentsMD(s policy.StudioConfig) string {
 	w("%s. Genre: %s. Platform: %s. Audience: %s.", strings.TrimSuffix(s.Concept, "."), s.Genre, s.Platform, s.Audience)
 	w("")
 	w("## Engine")
-	w("%s %s. Project files: %s. Check every engine API against `docs/engine-reference/%s/VERSION.md`;", e.DisplayName, s.EngineVersion, strings.Join(e.ProjectFiles, ", "), s.Engine)
-	w("the files under `docs/engine-reference/%s/` are this project's engine notes.", s.Engine)
+	if full {
+		w("%s %s. Project files: %s. Check every engine API against `docs/engine-reference/%s/VERSION.md`;", e.DisplayName, s.EngineVersion, strings.Join(e.ProjectFiles, ", "), s.Engine)
+		w("the files under `docs/engine-reference/%s/` are this project's engine notes.", s.Engine)
+	} else {
+		w("%s %s. Project files: %s. Every engine API used must exist in this version; when in doubt,", e.DisplayName, s.EngineVersion, strings.Join(e.ProjectFiles, ", "))
+		w("say which API and why you believe it exists. Engine notes go under `docs/engine-reference/%s/`.", s.Engine)
+	}
 	w("")
 	w("## Commands")
 	w("- Run: `%s`", e.RunCommand)
@@ -85,11 +96,22 @@ func agentsMD(s policy.StudioConfig) string {
 	w("- See a role's prompt without running it: `studio run <role> \"<objective>\" --print-prompt`")
 	w("")
 	w("## Context Bootstrap")
-	w("Read this file, `.codex/studio.json` (stage, studio mode, engine, roles), `design/gdd.md` and")
-	w("`production/timeline.md` before anything else. Read other files only when the task needs them.")
+	if full {
+		w("Read this file, `.codex/studio.json` (stage, studio mode, engine, roles), `design/gdd.md` and")
+		w("`production/timeline.md` before anything else. Read other files only when the task needs them.")
+	} else {
+		w("Read this file and `.codex/studio.json` (stage, studio mode, engine, roles) before anything")
+		w("else, then `design/gdd.md` and `production/timeline.md` when they exist. Read other files only")
+		w("when the task needs them.")
+	}
 	w("")
 	w("## Model Routing")
-	w("Each role's model and reasoning effort are in `.codex/agents/<role>.toml`. Tiers: sol for")
+	if full {
+		w("Each role's model and reasoning effort are in `.codex/agents/<role>.toml`. Tiers: sol for")
+	} else {
+		w("Each role runs with the model and reasoning effort built into the studio until")
+		w("`.codex/agents/<role>.toml` sets its own (`studio init --full` writes them all). Tiers: sol for")
+	}
 	w("direction, architecture and release decisions; terra for design and implementation; luna for")
 	w("lookups, checklists and short text. A task's `runPolicy.modelTier` or the action's `model-tier`")
 	w("input overrides the role's tier.")
@@ -132,13 +154,13 @@ func roleToml(id string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	model, _ := routing.TierPrimary(role.Tier)
+	surface := prompts.BuiltinSurface(id)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s The studio reads model and model_reasoning_effort;\n# the studio's prompt carries the full role contract (prompts/roles/%s.md).\n", generatedBy, id)
 	fmt.Fprintf(&b, "name = %s\n", tomlString(id))
 	fmt.Fprintf(&b, "description = %s\n", tomlString(role.DisplayName+": "+strings.Join(role.ExpectedOutputs, ", ")+"."))
-	fmt.Fprintf(&b, "model = %s\n", tomlString(model.Model))
-	fmt.Fprintf(&b, "model_reasoning_effort = %s\n", tomlString(role.Effort))
+	fmt.Fprintf(&b, "model = %s\n", tomlString(surface.Model))
+	fmt.Fprintf(&b, "model_reasoning_effort = %s\n", tomlString(surface.Effort))
 	fmt.Fprintf(&b, "developer_instructions = %s\n", tomlString(strings.TrimSpace(contract.SystemPrompt)))
 	return []byte(b.String()), nil
 }

@@ -30,6 +30,7 @@ func studioLabels(prefix string, roles []string) []studioLabel {
 		{prefix + "status/done", "0e8a16", "Studio: the run finished; its pull request is open"},
 		{prefix + "status/cancelled", "6a737d", "Studio: the run was cancelled; its in-scope work was pushed"},
 		{prefix + "status/skipped", "bfd4f2", "Studio: the event asked for nothing to do; the status comment says why"},
+		{prefix + "status/error", "d93f0b", "Studio: the setup failed (model API or studio); the status comment says what to fix"},
 	}
 	for _, r := range roles {
 		labels = append(labels, studioLabel{prefix + "role/" + r, "5319e7", "Studio: run this task as " + r + " (when the task names no role)"})

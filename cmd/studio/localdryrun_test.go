@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -52,5 +54,30 @@ func TestLocalDryRunShowsCommandsAndDiagnostic(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("strict dry run lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// A project that is not active (`"status": "paused"`) gets no mutating run, so its dry run says
+// blocked and why, instead of "Eligibility: allowed" for a run that would be refused.
+func TestLocalDryRunOfAPausedProjectIsBlocked(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	if code, _, errOut := runCLI(initArgs(root), nil); code != exitOK {
+		t.Fatal(errOut)
+	}
+	p := filepath.Join(root, ".codex", "studio.json")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(strings.Replace(string(data), `"status": "active"`, `"status": "paused"`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI([]string{"run", "gameplay-programmer", "Implement jump", "--dry-run", "--project", root}, nil)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "Eligibility: blocked\n") || !strings.Contains(out, `Reason: the project is "paused"`) {
+		t.Errorf("the dry run of a paused project does not say it is blocked and why:\n%s", out)
 	}
 }

@@ -139,6 +139,11 @@ func runLocalLifecycle(ctx context.Context, lr LocalRun, stdout, stderr io.Write
 	if out.Status == "awaiting-approval" {
 		// The bot's summary names the plan pull request it would have opened on GitHub; locally
 		// there is none, and the approval is `studio approve`.
+		if plan := strings.TrimSpace(out.Said); plan != "" {
+			// On GitHub the plan is the pull request's body; locally this is the only place a
+			// person can read what they are asked to approve.
+			fmt.Fprintf(stdout, "\nThe plan (Codex's read-only pass):\n\n%s", indent(plan))
+		}
 		fmt.Fprintf(stdout, "\n%s\n", localAwaitingApproval(lr))
 	} else {
 		fmt.Fprintf(stdout, "\n%s\n", strings.TrimSpace(out.Summary))

@@ -226,6 +226,10 @@ func TestLocalStrictApprovalThenRun(t *testing.T) {
 	if strings.Contains(stdout, "Approve pull request #") {
 		t.Errorf("the local message names a pull request that does not exist:\n%s", stdout)
 	}
+	// The plan a person is asked to approve is shown, before the command that approves it.
+	if plan, approve := strings.Index(stdout, "Plan: raise JUMP_VELOCITY to -420."), strings.Index(stdout, "studio approve gameplay-programmer"); plan < 0 || plan > approve {
+		t.Errorf("the local plan pass does not print the plan before asking to approve it:\n%s", stdout)
+	}
 	if code, out, errOut := runCLI([]string{"approve", "gameplay-programmer", "Make the jump snappier", "--write-file", "src/player/jump.gd", "--approved-by", "lead", "--project", dir}, nil); code != 0 || !strings.Contains(out, "Approved: local-approval-001 by lead") {
 		t.Fatalf("approve: exit %d\n%s%s", code, out, errOut)
 	}

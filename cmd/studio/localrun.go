@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -264,6 +266,20 @@ func checkLocalTask(role string, o runFlags) error {
 // localFacts gathers the run facts from the checkout through the action's own builder
 // (roles.Catalog, roles.RunFacts): the same roles (custom ones included), phase, model route and
 // refusal texts. A local run has no approvals, so only --approved-by-user lifts a guided block.
+// projectInactive is why the checkout's project takes no mutating run, "" when it is active (or
+// its studio.json cannot be read: loadProject has said so already).
+func projectInactive(root string) string {
+	data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(policy.StudioConfigPath)))
+	if err != nil {
+		return ""
+	}
+	cfg, err := policy.ParseStudioConfig(data)
+	if err != nil {
+		return ""
+	}
+	return cfg.NotActiveReason()
+}
+
 func localFacts(ctx context.Context, root, role, task string, o runFlags) (prompts.RunFacts, policy.Eligibility, error) {
 	project, err := loadProject(ctx, root)
 	if err != nil {
@@ -292,6 +308,7 @@ func localFacts(ctx context.Context, root, role, task string, o runFlags) (promp
 	elig := policy.Evaluate(policy.EligibilityInput{
 		ProjectStage: project.Mode, StudioMode: project.StudioMode,
 		Phase: phase, HasMatchingApproval: approved, ApprovedByUser: o.approvedByUser, ConstrainedSandbox: o.constrainedSbox,
+		ProjectInactive: projectInactive(root),
 	})
 	routes, err := catalog.Route(role, files, roles.RouteInputs{ModelTier: o.modelTier})
 	if err != nil {

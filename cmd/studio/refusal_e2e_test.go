@@ -81,7 +81,7 @@ func TestRefusedModelCallFailsTheStepAndSaysWhatToChange(t *testing.T) {
 			if strings.Contains(status[0].Body, "max fix passes") || strings.Contains(status[0].Body, "Codex call failed") {
 				t.Errorf("the status comment still reads as a task failure:\n%s", status[0].Body)
 			}
-			if labels := w.Emu.IssueLabels(sandbox.Owner, sandbox.Repo, n); !slices.Contains(labels, "studio:status/blocked") || slices.Contains(labels, "studio:status/running") {
+			if labels := w.Emu.IssueLabels(sandbox.Owner, sandbox.Repo, n); !slices.Contains(labels, "studio:status/error") || slices.Contains(labels, "studio:status/running") {
 				t.Errorf("labels = %v", labels)
 			}
 			summary, _ := w.Summary()

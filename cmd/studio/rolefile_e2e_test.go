@@ -61,3 +61,23 @@ func TestRunReadsTheRoleFileAsTOML(t *testing.T) {
 		})
 	}
 }
+
+// Without a role file (what `studio init` writes by default) a built-in role runs with its own
+// built-in model and effort, the ones `studio init --full` would write: engine-programmer is
+// terra at high effort, not the terra default's medium.
+func TestRunWithoutARoleFileUsesTheRolesBuiltInSurface(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, sandbox.DefaultFiles("fast-prototype"))
+	n := w.issue("Jump", strings.Replace(taskBody, "role: gameplay-programmer", "role: engine-programmer", 1))
+	_, payload := w.comment(n, sandbox.Writer, "/studio run")
+	w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "x\n"}}})
+	res := w.run("issue_comment", payload, nil)
+	invs := w.writes()
+	if res.outputs["status"] != "done" || len(invs) == 0 {
+		t.Fatalf("status %q, %d Codex calls\n%s", res.outputs["status"], len(invs), res.stderr)
+	}
+	args := strings.Join(invs[0].Args, " ")
+	if !strings.Contains(args, "--model gpt-5.6-terra") || !strings.Contains(args, `model_reasoning_effort="high"`) {
+		t.Errorf("codex args = %s, want engine-programmer's built-in gpt-5.6-terra at high effort", args)
+	}
+}

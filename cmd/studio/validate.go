@@ -18,20 +18,26 @@ import (
 	"github.com/codex-studio/studio-action/bot/roles"
 	"github.com/codex-studio/studio-action/policy"
 	"github.com/codex-studio/studio-action/policy/routing"
+	"github.com/codex-studio/studio-action/policy/suggest"
 	"github.com/codex-studio/studio-action/prompts"
 	"github.com/codex-studio/studio-action/prompts/guidance"
 )
+
+const validateAbout = `Checks every studio file of a checkout with the parsers the action uses (the seed's project
+validation): .codex/studio.json itself (JSON, types, known keys and engine), the customization
+pack, the role files, AGENTS.md's sections, the context manifest when there is one, the profile.
+One PASS, FAIL or SKIP line per check, then a line that names every failed one. Exit 1 when any
+check fails.`
 
 // runValidate is `studio validate`: the seed's project validation (§1.6), one
 // `PASS|FAIL|SKIP <id>: <message> (<path>)` line per check, exit 1 when any fails. doctor runs the
 // same checks after its tool checks.
 func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("studio validate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	project := fs.String("project", ".", "project root")
 	base := fs.String("base", "", "a git ref: also run the documentation-impact check against it (docs-impact)")
-	if err := fs.Parse(args); err != nil {
-		return exitUsage
+	if ok, code := parseFlags(fs, args, "studio validate [--project DIR] [--base REF]", validateAbout, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "studio validate: unexpected argument %q\n", fs.Arg(0))
@@ -46,19 +52,31 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if *base != "" {
 		checks = append(checks, docsImpactChecks(ctx, root, *base)...)
 	}
-	return printChecks(stdout, checks)
+	return printChecks(stdout, "validate", checks)
 }
 
-func printChecks(stdout io.Writer, checks []check) int {
-	failed := false
+// printChecks prints one line per check, then a last line that sums them up and names every
+// failed one, so a failure on line 2 of 70 is not scrolled past.
+func printChecks(stdout io.Writer, command string, checks []check) int {
+	var failed []string
+	counts := map[string]int{}
 	for _, c := range checks {
 		fmt.Fprintln(stdout, c)
-		failed = failed || c.status == "FAIL"
+		counts[c.status]++
+		if c.status == "FAIL" && !slices.Contains(failed, c.id) {
+			failed = append(failed, c.id)
+		}
 	}
-	if failed {
-		return exitError
+	if len(failed) == 0 {
+		fmt.Fprintf(stdout, "%s: no check failed (%d passed, %d skipped)\n", command, counts["PASS"], counts["SKIP"])
+		return exitOK
 	}
-	return exitOK
+	noun := "checks"
+	if counts["FAIL"] == 1 {
+		noun = "check"
+	}
+	fmt.Fprintf(stdout, "%s: %d %s failed: %s\n", command, counts["FAIL"], noun, strings.Join(failed, ", "))
+	return exitError
 }
 
 // agentsSections are the AGENTS.md sections the seed's validation requires, each non-empty
@@ -97,7 +115,13 @@ func validateProject(ctx context.Context, root string) []check {
 			add("FAIL", "studio.config", err.Error(), policy.StudioConfigPath)
 		} else {
 			cfgOK = true
-			add("PASS", "studio.config", fmt.Sprintf("%s, %s, engine %s", cfg.Mode, cfg.StudioMode, orDefault(cfg.Engine, "unset")), policy.StudioConfigPath)
+			problems := studioConfigProblems(cfg, data)
+			for _, p := range problems {
+				add("FAIL", "studio.config", p, policy.StudioConfigPath)
+			}
+			if len(problems) == 0 {
+				add("PASS", "studio.config", fmt.Sprintf("%s, %s, engine %s", cfg.Mode, cfg.StudioMode, orDefault(cfg.Engine, "unset")), policy.StudioConfigPath)
+			}
 		}
 	}
 
@@ -151,7 +175,7 @@ func validateProject(ctx context.Context, root string) []check {
 		add("FAIL", id, err.Error(), rel(root, p))
 	}
 	if len(agents) == 0 {
-		add("SKIP", "codex.agent", "no .codex/agents/*.toml: every role uses its tier's default model", "")
+		add("SKIP", "codex.agent", "no .codex/agents/*.toml: every role uses its built-in model and effort", "")
 	}
 
 	profilePath := filepath.Join(root, ".codex", "profile.json")
@@ -172,6 +196,21 @@ func validateProject(ctx context.Context, root string) []check {
 		}
 	}
 	return checks
+}
+
+// studioConfigProblems are the mistakes a studio.json that parses can still hold, which the
+// action would silently work around: unknown keys (policy.StudioConfigProblems) and an engine the
+// studio has no roles or references for.
+func studioConfigProblems(cfg policy.StudioConfig, data []byte) []string {
+	problems := policy.StudioConfigProblems(data)
+	if cfg.Engine != "" {
+		if _, ok := prompts.LookupEngine(cfg.Engine); !ok {
+			engines := []string{"godot", "unity", "unreal"}
+			problems = append([]string{fmt.Sprintf("studio.json engine %q is not an engine the studio knows (godot, unity or unreal).%s",
+				cfg.Engine, suggest.DidYouMean(suggest.Closest(cfg.Engine, engines)))}, problems...)
+		}
+	}
+	return problems
 }
 
 // rosterChecks are the seed's codex.project.roles, activeRoles and workflows: studio.json's lists

@@ -363,6 +363,28 @@ func TestInstallStudioWithoutAReleaseOrGoSaysWhatToDo(t *testing.T) {
 	}
 }
 
+// A version tag whose release has no assets yet (its workflow still uploading, or it failed) on a
+// runner without Go: the user did pin a release, so the failure says the release has no assets,
+// not "pin a release".
+func TestInstallStudioNamesAReleaseWithoutAssets(t *testing.T) {
+	path := fakeUname(t) + ":/usr/bin:/bin"
+	if _, err := exec.LookPath("go"); err == nil {
+		for _, d := range []string{"/usr/bin", "/bin"} {
+			if _, err := os.Stat(filepath.Join(d, "go")); err == nil {
+				t.Skip("go is installed in " + d)
+			}
+		}
+	}
+	srv := newReleaseServer(t, map[string][]byte{}) // every request is a 404
+	r := runInstall(t, path, "STUDIO_REF=v9.9.9", "STUDIO_RELEASE_BASE_URL="+srv.URL, "STUDIO_INSTALL_DIR="+t.TempDir())
+	if r.err == nil || !strings.Contains(r.stderr, "release v9.9.9 has no studio-linux-amd64 or checksums.txt yet") || strings.Contains(r.stderr, "Pin the action to a release tag") {
+		t.Errorf("want a failure naming the release without assets, got %v:\n%s", r.err, r.stderr)
+	}
+	if !strings.Contains(r.output, "failure=no-release-assets\n") {
+		t.Errorf("GITHUB_OUTPUT %q lacks failure=no-release-assets", r.output)
+	}
+}
+
 func TestInstallStudioRefusesOtherPlatforms(t *testing.T) {
 	for _, env := range [][]string{{"RUNNER_OS=Windows", "RUNNER_ARCH=X64"}, {"RUNNER_OS=Linux", "RUNNER_ARCH=ARM"}, {"RUNNER_OS=macOS", "RUNNER_ARCH=ARM"}} {
 		r := runInstall(t, os.Getenv("PATH"), append(env, "STUDIO_REF=v1.2.3", "STUDIO_RELEASE_BASE_URL=http://127.0.0.1:1")...)

@@ -111,6 +111,7 @@ func TestReportInstallFailureNamesEachKind(t *testing.T) {
 	w := newReportWorld(t)
 	for kind, want := range map[string]string{
 		"no-go":                "add `actions/setup-go`",
+		"no-release-assets":    "the release has no binary for this runner yet",
 		"build-failed":         "building the studio from source failed",
 		"download-failed":      "could not be downloaded",
 		"checksum-unlisted":    "does not list the binary for this runner",

@@ -3,6 +3,7 @@
 package acttest
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -129,9 +130,12 @@ func TestActWithoutGoSaysOnTheIssueWhatToDo(t *testing.T) {
 // On a runner user with passwordless sudo (GitHub's hosted runners), run-studio runs the studio
 // through the real sudo as root, so the agent is confined, and hands what root left in
 // RUNNER_TEMP back to the runner user.
+// The test user's cache is private (XDG_CACHE_HOME in a 0700 folder, as a clone in `mktemp -d`
+// has it): the runner user makes its own.
 func TestActRunsTheStudioThroughRealSudo(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, releaseTag)
+	w.hostEnv = append(w.hostEnv, "XDG_CACHE_HOME="+privateDir(t))
 	w.runAsRunner()
 	w.publish(releaseTag, map[string][]byte{release.asset: release.binary, "checksums.txt": release.checksums})
 	w.script()
@@ -154,4 +158,40 @@ func TestActRunsTheStudioThroughRealSudo(t *testing.T) {
 	if res.workspaceNotTheRunners != "" {
 		t.Errorf("folders in the workspace left to root, which the next job's checkout could not clean:\n%s", res.workspaceNotTheRunners)
 	}
+}
+
+// The runner user is given no path under the checkout (a clone in a 0700 folder, or a root
+// home, which it cannot read) and none under the test user's private cache.
+func TestTheRunnerUserIsGivenNothingOfTheTestUsersFolders(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, releaseTag)
+	private := privateDir(t)
+	w.hostEnv = append(w.hostEnv, "XDG_CACHE_HOME="+private, "GOCACHE="+filepath.Join(private, "go-build"))
+	w.runAsRunner()
+	if err := os.WriteFile(filepath.Join(w.base, "secrets"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := w.actCommand(context.Background(), filepath.Join(w.base, "event.json"), filepath.Join(w.base, "secrets"))
+	checkout := absRoot(t) + string(filepath.Separator)
+	for _, s := range append(cmd.Args, cmd.Env...) {
+		if strings.Contains(s, checkout) || strings.Contains(s, "="+strings.TrimSuffix(checkout, "/")) {
+			t.Errorf("act as the runner user is given a path in the checkout: %q", s)
+		}
+		if strings.Contains(s, private) {
+			t.Errorf("act as the runner user is given the test user's private cache: %q", s)
+		}
+	}
+}
+
+// privateDir is a folder only the test user can enter.
+func privateDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "private")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Dir(dir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

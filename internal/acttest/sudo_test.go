@@ -9,6 +9,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -93,6 +94,24 @@ func (r *runnerUser) command(ctx context.Context, t *testing.T, w *world, act st
 	argv := append([]string{"--mount", "--propagation", "private", "--", "sh", "-c",
 		`mount --bind "$0" /etc/sudoers && exec setpriv --reuid=` + uid + ` --regid=` + uid + ` --clear-groups -- "$@"`,
 		r.sudoers, filepath.Join(w.base, "bin", "act")}, args...)
-	env = append(env, "HOME="+r.home, "USER=nobody", "LOGNAME=nobody")
+	env = append(runnerEnv(env), "HOME="+r.home, "USER=nobody", "LOGNAME=nobody")
 	return exec.CommandContext(ctx, "unshare", argv...), env
+}
+
+// runnerEnv is env without the settings that name the test user's own folders (XDG_CACHE_HOME,
+// Go's caches, the test's working directory in the checkout), which the runner user may neither
+// read nor create (act makes its cache under XDG_CACHE_HOME first of all): without them, act and
+// Go use the runner's home, as on a runner.
+func runnerEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(name, "XDG_"), name == "GOCACHE", name == "GOMODCACHE", name == "GOPATH", name == "GOTMPDIR", name == "GOENV",
+			name == "PWD", name == "OLDPWD":
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }

@@ -54,6 +54,11 @@ type world struct {
 	runAs *runnerUser
 	// path, when set, is act's PATH, and so the steps'.
 	path string
+	// hostEnv is the environment the test runs in (os.Environ), from which act's is made.
+	hostEnv []string
+	// cacheStub is the actions/cache stand-in in the action's copy, not in the checkout, which
+	// the runner user may not be able to read (a clone in a 0700 folder).
+	cacheStub string
 
 	mu       sync.Mutex
 	releases map[string][]byte // by URL path
@@ -71,7 +76,7 @@ func newWorld(t *testing.T, ref string) *world {
 	if err := os.Chmod(base, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, ref: ref, base: base, actionDir: absRoot(t), releases: map[string][]byte{}}
+	w := &world{t: t, ref: ref, base: base, actionDir: absRoot(t), releases: map[string][]byte{}, hostEnv: os.Environ()}
 	files := sandbox.DefaultFiles("fast-prototype")
 	files[".github/workflows/studio.yml"] = workflow(ref)
 	w.sw, err = sandbox.New(sandbox.Options{Files: files, Dir: filepath.Join(base, "world")})
@@ -86,6 +91,7 @@ func newWorld(t *testing.T, ref string) *world {
 	}
 	t.Cleanup(w.codex.Close)
 	w.useActionCheckout()
+	w.cacheStub = filepath.Join(w.actionDir, "internal", "acttest", "testdata", "actions-cache")
 	w.cacheDir = filepath.Join(base, "act-cache")
 	w.outDir = filepath.Join(base, "out")
 	for _, d := range []string{w.cacheDir, w.outDir} {
@@ -302,40 +308,9 @@ func (w *world) act(payload []byte) actResult {
 	if err := os.WriteFile(secrets, []byte("GITHUB_TOKEN="+w.sw.Token+"\nOPENAI_API_KEY="+sandbox.OpenAIKey+"\n"), 0o600); err != nil {
 		w.t.Fatal(err)
 	}
-	stub, err := filepath.Abs(filepath.Join("testdata", "actions-cache"))
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	args := []string{"issue_comment",
-		"-C", w.sw.Workspace, "-e", event,
-		"-P", "ubuntu-latest=-self-hosted",
-		"--action-offline-mode", "--action-cache-path", w.cacheDir, "--no-cache-server",
-		"--local-repository", actionRepo + "@" + w.ref + "=" + w.actionDir,
-		"--local-repository", "actions/cache@v4=" + stub,
-		"--secret-file", secrets, "--actor", sandbox.Writer,
-		"--env", "GITHUB_SERVER_URL=" + w.server.URL,
-		"--env", "GITHUB_API_URL=" + w.server.URL + "/api/v3",
-		"--env", "GITHUB_REPOSITORY=" + sandbox.Owner + "/" + sandbox.Repo,
-		"--env", "GITHUB_RUN_ID=" + sandbox.RunID,
-		"--env", "FAKE_CODEX=" + fakeCodexBin,
-		"--env", "FAKE_CODEX_CONTROL=" + w.codex.URL(),
-		"--env", "FAKE_CODEX_CONTROL_ADDR=" + w.codex.Addr(),
-		"--env", "ACTTEST_OUT=" + w.outDir,
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), actTimeout)
 	defer cancel()
-	var cmd *exec.Cmd
-	env := actEnv()
-	if w.path != "" {
-		env = append(env, "PATH="+w.path)
-	}
-	if w.runAs != nil {
-		cmd, env = w.runAs.command(ctx, w.t, w, actBin, args, env)
-	} else {
-		cmd = exec.CommandContext(ctx, actBin, args...)
-	}
-	cmd.Env = env
-	cmd.Dir = w.base
+	cmd := w.actCommand(ctx, event, secrets)
 	// act's steps (and the studio under them) share its process group: a timeout ends them all.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -343,7 +318,7 @@ func (w *world) act(payload []byte) actResult {
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
 	start := time.Now()
-	err = cmd.Run()
+	err := cmd.Run()
 	w.t.Logf("act ran for %s", time.Since(start).Round(100*time.Millisecond))
 	if os.Getenv("ACTTEST_LOG") != "" {
 		w.t.Log(log.String())
@@ -372,11 +347,45 @@ func (w *world) act(payload []byte) actResult {
 	return res
 }
 
+// actCommand is act for one event, with its environment, as the test user or the runner user.
+func (w *world) actCommand(ctx context.Context, event, secrets string) *exec.Cmd {
+	w.t.Helper()
+	args := []string{"issue_comment",
+		"-C", w.sw.Workspace, "-e", event,
+		"-P", "ubuntu-latest=-self-hosted",
+		"--action-offline-mode", "--action-cache-path", w.cacheDir, "--no-cache-server",
+		"--local-repository", actionRepo + "@" + w.ref + "=" + w.actionDir,
+		"--local-repository", "actions/cache@v4=" + w.cacheStub,
+		"--secret-file", secrets, "--actor", sandbox.Writer,
+		"--env", "GITHUB_SERVER_URL=" + w.server.URL,
+		"--env", "GITHUB_API_URL=" + w.server.URL + "/api/v3",
+		"--env", "GITHUB_REPOSITORY=" + sandbox.Owner + "/" + sandbox.Repo,
+		"--env", "GITHUB_RUN_ID=" + sandbox.RunID,
+		"--env", "FAKE_CODEX=" + fakeCodexBin,
+		"--env", "FAKE_CODEX_CONTROL=" + w.codex.URL(),
+		"--env", "FAKE_CODEX_CONTROL_ADDR=" + w.codex.Addr(),
+		"--env", "ACTTEST_OUT=" + w.outDir,
+	}
+	var cmd *exec.Cmd
+	env := actEnv(w.hostEnv)
+	if w.path != "" {
+		env = append(env, "PATH="+w.path)
+	}
+	if w.runAs != nil {
+		cmd, env = w.runAs.command(ctx, w.t, w, actBin, args, env)
+	} else {
+		cmd = exec.CommandContext(ctx, actBin, args...)
+	}
+	cmd.Env = env
+	cmd.Dir = w.base
+	return cmd
+}
+
 // actEnv is the test's environment without anything a runner, the action or an outer act sets,
 // so the steps see only what act gives them (Go's own settings stay, for source builds).
-func actEnv() []string {
+func actEnv(host []string) []string {
 	var env []string
-	for _, kv := range os.Environ() {
+	for _, kv := range host {
 		name, _, _ := strings.Cut(kv, "=")
 		switch {
 		case strings.HasPrefix(name, "GITHUB_"), strings.HasPrefix(name, "RUNNER_"), strings.HasPrefix(name, "INPUT_"),

@@ -1,0 +1,41 @@
+package codex
+
+import "strings"
+
+// codexNoticeMarks identify the warnings Codex prints on stderr about its own setup which the
+// studio makes on purpose, and whose advice a studio user must not follow: every call has a
+// CODEX_HOME of its own under the temporary folder, where Codex will not put its helper
+// binaries ("could not create PATH aliases"); and a repository's .codex folder (the studio's
+// project file) is project configuration Codex ignores unless trusted ("Run `codex exec
+// --trust`"), which the studio never wants. Matched by phrase, not whole line: the paths and the
+// wording around them change between Codex versions. The lines as 0.171.0 prints them are in
+// TestCLIRunKeepsCodexsOwnWarningsToTheEvidence.
+var codexNoticeMarks = []string{
+	"could not create PATH aliases",
+	"Run `codex exec --trust`",
+}
+
+// splitNotices separates Codex's setup warnings (codexNoticeMarks) from the rest of its stderr.
+func splitNotices(stderr string) (rest string, notices []string) {
+	if stderr == "" {
+		return "", nil
+	}
+	var kept []string
+	for _, line := range strings.SplitAfter(stderr, "\n") {
+		if isCodexNotice(line) {
+			notices = append(notices, strings.TrimRight(line, "\n"))
+			continue
+		}
+		kept = append(kept, line)
+	}
+	return strings.Join(kept, ""), notices
+}
+
+func isCodexNotice(line string) bool {
+	for _, m := range codexNoticeMarks {
+		if strings.Contains(line, m) {
+			return true
+		}
+	}
+	return false
+}
