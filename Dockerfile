@@ -14,6 +14,21 @@ RUN go mod download
 COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/studio ./cmd/studio
 
+# The App server alone (`docker build --target serve`, docs/serve.md): it runs no agent and no git
+# (it reads repositories through the API and hands every Codex run to Actions), so it carries
+# neither Node nor the Codex CLI nor git: the binary and the CA certificates GitHub's TLS needs.
+FROM debian:bookworm-slim AS serve
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && useradd --create-home --shell /usr/sbin/nologin studio
+COPY --from=build /out/studio /usr/local/bin/studio
+USER studio
+EXPOSE 8080
+ENTRYPOINT ["/usr/local/bin/studio"]
+CMD ["serve"]
+
+# The default image: the CLI, the action mode and the server, with git and the pinned Codex CLI.
 FROM node:20-bookworm-slim
 RUN apt-get update \
  && apt-get install -y --no-install-recommends git ca-certificates \

@@ -6,6 +6,7 @@ package examples
 
 import (
 	_ "embed"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -16,6 +17,33 @@ import (
 //
 //go:embed workflows/studio.yml
 var Workflow []byte
+
+// ServedWorkflow is Workflow for a repository a `studio serve` App serves (docs/serve.md): only
+// workflow_dispatch starts it (the server answers comments, labels and reviews, and dispatches
+// what runs Codex; the other triggers would start a second run for the same comment), and the
+// action writes as the App, with its id and key, so the dispatched run continues the server's
+// status comment. It is derived from Workflow, so the two cannot drift; an error says Workflow
+// changed where the derivation cuts.
+func ServedWorkflow() ([]byte, error) {
+	s := string(Workflow)
+	for _, c := range []struct{ old, new string }{
+		{"# Codex Studio: run Codex on task issues with `/studio run`, or by adding the `studio:run` label.\n",
+			"# Codex Studio, served by the studio's GitHub App (`studio serve`, docs/serve.md): the server\n" +
+				"# answers `/studio` comments, labels and reviews and dispatches this workflow for what runs Codex.\n"},
+		{"  issue_comment:\n    types: [created]\n  issues:\n    types: [labeled]\n  pull_request:\n    types: [opened, synchronize, reopened, edited]\n  pull_request_review:\n    types: [submitted, dismissed]\n", ""},
+		{"          github-token: ${{ secrets.GITHUB_TOKEN }}\n",
+			"          github-token: ${{ secrets.GITHUB_TOKEN }}\n" +
+				"          # The App's credentials: the run writes as the server's bot (docs/serve.md).\n" +
+				"          app-id: ${{ vars.STUDIO_APP_ID }}\n" +
+				"          app-private-key: ${{ secrets.STUDIO_APP_PRIVATE_KEY }}\n"},
+	} {
+		if !strings.Contains(s, c.old) {
+			return nil, fmt.Errorf("examples/workflows/studio.yml no longer holds %q: the served workflow cannot be derived", strings.SplitN(c.old, "\n", 2)[0])
+		}
+		s = strings.Replace(s, c.old, c.new, 1)
+	}
+	return []byte(s), nil
+}
 
 // WorkflowPath and IssueFormPath are where `studio init` writes the two files in a repository.
 const (

@@ -7,7 +7,6 @@ package ghapp
 import (
 	"context"
 	"crypto/rsa"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -49,6 +48,10 @@ type Config struct {
 	OnToken func(token string)
 	// Log receives one line per refresh or failed refresh; nil discards them.
 	Log func(format string, args ...any)
+	// IDName and KeyName say where AppID and PrivateKey came from, for the messages that ask a
+	// person to fix them: the action's inputs by default, STUDIO_APP_ID and
+	// STUDIO_APP_PRIVATE_KEY (or _FILE) for studio serve.
+	IDName, KeyName string
 }
 
 // App is a GitHub App authenticated for one repository's installation.
@@ -92,14 +95,20 @@ func authenticate(ctx context.Context, cfg Config) (*App, error) {
 	if cfg.Log == nil {
 		cfg.Log = func(string, ...any) {}
 	}
+	if cfg.IDName == "" {
+		cfg.IDName = "the app-id input"
+	}
+	if cfg.KeyName == "" {
+		cfg.KeyName = "the app-private-key input"
+	}
 	cfg.AppID = strings.TrimSpace(cfg.AppID)
 	if cfg.AppID == "" {
-		return nil, errors.New("the app-id input is empty")
+		return nil, fmt.Errorf("%s is empty", cfg.IDName)
 	}
 	key, err := jwt.ParseRSAPrivateKeyFromPEM([]byte(normalizePEM(cfg.PrivateKey)))
 	if err != nil {
 		// The parser's error never quotes the key.
-		return nil, fmt.Errorf("the app-private-key input is not an RSA private key in PEM form (paste the whole .pem file the App's settings page generated, its BEGIN and END lines included): %w", err)
+		return nil, fmt.Errorf("%s is not an RSA private key in PEM form (paste the whole .pem file the App's settings page generated, its BEGIN and END lines included): %w", cfg.KeyName, err)
 	}
 	a := &App{cfg: cfg, key: key}
 	hc := cfg.HTTPClient
@@ -119,7 +128,7 @@ func authenticate(ctx context.Context, cfg Config) (*App, error) {
 	ghApp, resp, err := a.gh.Apps.Get(ctx, "")
 	if err != nil {
 		if resp != nil && resp.StatusCode == http.StatusUnauthorized {
-			return nil, fmt.Errorf("GitHub refused the App's JWT (%w): check that app-id %s and app-private-key belong to the same GitHub App, and that the runner's clock is right", err, cfg.AppID)
+			return nil, fmt.Errorf("GitHub refused the App's JWT (%w): check that %s (%s) and %s belong to the same GitHub App, and that the clock of this machine is right", err, cfg.IDName, cfg.AppID, cfg.KeyName)
 		}
 		return nil, fmt.Errorf("get the GitHub App %s: %w", cfg.AppID, err)
 	}

@@ -222,7 +222,7 @@ func TestAppSetupErrorsNameTheFix(t *testing.T) {
 	bad := cfg
 	bad.PrivateKey = privatePEM(wrong)
 	_, err = ghapp.New(ctx, bad)
-	if err == nil || !strings.Contains(err.Error(), "app-id 77 and app-private-key belong to the same GitHub App") {
+	if err == nil || !strings.Contains(err.Error(), "the app-id input (77) and the app-private-key input belong to the same GitHub App") {
 		t.Errorf("wrong key: %v", err)
 	}
 	garbled := cfg
@@ -230,6 +230,12 @@ func TestAppSetupErrorsNameTheFix(t *testing.T) {
 	_, err = ghapp.New(ctx, garbled)
 	if err == nil || !strings.Contains(err.Error(), "app-private-key input is not an RSA private key") || strings.Contains(err.Error(), "not-a-key-at-all") {
 		t.Errorf("garbled key: %v", err)
+	}
+	// The server names its own variables, not the action's inputs.
+	served := garbled
+	served.IDName, served.KeyName = "STUDIO_APP_ID", "STUDIO_APP_PRIVATE_KEY"
+	if _, err := ghapp.New(ctx, served); err == nil || !strings.HasPrefix(err.Error(), "STUDIO_APP_PRIVATE_KEY is not an RSA private key") || strings.Contains(err.Error(), "input") {
+		t.Errorf("served garbled key: %v", err)
 	}
 	// A key pasted with literal \n sequences still works.
 	if _, err := emu.InstallApp(77, "acme", "hop"); err != nil {

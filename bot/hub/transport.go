@@ -149,7 +149,15 @@ func NewTransport(base http.RoundTripper, p RetryPolicy) *Transport {
 		RetryWaitMin: p.MinWait,
 		RetryWaitMax: p.MaxWait,
 		RetryMax:     p.Attempts - 1,
-		CheckRetry:   retryServerErrors,
+		// The cause of each retry is logged with it: a server that cannot reach GitHub (a wrong
+		// GITHUB_API_URL, a proxy) otherwise shows only "try 2 of 5" until its last error.
+		CheckRetry: func(ctx context.Context, resp *http.Response, err error) (bool, error) {
+			retry, cerr := retryServerErrors(ctx, resp, err)
+			if retry {
+				p.Log("github: %s; trying again", retryCause(resp, err))
+			}
+			return retry, cerr
+		},
 		Backoff: func(_, _ time.Duration, attempt int, resp *http.Response) time.Duration {
 			return p.backoff(attempt+1, resp)
 		},
@@ -235,6 +243,15 @@ func retryServerErrors(ctx context.Context, resp *http.Response, err error) (boo
 		return true, nil
 	}
 	return resp.StatusCode >= 500 && resp.StatusCode != http.StatusNotImplemented, nil
+}
+
+// retryCause says what failed in words a log reader can act on: the request and the error (a
+// refused connection, a timeout) or GitHub's status.
+func retryCause(resp *http.Response, err error) string {
+	if err != nil {
+		return err.Error() // a *url.Error names the method and URL
+	}
+	return fmt.Sprintf("%s %s answered %s", resp.Request.Method, resp.Request.URL.Path, resp.Status)
 }
 
 // Non-idempotent POSTs that are still safe to repeat:

@@ -3,8 +3,12 @@ package hub
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -93,6 +97,45 @@ func TestTransportRetriesServerErrorsOnReads(t *testing.T) {
 	}
 	if got := w.calls("GET", "/issues/1"); got != 3 {
 		t.Errorf("GET issue sent %d times, want 3 (two 502s, then the answer)", got)
+	}
+}
+
+// Each retry is logged with its cause: a server whose API answers 502, or cannot be reached at
+// all, says so on its first retry, not only in its last error.
+func TestTransportLogsTheCauseOfEachRetry(t *testing.T) {
+	var lines []string
+	var mu sync.Mutex
+	logTo := func(p *RetryPolicy) {
+		p.Log = func(format string, args ...any) {
+			mu.Lock()
+			defer mu.Unlock()
+			lines = append(lines, fmt.Sprintf(format, args...))
+		}
+	}
+	w := newTransportWorld(t, logTo)
+	w.emu.InjectFaults(ghemu.Fault{Method: "GET", Path: "/repos/{owner}/{repo}/issues/{number}", Status: 502, Times: 1})
+	if _, err := w.gh.Issue(context.Background(), w.issue); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, "/repos/acme/hop/issues/1 answered 502") }) {
+		t.Errorf("log %q names no 502", lines)
+	}
+	lines = nil
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	gh, err := NewClient(NewHTTPClient(nil, w.policy), "http://"+addr+"/api/v3", "tok-bot", tOwner, tRepo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gh.Issue(context.Background(), 1); err == nil {
+		t.Fatal("an unreachable API answered")
+	}
+	if len(lines) == 0 || !strings.Contains(lines[0], "connection refused") {
+		t.Errorf("first retry logged %q, want the refused connection", lines)
 	}
 }
 

@@ -149,7 +149,7 @@ func TestAppInputErrors(t *testing.T) {
 	}
 	wrongID := map[string]string{"INPUT_APP-ID": "914", "INPUT_APP-PRIVATE-KEY": inputs["INPUT_APP-PRIVATE-KEY"]}
 	res = w.run("issue_comment", payload, wrongID)
-	if res.code == 0 || !strings.Contains(res.stdout, "check that app-id 914 and app-private-key belong to the same GitHub App") {
+	if res.code == 0 || !strings.Contains(res.stdout, "check that the app-id input (914) and the app-private-key input belong to the same GitHub App") {
 		t.Errorf("wrong app-id: exit %d\n%s", res.code, res.stdout)
 	}
 	if got := len(w.Emu.Comments(sandbox.Owner, sandbox.Repo, n)); got != 1 {

@@ -40,7 +40,7 @@ type initOptions struct {
 	concept, genre, platform, audience, monetization, timeline string
 	engineVersion                                              string
 	competitors                                                []string
-	nonInteractive, force, keepTemplateAuthoring, full         bool
+	nonInteractive, force, keepTemplateAuthoring, full, serve  bool
 	project, labelPrefix, repo, token                          string
 	labels                                                     bool
 }
@@ -64,7 +64,9 @@ effort and contract built into studio until the team adds its own .codex/agents/
 one .codex/agents/<role>.toml per role of the project, stubs under
 docs/engine-reference/<engine>/, the starter documents (design/gdd.md, production/timeline.md,
 docs/architecture/README.md, docs/market-overview.md) and the context manifest.
-With --labels init also creates the studio's labels.
+With --labels init also creates the studio's labels. With --serve the workflow is the one a
+repository served by a studio serve GitHub App needs: started only by the server's dispatches,
+writing as the App.
 
 Flags alone are enough. A file that exists is never replaced silently: in a terminal init asks
 for each one; otherwise (or with --non-interactive) it is kept and listed as skipped, and
@@ -100,6 +102,7 @@ func newInitCmd(e env) *cobra.Command {
 	f.StringVar(&o.timeline, "timeline", "TBD", "timeline")
 	f.StringVar(&o.engineVersion, "engine-version", "", "engine version (default the engine's: godot 4.4.1, unity 6000.0, unreal 5.4)")
 	f.BoolVar(&o.full, "full", false, "write the whole layout: role files, engine notes, starter documents, customization pack, context manifest")
+	f.BoolVar(&o.serve, "serve", false, "write the workflow of a repository a studio serve App serves: only workflow_dispatch, the App's id and key (docs/serve.md)")
 	f.BoolVar(&o.force, "force", false, "replace files that exist (except the customization pack)")
 	f.BoolVar(&o.force, "force-refresh", false, "the same as --force (the seed's name)")
 	f.BoolVar(&o.nonInteractive, "non-interactive", false, "never ask: keep existing files unless --force (init needs no answers otherwise)")
@@ -206,7 +209,7 @@ func runInit(ctx context.Context, e env, o initOptions) error {
 		StudioMode: policy.StudioMode(o.studioMode), Phase: "Initialization", Status: policy.StatusActive, CurrentMilestone: milestone,
 		Roles: prompts.RolesForEngine(engine), ActiveRoles: prompts.ActiveRolesFor(o.mode, engine), Workflows: prompts.BuiltinWorkflowIDs(),
 	}
-	files, err := initFiles(state, o.labelPrefix, o.full)
+	files, err := initFiles(state, o.labelPrefix, o.full, o.serve)
 	if err != nil {
 		return failf("%v", err)
 	}

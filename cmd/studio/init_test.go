@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -546,6 +547,67 @@ func TestInitHelp(t *testing.T) {
 	for _, stale := range []string{"seed §", "--keep-template-authoring"} {
 		if strings.Contains(out, stale) {
 			t.Errorf("init --help says %q:\n%s", stale, out)
+		}
+	}
+}
+
+// servedWorkflow is the workflow `studio init --serve` writes (examples.ServedWorkflow).
+func servedWorkflow(t *testing.T) []byte {
+	t.Helper()
+	data, err := examples.ServedWorkflow()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// A served repository's workflow starts only on the server's dispatches and writes as the App;
+// everything else (the inputs, the job, its bounds) is the plain workflow's.
+func TestInitServeWritesTheServedWorkflow(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), initArgs(dir, "--serve"), func(string) string { return "" }, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	type step struct {
+		Uses string         `yaml:"uses"`
+		With map[string]any `yaml:"with"`
+	}
+	type workflow struct {
+		On   map[string]any `yaml:"on"`
+		Jobs map[string]struct {
+			TimeoutMinutes int    `yaml:"timeout-minutes"`
+			Steps          []step `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	parse := func(data []byte) workflow {
+		var w workflow
+		if err := yaml.Unmarshal(data, &w); err != nil {
+			t.Fatal(err)
+		}
+		return w
+	}
+	served, plain := parse([]byte(readFile(t, dir, ".github/workflows/studio.yml"))), parse(examples.Workflow)
+	if len(served.On) != 1 || served.On["workflow_dispatch"] == nil {
+		t.Errorf("the served workflow starts on %v, want workflow_dispatch alone", maps.Keys(served.On))
+	}
+	if len(plain.On) < 2 {
+		t.Fatalf("the plain workflow starts on %v: the comparison proves nothing", maps.Keys(plain.On))
+	}
+	s, p := served.Jobs["studio"], plain.Jobs["studio"]
+	if s.TimeoutMinutes != p.TimeoutMinutes || len(s.Steps) != len(p.Steps) {
+		t.Fatalf("the served job differs from the plain one: %+v vs %+v", s, p)
+	}
+	for i := range s.Steps {
+		if s.Steps[i].Uses != "codex-studio/studio-action@v1" {
+			continue
+		}
+		if s.Steps[i].With["app-id"] != "${{ vars.STUDIO_APP_ID }}" || s.Steps[i].With["app-private-key"] != "${{ secrets.STUDIO_APP_PRIVATE_KEY }}" {
+			t.Errorf("the action step's with: %v, want the App's id and key", s.Steps[i].With)
+		}
+		if len(s.Steps[i].With) != len(p.Steps[i].With)+2 {
+			t.Errorf("the action step's with: %v, want the plain one's and the two App inputs", s.Steps[i].With)
 		}
 	}
 }

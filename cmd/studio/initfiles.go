@@ -30,15 +30,23 @@ type initFile struct {
 // issue form). full adds the seed's whole layout (§1.3-1.4): the customization pack, one agent
 // file per project role, the engine reference stubs and the starter documents, all of which the
 // binary otherwise has built in or does without.
-func initFiles(state policy.StudioConfig, labelPrefix string, full bool) ([]initFile, error) {
+// served writes the workflow of a repository a `studio serve` App serves (examples.ServedWorkflow).
+func initFiles(state policy.StudioConfig, labelPrefix string, full, served bool) ([]initFile, error) {
 	var files []initFile
 	add := func(f initFile) { files = append(files, f) }
+	workflow := examples.Workflow
+	if served {
+		var err error
+		if workflow, err = examples.ServedWorkflow(); err != nil {
+			return nil, err
+		}
+	}
 
 	data, _ := json.MarshalIndent(state, "", "  ")
 	add(initFile{path: policy.StudioConfigPath, data: append(data, '\n'), note: fmt.Sprintf(" (%s, %s, %s)", state.Engine, state.Mode, state.StudioMode)})
 	if !full {
 		add(initFile{path: "AGENTS.md", data: []byte(agentsMD(state, false))})
-		add(initFile{path: examples.WorkflowPath, data: examples.Workflow})
+		add(initFile{path: examples.WorkflowPath, data: workflow})
 		add(initFile{path: examples.IssueFormPath, data: examples.IssueForm(state.Roles, labelPrefix)})
 		return files, nil
 	}
@@ -59,7 +67,7 @@ func initFiles(state policy.StudioConfig, labelPrefix string, full bool) ([]init
 	add(initFile{path: "production/timeline.md", data: []byte(timelineMD(state))})
 	add(initFile{path: "docs/architecture/README.md", data: []byte(architectureMD(state))})
 	add(initFile{path: "docs/market-overview.md", data: []byte(marketMD(state))})
-	add(initFile{path: examples.WorkflowPath, data: examples.Workflow})
+	add(initFile{path: examples.WorkflowPath, data: workflow})
 	add(initFile{path: examples.IssueFormPath, data: examples.IssueForm(state.Roles, labelPrefix)})
 	return files, nil
 }

@@ -33,6 +33,9 @@ type serveConfig struct {
 	listen     string
 	appID      string
 	privateKey string
+	// keyName is where the key came from (STUDIO_APP_PRIVATE_KEY or the file variable), for the
+	// message that asks to fix it.
+	keyName string
 	// secrets are the webhook secrets a signature may be made with: the current one, then the
 	// previous one while it is being rotated.
 	secrets          [][]byte
@@ -89,7 +92,7 @@ func serveConfigOf(getenv func(string) string, listen string) (serveConfig, erro
 		if b, err := os.ReadFile(file); err != nil {
 			problems = append(problems, fmt.Sprintf("STUDIO_APP_PRIVATE_KEY_FILE: %v", err))
 		} else {
-			c.privateKey = string(b)
+			c.privateKey, c.keyName = string(b), "the file STUDIO_APP_PRIVATE_KEY_FILE names ("+file+")"
 		}
 	case strings.TrimSpace(c.privateKey) == "":
 		problems = append(problems, "STUDIO_APP_PRIVATE_KEY (the PEM) or STUDIO_APP_PRIVATE_KEY_FILE (a file holding it) must be set")
@@ -174,13 +177,14 @@ func runServe(ctx context.Context, cfg serveConfig, log *slog.Logger, hooks *ser
 	hc := githubServeHTTP(&metricsTransport{base: base, m: m, acked: hooks.acked}, log, red)
 	apps, err := ghapp.NewInstallations(ctx, ghapp.Config{
 		AppID: cfg.appID, PrivateKey: cfg.privateKey, APIURL: cfg.apiURL, HTTPClient: hc,
+		IDName: "STUDIO_APP_ID", KeyName: orText(cfg.keyName, "STUDIO_APP_PRIVATE_KEY"),
 		OnToken: func(tok string) { red.Add(gitops.SecretForms(tok)...) },
 		Log: func(format string, args ...any) {
 			log.Info("github app", "line", red.Redact(fmt.Sprintf(format, args...)))
 		},
 	})
 	if err != nil {
-		return fmt.Errorf("GitHub App (the action's app-id and app-private-key are STUDIO_APP_ID and STUDIO_APP_PRIVATE_KEY here): %w", err)
+		return fmt.Errorf("GitHub App: %w", err)
 	}
 	s := newWebhookServer(cfg, log, red, m, apps, hc)
 	s.handled = hooks.handled

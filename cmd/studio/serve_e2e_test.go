@@ -23,7 +23,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/codex-studio/studio-action/examples"
 	"github.com/codex-studio/studio-action/internal/fakecodex"
 	"github.com/codex-studio/studio-action/internal/ghemu"
 	"github.com/codex-studio/studio-action/internal/sandbox"
@@ -81,7 +80,7 @@ func newServeWorld(t *testing.T, ctx context.Context, mode string, noWorkflow bo
 	}
 	if !noWorkflow {
 		if _, err := w.Emu.CommitFiles(sandbox.Owner, sandbox.Repo, "main", ghemu.CommitSpec{
-			Message: "Add the studio workflow", Files: map[string]string{".github/workflows/studio.yml": string(examples.Workflow)},
+			Message: "Add the studio workflow", Files: map[string]string{".github/workflows/studio.yml": string(servedWorkflow(t))},
 		}); err != nil {
 			t.Fatal(err)
 		}
