@@ -115,8 +115,13 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 		r.out.Said = delegation.Summary
 	}
 	if st.pr.Number != 0 || (len(st.committed) > 0 && !st.pullRefused) {
-		if _, err := r.upsertPull(ctx, task, branch, base, summary); err != nil {
+		pr, err := r.upsertPull(ctx, task, branch, base, summary)
+		if err != nil {
 			return err
+		}
+		if verdict == "done" && pr.Draft {
+			r.st.Summary += texts.DraftNext(pr.Number, st.headSHA)
+			r.out.Summary = r.st.Summary
 		}
 	}
 	if r.out.PullRequest > 0 {

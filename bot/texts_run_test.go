@@ -41,6 +41,7 @@ func TestRunTextsMatchTheirGoldenFiles(t *testing.T) {
 		{"report-posted", texts.ReportPosted("producer", "[the report](https://github.example/acme/hop/issues/7#issuecomment-1)", reportFile)},
 		{"delegated-summary", texts.DelegatedSummary("Split into two tasks.\n```\n@team")},
 		{"verify-changed", texts.VerifyChangedNote([]string{"build/out.txt", "cache.db"})},
+		{"draft-next", texts.DraftNext(8, "0123456789abcdef")},
 		{"gate-task-unusable", texts.GateTaskUnusable(7, "the task block cannot be used: "+bad.Error(), "**Waiting** for head `abc1234`.")},
 		{"orchestration-refused", texts.OrchestrationRefused("--max-concurrency must be 1 to 3")},
 		{"orchestration-cannot-start", texts.OrchestrationCannotStart("#4 and #5 depend on each other")},

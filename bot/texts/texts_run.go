@@ -126,6 +126,13 @@ func DelegatedSummary(redacted string) string {
 	return "The role's summary, model output quoted as untrusted text:\n\n" + Fenced(redacted, "text")
 }
 
+// DraftNext is the next step of a task that ended done on a pull request that is still a draft
+// (guided and strict studios open the plan's pull request as one): GitHub does not take a review
+// of a draft as the studio/gate approval, so the writer marks it ready, then approves the commit.
+func DraftNext(pull int, sha string) string {
+	return fmt.Sprintf("\n\n**Next:** pull request #%d is still a draft. Mark it ready for review, then approve commit `%s` (Files changed → Review changes → Approve): `studio/gate` passes on that approval.", pull, ShortSHA(sha))
+}
+
 // verifyChangedNote says the verification command changed files, which were reverted.
 func VerifyChangedNote(paths []string) string {
 	return "The verification command changed " + NameRun(paths) + "; reverted before the review, never committed."

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -228,6 +229,8 @@ func TestStrictPlanApproveImplementGate(t *testing.T) {
 	if g := w.gate(impl.HeadSHA); !strings.Contains(g.Summary, "**Next:** Mark the pull request ready for review, then approve commit `"+impl.HeadSHA[:7]+"`") {
 		t.Errorf("the gate on the finished draft does not say to mark it ready and approve this commit:\n%s", g.Summary)
 	}
+	// ... and so does the status comment where the run ended done.
+	mustContain(t, "status comment", w.statusBody(n), fmt.Sprintf("pull request #%d is still a draft. Mark it ready for review, then approve commit `%s`", pr.Number, impl.HeadSHA[:7]))
 	// A writer approves the implemented commit: that counts for the gate and starts nothing.
 	_, payload = w.approve(pr.Number, reviewer, ghemu.ReviewSpec{})
 	res = w.run("pull_request_review", payload, nil)
