@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -182,7 +183,10 @@ func (c CLI) runAppServer(ctx context.Context, req Request) Result {
 	res.Leftovers, res.Limit = out.Leftovers, out.Limit
 	res.OutputCut = eventsW.Cut()
 	res.OutputCut.StderrBytesCut = stderr.dropped
-	res.Stderr = c.Redactor.Redact(stderr.String())
+	// The app server colours its log even into a pipe: without the escapes its lines read as
+	// the exec engine's do, and AddStderr finds the tools Codex refused (a rejected patch has no
+	// notification, only this line).
+	res.Stderr = c.Redactor.Redact(ansiEscape.ReplaceAllString(stderr.String(), ""))
 	stderrText := res.Stderr
 	if stderr.dropped > 0 {
 		stderrText = fmt.Sprintf("[studio: %d bytes of stderr before this tail were dropped]\n", stderr.dropped) + stderrText
@@ -256,6 +260,9 @@ func (c CLI) interrupt(client *AppServerClient, tr *turnTracker) time.Duration {
 	}
 	return 0
 }
+
+// ansiEscape matches the terminal colour sequences of the app server's log.
+var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;]*m`)
 
 // turnTracker turns the app server's notifications into the call's EventSummary as they come.
 type turnTracker struct {
