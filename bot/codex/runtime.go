@@ -33,6 +33,8 @@ type Config struct {
 	Budget *Budget
 	// Network, when set, starts the run's egress proxy: sandboxed calls reach only it.
 	Network *NetworkConfig
+	// Engine is how each call drives Codex (CLI.Engine); empty is EngineExec.
+	Engine Engine
 }
 
 // Runtime is a started proxy and a CLI runner wired to it. Use CLI as the lifecycle's Runner and
@@ -84,6 +86,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		Redactor:  rt.Redactor,
 		Jail:      cfg.Jail,
 		Egress:    rt.Egress,
+		Engine:    cfg.Engine,
 	}
 	return rt, nil
 }
