@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"sync"
 
 	"github.com/sourcegraph/jsonrpc2"
@@ -51,7 +52,9 @@ func NewAppServerClient(ctx context.Context, rw io.ReadWriteCloser, onNote func(
 		// such request is answered with an error rather than left to hang the turn.
 		return nil, &jsonrpc2.Error{Code: jsonrpc2.CodeMethodNotFound, Message: "the studio answers no requests: " + req.Method}
 	})
-	c.conn = jsonrpc2.NewConn(ctx, jsonrpc2.NewPlainObjectStream(rw), h)
+	// The library logs protocol errors to the process's standard logger; the studio's output is
+	// its own, and a broken stream shows as the calls' errors instead.
+	c.conn = jsonrpc2.NewConn(ctx, jsonrpc2.NewPlainObjectStream(rw), h, jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
 	return c
 }
 
@@ -63,15 +66,23 @@ func (c *AppServerClient) Close() error { return c.conn.Close() }
 
 // Initialize is the handshake every session starts with.
 func (c *AppServerClient) Initialize(ctx context.Context) error {
+	_, err := c.initialize(ctx)
+	return err
+}
+
+// initialize is Initialize, returning the server's user agent.
+func (c *AppServerClient) initialize(ctx context.Context) (string, error) {
 	params := map[string]any{"clientInfo": map[string]string{"name": "codex-studio", "version": "1"}}
-	var res json.RawMessage
+	var res struct {
+		UserAgent string `json:"userAgent"`
+	}
 	if err := c.conn.Call(ctx, "initialize", params, &res); err != nil {
-		return fmt.Errorf("app-server initialize: %w", err)
+		return "", fmt.Errorf("app-server initialize: %w", err)
 	}
 	if err := c.conn.Notify(ctx, "initialized", map[string]any{}); err != nil {
-		return fmt.Errorf("app-server initialized: %w", err)
+		return "", fmt.Errorf("app-server initialized: %w", err)
 	}
-	return nil
+	return res.UserAgent, nil
 }
 
 // ThreadOptions are the thread/start parameters the studio sets.
