@@ -189,3 +189,32 @@ func TestAppServerReviewSchemaReachesTheModel(t *testing.T) {
 		t.Errorf("verdict %q: %v", res.FinalMessage, err)
 	}
 }
+
+// A caller that cancels (the runner's signal, a steer that stops the run) interrupts the turn the
+// same way: the call ends as canceled, the server at the end of its stdin, nothing killed.
+func TestAppServerCancelInterruptsTheTurn(t *testing.T) {
+	rig := newAppServerRig(t, fakemodel.Script{Turns: []fakemodel.Turn{
+		fakemodel.Reply(fakemodel.Exec("c1", "sleep 60")),
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// Cancel once the model has answered with the long command and the agent is in it.
+		for len(rig.server.Requests()) == 0 {
+			time.Sleep(20 * time.Millisecond)
+		}
+		time.Sleep(time.Second)
+		cancel()
+	}()
+	res := rig.call(ctx, "Wait.", 5*time.Minute)
+	if res.TimedOut || res.Err == nil || !strings.HasPrefix(res.Err.Error(), "codex canceled: ") {
+		t.Fatalf("timedOut %v err %v", res.TimedOut, res.Err)
+	}
+	events := readFile(t, filepath.Join(rig.runs, "call", "events.jsonl"))
+	if res.InterruptedIn <= 0 || !strings.Contains(events, `"status":"interrupted"`) {
+		t.Errorf("the turn was not stopped by turn/interrupt\n%s", events)
+	}
+	if res.Signal != "" || res.ExitCode != 0 {
+		t.Errorf("the server was killed (signal %q exit %d); it should end at EOF", res.Signal, res.ExitCode)
+	}
+}
