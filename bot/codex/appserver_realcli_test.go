@@ -119,21 +119,36 @@ func TestAppServerSteerReachesTheNextRequest(t *testing.T) {
 	}})
 	live := make(chan *AppServerClient, 1)
 	rig.cli.OnTurn = func(c *AppServerClient) { live <- c }
+	inCommand := make(chan struct{})
+	rig.cli.OnNotification = func(n Notification) {
+		// Steer once the agent is in its first command: a steer that arrives while the model is
+		// still answering is sent at once in a new request instead (the answer in flight is dropped).
+		if n.Method == "item/started" && strings.Contains(string(n.Params), `"id":"c1"`) {
+			close(inCommand)
+		}
+	}
 	steered := make(chan error, 1)
+	callDone := make(chan struct{})
 	go func() {
 		client := <-live
-		// Steer once the first model request was answered: the agent is in its command then.
-		for len(rig.server.Requests()) == 0 {
-			time.Sleep(20 * time.Millisecond)
+		select {
+		case <-inCommand:
+			steered <- client.Steer(context.Background(), "STEER: also write steer.txt")
+		case <-callDone:
 		}
-		steered <- client.Steer(context.Background(), "STEER: also write steer.txt")
 	}()
 	res := rig.call(context.Background(), "Create one.txt.", time.Minute)
+	close(callDone)
 	if res.Err != nil {
 		t.Fatalf("call: %v\n%s", res.Err, res.Stderr)
 	}
-	if err := <-steered; err != nil {
-		t.Fatalf("steer: %v", err)
+	select {
+	case err := <-steered:
+		if err != nil {
+			t.Fatalf("steer: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the agent never started its first command, so no steer was sent")
 	}
 	reqs := rig.server.Requests()
 	if len(reqs) != 3 {
@@ -144,7 +159,7 @@ func TestAppServerSteerReachesTheNextRequest(t *testing.T) {
 	}
 	for _, f := range []string{"one.txt", "steer.txt"} {
 		if _, err := os.Stat(filepath.Join(rig.ws, f)); err != nil {
-			t.Errorf("%s: %v (the work before and after the steer must both land)", f, err)
+			t.Errorf("%s: %v (the work before and after the steer must both land)\n%s", f, err, readFile(t, filepath.Join(rig.runs, "call", "events.jsonl")))
 		}
 	}
 	if res.FinalMessage != "all done" || !res.Events.TurnCompleted {

@@ -120,6 +120,9 @@ func (c CLI) runAppServer(ctx context.Context, req Request) Result {
 		line, _ := json.Marshal(n)
 		_, _ = eventsW.Write(append(line, '\n'))
 		tr.add(n)
+		if c.OnNotification != nil {
+			c.OnNotification(n)
+		}
 	})
 
 	var expired <-chan time.Time
@@ -170,8 +173,9 @@ func (c CLI) runAppServer(ctx context.Context, req Request) Result {
 		canceled = true
 	}
 	// The turn has ended (or never started): EOF on its stdin ends the server; one that does not
-	// go within the grace is killed with its group.
-	_ = client.Close()
+	// go within the grace is killed with its group. Its stdout is read to the end, so what it
+	// said last is in the evidence too.
+	_ = stdinW.Close()
 	var out procOutcome
 	select {
 	case out = <-outcome:
@@ -179,6 +183,11 @@ func (c CLI) runAppServer(ctx context.Context, req Request) Result {
 		killProc()
 		out = <-outcome
 	}
+	select {
+	case <-client.Done():
+	case <-time.After(c.killGrace()):
+	}
+	_ = client.Close()
 	closeErr := errors.Join(eventsW.Close(), events.Close())
 	res.Leftovers, res.Limit = out.Leftovers, out.Limit
 	res.OutputCut = eventsW.Cut()

@@ -252,6 +252,9 @@ type CLI struct {
 	// OnTurn, with EngineAppServer, is given the live turn once it started: the handle that
 	// steers (Steer) or stops it while it runs. It must not block.
 	OnTurn func(*AppServerClient)
+	// OnNotification, with EngineAppServer, is given every notification of the call as it
+	// arrives, redacted, in order (the live progress a status comment can show). It must not block.
+	OnNotification func(Notification)
 }
 
 // CallKeys mints the per-call client keys of the proxy.
