@@ -25,9 +25,23 @@ type EventSummary struct {
 	FailedChanges    []string `json:"failedChanges,omitempty"`
 	ToolErrors       []string `json:"toolErrors,omitempty"` // from stderr: rejected patches and commands
 	LastAgentMessage string   `json:"-"`
+	// TurnError is the app server's structured error of a failed turn (the notification `error`
+	// it did not retry, or the failed turn's own error): the refusal judgement reads it, with its
+	// HTTP status, instead of Codex's words. The exec engine has none.
+	TurnError *TurnError `json:"turnError,omitempty"`
 	// Usage sums the usage of every turn.completed event of the stream. A call that timed out or
 	// failed before its turn completed reports none: Codex prints usage only on turn.completed.
 	Usage Usage `json:"usage"`
+}
+
+// TurnError is an app-server TurnError: Codex's message and what codexErrorInfo says.
+type TurnError struct {
+	Message string `json:"message"`
+	// Info names the codexErrorInfo variant: "unauthorized", "modelNotFound",
+	// "responseStreamConnectionFailed", "httpConnectionFailed"...
+	Info string `json:"info,omitempty"`
+	// HTTPStatus is the upstream status Codex forwarded (httpStatusCode); 0 when none.
+	HTTPStatus int `json:"httpStatus,omitempty"`
 }
 
 // Usage counts tokens, as Codex reports them on turn.completed (codex-cli.md §6), and the Codex

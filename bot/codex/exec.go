@@ -62,6 +62,9 @@ type Result struct {
 	OutputCut OutputCut
 	// Limit is set when the call reached its memory or process limit; Err is a *LimitError then.
 	Limit *jail.LimitHit
+	// InterruptedIn, with EngineAppServer, is how long the turn took to stop after turn/interrupt
+	// (at its timeout or when the caller canceled); 0 when it was not interrupted or did not stop.
+	InterruptedIn time.Duration
 }
 
 // LimitError is a call that reached one of its per-call limits: the words name the limit, its
@@ -152,6 +155,15 @@ func Args(req Request, o ArgOptions) []string {
 	// --ephemeral: no session files to leak between runs; --ignore-user-config: a runner's
 	// ~/.codex/config.toml must not change providers, tools or approvals behind our back.
 	args = append(args, "--ephemeral", "--ignore-user-config")
+	args = append(args, configArgs(o)...)
+	args = append(args, req.ExtraArgs...)
+	return append(args, "-")
+}
+
+// configArgs are the configuration flags both engines give Codex: the proxy provider, no
+// telemetry or lookups, and the environment policy of the agent's commands.
+func configArgs(o ArgOptions) []string {
+	var args []string
 	if p := o.Provider; p != nil {
 		args = append(args,
 			"-c", "model_provider="+providerID,
@@ -177,8 +189,7 @@ func Args(req Request, o ArgOptions) []string {
 		}
 		args = append(args, "-c", "shell_environment_policy.set={"+strings.Join(set, ",")+"}")
 	}
-	args = append(args, req.ExtraArgs...)
-	return append(args, "-")
+	return args
 }
 
 // Display renders a command for logs and dry runs the way the seed does: each argument JSON-quoted.
@@ -239,6 +250,15 @@ type CLI struct {
 	// Egress, when set, is the run's way out: a sandboxed call gets a network namespace whose
 	// only exit is this proxy, which also carries the model route.
 	Egress *Egress
+	// Engine is how each call drives Codex: EngineExec (the default, one `codex exec` process) or
+	// EngineAppServer (one turn of a fresh thread of `codex app-server`, appserver_run.go).
+	Engine Engine
+	// OnTurn, with EngineAppServer, is given the live turn once it started: the handle that
+	// steers (Steer) or stops it while it runs. It must not block.
+	OnTurn func(*AppServerClient)
+	// OnNotification, with EngineAppServer, is given every notification of the call as it
+	// arrives, redacted, in order (the live progress a status comment can show). It must not block.
+	OnNotification func(Notification)
 }
 
 // CallKeys mints the per-call client keys of the proxy.
@@ -258,44 +278,21 @@ const maxLastMessageBytes = 4 << 20
 // confined, and the file Codex writes (--output-last-message), which the studio reads back
 // without following links, bounded, redacts and copies into the run folder.
 func (c CLI) Run(ctx context.Context, req Request) Result {
+	if c.Engine == EngineAppServer {
+		return c.runAppServer(ctx, req)
+	}
 	res := Result{Model: req.Model.Model, ExitCode: -1}
-	// Before anything of the call exists: a missing binary is the seed's "unavailable", not a
-	// fork/exec error after the evidence folder was made.
-	if _, err := exec.LookPath(c.bin()); err != nil {
-		res.Err = fmt.Errorf("Codex CLI unavailable or not found: %w", err)
+	call, ok := c.prepare(ctx, &req, &res)
+	if !ok {
 		return res
 	}
-	j := c.jail()
-	if _, err := mkdirNoFollow(filepath.Dir(req.RunDir), filepath.Base(req.RunDir)); err != nil {
-		res.Err = fmt.Errorf("create run folder: %w", err)
-		return res
-	}
-	scratch, err := os.MkdirTemp("", "studio-codex-call-")
-	if err != nil {
-		res.Err = fmt.Errorf("create the call's scratch folder: %w", err)
-		return res
-	}
-	defer os.RemoveAll(scratch) // after the call's end below: nothing of the agent's is left to race it
-	env, err := c.callEnv(scratch, j.Status().Confined)
-	if err != nil {
-		res.Err = err
-		return res
-	}
-	if c.Keys != nil {
-		key, revoke, err := c.Keys.CallKey(req.Model.Model)
-		if err != nil {
-			res.Err = fmt.Errorf("the call's proxy key: %w", err)
-			return res
-		}
-		defer revoke() // after the call's end: nothing it left behind can use the proxy
-		c.Redactor.Add(key)
-		env = setEnv(env, ProxyKeyEnv, key)
-	}
+	defer call.cleanup()
+	lastMessage := filepath.Join(call.scratch, "last-message.txt")
 	if req.OutputSchema != "" {
 		// Codex reads the schema as the agent: give it a copy the agent can reach.
 		schema, err := os.ReadFile(req.OutputSchema)
 		if err == nil {
-			req.OutputSchema = filepath.Join(scratch, "output-schema.json")
+			req.OutputSchema = filepath.Join(call.scratch, "output-schema.json")
 			err = os.WriteFile(req.OutputSchema, schema, 0o644)
 		}
 		if err != nil {
@@ -306,28 +303,9 @@ func (c CLI) Run(ctx context.Context, req Request) Result {
 	if !req.SkipGitRepoCheck && !insideGitRepo(req.Workdir) {
 		req.SkipGitRepoCheck = true
 	}
-	// The binary may live in a place the sandbox hides (a checkout's .tools under a home): it and
-	// its package must be reachable, as must the tools on the agent's PATH (node for the launcher).
-	reach := ReachFor(env)
-	if bin, err := exec.LookPath(c.bin()); err == nil {
-		reach = append([]string{bin}, reach...)
-	}
-	spec := jail.Spec{Workdir: req.Workdir, Scratch: scratch, Reach: reach, Network: c.Egress.For(j)}
-	lastMessage := filepath.Join(scratch, "last-message.txt")
-	res.EventsPath = filepath.Join(req.RunDir, "events.jsonl")
-	argOpts := ArgOptions{LastMessagePath: lastMessage, Provider: c.Provider}
-	if spec.Network != nil {
-		// Inside its network namespace the call finds the model route, like every other way
-		// out, at the egress proxy on its own loopback.
-		env = withProxyVars(env)
-		argOpts.ShellEnv = proxyVars
-		if c.Provider != nil {
-			p := *c.Provider
-			p.BaseURL = egressURL + "/v1"
-			argOpts.Provider = &p
-		}
-	}
-	res.Args = Args(req, argOpts)
+	call.args.LastMessagePath = lastMessage
+	res.Args = Args(req, call.args)
+	env, j, spec := call.env, call.jail, call.spec
 
 	events, err := openNoFollow(res.EventsPath, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -393,6 +371,81 @@ func (c CLI) Run(ctx context.Context, req Request) Result {
 		}
 	}
 	return res
+}
+
+// preparedCall is what both engines set up the same way before Codex starts: the run folder, the
+// call's scratch folder (its CODEX_HOME, its HOME when confined), its environment with its own
+// proxy key, the jail spec and the provider as the call reaches it.
+type preparedCall struct {
+	scratch string
+	env     []string
+	jail    jail.Jail
+	spec    jail.Spec
+	args    ArgOptions
+	cleanup func() // after the call's end: the key is revoked, the scratch folder removed
+}
+
+// prepare sets the call up; on failure it has put the reason in res.Err and cleaned up.
+func (c CLI) prepare(ctx context.Context, req *Request, res *Result) (*preparedCall, bool) {
+	// Before anything of the call exists: a missing binary is the seed's "unavailable", not a
+	// fork/exec error after the evidence folder was made.
+	if _, err := exec.LookPath(c.bin()); err != nil {
+		res.Err = fmt.Errorf("Codex CLI unavailable or not found: %w", err)
+		return nil, false
+	}
+	j := c.jail()
+	if _, err := mkdirNoFollow(filepath.Dir(req.RunDir), filepath.Base(req.RunDir)); err != nil {
+		res.Err = fmt.Errorf("create run folder: %w", err)
+		return nil, false
+	}
+	scratch, err := os.MkdirTemp("", "studio-codex-call-")
+	if err != nil {
+		res.Err = fmt.Errorf("create the call's scratch folder: %w", err)
+		return nil, false
+	}
+	// Removed after the call's end: nothing of the agent's is left to race it.
+	call := &preparedCall{scratch: scratch, jail: j, cleanup: func() { os.RemoveAll(scratch) }}
+	fail := func(err error) (*preparedCall, bool) {
+		call.cleanup()
+		res.Err = err
+		return nil, false
+	}
+	env, err := c.callEnv(scratch, j.Status().Confined)
+	if err != nil {
+		return fail(err)
+	}
+	if c.Keys != nil {
+		key, revoke, err := c.Keys.CallKey(req.Model.Model)
+		if err != nil {
+			return fail(fmt.Errorf("the call's proxy key: %w", err))
+		}
+		// After the call's end: nothing it left behind can use the proxy.
+		call.cleanup = func() { revoke(); os.RemoveAll(scratch) }
+		c.Redactor.Add(key)
+		env = setEnv(env, ProxyKeyEnv, key)
+	}
+	// The binary may live in a place the sandbox hides (a checkout's .tools under a home): it and
+	// its package must be reachable, as must the tools on the agent's PATH (node for the launcher).
+	reach := ReachFor(env)
+	if bin, err := exec.LookPath(c.bin()); err == nil {
+		reach = append([]string{bin}, reach...)
+	}
+	spec := jail.Spec{Workdir: req.Workdir, Scratch: scratch, Reach: reach, Network: c.Egress.For(j)}
+	res.EventsPath = filepath.Join(req.RunDir, "events.jsonl")
+	argOpts := ArgOptions{Provider: c.Provider}
+	if spec.Network != nil {
+		// Inside its network namespace the call finds the model route, like every other way
+		// out, at the egress proxy on its own loopback.
+		env = withProxyVars(env)
+		argOpts.ShellEnv = proxyVars
+		if c.Provider != nil {
+			p := *c.Provider
+			p.BaseURL = egressURL + "/v1"
+			argOpts.Provider = &p
+		}
+	}
+	call.env, call.spec, call.args = env, spec, argOpts
+	return call, true
 }
 
 // maxHomeFiles and maxHomeFileBytes bound the copy of c.CodexHome each call starts from.

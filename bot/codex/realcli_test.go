@@ -87,6 +87,13 @@ func newRealRig(t *testing.T, script fakemodel.Script) *realRig {
 		Provider: &Provider{BaseURL: r.proxy.BaseURL(), StreamIdleTimeout: 20 * time.Second},
 		Redactor: r.red,
 	}
+	// STUDIO_TEST_CODEX_ENGINE=app-server runs every real-CLI test on the app-server engine: the
+	// default engine changes only once they all pass there.
+	engine, err := ParseEngine(os.Getenv("STUDIO_TEST_CODEX_ENGINE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.cli.Engine = engine
 	return r
 }
 

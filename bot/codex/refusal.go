@@ -77,6 +77,14 @@ func Refusal(res Result) *APIRefusal {
 		// A budget stop is the proxy's own refusal (budget.go), not the API's: the setup is fine.
 		return nil
 	}
+	if te := res.Events.TurnError; te != nil {
+		// The app server says it in structure: judge that, never the agent's or Codex's prose.
+		ref := ClassifyTurnError(*te)
+		if ref != nil {
+			ref.Model = res.Model
+		}
+		return ref
+	}
 	msg := strings.TrimSpace(res.Events.TurnFailed)
 	if msg == "" || msg == "turn failed" {
 		msg = lastStderrError(res.Stderr)
@@ -118,6 +126,12 @@ const proxyPrefix = "model proxy: "
 // ClassifyRefusal decides, from Codex's final error message alone, whether the model API refused
 // the call and why; nil means the message is not an API refusal.
 func ClassifyRefusal(msg string) *APIRefusal {
+	status, body := statusAndBody(msg)
+	return classify(status, body)
+}
+
+// statusAndBody splits Codex's words for an HTTP error into the status they name and the API's body.
+func statusAndBody(msg string) (int, string) {
 	msg = strings.TrimSpace(msg)
 	status := 0
 	body := msg
@@ -127,7 +141,46 @@ func ClassifyRefusal(msg string) *APIRefusal {
 	} else if m := lastStatus.FindStringSubmatch(msg); m != nil {
 		status, _ = strconv.Atoi(m[1])
 	}
-	body = strings.TrimSpace(urlSuffix.ReplaceAllString(body, ""))
+	return status, strings.TrimSpace(urlSuffix.ReplaceAllString(body, ""))
+}
+
+// ClassifyTurnError judges an app-server turn error: the HTTP status is the structured one Codex
+// forwarded, and codexErrorInfo decides what the status alone does not (a connection that never
+// got an answer, an account out of quota); nil means not an API refusal (a sandbox error, a
+// context window exceeded).
+func ClassifyTurnError(te TurnError) *APIRefusal {
+	status, body := statusAndBody(te.Message)
+	if te.HTTPStatus != 0 {
+		status = te.HTTPStatus
+	}
+	if ref := classify(status, body); ref != nil {
+		return ref
+	}
+	ref := &APIRefusal{Status: status, Message: bound(body)}
+	switch te.Info {
+	case "unauthorized":
+		ref.Kind = RefusedKey
+	case "modelNotFound":
+		ref.Kind = RefusedModel
+	case "usageLimitExceeded":
+		ref.Kind = RefusedQuota
+	case "rateLimitExceeded":
+		ref.Kind = RefusedRateLimit
+	case "serverOverloaded", "internalServerError":
+		ref.Kind = RefusedServer
+	case "httpConnectionFailed", "responseStreamConnectionFailed", "responseStreamDisconnected", "responseTooManyFailedAttempts":
+		if status != 0 {
+			return nil // a status classify did not take is no refusal the user can fix
+		}
+		ref.Kind = RefusedUnreachable
+	default:
+		return nil
+	}
+	return ref
+}
+
+// classify decides from an HTTP status (0: none) and the API's body whether the API refused.
+func classify(status int, body string) *APIRefusal {
 	// A 4xx Codex does not know is passed on as the raw body: read the API's JSON error.
 	var code string
 	if words, c, ok := apiErrorBody(body); ok {

@@ -33,6 +33,8 @@ type Config struct {
 	Budget *Budget
 	// Network, when set, starts the run's egress proxy: sandboxed calls reach only it.
 	Network *NetworkConfig
+	// Engine is how each call drives Codex (CLI.Engine); empty is EngineExec.
+	Engine Engine
 }
 
 // Runtime is a started proxy and a CLI runner wired to it. Use CLI as the lifecycle's Runner and
@@ -84,6 +86,7 @@ func Start(ctx context.Context, cfg Config) (*Runtime, error) {
 		Redactor:  rt.Redactor,
 		Jail:      cfg.Jail,
 		Egress:    rt.Egress,
+		Engine:    cfg.Engine,
 	}
 	return rt, nil
 }
@@ -124,4 +127,57 @@ func Available(ctx context.Context, bin string) (string, error) {
 		return "", fmt.Errorf("Codex CLI unavailable or not found: %w", err)
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// AppServerAvailable starts `<bin> app-server` the way the app-server engine does, with an empty
+// CODEX_HOME of its own, and completes the protocol's handshake: it returns the server's user
+// agent, or an error saying what is missing. A Codex older than the app server exits at once
+// ("unrecognized subcommand"); one that starts but does not answer initialize is as useless.
+func AppServerAvailable(ctx context.Context, bin string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	home, err := os.MkdirTemp("", "studio-codex-probe-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(home)
+	cmd := exec.Command(bin, AppServerArgs(Request{}, ArgOptions{})...)
+	cmd.Env = setEnv(SafeEnv(os.Getenv), "CODEX_HOME", home)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return "", err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	stderr := newTail(4096)
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		return "", fmt.Errorf("Codex CLI unavailable or not found: %w", err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	client := NewAppServerClient(ctx, pipeRW{Reader: stdout, WriteCloser: stdin, readCloser: stdout}, func(Notification) {})
+	defer client.Close()
+	agent, err := client.initialize(ctx)
+	if err != nil {
+		if line := firstLine(ansiEscape.ReplaceAllString(stderr.String(), "")); line != "" {
+			err = fmt.Errorf("%w: %s", err, line)
+		}
+		return "", fmt.Errorf("`%s app-server` did not answer: %w", bin, err)
+	}
+	return agent, nil
+}
+
+// firstLine is the first non-empty line of s, trimmed.
+func firstLine(s string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			return l
+		}
+	}
+	return ""
 }

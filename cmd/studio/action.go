@@ -109,6 +109,7 @@ type actionOptions struct {
 	warnings    []string // what was ignored in the inputs, and why
 
 	codexPath, openAIBaseURL string
+	codexEngine              codex.Engine  // codex-engine: exec (default) or app-server
 	timeout                  time.Duration // timeout-minutes, per Codex call
 	maxFixPasses             *int          // max-fix-passes; nil takes the bot's default
 	verifyCommand            []string
@@ -168,6 +169,10 @@ func parseActionOptions(getenv func(string) string) (actionOptions, error) {
 	}
 	o.timeout, err = timeoutInput(input("timeout-minutes"))
 	fail(err)
+	o.codexEngine, err = codex.ParseEngine(input("codex-engine"))
+	if err != nil {
+		fail(fmt.Errorf("codex-engine: %w", err))
+	}
 	o.approvals, err = approvalInputs(input)
 	fail(err)
 	o.verifyTimeout, err = verifyTimeoutInput(input("verify-timeout"))
@@ -386,7 +391,7 @@ func startCodex(ctx context.Context, opts actionOptions, jl jail.Jail, over acti
 	rt, err := codex.Start(ctx, codex.Config{
 		Bin: opts.codexPath, OpenAIKey: opts.openAIKey, Upstream: opts.openAIBaseURL,
 		Secrets: gitops.SecretForms(opts.token), CodexHome: filepath.Join(opts.env.runnerTemp, "codex-home"), Getenv: opts.getenv,
-		Jail: jl, Budget: budget, Network: opts.network.initial(),
+		Jail: jl, Budget: budget, Network: opts.network.initial(), Engine: opts.codexEngine,
 	})
 	if err != nil {
 		return nil, nil, nil, nil, nil, err

@@ -115,7 +115,7 @@ func newRootCmd(e env) *cobra.Command {
 	})
 	add(newServeCmd(e, nil))
 	add(newInitCmd(e))
-	add(legacyCmd("doctor", "check the tools and every studio file of a checkout", "[--project DIR] [--codex-path P] [--agent-user U]",
+	add(legacyCmd("doctor", "check the tools and every studio file of a checkout", "[--project DIR] [--codex-path P] [--codex-engine E] [--agent-user U]",
 		func(ctx context.Context, args []string) int {
 			return runDoctor(ctx, args, e.getenv, e.stdout, e.stderr)
 		}))

@@ -43,6 +43,7 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	fs := flag.NewFlagSet("studio doctor", flag.ContinueOnError)
 	project := fs.String("project", ".", "project root")
 	codexPath := fs.String("codex-path", "", "the Codex CLI (default $CODEX_BIN, then codex on PATH)")
+	codexEngine := fs.String("codex-engine", string(codex.EngineExec), "the codex-engine input to check (exec or app-server)")
 	agentUser := fs.String("agent-user", jail.DefaultUser, "the agent-user input to check (auto, a name, a uid, or none)")
 	agentSandbox := fs.String("agent-sandbox", string(jail.SandboxAuto), "the agent-sandbox input to check (auto, require or off)")
 	agentMemory := fs.String("agent-memory", "", "the agent-memory input to check (a size such as 4GiB; default: 3/4 of what the studio may use, at most 8 GiB)")
@@ -70,6 +71,7 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 		add("FAIL", "tool.codex", err.Error()+"; install the pinned one with `"+codex.InstallCommand+"` or pass --codex-path", bin)
 	} else {
 		add("PASS", "tool.codex", strings.TrimSpace(v), bin)
+		add(appServerCheck(ctx, bin, *codexEngine))
 	}
 
 	// Containment: what the action would do here, layer by layer. The sandbox is probed for real
@@ -164,6 +166,25 @@ func workflowCheck(root string) check {
 		return check{"PASS", id, msg + " on issue comments", ""}
 	}
 	return check{"FAIL", id, "no workflow under .github/workflows uses codex-studio/studio-action; `studio init` writes .github/workflows/studio.yml", ""}
+}
+
+// appServerCheck says whether the Codex CLI answers as an app server (the codex-engine
+// app-server's way to drive it). It fails only when that engine is the one to check: with exec,
+// a Codex without it still runs every call.
+func appServerCheck(ctx context.Context, bin, engineInput string) (status, id, message, path string) {
+	engine, err := codex.ParseEngine(engineInput)
+	if err != nil {
+		return "FAIL", "tool.codex.app-server", err.Error(), ""
+	}
+	agent, err := codex.AppServerAvailable(ctx, bin)
+	switch {
+	case err == nil:
+		return "PASS", "tool.codex.app-server", "`codex app-server` answers (" + agent + ")", bin
+	case engine == codex.EngineAppServer:
+		return "FAIL", "tool.codex.app-server", err.Error() + "; codex-engine: app-server needs it: install the pinned Codex with `" + codex.InstallCommand + "` or pass --codex-path, or use codex-engine: exec", bin
+	default:
+		return "SKIP", "tool.codex.app-server", err.Error() + "; only codex-engine: app-server needs it (install the pinned Codex with `" + codex.InstallCommand + "`)", bin
+	}
 }
 
 func rel(root, p string) string {

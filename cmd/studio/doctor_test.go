@@ -45,7 +45,7 @@ func TestDoctorPassesAHealthyCheckout(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr.String())
 	}
-	for _, want := range []string{"PASS tool.git: git version", "PASS tool.codex: codex-cli 0.171.0", " containment: ", "PASS studio.config: prototype, guided-studio, engine godot", "PASS codex.agent.gameplay-programmer: gpt-5.6-sol (high) (.codex/agents/gameplay-programmer.toml)",
+	for _, want := range []string{"PASS tool.git: git version", "PASS tool.codex: codex-cli 0.171.0", "PASS tool.codex.app-server: `codex app-server` answers (codex-studio/0.171.0", " containment: ", "PASS studio.config: prototype, guided-studio, engine godot", "PASS codex.agent.gameplay-programmer: gpt-5.6-sol (high) (.codex/agents/gameplay-programmer.toml)",
 		"PASS codex.agent.producer: gpt-5.4-mini (medium)", "SKIP codex.profile", "PASS codex.project.AGENTS.md.Rules: present",
 		"PASS containment.network: network namespace (only the studio's egress proxy)"} {
 		if !strings.Contains(out, want) {
@@ -137,6 +137,27 @@ func TestDoctorChecksTheCodexVersion(t *testing.T) {
 			}
 			if strings.HasPrefix(tc.want, "FAIL") && !strings.Contains(got, install) {
 				t.Errorf("a failing tool.codex line must name %s: %q", install, got)
+			}
+		})
+	}
+}
+
+// A Codex that passes the version check but does not answer as an app server fails the check
+// when codex-engine is app-server, with what to do; with exec it is only said.
+func TestDoctorChecksTheAppServer(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	writeTree(t, root, sandbox.DefaultFiles("guided-studio"))
+	bin := fakeCodex(t, t.TempDir(), "codex", "codex-cli "+codex.PinnedVersion)
+	for engine, want := range map[string]string{
+		"app-server": "FAIL tool.codex.app-server: `" + bin + " app-server` did not answer: app-server initialize: jsonrpc2: connection is closed; codex-engine: app-server needs it: install the pinned Codex with `" + codex.InstallCommand + "` or pass --codex-path, or use codex-engine: exec (" + bin + ")",
+		"exec":       "SKIP tool.codex.app-server: `" + bin + " app-server` did not answer: app-server initialize: jsonrpc2: connection is closed; only codex-engine: app-server needs it (install the pinned Codex with `" + codex.InstallCommand + "`) (" + bin + ")",
+	} {
+		t.Run(engine, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			run(context.Background(), []string{"doctor", "--project", root, "--codex-path", bin, "--codex-engine", engine, "--agent-user", "none"}, func(string) string { return "" }, &stdout, &stderr)
+			if got := doctorLine(stdout.String(), "tool.codex.app-server"); got != want {
+				t.Errorf("tool.codex.app-server line =\n%q\nwant\n%q", got, want)
 			}
 		})
 	}

@@ -133,6 +133,13 @@ func (w *world) runCtx(ctx context.Context, event string, payload []byte, extra 
 	if _, ok := extra["INPUT_CODEX-PATH"]; !ok {
 		extra["INPUT_CODEX-PATH"] = fakeCodexBin
 	}
+	// STUDIO_TEST_CODEX_ENGINE=app-server runs the tests that use the real CLI on that engine (the
+	// stand-in fakeCodexBin speaks only exec's stream).
+	if engine := os.Getenv("STUDIO_TEST_CODEX_ENGINE"); engine != "" && extra["INPUT_CODEX-PATH"] != fakeCodexBin {
+		if _, ok := extra["INPUT_CODEX-ENGINE"]; !ok {
+			extra["INPUT_CODEX-ENGINE"] = engine
+		}
+	}
 	env, err := w.Env(event, payload, extra)
 	if err != nil {
 		w.t.Fatal(err)
