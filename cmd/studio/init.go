@@ -189,7 +189,7 @@ func runInit(ctx context.Context, e env, o initOptions) error {
 	if o.labels {
 		var err error
 		if target, err = labelTargetFrom(o.repo, o.token, e.getenv); err != nil {
-			return failf("%v", err)
+			return usagef("%v", err) // a flag is missing: the command line is wrong (exit 2)
 		}
 	}
 	milestone := "prototype"

@@ -67,8 +67,8 @@ func TestInitErrors(t *testing.T) {
 				"studio init: --studio-mode \"strict\" must be fast-prototype, guided-studio or strict-studio. Did you mean \"strict-studio\"?"},
 		{[]string{"--name", "x", "--engine", "godot", "--mode", "design", "extra"}, exitUsage, `unknown command "extra"`},
 		{[]string{"--name", "x", "--engine", "godot", "--mode", "design", "--bogus"}, exitUsage, "unknown flag: --bogus"},
-		{[]string{"--name", "x", "--engine", "godot", "--mode", "design", "--labels", "--token", "t"}, exitError, "--repo"},
-		{[]string{"--name", "x", "--engine", "godot", "--mode", "design", "--labels", "--repo", "acme/hop"}, exitError, "token"},
+		{[]string{"--name", "x", "--engine", "godot", "--mode", "design", "--labels", "--token", "t"}, exitUsage, "--repo"},
+		{[]string{"--name", "x", "--engine", "godot", "--mode", "design", "--labels", "--repo", "acme/hop"}, exitUsage, "token"},
 	}
 	var texts strings.Builder
 	for _, tt := range tests {
