@@ -83,6 +83,7 @@ type hCase struct {
 }
 
 func (c hCase) run(t *testing.T) {
+	t.Parallel() // each case builds its own world
 	w := newHWorld(t, c.files)
 	body := c.body
 	if body == "" {

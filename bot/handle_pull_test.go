@@ -166,6 +166,7 @@ func TestHandleCommentOnStudioPull(t *testing.T) {
 		},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // each case builds its own world
 			w := newHWorld(t, nil)
 			n, pr := w.studioPull()
 			if c.setup != nil {
