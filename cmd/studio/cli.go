@@ -221,32 +221,11 @@ func legacyCmd(name, short, args string, run func(context.Context, []string) int
 		Short:              short,
 		DisableFlagParsing: true,
 		RunE: func(c *cobra.Command, args []string) error {
-			// Cobra parses no flag here, so --help reaches the command's own flag set, which
-			// answers it as a usage error (exit 2). Help asked for is no error: cobra's help goes
-			// to stdout, the flag set's list of flags after it, and the exit is 0.
-			if helpAsked(args) {
-				if err := c.Help(); err != nil {
-					return err
-				}
-				run(c.Context(), []string{"-h"})
-				return nil
-			}
+			// Cobra parses no flag here: --help reaches the command's own flag set, which answers
+			// it on stdout with exit 0 (flaghelp.go).
 			return exitWith(run(c.Context(), args))
 		},
 	}
-}
-
-// helpAsked reports whether args ask for help before any "--".
-func helpAsked(args []string) bool {
-	for _, a := range args {
-		switch a {
-		case "--":
-			return false
-		case "-h", "-help", "--help":
-			return true
-		}
-	}
-	return false
 }
 
 // execute runs the command tree on args and turns the outcome into an exit code, printing the
