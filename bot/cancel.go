@@ -70,7 +70,11 @@ func (r *run) saveWork(ctx context.Context) string {
 
 // saved is what the implementation has done so far, for the texts that say where it is.
 func (st *implState) saved() *texts.SavedWork {
-	return &texts.SavedWork{Branch: st.branch, Unpushed: st.unpushed, Head: st.headSHA, Committed: st.committed, Pull: st.pr.Number}
+	paths := st.committed
+	if len(paths) == 0 {
+		paths = st.onBranch // the head is the branch's, as an earlier run left it
+	}
+	return &texts.SavedWork{Branch: st.branch, Unpushed: st.unpushed, Head: st.headSHA, Committed: paths, Pull: st.pr.Number}
 }
 
 // resumeNote tells a failed run's reader where its work is and how to go on: a run that pushed

@@ -722,7 +722,9 @@ func TestHandleQueuedRunsLeaveOneStatusLabel(t *testing.T) {
 	second := w.comment(n, sandbox.Writer, "/studio run") // delivered with the labels of before the first run
 	w.script([]agentCall{{write: map[string]string{"src/player/jump.gd": hJump}}})
 	w.mustHandle(first, "done")
-	w.script([]agentCall{{message: "Nothing left to change."}}) // commits nothing: blocked
+	// A change outside writeFiles blocks it (a run that adds nothing would deliver the branch the
+	// first one pushed, and end done like it).
+	w.script([]agentCall{{write: map[string]string{"README.md": "rewritten\n"}}})
 	w.mustHandle(second, "blocked")
 	var status []string
 	for _, l := range w.labels(n) {

@@ -48,6 +48,9 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 	st := &implState{task: task, elig: elig, branch: branch, base: base, scope: policy.Scope(task.WriteFiles), outOfScope: map[string]policy.ScopeRefusal{}, modes: map[string]string{},
 		needsPullEarly: reviewEnabled(task)}
 	r.impl = st
+	if err := r.branchWork(ctx, st); err != nil {
+		return err
+	}
 	out, runErr := r.runLifecycle(ctx, st, routes, prepared, facts)
 	r.noteUsage(out.Usage)
 	// The run's Codex calls are over: its ledger entry is written beside the writes below.
@@ -63,7 +66,10 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 	default:
 		r.st.Set(status.StepCodex, status.StepFailed, texts.ShownLine(out.Reason, 300)) // the verification's words: as text
 	}
-	if len(st.committed) == 0 {
+	switch {
+	case len(st.committed) == 0 && len(st.onBranch) > 0:
+		r.st.Set(status.StepCommitted, status.StepSkipped, texts.BranchWorkDetail(st.headSHA, branch, len(st.onBranch)))
+	case len(st.committed) == 0:
 		r.st.Set(status.StepCommitted, status.StepSkipped, texts.DetailNoChanges)
 		r.st.Set(status.StepPull, status.StepSkipped, texts.DetailNothingCommitted)
 	}
@@ -100,6 +106,9 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 			summary += "\n\n" + note
 		}
 	}
+	if len(st.committed) == 0 && len(st.onBranch) > 0 {
+		summary += "\n\n" + texts.BranchWorkNote(branch, st.headSHA, st.onBranch)
+	}
 	if notes := texts.ModeNotes(st.modes); notes != "" {
 		summary += "\n\n" + notes
 	}
@@ -114,7 +123,7 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 	if delegation != nil {
 		r.out.Said = delegation.Summary
 	}
-	if st.pr.Number != 0 || (len(st.committed) > 0 && !st.pullRefused) {
+	if st.pr.Number != 0 || (len(st.committed)+len(st.onBranch) > 0 && !st.pullRefused) {
 		pr, err := r.upsertPull(ctx, task, branch, base, summary)
 		if err != nil {
 			return err

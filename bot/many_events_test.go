@@ -40,6 +40,9 @@ func (u *untouchedWorkspace) Commit(context.Context, gitops.CommitRequest) (stri
 	return "", u.touch("Commit")
 }
 func (u *untouchedWorkspace) Push(context.Context, string) error { return u.touch("Push") }
+func (u *untouchedWorkspace) ChangedAgainst(context.Context, string) ([]string, error) {
+	return nil, u.touch("ChangedAgainst")
+}
 func (u *untouchedWorkspace) StripCredentialHelpers(context.Context) ([]string, error) {
 	return nil, u.touch("StripCredentialHelpers")
 }

@@ -46,6 +46,7 @@ type implState struct {
 	base       string
 	scope      policy.Scope
 	committed  []string                       // in-scope paths committed, in order of first commit
+	onBranch   []string                       // in-scope paths the task branch held against the base before the run
 	outOfScope map[string]policy.ScopeRefusal // path -> what was refused and why; never committed
 	modes      map[string]string              // committed path -> "old → new" mode change
 	// verifyChanged are paths the verification command changed; reverted, never committed.
@@ -233,7 +234,11 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 		return err
 	}
 	if len(inScope) == 0 {
-		return nil
+		if len(st.onBranch) > 0 && st.pr.Number == 0 && st.needsPullEarly {
+			// Nothing new, but the branch holds the task's work: its review goes on the pull request.
+			_, err = r.upsertPull(ctx, st.task, st.branch, st.base, texts.PullWorkingBody)
+		}
+		return err
 	}
 	msg := texts.CommitMessage(st.task.Role, r.issue.Title, r.tr.Issue, r.cfg.RunID, st.elig)
 	if pass > 0 {
@@ -279,6 +284,25 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 		}
 	}
 	return nil
+}
+
+// branchWork records the in-scope paths a continued task branch already holds against the default
+// branch (a run killed after its push, run again): the task's work, which the pull request delivers
+// and the review reads even when this run adds nothing, so the branch's head is the run's head.
+func (r *run) branchWork(ctx context.Context, st *implState) (err error) {
+	if r.newBranch {
+		return nil
+	}
+	changed, err := r.cfg.Workspace.ChangedAgainst(ctx, st.base)
+	for _, p := range changed {
+		if st.scope.Allows(p) {
+			st.onBranch = append(st.onBranch, p)
+		}
+	}
+	if err == nil && len(st.onBranch) > 0 {
+		st.headSHA, err = r.cfg.Workspace.HeadSHA(ctx)
+	}
+	return err
 }
 
 // reviewPoster is what posting the studio review asks of GitHub. CreateReview answers
@@ -360,7 +384,7 @@ func (b *eventBot) publishReview(ctx context.Context, number int, sha string, fi
 func verdictFrom(out codex.Outcome, st *implState) (string, []string) {
 	return policy.Verdict(policy.VerdictFacts{
 		LifecycleDone: out.FinalStatus == codex.StatusDone, Reason: out.Reason, Blockers: out.Blockers,
-		Committed: st.committed, OutOfScope: st.outOfScope, ReadOnly: st.readOnly, Refused: out.Refusal != nil,
+		Committed: st.committed, OnBranch: st.onBranch, OutOfScope: st.outOfScope, ReadOnly: st.readOnly, Refused: out.Refusal != nil,
 	})
 }
 

@@ -106,6 +106,7 @@ type Workspace interface {
 	Changes(ctx context.Context) ([]gitops.Change, error)
 	Commit(ctx context.Context, req gitops.CommitRequest) (string, error)
 	Push(ctx context.Context, branch string) error
+	ChangedAgainst(ctx context.Context, base string) ([]string, error)
 	StripCredentialHelpers(ctx context.Context) ([]string, error)
 	Exclude(ctx context.Context, pattern string) error
 	HeadSHA(ctx context.Context) (string, error)

@@ -14,7 +14,8 @@ import (
 
 // A run's spend: its budget (max-tokens, max-cost; codex.Budget, which the proxy holds in
 // flight), its cost on the status comment and in the outcome, the repository's caps checked
-// before it starts, and its entry in the ledger when it ends (spend.go).
+// before it starts and held in flight as its share of them (ledger.Reserve, codex.Budget.HoldCaps),
+// and its entry in the ledger when it ends (spend.go).
 
 // SpendSettings are the money inputs.
 type SpendSettings struct {
@@ -112,6 +113,14 @@ func (r *run) spendPreflight(ctx context.Context, cfg policy.StudioConfig, base 
 	}
 	r.ev.spend.hold = hold.ID
 	r.ev.spend.capWarning = spend.CapWarning(caps, day, month)
+	// What the run holds is its in-flight cap at the proxy; near its end the run asks for more.
+	r.ev.budget().HoldCaps(hold.USD, func(float64) (float64, error) {
+		h, refusal, err := ledger.Extend(ctx, refs, caps, hold, r.cfg.MaxCost, r.cfg.Now())
+		if hold = h; err == nil && refusal != nil {
+			err = refusal
+		}
+		return h.USD, err
+	})
 	return false, nil
 }
 

@@ -128,3 +128,39 @@ func TestLedgerRecordsWhatWasSpentAfterTheEarlyAppend(t *testing.T) {
 		t.Fatalf("ledger = %+v, want two entries adding up to the run's $2.00", recs)
 	}
 }
+
+// A run without max-cost under a repository cap is held, in flight, to the share of the cap it
+// holds on the ledger (issue 35, item 5): before, it was only checked at its start and could take
+// the repository past the cap. Here the cap leaves $0.10: the run holds half of it ($0.05); its
+// first call costs $0.55 (the project prices its model so); before the next call it asks for
+// another share and gets half of the $0.05 left, which is not enough, so the next call is not
+// made; the run's entry records what it spent and closes its hold.
+func TestRunWithoutMaxCostIsHeldToItsShareOfTheCaps(t *testing.T) {
+	t.Parallel()
+	files := studioFiles("fast-prototype", "")
+	files[".codex/studio/config.json"] = `{"prices": {"gpt-5.6-terra": {"input": 5000, "cachedInput": 5000, "output": 5000}}}`
+	w := newHWorld(t, files)
+	gh, err := hub.NewClient(nil, w.Emu.APIURL(), w.Token, sandbox.Owner, sandbox.Repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ledger.Append(context.Background(), gh, spend.Entry{Run: "earlier", At: w.clk.Now(), Cost: cost(0.9)}); err != nil {
+		t.Fatal(err)
+	}
+	n := w.issue("Snappier jump", hTask)
+	w.script([]agentCall{{write: map[string]string{"src/player/jump.gd": hJump}}})
+	out, _ := w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "blocked", func(s *Settings) { s.Caps.PerDay = 1 })
+	if want := "stopped before the review: $0.55 spent, and the share of the repository's spend caps this run could hold is $0.0750"; !strings.Contains(out.Summary, want) {
+		t.Errorf("summary lacks %q:\n%s", want, out.Summary)
+	}
+	if calls, _ := w.agent.requests(); len(calls) != 1 {
+		t.Errorf("Codex was called %d times, want only the implementation", len(calls))
+	}
+	tip, err := ledger.Tip(context.Background(), gh, w.clk.Now())
+	if err != nil || tip == nil {
+		t.Fatal(tip, err)
+	}
+	if len(tip.Holds) != 0 || tip.DayUSD != 1.45 {
+		t.Errorf("the ledger after the run: holds %+v, day $%v; want the run's spend and no hold", tip.Holds, tip.DayUSD)
+	}
+}

@@ -40,6 +40,7 @@ func TestRunTextsMatchTheirGoldenFiles(t *testing.T) {
 		{"proposed-summary", texts.ProposedSummary("/studio", "gameplay-programmer", []string{"src/player/jump.gd", "tests/`x`.gd"})},
 		{"report-posted", texts.ReportPosted("producer", "[the report](https://github.example/acme/hop/issues/7#issuecomment-1)", reportFile)},
 		{"delegated-summary", texts.DelegatedSummary("Split into two tasks.\n```\n@team")},
+		{"branch-work", texts.BranchWorkNote("studio/task-7", "0123456789abcdef", []string{"src/player/jump.gd", "tests/`x`.gd"})},
 		{"verify-changed", texts.VerifyChangedNote([]string{"build/out.txt", "cache.db"})},
 		{"draft-next", texts.DraftNext(8, "0123456789abcdef")},
 		{"gate-task-unusable", texts.GateTaskUnusable(7, "the task block cannot be used: "+bad.Error(), "**Waiting** for head `abc1234`.")},

@@ -831,6 +831,31 @@ func (r *Repo) PrepareBranch(ctx context.Context, branch, base string) (existed 
 	return true, nil
 }
 
+// ChangedAgainst lists, sorted, the paths in which the checked-out branch's tip differs from
+// origin's tip of base as this run's CheckoutBase fetched it: the task's changes against the
+// default branch, which a re-run that adds nothing still has to deliver. Both tips are fetched
+// shallow (history stays on the remote), so their trees are compared, not the branch's commits:
+// a path the base changed after the branch forked is listed too.
+func (r *Repo) ChangedAgainst(ctx context.Context, base string) ([]string, error) {
+	if r.tip == "" {
+		return nil, errors.New("compare with the base: nothing is checked out")
+	}
+	baseTip, err := r.resolve("refs/remotes/origin/" + base)
+	if err != nil {
+		return nil, fmt.Errorf("compare with the base: %w", err)
+	}
+	changed, err := r.changedPaths(ctx, baseTip, r.tip)
+	if err != nil {
+		return nil, err
+	}
+	paths := make([]string, 0, len(changed))
+	for p := range changed {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	return paths, nil
+}
+
 // RelistBranches makes the next PrepareBranch ask origin whether its branch exists instead of
 // taking the first ls-remote's list: a run that waited for another run's lock must build on what
 // that run pushed meanwhile, and the list predates it. One ls-remote, and only then.

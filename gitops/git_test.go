@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -209,6 +210,33 @@ func TestPrepareBranchContinuesAnExistingTaskBranch(t *testing.T) {
 	existed, err = repo.PrepareBranch(ctx, "studio/task-10", "main")
 	if err != nil || existed {
 		t.Fatalf("new branch: existed = %v, err = %v", existed, err)
+	}
+}
+
+// A re-run that adds nothing still delivers what the branch holds: ChangedAgainst names the paths
+// the continued branch changes against the base it was checked out after.
+func TestChangedAgainstNamesWhatTheBranchHoldsAgainstTheBase(t *testing.T) {
+	emu, repo := remote(t)
+	ctx := context.Background()
+	if _, err := emu.CommitFiles("o", "r", "studio/task-9", ghemu.CommitSpec{Message: "earlier run", Files: map[string]string{"a.txt": "earlier\n", "new/c.txt": "c\n"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := repo.CheckoutBase(ctx, "main"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.PrepareBranch(ctx, "studio/task-9", "main"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := repo.ChangedAgainst(ctx, "main")
+	if err != nil || !slices.Equal(got, []string{"a.txt", "new/c.txt"}) {
+		t.Fatalf("ChangedAgainst = %q, %v; want a.txt and new/c.txt", got, err)
+	}
+	// A new branch starts at the base: nothing to deliver yet.
+	if _, err := repo.PrepareBranch(ctx, "studio/task-10", "main"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := repo.ChangedAgainst(ctx, "main"); err != nil || len(got) != 0 {
+		t.Fatalf("a new branch: ChangedAgainst = %q, %v; want none", got, err)
 	}
 }
 

@@ -45,6 +45,10 @@ type VerdictFacts struct {
 	Blockers []string
 	// Committed are the in-scope paths committed to the task branch.
 	Committed []string
+	// OnBranch are the in-scope paths the task branch already held against the default branch
+	// when the run began (a run killed after its push, run again): the task's work, delivered by
+	// the pull request even when this run adds nothing.
+	OnBranch []string
 	// OutOfScope are the refused paths by path; any of them blocks the run.
 	OutOfScope map[string]ScopeRefusal
 	// ReadOnly is set for a role that may not write (producer, qa-playtester): its report is the
@@ -72,7 +76,8 @@ const blockedWithoutReason = "the Codex lifecycle ended blocked"
 const nothingCommitted = "Codex changed nothing inside writeFiles"
 
 // Verdict merges the lifecycle's outcome with the scope check: a run is done only when the
-// lifecycle ended done, no path was refused, and a writing role committed something. Otherwise it
+// lifecycle ended done, no path was refused, and a writing role committed something or its branch
+// already holds in-scope work. Otherwise it
 // is blocked (error when the model API refused a call), and the blockers say why, in the order a
 // reader acts on them: the lifecycle's reason first, then the refused paths (grouped by reason and bounded,
 // refusedPaths), then
@@ -99,7 +104,7 @@ func Verdict(f VerdictFacts) (status string, blockers []string) {
 			}
 		}
 	}
-	if f.LifecycleDone && len(f.Committed) == 0 && !f.ReadOnly {
+	if f.LifecycleDone && len(f.Committed) == 0 && len(f.OnBranch) == 0 && !f.ReadOnly {
 		blockers = append(blockers, nothingCommitted)
 	}
 	switch {

@@ -23,6 +23,9 @@ func TestVerdict(t *testing.T) {
 			VerdictFacts{LifecycleDone: true, ReadOnly: true, OutOfScope: map[string]ScopeRefusal{}}, VerdictDone, nil},
 		{"writing role committed nothing", VerdictFacts{LifecycleDone: true},
 			VerdictBlocked, []string{"Codex changed nothing inside writeFiles"}},
+		// A re-run after a crash: the branch already holds the task's in-scope work, and this run
+		// rightly added nothing.
+		{"nothing new, the branch holds the task's work", VerdictFacts{LifecycleDone: true, OnBranch: []string{"a.gd"}}, VerdictDone, nil},
 		{"read-only role changed a file",
 			VerdictFacts{LifecycleDone: true, ReadOnly: true, OutOfScope: readme},
 			VerdictBlocked, []string{"`README.md` (modified): role `producer` may not change files (read-only); reverted; not committed"}},

@@ -21,9 +21,13 @@ type Budget struct {
 	proxy   account // settled by the proxy from response.completed (or its estimate of a cut stream)
 	events  account // from Codex's turn.completed, per call
 	flights map[*flight]struct{}
-	stops   int          // stops the proxy made (refused or cut a request)
-	stop    *BudgetError // the last of them
-	models  map[string]bool
+	// extend asks the ledger for another share of the repository's caps (HoldCaps); asking is
+	// set while one request waits for it.
+	extend func(held float64) (float64, error)
+	asking bool
+	stops  int          // stops the proxy made (refused or cut a request)
+	stop   *BudgetError // the last of them
+	models map[string]bool
 }
 
 type account struct {
@@ -51,6 +55,44 @@ func (b *Budget) SetPrices(p spend.Prices) {
 	}
 	b.mu.Lock()
 	b.prices = p
+	b.mu.Unlock()
+}
+
+// HoldCaps makes the run's share of the repository's caps, usd as held on the spend ledger, one
+// of its bounds: the proxy refuses a request and ends a stream at the chunk that takes the run
+// past it, as for max-cost. Before a request or a call, a run past WarnAt of its share asks
+// extend for more (a fair share of what the caps leave then); extend answers the share now held,
+// and on a refusal or an error the run ends at the share it has.
+func (b *Budget) HoldCaps(usd float64, extend func(held float64) (float64, error)) {
+	if b == nil || usd <= 0 {
+		return
+	}
+	b.mu.Lock()
+	b.limits.Share, b.extend = usd, extend
+	b.mu.Unlock()
+}
+
+// refill extends the run's share of the caps when it is nearly used (HoldCaps). It asks without
+// holding the lock (the ledger is a GitHub round trip); requests meanwhile go on with the share
+// as it is.
+func (b *Budget) refill() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	share, ext := b.limits.Share, b.extend
+	if ext == nil || b.asking || b.spentLocked().Bill.USD < spend.WarnAt*share {
+		b.mu.Unlock()
+		return
+	}
+	b.asking = true
+	b.mu.Unlock()
+	grown, err := ext(share)
+	b.mu.Lock()
+	b.asking = false
+	if err == nil && grown > b.limits.Share {
+		b.limits.Share = grown
+	}
 	b.mu.Unlock()
 }
 
@@ -137,6 +179,7 @@ func (b *Budget) check(before string) *BudgetError {
 	if b == nil {
 		return nil
 	}
+	b.refill()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.spentLocked()
@@ -192,6 +235,7 @@ func (f *flight) estimate() spend.Tokens {
 // begin admits a request for model whose body has inputBytes, or refuses it with the words the
 // proxy answers.
 func (b *Budget) begin(model string, inputBytes int) (*flight, error) {
+	b.refill()
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.spentLocked()

@@ -101,3 +101,55 @@ func TestLifecycleFixPassCutInFlight(t *testing.T) {
 		t.Errorf("blockers = %q, want the budget stop, then the review's blocker still standing", out.Blockers)
 	}
 }
+
+// A run without max-cost under the repository's caps is held to the share of them it holds on
+// the ledger, in flight (issue 35, item 5): the stream is ended at the chunk that takes it past
+// its share, a request near the end of the share asks for another first, and once the ledger
+// grants no more the next request is refused.
+func TestBudgetHoldsTheRunToItsShareOfTheCaps(t *testing.T) {
+	b := NewBudget(spend.Limits{}, nil)
+	var asked []float64
+	grant := 0.02 // the ledger grants one more share, then refuses
+	b.HoldCaps(0.01, func(held float64) (float64, error) {
+		asked = append(asked, held)
+		if grant == 0 {
+			return held, errString("the caps leave less than a cent")
+		}
+		g := held + grant
+		grant = 0
+		return g, nil
+	})
+	f, err := b.begin("gpt-5.5", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.stream(2_000) { // about 500 output tokens: $0.005, under the $0.01 share
+		t.Fatal("a stream under its share was ended")
+	}
+	if !f.stream(4_000) { // $0.015 in all: past the share within this chunk
+		t.Fatal("a stream past the run's share of the caps was not ended at that chunk")
+	}
+	f.end()
+	if _, stop := b.Stops(); stop == nil || stop.Limit != spend.CapsLimit {
+		t.Fatalf("stop = %+v, want the caps' share", stop)
+	}
+	// The next request first asks for another share, which the ledger grants.
+	f, err = b.begin("gpt-5.5", 0)
+	if err != nil || len(asked) != 1 || asked[0] != 0.01 || b.Limits().Share != 0.03 {
+		t.Fatalf("after the extension: err %v, asked %v, share %v", err, asked, b.Limits().Share)
+	}
+	f.stream(4_000) // $0.025: near the end of the $0.03 share
+	f.end()
+	// The ledger refuses another share: the run ends at what it holds.
+	f, _ = b.begin("gpt-5.5", 0)
+	if f == nil || !f.stream(4_000) {
+		t.Fatal("past the share the ledger would not extend, the stream must be ended")
+	}
+	f.end()
+	if _, err := b.begin("gpt-5.5", 0); err == nil || !strings.Contains(err.Error(), "share of the repository's spend caps") {
+		t.Fatalf("a request past the share: %v", err)
+	}
+	if w := b.WarningLine(); w != "" {
+		t.Errorf("a share is not a budget the run is warned about: %q", w)
+	}
+}

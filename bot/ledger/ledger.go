@@ -115,27 +115,64 @@ func Append(ctx context.Context, refs Refs, e spend.Entry) (spend.Record, error)
 }
 
 // Reserve checks the caps at now, counting the open holds, and when the run may start opens its
-// hold of maxCost in the same swap. A run without max-cost holds nothing: holding all the caps
-// leave would refuse every run beside it (an orchestration's tasks), so unbounded runs are
-// checked, not held (docs/runtime.md). It answers the spend so far, or the refusal.
+// hold in the same swap: a fair share of what the caps leave (spend.Grant), no more than maxCost
+// when it is set. Every run holds, with or without max-cost: what it holds is the in-flight cap
+// the proxy keeps it to (codex.Budget.HoldCaps), and a share, never all that is left, so runs
+// beside it (an orchestration's tasks) still start. It answers the spend so far, or the refusal.
 func Reserve(ctx context.Context, refs Refs, caps spend.Caps, run string, maxCost float64, now time.Time) (hold spend.Hold, day, month float64, refusal *spend.CapRefusal, err error) {
 	id := holdID(run)
 	_, _, err = swap(ctx, refs, spend.Ref(now), func(prev *spend.Record) (spend.Record, bool) {
 		day, month = spend.SoFar(prev, now)
-		held := spend.Held(prev, now)
-		if refusal = spend.CheckCaps(caps, day, month, held); refusal != nil {
+		var usd float64
+		usd, refusal = spend.Grant(caps, day, month, spend.Held(prev, now), len(spend.LiveHolds(prev, now)), maxCost)
+		if refusal != nil || usd <= 0 {
 			return spend.Record{}, false
 		}
-		if maxCost <= 0 {
-			return spend.Record{}, false
-		}
-		hold = spend.Hold{ID: id, Run: run, USD: maxCost, Until: now.UTC().Add(spend.HoldFor)}
+		hold = spend.Hold{ID: id, Run: run, USD: usd, Until: now.UTC().Add(spend.HoldFor)}
 		return spend.Reserve(prev, hold, now), true
 	})
 	if err != nil || refusal != nil {
 		return spend.Hold{}, day, month, refusal, err
 	}
 	return hold, day, month, nil, nil
+}
+
+// Extend grows a run's open hold by another fair share of what the caps leave now (no more than
+// its max-cost leaves), in one swap, and answers the hold as it stands; the refusal when the caps
+// leave too little (the hold is unchanged, and the run ends at it). A hold that expired or was
+// settled is not reopened.
+func Extend(ctx context.Context, refs Refs, caps spend.Caps, h spend.Hold, maxCost float64, now time.Time) (spend.Hold, *spend.CapRefusal, error) {
+	var refusal *spend.CapRefusal
+	grown, closed := h, false
+	_, _, err := swap(ctx, refs, spend.Ref(now), func(prev *spend.Record) (spend.Record, bool) {
+		live := spend.LiveHolds(prev, now)
+		i := slices.IndexFunc(live, func(o spend.Hold) bool { return o.ID == h.ID })
+		if i < 0 {
+			closed = true
+			return spend.Record{}, false
+		}
+		want := 0.0
+		if maxCost > 0 {
+			if want = spend.Round(maxCost - live[i].USD); want <= 0 {
+				return spend.Record{}, false
+			}
+		}
+		day, month := spend.SoFar(prev, now)
+		var usd float64
+		if usd, refusal = spend.Grant(caps, day, month, spend.Held(prev, now), len(live)-1, want); refusal != nil || usd <= 0 {
+			return spend.Record{}, false
+		}
+		grown = live[i]
+		grown.USD = spend.Round(grown.USD + usd)
+		return spend.Extend(prev, h.ID, usd, now), true
+	})
+	if err == nil && closed {
+		err = fmt.Errorf("hold %s is no longer open on %s (it expired, or the month turned)", h.ID, spend.Ref(now))
+	}
+	if err != nil || refusal != nil {
+		return h, refusal, err
+	}
+	return grown, nil, nil
 }
 
 // Release closes hold id of a run that spent nothing, so it stops counting at once rather than

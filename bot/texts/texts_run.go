@@ -138,6 +138,13 @@ func VerifyChangedNote(paths []string) string {
 	return "The verification command changed " + NameRun(paths) + "; reverted before the review, never committed."
 }
 
+// BranchWorkNote says a run that added nothing delivers what the task branch already held
+// against the default branch (an earlier run's pushed work, whose run ended before its pull
+// request or its verdict).
+func BranchWorkNote(branch, sha string, paths []string) string {
+	return fmt.Sprintf("Nothing new was needed: the task's work is already on `%s` (`%s`), pushed by an earlier run, and this pull request delivers it:\n%s", branch, ShortSHA(sha), NameList(paths))
+}
+
 // gateTaskUnusable is the gate's summary when the task issue cannot be used.
 func GateTaskUnusable(issue int, problem, summary string) string {
 	return fmt.Sprintf("The task issue #%d cannot be used, so no approval can count: %s\n\n%s", issue, problem, summary)

@@ -103,6 +103,12 @@ func CommittedDetail(sha, branch string, pass, files int) string {
 	return fmt.Sprintf("`%s` on `%s` (%s: %d %s)", ShortSHA(sha), branch, label, files, Plural(files, "file", "files"))
 }
 
+// BranchWorkDetail is the Changes committed step of a run that added nothing to a branch that
+// already holds the task's work.
+func BranchWorkDetail(sha, branch string, files int) string {
+	return fmt.Sprintf("nothing new; `%s` on `%s` already holds %d %s inside writeFiles", ShortSHA(sha), branch, files, Plural(files, "file", "files"))
+}
+
 // pullDetail is the Pull request step: the pull request, a draft plan's marked so.
 func PullDetail(number int, plan bool) string {
 	if plan {

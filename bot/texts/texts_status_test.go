@@ -45,6 +45,7 @@ func TestStatusDetailsMatchTheirGoldenFile(t *testing.T) {
 		{"plan commit", PlanCommitDetail(sha, "studio/task-7")},
 		{"committed", CommittedDetail(sha, "studio/task-7", 0, 1)},
 		{"committed fix pass", CommittedDetail(sha, "studio/task-7", 2, 3)},
+		{"branch work", BranchWorkDetail(sha, "studio/task-7", 2)},
 		{"pull", PullDetail(12, false)},
 		{"plan pull", PullDetail(12, true)},
 		{"review running", ReviewCodexDetail(sha, "gpt-5-codex", "medium")},

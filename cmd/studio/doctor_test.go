@@ -38,6 +38,16 @@ func TestDoctorPassesAHealthyCheckout(t *testing.T) {
 	files[".codex/agents/producer.toml"] = "model=\"gpt-5.4-mini\"\n" // TOML, however it is spaced
 	files["AGENTS.md"] = agentsMD(policy.StudioConfig{Name: "Hop", Engine: "godot", Mode: "prototype", StudioMode: "guided-studio"}, true)
 	files[examples.WorkflowPath] = string(examples.Workflow)
+	// A healthy checkout holds the engine references and starter documents init --full writes.
+	written, err := initFiles(policy.StudioConfig{Name: "Hop", Engine: "godot", Mode: "prototype", StudioMode: "guided-studio"}, "studio:", true, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range written {
+		if strings.HasPrefix(f.path, "docs/") || f.path == "production/timeline.md" {
+			files[f.path] = string(f.data)
+		}
+	}
 	writeTree(t, root, files)
 	var stdout, stderr bytes.Buffer
 	code := run(context.Background(), []string{"doctor", "--project", root, "--codex-path", codextest.Bin(t)}, func(string) string { return "" }, &stdout, &stderr)
@@ -263,7 +273,8 @@ func TestDoctorInitSuggestionWorks(t *testing.T) {
 // TestValidateIsTheSeedsProjectValidation: `studio validate` runs the project checks doctor runs
 // (without the tools), and refuses what a run could never use: a profile agent that is no studio
 // role (its guidance never applies), an AGENTS.md without a required section, roles that do not
-// exist, another tool's files. doctor refuses the same.
+// exist, another tool's files, a missing engine reference, starter document or timeline section.
+// doctor refuses the same.
 func TestValidateIsTheSeedsProjectValidation(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
@@ -272,6 +283,8 @@ func TestValidateIsTheSeedsProjectValidation(t *testing.T) {
 	files["AGENTS.md"] = strings.Replace(agentsMD(policy.StudioConfig{Name: "Hop", Engine: "godot", Mode: "prototype"}, true), "## Verification", "## Checks", 1)
 	files[".codex/profile.json"] = string(must(os.ReadFile(filepath.Join("..", "..", "prompts", "guidance", "testdata", "native.json"))))
 	files["CODEX.md"] = "old\n"
+	files["production/timeline.md"] = "# Timeline\n\nWeek 4.\n\n# Milestones\n\n- m1\n\n# Next Validation Gate\n\nA playtest.\n"
+	files["docs/engine-reference/godot/VERSION.md"] = "Godot 4.5\n"
 	writeTree(t, root, files)
 	code, out, errOut := runCLI([]string{"validate", "--project", root}, nil)
 	if code != exitError {
@@ -286,6 +299,13 @@ func TestValidateIsTheSeedsProjectValidation(t *testing.T) {
 		"PASS codex.profile: the profile compiles",
 		"FAIL codex.profile.agents: agents that are not studio roles, so their guidance can never apply: helper, lead",
 		"FAIL project.forbidden.CODEX.md",
+		// The seed's engine reference, starter document and timeline checks (issue 35, item 9).
+		"PASS engine_reference.project.godot.VERSION.md: present",
+		"SKIP engine_reference.project.godot.modules/input.md: absent (`studio init --full` writes it",
+		"PASS project.artifact.design/gdd.md: present",
+		"SKIP project.artifact.docs/market-overview.md: absent",
+		"PASS project.timeline.Milestones: present",
+		"FAIL project.timeline.Risks: heading `# Risks` is missing (production/timeline.md)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("validate output lacks %q:\n%s", want, out)

@@ -271,3 +271,92 @@ func TestKillPointsRecoverOnTheNextRun(t *testing.T) {
 		})
 	}
 }
+
+// A run killed once its work was pushed, run again: the next agent (rightly) changes nothing
+// more, and the task's in-scope changes on its branch against the default branch are what count.
+// The run opens the pull request (or updates the dead run's), reviews the branch's head and ends
+// done, instead of "Codex changed nothing inside writeFiles" with no pull request (issue 35,
+// item 6).
+func TestRerunFindingTheWorkPushedOpensThePullRequest(t *testing.T) {
+	issuePath := func(n int, tail string) string { return "/repos/acme/hop/issues/" + itoa(n) + tail }
+	for _, kp := range []struct {
+		name    string
+		faults  func(n int) []ghemu.Fault
+		reached func(w *world, n int) bool
+		pulls   int // the dead run's pull requests
+	}{
+		{
+			name:    "killed after the push, before the pull request",
+			faults:  func(int) []ghemu.Fault { return []ghemu.Fault{held("POST", pullsPath)} },
+			reached: func(w *world, n int) bool { return w.arrived("POST", pullsPath) },
+		},
+		{
+			name:    "killed after the pull request, before the labels",
+			faults:  func(n int) []ghemu.Fault { return []ghemu.Fault{held("POST", issuePath(n, "/labels"))} },
+			reached: func(w *world, n int) bool { return w.arrived("POST", issuePath(n, "/labels")) },
+			pulls:   1,
+		},
+	} {
+		t.Run(kp.name, func(t *testing.T) {
+			withLockDefaults(t, bot.LockSettings{LockWait: 300 * time.Millisecond, LockPoll: 50 * time.Millisecond, LockPollMax: 100 * time.Millisecond})
+			w := newWorld(t, nil)
+			n := w.issue("Jump", taskBody)
+			dead, err := w.Emu.AddWorkflowRun(sandbox.Owner, sandbox.Repo, ghemu.WorkflowRunSpec{Actor: sandbox.Writer})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "src/player/jump.gd", Content: "const JUMP_VELOCITY = -420.0\n"}}})
+			w.Emu.InjectFaults(kp.faults(n)...)
+			_, payload := w.comment(n, sandbox.Writer, "/studio run")
+			k := w.startStudio("issue_comment", payload, map[string]string{"INPUT_CODEX-PATH": fakeCodexBin, "INPUT_MAX-FIX-PASSES": "0", "GITHUB_RUN_ID": strconv.FormatInt(dead.ID, 10)})
+			k.killAt(t, func() bool { return kp.reached(w, n) })
+			w.Emu.ClearFaults()
+			branch := "studio/task-" + itoa(n)
+			if !w.branchExists(branch) || len(w.Emu.Pulls(sandbox.Owner, sandbox.Repo)) != kp.pulls {
+				t.Fatalf("the dead run must have pushed %s and opened %d pull requests\n%s", branch, kp.pulls, k.logs.String())
+			}
+			if err := w.Emu.SetWorkflowRunStatus(sandbox.Owner, sandbox.Repo, dead.ID, "completed", "failure"); err != nil {
+				t.Fatal(err)
+			}
+
+			// The next agent finds its work done and changes nothing.
+			w.script(fakecodex.Call{FinalMessage: "The jump already uses -420; nothing left to change."})
+			_, payload = w.comment(n, sandbox.Writer, "/studio run")
+			res := w.run("issue_comment", payload, map[string]string{"GITHUB_RUN_ID": "4243", "INPUT_MAX-FIX-PASSES": "0"})
+			if res.code != exitOK || res.outputs["status"] != "done" {
+				t.Fatalf("the next run: exit %d status %q\nstdout:\n%s\nstderr:\n%s", res.code, res.outputs["status"], res.stdout, res.stderr)
+			}
+			pulls := w.Emu.Pulls(sandbox.Owner, sandbox.Repo)
+			if len(pulls) != 1 {
+				t.Fatalf("pull requests = %d, want one", len(pulls))
+			}
+			pr := pulls[0]
+			if pr.Head != branch || pr.State != "open" || !strings.Contains(pr.Body, "run `4243`") || res.outputs["pull-request"] != itoa(pr.Number) {
+				t.Errorf("the pull request is not the task's, opened or updated by the next run: head %q state %q output %q\n%s", pr.Head, pr.State, res.outputs["pull-request"], pr.Body)
+			}
+			// The branch's head is the dead run's commit, and this run reviewed it: the gate can pass.
+			if got := w.checkRuns("studio/review")[pr.HeadSHA]; got != "success" {
+				t.Errorf("studio/review on the branch's head %s = %q, want success", pr.HeadSHA, got)
+			}
+			if data := git(t, w.remote(branch), "show", "HEAD:src/player/jump.gd"); data != "const JUMP_VELOCITY = -420.0" {
+				t.Errorf("the branch holds %q, want the dead run's work", data)
+			}
+			comments := w.botComments(n)
+			if len(comments) != 1 {
+				t.Fatalf("bot comments = %d, want the one status comment", len(comments))
+			}
+			status := comments[0].Body
+			for _, want := range []string{"Verdict: **done**", "`src/player/jump.gd`", "already on `" + branch + "`"} {
+				if !strings.Contains(status, want) {
+					t.Errorf("status comment lacks %q:\n%s", want, status)
+				}
+			}
+			if strings.Contains(status, "changed nothing inside writeFiles") {
+				t.Errorf("the status comment still says nothing was changed:\n%s", status)
+			}
+			if got := w.statusLabels(n); len(got) != 1 || got[0] != "studio:status/done" {
+				t.Errorf("status labels = %v, want exactly studio:status/done", got)
+			}
+		})
+	}
+}

@@ -57,7 +57,7 @@ func newStatusCmd(e env) *cobra.Command {
 	var project string
 	c := &cobra.Command{
 		Use:   "status",
-		Short: "summarize the project: stage, modes, engine, roles, workflows and the project's own pack",
+		Short: "summarize the project: stage, phase, modes, engine, roles, workflows and the project's own pack",
 		Long:  "Prints the project's state from .codex/studio.json and the customization pack. It reads only; nothing is written.",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -77,6 +77,9 @@ func printStatus(w io.Writer, p projectOpened) {
 	line := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
 	line("Project: %s", orDefault(p.project.Name, "unnamed"))
 	line("Stage: %s", p.cfg.Mode)
+	// studio.json's phase is the project's own word for where it stands ("Initialization" from
+	// init); as in the seed it is shown, never acted on.
+	line("Phase: %s", orDefault(p.cfg.Phase, "unset"))
 	line("Status: %s", orDefault(p.cfg.Status, "active"))
 	line("Studio mode: %s", p.cfg.StudioMode)
 	line("Engine: %s", orDefault(strings.TrimSpace(p.project.Engine+" "+p.project.EngineVersion), "unspecified"))

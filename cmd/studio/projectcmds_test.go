@@ -17,7 +17,7 @@ func TestProjectCommands(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"status"}, []string{"Stage: prototype", "Studio mode: fast-prototype", "Workflows: 61 built-in", "Custom pack: "}},
+		{[]string{"status"}, []string{"Stage: prototype", "Phase: Initialization\n", "Studio mode: fast-prototype", "Workflows: 61 built-in", "Custom pack: "}},
 		{[]string{"resume"}, []string{"Stage: prototype", "studio run producer --project " + root + ` "Summarize current project state"`}},
 		{[]string{"templates", "list"}, []string{"market_analysis  ", "market-analyst", "bug_report"}},
 		{[]string{"templates", "show", "bug_report"}, []string{"#"}},

@@ -43,7 +43,7 @@ func newTaskCmd(e env) *cobra.Command {
 		Short: "create task issues on GitHub",
 		Args:  subcommandArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return usagef("a subcommand is required: studio task create")
+			return usagef("a subcommand is required: studio task create or studio task import")
 		},
 	}
 	var f taskCreateFlags
@@ -69,7 +69,7 @@ func newTaskCmd(e env) *cobra.Command {
 	fs.StringArrayVar(&f.verifyArgs, "verify-arg", nil, "one argument of the verification command (repeatable)")
 	fs.StringVar(&f.repo, "repo", "", "owner/name of the repository (default $GITHUB_REPOSITORY)")
 	fs.StringVar(&f.labelPrefix, "label-prefix", "studio:", "the action's label-prefix input")
-	cmd.AddCommand(create)
+	cmd.AddCommand(create, newTaskImportCmd(e))
 	return cmd
 }
 

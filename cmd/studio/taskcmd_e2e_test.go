@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -101,5 +103,56 @@ func TestCLITaskCreateRefusals(t *testing.T) {
 	}
 	if code, _, errOut := runCLI([]string{"task"}, nil); code != exitUsage || !strings.Contains(errOut, "studio task create") {
 		t.Errorf("task alone: exit %d %q", code, errOut)
+	}
+}
+
+// A team moving from the seed brings its .codex/tasks.json: the dry run prints what would be
+// opened and opens nothing; the import opens the open tasks, dependencies first, each task's
+// dependencies the issues opened for them (issue 35, item 9).
+func TestCLITaskImportOpensASeedStoreDryRunFirst(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, nil)
+	dir := t.TempDir()
+	store := `{"schemaVersion":1,"tasks":[
+	 {"id":"task-003","title":"Test the jump","role":"qa-playtester","status":"ready","dependencies":["task-002"]},
+	 {"id":"task-002","title":"Implement the jump","role":"gameplay-programmer","status":"blocked","writeFiles":["src/player/jump.gd"],"files":["design/gdd.md"],"dependencies":["task-001"],"priority":2},
+	 {"id":"task-001","title":"Design the jump","role":"game-designer","status":"done"}]}`
+	if err := os.MkdirAll(filepath.Join(dir, ".codex"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".codex", "tasks.json"), []byte(store), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI([]string{"task", "import", "--dry-run", "--project", dir}, w.cliEnv())
+	if code != exitOK {
+		t.Fatalf("dry run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"not opened: task-001 (done)", "would open task-002: [gameplay-programmer] Implement the jump; depends on: none; writeFiles: src/player/jump.gd",
+		"would open task-003: [qa-playtester] Test the jump; depends on: task-002", "Dry run: 2 task issues would be opened"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run lacks %q:\n%s", want, out)
+		}
+	}
+	if _, ok := w.issueAt(1); ok {
+		t.Fatal("the dry run opened an issue")
+	}
+	code, out, errOut = runCLI([]string{"task", "import", "--project", dir}, w.cliEnv())
+	if code != exitOK {
+		t.Fatalf("import: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "task-002 → #1 ") || !strings.Contains(out, "task-003 → #2 ") {
+		t.Errorf("import output:\n%s", out)
+	}
+	impl, ok := w.issueAt(1)
+	if !ok || impl.Title != "Implement the jump" || !strings.Contains(impl.Body, "seed task `task-002`") || !strings.Contains(impl.Body, "writeFiles:") {
+		t.Errorf("#1 = %+v", impl)
+	}
+	test, ok := w.issueAt(2)
+	if !ok {
+		t.Fatal("no #2")
+	}
+	task, err := policy.ParseTask(test.Body)
+	if err != nil || !slices.Equal(task.DependsOn, []string{"#1"}) || task.Role != "qa-playtester" {
+		t.Errorf("#2's task = %+v, %v; want qa-playtester depending on #1", task, err)
 	}
 }

@@ -151,6 +151,9 @@ func validateProject(ctx context.Context, root string) []check {
 	}
 	checks = append(checks, agentsMDChecks(root)...)
 	if cfgOK {
+		checks = append(checks, starterChecks(root, cfg)...)
+	}
+	if cfgOK {
 		checks = append(checks, contextManifestChecks(ctx, root)...)
 	}
 
@@ -283,6 +286,62 @@ func agentsMDChecks(root string) []check {
 			checks = append(checks, check{"FAIL", id, "section `## " + s + "` is empty", "AGENTS.md"})
 		default:
 			checks = append(checks, check{"PASS", id, "present", "AGENTS.md"})
+		}
+	}
+	return checks
+}
+
+// starterDocs are the seed's four starter documents (project.artifact.<file>), and
+// timelineSections the headings production/timeline.md must keep (project.timeline.<section>):
+// init writes them, and the prompts' context reads them.
+var (
+	starterDocs      = []string{"design/gdd.md", "production/timeline.md", "docs/architecture/README.md", "docs/market-overview.md"}
+	timelineSections = []string{"Timeline", "Milestones", "Risks", "Next Validation Gate"}
+)
+
+// starterChecks are the seed's engine_reference.project.<engine>.<file>, project.artifact.<file>
+// and project.timeline.<section>: the engine reference files the engine's roles are pointed at
+// (AGENTS.md names them), the starter documents and the timeline's sections, each a non-empty
+// regular file of the checkout. `studio init --full` writes every one of them; the default layout
+// does without them (a run reads what is there), so an absent one is a SKIP, and only one that is
+// there but empty, not a file, or a timeline without its headings fails.
+func starterChecks(root string, cfg policy.StudioConfig) []check {
+	var checks []check
+	present := func(id, path string) bool {
+		info, err := os.Lstat(filepath.Join(root, filepath.FromSlash(path)))
+		switch {
+		case err != nil:
+			checks = append(checks, check{"SKIP", id, "absent (`studio init --full` writes it; runs do without it)", path})
+		case !info.Mode().IsRegular() || info.Size() == 0:
+			checks = append(checks, check{"FAIL", id, "not a non-empty regular file", path})
+		default:
+			checks = append(checks, check{"PASS", id, "present", path})
+			return true
+		}
+		return false
+	}
+	for _, p := range prompts.EngineReferenceFiles(cfg.Engine) {
+		present("engine_reference.project."+cfg.Engine+"."+strings.TrimPrefix(p, "docs/engine-reference/"+cfg.Engine+"/"), p)
+	}
+	for _, p := range starterDocs {
+		present("project.artifact."+p, p)
+	}
+	const timeline = "production/timeline.md"
+	data, err := os.ReadFile(filepath.Join(root, timeline))
+	if err != nil {
+		return checks // its artifact check said so
+	}
+	headings := map[string]bool{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if h, ok := strings.CutPrefix(line, "# "); ok {
+			headings[strings.TrimSpace(h)] = true
+		}
+	}
+	for _, s := range timelineSections {
+		if headings[s] {
+			checks = append(checks, check{"PASS", "project.timeline." + s, "present", timeline})
+		} else {
+			checks = append(checks, check{"FAIL", "project.timeline." + s, "heading `# " + s + "` is missing", timeline})
 		}
 	}
 	return checks

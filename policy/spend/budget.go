@@ -7,10 +7,18 @@ import "fmt"
 type Limits struct {
 	MaxTokens int
 	MaxCost   float64
+	// Share is the run's share of the repository's caps (max-cost-per-day, max-cost-per-month)
+	// that it holds on the ledger (hold.go): a cost bound like MaxCost, which grows as the run's
+	// hold is extended; zero when no cap is set.
+	Share float64
 }
 
+// CapsLimit names the bound a run's share of the repository's caps sets: what to raise when it
+// stops a run.
+const CapsLimit = "max-cost-per-day or max-cost-per-month"
+
 // Set reports whether any bound is set.
-func (l Limits) Set() bool { return l.MaxTokens > 0 || l.MaxCost > 0 }
+func (l Limits) Set() bool { return l.MaxTokens > 0 || l.MaxCost > 0 || l.Share > 0 }
 
 // WarnAt is the share of a budget at which the status comment warns.
 const WarnAt = 0.8
@@ -66,6 +74,11 @@ func Judge(l Limits, s Spent) Verdict {
 			return fmt.Sprintf("%s spent, max-cost is %s", USD(s.Bill.USD), USD(l.MaxCost))
 		})
 	}
+	if l.Share > 0 {
+		consider(CapsLimit, s.Bill.USD/l.Share, func() string {
+			return fmt.Sprintf("%s spent, and the share of the repository's spend caps this run could hold is %s", USD(s.Bill.USD), USD(l.Share))
+		})
+	}
 	return v
 }
 
@@ -87,6 +100,7 @@ func Admit(l Limits, p Prices, s Spent, model string) (Verdict, error) {
 
 // WarningLine is the status comment's line at WarnAt of a budget, "" below it.
 func WarningLine(l Limits, s Spent) string {
+	l.Share = 0 // a share grows as it is used (hold.go); the caps' own warning is CapWarning
 	v := Judge(l, s)
 	if v.Standing != Warning {
 		return ""

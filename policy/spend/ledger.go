@@ -160,7 +160,7 @@ type CapRefusal struct {
 
 func (e *CapRefusal) Error() string {
 	if e.Held > 0 {
-		return fmt.Sprintf("budget reached: this repository spent %s %s and runs in progress hold %s more; its cap (%s) is %s. No new run starts until they end (a run holds its max-cost, else all that is left) or %s, or raise %s",
+		return fmt.Sprintf("budget reached: this repository spent %s %s and runs in progress hold %s more; its cap (%s) is %s. No new run starts until they end (each run holds a share of what is left) or %s, or raise %s",
 			USD(e.Spent), e.Period, USD(e.Held), e.Input, USD(e.Cap), map[string]string{"today": "tomorrow (UTC)", "this month": "next month"}[e.Period], e.Input)
 	}
 	return fmt.Sprintf("budget reached: this repository spent %s %s and its cap (%s) is %s; no new run starts until %s, or raise %s",

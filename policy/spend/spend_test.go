@@ -1,6 +1,7 @@
 package spend
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -205,5 +206,32 @@ func TestHoldsCountAgainstTheCaps(t *testing.T) {
 	s := Summarize([]Record{tip, held, settled})
 	if s.Total.Runs != 2 || s.Total.USD != 0.95 {
 		t.Errorf("the summary counts holds: %+v", s.Total)
+	}
+}
+
+// Every run holds a fair share of what the caps leave: never all of it, so the next run finds a
+// share too, and never, added up, past the tighter cap.
+func TestFairShareDividesWhatTheCapsLeave(t *testing.T) {
+	caps := Caps{PerDay: 1, PerMonth: 10}
+	if got := FairShare(caps, 0.5, 2, 0, 0); got != 0.25 {
+		t.Errorf("alone: %v, want half of the $0.50 left today", got)
+	}
+	if got := FairShare(caps, 0.5, 9.8, 0, 0); got != 0.1 {
+		t.Errorf("the month's cap is tighter: %v, want half of the $0.20 left", got)
+	}
+	if got := FairShare(caps, 0.5, 2, 0.25, 1); math.Abs(got-0.083333) > 1e-9 {
+		t.Errorf("beside a run holding $0.25: %v, want a third of the $0.25 left, rounded down", got)
+	}
+	if got := FairShare(caps, 0.9, 2, 0.2, 3); got != 0 {
+		t.Errorf("nothing left: %v", got)
+	}
+	if got := FairShare(Caps{}, 100, 100, 0, 0); got != -1 {
+		t.Errorf("no cap: %v, want -1", got)
+	}
+	at := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	tip := Reserve(nil, Hold{ID: "h1", Run: "1", USD: 0.25, Until: at.Add(HoldFor)}, at)
+	grown := Extend(&tip, "h1", 0.1, at.Add(time.Minute))
+	if Held(&grown, at) != 0.35 || grown.Kind != KindHold || grown.Run != "1" {
+		t.Errorf("extended: %+v", grown)
 	}
 }
