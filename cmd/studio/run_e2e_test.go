@@ -556,8 +556,8 @@ func TestBotFailureIsReportedOnTheIssue(t *testing.T) {
 	if !strings.Contains(res.stdout, "::error::") {
 		t.Errorf("the failure must be an Actions error annotation:\n%s", res.stdout)
 	}
-	if labels := w.Emu.IssueLabels(sandbox.Owner, sandbox.Repo, n); !slices.Equal(labels, []string{"studio:status/blocked"}) {
-		t.Errorf("labels = %v, want exactly studio:status/blocked", labels)
+	if labels := w.Emu.IssueLabels(sandbox.Owner, sandbox.Repo, n); !slices.Equal(labels, []string{"studio:status/error"}) {
+		t.Errorf("labels = %v, want exactly studio:status/error", labels)
 	}
 }
 
