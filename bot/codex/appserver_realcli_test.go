@@ -87,8 +87,12 @@ func TestAppServerRefusedKeyFromStructuredError(t *testing.T) {
 // At its timeout the turn is interrupted (turn/interrupt), not killed: the server reports the
 // turn interrupted and exits at the end of its stdin.
 func TestAppServerTimeoutInterruptsTheTurn(t *testing.T) {
+	// Codex hands a command still running back to the model after 10 s ("Process running"); the
+	// script keeps asking for long commands so the turn is still busy whenever the timeout falls.
 	rig := newAppServerRig(t, fakemodel.Script{Turns: []fakemodel.Turn{
 		fakemodel.Reply(fakemodel.Exec("c1", "sleep 60")),
+		fakemodel.Reply(fakemodel.Exec("c2", "sleep 60")),
+		fakemodel.Reply(fakemodel.Exec("c3", "sleep 60")),
 	}})
 	// The timeout counts from the server's start, which takes seconds on a loaded machine: 12 s
 	// leaves it room to reach the long command, which is what makes the interrupt prove anything.
@@ -208,8 +212,12 @@ func TestAppServerReviewSchemaReachesTheModel(t *testing.T) {
 // A caller that cancels (the runner's signal, a steer that stops the run) interrupts the turn the
 // same way: the call ends as canceled, the server at the end of its stdin, nothing killed.
 func TestAppServerCancelInterruptsTheTurn(t *testing.T) {
+	// Codex hands a command still running back to the model after 10 s ("Process running"); the
+	// script keeps asking for long commands so the turn is still busy whenever the timeout falls.
 	rig := newAppServerRig(t, fakemodel.Script{Turns: []fakemodel.Turn{
 		fakemodel.Reply(fakemodel.Exec("c1", "sleep 60")),
+		fakemodel.Reply(fakemodel.Exec("c2", "sleep 60")),
+		fakemodel.Reply(fakemodel.Exec("c3", "sleep 60")),
 	}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -7,6 +7,7 @@ package codex
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"github.com/codex-studio/studio-action/policy/routing"
 	"io/fs"
 	"net"
@@ -47,8 +48,11 @@ func newRealRig(t *testing.T, script fakemodel.Script) *realRig {
 	t.Setenv("GITHUB_TOKEN", githubCanary)
 	t.Setenv("OPENAI_API_KEY", openAICanary)
 	root := t.TempDir() // under $TMPDIR, away from /work: Codex walks up to the git root
+	// Unconfined, the agent's commands run as login shells of the test's HOME: the machine's own
+	// profile is not the test's (a stale pyenv lock under /root once made every command wait 60 s).
+	t.Setenv("HOME", filepath.Join(root, "home"))
 	r := &realRig{t: t, ws: filepath.Join(root, "ws"), runs: filepath.Join(root, "runs"), home: filepath.Join(root, "codex-home")}
-	if err := os.MkdirAll(r.ws, 0o755); err != nil {
+	if err := errors.Join(os.MkdirAll(r.ws, 0o755), os.Mkdir(filepath.Join(root, "home"), 0o700)); err != nil {
 		t.Fatal(err)
 	}
 	git := func(args ...string) {
