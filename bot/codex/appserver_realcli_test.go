@@ -27,9 +27,15 @@ func newAppServerRig(t *testing.T, script fakemodel.Script) *realRig {
 // call runs one Codex call on the rig's runner, outside the lifecycle.
 func (r *realRig) call(ctx context.Context, prompt string, timeout time.Duration) Result {
 	r.t.Helper()
+	return r.callLive(ctx, prompt, timeout, nil)
+}
+
+// callLive is call, watched while it runs.
+func (r *realRig) callLive(ctx context.Context, prompt string, timeout time.Duration, live *Live) Result {
+	r.t.Helper()
 	return r.cli.Run(ctx, Request{
 		Phase: "implement", Prompt: prompt, Workdir: r.ws, Sandbox: "danger-full-access",
-		Model: routing.ModelChoice{Model: "gpt-5.6-terra"}, RunDir: filepath.Join(r.runs, "call"), Timeout: timeout,
+		Model: routing.ModelChoice{Model: "gpt-5.6-terra"}, RunDir: filepath.Join(r.runs, "call"), Timeout: timeout, Live: live,
 	})
 }
 
@@ -121,16 +127,21 @@ func TestAppServerSteerReachesTheNextRequest(t *testing.T) {
 		fakemodel.Reply(fakemodel.Exec("c2", "echo steered > steer.txt")),
 		fakemodel.Reply(fakemodel.Message("all done")),
 	}})
-	live := make(chan *AppServerClient, 1)
-	rig.cli.OnTurn = func(c *AppServerClient) { live <- c }
+	live := make(chan Turn, 2)
 	inCommand := make(chan struct{})
-	rig.cli.OnNotification = func(n Notification) {
+	progress := NewProgressTracker(rig.ws)
+	var sawRunning string
+	watch := &Live{Turn: func(t Turn) { live <- t }, Notify: func(n Notification) {
+		progress.Add(n)
+		if p := progress.Snapshot(); p.Running != "" && sawRunning == "" {
+			sawRunning = p.Running
+		}
 		// Steer once the agent is in its first command: a steer that arrives while the model is
 		// still answering is sent at once in a new request instead (the answer in flight is dropped).
 		if n.Method == "item/started" && strings.Contains(string(n.Params), `"id":"c1"`) {
 			close(inCommand)
 		}
-	}
+	}}
 	steered := make(chan error, 1)
 	callDone := make(chan struct{})
 	go func() {
@@ -141,7 +152,7 @@ func TestAppServerSteerReachesTheNextRequest(t *testing.T) {
 		case <-callDone:
 		}
 	}()
-	res := rig.call(context.Background(), "Create one.txt.", time.Minute)
+	res := rig.callLive(context.Background(), "Create one.txt.", time.Minute, watch)
 	close(callDone)
 	if res.Err != nil {
 		t.Fatalf("call: %v\n%s", res.Err, res.Stderr)
@@ -160,6 +171,14 @@ func TestAppServerSteerReachesTheNextRequest(t *testing.T) {
 	}
 	if strings.Contains(string(reqs[0].Body), "STEER") || !strings.Contains(string(reqs[1].Body), "STEER: also write steer.txt") {
 		t.Errorf("the steer is not (only) in the request after it: %v %v", strings.Contains(string(reqs[0].Body), "STEER"), strings.Contains(string(reqs[1].Body), "STEER"))
+	}
+	// The live window saw the agent's first command while it ran, both commands end, and the tokens.
+	p := progress.Snapshot()
+	if sawRunning != "/bin/bash -lc 'sleep 4; echo one > one.txt'" || p.Running != "" || p.Commands != 2 || p.Usage.OutputTokens == 0 {
+		t.Errorf("progress = %+v, command seen running %q", p, sawRunning)
+	}
+	if after := <-live; after != nil {
+		t.Error("the live window was not told that the turn ended")
 	}
 	for _, f := range []string{"one.txt", "steer.txt"} {
 		if _, err := os.Stat(filepath.Join(rig.ws, f)); err != nil {

@@ -120,9 +120,7 @@ func (c CLI) runAppServer(ctx context.Context, req Request) Result {
 		line, _ := json.Marshal(n)
 		_, _ = eventsW.Write(append(line, '\n'))
 		tr.add(n)
-		if c.OnNotification != nil {
-			c.OnNotification(n)
-		}
+		req.Live.notify(n)
 	})
 
 	var expired <-chan time.Time
@@ -145,9 +143,7 @@ func (c CLI) runAppServer(ctx context.Context, req Request) Result {
 	cancelSetup()
 	canceled := false
 	if setupErr == nil {
-		if c.OnTurn != nil {
-			c.OnTurn(client)
-		}
+		req.Live.turn(client)
 		var stop string
 		select {
 		case <-tr.completed:
@@ -171,6 +167,9 @@ func (c CLI) runAppServer(ctx context.Context, req Request) Result {
 		// The handshake itself outlasted the timeout: nothing to interrupt.
 	} else if ctx.Err() != nil {
 		canceled = true
+	}
+	if setupErr == nil {
+		req.Live.turn(nil)
 	}
 	// The turn has ended (or never started): EOF on its stdin ends the server; one that does not
 	// go within the grace is killed with its group. Its stdout is read to the end, so what it

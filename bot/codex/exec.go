@@ -34,6 +34,8 @@ type Request struct {
 	ExtraArgs        []string
 	// Fallback is set by RunWithFallback on the call that replaces an unavailable primary.
 	Fallback bool
+	// Live, when set, watches the call while it runs (live.go); only EngineAppServer reports.
+	Live *Live
 }
 
 // Writing reports whether the call may change files: only then is a rejected patch a failure.
@@ -253,12 +255,6 @@ type CLI struct {
 	// Engine is how each call drives Codex: EngineExec (the default, one `codex exec` process) or
 	// EngineAppServer (one turn of a fresh thread of `codex app-server`, appserver_run.go).
 	Engine Engine
-	// OnTurn, with EngineAppServer, is given the live turn once it started: the handle that
-	// steers (Steer) or stops it while it runs. It must not block.
-	OnTurn func(*AppServerClient)
-	// OnNotification, with EngineAppServer, is given every notification of the call as it
-	// arrives, redacted, in order (the live progress a status comment can show). It must not block.
-	OnNotification func(Notification)
 }
 
 // CallKeys mints the per-call client keys of the proxy.

@@ -81,6 +81,9 @@ type Plan struct {
 	// Budget is the run's account (max-tokens and max-cost, held by the proxy in flight too);
 	// nil leaves MaxTokens alone.
 	Budget *Budget
+	// Live, when set, gives each call (named by its step label: "implementation", "review",
+	// "fix pass 1") the window that watches it while it runs; nil for none.
+	Live func(label string) *Live
 }
 
 // Hooks let the bot act between steps. Every hook is optional.
@@ -486,7 +489,15 @@ func (r *run) codex(ctx context.Context, phase, label, sandbox string, route rou
 	return RunStep(ctx, Step{
 		Evidence: r.l.Evidence, Runner: r.meter, Label: label, Phase: phase, Prompt: prompt,
 		Workdir: r.p.Workdir, Sandbox: sandbox, Timeout: r.p.CallTimeout, Schema: schema, SchemaName: name, Route: route,
+		Live: r.live(label),
 	})
+}
+
+func (r *run) live(label string) *Live {
+	if r.p.Live == nil {
+		return nil
+	}
+	return r.p.Live(label)
 }
 
 func (r *run) verify(ctx context.Context, pass int) (VerificationResult, error) {

@@ -26,6 +26,7 @@ type Step struct {
 	SchemaName string
 	Timeout    time.Duration
 	Route      routing.Route
+	Live       *Live // watches the call while it runs; nil for none
 }
 
 // RunStep runs the step with its fallback and records it. dir is the step folder relative to the
@@ -33,7 +34,7 @@ type Step struct {
 func RunStep(ctx context.Context, s Step) (exe Execution, dir string) {
 	ev := s.Evidence
 	name := strings.ReplaceAll(s.Label, " ", "-")
-	req := Request{Phase: s.Phase, Prompt: s.Prompt, Workdir: s.Workdir, Sandbox: s.Sandbox, Timeout: s.Timeout}
+	req := Request{Phase: s.Phase, Prompt: s.Prompt, Workdir: s.Workdir, Sandbox: s.Sandbox, Timeout: s.Timeout, Live: s.Live}
 	if s.Schema != "" {
 		schemaName := s.SchemaName
 		if schemaName == "" {
