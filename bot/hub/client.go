@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -298,6 +299,42 @@ func (c *Client) Comments(ctx context.Context, issue int) ([]Comment, error) {
 		return nil, fmt.Errorf("list comments of #%d: %w", issue, classify(err))
 	}
 	return out, nil
+}
+
+// CommentPage is one conditional read of an issue's recent comments.
+type CommentPage struct {
+	Comments []Comment
+	// ETag tags the answer: asked again with it, GitHub answers 304 while nothing changed.
+	ETag string
+	// NotModified: GitHub answered 304 (nothing changed since ETag), which costs no rate limit.
+	NotModified bool
+}
+
+// CommentsSince reads the first 100 comments of an issue updated at or after since, with
+// If-None-Match: etag when one is given: a watcher that asks every few seconds spends its rate
+// limit only when something changed.
+func (c *Client) CommentsSince(ctx context.Context, issue int, since time.Time, etag string) (CommentPage, error) {
+	u := fmt.Sprintf("repos/%v/%v/issues/%d/comments?per_page=100&since=%s", c.owner, c.repo, issue, url.QueryEscape(since.UTC().Format(time.RFC3339)))
+	req, err := c.gh.NewRequest(http.MethodGet, u, nil)
+	if err != nil {
+		return CommentPage{}, err
+	}
+	if etag != "" {
+		req.Header.Set("If-None-Match", etag)
+	}
+	var cms []*github.IssueComment
+	resp, err := c.gh.Do(ctx, req, &cms)
+	if resp != nil && resp.StatusCode == http.StatusNotModified {
+		return CommentPage{ETag: etag, NotModified: true}, nil
+	}
+	if err != nil {
+		return CommentPage{}, fmt.Errorf("list recent comments of #%d: %w", issue, classify(err))
+	}
+	page := CommentPage{ETag: resp.Header.Get("ETag")}
+	for _, cm := range cms {
+		page.Comments = append(page.Comments, toComment(cm))
+	}
+	return page, nil
 }
 
 // CreateComment posts a comment. A failure that may have landed (a 5xx, a timeout, a dropped

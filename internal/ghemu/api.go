@@ -1,6 +1,8 @@
 package ghemu
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -237,6 +239,20 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) string {
 		if status == http.StatusNoContent || body == nil {
 			w.WriteHeader(status)
 			return login
+		}
+		if r.Method == http.MethodGet && status == http.StatusOK {
+			// GitHub tags every answer to a GET; asked again with If-None-Match, an unchanged
+			// answer is 304 with no body, and it does not count against the rate limit.
+			tag := etagOf(body)
+			w.Header().Set("ETag", tag)
+			if r.Header.Get("If-None-Match") == tag {
+				if path != "/rate_limit" {
+					s.rateUsed--
+					s.setRateHeaders(w)
+				}
+				w.WriteHeader(http.StatusNotModified)
+				return login
+			}
 		}
 		writeJSON(w, status, body)
 		return login
@@ -479,4 +495,11 @@ func checkCollaborator(c *call) (int, any, error) {
 		return 0, nil, errNotFound()
 	}
 	return http.StatusNoContent, nil, nil
+}
+
+// etagOf is the weak entity tag of an answer: a digest of its JSON.
+func etagOf(body any) string {
+	data, _ := json.Marshal(body)
+	sum := sha256.Sum256(data)
+	return `W/"` + hex.EncodeToString(sum[:16]) + `"`
 }
