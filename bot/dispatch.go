@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/live"
 	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/taskgraph"
 	"github.com/codex-studio/studio-action/bot/texts"
@@ -71,6 +72,7 @@ type eventGitHub interface {
 	taskGraph
 	taskgraph.WorkflowRuns
 	eventFacts
+	live.GitHub
 }
 
 var _ eventGitHub = (*hub.Memo)(nil)
@@ -217,6 +219,19 @@ func (b *eventBot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 	}
 	if o, dispatched, err := b.serveDispatch(ctx, tr, cmd, task); dispatched { // serve_mode.go
 		return o, err
+	}
+	if cmd.Verb == policy.ControlSteer && !pull {
+		// A live run watching the task delivers the steer itself (live_flow.go): this event
+		// must not wait for that run's lock to say so.
+		line, owned, err := b.liveOwns(ctx, issue)
+		if err != nil {
+			return out, err
+		}
+		if owned {
+			b.cfg.logf("%s", line)
+			out.Status, out.Summary = "done", line
+			return out, nil
+		}
 	}
 	// The lock commit needs only the base's tree, which the checkout knows long before it has
 	// checked the work tree: the lock is taken then, and the rest of the checkout ends beside it.

@@ -157,9 +157,11 @@ type hWorld struct {
 	t     *testing.T
 	clk   *hClock
 	agent *scriptedCodex
-	log   bytes.Buffer
-	runs  int
-	start map[int][]string // each issue's labels when it was opened, sorted
+	// runner, when set, is the agent instead of agent (a live one, live_flow_test.go).
+	runner codex.Runner
+	log    bytes.Buffer
+	runs   int
+	start  map[int][]string // each issue's labels when it was opened, sorted
 }
 
 func newHWorld(t *testing.T, files map[string]string) *hWorld {
@@ -283,9 +285,16 @@ func (w *hWorld) bot(tune ...func(*Settings)) *Bot {
 			Dir: w.Workspace, Token: w.Token, RemoteURL: w.Emu.URL() + "/" + sandbox.Owner + "/" + sandbox.Repo + ".git",
 			StateDir: filepath.Join(w.RunnerTemp, "studio-git"),
 		},
-		Codex: w.agent, Redactor: codex.NewRedactor(gitops.SecretForms(w.Token)...),
+		Codex: w.codex(), Redactor: codex.NewRedactor(gitops.SecretForms(w.Token)...),
 		Now: w.clk.Now, Log: &syncWriter{w: &w.log},
 	}, s)
+}
+
+func (w *hWorld) codex() codex.Runner {
+	if w.runner != nil {
+		return w.runner
+	}
+	return w.agent
 }
 
 // handle runs one event and returns its outcome and the REST requests it made.

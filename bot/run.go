@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/codex-studio/studio-action/bot/hub"
@@ -60,6 +61,13 @@ type run struct {
 	spawn *spawning
 	// refusedNote is why a real run would be refused, for a dry run to show (dependencies.go).
 	refusedNote string
+
+	// bodyMu orders the status comment's writes between the run and its live window
+	// (live_flow.go): lastBody is the status as the run last rendered it, liveSection what the
+	// window shows under its checklist.
+	bodyMu      sync.Mutex
+	lastBody    string
+	liveSection string
 }
 
 func (r *run) publish(ctx context.Context) error {
@@ -104,6 +112,10 @@ type commenter interface {
 }
 
 func (r *run) publishBody(ctx context.Context, body string) error {
+	r.bodyMu.Lock()
+	defer r.bodyMu.Unlock()
+	r.lastBody = body
+	body = status.WithLive(body, r.st.RunID, r.st.Attempt, r.liveSection)
 	if r.statusID == 0 {
 		c, err := r.ev.gh.CreateComment(ctx, r.tr.Issue, body)
 		if err != nil {

@@ -132,9 +132,17 @@ func (r *run) runLifecycle(ctx context.Context, st *implState, routes routing.Ro
 			},
 		},
 	}
+	win := r.liveWindow()
+	if win != nil {
+		win.Start(ctx)
+		plan.Live = func(label string, writing bool) *codex.Live { return win.Call(label, writing, r.cfg.WorkDir) }
+	}
 	r.cfg.logf("::group::Codex lifecycle (%s)", st.task.Role)
 	out, err := lc.Run(ctx, plan)
 	r.cfg.logf("::endgroup::")
+	if lerr := r.closeLive(context.WithoutCancel(ctx), win); lerr != nil && err == nil {
+		err = lerr
+	}
 	return out, err
 }
 

@@ -34,6 +34,9 @@ type Settings struct {
 	// RUNNER_TEMP/studio-runs; default <temp>/studio-runs.
 	RunsDir      string
 	CodexTimeout time.Duration
+	// LiveShowEvery and LivePollEvery pace the live run (bot/live): the status comment's progress
+	// edits and the watch for steers; zero takes live.DefaultShowEvery and DefaultPollEvery.
+	LiveShowEvery, LivePollEvery time.Duration
 	// MaxFixPasses is the `max-fix-passes` input; nil defers to the task's runPolicy (default 1).
 	MaxFixPasses *int
 	// VerifyCommand is the `verify-command` input as argv, used when the task has no `verify`.

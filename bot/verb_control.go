@@ -25,7 +25,7 @@ type ControlOptions struct{ Text string }
 
 func init() {
 	for i, c := range []struct{ name, what string }{
-		{policy.ControlSteer, "adds the text to a delegated child task's next pass; the status is unchanged"},
+		{policy.ControlSteer, "steers the task's agent: a live run (the app-server engine) delivers the text into its running turn within seconds, otherwise the task's next pass reads it; on a delegated child, only along the profile's control graph"},
 		{policy.ControlPause, "cancels a delegated child task's running workflow run (its evidence is kept), gives back its slot and locks, and holds it (awaiting-approval) until `continue`"},
 		{policy.ControlContinue, "resumes a paused child task: it is ready again and its orchestration starts it"},
 		{policy.ControlStop, "cancels a delegated child task's run and marks it cancelled; the tasks that depend on it are skipped"},
@@ -37,6 +37,7 @@ func init() {
 			onIssue: func(ctx context.Context, r *run) error { return r.control(ctx, name) },
 		}
 		if name == policy.ControlSteer {
+			v.where = "on a task issue"
 			v.args = "<text>"
 			v.parse = func(args []string) (any, error) {
 				if len(args) == 0 {
@@ -75,6 +76,17 @@ func (b *eventBot) profileFactsOn(ctx context.Context, base string) (*policy.Pro
 // parent orchestration. It is long because the authorization and each action's effects must be
 // read together to see that no action reaches past what its controller admitted.
 func (r *run) control(ctx context.Context, action string) error {
+	if action == policy.ControlSteer {
+		// A steer is content for a task's agent, whoever started the task: only a delegated
+		// child's steer answers to its profile's control graph.
+		parent, err := r.ev.gh.ParentIssue(ctx, r.tr.Issue)
+		if err != nil {
+			return err
+		}
+		if parent == 0 {
+			return r.keepSteer(ctx)
+		}
+	}
 	refuse := func(reason string) error {
 		r.out.Status = "refused"
 		_, err := r.ev.gh.CreateComment(ctx, r.tr.Issue, texts.ControlRefusal(r.cmd.Line, r.tr.Actor.Login, reason))
@@ -120,7 +132,7 @@ func (r *run) control(ctx context.Context, action string) error {
 	switch action {
 	case policy.ControlSteer:
 		opts, _ := r.cmd.Opts.(ControlOptions)
-		r.st.Steer = append(r.st.Steer, fmt.Sprintf("From @%s: %s", r.tr.Actor.Login, opts.Text))
+		r.st.Steer = append(r.st.Steer, texts.SteerKeptNote(r.tr.Actor.Login, opts.Text))
 		r.st.History = append(r.st.History, texts.SteeringNoteEntry(r.cfg.Now(), r.tr.Actor.Login))
 	case policy.ControlPause, policy.ControlStop:
 		if child.Status == policy.StatusRunning {
@@ -157,6 +169,24 @@ func (r *run) control(ctx context.Context, action string) error {
 		if err := r.advanceParent(ctx, base, parent); err != nil {
 			return err
 		}
+	}
+	r.out.Status = "done"
+	return nil
+}
+
+// keepSteer keeps a steer for the task's next pass when no live run watches the task (the steer's
+// job found none before it took the lock): the status record holds it until a run reads it.
+func (r *run) keepSteer(ctx context.Context) error {
+	opts, _ := r.cmd.Opts.(ControlOptions)
+	r.st.Steer = append(r.st.Steer, texts.SteerKeptNote(r.tr.Actor.Login, opts.Text))
+	r.st.History = append(r.st.History, texts.SteeringNoteEntry(r.cfg.Now(), r.tr.Actor.Login))
+	r.st.Summary = texts.SteerKeptSummary(r.tr.Actor.Login, r.cfg.TriggerPhrase)
+	r.st.Ended = true
+	if err := r.publish(ctx); err != nil {
+		return err
+	}
+	if _, err := r.ev.gh.CreateComment(ctx, r.tr.Issue, texts.SteerKeptReply(r.cmd.Line, r.tr.Actor.Login, r.cfg.TriggerPhrase)); err != nil {
+		return err
 	}
 	r.out.Status = "done"
 	return nil

@@ -82,8 +82,8 @@ type Plan struct {
 	// nil leaves MaxTokens alone.
 	Budget *Budget
 	// Live, when set, gives each call (named by its step label: "implementation", "review",
-	// "fix pass 1") the window that watches it while it runs; nil for none.
-	Live func(label string) *Live
+	// "fix pass 1"; writing unless read-only) the window that watches it while it runs.
+	Live func(label string, writing bool) *Live
 }
 
 // Hooks let the bot act between steps. Every hook is optional.
@@ -489,15 +489,15 @@ func (r *run) codex(ctx context.Context, phase, label, sandbox string, route rou
 	return RunStep(ctx, Step{
 		Evidence: r.l.Evidence, Runner: r.meter, Label: label, Phase: phase, Prompt: prompt,
 		Workdir: r.p.Workdir, Sandbox: sandbox, Timeout: r.p.CallTimeout, Schema: schema, SchemaName: name, Route: route,
-		Live: r.live(label),
+		Live: r.live(label, sandbox),
 	})
 }
 
-func (r *run) live(label string) *Live {
+func (r *run) live(label, sandbox string) *Live {
 	if r.p.Live == nil {
 		return nil
 	}
-	return r.p.Live(label)
+	return r.p.Live(label, Request{Sandbox: sandbox}.Writing())
 }
 
 func (r *run) verify(ctx context.Context, pass int) (VerificationResult, error) {

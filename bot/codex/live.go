@@ -24,6 +24,15 @@ type Live struct {
 	Turn func(Turn)
 }
 
+// LiveReporter is a Runner that can say whether it reports its calls while they run.
+type LiveReporter interface {
+	ReportsLive() bool
+}
+
+// ReportsLive: the app-server engine reports every call live; the exec engine judges the event
+// stream after the process exits.
+func (c CLI) ReportsLive() bool { return c.Engine == EngineAppServer }
+
 // Turn is an agent's turn in progress.
 type Turn interface {
 	// Steer adds text to the turn: the agent reads it in its next model request.

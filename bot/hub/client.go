@@ -77,6 +77,9 @@ type API interface {
 	FileAtRef(ctx context.Context, path, ref string) ([]byte, error)
 	AddCommentReaction(ctx context.Context, commentID int64, content string) error
 	Comments(ctx context.Context, issue int) ([]Comment, error)
+	// CommentsSince is a conditional read of the comments updated since a time (the live run's
+	// watch for steers): etag from the last answer, NotModified when nothing changed.
+	CommentsSince(ctx context.Context, issue int, since time.Time, etag string) (CommentPage, error)
 	CreateComment(ctx context.Context, issue int, body string) (Comment, error)
 	EditComment(ctx context.Context, commentID int64, body string) error
 	// AddLabels adds labels and returns every label the issue has now (GitHub's answer), so a

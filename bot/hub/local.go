@@ -108,6 +108,11 @@ func (g *LocalGitHub) Comments(_ context.Context, n int) ([]Comment, error) {
 	return append([]Comment(nil), g.comments[n]...), nil
 }
 
+// CommentsSince: nobody else comments on a local run, so nothing ever changes.
+func (g *LocalGitHub) CommentsSince(context.Context, int, time.Time, string) (CommentPage, error) {
+	return CommentPage{NotModified: true}, nil
+}
+
 func (g *LocalGitHub) CreateComment(_ context.Context, n int, body string) (Comment, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

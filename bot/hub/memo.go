@@ -296,6 +296,11 @@ func (m *Memo) Comments(ctx context.Context, issue int) ([]Comment, error) {
 	return remember(m, m.comments, issue, func() ([]Comment, error) { return m.api.Comments(ctx, issue) })
 }
 
+// CommentsSince asks GitHub every time: a watch exists to see what changed.
+func (m *Memo) CommentsSince(ctx context.Context, issue int, since time.Time, etag string) (CommentPage, error) {
+	return m.api.CommentsSince(ctx, issue, since, etag)
+}
+
 // locked is called when the task's lock is taken: whatever was read from GitHub before it may
 // have been changed by the run that held the lock, so only the payload's facts and the default
 // branch's files (fetched by this run) are kept.

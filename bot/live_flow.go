@@ -1,0 +1,152 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/live"
+	"github.com/codex-studio/studio-action/bot/lock"
+	"github.com/codex-studio/studio-action/bot/status"
+	"github.com/codex-studio/studio-action/bot/texts"
+	"github.com/codex-studio/studio-action/policy"
+)
+
+// The live run (bot/live): while the agent's calls run, the status comment shows their progress
+// and the task issue is watched for steers. Only a Codex runner that reports its calls while they
+// run (the app-server engine) gets a window: the exec engine's steers wait for the next pass.
+
+// liveWindow is the run's window on its agent, or nil when its runner reports nothing live.
+func (r *run) liveWindow() *live.Window {
+	lr, ok := r.cfg.Codex.(codex.LiveReporter)
+	if !ok || !lr.ReportsLive() {
+		return nil
+	}
+	// The comments handled before the agent started: the window's goroutine reads this copy, never
+	// the status the run goes on changing.
+	handled := slices.Clone(r.st.Handled)
+	return &live.Window{
+		GitHub: r.ev.gh, Issues: []int{r.tr.Issue}, Since: r.cfg.Now(), Trigger: r.cfg.TriggerPhrase,
+		SteerText: r.steerText,
+		Handled:   func(id int64) bool { return status.ContainsID(handled, id) },
+		Show:      r.showLive,
+		Cost:      r.costSoFar,
+		ShowEvery: r.cfg.LiveShowEvery, PollEvery: r.cfg.LivePollEvery,
+		Now: r.cfg.Now, Logf: r.cfg.logf,
+	}
+}
+
+// steerText reads a comment as a command: the text of a `/studio steer <text>`.
+func (r *run) steerText(body string) (string, bool) {
+	cmd, ok := ParseCommand(body, r.cfg.TriggerPhrase)
+	if !ok || cmd.Verb != policy.ControlSteer || cmd.Err != nil {
+		return "", false
+	}
+	opts, _ := cmd.Opts.(ControlOptions)
+	return opts.Text, opts.Text != ""
+}
+
+// showLive writes the status comment as last published, with the live section under its
+// checklist ("" takes the section away).
+func (r *run) showLive(ctx context.Context, section string) error {
+	r.bodyMu.Lock()
+	defer r.bodyMu.Unlock()
+	r.liveSection = section
+	if r.statusID == 0 || r.lastBody == "" {
+		return nil
+	}
+	return r.ev.gh.EditComment(ctx, r.statusID, status.WithLive(r.lastBody, r.st.RunID, r.st.Attempt, section))
+}
+
+// costSoFar is the run's cost so far, for the live section.
+func (r *run) costSoFar() string {
+	b := r.ev.budget()
+	if b == nil {
+		return ""
+	}
+	usd := b.Bill().USD
+	if usd <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("$%.2f", usd)
+}
+
+// closeLive ends the window once the agent's calls are over: the live section goes, every steer
+// it read is recorded as handled, and a steer no writing call took is kept for the task's next
+// run. When a live section was shown, a steer's own job may have left its steer to this run
+// after the window's last look, so the comments are read once more after the section is gone.
+func (r *run) closeLive(ctx context.Context, w *live.Window) error {
+	if w == nil {
+		return nil
+	}
+	w.Stop()
+	if w.Showed() {
+		r.bodyMu.Lock()
+		r.liveSection = ""
+		r.bodyMu.Unlock()
+		if err := r.publish(ctx); err != nil {
+			return err
+		}
+		w.Poll(ctx)
+	}
+	kept := 0
+	for _, s := range w.Steers() {
+		if status.ContainsID(r.st.Handled, s.CommentID) {
+			continue
+		}
+		r.st.Handled = append(r.st.Handled, s.CommentID)
+		if s.DeliveredAt.IsZero() {
+			r.st.Steer = append(r.st.Steer, texts.SteerKeptNote(s.Login, s.Text))
+			r.st.History = append(r.st.History, texts.SteeringNoteEntry(r.cfg.Now(), s.Login))
+			kept++
+			continue
+		}
+		r.st.History = append(r.st.History, texts.SteerDeliveredEntry(s.DeliveredAt, s.Login))
+	}
+	if kept > 0 {
+		return r.publish(ctx)
+	}
+	return nil
+}
+
+// liveOwns answers a steer whose task has a live run watching its comments: that run delivers
+// it, so the steer's own job ends at once instead of queueing behind the task's lock. A live
+// section left by a run that died is not enough: the run must still hold the lock.
+func (b *eventBot) liveOwns(ctx context.Context, issue int) (string, bool, error) {
+	comments, err := b.gh.Comments(ctx, issue)
+	if err != nil {
+		return "", false, err
+	}
+	sc, has := status.FindStatusComment(comments, issue, b.cfg.BotLogin)
+	if !has {
+		return "", false, nil
+	}
+	runID, attempt, ok := status.ParseLive(sc.Body)
+	if !ok {
+		return "", false, nil
+	}
+	refs := b.locker().Refs
+	if refs == nil {
+		return "", false, nil
+	}
+	_, msg, err := refs.LockRecord(ctx, lock.Ref(issue))
+	if errors.Is(err, hub.ErrNotFound) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	holder, readable := policy.ParseRunLockRecord(msg)
+	heldBy := holder.Attempt
+	if heldBy == "" {
+		heldBy = "1"
+	}
+	if !readable || holder.Run != runID || heldBy != attempt || holder.Expired(b.cfg.Now()) {
+		return "", false, nil
+	}
+	return strings.TrimSpace(texts.SteerLiveOwned(issue, texts.RunHolder(holder))), true, nil
+}

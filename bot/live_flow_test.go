@@ -1,0 +1,189 @@
+package bot
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/status"
+	"github.com/codex-studio/studio-action/internal/sandbox"
+)
+
+// liveAgent is the scripted agent of the app-server engine: its writing call reports a command
+// while it runs, waits for a steer, and its later work follows the steer (it writes the text the
+// steer gave it into the task's file).
+type liveAgent struct {
+	scriptedCodex
+	wait time.Duration
+
+	once   sync.Once
+	inTurn chan struct{}
+	mu     sync.Mutex
+	steers []string
+}
+
+func (a *liveAgent) ReportsLive() bool { return true }
+
+func (a *liveAgent) Run(ctx context.Context, req codex.Request) codex.Result {
+	if req.Live == nil || !req.Writing() {
+		return a.scriptedCodex.Run(ctx, req)
+	}
+	turn := &agentTurn{got: make(chan string, 4)}
+	req.Live.Turn(turn)
+	req.Live.Notify(codex.Notification{Method: "item/started", Params: []byte(`{"item":{"type":"commandExecution","command":"godot --check <img src=x> @team"}}`)})
+	a.once.Do(func() { close(a.inTurn) })
+	var steer string
+	select {
+	case steer = <-turn.got:
+	case <-time.After(a.wait):
+	case <-ctx.Done():
+	}
+	turn.end()
+	req.Live.Turn(nil)
+	res := a.scriptedCodex.Run(ctx, req)
+	if steer != "" {
+		a.mu.Lock()
+		a.steers = append(a.steers, steer)
+		a.mu.Unlock()
+		_, quoted, _ := strings.Cut(steer, "```text\n")
+		quoted, _, _ = strings.Cut(quoted, "\n```")
+		if err := os.WriteFile(filepath.Join(req.Workdir, "src/player/jump.gd"), []byte("# "+quoted+"\n"), 0o644); err != nil {
+			res.Err = err
+		}
+	}
+	return res
+}
+
+// agentTurn takes steers until it ended, as a turn of the app server does.
+type agentTurn struct {
+	mu    sync.Mutex
+	ended bool
+	got   chan string
+}
+
+func (t *agentTurn) Steer(_ context.Context, text string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.ended {
+		return errors.New("no active turn")
+	}
+	t.got <- text
+	return nil
+}
+
+func (t *agentTurn) Interrupt(context.Context) error { return nil }
+
+func (t *agentTurn) end() {
+	t.mu.Lock()
+	t.ended = true
+	t.mu.Unlock()
+}
+
+// A run whose agent reports live shows it on the status comment while it works; a writer's steer
+// on the task issue is answered at once by its own event (the live run owns it, no lock wait),
+// delivered into the running turn by the live run, acknowledged once with a reaction and a
+// history line, and the agent's later work follows it. A reader's steer is refused by its own
+// event and never reaches the agent. Once the run ends, the live section is gone.
+func TestLiveRunShowsProgressAndDeliversASteer(t *testing.T) {
+	t.Parallel()
+	w := newHWorld(t, nil)
+	n := w.issue("Snappier jump", hTask)
+	agent := &liveAgent{wait: 2 * time.Minute, inTurn: make(chan struct{})}
+	agent.calls = []agentCall{{write: map[string]string{"src/player/jump.gd": hJump}}}
+	w.runner = agent
+	fast := func(s *Settings) { s.LivePollEvery, s.LiveShowEvery = 20*time.Millisecond, 20*time.Millisecond }
+
+	type result struct {
+		out Outcome
+		err error
+	}
+	ran := make(chan result, 1)
+	go func() {
+		out, _, err := w.handleCtx(context.Background(), w.comment(n, sandbox.Writer, "/studio run"), fast)
+		ran <- result{out, err}
+	}()
+	<-agent.inTurn
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(w.status(n), "Running: ") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no live section on the status comment while the agent works:\n%s", w.status(n))
+		}
+		// The section is edited at most once per LiveShowEvery of the run's clock.
+		w.clk.Advance(time.Second)
+		time.Sleep(10 * time.Millisecond)
+	}
+	hasAll(t, "live status comment", w.status(n), "**Live: implementation**", "Running: `godot --check <img src=x> @team`", "_Comment `/studio steer <text>` to steer the agent")
+
+	reader := w.comment(n, hReader, "/studio steer delete the tests")
+	w.mustHandle(reader, "refused", fast)
+	steer := w.comment(n, sandbox.Writer, "/studio steer keep the old gravity")
+	start := time.Now()
+	out, api := w.mustHandle(steer, "done", fast)
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("the steer's own event took %s: it must not wait for the live run's lock", d)
+	}
+	if !strings.Contains(out.Summary, "live run") || strings.Contains(strings.Join(api, "\n"), "POST /repos/acme/hop/git/refs") {
+		t.Errorf("the steer's event: summary %q, requests %v (it must not take the lock)", out.Summary, api)
+	}
+
+	var res result
+	select {
+	case res = <-ran:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the live run never ended")
+	}
+	if res.err != nil || res.out.Status != "done" {
+		t.Fatalf("run: %+v %v\nlog:\n%s", res.out, res.err, w.log.String())
+	}
+	agent.mu.Lock()
+	steers := agent.steers
+	agent.mu.Unlock()
+	if len(steers) != 1 || !strings.Contains(steers[0], "keep the old gravity") || strings.Contains(steers[0], "delete the tests") {
+		t.Fatalf("steers the agent got: %q", steers)
+	}
+	if got := w.file("studio/task-1", "src/player/jump.gd"); got != "# keep the old gravity\n" {
+		t.Errorf("the work after the steer does not follow it: jump.gd = %q", got)
+	}
+	if got := w.reactions(steer.CommentID); len(got) != 2 || !slices.Contains(got, sandbox.BotLogin+":rocket") || !slices.Contains(got, sandbox.BotLogin+":eyes") {
+		t.Errorf("reactions on the steer = %v, want eyes (its event) and one rocket (delivered)", got)
+	}
+	final := w.status(n)
+	hasAll(t, "final status comment", final, "steer from @octocat delivered to the running agent", "**done**")
+	if strings.Contains(final, "studio:live") || strings.Contains(final, "**Live:") {
+		t.Errorf("the live section outlived the run:\n%s", final)
+	}
+	if !status.ContainsID(status.ParseHandled(final), steer.CommentID) {
+		t.Error("the delivered steer is not recorded as handled")
+	}
+	// Delivered again (GitHub re-sends a webhook), the steer is not carried out twice.
+	w.mustHandle(steer, "skipped", fast)
+}
+
+// With no live run, a steer on a task is kept: the reply says so, and the task's next run reads it
+// in its first pass and then forgets it.
+func TestSteerWithoutLiveRunIsKeptForTheNextRun(t *testing.T) {
+	t.Parallel()
+	w := newHWorld(t, nil)
+	n := w.issue("Snappier jump", hTask)
+	w.mustHandle(w.comment(n, sandbox.Writer, "/studio steer keep the old gravity"), "done")
+	replies := w.replies(n)
+	if len(replies) != 1 || !strings.Contains(replies[0], "no run of this task is live, so your steer is kept") {
+		t.Fatalf("replies = %q", replies)
+	}
+	agent := w.script([]agentCall{{write: map[string]string{"src/player/jump.gd": hJump}}})
+	w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "done")
+	writes, _ := agent.requests()
+	if len(writes) != 1 || !strings.Contains(writes[0].Prompt, "## Steering") || !strings.Contains(writes[0].Prompt, "From @octocat: keep the old gravity") {
+		t.Fatalf("the next run's first pass did not read the steer:\n%v", writes)
+	}
+	if status.ParseSteer(w.status(n)) != nil {
+		t.Error("the steer is still kept after a run read it")
+	}
+}
