@@ -200,6 +200,7 @@ func (c CLI) runAppServer(ctx context.Context, req Request) Result {
 		stderrText = fmt.Sprintf("[studio: %d bytes of stderr before this tail were dropped]\n", stderr.dropped) + stderrText
 	}
 	_ = writeFileNoFollow(filepath.Join(req.RunDir, "stderr.txt"), []byte(stderrText), 0o644)
+	res.Stderr, res.Notices = splitNotices(res.Stderr)
 
 	res.Events = tr.summary()
 	res.Events.AddStderr(res.Stderr)

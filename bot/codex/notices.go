@@ -13,6 +13,9 @@ import "strings"
 var codexNoticeMarks = []string{
 	"could not create PATH aliases",
 	"Run `codex exec --trust`",
+	// The app server's: the studio confines Codex itself and never uses Codex's own sandbox, so
+	// "install bubblewrap" is advice for a setup the studio does not have.
+	"Codex could not find bubblewrap on PATH",
 }
 
 // splitNotices separates Codex's setup warnings (codexNoticeMarks) from the rest of its stderr.
