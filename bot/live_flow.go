@@ -68,11 +68,14 @@ func (r *run) costSoFar() string {
 	if b == nil {
 		return ""
 	}
-	usd := b.Bill().USD
-	if usd <= 0 {
+	switch usd := b.Bill().USD; {
+	case usd <= 0:
 		return ""
+	case usd < 0.005:
+		return "under $0.01"
+	default:
+		return fmt.Sprintf("$%.2f", usd)
 	}
-	return fmt.Sprintf("$%.2f", usd)
 }
 
 // closeLive ends the window once the agent's calls are over: the live section goes, every steer

@@ -16,6 +16,8 @@ var codexNoticeMarks = []string{
 	// The app server's: the studio confines Codex itself and never uses Codex's own sandbox, so
 	// "install bubblewrap" is advice for a setup the studio does not have.
 	"Codex could not find bubblewrap on PATH",
+	// The app server's form of the trust advice; the folders and the fix follow on indented lines.
+	"Project-local config, hooks, and exec policies are disabled",
 }
 
 // splitNotices separates Codex's setup warnings (codexNoticeMarks) from the rest of its stderr.
@@ -24,11 +26,15 @@ func splitNotices(stderr string) (rest string, notices []string) {
 		return "", nil
 	}
 	var kept []string
+	inNotice := false
 	for _, line := range strings.SplitAfter(stderr, "\n") {
-		if isCodexNotice(line) {
+		// An indented line goes with the notice above it (the app server's lists and advice).
+		if isCodexNotice(line) || (inNotice && strings.HasPrefix(line, " ")) {
 			notices = append(notices, strings.TrimRight(line, "\n"))
+			inNotice = true
 			continue
 		}
+		inNotice = false
 		kept = append(kept, line)
 	}
 	return strings.Join(kept, ""), notices

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/codex-studio/studio-action/internal/codextest"
+	"github.com/codex-studio/studio-action/internal/fakecodex"
+	"github.com/codex-studio/studio-action/internal/fakemodel"
+	"github.com/codex-studio/studio-action/internal/sandbox"
+)
+
+// The whole action on the app-server engine with the real Codex CLI, confined as users get it:
+// while the agent's long command runs, the status comment shows it live; a writer's steer
+// comment is picked up by the running studio and lands in the model's next request (no restart:
+// the same turn goes on and the work before the steer stays); the steer is acknowledged with a
+// reaction and a history line, and the finished comment has no live section left.
+func TestLiveRunShowsTheCommandAndTakesASteerWithTheRealCLI(t *testing.T) {
+	t.Parallel()
+	bin := codextest.Bin(t)
+	const steerText = "keep the old gravity constant"
+	model, err := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{
+		// Codex hands a command back to the model after 10 s, and the live section is edited at
+		// most every 10 s: the agent works in 9 s commands, so one is running whenever the section
+		// shows it and when the steer arrives.
+		fakemodel.Reply(fakemodel.Exec("c1", "sleep 9")),
+		fakemodel.Reply(fakemodel.Exec("c2", "sleep 9; printf 'speed = 2\\n' > src/player/jump.gd")),
+		fakemodel.Reply(fakemodel.Exec("c3", "sleep 9")),
+		fakemodel.Reply(fakemodel.Exec("c4", "sleep 9")),
+		fakemodel.Reply(fakemodel.Exec("c5", "printf '# gravity kept\\n' >> src/player/jump.gd")),
+		fakemodel.Reply(fakemodel.Message("DONE: src/player/jump.gd")),
+		fakemodel.Reply(fakemodel.Message(fakecodex.PassingReview)),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+	w := newWorld(t, nil)
+	n := w.issue("Make the jump snappier", taskBody)
+	_, payload := w.comment(n, sandbox.Writer, "/studio run")
+	inputs := map[string]string{"INPUT_CODEX-PATH": bin, "INPUT_OPENAI-BASE-URL": model.URL, "INPUT_CODEX-ENGINE": "app-server"}
+	done := make(chan result, 1)
+	go func() { done <- w.run("issue_comment", payload, inputs) }()
+
+	statusBody := func() string {
+		if c := w.botComments(n); len(c) > 0 {
+			return c[0].Body
+		}
+		return ""
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	// Confined, Codex runs commands with the sandbox's /bin/sh.
+	for !strings.Contains(statusBody(), "sh -lc 'sleep 9") {
+		select {
+		case res := <-done:
+			t.Fatalf("the run ended before its command showed live: exit %d\n%s\n%s", res.code, statusBody(), res.stdout)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the running command never showed on the status comment:\n%s", statusBody())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	live := statusBody()
+	steerID, _ := w.comment(n, sandbox.Writer, "/studio steer "+steerText)
+	posted := time.Now()
+
+	var res result
+	select {
+	case res = <-done:
+	case <-time.After(3 * time.Minute):
+		t.Fatal("the live run never ended")
+	}
+	if res.code != exitOK || res.outputs["status"] != "done" {
+		t.Fatalf("exit %d, outputs %v\n%s\n%s", res.code, res.outputs, statusBody(), res.stdout)
+	}
+	t.Logf("steer comment to the end of the run: %s", time.Since(posted).Round(time.Second))
+	mustContain(t, "live status comment", live, "<!-- studio:live ", "**Live: implementation**", "_Comment `/studio steer <text>` to steer")
+
+	reqs := model.Requests()
+	if len(reqs) != 7 {
+		t.Fatalf("%d model requests, want 7 (a steer that restarted the model's answer shifts the script)", len(reqs))
+	}
+	first := -1
+	for i, r := range reqs[:6] {
+		if strings.Contains(string(r.Body), steerText) {
+			first = i
+			break
+		}
+	}
+	if first < 2 || first > 5 {
+		t.Fatalf("the steer is first in model request %d; it was posted while command c2 or later ran", first)
+	}
+	for _, r := range reqs[first:6] {
+		if !strings.Contains(string(r.Body), steerText) {
+			t.Error("a later request of the same turn lost the steer")
+		}
+	}
+	if !strings.Contains(string(reqs[first].Body), "they change none of those") {
+		t.Error("the steer reached the model without the words that it is quoted text")
+	}
+	if strings.Contains(string(reqs[6].Body), steerText) {
+		t.Error("the review's fresh thread read the steer")
+	}
+	data, err := os.ReadFile(filepath.Join(w.remote("studio/task-1"), "src", "player", "jump.gd"))
+	if got := string(data); err != nil || got != "speed = 2\n# gravity kept\n" {
+		t.Errorf("jump.gd on the branch = %q: the work before and after the steer must both land", got)
+	}
+	rocket := false
+	for _, r := range w.Emu.CommentReactions(sandbox.Owner, sandbox.Repo, steerID) {
+		rocket = rocket || r.Content == "rocket"
+	}
+	if !rocket {
+		t.Error("the delivered steer has no rocket reaction")
+	}
+	final := statusBody()
+	mustContain(t, "final status comment", final, "steer from @octocat delivered to the running agent", "Verdict")
+	if strings.Contains(final, "studio:live") {
+		t.Errorf("the live section outlived the run:\n%s", final)
+	}
+}
