@@ -117,6 +117,37 @@ func (c *AppServerClient) StartThread(ctx context.Context, o ThreadOptions) (str
 	return res.Thread.ID, nil
 }
 
+// ResumeThread reloads a thread from its rollout in CODEX_HOME (thread/resume) and keeps its id
+// for the turns that follow. The options are the studio's, never the rollout's: the sandbox and
+// the approval policy of the resumed thread are set here, as for a fresh one.
+func (c *AppServerClient) ResumeThread(ctx context.Context, id string, o ThreadOptions) error {
+	params := map[string]any{"threadId": id, "cwd": o.Cwd, "sandbox": o.Sandbox, "approvalPolicy": "never"}
+	if o.Model != "" {
+		params["model"] = o.Model
+	}
+	var res struct {
+		Thread struct {
+			ID string `json:"id"`
+		} `json:"thread"`
+	}
+	if err := c.conn.Call(ctx, "thread/resume", params, &res); err != nil {
+		return fmt.Errorf("app-server thread/resume: %w", err)
+	}
+	if res.Thread.ID != id {
+		return fmt.Errorf("app-server thread/resume: resumed thread %q, not %q", res.Thread.ID, id)
+	}
+	c.mu.Lock()
+	c.threadID = id
+	c.mu.Unlock()
+	return nil
+}
+
+// ThreadID is the thread the client started or resumed; "" before.
+func (c *AppServerClient) ThreadID() string {
+	thread, _ := c.ids()
+	return thread
+}
+
 // TurnOptions are the turn/start parameters the studio sets.
 type TurnOptions struct {
 	Prompt string

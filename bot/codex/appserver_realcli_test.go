@@ -260,3 +260,51 @@ func TestAppServerCancelInterruptsTheTurn(t *testing.T) {
 		t.Errorf("the server was killed (signal %q exit %d); it should end at EOF", res.Signal, res.ExitCode)
 	}
 }
+
+// A fix pass is a new turn of the implementer's thread, resumed from its rollout in a fresh
+// process and CODEX_HOME: the model's first fix request carries the implementation's prompt and
+// the agent's own earlier answer, which no prompt of the studio repeats; the reviews are fresh
+// threads that never load it.
+func TestAppServerFixPassGoesOnWithTheImplementersThread(t *testing.T) {
+	rig := newAppServerRig(t, fakemodel.Script{Turns: []fakemodel.Turn{
+		fakemodel.Reply(fakemodel.Exec("c1", "printf 'velocity = 10\\n' > jump.gd")),
+		fakemodel.Reply(fakemodel.Message("IMPLEMENTER-NOTE: I chose velocity 10 on purpose")),
+		fakemodel.Reply(fakemodel.Message(blockVerdict)),
+		fakemodel.Reply(fakemodel.Exec("c2", "printf 'velocity = 10 - gravity\\n' > jump.gd")),
+		fakemodel.Reply(fakemodel.Message("applied gravity")),
+		fakemodel.Reply(fakemodel.Message(passVerdict)),
+	}})
+	var fixes []FixInput
+	out := rig.run(Plan{
+		Prompt:       "Add a jump. IMPLEMENTATION-PROMPT-MARK",
+		ReviewPrompt: "Review the jump. Return only JSON with blockers, warnings, summary, and needsFix.",
+		FixPrompt:    fixPrompt(t, &fixes),
+		MaxFixPasses: 1,
+	}, Hooks{})
+	if out.FinalStatus != StatusDone || len(out.FixPasses) != 1 {
+		t.Fatalf("status %s with %d fix passes\n%s", out.FinalStatus, len(out.FixPasses), out.Output())
+	}
+	impl, fix := out.Implementation.Result.Thread, out.FixPasses[0].Execution.Result.Thread
+	if impl == nil || fix == nil || impl.ID != fix.ID {
+		t.Fatalf("threads: implementation %+v, fix pass %+v (notes %q %q); the fix pass must go on with the implementer's",
+			impl, fix, out.Implementation.Result.ThreadNote, out.FixPasses[0].Execution.Result.ThreadNote)
+	}
+	reqs := rig.server.Requests()
+	if len(reqs) != 6 {
+		t.Fatalf("%d model requests, want 6", len(reqs))
+	}
+	fixReq := string(reqs[3].Body)
+	for _, want := range []string{"IMPLEMENTATION-PROMPT-MARK", "IMPLEMENTER-NOTE: I chose velocity 10 on purpose", "Fix pass 1. Blockers:"} {
+		if !strings.Contains(fixReq, want) {
+			t.Errorf("the fix pass's first request lacks %q: it did not go on with the implementer's thread", want)
+		}
+	}
+	for _, i := range []int{2, 5} {
+		if strings.Contains(string(reqs[i].Body), "IMPLEMENTATION-PROMPT-MARK") {
+			t.Errorf("review request %d loaded the implementer's thread", i)
+		}
+	}
+	if got := readFile(t, filepath.Join(rig.ws, "jump.gd")); got != "velocity = 10 - gravity\n" {
+		t.Errorf("jump.gd = %q", got)
+	}
+}

@@ -61,7 +61,14 @@ func (c CLI) runAppServer(ctx context.Context, req Request) Result {
 	defer call.cleanup()
 	// The exec engine ignores the user's config.toml (--ignore-user-config); the app server has
 	// no such flag, so the call's CODEX_HOME does not get one.
-	_ = os.Remove(filepath.Join(call.scratch, "codex-home", "config.toml"))
+	home := filepath.Join(call.scratch, "codex-home")
+	_ = os.Remove(filepath.Join(home, "config.toml"))
+	if req.Thread != nil {
+		if err := placeRollout(home, req.Thread); err != nil {
+			res.Err = err
+			return res
+		}
+	}
 	var schema json.RawMessage
 	if req.OutputSchema != "" {
 		data, err := os.ReadFile(req.OutputSchema)
@@ -187,6 +194,14 @@ func (c CLI) runAppServer(ctx context.Context, req Request) Result {
 	case <-time.After(c.killGrace()):
 	}
 	_ = client.Close()
+	// Every process of the call is gone: the rollout can be read without a race.
+	if id := client.ThreadID(); req.KeepThread && id != "" {
+		t, err := readRollout(home, id, c.Redactor)
+		if err != nil {
+			res.ThreadNote = err.Error()
+		}
+		res.Thread = t
+	}
 	closeErr := errors.Join(eventsW.Close(), events.Close())
 	res.Leftovers, res.Limit = out.Leftovers, out.Limit
 	res.OutputCut = eventsW.Cut()
@@ -244,8 +259,14 @@ func (c CLI) startTurn(ctx context.Context, client *AppServerClient, req Request
 	if sandbox == "" {
 		sandbox = "read-only"
 	}
-	// Ephemeral, as the exec engine's --ephemeral: no rollout is left for another call to read.
-	if _, err := client.StartThread(ctx, ThreadOptions{Cwd: req.Workdir, Model: req.Model.Model, Sandbox: sandbox, Ephemeral: true}); err != nil {
+	opts := ThreadOptions{Cwd: req.Workdir, Model: req.Model.Model, Sandbox: sandbox, Ephemeral: !req.KeepThread}
+	if req.Thread != nil {
+		if err := client.ResumeThread(ctx, req.Thread.ID, opts); err != nil {
+			return err
+		}
+	} else if _, err := client.StartThread(ctx, opts); err != nil {
+		// Ephemeral unless kept, as the exec engine's --ephemeral: no rollout is left for
+		// another call to read.
 		return err
 	}
 	_, err := client.StartTurn(ctx, TurnOptions{Prompt: req.Prompt, Effort: req.Model.Effort, OutputSchema: schema})

@@ -36,6 +36,11 @@ type Request struct {
 	Fallback bool
 	// Live, when set, watches the call while it runs (live.go); only EngineAppServer reports.
 	Live *Live
+	// Thread, with EngineAppServer, is the conversation this call goes on with (thread/resume
+	// from its rollout, thread.go); nil starts a fresh thread. KeepThread returns the call's
+	// thread in Result.Thread for a later call. The exec engine ignores both.
+	Thread     *Thread
+	KeepThread bool
 }
 
 // Writing reports whether the call may change files: only then is a rejected patch a failure.
@@ -64,6 +69,10 @@ type Result struct {
 	OutputCut OutputCut
 	// Limit is set when the call reached its memory or process limit; Err is a *LimitError then.
 	Limit *jail.LimitHit
+	// Thread, with KeepThread, is the call's conversation to go on with; nil when it could not
+	// be kept (ThreadNote says why).
+	Thread     *Thread
+	ThreadNote string
 	// InterruptedIn, with EngineAppServer, is how long the turn took to stop after turn/interrupt
 	// (at its timeout or when the caller canceled); 0 when it was not interrupted or did not stop.
 	InterruptedIn time.Duration

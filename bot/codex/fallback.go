@@ -144,6 +144,12 @@ func (e Execution) MarshalJSON() ([]byte, error) {
 		if len(r.Notices) > 0 {
 			m["codexNotices"] = r.Notices
 		}
+		if r.Thread != nil {
+			m["thread"] = r.Thread.ID
+		}
+		if r.ThreadNote != "" {
+			m["threadNote"] = r.ThreadNote
+		}
 		return m
 	}
 	out := view(e.Result)

@@ -289,6 +289,9 @@ type run struct {
 	p     Plan
 	out   Outcome
 	meter *Meter // every Codex call goes through it: it counts usage and enforces MaxTokens
+	// thread is the implementer's conversation (EngineAppServer): each fix pass is a new turn of
+	// it, so the agent keeps what it learned. A review never loads it.
+	thread *Thread
 }
 
 func (r *run) line(s string) { r.lines(s) }
@@ -398,7 +401,7 @@ func (r *run) attempt(ctx context.Context, pass int, label, phase string, route 
 		return a, nil
 	}
 	a.called = true
-	a.exe, _ = r.codex(ctx, phase, label, r.p.Sandbox, route, prompt, r.p.OutputSchema)
+	a.exe, _ = r.codex(ctx, phase, label, r.p.Sandbox, route, prompt, r.p.OutputSchema, true)
 	r.lines(a.exe.Lines(label)...)
 	if ctx.Err() != nil {
 		return a, fmt.Errorf("%s: %w", label, ctx.Err())
@@ -480,17 +483,32 @@ func passReviewLabel(pass int) string {
 }
 
 // codex runs one lifecycle step through RunStep; it returns the step folder relative to the run
-// folder.
-func (r *run) codex(ctx context.Context, phase, label, sandbox string, route routing.Route, prompt, schema string) (Execution, string) {
+// folder. A step onThread (the implementation, a fix pass) goes on with the implementer's thread:
+// the first starts it, each later one is a new turn of it; a step whose thread could not be kept
+// leaves the next to start afresh, and says so. A review is never on it.
+func (r *run) codex(ctx context.Context, phase, label, sandbox string, route routing.Route, prompt, schema string, onThread bool) (Execution, string) {
 	name := "output-schema.json"
 	if schema == ReviewSchema {
 		name = "review-schema.json"
 	}
-	return RunStep(ctx, Step{
+	step := Step{
 		Evidence: r.l.Evidence, Runner: r.meter, Label: label, Phase: phase, Prompt: prompt,
 		Workdir: r.p.Workdir, Sandbox: sandbox, Timeout: r.p.CallTimeout, Schema: schema, SchemaName: name, Route: route,
 		Live: r.live(label, sandbox),
-	})
+	}
+	if onThread {
+		step.Thread, step.KeepThread = r.thread, true
+	}
+	exe, dir := RunStep(ctx, step)
+	switch {
+	case !onThread:
+	case exe.Result.Thread != nil:
+		r.thread = exe.Result.Thread
+	case exe.Result.ThreadNote != "":
+		r.line(fmt.Sprintf("%s: the agent's thread was not kept (%s); the next pass starts a new one", label, exe.Result.ThreadNote))
+		r.thread = nil
+	}
+	return exe, dir
 }
 
 func (r *run) live(label, sandbox string) *Live {
@@ -529,7 +547,7 @@ func (r *run) verify(ctx context.Context, pass int) (VerificationResult, error) 
 // then, is not handed to AfterReview.
 func (r *run) review(ctx context.Context, pass int) (ReviewOutcome, *BudgetError, *APIRefusal, error) {
 	prompt := r.l.Redactor.Redact(r.p.ReviewPrompt) + "\n\n# Implementation and verification output\n\n" + r.out.Output() + "\n"
-	exe, dir := r.codex(ctx, "review", passName("review", pass), "read-only", r.p.Routes.Review, prompt, ReviewSchema)
+	exe, dir := r.codex(ctx, "review", passName("review", pass), "read-only", r.p.Routes.Review, prompt, ReviewSchema, false)
 	rev := NewReviewOutcome(exe)
 	r.lines(rev.Lines()...)
 	if stop := budgetStop(exe, passReviewLabel(pass)); stop != nil {

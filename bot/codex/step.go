@@ -27,6 +27,10 @@ type Step struct {
 	Timeout    time.Duration
 	Route      routing.Route
 	Live       *Live // watches the call while it runs; nil for none
+	// Thread and KeepThread are the Request's: the conversation the call goes on with, and
+	// whether to return its own.
+	Thread     *Thread
+	KeepThread bool
 }
 
 // RunStep runs the step with its fallback and records it. dir is the step folder relative to the
@@ -34,7 +38,7 @@ type Step struct {
 func RunStep(ctx context.Context, s Step) (exe Execution, dir string) {
 	ev := s.Evidence
 	name := strings.ReplaceAll(s.Label, " ", "-")
-	req := Request{Phase: s.Phase, Prompt: s.Prompt, Workdir: s.Workdir, Sandbox: s.Sandbox, Timeout: s.Timeout, Live: s.Live}
+	req := Request{Phase: s.Phase, Prompt: s.Prompt, Workdir: s.Workdir, Sandbox: s.Sandbox, Timeout: s.Timeout, Live: s.Live, Thread: s.Thread, KeepThread: s.KeepThread}
 	if s.Schema != "" {
 		schemaName := s.SchemaName
 		if schemaName == "" {
