@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/roles"
 	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/internal/sandbox"
 )
@@ -185,5 +186,58 @@ func TestSteerWithoutLiveRunIsKeptForTheNextRun(t *testing.T) {
 	}
 	if status.ParseSteer(w.status(n)) != nil {
 		t.Error("the steer is still kept after a run read it")
+	}
+}
+
+// goalProfile runs gameplay-programmer as a goal with a budget of 5000 tokens.
+const goalProfile = `{"profile": {"id": "goal", "root": "gameplay-programmer"}, "logical_hash": "0123456789abcdef",
+ "routes": {"r": {"name": "Default"}}, "models": {"m": {"upstream_id": "gpt-5.6-terra", "route": "r"}},
+ "coordination": {"orchestration": "mcp", "max_active_agents": 1, "max_depth": 1, "max_active_writers": 1,
+                  "result_visibility": "parent-only", "contradiction_policy": "root_adjudication"},
+ "agents": {
+  "gameplay-programmer": {"model": "m", "trust": "high", "verification": "self", "permissions": "workspace-write",
+               "execution_mode": "goal", "goal_token_budget": 5000, "max_goal_token_budget": 20000,
+               "stall_warning_seconds": 300, "finalization_grace_seconds": 60}}}`
+
+// A profile agent whose execution mode is goal runs each writing call as a goal with the
+// profile's token budget when Codex runs as an app server, and its guidance says so; the review
+// is no goal. On the exec engine no goal is set, and the guidance says that instead of promising
+// a budget nothing applies.
+func TestGoalAgentRunsAsAGoal(t *testing.T) {
+	t.Parallel()
+	for _, live := range []bool{true, false} {
+		files := studioFiles("fast-prototype", "active")
+		files[roles.ProfilePath] = goalProfile
+		w := newHWorld(t, files)
+		n := w.issue("Snappier jump", hTask)
+		agent := w.script([]agentCall{{write: map[string]string{"src/player/jump.gd": hJump}}})
+		if live {
+			la := &liveAgent{wait: time.Millisecond, inTurn: make(chan struct{})}
+			la.calls = agent.calls
+			w.runner = la
+			agent = &la.scriptedCodex
+		}
+		w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "done")
+		writes, reviews := agent.requests()
+		if len(writes) != 1 || len(reviews) != 1 {
+			t.Fatalf("live %v: %d writing and %d review calls", live, len(writes), len(reviews))
+		}
+		if reviews[0].Goal != nil {
+			t.Errorf("live %v: the review ran as a goal", live)
+		}
+		if !live {
+			if writes[0].Goal != nil || !strings.Contains(writes[0].Prompt, "this run's Codex engine (`codex exec`) has no\ngoals, so none is set") {
+				t.Errorf("exec: goal %+v; the guidance must say no goal is set", writes[0].Goal)
+			}
+			continue
+		}
+		g := writes[0].Goal
+		if g == nil || g.TokenBudget != 5000 || g.Objective != "Task #1: Snappier jump. Deliver it as the task block and the prompt of this turn describe it." {
+			t.Fatalf("live: goal = %+v", g)
+		}
+		if !strings.Contains(writes[0].Prompt, "Execution: a Codex goal. Each writing call sets your thread's goal with a\ntoken budget of 5000 tokens") ||
+			strings.Contains(writes[0].Prompt, "seconds of silence") {
+			t.Errorf("live: the guidance does not say what is applied:\n%s", writes[0].Prompt)
+		}
 	}
 }

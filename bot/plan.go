@@ -97,7 +97,7 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 	if !r.newBranch {
 		r.out.Branch = branch // it was on the remote before this run; a new one is named once pushed
 	}
-	prompt, err := r.withGuidance(ctx, base, task.Role, route.Implementation, prepared.Prompt+planInstruction)
+	prompt, _, err := r.withGuidance(ctx, base, task.Role, route.Implementation, prepared.Prompt+planInstruction)
 	if err != nil {
 		var ge *guidanceError
 		if errors.As(err, &ge) {

@@ -52,7 +52,7 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 	if note := prepared.Stripped.Summary(); note != "" {
 		r.st.Set(status.StepTaskParsed, status.StepDone, r.st.Detail(status.StepTaskParsed)+"; "+note)
 	}
-	prompt, err := r.withGuidance(ctx, base, planner, route.Implementation, prepared.Prompt+proposal.Instruction(labelRole, prompts.ActiveRolesFor(string(cfg.Mode), cfg.Engine)))
+	prompt, _, err := r.withGuidance(ctx, base, planner, route.Implementation, prepared.Prompt+proposal.Instruction(labelRole, prompts.ActiveRolesFor(string(cfg.Mode), cfg.Engine)))
 	if err != nil {
 		var ge *guidanceError
 		if errors.As(err, &ge) {

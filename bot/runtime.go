@@ -66,6 +66,9 @@ type implState struct {
 	readOnly bool
 	// ev is the run's evidence folder, once the lifecycle created it.
 	ev *codex.Evidence
+	// goalBudget, when positive, runs each writing call as a goal with this token budget (a
+	// profile agent's execution_mode "goal", on the app-server engine).
+	goalBudget int64
 }
 
 // runLifecycle runs implement -> verify -> review -> bounded fix passes (seed §9.3) with the
@@ -89,6 +92,9 @@ func (r *run) runLifecycle(ctx context.Context, st *implState, routes routing.Ro
 	}
 	r.ev.noteRole(st.task.Role)
 	st.ev = ev
+	if st.goalBudget > 0 {
+		plan.Goal = &codex.Goal{Objective: texts.GoalObjective(r.tr.Issue, r.issue.Title), TokenBudget: st.goalBudget}
+	}
 	if r.spawn != nil {
 		plan.OutputSchema = policy.DelegationSchema
 	}

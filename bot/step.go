@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/codex-studio/studio-action/bot/codex"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,6 +67,9 @@ type rendered struct {
 	routes   routing.RoutePlan
 	prepared *prompts.Prepared
 	facts    prompts.RunFacts
+	// goalBudget is the token budget of each writing call's goal, for a profile agent run as a
+	// goal on the app-server engine; 0: one turn per call.
+	goalBudget int64
 }
 
 // render resolves the role's model route and renders its prompts with any compiled guidance.
@@ -81,7 +85,7 @@ func (r *run) render(ctx context.Context, tc taskContext, review, fix bool) (ren
 	if note := prepared.Stripped.Summary(); note != "" {
 		r.st.Set(status.StepTaskParsed, status.StepDone, r.st.Detail(status.StepTaskParsed)+"; "+note)
 	}
-	if prepared.Prompt, err = r.withGuidance(ctx, base, task.Role, rr.routes.Implementation, prepared.Prompt); err != nil {
+	if prepared.Prompt, rr.goalBudget, err = r.withGuidance(ctx, base, task.Role, rr.routes.Implementation, prepared.Prompt); err != nil {
 		var ge *guidanceError
 		if errors.As(err, &ge) {
 			err = r.block(ctx, status.StepTaskParsed, ge.msg)
@@ -178,28 +182,28 @@ func (r *run) prepareFor(ctx context.Context, tc taskContext, phase policy.Phase
 // branch has `.codex/profile.json`. The files are installed outside the workspace, for this run
 // only, so they can never be committed; the prompt carries the role's text so Codex reads it, and
 // it states the model of route, which the pass runs on.
-func (r *run) withGuidance(ctx context.Context, base, role string, route routing.Route, prompt string) (string, error) {
+func (r *run) withGuidance(ctx context.Context, base, role string, route routing.Route, prompt string) (string, int64, error) {
 	data, err := r.ev.baseFile(ctx, roles.ProfilePath, base)
 	if errors.Is(err, hub.ErrNotFound) {
-		return prompt, nil
+		return prompt, 0, nil
 	}
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	dir := r.cfg.GuidanceDir
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "studio-guidance-"); err != nil {
-			return "", err
+			return "", 0, err
 		}
 	}
 	dir = filepath.Join(dir, r.cfg.RunID+"-"+role)
-	inst, ok, err := guidance.InstallForRole(ctx, data, role, dir, guidance.RunModel{Model: route.Primary.Model, Effort: route.Primary.Effort})
+	inst, ok, err := guidance.InstallForRole(ctx, data, role, dir, guidance.RunModel{Model: route.Primary.Model, Effort: route.Primary.Effort, Engine: r.engine()})
 	if err != nil {
-		return "", &guidanceError{fmt.Sprintf("`%s` on `%s`: %v", roles.ProfilePath, base, err)}
+		return "", 0, &guidanceError{fmt.Sprintf("`%s` on `%s`: %v", roles.ProfilePath, base, err)}
 	}
 	if !ok {
 		r.cfg.logf("%s names no agent %s; the run has no profile guidance", roles.ProfilePath, role)
-		return prompt, nil
+		return prompt, 0, nil
 	}
 	var b strings.Builder
 	b.WriteString(prompt)
@@ -210,12 +214,21 @@ func (r *run) withGuidance(ctx context.Context, base, role string, route routing
 		}
 		text, err := os.ReadFile(f)
 		if err != nil {
-			return "", fmt.Errorf("read installed guidance: %w", err)
+			return "", 0, fmt.Errorf("read installed guidance: %w", err)
 		}
 		b.Write(text)
 		b.WriteString("\n")
 	}
-	return b.String(), nil
+	return b.String(), inst.GoalTokenBudget, nil
+}
+
+// engine names the run's Codex engine for the guidance: "app-server" when the runner reports
+// its calls live (and so runs goals), else "exec".
+func (r *run) engine() string {
+	if lr, ok := r.cfg.Codex.(codex.LiveReporter); ok && lr.ReportsLive() {
+		return string(codex.EngineAppServer)
+	}
+	return string(codex.EngineExec)
 }
 
 // guidanceError is a profile problem the user must fix, not a bot failure.

@@ -148,6 +148,26 @@ func (c *AppServerClient) ThreadID() string {
 	return thread
 }
 
+// Goal is a thread's goal (thread/goal/set): Codex works toward the objective until the agent
+// marks it complete or the token budget is spent.
+type Goal struct {
+	Objective   string
+	TokenBudget int64 // 0: none
+}
+
+// SetGoal sets the thread's goal, active.
+func (c *AppServerClient) SetGoal(ctx context.Context, g Goal) error {
+	thread, _ := c.ids()
+	params := map[string]any{"threadId": thread, "objective": g.Objective, "status": "active"}
+	if g.TokenBudget > 0 {
+		params["tokenBudget"] = g.TokenBudget
+	}
+	if err := c.conn.Call(ctx, "thread/goal/set", params, nil); err != nil {
+		return fmt.Errorf("app-server thread/goal/set: %w", err)
+	}
+	return nil
+}
+
 // TurnOptions are the turn/start parameters the studio sets.
 type TurnOptions struct {
 	Prompt string
@@ -213,6 +233,13 @@ func (c *AppServerClient) Interrupt(ctx context.Context) error {
 		return fmt.Errorf("app-server turn/interrupt: %w", err)
 	}
 	return nil
+}
+
+// setTurn follows the turn in flight: a goal's later turns are started by Codex itself.
+func (c *AppServerClient) setTurn(id string) {
+	c.mu.Lock()
+	c.turnID = id
+	c.mu.Unlock()
 }
 
 func (c *AppServerClient) ids() (thread, turn string) {

@@ -17,7 +17,7 @@ const (
 
 func notes(t *testing.T, pairs ...string) *turnTracker {
 	t.Helper()
-	tr := newTurnTracker()
+	tr := newTurnTracker(false)
 	for i := 0; i < len(pairs); i += 2 {
 		if !json.Valid([]byte(pairs[i+1])) {
 			t.Fatalf("bad params %s", pairs[i+1])

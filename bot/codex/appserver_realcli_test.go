@@ -308,3 +308,35 @@ func TestAppServerFixPassGoesOnWithTheImplementersThread(t *testing.T) {
 		t.Errorf("jump.gd = %q", got)
 	}
 }
+
+// Goal mode: the writing call sets its thread's goal with the token budget (thread/goal/set);
+// Codex goes on turn after turn while the goal is active and stops it once the budget is spent,
+// and the call ends then, not at its first turn. The lifecycle's lines say how the goal ended.
+func TestAppServerGoalRunsUntilItsBudgetIsSpent(t *testing.T) {
+	rig := newAppServerRig(t, fakemodel.Script{Turns: []fakemodel.Turn{
+		fakemodel.Reply(fakemodel.Exec("c1", "printf 'velocity = 10\\n' > jump.gd")),
+		fakemodel.Reply(fakemodel.Message("first turn done")),
+		// No more: a turn past the budget would find the script exhausted and fail the call.
+		fakemodel.Reply(fakemodel.Message("second turn done")),
+	}})
+	// Each scripted request reports 15 tokens: the first turn makes two requests (30 tokens),
+	// Codex's second turn one more (45), past the budget of 40.
+	out := rig.run(Plan{Prompt: "Add a jump.", Goal: &Goal{Objective: "Add a jump", TokenBudget: 40}}, Hooks{})
+	res := out.Implementation.Result
+	g := res.Events.Goal
+	if g == nil || g.Status != "budgetLimited" || g.TokenBudget != 40 || res.Events.Turns != 2 {
+		t.Fatalf("goal %+v after %d turns\n%s", g, res.Events.Turns, out.Output())
+	}
+	if n := len(rig.server.Requests()); n != 3 {
+		t.Errorf("%d model requests, want 3 (the goal stops at its budget)", n)
+	}
+	if res.FinalMessage != "second turn done" {
+		t.Errorf("final message %q", res.FinalMessage)
+	}
+	if !strings.Contains(out.Output(), "implementation: goal budgetLimited after 2 turns, 45 tokens used of a budget of 40") {
+		t.Errorf("the lines do not say how the goal ended:\n%s", out.Output())
+	}
+	if got := readFile(t, filepath.Join(rig.ws, "jump.gd")); got != "velocity = 10\n" {
+		t.Errorf("jump.gd = %q", got)
+	}
+}

@@ -90,7 +90,8 @@ func (c CLI) runAppServer(ctx context.Context, req Request) Result {
 	}
 	eventsW := newEventsWriter(c.Redactor, events)
 	stderr := newTail(DefaultMaxOutputBytes)
-	tr := newTurnTracker()
+	tr := newTurnTracker(req.Goal != nil)
+	var client *AppServerClient
 
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
@@ -121,7 +122,8 @@ func (c CLI) runAppServer(ctx context.Context, req Request) Result {
 		stdinR.Close()
 		outcome <- out
 	}()
-	client := NewAppServerClient(context.WithoutCancel(ctx), pipeRW{Reader: stdoutR, WriteCloser: stdinW, readCloser: stdoutR}, func(n Notification) {
+	tr.setOnTurn(func(id string) { client.setTurn(id) })
+	client = NewAppServerClient(context.WithoutCancel(ctx), pipeRW{Reader: stdoutR, WriteCloser: stdinW, readCloser: stdoutR}, func(n Notification) {
 		// Redacted before anything reads it: the API quotes a key it refuses.
 		n.Params = c.Redactor.RedactBytes(n.Params)
 		line, _ := json.Marshal(n)
@@ -269,6 +271,11 @@ func (c CLI) startTurn(ctx context.Context, client *AppServerClient, req Request
 		// another call to read.
 		return err
 	}
+	if req.Goal != nil {
+		if err := client.SetGoal(ctx, *req.Goal); err != nil {
+			return err
+		}
+	}
 	_, err := client.StartTurn(ctx, TurnOptions{Prompt: req.Prompt, Effort: req.Model.Effort, OutputSchema: schema})
 	return err
 }
@@ -301,15 +308,37 @@ type turnTracker struct {
 	lastError *TurnError // the last `error` notification the server did not retry
 	status    string     // turn/completed's status
 
+	// goal: the call runs as a goal, which Codex continues turn after turn while it is active;
+	// the call is over once a turn completes with the goal no longer active, or when no next turn
+	// starts within goalIdle of the last.
+	goal      bool
+	idleTimer *time.Timer
+
 	completed  chan struct{}
 	doneOnce   sync.Once
 	expired    chan struct{} // closed when the handshake ran out of time
 	expOnce    sync.Once
 	didTimeOut bool
+	// onTurn is told the id of every turn that starts (a goal's later turns are Codex's own),
+	// so a steer or an interrupt reaches the turn in flight.
+	onTurn  func(id string)
+	running bool // a turn has started and not completed
 }
 
-func newTurnTracker() *turnTracker {
-	return &turnTracker{completed: make(chan struct{}), expired: make(chan struct{})}
+func newTurnTracker(goal bool) *turnTracker {
+	return &turnTracker{goal: goal, completed: make(chan struct{}), expired: make(chan struct{})}
+}
+
+// goalIdle is how long a goal's call waits, after a turn completed with the goal still active,
+// for Codex to start the next turn before it takes the goal as ended.
+const goalIdle = 30 * time.Second
+
+func (t *turnTracker) done() { t.doneOnce.Do(func() { close(t.completed) }) }
+
+func (t *turnTracker) setOnTurn(f func(id string)) {
+	t.mu.Lock()
+	t.onTurn = f
+	t.mu.Unlock()
 }
 
 func (t *turnTracker) timedOut() {
@@ -415,6 +444,41 @@ func (t *turnTracker) add(n Notification) {
 				s.FailedChanges = append(s.FailedChanges, strings.Join(paths, ", "))
 			}
 		}
+	case "thread/goal/updated":
+		var p struct {
+			Goal struct {
+				Status      string `json:"status"`
+				TokensUsed  int64  `json:"tokensUsed"`
+				TokenBudget *int64 `json:"tokenBudget"`
+			} `json:"goal"`
+		}
+		if json.Unmarshal(n.Params, &p) != nil {
+			s.Unparsed++
+			return
+		}
+		g := &GoalState{Status: p.Goal.Status, TokensUsed: p.Goal.TokensUsed}
+		if p.Goal.TokenBudget != nil {
+			g.TokenBudget = *p.Goal.TokenBudget
+		}
+		s.Goal = g
+		if t.goal && g.Status != "active" && !t.running && s.Turns > 0 {
+			t.done() // the goal ended after its last turn did
+		}
+	case "turn/started":
+		t.running = true
+		if t.idleTimer != nil {
+			t.idleTimer.Stop()
+		}
+		if t.onTurn != nil {
+			var p struct {
+				Turn struct {
+					ID string `json:"id"`
+				} `json:"turn"`
+			}
+			if json.Unmarshal(n.Params, &p) == nil && p.Turn.ID != "" {
+				t.onTurn(p.Turn.ID)
+			}
+		}
 	case "thread/tokenUsage/updated":
 		// Running totals of the thread, which is the call's own: the last one is the call's usage.
 		var p struct {
@@ -442,9 +506,16 @@ func (t *turnTracker) add(n Notification) {
 			return
 		}
 		t.status = p.Turn.Status
+		t.running = false
+		s.Turns++
 		switch p.Turn.Status {
 		case "completed":
 			s.TurnCompleted = true
+			if t.goal && (s.Goal == nil || s.Goal.Status == "active") {
+				// Codex goes on with the goal in a turn of its own: the call is not over.
+				t.idleTimer = time.AfterFunc(goalIdle, t.done)
+				return
+			}
 		case "failed":
 			te := t.lastError
 			if p.Turn.Error != nil && p.Turn.Error.Message != "" {
@@ -456,7 +527,7 @@ func (t *turnTracker) add(n Notification) {
 				s.TurnError = te
 			}
 		}
-		t.doneOnce.Do(func() { close(t.completed) })
+		t.done()
 	}
 }
 

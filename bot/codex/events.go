@@ -29,9 +29,22 @@ type EventSummary struct {
 	// it did not retry, or the failed turn's own error): the refusal judgement reads it, with its
 	// HTTP status, instead of Codex's words. The exec engine has none.
 	TurnError *TurnError `json:"turnError,omitempty"`
+	// Goal is the thread's goal as the app server last reported it (thread/goal/updated), for a
+	// call run as a goal; nil otherwise.
+	Goal *GoalState `json:"goal,omitempty"`
+	// Turns counts the turns that completed (a goal runs several).
+	Turns int `json:"turns,omitempty"`
 	// Usage sums the usage of every turn.completed event of the stream. A call that timed out or
 	// failed before its turn completed reports none: Codex prints usage only on turn.completed.
 	Usage Usage `json:"usage"`
+}
+
+// GoalState is a thread goal's status and spend: active, complete, budgetLimited, blocked,
+// usageLimited or paused.
+type GoalState struct {
+	Status      string `json:"status"`
+	TokensUsed  int64  `json:"tokensUsed"`
+	TokenBudget int64  `json:"tokenBudget,omitempty"`
 }
 
 // TurnError is an app-server TurnError: Codex's message and what codexErrorInfo says.

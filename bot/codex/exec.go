@@ -41,6 +41,9 @@ type Request struct {
 	// thread in Result.Thread for a later call. The exec engine ignores both.
 	Thread     *Thread
 	KeepThread bool
+	// Goal, with EngineAppServer, runs the call as a goal of its thread (thread/goal/set): the
+	// execution mode "goal" of a profile's agent, with its token budget. nil: one turn.
+	Goal *Goal
 }
 
 // Writing reports whether the call may change files: only then is a rejected patch a failure.

@@ -86,6 +86,13 @@ func (e Execution) Lines(label string) []string {
 	if res.OutputCut.Any() {
 		lines = append(lines, label+": "+res.OutputCut.String())
 	}
+	if g := res.Events.Goal; g != nil {
+		line := fmt.Sprintf("%s: goal %s after %d %s, %s tokens used", label, g.Status, res.Events.Turns, pluralTurns(res.Events.Turns), Thousands(int(g.TokensUsed)))
+		if g.TokenBudget > 0 {
+			line += " of a budget of " + Thousands(int(g.TokenBudget))
+		}
+		lines = append(lines, line)
+	}
 	if res.FinalMessage != "" {
 		lines = append(lines, label+" stdout:\n"+res.FinalMessage)
 	}
@@ -158,4 +165,11 @@ func (e Execution) MarshalJSON() ([]byte, error) {
 		out["primary"] = view(*e.Primary)
 	}
 	return json.Marshal(out)
+}
+
+func pluralTurns(n int) string {
+	if n == 1 {
+		return "turn"
+	}
+	return "turns"
 }

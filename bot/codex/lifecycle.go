@@ -84,6 +84,9 @@ type Plan struct {
 	// Live, when set, gives each call (named by its step label: "implementation", "review",
 	// "fix pass 1"; writing unless read-only) the window that watches it while it runs.
 	Live func(label string, writing bool) *Live
+	// Goal, when set, runs every writing call as a goal of the implementer's thread with its
+	// token budget (a profile agent's execution_mode "goal"); nil: each call is one turn.
+	Goal *Goal
 }
 
 // Hooks let the bot act between steps. Every hook is optional.
@@ -497,7 +500,7 @@ func (r *run) codex(ctx context.Context, phase, label, sandbox string, route rou
 		Live: r.live(label, sandbox),
 	}
 	if onThread {
-		step.Thread, step.KeepThread = r.thread, true
+		step.Thread, step.KeepThread, step.Goal = r.thread, true, r.p.Goal
 	}
 	exe, dir := RunStep(ctx, step)
 	switch {

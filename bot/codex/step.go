@@ -31,6 +31,7 @@ type Step struct {
 	// whether to return its own.
 	Thread     *Thread
 	KeepThread bool
+	Goal       *Goal
 }
 
 // RunStep runs the step with its fallback and records it. dir is the step folder relative to the
@@ -38,7 +39,7 @@ type Step struct {
 func RunStep(ctx context.Context, s Step) (exe Execution, dir string) {
 	ev := s.Evidence
 	name := strings.ReplaceAll(s.Label, " ", "-")
-	req := Request{Phase: s.Phase, Prompt: s.Prompt, Workdir: s.Workdir, Sandbox: s.Sandbox, Timeout: s.Timeout, Live: s.Live, Thread: s.Thread, KeepThread: s.KeepThread}
+	req := Request{Phase: s.Phase, Prompt: s.Prompt, Workdir: s.Workdir, Sandbox: s.Sandbox, Timeout: s.Timeout, Live: s.Live, Thread: s.Thread, KeepThread: s.KeepThread, Goal: s.Goal}
 	if s.Schema != "" {
 		schemaName := s.SchemaName
 		if schemaName == "" {

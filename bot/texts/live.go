@@ -134,3 +134,8 @@ func SteerKeptSummary(login, trigger string) string {
 func SteerKeptReply(line, login, trigger string) string {
 	return fmt.Sprintf("> %s\n\n@%s, no run of this task is live, so your steer is kept: the task's next run reads it as a note for its first pass. Comment `%s run` to start one.", QuoteLine(line), login, trigger)
 }
+
+// GoalObjective is the objective of a goal agent's thread: the task, by its issue.
+func GoalObjective(issue int, title string) string {
+	return fmt.Sprintf("Task #%d: %s. Deliver it as the task block and the prompt of this turn describe it.", issue, OneLine(title, 200))
+}

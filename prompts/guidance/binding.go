@@ -11,6 +11,9 @@ import "github.com/codex-studio/studio-action/policy/routing"
 type RunModel struct {
 	Model  string
 	Effort string
+	// Engine is the run's Codex engine: "app-server" runs a goal agent's writing calls as goals
+	// with their token budget, "exec" cannot; "" when no run is known (the guidance then says both).
+	Engine string
 }
 
 // ModelBinding is the upstream model profileJSON binds role to; "" when the profile does not

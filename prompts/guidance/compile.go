@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -79,6 +80,9 @@ func CompileFile(ctx context.Context, profilePath, outDir string) ([]string, err
 type Installed struct {
 	AgentFile string // absolute path of the role's guidance
 	SkillFile string // absolute path of the orchestration skill, "" when the role coordinates nothing
+	// GoalTokenBudget is the token budget of each writing call's goal, for an agent run as a
+	// goal on the app-server engine; 0: one turn per call.
+	GoalTokenBudget int64
 }
 
 // InstallForRole compiles the guidance of one role into dir, which the caller places outside
@@ -102,6 +106,11 @@ func InstallForRole(ctx context.Context, profileJSON []byte, role, dir string, r
 		return Installed{}, false, err
 	}
 	inst.AgentFile = filepath.Join(dir, filepath.FromSlash(AgentPath(role)))
+	if a.ExecutionMode == "goal" && run.Engine == "app-server" {
+		if inst.GoalTokenBudget, err = strconv.ParseInt(a.GoalTokenBudget, 10, 64); err != nil || inst.GoalTokenBudget <= 0 {
+			return Installed{}, false, fmt.Errorf("agents.%s.goal_token_budget: %q is not a positive whole number of tokens", role, a.GoalTokenBudget)
+		}
+	}
 	if len(files) == 2 {
 		inst.SkillFile = filepath.Join(dir, filepath.FromSlash(SkillPath))
 	}
@@ -231,23 +240,23 @@ models.
 `, p.ID, hash16(p.LogicalHash), p.Root, c.Orchestration, p.backendText(), strings.Join(p.limitLines(), "\n"), critical)
 }
 
-func (p *Profile) executionText(a Agent) string {
-	if a.ExecutionMode == "goal" {
-		return fmt.Sprintf(`Execution: a durable Codex goal. The token budget starts at %s and the
-profile ceiling is %s. After %s seconds of silence the operator is warned; nothing
-interrupts you. Once the investigation is done, the final structured turn may
-take up to %s seconds. The host keeps the token count and the lifecycle state:
-do not estimate elapsed time or write progress notes only to look alive. A
-final message does not end an active goal. When the objective is met and no
-required work remains, call `+"`update_goal`"+` with `+"`status=\"complete\"`"+` in the final
-turn, then give the result. Use `+"`blocked`"+` only under the tool's repeated-impasse
-rule, never for ordinary uncertainty, slow progress or a budget running low.`,
-			a.GoalTokenBudget, a.MaxGoalBudget, a.StallWarningSecs, a.FinalizationSecs)
+// executionText says how the agent's calls run, and only what the action applies: a goal's token
+// budget is set with the app-server engine (thread/goal/set, which Codex enforces); the profile's
+// stall warning, finalization grace and budget ceiling are applied by nothing here, so the
+// agent is not told of them.
+func (p *Profile) executionText(a Agent, run RunModel) string {
+	const finish = "When the objective is met and no\nrequired work remains, call `update_goal` with `status=\"complete\"` in the final\nturn, then give the result. A final message does not end an active goal. Use\n`blocked` only under the tool's repeated-impasse rule, never for ordinary\nuncertainty, slow progress or a budget running low."
+	if a.ExecutionMode != "goal" {
+		return "Execution: one Codex turn for each writing call."
 	}
-	return fmt.Sprintf(`Execution: one durable Codex turn, with no wall-clock deadline from the
-profile. After %s seconds of silence the operator is warned, nothing more. A
-strict final repair may take up to %s seconds. Do not estimate elapsed time or
-write progress notes only to look alive.`, a.StallWarningSecs, a.FinalizationSecs)
+	switch run.Engine {
+	case "app-server":
+		return fmt.Sprintf("Execution: a Codex goal. Each writing call sets your thread's goal with a\ntoken budget of %s tokens; Codex goes on turn after turn while the goal is\nactive and stops it when the budget is spent. %s", a.GoalTokenBudget, finish)
+	case "exec":
+		return fmt.Sprintf("Execution: one Codex turn for each writing call. The profile asks for a goal\nwith a budget of %s tokens, but this run's Codex engine (`codex exec`) has no\ngoals, so none is set.", a.GoalTokenBudget)
+	default:
+		return fmt.Sprintf("Execution: a Codex goal with a token budget of %s tokens for each writing\ncall where the action runs Codex as an app server (`codex-engine: app-server`);\none Codex turn for each writing call otherwise. %s", a.GoalTokenBudget, finish)
+	}
 }
 
 // modelLine states the model of the run: the model the run really uses, and where it differs
@@ -310,7 +319,7 @@ Child roles you may request, and how they run:
 %s
 
 %s`, id, id, kind, p.ID, p.modelLine(a, run), a.Trust, a.Verification, a.Permissions,
-		p.executionText(a), strings.Join(children, "\n"), p.coordinationText(id))
+		p.executionText(a, run), strings.Join(children, "\n"), p.coordinationText(id))
 	if !isRoot {
 		b.WriteString(`
 The parent and the root own integration and the final answer to the user.

@@ -128,6 +128,9 @@ var claims = []claim{
 		func(f actionFacts) bool { return f.orchestration != "mcp" }, "names native subagents"},
 	{regexp.MustCompile("/studio (steer|pause|continue|stop)|controls? (of|in) the graph|control graph|control edges"),
 		func(f actionFacts) bool { return f.controls }, "names the controls"},
+	// A goal's budget is set on the app-server engine (TestAppServerGoalRunsUntilItsBudgetIsSpent
+	// in bot/codex, TestGoalAgentRunsAsAGoal in bot), and never on exec.
+	{regexp.MustCompile("(?i)a codex goal with a token budget|`codex-engine: app-server`"), always, ""},
 	{regexp.MustCompile(`(?i)lock refs?|slot refs?|refs/studio/`),
 		func(f actionFacts) bool { return f.filesChildren }, "names lock or slot refs"},
 }
