@@ -45,7 +45,7 @@ const taskBody = "Make the jump feel snappier.\n\n```studio\nrole: gameplay-prog
 
 type world struct {
 	*sandbox.World
-	t *testing.T
+	t testing.TB
 	// codex is the fake Codex's control server: the script its calls play and the calls it
 	// received. It lives in the test, since each call's CODEX_HOME is private and thrown away.
 	codex *fakecodex.Control
@@ -55,7 +55,7 @@ type world struct {
 	extraSecrets map[string]string
 }
 
-func newWorld(t *testing.T, files map[string]string) *world {
+func newWorld(t testing.TB, files map[string]string) *world {
 	t.Helper()
 	w, err := sandbox.New(sandbox.Options{Files: files, Dir: t.TempDir()})
 	if err != nil {
@@ -68,7 +68,7 @@ func newWorld(t *testing.T, files map[string]string) *world {
 // worldOf is the test's world around sw: it starts the fake Codex's control server, closed when
 // the test ends, and names it in the CODEX_HOME the action hands to Codex. Until a test scripts
 // its calls, the server plays the empty script.
-func worldOf(t *testing.T, sw *sandbox.World) *world {
+func worldOf(t testing.TB, sw *sandbox.World) *world {
 	t.Helper()
 	ctl, err := fakecodex.StartControl(fakecodex.Script{})
 	if err != nil {
@@ -199,7 +199,7 @@ func (w *world) remote(branch string) string {
 	return dir
 }
 
-func git(t *testing.T, dir string, args ...string) string {
+func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput()
 	if err != nil {

@@ -43,6 +43,7 @@ func TestLiveRunShowsTheCommandAndTakesASteerWithTheRealCLI(t *testing.T) {
 	_, payload := w.comment(n, sandbox.Writer, "/studio run")
 	inputs := map[string]string{"INPUT_CODEX-PATH": bin, "INPUT_OPENAI-BASE-URL": model.URL, "INPUT_CODEX-ENGINE": "app-server"}
 	done := make(chan result, 1)
+	started := time.Now()
 	go func() { done <- w.run("issue_comment", payload, inputs) }()
 
 	statusBody := func() string {
@@ -77,7 +78,22 @@ func TestLiveRunShowsTheCommandAndTakesASteerWithTheRealCLI(t *testing.T) {
 	if res.code != exitOK || res.outputs["status"] != "done" {
 		t.Fatalf("exit %d, outputs %v\n%s\n%s", res.code, res.outputs, statusBody(), res.stdout)
 	}
+	runTime := time.Since(started)
 	t.Logf("steer comment to the end of the run: %s", time.Since(posted).Round(time.Second))
+	// The watch's cost (docs/runtime.md): one conditional read per 5 s of the run at most (plus
+	// the one after the live section went), answered 304 while nothing changed.
+	polls, unchanged := 0, 0
+	for _, r := range w.Emu.Requests() {
+		if r.Method == "GET" && strings.HasSuffix(r.Path, "/issues/1/comments") && strings.Contains(r.Query, "since=") {
+			polls++
+			if r.Status == 304 {
+				unchanged++
+			}
+		}
+	}
+	if limit := int(runTime/(5*time.Second)) + 2; polls == 0 || polls > limit || unchanged == 0 {
+		t.Errorf("%d conditional reads (%d unchanged) in a %s run; want 1 to %d, most of them 304", polls, unchanged, runTime.Round(time.Second), limit)
+	}
 	mustContain(t, "live status comment", live, "<!-- studio:live ", "**Live: implementation**", "_Comment `/studio steer <text>` to steer")
 
 	reqs := model.Requests()

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Item is one Responses-API output item, as the model would emit it.
@@ -108,6 +109,9 @@ type Request struct {
 	Body   []byte
 	Model  string // from the JSON body, when present
 	Turn   int    // index of the turn served, -1 when none was consumed
+	// At is when the request's body had arrived: a benchmark times a steer to the request that
+	// carries it.
+	At time.Time
 }
 
 // Server is a running fake. Create it with Start.
@@ -172,7 +176,7 @@ func (s *Server) Remaining() int {
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
-	rec := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Turn: -1}
+	rec := Request{Method: r.Method, Path: r.URL.Path, Header: r.Header.Clone(), Body: body, Turn: -1, At: time.Now()}
 	var parsed struct {
 		Model string `json:"model"`
 	}
