@@ -220,7 +220,7 @@ func (b *eventBot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 	if o, dispatched, err := b.serveDispatch(ctx, tr, cmd, task); dispatched { // serve_mode.go
 		return o, err
 	}
-	if cmd.Verb == policy.ControlSteer && !pull {
+	if cmd.Verb == policy.ControlSteer {
 		// A live run watching the task delivers the steer itself (live_flow.go): this event
 		// must not wait for that run's lock to say so.
 		line, owned, err := b.liveOwns(ctx, issue)

@@ -210,6 +210,9 @@ func (r *run) upsertPull(ctx context.Context, task policy.Task, branch, base, su
 		r.knowPullContent(st)
 	}
 	r.out.PullRequest, r.out.PullURL = pr.Number, pr.URL
+	if r.live != nil {
+		r.live.Watch(pr.Number) // a steer may come on the pull request too
+	}
 	r.st.Set(status.StepPull, status.StepDone, texts.PullDetail(pr.Number, false))
 	return pr, nil
 }

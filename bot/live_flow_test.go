@@ -241,3 +241,44 @@ func TestGoalAgentRunsAsAGoal(t *testing.T) {
 		}
 	}
 }
+
+// The live run watches the task's pull request too: a steer written there reaches the running
+// agent, and its own event on the pull request is answered at once as the live run's.
+func TestLiveRunTakesASteerOnThePullRequest(t *testing.T) {
+	t.Parallel()
+	w := newHWorld(t, nil)
+	n := w.issue("Snappier jump", hTask)
+	w.script([]agentCall{{write: map[string]string{"src/player/jump.gd": hJump}}})
+	first, _ := w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "done")
+	agent := &liveAgent{wait: 2 * time.Minute, inTurn: make(chan struct{})}
+	agent.calls = []agentCall{{write: map[string]string{"src/player/jump.gd": hJump + "# again\n"}}}
+	w.runner = agent
+	fast := func(s *Settings) { s.LivePollEvery, s.LiveShowEvery = 20*time.Millisecond, 20*time.Millisecond }
+	ran := make(chan error, 1)
+	go func() {
+		_, _, err := w.handleCtx(context.Background(), w.comment(n, sandbox.Writer, "/studio run"), fast)
+		ran <- err
+	}()
+	<-agent.inTurn
+	for !strings.Contains(w.status(n), "<!-- studio:live ") {
+		time.Sleep(10 * time.Millisecond)
+	}
+	steer := w.comment(first.PullRequest, sandbox.Writer, "/studio steer rename it to leap")
+	out, _ := w.mustHandle(steer, "done", fast)
+	if !strings.Contains(out.Summary, "live run") {
+		t.Errorf("the steer's event on the pull request: %q", out.Summary)
+	}
+	select {
+	case err := <-ran:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the live run never ended")
+	}
+	agent.mu.Lock()
+	defer agent.mu.Unlock()
+	if len(agent.steers) != 1 || !strings.Contains(agent.steers[0], "rename it to leap") {
+		t.Fatalf("steers the agent got: %q", agent.steers)
+	}
+}

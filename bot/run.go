@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/live"
 	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
@@ -68,6 +69,8 @@ type run struct {
 	bodyMu      sync.Mutex
 	lastBody    string
 	liveSection string
+	// live is the run's window on its agent while the lifecycle runs; nil otherwise.
+	live *live.Window
 }
 
 func (r *run) publish(ctx context.Context) error {

@@ -140,12 +140,20 @@ func (r *run) runLifecycle(ctx context.Context, st *implState, routes routing.Ro
 	}
 	win := r.liveWindow()
 	if win != nil {
+		// A steer may come on the task's pull request: an earlier run's, or this run's once open.
+		pr := st.pr
+		if pr.Number == 0 && !r.newBranch {
+			pr, _ = r.ev.gh.FindPull(ctx, st.branch, st.base) // none yet: watched once opened
+		}
+		win.Watch(pr.Number)
+		r.live = win
 		win.Start(ctx)
 		plan.Live = func(label string, writing bool) *codex.Live { return win.Call(label, writing, r.cfg.WorkDir) }
 	}
 	r.cfg.logf("::group::Codex lifecycle (%s)", st.task.Role)
 	out, err := lc.Run(ctx, plan)
 	r.cfg.logf("::endgroup::")
+	r.live = nil
 	if lerr := r.closeLive(context.WithoutCancel(ctx), win); lerr != nil && err == nil {
 		err = lerr
 	}

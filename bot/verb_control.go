@@ -37,7 +37,9 @@ func init() {
 			onIssue: func(ctx context.Context, r *run) error { return r.control(ctx, name) },
 		}
 		if name == policy.ControlSteer {
-			v.where = "on a task issue"
+			// A live run watches the task's pull request too, so a steer works there as well.
+			v.onPull = func(ctx context.Context, r *run, _ hub.PullRequest) error { return r.control(ctx, name) }
+			v.where = "on a task issue or its studio pull request"
 			v.args = "<text>"
 			v.parse = func(args []string) (any, error) {
 				if len(args) == 0 {

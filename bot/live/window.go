@@ -48,7 +48,8 @@ type Steer struct {
 // give every call Call's window, and Stop it when the calls are over.
 type Window struct {
 	GitHub GitHub
-	// Issues are watched for steers: the task issue and, once there is one, its pull request.
+	// Issues are watched for steers: the task issue and, once there is one, its pull request
+	// (Watch). Set before Start; Watch adds to it after.
 	Issues []int
 	// Since is when the run started: earlier comments were handled by earlier runs.
 	Since time.Time
@@ -160,9 +161,21 @@ func (w *Window) Call(label string, writing bool, workdir string) *codex.Live {
 	}
 }
 
+// Watch adds an issue to the watched ones: the task's pull request, once the run opened it.
+func (w *Window) Watch(issue int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if issue > 0 && !slices.Contains(w.Issues, issue) {
+		w.Issues = append(w.Issues, issue)
+	}
+}
+
 // Poll reads the watched issues' new comments once and acts on each steer among them.
 func (w *Window) Poll(ctx context.Context) {
-	for _, issue := range w.Issues {
+	w.mu.Lock()
+	issues := slices.Clone(w.Issues)
+	w.mu.Unlock()
+	for _, issue := range issues {
 		w.mu.Lock()
 		etag := w.etags[issue]
 		w.mu.Unlock()
