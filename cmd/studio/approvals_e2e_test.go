@@ -165,7 +165,7 @@ func TestStrictPlanApproveImplementGate(t *testing.T) {
 
 	// The plan: read-only Codex, a draft pull request by the bot whose head is an empty commit.
 	invs := w.invocations()
-	if len(invs) != 1 || !strings.Contains(strings.Join(invs[0].Args, " "), "--sandbox read-only") {
+	if len(invs) != 1 || invs[0].Sandbox != "read-only" {
 		t.Fatalf("plan phase must run Codex once, read-only: %+v", invs)
 	}
 	if !pr.Draft || pr.Author != sandbox.BotLogin || pr.Head != "studio/task-1" || pr.Base != "main" {

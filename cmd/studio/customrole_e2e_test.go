@@ -32,9 +32,8 @@ func TestCustomRoleRunsInTheAction(t *testing.T) {
 		t.Fatalf("codex calls = %d", len(invs))
 	}
 	// The custom role's prompt, its tier's model (luna), the custom session header.
-	args := strings.Join(invs[0].Args, " ")
-	if !strings.Contains(args, "--model gpt-5.6-luna") {
-		t.Errorf("codex args = %q, want the custom role's luna tier", args)
+	if invs[0].Model != "gpt-5.6-luna" {
+		t.Errorf("codex model = %q, want the custom role's luna tier", invs[0].Model)
 	}
 	for _, want := range []string{"Custom Role Session", "You design levels."} {
 		if !strings.Contains(invs[0].Prompt, want) {

@@ -52,7 +52,7 @@ func TestProducerDelegatesWithinTheProfile(t *testing.T) {
 	}
 	// The producer was asked for the delegation answer.
 	invs := w.invocations()
-	if len(invs) != 1 || !strings.Contains(strings.Join(invs[0].Args, " "), "--output-schema") || !strings.Contains(invs[0].Prompt, "## Delegation") {
+	if len(invs) != 1 || !invs[0].Review || !strings.Contains(invs[0].Prompt, "## Delegation") {
 		t.Fatalf("the producer's call lacks the delegation schema or instruction: %+v", invs)
 	}
 	// One child: a task issue, a sub-issue of the producer's, running.

@@ -133,9 +133,9 @@ func (w *world) runCtx(ctx context.Context, event string, payload []byte, extra 
 	if _, ok := extra["INPUT_CODEX-PATH"]; !ok {
 		extra["INPUT_CODEX-PATH"] = fakeCodexBin
 	}
-	// STUDIO_TEST_CODEX_ENGINE=app-server runs the tests that use the real CLI on that engine (the
-	// stand-in fakeCodexBin speaks only exec's stream).
-	if engine := os.Getenv("STUDIO_TEST_CODEX_ENGINE"); engine != "" && extra["INPUT_CODEX-PATH"] != fakeCodexBin {
+	// STUDIO_TEST_CODEX_ENGINE runs the tests on that engine, with the real CLI and the stand-in
+	// (which speaks both) alike.
+	if engine := os.Getenv("STUDIO_TEST_CODEX_ENGINE"); engine != "" {
 		if _, ok := extra["INPUT_CODEX-ENGINE"]; !ok {
 			extra["INPUT_CODEX-ENGINE"] = engine
 		}

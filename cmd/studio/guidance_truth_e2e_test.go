@@ -136,8 +136,8 @@ func TestGuidanceStatesTheRunsFacts(t *testing.T) {
 			}
 			// The model: the one Codex was started with, the one the guidance states.
 			ran := ""
-			if i := slices.Index(inv.Args, "--model"); i >= 0 && i+1 < len(inv.Args) {
-				ran = inv.Args[i+1]
+			if inv.Model != "" {
+				ran = inv.Model
 			}
 			m := guidanceModel.FindStringSubmatch(prompt)
 			if m == nil || m[1] != ran || ran != tt.wantModel {

@@ -226,12 +226,12 @@ func TestOrchestrationDryRunShowsContextAndCodex(t *testing.T) {
 	}
 	w.drain(1, nil)
 	invs := w.codex.Invocations()
-	if len(invs) != 1 || !strings.Contains(strings.Join(invs[0].Args, " "), "--model gpt-5.6-luna -c model_reasoning_effort=\"medium\"") {
-		var args [][]string
+	if len(invs) != 1 || invs[0].Model != "gpt-5.6-luna" || invs[0].Effort != "medium" {
+		var models []string
 		for _, inv := range invs {
-			args = append(args, inv.Args)
+			models = append(models, inv.Model+"/"+inv.Effort)
 		}
-		t.Errorf("the run's Codex calls: %q; want one on gpt-5.6-luna/medium, as the dry run showed", args)
+		t.Errorf("the run's Codex calls: %q; want one on gpt-5.6-luna/medium, as the dry run showed", models)
 	}
 }
 

@@ -27,8 +27,8 @@ func TestReadOnlyRoleReportsWithoutBranch(t *testing.T) {
 	}
 	if got := len(w.writes()); got != 1 {
 		t.Errorf("Codex calls = %d, want 1 (no review or fix for a report)", got)
-	} else if inv := w.writes()[0]; !slices.Contains(inv.Args, "read-only") {
-		t.Errorf("Codex args = %v, want the read-only sandbox", inv.Args)
+	} else if inv := w.writes()[0]; inv.Sandbox != "read-only" {
+		t.Errorf("Codex sandbox = %q, want the read-only sandbox", inv.Sandbox)
 	}
 	comments := w.botComments(n)
 	if len(comments) != 2 {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
@@ -55,8 +54,8 @@ func TestRunReadsTheRoleFileAsTOML(t *testing.T) {
 			if res.outputs["status"] != "done" || len(invs) == 0 {
 				t.Fatalf("status %q, %d Codex calls\n%s", res.outputs["status"], len(invs), res.stderr)
 			}
-			if i := slices.Index(invs[0].Args, "--model"); i < 0 || invs[0].Args[i+1] != tt.wantModel {
-				t.Errorf("codex args = %q, want --model %s", invs[0].Args, tt.wantModel)
+			if invs[0].Model != tt.wantModel {
+				t.Errorf("codex model = %q, want %s", invs[0].Model, tt.wantModel)
 			}
 		})
 	}
@@ -76,8 +75,7 @@ func TestRunWithoutARoleFileUsesTheRolesBuiltInSurface(t *testing.T) {
 	if res.outputs["status"] != "done" || len(invs) == 0 {
 		t.Fatalf("status %q, %d Codex calls\n%s", res.outputs["status"], len(invs), res.stderr)
 	}
-	args := strings.Join(invs[0].Args, " ")
-	if !strings.Contains(args, "--model gpt-5.6-terra") || !strings.Contains(args, `model_reasoning_effort="high"`) {
-		t.Errorf("codex args = %s, want engine-programmer's built-in gpt-5.6-terra at high effort", args)
+	if invs[0].Model != "gpt-5.6-terra" || invs[0].Effort != "high" {
+		t.Errorf("codex ran %s at %q, want engine-programmer's built-in gpt-5.6-terra at high effort", invs[0].Model, invs[0].Effort)
 	}
 }

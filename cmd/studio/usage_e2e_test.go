@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -127,8 +126,8 @@ func TestModelInputNamesTheModelOfEveryCall(t *testing.T) {
 		t.Fatalf("%d Codex calls, want the implementation and the review", len(invs))
 	}
 	for _, inv := range invs {
-		if i := slices.Index(inv.Args, "--model"); i < 0 || inv.Args[i+1] != "acme-coder-2" {
-			t.Errorf("codex args = %q, want --model acme-coder-2 (model wins over model-tier)", inv.Args)
+		if inv.Model != "acme-coder-2" {
+			t.Errorf("codex model = %q, want acme-coder-2 (model wins over model-tier)", inv.Model)
 		}
 	}
 	if status := w.botComments(n)[0].Body; !strings.Contains(status, "`acme-coder-2`") {
@@ -181,7 +180,7 @@ func TestPlanPhaseReportsItsUsage(t *testing.T) {
 		t.Errorf("usage output = %v, want the plan call's", got)
 	}
 	mustContain(t, "status comment", w.statusBody(n), "Tokens: 1 in (0 cached), 1 out over 1 Codex call", "plan phase: `acme-coder-2`")
-	if args := w.invocations()[0].Args; !slices.Contains(args, "acme-coder-2") {
-		t.Errorf("plan args = %q", args)
+	if m := w.invocations()[0].Model; m != "acme-coder-2" {
+		t.Errorf("plan model = %q", m)
 	}
 }

@@ -29,8 +29,8 @@ func TestWorkflowVerbRunsTheWorkflowsRole(t *testing.T) {
 			t.Errorf("prompt lacks %q", want)
 		}
 	}
-	if !strings.Contains(strings.Join(invs[0].Args, " "), "--sandbox read-only") {
-		t.Errorf("a producer's workflow must run read-only: %v", invs[0].Args)
+	if invs[0].Sandbox != "read-only" {
+		t.Errorf("a producer's workflow must run read-only: %+v", invs[0])
 	}
 	var report bool
 	for _, c := range w.botComments(n) {
@@ -94,8 +94,7 @@ func TestWorkflowVerbRunsOnTheWorkflowsModel(t *testing.T) {
 	if len(invs) != 1 {
 		t.Fatalf("codex calls = %d", len(invs))
 	}
-	args := strings.Join(invs[0].Args, " ")
-	if !strings.Contains(args, "--model gpt-5.6-sol") || !strings.Contains(args, `model_reasoning_effort="high"`) {
-		t.Errorf("vertical-slice ran on %v, want gpt-5.6-sol at high", invs[0].Args)
+	if invs[0].Model != "gpt-5.6-sol" || invs[0].Effort != "high" {
+		t.Errorf("vertical-slice ran on %s at %q, want gpt-5.6-sol at high", invs[0].Model, invs[0].Effort)
 	}
 }

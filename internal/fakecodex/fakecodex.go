@@ -150,8 +150,14 @@ type Invocation struct {
 	Args   []string `json:"args"`
 	Prompt string   `json:"prompt"`
 	Env    []string `json:"env"`
-	// Review says the call was given --output-schema: it takes the script's Reviews.
+	// Review says the call was given an output schema: it takes the script's Reviews.
 	Review bool `json:"review"`
+	// Engine is how the studio drove the call ("exec" or "app-server"); Model, Effort and
+	// Sandbox are what it asked for (flags of exec, parameters of the app server's thread and turn).
+	Engine  string `json:"engine"`
+	Model   string `json:"model,omitempty"`
+	Effort  string `json:"effort,omitempty"`
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 // Apply performs a call's edits inside dir, refusing paths that leave it.

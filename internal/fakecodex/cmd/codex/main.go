@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/codex-studio/studio-action/internal/fakecodex"
@@ -22,12 +23,17 @@ func run(args []string) int {
 		fmt.Println("codex-cli 0.0.0-fake")
 		return 0
 	}
+	if len(args) > 0 && args[0] == "app-server" {
+		home := os.Getenv("CODEX_HOME")
+		as := &fakecodex.AppServer{Home: home, Args: args, Env: os.Environ(), Ask: func(inv fakecodex.Invocation) (fakecodex.Call, error) { return pick(home, inv) }}
+		return as.Serve(os.Stdin, os.Stdout)
+	}
 	if len(args) == 0 || args[0] != "exec" {
-		fmt.Fprintln(os.Stderr, "fake codex: only `exec` is supported")
+		fmt.Fprintln(os.Stderr, "fake codex: only `exec` and `app-server` are supported")
 		return 2
 	}
 	var workdir, lastMessage string
-	review := false
+	inv := fakecodex.Invocation{Args: args, Env: os.Environ(), Engine: "exec"}
 	for i := 1; i < len(args); i++ {
 		switch args[i] {
 		case "--cd", "-C":
@@ -37,14 +43,26 @@ func run(args []string) int {
 			i++
 			lastMessage = args[i]
 		case "--output-schema":
-			review = true
+			inv.Review = true
 			i++
-		case "--model", "-m", "-c", "--config", "--sandbox", "-s", "--profile", "-p", "--add-dir", "--enable", "--disable":
+		case "--model", "-m":
+			i++
+			inv.Model = args[i]
+		case "--sandbox", "-s":
+			i++
+			inv.Sandbox = args[i]
+		case "-c", "--config":
+			i++
+			if v, ok := strings.CutPrefix(args[i], "model_reasoning_effort="); ok {
+				inv.Effort = strings.Trim(v, `"`)
+			}
+		case "--profile", "-p", "--add-dir", "--enable", "--disable":
 			i++
 		}
 	}
 	prompt, _ := io.ReadAll(os.Stdin)
-	call, err := pick(os.Getenv("CODEX_HOME"), fakecodex.Invocation{Args: args, Prompt: string(prompt), Env: os.Environ(), Review: review})
+	inv.Prompt = string(prompt)
+	call, err := pick(os.Getenv("CODEX_HOME"), inv)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "fake codex: %v\n", err)
 		return 2
