@@ -45,7 +45,8 @@ type Steer struct {
 }
 
 // Window watches one run. Build it with its parts, Start it before the agent's first call,
-// give every call Call's window, and Stop it when the calls are over.
+// give every call Call's window, and Stop it when the calls are over. Nothing is shown or read
+// before the first tick: a run whose calls end within PollEvery costs no request more.
 type Window struct {
 	GitHub GitHub
 	// Issues are watched for steers: the task issue and, once there is one, its pull request
@@ -78,7 +79,6 @@ type Window struct {
 	showed  bool // a live section reached the status comment: the final poll is owed
 	stop    chan struct{}
 	done    chan struct{}
-	kick    chan struct{} // a call started: show it now, not at the next tick
 	writers map[string]bool
 }
 
@@ -108,8 +108,8 @@ func (w *Window) logf(format string, args ...any) {
 func (w *Window) Start(ctx context.Context) {
 	w.mu.Lock()
 	w.seen, w.etags, w.writers = map[int64]bool{}, map[int]string{}, map[string]bool{}
-	stop, done, kick := make(chan struct{}), make(chan struct{}), make(chan struct{}, 1)
-	w.stop, w.done, w.kick = stop, done, kick
+	stop, done := make(chan struct{}), make(chan struct{})
+	w.stop, w.done = stop, done
 	w.mu.Unlock()
 	poll := w.PollEvery
 	if poll <= 0 {
@@ -125,9 +125,6 @@ func (w *Window) Start(ctx context.Context) {
 				return
 			case <-stop:
 				return
-			case <-kick:
-				w.showIfChanged(ctx)
-				continue
 			case <-t.C:
 			}
 			w.Poll(ctx)
@@ -141,12 +138,7 @@ func (w *Window) Call(label string, writing bool, workdir string) *codex.Live {
 	c := &liveCall{label: label, writing: writing, started: w.now(), progress: codex.NewProgressTracker(workdir)}
 	w.mu.Lock()
 	w.call = c
-	kick := w.kick
 	w.mu.Unlock()
-	select {
-	case kick <- struct{}{}:
-	default:
-	}
 	return &codex.Live{
 		Notify: func(n codex.Notification) { c.progress.Add(n) },
 		Turn: func(t codex.Turn) {

@@ -19,6 +19,7 @@ func TestAnAgentCannotStretchItsProxyKey(t *testing.T) {
 	attack := `args=$(tr '\0' '\n' < /proc/$PPID/cmdline)
 url=$(printf '%s\n' "$args" | sed -n 's/.*base_url="\([^"]*\)".*/\1/p' | head -n1)
 model=$(printf '%s\n' "$args" | grep -A1 -x -- '--model' | tail -n1)
+model=${model:-gpt-5.6-terra} # the app server takes the model as a thread parameter: guess the default
 echo "proxy=$url model=$model key=${CODEX_STUDIO_PROXY_KEY:+present}" >&2
 ask() { curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $CODEX_STUDIO_PROXY_KEY" -H 'Content-Type: application/json' -d "$2" "$url$1"; }
 echo "other-model=$(ask /responses '{"model":"gpt-5.6-sol","input":"x"}')" >&2
@@ -61,6 +62,7 @@ func TestAnAgentCannotAddHeadersToTheRealKey(t *testing.T) {
 	attack := `args=$(tr '\0' '\n' < /proc/$PPID/cmdline)
 url=$(printf '%s\n' "$args" | sed -n 's/.*base_url="\([^"]*\)".*/\1/p' | head -n1)
 model=$(printf '%s\n' "$args" | grep -A1 -x -- '--model' | tail -n1)
+model=${model:-gpt-5.6-terra} # the app server takes the model as a thread parameter: guess the default
 code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $CODEX_STUDIO_PROXY_KEY" -H 'Content-Type: application/json' \
   -H 'OpenAI-Organization: org-attacker' -H 'OpenAI-Project: proj_attacker' -H 'Cookie: session=attacker' -H 'X-Attacker: 1' \
   -d "{\"model\":\"$model\",\"input\":\"x\"}" "$url/responses")

@@ -608,7 +608,7 @@ func TestConstrainedSandboxInput(t *testing.T) {
 	if res := w.run("issue_comment", payload, map[string]string{"INPUT_CONSTRAINED-SANDBOX": "true"}); res.outputs["status"] != "done" {
 		t.Fatalf("status %q\n%s", res.outputs["status"], res.stderr)
 	}
-	if args := strings.Join(w.writes()[0].Args, " "); !strings.Contains(args, "--sandbox workspace-write") {
-		t.Errorf("codex args = %s", args)
+	if sb := w.writes()[0].Sandbox; sb != "workspace-write" {
+		t.Errorf("codex sandbox = %q, want workspace-write", sb)
 	}
 }

@@ -46,9 +46,9 @@ type AppServer struct {
 // Serve answers requests until in ends; it returns the exit code the last call scripted.
 func (a *AppServer) Serve(in io.Reader, out io.WriteCloser) int {
 	ctx := context.Background()
-	a.conn = jsonrpc2.NewConn(ctx, jsonrpc2.NewPlainObjectStream(rw{in, out}), jsonrpc2.HandlerWithError(a.handle),
+	conn := jsonrpc2.NewConn(ctx, jsonrpc2.NewPlainObjectStream(rw{in, out}), jsonrpc2.HandlerWithError(a.handle),
 		jsonrpc2.SetLogger(log.New(io.Discard, "", 0)))
-	<-a.conn.DisconnectNotify()
+	<-conn.DisconnectNotify()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.exitCode
@@ -60,10 +60,18 @@ type rw struct {
 }
 
 func (a *AppServer) notify(method string, params any) {
-	_ = a.conn.Notify(context.Background(), method, params)
+	a.mu.Lock()
+	conn := a.conn
+	a.mu.Unlock()
+	_ = conn.Notify(context.Background(), method, params)
 }
 
-func (a *AppServer) handle(ctx context.Context, _ *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
+func (a *AppServer) handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrpc2.Request) (any, error) {
+	// The connection the requests come on is the one to notify on: NewConn starts reading before
+	// it returns.
+	a.mu.Lock()
+	a.conn = conn
+	a.mu.Unlock()
 	var p map[string]any
 	if req.Params != nil {
 		_ = json.Unmarshal(*req.Params, &p)
@@ -169,7 +177,9 @@ func (a *AppServer) play(turn, prompt, effort string, review bool, stop chan str
 		a.notify("item/completed", map[string]any{"item": map[string]any{"type": "fileChange", "status": "completed", "changes": []any{map[string]any{"path": filepath.Join(cwd, path)}}}})
 	}
 	if call.Shell != "" {
-		a.notify("item/completed", map[string]any{"item": map[string]any{"type": "commandExecution", "command": call.Shell, "status": "completed", "exitCode": 0}})
+		// Not the script's text: a test's attack script names what it looks for, and the
+		// evidence must not.
+		a.notify("item/completed", map[string]any{"item": map[string]any{"type": "commandExecution", "command": "scripted shell", "status": "completed", "exitCode": 0}})
 	}
 	if call.Sleep > 0 {
 		select {
