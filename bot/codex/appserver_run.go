@@ -19,23 +19,25 @@ type Engine string
 
 const (
 	// EngineExec runs one `codex exec --json` process per call and judges its event stream after
-	// it exits. It is the default.
+	// it exits. It stays for a Codex without the app server: nothing of it is live (no progress,
+	// no steer into the turn, no kept thread, no goal).
 	EngineExec Engine = "exec"
 	// EngineAppServer runs one `codex app-server` per call, in the same sandbox with the same
-	// proxy key, and the call as one turn of a fresh thread: its notifications are the events,
-	// the turn can be steered while it runs and is interrupted (not killed) at its timeout.
+	// proxy key, and the call as a turn of a thread: its notifications are the events, the turn
+	// can be steered while it runs and is interrupted (not killed) at its timeout, and the
+	// implementer's thread is kept for the fix passes. It is the default.
 	EngineAppServer Engine = "app-server"
 )
 
-// ParseEngine reads the codex-engine setting: empty or "exec", or "app-server".
+// ParseEngine reads the codex-engine setting: empty or "app-server", or "exec".
 func ParseEngine(s string) (Engine, error) {
 	switch e := Engine(strings.TrimSpace(s)); e {
-	case "", EngineExec:
-		return EngineExec, nil
-	case EngineAppServer:
+	case "", EngineAppServer:
+		return EngineAppServer, nil
+	case EngineExec:
 		return e, nil
 	default:
-		return "", fmt.Errorf("unknown Codex engine %q: use %q or %q", s, EngineExec, EngineAppServer)
+		return "", fmt.Errorf("unknown Codex engine %q: use %q or %q", s, EngineAppServer, EngineExec)
 	}
 }
 

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/sourcegraph/jsonrpc2"
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/codex-studio/studio-action/bot/jail"
@@ -163,6 +165,10 @@ func AppServerAvailable(ctx context.Context, bin string) (string, error) {
 	client := NewAppServerClient(ctx, pipeRW{Reader: stdout, WriteCloser: stdin, readCloser: stdout}, func(Notification) {})
 	defer client.Close()
 	agent, err := client.initialize(ctx)
+	if errors.Is(err, jsonrpc2.ErrClosed) || errors.Is(err, syscall.EPIPE) {
+		// Which of the two a Codex without the app server gives depends only on when it exits.
+		err = errors.New("it exited without answering the protocol's initialize")
+	}
 	if err != nil {
 		if line := firstLine(ansiEscape.ReplaceAllString(stderr.String(), "")); line != "" {
 			err = fmt.Errorf("%w: %s", err, line)

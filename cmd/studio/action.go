@@ -109,7 +109,7 @@ type actionOptions struct {
 	warnings    []string // what was ignored in the inputs, and why
 
 	codexPath, openAIBaseURL string
-	codexEngine              codex.Engine  // codex-engine: exec (default) or app-server
+	codexEngine              codex.Engine  // codex-engine: app-server (default) or exec
 	timeout                  time.Duration // timeout-minutes, per Codex call
 	maxFixPasses             *int          // max-fix-passes; nil takes the bot's default
 	verifyCommand            []string

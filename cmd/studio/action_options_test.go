@@ -73,9 +73,9 @@ func TestParseActionOptions(t *testing.T) {
 		// Codex.
 		{name: "codex-path default", get: func(o actionOptions) any { return o.codexPath }, want: ""},
 		{name: "codex-path", env: map[string]string{"INPUT_CODEX-PATH": "/opt/codex"}, get: func(o actionOptions) any { return o.codexPath }, want: "/opt/codex"},
-		{name: "codex-engine default", get: func(o actionOptions) any { return o.codexEngine }, want: codex.EngineExec},
-		{name: "codex-engine", env: map[string]string{"INPUT_CODEX-ENGINE": " app-server "}, get: func(o actionOptions) any { return o.codexEngine }, want: codex.EngineAppServer},
-		{name: "codex-engine unknown", env: map[string]string{"INPUT_CODEX-ENGINE": "daemon"}, wantErr: `codex-engine: unknown Codex engine "daemon": use "exec" or "app-server"`},
+		{name: "codex-engine default", get: func(o actionOptions) any { return o.codexEngine }, want: codex.EngineAppServer},
+		{name: "codex-engine", env: map[string]string{"INPUT_CODEX-ENGINE": " exec "}, get: func(o actionOptions) any { return o.codexEngine }, want: codex.EngineExec},
+		{name: "codex-engine unknown", env: map[string]string{"INPUT_CODEX-ENGINE": "daemon"}, wantErr: `codex-engine: unknown Codex engine "daemon": use "app-server" or "exec"`},
 		{name: "openai-base-url default", get: func(o actionOptions) any { return o.openAIBaseURL }, want: ""},
 		{name: "openai-base-url", env: map[string]string{"INPUT_OPENAI-BASE-URL": "https://llm.example/v1"}, get: func(o actionOptions) any { return o.openAIBaseURL }, want: "https://llm.example/v1"},
 		{name: "timeout-minutes default", get: func(o actionOptions) any { return o.timeout }, want: 30 * time.Minute},

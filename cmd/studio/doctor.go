@@ -43,7 +43,7 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	fs := flag.NewFlagSet("studio doctor", flag.ContinueOnError)
 	project := fs.String("project", ".", "project root")
 	codexPath := fs.String("codex-path", "", "the Codex CLI (default $CODEX_BIN, then codex on PATH)")
-	codexEngine := fs.String("codex-engine", string(codex.EngineExec), "the codex-engine input to check (exec or app-server)")
+	codexEngine := fs.String("codex-engine", string(codex.EngineAppServer), "the codex-engine input to check (app-server or exec)")
 	agentUser := fs.String("agent-user", jail.DefaultUser, "the agent-user input to check (auto, a name, a uid, or none)")
 	agentSandbox := fs.String("agent-sandbox", string(jail.SandboxAuto), "the agent-sandbox input to check (auto, require or off)")
 	agentMemory := fs.String("agent-memory", "", "the agent-memory input to check (a size such as 4GiB; default: 3/4 of what the studio may use, at most 8 GiB)")

@@ -160,14 +160,14 @@ func TestDoctorChecksTheAppServer(t *testing.T) {
 	writeTree(t, root, sandbox.DefaultFiles("guided-studio"))
 	bin := fakeCodex(t, t.TempDir(), "codex", "codex-cli "+codex.PinnedVersion)
 	for engine, want := range map[string]string{
-		"app-server": "FAIL tool.codex.app-server: `" + bin + " app-server` did not answer: app-server initialize: jsonrpc2: connection is closed; codex-engine: app-server needs it: install the pinned Codex with `" + codex.InstallCommand + "` or pass --codex-path, or use codex-engine: exec (" + bin + ")",
-		"exec":       "SKIP tool.codex.app-server: `" + bin + " app-server` did not answer: app-server initialize: jsonrpc2: connection is closed; only codex-engine: app-server needs it (install the pinned Codex with `" + codex.InstallCommand + "`) (" + bin + ")",
+		"app-server": "FAIL tool.codex.app-server: `" + bin + " app-server` did not answer: it exited without answering the protocol's initialize; codex-engine: app-server needs it: install the pinned Codex with `" + codex.InstallCommand + "` or pass --codex-path, or use codex-engine: exec (" + bin + ")",
+		"exec":       "SKIP tool.codex.app-server: `" + bin + " app-server` did not answer: it exited without answering the protocol's initialize; only codex-engine: app-server needs it (install the pinned Codex with `" + codex.InstallCommand + "`) (" + bin + ")",
 	} {
 		t.Run(engine, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			run(context.Background(), []string{"doctor", "--project", root, "--codex-path", bin, "--codex-engine", engine, "--agent-user", "none"}, func(string) string { return "" }, &stdout, &stderr)
 			if got := doctorLine(stdout.String(), "tool.codex.app-server"); got != want {
-				t.Errorf("tool.codex.app-server line =\n%q\nwant\n%q", got, want)
+				t.Errorf("tool.codex.app-server line =\n%q\nwant\n%q\n%s", got, want, stdout.String())
 			}
 		})
 	}

@@ -107,8 +107,8 @@ func TestLiveRunShowsTheCommandAndTakesASteerWithTheRealCLI(t *testing.T) {
 			break
 		}
 	}
-	if first < 2 || first > 5 {
-		t.Fatalf("the steer is first in model request %d; it was posted while command c2 or later ran", first)
+	if first < 1 {
+		t.Fatalf("the steer is in no model request after the one whose command it came during (first: %d)", first)
 	}
 	for _, r := range reqs[first:6] {
 		if !strings.Contains(string(r.Body), steerText) {

@@ -89,9 +89,14 @@ func runLocalLifecycle(ctx context.Context, lr LocalRun, stdout, stderr io.Write
 		return fail("Codex needs a model API key: export OPENAI_API_KEY=... (it goes to the studio's local proxy only, never to the agent). Nothing was changed.")
 	}
 	home := os.Getenv("STUDIO_CODEX_HOME")
+	// The action's codex-engine input, as STUDIO_CODEX_ENGINE: app-server unless it says exec.
+	engine, err := codex.ParseEngine(os.Getenv("STUDIO_CODEX_ENGINE"))
+	if err != nil {
+		return fail("STUDIO_CODEX_ENGINE: %v. Nothing was changed.", err)
+	}
 	rt, err := codex.Start(ctx, codex.Config{
 		Bin: os.Getenv("CODEX_BIN"), OpenAIKey: os.Getenv("OPENAI_API_KEY"), Upstream: os.Getenv("OPENAI_BASE_URL"),
-		CodexHome: home, Getenv: os.Getenv,
+		CodexHome: home, Getenv: os.Getenv, Engine: engine,
 	})
 	if err != nil {
 		return fail("%v", err)
