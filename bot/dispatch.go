@@ -220,9 +220,11 @@ func (b *eventBot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 	if o, dispatched, err := b.serveDispatch(ctx, tr, cmd, task); dispatched { // serve_mode.go
 		return o, err
 	}
-	if cmd.Verb == policy.ControlSteer {
-		// A live run watching the task delivers the steer itself (live_flow.go): this event
-		// must not wait for that run's lock to say so.
+	if live, err := b.liveVerb(ctx, cmd.Verb, issue); err != nil {
+		return out, err
+	} else if live {
+		// A live run watching the task carries the command out itself (live_flow.go): this
+		// event must not wait for that run's lock to say so.
 		line, owned, err := b.liveOwns(ctx, issue)
 		if err != nil {
 			return out, err

@@ -160,6 +160,9 @@ type hWorld struct {
 	// runner, when set, is the agent instead of agent (a live one, live_flow_test.go).
 	runner codex.Runner
 	log    bytes.Buffer
+	// logw is the one writer of log for every event, so events that run at once (a live run and
+	// a steer's own event) write it in turn.
+	logw *syncWriter
 	runs   int
 	start  map[int][]string // each issue's labels when it was opened, sorted
 }
@@ -173,6 +176,7 @@ func newHWorld(t *testing.T, files map[string]string) *hWorld {
 	}
 	t.Cleanup(sw.Close)
 	w := &hWorld{World: sw, t: t, clk: clk, agent: &scriptedCodex{}, start: map[int][]string{}}
+	w.logw = &syncWriter{w: &w.log}
 	w.Emu.AddUser(hReviewer)
 	w.Emu.AddUser(hReader)
 	w.Emu.AddBot(hOtherBot)
@@ -286,7 +290,7 @@ func (w *hWorld) bot(tune ...func(*Settings)) *Bot {
 			StateDir: filepath.Join(w.RunnerTemp, "studio-git"),
 		},
 		Codex: w.codex(), Redactor: codex.NewRedactor(gitops.SecretForms(w.Token)...),
-		Now: w.clk.Now, Log: &syncWriter{w: &w.log},
+		Now: w.clk.Now, Log: w.logw,
 	}, s)
 }
 

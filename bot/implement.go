@@ -58,6 +58,9 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 	if runErr != nil && ctx.Err() != nil {
 		return runErr
 	}
+	if stop := (*stopRequested)(nil); errors.As(runErr, &stop) {
+		return r.reportStopped(ctx, stop.stop)
+	}
 	switch {
 	case out.FinalStatus == codex.StatusDone:
 		r.st.Set(status.StepCodex, status.StepDone, texts.ModelDetail(impl.Model, impl.Effort)+passesNote(out))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/hub"
@@ -31,7 +32,7 @@ func (r *run) liveWindow() *live.Window {
 	handled := slices.Clone(r.st.Handled)
 	return &live.Window{
 		GitHub: r.ev.gh, Issues: []int{r.tr.Issue}, Since: r.cfg.Now(), Trigger: r.cfg.TriggerPhrase,
-		SteerText: r.steerText,
+		SteerText: r.steerText, StopAction: r.stopAction(),
 		Handled:   func(id int64) bool { return status.ContainsID(handled, id) },
 		Show:      r.showLive,
 		Cost:      r.costSoFar,
@@ -48,6 +49,25 @@ func (r *run) steerText(body string) (string, bool) {
 	}
 	opts, _ := cmd.Opts.(ControlOptions)
 	return opts.Text, opts.Text != ""
+}
+
+// stopAction reads a comment as a `/studio stop` or `/studio pause` the live run carries out. A
+// delegated child's stop and pause answer to its profile's control graph instead (verb_control.go),
+// so the task's parent is asked once, when the first such command comes.
+func (r *run) stopAction() func(body string) (string, bool) {
+	var once sync.Once
+	child := true
+	return func(body string) (string, bool) {
+		cmd, ok := ParseCommand(body, r.cfg.TriggerPhrase)
+		if !ok || cmd.Err != nil || (cmd.Verb != policy.ControlStop && cmd.Verb != policy.ControlPause) {
+			return "", false
+		}
+		once.Do(func() {
+			parent, err := r.ev.gh.ParentIssue(context.Background(), r.tr.Issue)
+			child = err != nil || parent != 0 // fail closed: an unknown parent may hold the graph
+		})
+		return cmd.Verb, !child
+	}
 }
 
 // showLive writes the status comment as last published, with the live section under its
@@ -114,6 +134,56 @@ func (r *run) closeLive(ctx context.Context, w *live.Window) error {
 		return r.publish(ctx)
 	}
 	return nil
+}
+
+// stopRequested ends a lifecycle a writer stopped or paused through the live run.
+type stopRequested struct{ stop live.Stop }
+
+func (e *stopRequested) Error() string {
+	return fmt.Sprintf("%s by @%s", e.stop.Action, e.stop.Login)
+}
+
+// reportStopped ends a run a writer stopped or paused: the turn in flight was interrupted, and
+// the in-scope work is committed and pushed through the same scope gate as every pass (saveWork).
+// A stop marks the task cancelled; a pause holds it (awaiting-approval) until a run goes on.
+func (r *run) reportStopped(ctx context.Context, s live.Stop) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelBudget)
+	defer cancel()
+	saved := r.saveWork(ctx)
+	verdict, label := "stopped", policy.StatusCancelled
+	if s.Action == policy.ControlPause {
+		verdict, label = "paused", policy.StatusAwaitingApproval
+	}
+	r.st.Set(status.StepCodex, status.StepFailed, texts.DetailStoppedBy(verdict, s.Login))
+	r.st.Set(status.StepVerdict, status.StepDone, texts.VerdictDetail(verdict))
+	r.st.Verdict = verdict
+	r.st.Summary = texts.WithNote(r.st.Summary, texts.StoppedNote(verdict, s.Login, saved))
+	if !status.ContainsID(r.st.Handled, s.CommentID) {
+		r.st.Handled = append(r.st.Handled, s.CommentID)
+	}
+	r.out.Status, r.out.Summary = verdict, r.st.Summary
+	if st := r.impl; st != nil && (st.pr.Number != 0 || len(st.committed) > 0) {
+		if _, err := r.upsertPull(ctx, st.task, st.branch, st.base, r.st.Summary); err != nil {
+			r.cfg.logf("::warning::could not update pull request #%d after the %s: %v", st.pr.Number, s.Action, err)
+		}
+	}
+	if err := r.setStatusLabel(ctx, label); err != nil {
+		return err
+	}
+	return r.publish(ctx)
+}
+
+// liveVerb reports a command a live run of the task carries out: a steer on any task, a stop or
+// a pause on a task that is no delegated child (a child's answer to its control graph).
+func (b *eventBot) liveVerb(ctx context.Context, verb string, issue int) (bool, error) {
+	switch verb {
+	case policy.ControlSteer:
+		return true, nil
+	case policy.ControlStop, policy.ControlPause:
+		parent, err := b.gh.ParentIssue(ctx, issue)
+		return parent == 0, err
+	}
+	return false, nil
 }
 
 // liveOwns answers a steer whose task has a live run watching its comments: that run delivers

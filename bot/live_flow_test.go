@@ -36,7 +36,7 @@ func (a *liveAgent) Run(ctx context.Context, req codex.Request) codex.Result {
 	if req.Live == nil || !req.Writing() {
 		return a.scriptedCodex.Run(ctx, req)
 	}
-	turn := &agentTurn{got: make(chan string, 4)}
+	turn := &agentTurn{got: make(chan string, 4), interrupted: make(chan struct{})}
 	req.Live.Turn(turn)
 	req.Live.Notify(codex.Notification{Method: "item/started", Params: []byte(`{"item":{"type":"commandExecution","command":"godot --check <img src=x> @team"}}`)})
 	a.once.Do(func() { close(a.inTurn) })
@@ -44,6 +44,7 @@ func (a *liveAgent) Run(ctx context.Context, req codex.Request) codex.Result {
 	select {
 	case steer = <-turn.got:
 	case <-time.After(a.wait):
+	case <-turn.interrupted:
 	case <-ctx.Done():
 	}
 	turn.end()
@@ -62,11 +63,13 @@ func (a *liveAgent) Run(ctx context.Context, req codex.Request) codex.Result {
 	return res
 }
 
-// agentTurn takes steers until it ended, as a turn of the app server does.
+// agentTurn takes steers until it ended, as a turn of the app server does; Interrupt ends it.
 type agentTurn struct {
-	mu    sync.Mutex
-	ended bool
-	got   chan string
+	mu          sync.Mutex
+	ended       bool
+	got         chan string
+	interrupted chan struct{}
+	once        sync.Once
 }
 
 func (t *agentTurn) Steer(_ context.Context, text string) error {
@@ -79,7 +82,10 @@ func (t *agentTurn) Steer(_ context.Context, text string) error {
 	return nil
 }
 
-func (t *agentTurn) Interrupt(context.Context) error { return nil }
+func (t *agentTurn) Interrupt(context.Context) error {
+	t.once.Do(func() { close(t.interrupted) })
+	return nil
+}
 
 func (t *agentTurn) end() {
 	t.mu.Lock()
@@ -126,13 +132,11 @@ func TestLiveRunShowsProgressAndDeliversASteer(t *testing.T) {
 	w.mustHandle(reader, "refused", fast)
 	steer := w.comment(n, sandbox.Writer, "/studio steer keep the old gravity")
 	start := time.Now()
-	out, api := w.mustHandle(steer, "done", fast)
+	out, api := w.handle(steer, fast)
 	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("the steer's own event took %s: it must not wait for the live run's lock", d)
 	}
-	if !strings.Contains(out.Summary, "live run") || strings.Contains(strings.Join(api, "\n"), "POST /repos/acme/hop/git/refs") {
-		t.Errorf("the steer's event: summary %q, requests %v (it must not take the lock)", out.Summary, api)
-	}
+	ownEvent(t, out, api)
 
 	var res result
 	select {
@@ -165,6 +169,22 @@ func TestLiveRunShowsProgressAndDeliversASteer(t *testing.T) {
 	}
 	// Delivered again (GitHub re-sends a webhook), the steer is not carried out twice.
 	w.mustHandle(steer, "skipped", fast)
+}
+
+// ownEvent checks the outcome of a command's own event while a live run works: it says the live
+// run owns the command and takes no lock, or, when the live run had already carried it out and
+// ended, it finds the comment handled.
+func ownEvent(t *testing.T, out Outcome, api []string) {
+	t.Helper()
+	switch {
+	case out.Status == "done" && strings.Contains(out.Summary, "live run"):
+		if strings.Contains(strings.Join(api, "\n"), "POST /repos/acme/hop/git/refs") {
+			t.Errorf("the command's own event took a lock: %v", api)
+		}
+	case out.Status == "skipped" && strings.Contains(out.Skip, "already handled"):
+	default:
+		t.Errorf("the command's own event: %+v", out)
+	}
 }
 
 // With no live run, a steer on a task is kept: the reply says so, and the task's next run reads it
@@ -264,10 +284,8 @@ func TestLiveRunTakesASteerOnThePullRequest(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	steer := w.comment(first.PullRequest, sandbox.Writer, "/studio steer rename it to leap")
-	out, _ := w.mustHandle(steer, "done", fast)
-	if !strings.Contains(out.Summary, "live run") {
-		t.Errorf("the steer's event on the pull request: %q", out.Summary)
-	}
+	out, api := w.handle(steer, fast)
+	ownEvent(t, out, api)
 	select {
 	case err := <-ran:
 		if err != nil {
@@ -280,5 +298,89 @@ func TestLiveRunTakesASteerOnThePullRequest(t *testing.T) {
 	defer agent.mu.Unlock()
 	if len(agent.steers) != 1 || !strings.Contains(agent.steers[0], "rename it to leap") {
 		t.Fatalf("steers the agent got: %q", agent.steers)
+	}
+}
+
+// A writer's stop or pause reaches the live run the way a steer does: the turn in flight is
+// interrupted, the in-scope work is committed and pushed, no review or further pass runs, and the
+// status says stopped (the task cancelled) or paused (the task held), and what was kept. The
+// command's own event is answered at once; a reader's stop changes nothing.
+func TestLiveRunStopsOrPausesOnAWritersCommand(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ action, verdict, label, note string }{
+		{"stop", "stopped", "studio:status/cancelled", "**Stopped** by @octocat: no review and no further pass ran."},
+		{"pause", "paused", "studio:status/awaiting-approval", "**Paused** by @octocat"},
+	} {
+		t.Run(tc.action, func(t *testing.T) {
+			t.Parallel()
+			w := newHWorld(t, nil)
+			n := w.issue("Snappier jump", hTask)
+			agent := &liveAgent{wait: 2 * time.Minute, inTurn: make(chan struct{})}
+			agent.calls = []agentCall{{write: map[string]string{"src/player/jump.gd": hJump}}}
+			w.runner = agent
+			fast := func(s *Settings) { s.LivePollEvery, s.LiveShowEvery = 20*time.Millisecond, 20*time.Millisecond }
+			type result struct {
+				out Outcome
+				err error
+			}
+			ran := make(chan result, 1)
+			go func() {
+				out, _, err := w.handleCtx(context.Background(), w.comment(n, sandbox.Writer, "/studio run"), fast)
+				ran <- result{out, err}
+			}()
+			<-agent.inTurn
+			for !strings.Contains(w.status(n), "<!-- studio:live ") {
+				w.clk.Advance(time.Second)
+				time.Sleep(10 * time.Millisecond)
+			}
+			w.mustHandle(w.comment(n, hReader, "/studio "+tc.action), "refused", fast)
+			cmd := w.comment(n, sandbox.Writer, "/studio "+tc.action)
+			out, api := w.handle(cmd, fast)
+			ownEvent(t, out, api)
+			var res result
+			select {
+			case res = <-ran:
+			case <-time.After(2 * time.Minute):
+				t.Fatal("the live run never ended")
+			}
+			if res.err != nil || res.out.Status != tc.verdict {
+				t.Fatalf("run: %+v %v\nlog:\n%s", res.out, res.err, w.log.String())
+			}
+			if got := w.file("studio/task-1", "src/player/jump.gd"); got != hJump {
+				t.Errorf("the in-scope work is not on the branch: %q", got)
+			}
+			if writes, reviews := agent.requests(); len(writes) != 1 || len(reviews) != 0 {
+				t.Errorf("%d writing and %d review calls after the %s, want the one interrupted call", len(writes), len(reviews), tc.action)
+			}
+			if got := w.labels(n); !slices.Equal(got, []string{tc.label}) {
+				t.Errorf("labels = %v, want %s", got, tc.label)
+			}
+			final := w.status(n)
+			hasAll(t, "status comment", final, tc.note, "**"+tc.verdict+"**", "studio/task-1")
+			if !status.ContainsID(status.ParseHandled(final), cmd.CommentID) {
+				t.Error("the command is not recorded as handled")
+			}
+			if tc.action == "pause" {
+				// A paused task goes on with the next run, on the branch the pause pushed.
+				w.runner = nil
+				w.script([]agentCall{{write: map[string]string{"tests/test_jump.gd": "test\n"}}})
+				w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "done")
+				if got := w.file("studio/task-1", "src/player/jump.gd"); got != hJump {
+					t.Errorf("the paused work is gone after the next run: %q", got)
+				}
+			}
+		})
+	}
+}
+
+// With no live run, a stop on a task that is no delegated child is refused: nothing runs that
+// watches for it.
+func TestStopWithoutLiveRunIsRefused(t *testing.T) {
+	t.Parallel()
+	w := newHWorld(t, nil)
+	n := w.issue("Snappier jump", hTask)
+	w.mustHandle(w.comment(n, sandbox.Writer, "/studio stop"), "refused")
+	if r := w.replies(n); len(r) != 1 || !strings.Contains(r[0], "no live run of this task is working, so there is nothing to stop") {
+		t.Fatalf("replies = %q", r)
 	}
 }

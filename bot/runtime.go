@@ -11,6 +11,7 @@ import (
 
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/live"
 	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/gitops"
@@ -118,17 +119,20 @@ func (r *run) runLifecycle(ctx context.Context, st *implState, routes routing.Ro
 	}
 	lc := &codex.Lifecycle{
 		Runner: r.cfg.Codex, Evidence: ev, Redactor: r.cfg.Redactor, Now: r.cfg.Now,
+		// The hooks write git and GitHub on the run's context, not the lifecycle's: a stop or a
+		// pause ends the agent's calls, never a commit or a push half-way (an index.lock left
+		// behind would refuse every later git command of the task).
 		Hooks: codex.Hooks{
-			AfterChange: func(ctx context.Context, pass int, _ codex.Execution) error {
+			AfterChange: func(_ context.Context, pass int, _ codex.Execution) error {
 				if st.readOnly {
 					return explain(r.revertReadOnly(ctx, st))
 				}
 				return explain(r.commitPass(ctx, st, pass))
 			},
-			AfterVerify: func(ctx context.Context, pass int, _ codex.VerificationResult) error {
+			AfterVerify: func(_ context.Context, pass int, _ codex.VerificationResult) error {
 				return explain(r.revertVerification(ctx, st))
 			},
-			AfterReview: func(ctx context.Context, pass int, rev codex.ReviewOutcome) error {
+			AfterReview: func(_ context.Context, pass int, rev codex.ReviewOutcome) error {
 				return explain(r.postReview(ctx, st, rev))
 			},
 			OnLine: func(line string) {
@@ -139,7 +143,12 @@ func (r *run) runLifecycle(ctx context.Context, st *implState, routes routing.Ro
 		},
 	}
 	win := r.liveWindow()
+	// A writer's stop or pause, which the live window reads, ends the lifecycle's context only:
+	// the run itself goes on to keep the work and say so (reportStopped).
+	lctx, stopLifecycle := context.WithCancel(ctx)
+	defer stopLifecycle()
 	if win != nil {
+		win.OnStop = func(live.Stop) { stopLifecycle() }
 		// A steer may come on the task's pull request: an earlier run's, or this run's once open.
 		pr := st.pr
 		if pr.Number == 0 && !r.newBranch {
@@ -151,11 +160,16 @@ func (r *run) runLifecycle(ctx context.Context, st *implState, routes routing.Ro
 		plan.Live = func(label string, writing bool) *codex.Live { return win.Call(label, writing, r.cfg.WorkDir) }
 	}
 	r.cfg.logf("::group::Codex lifecycle (%s)", st.task.Role)
-	out, err := lc.Run(ctx, plan)
+	out, err := lc.Run(lctx, plan)
 	r.cfg.logf("::endgroup::")
 	r.live = nil
 	if lerr := r.closeLive(context.WithoutCancel(ctx), win); lerr != nil && err == nil {
 		err = lerr
+	}
+	if win != nil && ctx.Err() == nil {
+		if s := win.Stopped(); s != nil && lctx.Err() != nil {
+			err = &stopRequested{stop: *s}
+		}
 	}
 	return out, err
 }

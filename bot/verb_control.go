@@ -26,9 +26,9 @@ type ControlOptions struct{ Text string }
 func init() {
 	for i, c := range []struct{ name, what string }{
 		{policy.ControlSteer, "steers the task's agent: a live run (the app-server engine) delivers the text into its running turn within seconds, otherwise the task's next pass reads it; on a delegated child, only along the profile's control graph"},
-		{policy.ControlPause, "cancels a delegated child task's running workflow run (its evidence is kept), gives back its slot and locks, and holds it (awaiting-approval) until `continue`"},
+		{policy.ControlPause, "pauses a task's live run: the turn in flight is interrupted, the in-scope work pushed, and the task held (awaiting-approval); on a delegated child, along the profile's control graph, it cancels the child's workflow run (its evidence is kept), gives back its slot and locks, and holds it until `continue`"},
 		{policy.ControlContinue, "resumes a paused child task: it is ready again and its orchestration starts it"},
-		{policy.ControlStop, "cancels a delegated child task's run and marks it cancelled; the tasks that depend on it are skipped"},
+		{policy.ControlStop, "stops a task's live run: the turn in flight is interrupted, the in-scope work pushed, and the task marked cancelled with no review or further pass; on a delegated child, along the profile's control graph, it cancels the child's run and the tasks that depend on it are skipped"},
 	} {
 		name := c.name
 		v := &verb{
@@ -36,10 +36,12 @@ func init() {
 			what: c.what, served: always,
 			onIssue: func(ctx context.Context, r *run) error { return r.control(ctx, name) },
 		}
-		if name == policy.ControlSteer {
-			// A live run watches the task's pull request too, so a steer works there as well.
+		if name == policy.ControlSteer || name == policy.ControlStop || name == policy.ControlPause {
+			// A live run watches the task's pull request too, so these work there as well.
 			v.onPull = func(ctx context.Context, r *run, _ hub.PullRequest) error { return r.control(ctx, name) }
 			v.where = "on a task issue or its studio pull request"
+		}
+		if name == policy.ControlSteer {
 			v.args = "<text>"
 			v.parse = func(args []string) (any, error) {
 				if len(args) == 0 {
@@ -78,15 +80,22 @@ func (b *eventBot) profileFactsOn(ctx context.Context, base string) (*policy.Pro
 // parent orchestration. It is long because the authorization and each action's effects must be
 // read together to see that no action reaches past what its controller admitted.
 func (r *run) control(ctx context.Context, action string) error {
-	if action == policy.ControlSteer {
-		// A steer is content for a task's agent, whoever started the task: only a delegated
-		// child's steer answers to its profile's control graph.
+	if action == policy.ControlSteer || action == policy.ControlStop || action == policy.ControlPause {
+		// On a task that is no delegated child, a steer is content for its agent, and a stop or a
+		// pause reaches its live run, whoever started the task: only a delegated child's answer
+		// to its profile's control graph. A live run took the command before the lock
+		// (dispatch.go); here none is live.
 		parent, err := r.ev.gh.ParentIssue(ctx, r.tr.Issue)
 		if err != nil {
 			return err
 		}
-		if parent == 0 {
+		if parent == 0 && action == policy.ControlSteer {
 			return r.keepSteer(ctx)
+		}
+		if parent == 0 {
+			r.out.Status = "refused"
+			_, err := r.ev.gh.CreateComment(ctx, r.tr.Issue, texts.NoLiveRunReply(r.cmd.Line, r.tr.Actor.Login, action))
+			return err
 		}
 	}
 	refuse := func(reason string) error {

@@ -44,6 +44,14 @@ type Steer struct {
 	DeliveredAt time.Time
 }
 
+// Stop is a writer's `/studio stop` or `/studio pause` the window read.
+type Stop struct {
+	CommentID int64
+	Login     string
+	Action    string // stop | pause
+	At        time.Time
+}
+
 // Window watches one run. Build it with its parts, Start it before the agent's first call,
 // give every call Call's window, and Stop it when the calls are over. Nothing is shown or read
 // before the first tick: a run whose calls end within PollEvery costs no request more.
@@ -57,6 +65,13 @@ type Window struct {
 	// SteerText reads a comment: the text of a `/studio steer <text>` command, ok false for
 	// anything else.
 	SteerText func(body string) (text string, ok bool)
+	// StopAction reads a comment: "stop" or "pause" for a `/studio stop` or `/studio pause`,
+	// ok false for anything else; nil takes neither (a delegated child answers to its control
+	// graph instead, bot/verb_control.go).
+	StopAction func(body string) (action string, ok bool)
+	// OnStop is told the first writer's stop or pause, after the turn in flight was interrupted:
+	// the run ends its lifecycle, keeps the work and says what stopped it.
+	OnStop func(Stop)
 	// Handled reports a comment the status record already lists as handled.
 	Handled func(id int64) bool
 	// Show writes the status comment with the live section ("" removes it).
@@ -80,6 +95,7 @@ type Window struct {
 	stop    chan struct{}
 	done    chan struct{}
 	writers map[string]bool
+	stopped *Stop
 }
 
 // liveCall is the call the window shows now.
@@ -200,6 +216,7 @@ func (w *Window) consider(ctx context.Context, c hub.Comment) {
 	}
 	text, ok := w.SteerText(c.Body)
 	if !ok {
+		w.considerStop(ctx, c)
 		return
 	}
 	if !w.canWrite(ctx, c.Author) {
@@ -211,6 +228,52 @@ func (w *Window) consider(ctx context.Context, c hub.Comment) {
 	w.steers = append(w.steers, Steer{CommentID: c.ID, Login: c.Author, Text: text, At: c.CreatedAt})
 	w.mu.Unlock()
 	w.deliverWaiting(ctx)
+}
+
+// considerStop acts on a writer's stop or pause: the first one interrupts the turn in flight and
+// tells OnStop; later ones change nothing.
+func (w *Window) considerStop(ctx context.Context, c hub.Comment) {
+	if w.StopAction == nil || w.OnStop == nil {
+		return
+	}
+	action, ok := w.StopAction(c.Body)
+	if !ok || !w.canWrite(ctx, c.Author) {
+		return
+	}
+	stop := Stop{CommentID: c.ID, Login: c.Author, Action: action, At: c.CreatedAt}
+	w.mu.Lock()
+	first := w.stopped == nil
+	if first {
+		w.stopped = &stop
+	}
+	var turn codex.Turn
+	if w.call != nil {
+		turn = w.call.turn
+	}
+	w.mu.Unlock()
+	if !first {
+		return
+	}
+	w.logf("live: @%s asked to %s the run", c.Author, action)
+	// The lifecycle first, so it starts nothing after the turn it is in; then the turn.
+	w.OnStop(stop)
+	if turn != nil {
+		ictx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := turn.Interrupt(ictx); err != nil {
+			w.logf("live: the turn in flight could not be interrupted (it may have ended): %v", err)
+		}
+		cancel()
+	}
+	if err := w.GitHub.AddCommentReaction(ctx, c.ID, "+1"); err != nil {
+		w.logf("::warning::live: could not acknowledge the %s from @%s: %v", action, c.Author, err)
+	}
+}
+
+// Stopped is the stop or pause that ended the run's calls; nil when none did.
+func (w *Window) Stopped() *Stop {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stopped
 }
 
 // canWrite asks the collaborator-permission API once per login; an error fails closed.

@@ -139,3 +139,22 @@ func SteerKeptReply(line, login, trigger string) string {
 func GoalObjective(issue int, title string) string {
 	return fmt.Sprintf("Task #%d: %s. Deliver it as the task block and the prompt of this turn describe it.", issue, OneLine(title, 200))
 }
+
+// DetailStoppedBy is the Codex step's detail of a run a writer stopped or paused.
+func DetailStoppedBy(verdict, login string) string {
+	return fmt.Sprintf("%s by @%s: the turn in flight was interrupted", verdict, login)
+}
+
+// StoppedNote says why a run ended early by a writer's command, what was kept, and how to go on.
+func StoppedNote(verdict, login, saved string) string {
+	what := "**Stopped** by @" + login + ": no review and no further pass ran."
+	if verdict == "paused" {
+		what = "**Paused** by @" + login + ": the task waits (awaiting-approval) until a run goes on with it."
+	}
+	return what + " " + saved
+}
+
+// NoLiveRunReply answers a stop or a pause on a task no live run works on.
+func NoLiveRunReply(line, login, action string) string {
+	return fmt.Sprintf("> %s\n\n@%s, no live run of this task is working, so there is nothing to %s. A run on the `exec` engine does not watch its comments: cancel its workflow run instead. Nothing was changed.", QuoteLine(line), login, action)
+}
