@@ -162,9 +162,9 @@ type hWorld struct {
 	log    bytes.Buffer
 	// logw is the one writer of log for every event, so events that run at once (a live run and
 	// a steer's own event) write it in turn.
-	logw *syncWriter
-	runs   int
-	start  map[int][]string // each issue's labels when it was opened, sorted
+	logw  *syncWriter
+	runs  int
+	start map[int][]string // each issue's labels when it was opened, sorted
 }
 
 func newHWorld(t *testing.T, files map[string]string) *hWorld {
