@@ -138,3 +138,61 @@ func TestLiveRunShowsTheCommandAndTakesASteerWithTheRealCLI(t *testing.T) {
 		t.Errorf("the live section outlived the run:\n%s", final)
 	}
 }
+
+// A writer's /studio stop reaches the live run with the real CLI, confined: the turn is
+// interrupted, the in-scope work the agent wrote is pushed, no review runs, and the status says
+// stopped, within seconds of the comment.
+func TestLiveRunStopsWithTheRealCLI(t *testing.T) {
+	t.Parallel()
+	bin := codextest.Bin(t)
+	model, err := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{
+		fakemodel.Reply(fakemodel.Exec("c1", "printf 'speed = 2\\n' > src/player/jump.gd; sleep 9")),
+		fakemodel.Reply(fakemodel.Exec("c2", "sleep 9")),
+		fakemodel.Reply(fakemodel.Exec("c3", "sleep 9")),
+		fakemodel.Reply(fakemodel.Exec("c4", "sleep 9")),
+		fakemodel.Reply(fakemodel.Message("DONE")),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+	w := newWorld(t, nil)
+	n := w.issue("Make the jump snappier", taskBody)
+	_, payload := w.comment(n, sandbox.Writer, "/studio run")
+	inputs := map[string]string{"INPUT_CODEX-PATH": bin, "INPUT_OPENAI-BASE-URL": model.URL, "INPUT_CODEX-ENGINE": "app-server"}
+	done := make(chan result, 1)
+	go func() { done <- w.run("issue_comment", payload, inputs) }()
+	statusBody := func() string {
+		if c := w.botComments(n); len(c) > 0 {
+			return c[0].Body
+		}
+		return ""
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for !strings.Contains(statusBody(), "sh -lc 'sleep 9") && !strings.Contains(statusBody(), "jump.gd; sleep 9") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the agent's command never showed live:\n%s", statusBody())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	w.comment(n, sandbox.Writer, "/studio stop")
+	posted := time.Now()
+	var res result
+	select {
+	case res = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the stopped run never ended")
+	}
+	t.Logf("/studio stop to the end of the run (work pushed, status written): %s", time.Since(posted).Round(100*time.Millisecond))
+	if res.code != exitOK || res.outputs["status"] != "stopped" {
+		t.Fatalf("exit %d, outputs %v\n%s\n%s", res.code, res.outputs, statusBody(), res.stdout)
+	}
+	data, err := os.ReadFile(filepath.Join(w.remote("studio/task-1"), "src", "player", "jump.gd"))
+	if err != nil || string(data) != "speed = 2\n" {
+		t.Errorf("the in-scope work on the branch = %q, %v", data, err)
+	}
+	if n := len(model.Requests()); n > 4 {
+		t.Errorf("%d model requests: the run went on after the stop", n)
+	}
+	mustContain(t, "status comment", statusBody(), "**Stopped** by @octocat", "**stopped**")
+}
