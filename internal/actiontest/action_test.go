@@ -51,7 +51,7 @@ func readAction(t *testing.T) (actionMeta, string) {
 // replaced: workflows written for it keep working.
 var (
 	wantInputs = map[string]string{
-		"github-token": "${{ github.token }}", "app-id": "", "app-private-key": "", "openai-api-key": "", "codex-path": "codex", "codex-engine": "exec",
+		"github-token": "${{ github.token }}", "app-id": "", "app-private-key": "", "openai-api-key": "", "codex-path": "codex", "codex-engine": "app-server",
 		"trigger-phrase": "/studio", "label-prefix": "studio:", "branch-prefix": "studio/",
 		"allowed-bots": "", "bot-login": "", "required-approvals": "1", "approval-ttl": "",
 		"constrained-sandbox": "false", "timeout-minutes": "30", "max-fix-passes": "",
