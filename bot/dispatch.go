@@ -225,7 +225,7 @@ func (b *eventBot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 	} else if live {
 		// A live run watching the task carries the command out itself (live_flow.go): this
 		// event must not wait for that run's lock to say so.
-		line, owned, err := b.liveOwns(ctx, issue)
+		line, owned, err := b.liveOwns(ctx, issue, cmd.Verb)
 		if err != nil {
 			return out, err
 		}

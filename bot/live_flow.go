@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 
 	"github.com/codex-studio/studio-action/bot/codex"
@@ -189,7 +188,7 @@ func (b *eventBot) liveVerb(ctx context.Context, verb string, issue int) (bool, 
 // liveOwns answers a steer whose task has a live run watching its comments: that run delivers
 // it, so the steer's own job ends at once instead of queueing behind the task's lock. A live
 // section left by a run that died is not enough: the run must still hold the lock.
-func (b *eventBot) liveOwns(ctx context.Context, issue int) (string, bool, error) {
+func (b *eventBot) liveOwns(ctx context.Context, issue int, verb string) (string, bool, error) {
 	comments, err := b.gh.Comments(ctx, issue)
 	if err != nil {
 		return "", false, err
@@ -221,5 +220,5 @@ func (b *eventBot) liveOwns(ctx context.Context, issue int) (string, bool, error
 	if !readable || holder.Run != runID || heldBy != attempt || holder.Expired(b.cfg.Now()) {
 		return "", false, nil
 	}
-	return strings.TrimSpace(texts.SteerLiveOwned(issue, texts.RunHolder(holder))), true, nil
+	return texts.LiveOwned(issue, texts.RunHolder(holder), b.cfg.TriggerPhrase, verb), true, nil
 }

@@ -120,9 +120,10 @@ func SteerDeliveredEntry(at time.Time, login string) string {
 	return fmt.Sprintf("%s: steer from @%s delivered to the running agent", at.UTC().Format("2006-01-02T15:04:05Z"), login)
 }
 
-// SteerLiveOwned is the log line of a steer job that found a live run watching the task.
-func SteerLiveOwned(issue int, run string) string {
-	return fmt.Sprintf("#%d has a live run (%s) watching its comments: it delivers this steer to the running agent", issue, run)
+// LiveOwned is the log line of a command's own event that found a live run watching the task:
+// the run carries the command (steer, stop, pause) out itself.
+func LiveOwned(issue int, run, trigger, verb string) string {
+	return fmt.Sprintf("#%d has a live run (%s) watching its comments: it carries out this `%s %s` itself", issue, run, trigger, verb)
 }
 
 // SteerKeptSummary is the status of a task whose steer waits for its next run.
