@@ -24,12 +24,12 @@ func TestLiveRunShowsTheCommandAndTakesASteerWithTheRealCLI(t *testing.T) {
 	const steerText = "keep the old gravity constant"
 	model, err := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{
 		// Codex hands a command back to the model after 10 s, and the live section is edited at
-		// most every 10 s: the agent works in 9 s commands, so one is running whenever the section
-		// shows it and when the steer arrives.
-		fakemodel.Reply(fakemodel.Exec("c1", "sleep 9")),
-		fakemodel.Reply(fakemodel.Exec("c2", "sleep 9; printf 'speed = 2\\n' > src/player/jump.gd")),
-		fakemodel.Reply(fakemodel.Exec("c3", "sleep 9")),
-		fakemodel.Reply(fakemodel.Exec("c4", "sleep 9")),
+		// most every 10 s: the agent works in 7 s commands (room for a loaded machine), so one
+		// is running most of the time the section shows and the steer arrives.
+		fakemodel.Reply(fakemodel.Exec("c1", "sleep 7")),
+		fakemodel.Reply(fakemodel.Exec("c2", "sleep 7; printf 'speed = 2\\n' > src/player/jump.gd")),
+		fakemodel.Reply(fakemodel.Exec("c3", "sleep 7")),
+		fakemodel.Reply(fakemodel.Exec("c4", "sleep 7")),
 		fakemodel.Reply(fakemodel.Exec("c5", "printf '# gravity kept\\n' >> src/player/jump.gd")),
 		fakemodel.Reply(fakemodel.Message("DONE: src/player/jump.gd")),
 		fakemodel.Reply(fakemodel.Message(fakecodex.PassingReview)),
@@ -54,7 +54,7 @@ func TestLiveRunShowsTheCommandAndTakesASteerWithTheRealCLI(t *testing.T) {
 	}
 	deadline := time.Now().Add(2 * time.Minute)
 	// Confined, Codex runs commands with the sandbox's /bin/sh.
-	for !strings.Contains(statusBody(), "sh -lc 'sleep 9") {
+	for !strings.Contains(statusBody(), "sh -lc 'sleep 7") {
 		select {
 		case res := <-done:
 			t.Fatalf("the run ended before its command showed live: exit %d\n%s\n%s", res.code, statusBody(), res.stdout)
@@ -146,10 +146,10 @@ func TestLiveRunStopsWithTheRealCLI(t *testing.T) {
 	t.Parallel()
 	bin := codextest.Bin(t)
 	model, err := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{
-		fakemodel.Reply(fakemodel.Exec("c1", "printf 'speed = 2\\n' > src/player/jump.gd; sleep 9")),
-		fakemodel.Reply(fakemodel.Exec("c2", "sleep 9")),
-		fakemodel.Reply(fakemodel.Exec("c3", "sleep 9")),
-		fakemodel.Reply(fakemodel.Exec("c4", "sleep 9")),
+		fakemodel.Reply(fakemodel.Exec("c1", "printf 'speed = 2\\n' > src/player/jump.gd; sleep 7")),
+		fakemodel.Reply(fakemodel.Exec("c2", "sleep 7")),
+		fakemodel.Reply(fakemodel.Exec("c3", "sleep 7")),
+		fakemodel.Reply(fakemodel.Exec("c4", "sleep 7")),
 		fakemodel.Reply(fakemodel.Message("DONE")),
 	}})
 	if err != nil {
@@ -169,7 +169,7 @@ func TestLiveRunStopsWithTheRealCLI(t *testing.T) {
 		return ""
 	}
 	deadline := time.Now().Add(2 * time.Minute)
-	for !strings.Contains(statusBody(), "sh -lc 'sleep 9") && !strings.Contains(statusBody(), "jump.gd; sleep 9") {
+	for !strings.Contains(statusBody(), "sh -lc 'sleep 7") && !strings.Contains(statusBody(), "jump.gd; sleep 7") {
 		if time.Now().After(deadline) {
 			t.Fatalf("the agent's command never showed live:\n%s", statusBody())
 		}
