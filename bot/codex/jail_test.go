@@ -83,7 +83,8 @@ const okEvents = `{"type":"thread.started","thread_id":"t"}
 // link where its last message goes (to a file it must not make the studio read), and answers.
 var attacker = `while [ $# -gt 0 ]; do if [ "$1" = --output-last-message ]; then out=$2; fi; shift; done
 cat >/dev/null
-(setsid sh -c 'exec sleep 300' >/dev/null 2>&1 </dev/null &)
+(setsid sh -c 'echo up > daemon.up; exec sleep 300' >/dev/null 2>&1 </dev/null &)
+i=0; while [ ! -e daemon.up ] && [ $i -lt 250 ]; do sleep 0.02; i=$((i+1)); done
 id -u > whoami
 ln -s "$TARGET" "$out"
 cat <<'EOF'
@@ -119,15 +120,17 @@ func TestCLIConfinedKillsLeftoversAndReadsNoLinks(t *testing.T) {
 				t.Errorf("Codex ran as uid %q, want the agent's %d", who, j.Status().UID)
 			}
 			// The sandbox's init and the uid sweep kill the daemon and count it; with a bare PID
-			// namespace the kernel killed it unseen when Codex exited.
-			if want := 1; countsLeftovers(mode) && res.Leftovers != want {
-				t.Errorf("Leftovers = %d, want %d", res.Leftovers, want)
+			// namespace the kernel killed it unseen when Codex exited. setsid may still be
+			// exiting from its fork when the sweep comes (seen once on a loaded machine): that
+			// is counted too.
+			if countsLeftovers(mode) && (res.Leftovers < 1 || res.Leftovers > 2) {
+				t.Errorf("Leftovers = %d, want the daemon (and at most setsid's exiting parent)", res.Leftovers)
 			}
 			if err := j.CheckNoneLeft(context.Background()); err != nil {
 				t.Errorf("after the call: %v", err)
 			}
 			lines := strings.Join(Execution{Result: res}.Lines("implementation"), "\n")
-			if countsLeftovers(mode) && !strings.Contains(lines, "implementation: killed 1 process the agent left running") {
+			if countsLeftovers(mode) && !strings.Contains(lines, "implementation: "+LeftoversLine(res.Leftovers)) {
 				t.Errorf("lines do not report the leftover:\n%s", lines)
 			}
 			if data, err := os.ReadFile(filepath.Join(runs, "01-implementation", "last-message.txt")); err == nil && strings.Contains(string(data), "secret") {
