@@ -96,20 +96,33 @@ type ThreadOptions struct {
 
 // StartThread starts a fresh thread and keeps its id for the turns that follow.
 func (c *AppServerClient) StartThread(ctx context.Context, o ThreadOptions) (string, error) {
-	params := map[string]any{"cwd": o.Cwd, "sandbox": o.Sandbox, "approvalPolicy": "never", "ephemeral": o.Ephemeral}
+	params := o.params()
+	params["ephemeral"] = o.Ephemeral
+	return c.openThread(ctx, "thread/start", params)
+}
+
+// params are the thread options every thread/start and thread/resume carries: the studio's, never
+// a rollout's.
+func (o ThreadOptions) params() map[string]any {
+	params := map[string]any{"cwd": o.Cwd, "sandbox": o.Sandbox, "approvalPolicy": "never"}
 	if o.Model != "" {
 		params["model"] = o.Model
 	}
+	return params
+}
+
+// openThread calls thread/start or thread/resume and keeps the thread's id for the turns after.
+func (c *AppServerClient) openThread(ctx context.Context, method string, params map[string]any) (string, error) {
 	var res struct {
 		Thread struct {
 			ID string `json:"id"`
 		} `json:"thread"`
 	}
-	if err := c.conn.Call(ctx, "thread/start", params, &res); err != nil {
-		return "", fmt.Errorf("app-server thread/start: %w", err)
+	if err := c.conn.Call(ctx, method, params, &res); err != nil {
+		return "", fmt.Errorf("app-server %s: %w", method, err)
 	}
 	if res.Thread.ID == "" {
-		return "", errors.New("app-server thread/start: no thread id")
+		return "", fmt.Errorf("app-server %s: no thread id", method)
 	}
 	c.mu.Lock()
 	c.threadID = res.Thread.ID
@@ -121,25 +134,13 @@ func (c *AppServerClient) StartThread(ctx context.Context, o ThreadOptions) (str
 // for the turns that follow. The options are the studio's, never the rollout's: the sandbox and
 // the approval policy of the resumed thread are set here, as for a fresh one.
 func (c *AppServerClient) ResumeThread(ctx context.Context, id string, o ThreadOptions) error {
-	params := map[string]any{"threadId": id, "cwd": o.Cwd, "sandbox": o.Sandbox, "approvalPolicy": "never"}
-	if o.Model != "" {
-		params["model"] = o.Model
+	params := o.params()
+	params["threadId"] = id
+	got, err := c.openThread(ctx, "thread/resume", params)
+	if err == nil && got != id {
+		err = fmt.Errorf("app-server thread/resume: resumed thread %q, not %q", got, id)
 	}
-	var res struct {
-		Thread struct {
-			ID string `json:"id"`
-		} `json:"thread"`
-	}
-	if err := c.conn.Call(ctx, "thread/resume", params, &res); err != nil {
-		return fmt.Errorf("app-server thread/resume: %w", err)
-	}
-	if res.Thread.ID != id {
-		return fmt.Errorf("app-server thread/resume: resumed thread %q, not %q", res.Thread.ID, id)
-	}
-	c.mu.Lock()
-	c.threadID = id
-	c.mu.Unlock()
-	return nil
+	return err
 }
 
 // ThreadID is the thread the client started or resumed; "" before.

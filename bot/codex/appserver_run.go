@@ -483,18 +483,8 @@ func (t *turnTracker) add(n Notification) {
 		}
 	case "thread/tokenUsage/updated":
 		// Running totals of the thread, which is the call's own: the last one is the call's usage.
-		var p struct {
-			TokenUsage struct {
-				Total struct {
-					InputTokens       int `json:"inputTokens"`
-					CachedInputTokens int `json:"cachedInputTokens"`
-					OutputTokens      int `json:"outputTokens"`
-				} `json:"total"`
-			} `json:"tokenUsage"`
-		}
-		if json.Unmarshal(n.Params, &p) == nil {
-			u := p.TokenUsage.Total
-			s.Usage = Usage{InputTokens: u.InputTokens, CachedInputTokens: u.CachedInputTokens, OutputTokens: u.OutputTokens}
+		if u, ok := threadUsage(n.Params); ok {
+			s.Usage = u
 		}
 	case "turn/completed":
 		var p struct {
@@ -531,6 +521,24 @@ func (t *turnTracker) add(n Notification) {
 		}
 		t.done()
 	}
+}
+
+// threadUsage reads thread/tokenUsage/updated: the thread's running totals.
+func threadUsage(params json.RawMessage) (Usage, bool) {
+	var p struct {
+		TokenUsage struct {
+			Total struct {
+				InputTokens       int `json:"inputTokens"`
+				CachedInputTokens int `json:"cachedInputTokens"`
+				OutputTokens      int `json:"outputTokens"`
+			} `json:"total"`
+		} `json:"tokenUsage"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return Usage{}, false
+	}
+	u := p.TokenUsage.Total
+	return Usage{InputTokens: u.InputTokens, CachedInputTokens: u.CachedInputTokens, OutputTokens: u.OutputTokens}, true
 }
 
 func (t *turnTracker) summary() EventSummary {

@@ -147,20 +147,11 @@ func (t *ProgressTracker) Add(n Notification) bool {
 			}
 		}
 	case "thread/tokenUsage/updated":
-		var p struct {
-			TokenUsage struct {
-				Total struct {
-					InputTokens       int `json:"inputTokens"`
-					CachedInputTokens int `json:"cachedInputTokens"`
-					OutputTokens      int `json:"outputTokens"`
-				} `json:"total"`
-			} `json:"tokenUsage"`
-		}
-		if json.Unmarshal(n.Params, &p) != nil {
+		u, ok := threadUsage(n.Params)
+		if !ok {
 			return false
 		}
-		u := p.TokenUsage.Total
-		t.p.Usage = Usage{InputTokens: u.InputTokens, CachedInputTokens: u.CachedInputTokens, OutputTokens: u.OutputTokens}
+		t.p.Usage = u
 	default:
 		return false
 	}

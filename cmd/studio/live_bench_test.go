@@ -43,12 +43,7 @@ func BenchmarkSteerLatency(b *testing.B) {
 		done := make(chan result, 1)
 		go func() { done <- w.run("issue_comment", payload, inputs) }()
 
-		statusBody := func() string {
-			if c := w.botComments(n); len(c) > 0 {
-				return c[0].Body
-			}
-			return ""
-		}
+		statusBody := func() string { return w.statusSoFar(n) }
 		// The first progress: the first edit that shows a command, against the first request.
 		deadline := time.Now().Add(2 * time.Minute)
 		for !strings.Contains(statusBody(), "Running: ") && !strings.Contains(statusBody(), "1 command done") {

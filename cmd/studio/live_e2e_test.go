@@ -46,12 +46,7 @@ func TestLiveRunShowsTheCommandAndTakesASteerWithTheRealCLI(t *testing.T) {
 	started := time.Now()
 	go func() { done <- w.run("issue_comment", payload, inputs) }()
 
-	statusBody := func() string {
-		if c := w.botComments(n); len(c) > 0 {
-			return c[0].Body
-		}
-		return ""
-	}
+	statusBody := func() string { return w.statusSoFar(n) }
 	deadline := time.Now().Add(2 * time.Minute)
 	// Confined, Codex runs commands with the sandbox's /bin/sh.
 	for !strings.Contains(statusBody(), "sh -lc 'sleep 7") {
@@ -162,12 +157,7 @@ func TestLiveRunStopsWithTheRealCLI(t *testing.T) {
 	inputs := map[string]string{"INPUT_CODEX-PATH": bin, "INPUT_OPENAI-BASE-URL": model.URL, "INPUT_CODEX-ENGINE": "app-server"}
 	done := make(chan result, 1)
 	go func() { done <- w.run("issue_comment", payload, inputs) }()
-	statusBody := func() string {
-		if c := w.botComments(n); len(c) > 0 {
-			return c[0].Body
-		}
-		return ""
-	}
+	statusBody := func() string { return w.statusSoFar(n) }
 	deadline := time.Now().Add(2 * time.Minute)
 	for !strings.Contains(statusBody(), "sh -lc 'sleep 7") && !strings.Contains(statusBody(), "jump.gd; sleep 7") {
 		if time.Now().After(deadline) {
@@ -195,4 +185,13 @@ func TestLiveRunStopsWithTheRealCLI(t *testing.T) {
 		t.Errorf("%d model requests: the run went on after the stop", n)
 	}
 	mustContain(t, "status comment", statusBody(), "**Stopped** by @octocat", "**stopped**")
+}
+
+// statusSoFar is the issue's status comment, "" before the run wrote one: what a test polls while
+// a live run works.
+func (w *world) statusSoFar(issue int) string {
+	if c := w.botComments(issue); len(c) > 0 {
+		return c[0].Body
+	}
+	return ""
 }
