@@ -247,7 +247,8 @@ func TestVerifyConfined(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(dir, "made-by-verify")); err != nil {
 				t.Errorf("the verification could not write the workspace: %v", err)
 			}
-			if countsLeftovers(mode) && (v.Leftovers != 1 || !strings.Contains(strings.Join(v.Lines(), "\n"), "verification: killed 1 process the agent left running")) {
+			// The daemon, and at most setsid's parent still exiting from its fork (seen under load).
+			if countsLeftovers(mode) && (v.Leftovers < 1 || v.Leftovers > 2 || !strings.Contains(strings.Join(v.Lines(), "\n"), "verification: "+LeftoversLine(v.Leftovers))) {
 				t.Errorf("leftovers = %d, lines %q", v.Leftovers, v.Lines())
 			}
 			if err := j.CheckNoneLeft(context.Background()); err != nil {
