@@ -65,7 +65,7 @@ type eventGitHub interface {
 	reviewPoster
 	repoReader
 	issueReader
-	issueEditor
+	taskgraph.RecipeIssues
 	authorizer
 	reactor
 	taskgraph.TaskIssues
