@@ -63,9 +63,9 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 	}
 	switch {
 	case out.FinalStatus == codex.StatusDone:
-		r.st.Set(status.StepCodex, status.StepDone, texts.ModelDetail(impl.Model, impl.Effort)+passesNote(out))
+		r.st.Set(status.StepCodex, status.StepDone, texts.ModelDetail(impl.Model, impl.Effort)+codex.PassesNote(out))
 	case out.Refusal != nil:
-		r.st.Set(status.StepCodex, status.StepFailed, refusalHeadline(out.Refusal)) // the API's words go in a fence below
+		r.st.Set(status.StepCodex, status.StepFailed, out.Refusal.Headline()) // the API's words go in a fence below
 	default:
 		r.st.Set(status.StepCodex, status.StepFailed, texts.ShownLine(out.Reason, 300)) // the verification's words: as text
 	}
@@ -94,8 +94,8 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 	summary := texts.VerdictSummary(verdict, st.committed, blockers, st.headSHA)
 	if out.Refusal != nil {
 		// The first blocker is the refusal, which the note says with the API's words fenced.
-		summary = texts.VerdictSummary(verdict, st.committed, blockers[1:], st.headSHA) + "\n\n" + refusalNote(out.Refusal, r.cfg.TriggerPhrase+" run")
-		r.out.Failure = refusalFailure(out.Refusal)
+		summary = texts.VerdictSummary(verdict, st.committed, blockers[1:], st.headSHA) + "\n\n" + codex.RefusalNote(out.Refusal, r.cfg.TriggerPhrase+" run")
+		r.out.Failure = codex.RefusalFailure(out.Refusal)
 	}
 	if delegation != nil {
 		if s := strings.TrimSpace(delegation.Summary); s != "" {
@@ -116,10 +116,10 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 		summary += "\n\n" + notes
 	}
 	if len(st.verifyChanged) > 0 {
-		summary += "\n\n" + texts.VerifyChangedNote(dedupe(st.verifyChanged))
+		summary += "\n\n" + texts.VerifyChangedNote(st.verifyChanged)
 	}
 	for _, hit := range out.Limits() {
-		summary += "\n\n" + limitNote(hit)
+		summary += "\n\n" + codex.LimitNote(hit)
 	}
 	summary = r.endSummary(summary, out, verdict, task.Role)
 	r.out.Said = lastSaid(out)
@@ -158,8 +158,8 @@ func (r *run) endSummary(summary string, out codex.Outcome, verdict, role string
 	if tail := texts.LastLines(r.cfg.Redactor.Redact(r.closeLifecycle(out, verdict)), 40); tail != "" {
 		summary += "\n\n" + texts.LifecycleDetails(tail)
 	}
-	summary += leftoversNote(out.Leftovers())
-	summary += outputCutNote(out.OutputCut())
+	summary += codex.LeftoversNote(out.Leftovers())
+	summary += codex.OutputCutNote(out.OutputCut())
 	summary += r.networkNote(out)
 	summary += r.evidenceNote(role)
 	r.st.Summary = summary

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
@@ -116,7 +117,7 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 	}
 	if res.Failed() {
 		r.st.Set(status.StepCodex, status.StepFailed, texts.PlanCodexFailed(res.ExitCode))
-		r.st.Summary = codexFailureSummary(res)
+		r.st.Summary = codex.FailureSummary(res)
 		return r.block(ctx, status.StepCodex, texts.PlanFailed(r.cfg.TriggerPhrase))
 	}
 	r.st.Set(status.StepCodex, status.StepDone, texts.PlanCodexDetail(route.Implementation.Primary.Model, route.Implementation.Primary.Effort, planElig.CodexSandbox))
@@ -160,7 +161,7 @@ func (r *run) plan(ctx context.Context, tc taskContext, diag policy.ApprovalDiag
 	r.out.PullRequest, r.out.PullURL = pr.Number, pr.URL
 	r.st.Set(status.StepPull, status.StepDone, texts.PullDetail(pr.Number, true))
 	r.st.Set(status.StepVerdict, status.StepPending, texts.VerdictDetail("awaiting approval"))
-	r.st.Summary = texts.AwaitingSummary(pr.Number, marker.RequestedBy, cfg.StudioMode, policy.RenderDryRun(blocked, diag)) + leftoversNote(exe.Leftovers())
+	r.st.Summary = texts.AwaitingSummary(pr.Number, marker.RequestedBy, cfg.StudioMode, policy.RenderDryRun(blocked, diag)) + codex.LeftoversNote(exe.Leftovers())
 	r.out.Status, r.out.Said = statusAwaitingApproval, res.FinalMessage
 	r.out.Summary = r.st.Summary
 	// The plan commit is the new head: studio/gate is recomputed for it, beside the label and the

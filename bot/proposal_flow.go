@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/proposal"
 	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
@@ -83,7 +84,7 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 		return r.endRefused(ctx, ref, r.cfg.TriggerPhrase+" run", false)
 	}
 	if res.Failed() {
-		r.st.Summary = codexFailureSummary(res)
+		r.st.Summary = codex.FailureSummary(res)
 		return r.block(ctx, status.StepCodex, texts.PlanningFailed(r.cfg.TriggerPhrase))
 	}
 	p, perr := proposal.Parse(res.FinalMessage, proposal.Rules{LabelRole: labelRole, Engine: cfg.Engine, Known: func(id string) bool { _, ok := roles.Lookup(id); return ok }})
@@ -102,7 +103,7 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 	r.st.Set(status.StepCommitted, status.StepSkipped, texts.DetailNoTaskBlockYet)
 	r.st.Set(status.StepPull, status.StepSkipped, texts.DetailNoTaskBlockYet)
 	r.st.Set(status.StepVerdict, status.StepPending, texts.VerdictDetail("awaiting a task block"))
-	r.st.Summary = texts.ProposedSummary(r.cfg.TriggerPhrase, p.Task.Role, p.Task.WriteFiles) + leftoversNote(exe.Leftovers())
+	r.st.Summary = texts.ProposedSummary(r.cfg.TriggerPhrase, p.Task.Role, p.Task.WriteFiles) + codex.LeftoversNote(exe.Leftovers())
 	r.out.Status, r.out.Summary = statusAwaitingApproval, r.st.Summary
 	if err := r.setStatusLabel(ctx, statusAwaitingApproval); err != nil {
 		return err

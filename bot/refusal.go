@@ -28,11 +28,11 @@ func (r *run) refused(exe codex.Execution) *codex.APIRefusal {
 // comment once fixed; keepLabel leaves the task's status label alone (a review of a pull request
 // never sets it).
 func (r *run) endRefused(ctx context.Context, ref *codex.APIRefusal, again string, keepLabel bool) error {
-	r.st.Set(status.StepCodex, status.StepFailed, refusalHeadline(ref))
+	r.st.Set(status.StepCodex, status.StepFailed, ref.Headline())
 	r.st.Set(status.StepVerdict, status.StepDone, texts.VerdictDetail(policy.VerdictError))
 	r.st.Verdict = policy.VerdictError
-	r.st.Summary = refusalNote(ref, again)
-	r.out.Status, r.out.Summary, r.out.Failure = policy.VerdictError, r.st.Summary, refusalFailure(ref)
+	r.st.Summary = codex.RefusalNote(ref, again)
+	r.out.Status, r.out.Summary, r.out.Failure = policy.VerdictError, r.st.Summary, codex.RefusalFailure(ref)
 	if !keepLabel {
 		if err := r.setStatusLabel(ctx, policy.StatusForVerdict(policy.VerdictError)); err != nil {
 			return err

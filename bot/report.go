@@ -47,7 +47,7 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 	case out.FinalStatus == codex.StatusDone:
 		r.st.Set(status.StepCodex, status.StepDone, texts.ModelDetail(impl.Model, impl.Effort))
 	case out.Refusal != nil:
-		r.st.Set(status.StepCodex, status.StepFailed, refusalHeadline(out.Refusal)) // the API's words go in a fence below
+		r.st.Set(status.StepCodex, status.StepFailed, out.Refusal.Headline()) // the API's words go in a fence below
 	default:
 		r.st.Set(status.StepCodex, status.StepFailed, texts.ShownLine(out.Reason, 300)) // the verification's words: as text
 	}
@@ -92,8 +92,8 @@ func (r *run) report(ctx context.Context, tc taskContext) error {
 	summary := texts.VerdictSummary(verdict, nil, blockers, "")
 	if out.Refusal != nil {
 		// The first blocker is the refusal, which the note says with the API's words fenced.
-		summary = texts.VerdictSummary(verdict, nil, blockers[1:], "") + "\n\n" + refusalNote(out.Refusal, r.cfg.TriggerPhrase+" run")
-		r.out.Failure = refusalFailure(out.Refusal)
+		summary = texts.VerdictSummary(verdict, nil, blockers[1:], "") + "\n\n" + codex.RefusalNote(out.Refusal, r.cfg.TriggerPhrase+" run")
+		r.out.Failure = codex.RefusalFailure(out.Refusal)
 	}
 	if link != "" {
 		summary += "\n\n" + texts.ReportPosted(task.Role, link, reportFile)

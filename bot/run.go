@@ -265,22 +265,3 @@ func (r *run) triggerLabel() string {
 	}
 	return ""
 }
-
-func dedupe(xs []string) []string {
-	var out []string
-	for _, x := range xs {
-		if !contains(out, x) {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/codex-studio/studio-action/policy/routing"
@@ -232,9 +233,11 @@ func (r *run) revertVerification(ctx context.Context, st *implState) error {
 	paths := make([]string, len(changes))
 	for i, c := range changes {
 		paths[i] = c.Path
+		if !slices.Contains(st.verifyChanged, c.Path) { // each path once, over every pass
+			st.verifyChanged = append(st.verifyChanged, c.Path)
+		}
 	}
 	r.cfg.logf("verification changed %s; reverted so the review reads the committed tree", texts.NameRun(paths))
-	st.verifyChanged = append(st.verifyChanged, paths...)
 	return err
 }
 
@@ -304,7 +307,7 @@ func (r *run) commitPass(ctx context.Context, st *implState, pass int) error {
 	st.commits = append(st.commits, hub.PullCommit{SHA: pushed, Message: msg})
 	r.ev.gh.KnowOwnCommit(pushed)
 	for _, p := range inScope {
-		if !contains(st.committed, p) {
+		if !slices.Contains(st.committed, p) {
 			st.committed = append(st.committed, p)
 		}
 	}
@@ -372,9 +375,9 @@ func (b *eventBot) publishReview(ctx context.Context, number int, sha string, fi
 	passed := !rev.Failed()
 	var inline, body []codex.Blocker
 	if rev.Verdict != nil {
-		inline, body = rev.Verdict.SplitBlockers(func(file string, line int) bool { return line > 0 && contains(files, file) })
+		inline, body = rev.Verdict.SplitBlockers(func(file string, line int) bool { return line > 0 && slices.Contains(files, file) })
 	}
-	text := red.Redact(reviewBody(rev, passed, body))
+	text := red.Redact(codex.ReviewBody(rev, passed, body))
 	// A comment review, whatever the verdict: the bot opened every studio pull request, and GitHub
 	// refuses REQUEST_CHANGES from a pull request's own author. The verdict that gates is the
 	// check run below.
@@ -387,7 +390,7 @@ func (b *eventBot) publishReview(ctx context.Context, number int, sha string, fi
 	attempts := []hub.NewReview{review}
 	if len(inline) > 0 {
 		all := append(append([]codex.Blocker(nil), inline...), body...)
-		attempts = append(attempts, hub.NewReview{CommitID: sha, Event: "COMMENT", Body: red.Redact(reviewBody(rev, passed, all))})
+		attempts = append(attempts, hub.NewReview{CommitID: sha, Event: "COMMENT", Body: red.Redact(codex.ReviewBody(rev, passed, all))})
 	}
 	var err error
 	for i, a := range attempts {

@@ -30,7 +30,7 @@ func TestRefusalTextsMatchTheirGoldenFiles(t *testing.T) {
 			name += "-hostile"
 		}
 		t.Run(name, func(t *testing.T) {
-			checkGolden(t, "texts/"+name+".md", refusalNote(&ref, "/studio run")+"\n\n---\nstep annotation: "+refusalFailure(&ref)+"\n")
+			checkGolden(t, "texts/"+name+".md", codex.RefusalNote(&ref, "/studio run")+"\n\n---\nstep annotation: "+codex.RefusalFailure(&ref)+"\n")
 		})
 	}
 }

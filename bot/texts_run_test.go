@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/jail"
 	"github.com/codex-studio/studio-action/bot/proposal"
 	"github.com/codex-studio/studio-action/bot/texts"
@@ -19,8 +20,8 @@ func TestRunTextsMatchTheirGoldenFiles(t *testing.T) {
 		{"blocked-after-summary", texts.WithNote("The review found one blocker.", texts.BlockedNote("the verification failed; fix it and run `/studio run` again."))},
 		{"blocked", texts.WithNote("", texts.BlockedNote("the task block cannot be used: "+bad.Error()))},
 		{"refused", texts.RefusedNote(`the project is "frozen"`)},
-		{"limit-memory", limitNote(jail.LimitHit{Resource: jail.LimitMemory, Value: 256 << 20})},
-		{"limit-processes", limitNote(jail.LimitHit{Resource: jail.LimitProcesses, Value: 4096})},
+		{"limit-memory", codex.LimitNote(jail.LimitHit{Resource: jail.LimitMemory, Value: 256 << 20})},
+		{"limit-processes", codex.LimitNote(jail.LimitHit{Resource: jail.LimitProcesses, Value: 4096})},
 		{"status-skipped", texts.StatusNote("skipped", "its dependency #4 was cancelled")},
 		{"studio-failed", texts.FailedNote("GitHub refused the request (403): resource not accessible by integration", "Run `/studio run` again once the cause is fixed.")},
 		{"cancelled", texts.CancelledNote("The in-scope work was pushed to `studio/task-7`.")},

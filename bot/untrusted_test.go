@@ -43,9 +43,9 @@ func renderedUntrusted(text, name string) map[string]string {
 	blockers := []codex.Blocker{{File: name, Line: 3, Message: text}, {Message: text}}
 	return map[string]string{
 		"verdict":          texts.VerdictSummary("blocked", []string{name, "src/a.gd"}, []string{text, policy.ShowName(name) + " (added): outside writeFiles; not committed"}, "0123456789abcdef"),
-		"review":           reviewBody(rev, false, blockers),
-		"review-malformed": reviewBody(codex.ReviewOutcome{Malformed: text}, false, nil),
-		"codex-failure":    codexFailureSummary(codex.Result{ExitCode: 1, Stderr: text}),
+		"review":           codex.ReviewBody(rev, false, blockers),
+		"review-malformed": codex.ReviewBody(codex.ReviewOutcome{Malformed: text}, false, nil),
+		"codex-failure":    codex.FailureSummary(codex.Result{ExitCode: 1, Stderr: text}),
 		"modes":            texts.ModeNotes(map[string]string{name: "100644 → 100755"}),
 		"lifecycle":        texts.LifecycleDetails(text),
 		"names":            texts.NameList([]string{name}) + "\n\n" + texts.NameRun([]string{name, name}),

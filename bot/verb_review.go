@@ -91,7 +91,7 @@ func (r *run) reviewPull(ctx context.Context, pr hub.PullRequest) error {
 	} else {
 		r.st.Set(status.StepCodex, status.StepDone, texts.ReviewResultDetail(head, true))
 	}
-	r.st.Summary = r.cfg.Redactor.Redact(reviewBody(rev, !rev.Failed(), reviewBlockers(rev))) + leftoversNote(exe.Leftovers())
+	r.st.Summary = r.cfg.Redactor.Redact(codex.ReviewBody(rev, !rev.Failed(), reviewBlockers(rev))) + codex.LeftoversNote(exe.Leftovers())
 	// The status label is the run's verdict (an out-of-scope path, a failed lifecycle),
 	// which a passing review of the head does not clear: the review's own result lives in the
 	// studio/review check run and the gate. So the label is left as it is.

@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -51,7 +52,7 @@ func parseTaskOptions(args []string) (any, error) {
 		}
 		name, value, inline := strings.Cut(a, "=")
 		name = strings.ToLower(name)
-		if !contains(taskFlags, name) {
+		if !slices.Contains(taskFlags, name) {
 			return nil, &unexpectedArgError{arg: a}
 		}
 		if !inline {

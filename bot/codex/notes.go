@@ -1,47 +1,51 @@
-package bot
+package codex
 
 import (
 	"errors"
 	"fmt"
 	"strings"
 
-	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/jail"
 	"github.com/codex-studio/studio-action/bot/texts"
 )
 
-// outputCutNote tells the reader that Codex printed more than the evidence keeps (a flood of its
+// What a call's result says to people: the notes the status comment, the job summary and the
+// pull request carry about a cut output, leftovers, a failure, a review, a refusal or a limit.
+
+// OutputCutNote tells the reader that Codex printed more than the evidence keeps (a flood of its
 // output, the agent's doing or a runaway command's), and where what was kept is.
-func outputCutNote(c codex.OutputCut) string {
+func OutputCutNote(c OutputCut) string {
 	if !c.Any() {
 		return ""
 	}
 	return "\n\n**Output cut:** " + c.String() + "; the run's `events.jsonl` says which call."
 }
 
-// leftoversNote tells the reader that the agent left processes running after its calls (the
+// LeftoversNote tells the reader that the agent left processes running after its calls (the
 // studio killed them): harmless once killed, but a sign of an agent trying to outlive its call.
-func leftoversNote(n int) string {
+func LeftoversNote(n int) string {
 	if n == 0 {
 		return ""
 	}
-	return "\n\n**Leftovers:** " + codex.LeftoversLine(n) + " after its calls ended; the studio killed them before using any credential."
+	return "\n\n**Leftovers:** " + LeftoversLine(n) + " after its calls ended; the studio killed them before using any credential."
 }
 
-func passesNote(out codex.Outcome) string {
+// PassesNote counts the fix passes a step took, for its line (", 2 fix passes").
+func PassesNote(out Outcome) string {
 	if n := len(out.FixPasses); n > 0 {
 		return fmt.Sprintf(", %d fix %s", n, texts.Plural(n, "pass", "passes"))
 	}
 	return ""
 }
 
-func codexFailureLine(res codex.Result) string {
+// FailureLine is why a call failed, in one line that says how to go on where there is a way.
+func FailureLine(res Result) string {
 	switch {
 	case res.TimedOut:
 		return "Codex timed out; the work it finished inside writeFiles is kept on the branch"
-	case errors.As(res.Err, new(*codex.BudgetError)):
+	case errors.As(res.Err, new(*BudgetError)):
 		return res.Err.Error() // budget reached: the words say how to continue
-	case errors.As(res.Err, new(*codex.LimitError)):
+	case errors.As(res.Err, new(*LimitError)):
 		s := res.Err.Error() // a per-call limit: the words say which and how to raise it
 		return strings.ToUpper(s[:1]) + s[1:]
 	case res.Err != nil:
@@ -50,15 +54,18 @@ func codexFailureLine(res codex.Result) string {
 	return fmt.Sprintf("Codex exited with status %d", res.ExitCode)
 }
 
-func codexFailureSummary(res codex.Result) string {
-	s := codexFailureLine(res)
+// FailureSummary is FailureLine with the tail of Codex's stderr, quoted as untrusted text.
+func FailureSummary(res Result) string {
+	s := FailureLine(res)
 	if tail := texts.LastLines(res.Stderr, 20); tail != "" {
 		s += "\n\n" + texts.DetailsBlock("Codex stderr (tail)", texts.UntrustedBlock(tail))
 	}
 	return s
 }
 
-func reviewBody(rev codex.ReviewOutcome, passed bool, blockers []codex.Blocker) string {
+// ReviewBody is the review the studio posts on the pull request: passed or changes requested,
+// then the reviewer's own words quoted as text.
+func ReviewBody(rev ReviewOutcome, passed bool, blockers []Blocker) string {
 	var b strings.Builder
 	if passed {
 		b.WriteString("### Studio review: passed\n")
@@ -94,60 +101,56 @@ func reviewBody(rev codex.ReviewOutcome, passed bool, blockers []codex.Blocker) 
 	return b.String()
 }
 
-// refusalHeadline names what the model API did, for the checklist: no API text, only the kind
-// and the status.
-func refusalHeadline(ref *codex.APIRefusal) string { return ref.Headline() }
-
-// refusalHint says what to change after a refusal, naming the action's inputs (and, for the
+// RefusalHint says what to change after a refusal, naming the action's inputs (and, for the
 // local CLI, the variables standing in for them).
-func refusalHint(ref *codex.APIRefusal) string {
+func RefusalHint(ref *APIRefusal) string {
 	const secret = "the `OPENAI_API_KEY` repository secret the workflow passes as the `openai-api-key` input (locally: the `OPENAI_API_KEY` variable)"
 	const baseURL = "the `openai-base-url` input (empty means the OpenAI API; locally: the `OPENAI_BASE_URL` variable)"
 	switch ref.Kind {
-	case codex.RefusedKey:
+	case RefusedKey:
 		if ref.Status == 403 {
 			return "the key may not make this request (a restricted key, or a project without access to the Responses API or to this region): give its project that access, or put another key in " + secret + "."
 		}
 		return "the API does not accept the key: put a valid key in " + secret + "."
-	case codex.RefusedModel:
+	case RefusedModel:
 		model := "the model"
 		if ref.Model != "" {
 			model = "the model " + texts.CodeSpan(ref.Model)
 		}
 		return model + " is not available to this key: set the `model` input to a model the account can use (or the role's `model` in `.codex/agents/<role>.toml`, or the `model-tier` input), or use a key whose project has access to it."
-	case codex.RefusedEndpoint:
+	case RefusedEndpoint:
 		return "the endpoint answered 404 for the Responses API: check " + baseURL + "; a custom endpoint needs its versioned base (such as `https://host/v1`), to which `/responses` is added."
-	case codex.RefusedQuota:
+	case RefusedQuota:
 		return "the account behind the key has no quota left: add credit or raise the limit in its billing settings, or put another project's key in " + secret + "."
-	case codex.RefusedRateLimit:
+	case RefusedRateLimit:
 		return "the API kept answering 429 (too many requests) after Codex's retries: wait a minute and run again; if it keeps happening, raise the project's rate limits or run fewer tasks at once."
-	case codex.RefusedUnreachable:
+	case RefusedUnreachable:
 		return "the model API could not be reached, or stopped answering: check " + baseURL + " and that the runner can reach that host (a firewall, a proxy, an outage)."
 	}
 	return "the model API failed on its side after Codex's retries: nothing in the workflow needs to change; run again later, and if it persists check the provider's status or " + baseURL + "."
 }
 
-// refusalNote is the status comment's and the job summary's account of a refusal: what happened,
+// RefusalNote is the status comment's and the job summary's account of a refusal: what happened,
 // the API's words quoted as untrusted text (redacted before they get here), what to change.
 // again is the command to comment once it is fixed ("/studio run").
-func refusalNote(ref *codex.APIRefusal, again string) string {
-	head := refusalHeadline(ref)
+func RefusalNote(ref *APIRefusal, again string) string {
+	head := ref.Headline()
 	words := "The API's answer as Codex reported it"
-	if ref.Kind == codex.RefusedUnreachable {
+	if ref.Kind == RefusedUnreachable {
 		words = "What Codex reported"
 	}
 	return fmt.Sprintf("**%s**, so the run stopped there: no fix pass or review was spent on a call that would meet the same answer. %s, quoted as untrusted text:\n\n%s\n\n**What to change:** %s Then comment `%s` again.",
-		strings.ToUpper(head[:1])+head[1:], words, texts.Fenced(ref.Message, "text"), refusalHint(ref), again)
+		strings.ToUpper(head[:1])+head[1:], words, texts.Fenced(ref.Message, "text"), RefusalHint(ref), again)
 }
 
-// refusalFailure is the one line the step's error annotation carries.
-func refusalFailure(ref *codex.APIRefusal) string {
-	return texts.OneLine(ref.Error(), 600) + " — what to change: " + refusalHint(ref)
+// RefusalFailure is the one line the step's error annotation carries.
+func RefusalFailure(ref *APIRefusal) string {
+	return texts.OneLine(ref.Error(), 600) + " — what to change: " + RefusalHint(ref)
 }
 
-// limitNote says a call of the run reached a per-call limit: which, its value, and the input that
+// LimitNote says a call of the run reached a per-call limit: which, its value, and the input that
 // raises it.
-func limitNote(h jail.LimitHit) string {
+func LimitNote(h jail.LimitHit) string {
 	what := "was killed at its memory limit"
 	if h.Resource == jail.LimitProcesses {
 		what = "could start no more processes at its process limit"
