@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"errors"
 
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/ledger"
@@ -31,16 +30,8 @@ type eventSpend struct {
 	budget     *codex.Budget
 	role       string
 	capWarning string // the repository is at 80% of a cap (spend.CapWarning)
-	hold       string // the id of the run's hold on the caps (ledger.Reserve), "" for none
-	// early is the ledger append started once the run's Codex calls ended (startLedger), so it
-	// runs beside the end-of-run writes; Handle waits for it (recordSpend).
-	early *earlyAppend
-}
-
-// earlyAppend is an append under way and the spend it records.
-type earlyAppend struct {
-	done  chan struct{}
-	spent spend.Spent
+	// ledger is the run's hold on the caps and its entries (nil until a ledger is known).
+	ledger *ledger.Account
 }
 
 // newEventSpend takes the runtime's budget (the one its proxy holds) or makes the run its own.
@@ -99,7 +90,7 @@ func (r *run) spendPreflight(ctx context.Context, cfg policy.StudioConfig, base 
 		return false, nil // no Git data API (a local run): there is no ledger to cap
 	}
 	r.ev.budget() // makes r.spend
-	if r.ev.spend.hold != "" {
+	if acct := r.ev.account(); acct == nil || acct.Hold != "" {
 		return false, nil // this event's run already passed the check and holds its share
 	}
 	// The check and the run's hold are one swap on the ledger (spend_hold.go).
@@ -111,7 +102,7 @@ func (r *run) spendPreflight(ctx context.Context, cfg policy.StudioConfig, base 
 	if refusal != nil {
 		return true, r.refuse(ctx, refusal.Error()+".")
 	}
-	r.ev.spend.hold = hold.ID
+	r.ev.account().Hold = hold.ID
 	r.ev.spend.capWarning = spend.CapWarning(caps, day, month)
 	// What the run holds is its in-flight cap at the proxy; near its end the run asks for more.
 	r.ev.budget().HoldCaps(hold.USD, func(float64) (float64, error) {
@@ -138,95 +129,59 @@ func (r *run) spendLines() string {
 	return s
 }
 
+// account is the event's place in the ledger; nil with no Git data API (a local run).
+func (b *eventBot) account() *ledger.Account {
+	refs, ok := b.cfg.Locks.(ledger.Refs)
+	if !ok || refs == nil || b.spend == nil {
+		return nil
+	}
+	if b.spend.ledger == nil {
+		b.spend.ledger = &ledger.Account{Refs: refs, Run: b.cfg.RunID, Now: b.cfg.Now, Logf: b.cfg.logf}
+	}
+	return b.spend.ledger
+}
+
 // startLedger starts the event's ledger append as soon as its Codex calls are over (the
 // implementation's lifecycle ended), beside the pull request, the label, the gate, the status
 // comment and the lock's release, instead of after them: three REST calls off the run's critical
 // path. Handle still waits for it before the outcome is reported (recordSpend), so a finished run
 // has its entry; a run killed before that may lose it, as it could before.
 func (b *eventBot) startLedger(ctx context.Context, tr Trigger, out *Outcome) {
-	if b.spend == nil || b.spend.early != nil {
+	acct := b.account()
+	if acct == nil {
 		return
 	}
 	spent := b.spend.budget.Spent()
 	if out.Usage.Calls == 0 && spent.Tokens.Total() == 0 {
 		return // recordSpend releases the hold
 	}
-	refs, ok := b.cfg.Locks.(ledger.Refs)
-	if !ok || refs == nil {
-		return
-	}
-	e := b.ledgerEntry(tr, spent, b.spend.hold)
-	a := &earlyAppend{done: make(chan struct{}), spent: spent}
-	b.spend.early = a
-	go func() {
-		defer close(a.done)
-		b.appendEntry(ctx, refs, e)
-	}()
+	acct.AppendEarly(ctx, spent, b.ledgerEntry(tr))
 }
 
-// ledgerEntry is the entry for spent, as of now; hold is the cap hold it closes ("" for none).
-func (b *eventBot) ledgerEntry(tr Trigger, spent spend.Spent, hold string) spend.Entry {
-	bill := spent.Bill
-	e := spend.Entry{Run: b.cfg.RunID, At: b.cfg.Now().UTC(), Role: b.spend.role, Issue: tr.Issue, Tokens: spent.Tokens, Cost: bill.Total(), Hold: hold}
-	if e.Cost == nil {
-		e.PricedUSD = spend.Round(bill.USD)
-	}
-	e.Models = b.spend.budget.Models()
-	return e
-}
-
-// appendEntry appends e; a failure to record is a warning, never a failed run.
-func (b *eventBot) appendEntry(ctx context.Context, refs ledger.Refs, e spend.Entry) {
-	if _, err := ledger.Append(context.WithoutCancel(ctx), refs, e); err != nil && !errors.Is(err, context.Canceled) {
-		b.cfg.logf("::warning::could not record this run's spend in the ledger: %v", err)
+// ledgerEntry makes the event's entry for what it spent; hold is the cap hold it closes ("" for
+// none).
+func (b *eventBot) ledgerEntry(tr Trigger) func(spend.Spent, string) spend.Entry {
+	return func(spent spend.Spent, hold string) spend.Entry {
+		bill := spent.Bill
+		e := spend.Entry{Run: b.cfg.RunID, At: b.cfg.Now().UTC(), Role: b.spend.role, Issue: tr.Issue, Tokens: spent.Tokens, Cost: bill.Total(), Hold: hold}
+		if e.Cost == nil {
+			e.PricedUSD = spend.Round(bill.USD)
+		}
+		e.Models = b.spend.budget.Models()
+		return e
 	}
 }
 
-// recordSpend appends the event's spend to the ledger when its Codex calls used anything; a
-// failure to record is a warning, never a failed run. The outcome gets the run's bill. An append
-// startLedger began is waited for; should a Codex call have spent more after it began, the
-// remainder is appended as an entry of its own (the month then counts the run twice in its
-// runs, never its money twice or not at all).
+// recordSpend records the event's spend in the ledger (ledger.Account.Close); the outcome gets
+// the run's bill.
 func (b *eventBot) recordSpend(ctx context.Context, tr Trigger, out *Outcome) {
 	if b.spend == nil {
 		return
 	}
 	bill := b.spend.budget.Bill()
-	spent := b.spend.budget.Spent()
 	out.Cost = &bill
-	hold := b.spend.hold
-	if a := b.spend.early; a != nil {
-		<-a.done // its entry closed the hold
-		spent, hold = spentSince(spent, a.spent), ""
-		if spent.Tokens.Total() == 0 && spent.Tokens.CachedInput == 0 && spent.Bill.USD == 0 {
-			return
-		}
-	} else if out.Usage.Calls == 0 && spent.Tokens.Total() == 0 {
-		b.releaseHold(ctx)
-		return
-	}
-	refs, ok := b.cfg.Locks.(ledger.Refs)
-	if !ok || refs == nil {
-		return
-	}
-	b.appendEntry(ctx, refs, b.ledgerEntry(tr, spent, hold))
-}
-
-// spentSince is what now adds to then (an account only grows).
-func spentSince(now, then spend.Spent) spend.Spent {
-	d := now
-	d.Tokens = spend.Tokens{Input: now.Tokens.Input - then.Tokens.Input, CachedInput: now.Tokens.CachedInput - then.Tokens.CachedInput, Output: now.Tokens.Output - then.Tokens.Output}
-	d.Bill.USD = now.Bill.USD - then.Bill.USD
-	return d
-}
-
-// releaseHold closes the hold of a run that spent nothing; failing that, it expires.
-func (b *eventBot) releaseHold(ctx context.Context) {
-	refs, ok := b.cfg.Locks.(ledger.Refs)
-	if b.spend.hold == "" || !ok || refs == nil {
-		return
-	}
-	if err := ledger.Release(context.WithoutCancel(ctx), refs, b.spend.hold, b.cfg.RunID, b.cfg.Now().UTC()); err != nil {
-		b.cfg.logf("::warning::could not release this run's hold on the spend caps (it expires in %s): %v", spend.HoldFor, err)
+	if acct := b.account(); acct != nil {
+		spent := b.spend.budget.Spent()
+		acct.Close(ctx, spent, out.Usage.Calls == 0 && spent.Tokens.Total() == 0, b.ledgerEntry(tr))
 	}
 }
