@@ -2,15 +2,12 @@ package bot
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
 
 	"github.com/codex-studio/studio-action/bot/codex"
-	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/live"
-	"github.com/codex-studio/studio-action/bot/lock"
 	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
@@ -83,18 +80,10 @@ func (r *run) showLive(ctx context.Context, section string) error {
 
 // costSoFar is the run's cost so far, for the live section.
 func (r *run) costSoFar() string {
-	b := r.ev.budget()
-	if b == nil {
-		return ""
+	if b := r.ev.budget(); b != nil {
+		return b.Bill().SoFar()
 	}
-	switch usd := b.Bill().USD; {
-	case usd <= 0:
-		return ""
-	case usd < 0.005:
-		return "under $0.01"
-	default:
-		return fmt.Sprintf("$%.2f", usd)
-	}
+	return ""
 }
 
 // closeLive ends the window once the agent's calls are over: the live section goes, every steer
@@ -201,24 +190,13 @@ func (b *eventBot) liveOwns(ctx context.Context, issue int, verb string) (string
 	if !ok {
 		return "", false, nil
 	}
-	refs := b.locker().Refs
-	if refs == nil {
+	locker := b.locker()
+	if locker.Refs == nil {
 		return "", false, nil
 	}
-	_, msg, err := refs.LockRecord(ctx, lock.Ref(issue))
-	if errors.Is(err, hub.ErrNotFound) {
-		return "", false, nil
-	}
-	if err != nil {
+	holder, held, err := locker.HeldBy(ctx, issue, runID, attempt)
+	if err != nil || !held {
 		return "", false, err
-	}
-	holder, readable := policy.ParseRunLockRecord(msg)
-	heldBy := holder.Attempt
-	if heldBy == "" {
-		heldBy = "1"
-	}
-	if !readable || holder.Run != runID || heldBy != attempt || holder.Expired(b.cfg.Now()) {
-		return "", false, nil
 	}
 	return texts.LiveOwned(issue, texts.RunHolder(holder), b.cfg.TriggerPhrase, verb), true, nil
 }

@@ -126,3 +126,8 @@ func FuzzHelpReply(f *testing.F) {
 		}
 	})
 }
+
+// answersHelp says whether a reply of the bot answers the help comment commentID.
+func answersHelp(body string, commentID int64) bool {
+	return endsWithMarker(body, helpMarker(commentID))
+}

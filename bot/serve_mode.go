@@ -234,13 +234,13 @@ func (b *eventBot) queue(ctx context.Context, task hub.Issue, actor string, comm
 	runID, err := b.dispatchServed(ctx, inputs)
 	if err != nil {
 		r.st.Ended = true
-		r.st.Summary = notDispatchedText(b.cfg.DispatchWorkflow, err)
+		r.st.Summary = texts.NotDispatched(b.cfg.DispatchWorkflow, errors.Is(err, hub.ErrNotFound), hub.Explain(err))
 		r.out.Status = "refused"
 		return *r.out, r.publish(ctx)
 	}
 	r.st.RunURL = b.servedRunURL(runID)
 	r.st.Ended = true // the dispatched run writes from here: this is not a run that died
-	r.st.Summary = "**Queued:** " + b.servedRunLink(runID) + " runs it; this comment follows it."
+	r.st.Summary = texts.Queued(b.servedRunLink(runID))
 	r.out.Status = "queued"
 	return *r.out, r.publish(ctx)
 }
@@ -255,36 +255,21 @@ func (b *eventBot) dispatchServed(ctx context.Context, inputs map[string]any) (i
 }
 
 func (b *eventBot) notDispatched(ctx context.Context, issue int, actor string, err error) (Outcome, error) {
-	if _, cerr := b.gh.CreateComment(ctx, issue, "@"+actor+" "+notDispatchedText(b.cfg.DispatchWorkflow, err)); cerr != nil {
+	if _, cerr := b.gh.CreateComment(ctx, issue, "@"+actor+" "+texts.NotDispatched(b.cfg.DispatchWorkflow, errors.Is(err, hub.ErrNotFound), hub.Explain(err))); cerr != nil {
 		return Outcome{RunID: b.cfg.RunID}, cerr
 	}
 	return Outcome{RunID: b.cfg.RunID, Status: "refused"}, nil
 }
 
-// notDispatchedText says why no run was dispatched; a missing workflow says how to add it.
-func notDispatchedText(workflow string, err error) string {
-	if errors.Is(err, hub.ErrNotFound) {
-		return fmt.Sprintf("**Not dispatched:** this repository has no workflow `.github/workflows/%s` on its default branch, which runs the studio's Codex work. "+
-			"Add it with `studio init` (or copy `examples/workflows/studio.yml`), give it the App's credentials (`app-id`, `app-private-key`), commit it on the default branch, and write the command again.", workflow)
-	}
-	return "**Not dispatched:** " + texts.OneLine(hub.Explain(err), 600)
-}
-
 func (b *eventBot) servedRunURL(runID int64) string {
-	if runID == 0 || b.cfg.Serve == nil || b.cfg.Serve.ServerURL == "" {
+	if b.cfg.Serve == nil {
 		return ""
 	}
-	return fmt.Sprintf("%s/%s/%s/actions/runs/%d", strings.TrimRight(b.cfg.Serve.ServerURL, "/"), b.cfg.Serve.Owner, b.cfg.Serve.Repo, runID)
+	return texts.RunURL(b.cfg.Serve.ServerURL, b.cfg.Serve.Owner, b.cfg.Serve.Repo, runID)
 }
 
 func (b *eventBot) servedRunLink(runID int64) string {
-	if runID == 0 {
-		return "a run of `" + b.cfg.DispatchWorkflow + "`"
-	}
-	if u := b.servedRunURL(runID); u != "" {
-		return fmt.Sprintf("[workflow run %d](%s)", runID, u)
-	}
-	return fmt.Sprintf("workflow run %d", runID)
+	return texts.DispatchedRun(b.cfg.DispatchWorkflow, runID, b.servedRunURL(runID))
 }
 
 // onServedDispatch is the dispatched run of a served command (workflow_dispatch with the actor

@@ -49,11 +49,6 @@ func noArgs(args []string) (any, error) {
 	return nil, nil
 }
 
-// answersHelp says whether a reply of the bot answers the help comment commentID.
-func answersHelp(body string, commentID int64) bool {
-	return endsWithMarker(body, helpMarker(commentID))
-}
-
 // endsWithMarker says whether a reply ends with marker, which a one-shot answer (help, status)
 // writes last; one anywhere else is in the quoted command (a code span keeps it visible there).
 func endsWithMarker(body, marker string) bool {

@@ -278,3 +278,21 @@ func (l *Locker) Release(ctx context.Context, h *Held) {
 	}
 	l.logf("lock: %s released", h.Ref)
 }
+
+// HeldBy returns the record of the issue's lock when run (its id and attempt) holds it and it has
+// not expired: a live run that still owns the task, not one that died with its lock in place.
+func (l *Locker) HeldBy(ctx context.Context, issue int, run, attempt string) (policy.LockRecord, bool, error) {
+	_, msg, err := l.Refs.LockRecord(ctx, Ref(issue))
+	if errors.Is(err, hub.ErrNotFound) {
+		return policy.LockRecord{}, false, nil
+	}
+	if err != nil {
+		return policy.LockRecord{}, false, err
+	}
+	holder, readable := policy.ParseRunLockRecord(msg)
+	heldBy := holder.Attempt
+	if heldBy == "" {
+		heldBy = "1"
+	}
+	return holder, readable && holder.Run == run && heldBy == attempt && !holder.Expired(l.Now()), nil
+}

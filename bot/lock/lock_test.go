@@ -170,3 +170,31 @@ func TestReleaseLeavesALockAnotherRunTookOver(t *testing.T) {
 		t.Errorf("log = %q, want one warning that the lock was taken over", log)
 	}
 }
+
+// HeldBy tells a live holder from everything else: no lock, another run or attempt, an expired
+// lock of the same run.
+func TestHeldByNamesOnlyTheLiveHolder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	refs, clock := fakerefs.New(), &fakeClock{now: time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)}
+	l := newLocker(refs, clock, "300")
+	if _, held, err := l.HeldBy(ctx, 9, "300", "1"); err != nil || held {
+		t.Fatalf("no lock: held %v, %v", held, err)
+	}
+	if _, err := l.Acquire(ctx, 9, "/studio run by @octocat"); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		run, attempt string
+		want         bool
+	}{{"300", "1", true}, {"301", "1", false}, {"300", "2", false}} {
+		rec, held, err := l.HeldBy(ctx, 9, c.run, c.attempt)
+		if err != nil || held != c.want || (held && rec.Run != "300") {
+			t.Errorf("run %s attempt %s: held %v (%+v, %v), want %v", c.run, c.attempt, held, rec, err, c.want)
+		}
+	}
+	clock.Sleep(ctx, 2*time.Hour) // past the TTL: a dead run's lock
+	if _, held, _ := l.HeldBy(ctx, 9, "300", "1"); held {
+		t.Error("an expired lock still counts as held")
+	}
+}

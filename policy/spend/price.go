@@ -192,6 +192,18 @@ func (b Bill) Line() string {
 	return s
 }
 
+// SoFar is the cost of a run still under way, for its live section: whole cents, "under $0.01",
+// or "" before anything is priced.
+func (b Bill) SoFar() string {
+	switch {
+	case b.USD <= 0:
+		return ""
+	case b.USD < 0.005:
+		return "under $0.01"
+	}
+	return fmt.Sprintf("$%.2f", b.USD)
+}
+
 // Round keeps a cost to a millionth of a dollar, so sums and JSON stay readable.
 func Round(v float64) float64 { return math.Round(v*1e6) / 1e6 }
 

@@ -235,3 +235,11 @@ func TestFairShareDividesWhatTheCapsLeave(t *testing.T) {
 		t.Errorf("extended: %+v", grown)
 	}
 }
+
+func TestBillSoFarForTheLiveSection(t *testing.T) {
+	for usd, want := range map[float64]string{0: "", 0.004: "under $0.01", 0.005: "$0.01", 1.234: "$1.23"} {
+		if got := (Bill{USD: usd}).SoFar(); got != want {
+			t.Errorf("SoFar($%v) = %q, want %q", usd, got, want)
+		}
+	}
+}
