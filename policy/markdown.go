@@ -85,6 +85,10 @@ type mdScanner struct {
 	lists      []int  // content columns of the open list items
 }
 
+// line scans one line of Markdown in the state the lines before it left: a hidden block, a fence,
+// a raw HTML block, a paragraph or a list item, as CommonMark's block rules decide, so hidden text
+// is found where GitHub would hide it. The rules' order is CommonMark's precedence, which is why
+// it is one function.
 func (sc *mdScanner) line(num int, s string) {
 	if sc.blockHide != "" {
 		j := indexFold(s, sc.blockHide)

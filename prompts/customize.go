@@ -122,6 +122,9 @@ var (
 	customPhases      = []string{"plan", "implement", "review", "ship"} // no "fix": fix is derived
 )
 
+// applyDefaultsAndCheck fills the customization's defaults and checks every field, collecting all
+// the mistakes into one error so a user fixes the file in one go. It is one function because its
+// small checkers (req, enum, list) close over the error list every field adds to.
 func (c *Customization) applyDefaultsAndCheck() error {
 	if c.SchemaVersion != 1 {
 		return fmt.Errorf("schemaVersion: must be 1")

@@ -397,130 +397,170 @@ type threadItem struct {
 	} `json:"changes"`
 }
 
+// add folds one notification of the call's thread into the summary, and ends the call when its
+// turn (or, in goal mode, its goal) is over. A notification that does not parse is counted, never
+// fatal: it is the agent's process talking.
 func (t *turnTracker) add(n Notification) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := &t.sum
-	s.Events++
+	t.sum.Events++
+	var ok bool
 	switch n.Method {
 	case "error":
-		var p struct {
-			Error     turnErrorJSON `json:"error"`
-			WillRetry bool          `json:"willRetry"`
-		}
-		if json.Unmarshal(n.Params, &p) != nil {
-			s.Unparsed++
-			return
-		}
-		s.Errors = append(s.Errors, p.Error.Message)
-		if !p.WillRetry {
-			t.lastError = p.Error.structured()
-		}
+		ok = t.addError(n.Params)
 	case "item/completed":
-		var p struct {
-			Item threadItem `json:"item"`
-		}
-		if json.Unmarshal(n.Params, &p) != nil {
-			s.Unparsed++
-			return
-		}
-		it := p.Item
-		switch it.Type {
-		case "agentMessage":
-			s.LastAgentMessage = it.Text
-		case "commandExecution":
-			s.Commands++
-			if it.Status == "failed" || (it.ExitCode != nil && *it.ExitCode != 0) {
-				s.FailedCommands = append(s.FailedCommands, fmt.Sprintf("%s (exit %s)", it.Command, exitText(it.ExitCode)))
-			}
-		case "fileChange":
-			s.FileChanges++
-			switch it.Status {
-			case "completed":
-				s.AppliedChanges++
-			case "failed", "declined":
-				var paths []string
-				for _, c := range it.Changes {
-					paths = append(paths, c.Path)
-				}
-				s.FailedChanges = append(s.FailedChanges, strings.Join(paths, ", "))
-			}
-		}
+		ok = t.addItem(n.Params)
 	case "thread/goal/updated":
-		var p struct {
-			Goal struct {
-				Status      string `json:"status"`
-				TokensUsed  int64  `json:"tokensUsed"`
-				TokenBudget *int64 `json:"tokenBudget"`
-			} `json:"goal"`
-		}
-		if json.Unmarshal(n.Params, &p) != nil {
-			s.Unparsed++
-			return
-		}
-		g := &GoalState{Status: p.Goal.Status, TokensUsed: p.Goal.TokensUsed}
-		if p.Goal.TokenBudget != nil {
-			g.TokenBudget = *p.Goal.TokenBudget
-		}
-		s.Goal = g
-		if t.goal && g.Status != "active" && !t.running && s.Turns > 0 {
-			t.done() // the goal ended after its last turn did
-		}
+		ok = t.addGoal(n.Params)
 	case "turn/started":
-		t.running = true
-		if t.idleTimer != nil {
-			t.idleTimer.Stop()
-		}
-		if t.onTurn != nil {
-			var p struct {
-				Turn struct {
-					ID string `json:"id"`
-				} `json:"turn"`
-			}
-			if json.Unmarshal(n.Params, &p) == nil && p.Turn.ID != "" {
-				t.onTurn(p.Turn.ID)
-			}
-		}
+		ok = t.turnStarted(n.Params)
 	case "thread/tokenUsage/updated":
 		// Running totals of the thread, which is the call's own: the last one is the call's usage.
-		if u, ok := threadUsage(n.Params); ok {
-			s.Usage = u
+		if u, found := threadUsage(n.Params); found {
+			t.sum.Usage = u
 		}
+		ok = true
 	case "turn/completed":
+		ok = t.turnCompleted(n.Params)
+	default:
+		ok = true
+	}
+	if !ok {
+		t.sum.Unparsed++
+	}
+}
+
+// addError records an error notification; one Codex will not retry is the turn's failure.
+func (t *turnTracker) addError(params json.RawMessage) bool {
+	var p struct {
+		Error     turnErrorJSON `json:"error"`
+		WillRetry bool          `json:"willRetry"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return false
+	}
+	t.sum.Errors = append(t.sum.Errors, p.Error.Message)
+	if !p.WillRetry {
+		t.lastError = p.Error.structured()
+	}
+	return true
+}
+
+// addItem counts a finished item: the agent's last message, commands and their failures, file
+// changes and the ones that did not apply.
+func (t *turnTracker) addItem(params json.RawMessage) bool {
+	var p struct {
+		Item threadItem `json:"item"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return false
+	}
+	s, it := &t.sum, p.Item
+	switch it.Type {
+	case "agentMessage":
+		s.LastAgentMessage = it.Text
+	case "commandExecution":
+		s.Commands++
+		if it.Status == "failed" || (it.ExitCode != nil && *it.ExitCode != 0) {
+			s.FailedCommands = append(s.FailedCommands, fmt.Sprintf("%s (exit %s)", it.Command, exitText(it.ExitCode)))
+		}
+	case "fileChange":
+		s.FileChanges++
+		switch it.Status {
+		case "completed":
+			s.AppliedChanges++
+		case "failed", "declined":
+			var paths []string
+			for _, c := range it.Changes {
+				paths = append(paths, c.Path)
+			}
+			s.FailedChanges = append(s.FailedChanges, strings.Join(paths, ", "))
+		}
+	}
+	return true
+}
+
+// addGoal records the thread's goal; in goal mode a goal that ended after its last turn ends the
+// call.
+func (t *turnTracker) addGoal(params json.RawMessage) bool {
+	var p struct {
+		Goal struct {
+			Status      string `json:"status"`
+			TokensUsed  int64  `json:"tokensUsed"`
+			TokenBudget *int64 `json:"tokenBudget"`
+		} `json:"goal"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return false
+	}
+	g := &GoalState{Status: p.Goal.Status, TokensUsed: p.Goal.TokensUsed}
+	if p.Goal.TokenBudget != nil {
+		g.TokenBudget = *p.Goal.TokenBudget
+	}
+	t.sum.Goal = g
+	if t.goal && g.Status != "active" && !t.running && t.sum.Turns > 0 {
+		t.done() // the goal ended after its last turn did
+	}
+	return true
+}
+
+// turnStarted marks a turn running (Codex's own, in goal mode) and hands its id to onTurn, so a
+// steer or an interrupt reaches the turn in flight.
+func (t *turnTracker) turnStarted(params json.RawMessage) bool {
+	t.running = true
+	if t.idleTimer != nil {
+		t.idleTimer.Stop()
+	}
+	if t.onTurn != nil {
 		var p struct {
 			Turn struct {
-				Status string         `json:"status"`
-				Error  *turnErrorJSON `json:"error"`
+				ID string `json:"id"`
 			} `json:"turn"`
 		}
-		if json.Unmarshal(n.Params, &p) != nil {
-			s.Unparsed++
-			return
+		if json.Unmarshal(params, &p) == nil && p.Turn.ID != "" {
+			t.onTurn(p.Turn.ID)
 		}
-		t.status = p.Turn.Status
-		t.running = false
-		s.Turns++
-		switch p.Turn.Status {
-		case "completed":
-			s.TurnCompleted = true
-			if t.goal && (s.Goal == nil || s.Goal.Status == "active") {
-				// Codex goes on with the goal in a turn of its own: the call is not over.
-				t.idleTimer = time.AfterFunc(goalIdle, t.done)
-				return
-			}
-		case "failed":
-			te := t.lastError
-			if p.Turn.Error != nil && p.Turn.Error.Message != "" {
-				te = p.Turn.Error.structured()
-			}
-			s.TurnFailed = "turn failed"
-			if te != nil {
-				s.TurnFailed = te.Message
-				s.TurnError = te
-			}
-		}
-		t.done()
 	}
+	return true
+}
+
+// turnCompleted ends the call with the turn's status, its error the structured one when Codex
+// gave it; in goal mode a completed turn whose goal is still active waits for Codex's next turn.
+func (t *turnTracker) turnCompleted(params json.RawMessage) bool {
+	var p struct {
+		Turn struct {
+			Status string         `json:"status"`
+			Error  *turnErrorJSON `json:"error"`
+		} `json:"turn"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return false
+	}
+	s := &t.sum
+	t.status = p.Turn.Status
+	t.running = false
+	s.Turns++
+	switch p.Turn.Status {
+	case "completed":
+		s.TurnCompleted = true
+		if t.goal && (s.Goal == nil || s.Goal.Status == "active") {
+			// Codex goes on with the goal in a turn of its own: the call is not over.
+			t.idleTimer = time.AfterFunc(goalIdle, t.done)
+			return true
+		}
+	case "failed":
+		te := t.lastError
+		if p.Turn.Error != nil && p.Turn.Error.Message != "" {
+			te = p.Turn.Error.structured()
+		}
+		s.TurnFailed = "turn failed"
+		if te != nil {
+			s.TurnFailed = te.Message
+			s.TurnError = te
+		}
+	}
+	t.done()
+	return true
 }
 
 // threadUsage reads thread/tokenUsage/updated: the thread's running totals.

@@ -315,6 +315,10 @@ func (r *run) lines(ss ...string) {
 	_ = r.l.Evidence.WriteOutput(r.out.Lines) // best effort: the lines also go to OnLine
 }
 
+// execute is the lifecycle itself: the implementation attempt, then fix passes while the review
+// or the verification blocks and no stop, refusal, timeout or budget ends it, each pass a turn of
+// the implementer's thread. It stays one function because each pass's decision reads the one
+// before it (before/last), and split across helpers that pair would travel everywhere.
 func (r *run) execute(ctx context.Context) error {
 	p := r.p
 	maxPasses := min(p.MaxFixPasses, MaxFixPassesCap)

@@ -46,6 +46,9 @@ the gate, on the embedded GitHub emulator with a scripted agent (--real-codex: t
 and OPENAI_API_KEY). It prints what a team would see. Its files are deleted on exit unless --dir
 keeps them.`
 
+// runDemo is `studio demo`: it builds a whole studio on the embedded emulator (a repository, a
+// remote over loopback, a task) and walks one task from comment to gate, printing what a team
+// would see. Its length is the walk's: each step is a line or two the reader follows in order.
 func runDemo(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("studio demo", flag.ContinueOnError)
 	keep := fs.String("dir", "", "keep the demo's files (remote, workspace, evidence) in this directory")

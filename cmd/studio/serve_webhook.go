@@ -103,6 +103,10 @@ type envelope struct {
 	} `json:"repository"`
 }
 
+// ServeHTTP answers one delivery within the second GitHub allows: drain, method, size and
+// signature checks, then a decoded event handed to the bot, each answer counted and logged with
+// its delivery id. The checks stay inline so the order in which a delivery is refused reads top to
+// bottom.
 func (s *webhookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	arrived := time.Now()
 	event := r.Header.Get("X-GitHub-Event")
