@@ -100,7 +100,7 @@ type Repo struct {
 	// known holds blob contents read from the work tree with their ids (the hint's .gitignore
 	// files), so that the scan need not fetch them from the remote.
 	known map[string][]byte
-	// seeded is the commit whose tree seedFromWorkspace wrote as the private index: the checkout
+	// seeded is the commit whose tree the seeding (prepareSeed, applySeed) wrote as the private index: the checkout
 	// of it that follows needs no read-tree.
 	seeded string
 	// seededClean says the seeding found the work tree holding that tree exactly (see

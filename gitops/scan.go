@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"sort"
@@ -544,10 +543,4 @@ func (r *Repo) Discard(ctx context.Context, changes []Change) error {
 		return fmt.Errorf("discard: %w", err)
 	}
 	return nil
-}
-
-func isExit(err error, code int) bool {
-	var ge *GitError
-	var exit *exec.ExitError
-	return errors.As(err, &ge) && errors.As(ge.Err, &exit) && exit.ExitCode() == code
 }

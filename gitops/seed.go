@@ -73,16 +73,6 @@ type seedPlan struct {
 	staged, pack string
 }
 
-// seedFromWorkspace makes the private repository and index hold commit tip of branch from the
-// workspace's .git instead of a fetch (see wsgit.go). It changes nothing when it fails.
-func (r *Repo) seedFromWorkspace(ctx context.Context, branch, tip string) error {
-	p, err := prepareSeed(ctx, r.Dir, tip, r.excludes, "", nil)
-	if err != nil {
-		return err
-	}
-	return r.applySeed(branch, p)
-}
-
 // prepareSeed reads commit tip and its trees from the workspace's .git under root, each verified
 // by its id, and builds the private index from the tree with the workspace index's stat data
 // where its entry has the same blob and mode (hashing what it does not vouch for). With every

@@ -90,18 +90,6 @@ func LoadRoleContract(id string) (RoleContract, error) {
 	return c, nil
 }
 
-// RoleContractSource returns the raw Markdown of a built-in role's contract file.
-func RoleContractSource(id string) (string, error) {
-	if !IsBuiltinRole(id) {
-		return "", fmt.Errorf("%s", UnknownRoleMessage(id))
-	}
-	b, err := roleFiles.ReadFile("roles/" + id + ".md")
-	if err != nil {
-		return "", fmt.Errorf("read role contract %s: %w", id, err)
-	}
-	return string(b), nil
-}
-
 // ParseRoleContract parses a contract file: a "# Title" line, then "## " sections in the fixed
 // order, each holding a paragraph (System Prompt) or "- " bullets (all others). Unknown, missing,
 // repeated or out-of-order sections are errors naming the role and section.

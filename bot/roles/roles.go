@@ -196,14 +196,6 @@ func RunFacts(in FactsInput) prompts.RunFacts {
 	}
 }
 
-// verifyArgv is a verification as the argv prompts show.
-func verifyArgv(v *policy.Verification) []string {
-	if v == nil {
-		return nil
-	}
-	return append([]string{v.Command}, v.Args...)
-}
-
 // IsNotFound says a file the roles read is absent: GitHub's 404 or the disk's.
 func IsNotFound(err error) bool {
 	return errors.Is(err, hub.ErrNotFound) || errors.Is(err, fs.ErrNotExist)
