@@ -115,6 +115,9 @@ func (s *Server) routes() []route {
 	add("DELETE", "/repos/{owner}/{repo}/git/refs/{ref...}", deleteGitRef)
 	add("GET", "/repos/{owner}/{repo}/git/commits/{sha}", getGitCommit)
 	add("POST", "/repos/{owner}/{repo}/git/commits", createGitCommit)
+	add("POST", "/repos/{owner}/{repo}/git/blobs", createGitBlob)
+	add("GET", "/repos/{owner}/{repo}/git/blobs/{sha}", getGitBlob)
+	add("POST", "/repos/{owner}/{repo}/git/trees", createGitTree)
 	add("GET", "/repos/{owner}/{repo}/contents/{path...}", getContents)
 
 	add("POST", "/repos/{owner}/{repo}/actions/workflows/{workflow}/dispatches", createDispatch)
@@ -238,6 +241,13 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) string {
 		}
 		if status == http.StatusNoContent || body == nil {
 			w.WriteHeader(status)
+			return login
+		}
+		if raw, ok := body.(rawBody); ok {
+			// The raw media type (application/vnd.github.raw) answers the bytes themselves.
+			w.Header().Set("Content-Type", "application/vnd.github.raw; charset=utf-8")
+			w.WriteHeader(status)
+			w.Write(raw)
 			return login
 		}
 		if r.Method == http.MethodGet && status == http.StatusOK {
