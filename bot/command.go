@@ -3,6 +3,7 @@ package bot
 import (
 	"context"
 	"fmt"
+	"github.com/codex-studio/studio-action/bot/taskgraph"
 	"sort"
 	"strings"
 
@@ -177,7 +178,7 @@ func parseCommandFields(line string, args []string, phrase string) Command {
 	opts, err := v.parse(args[1:])
 	if err != nil {
 		if ua, ok := err.(*unexpectedArgError); ok {
-			cmd.Err = unexpectedArg(phrase, v, ua.arg)
+			cmd.Err = unexpectedArg(phrase, v, ua.Arg)
 		} else {
 			cmd.Err = &CommandError{Problem: err.Error(), Usage: usageOf(phrase, v)}
 		}
@@ -203,9 +204,7 @@ func didYouMeanVerb(phrase, typed string) string {
 }
 
 // unexpectedArgError is what a verb's parser returns for an argument it does not take.
-type unexpectedArgError struct{ arg string }
-
-func (e *unexpectedArgError) Error() string { return "unexpected " + e.arg }
+type unexpectedArgError = taskgraph.UnexpectedArg
 
 func unexpectedArg(phrase string, v *verb, arg string) error {
 	return &CommandError{Problem: texts.UnexpectedArgText(phrase, v.name, arg), Usage: usageOf(phrase, v)}

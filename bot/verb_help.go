@@ -44,7 +44,7 @@ func helpReply(cmd Command, actor, phrase string, commentID int64) string {
 // noArgs parses a verb that takes no arguments: a stray one is the command's problem.
 func noArgs(args []string) (any, error) {
 	if len(args) > 0 {
-		return nil, &unexpectedArgError{arg: args[0]}
+		return nil, &unexpectedArgError{Arg: args[0]}
 	}
 	return nil, nil
 }

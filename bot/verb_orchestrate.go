@@ -62,7 +62,7 @@ func parseOrchestrateOptions(args []string) (any, error) {
 		default:
 			n, ok := issueRef(a)
 			if !ok {
-				return nil, &unexpectedArgError{arg: a}
+				return nil, &unexpectedArgError{Arg: a}
 			}
 			o.Tasks = append(o.Tasks, n)
 		}
@@ -71,10 +71,7 @@ func parseOrchestrateOptions(args []string) (any, error) {
 }
 
 // issueRef reads `#12` or `12`.
-func issueRef(s string) (int, bool) {
-	n, err := strconv.Atoi(strings.TrimPrefix(s, "#"))
-	return n, err == nil && n > 0 && !strings.HasPrefix(strings.TrimPrefix(s, "#"), "+")
-}
+var issueRef = taskgraph.IssueRef
 
 func init() {
 	register(&verb{

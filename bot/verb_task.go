@@ -3,8 +3,6 @@ package bot
 import (
 	"context"
 	"errors"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/status"
@@ -24,10 +22,6 @@ type TaskOptions struct {
 	Task policy.NewTask
 }
 
-// taskFlags are the flags that take a value; every one of them may be written `--flag value`
-// or `--flag=value`.
-var taskFlags = []string{"--role", "--file", "--write-file", "--depends-on", "--priority", "--verify-command", "--verify-arg"}
-
 func parseTaskOptions(args []string) (any, error) {
 	if len(args) == 0 {
 		return nil, errors.New(texts.TaskNeedsSubcommand)
@@ -35,72 +29,11 @@ func parseTaskOptions(args []string) (any, error) {
 	if !strings.EqualFold(args[0], "create") {
 		return nil, errors.New(texts.NotATaskSubcommand(args[0]))
 	}
-	o := TaskOptions{Sub: "create"}
-	t := &o.Task
-	var title []string
-	var verifyArgs []string
-	verifyCommand, sawVerifyCommand := "", false
-	for i := 1; i < len(args); i++ {
-		a := args[i]
-		if a == "--" { // everything after is the title, dashes and all
-			title = append(title, args[i+1:]...)
-			break
-		}
-		if !strings.HasPrefix(a, "-") {
-			title = append(title, a)
-			continue
-		}
-		name, value, inline := strings.Cut(a, "=")
-		name = strings.ToLower(name)
-		if !slices.Contains(taskFlags, name) {
-			return nil, &unexpectedArgError{arg: a}
-		}
-		if !inline {
-			if i+1 >= len(args) {
-				return nil, errors.New(texts.NeedsValue(name))
-			}
-			i++
-			value = args[i]
-		}
-		switch name {
-		case "--role":
-			if t.Role != "" && t.Role != value {
-				return nil, errors.New(texts.RoleOnce)
-			}
-			t.Role = value
-		case "--file":
-			t.Files = append(t.Files, value)
-		case "--write-file":
-			t.WriteFiles = append(t.WriteFiles, value)
-		case "--depends-on":
-			n, ok := issueRef(value)
-			if !ok {
-				return nil, errors.New(texts.DependsOnNotIssue(value))
-			}
-			t.DependsOn = append(t.DependsOn, n)
-		case "--priority":
-			p, err := strconv.Atoi(value)
-			if err != nil {
-				return nil, errors.New(texts.PriorityNotInt(value))
-			}
-			t.Priority = p
-		case "--verify-command":
-			if sawVerifyCommand {
-				return nil, errors.New(texts.VerifyCommandOnce)
-			}
-			verifyCommand, sawVerifyCommand = value, true
-		case "--verify-arg":
-			verifyArgs = append(verifyArgs, value)
-		}
+	t, err := taskgraph.ParseTaskFlags(args[1:])
+	if err != nil {
+		return nil, err
 	}
-	if len(verifyArgs) > 0 && !sawVerifyCommand {
-		return nil, errors.New(texts.VerifyArgAlone)
-	}
-	if sawVerifyCommand {
-		t.Verify = &policy.Verification{Command: verifyCommand, Args: verifyArgs}
-	}
-	t.Title = strings.Join(title, " ")
-	return o, nil
+	return TaskOptions{Sub: "create", Task: t}, nil
 }
 
 func init() {

@@ -61,7 +61,7 @@ func parseIDAndDryRun(args []string) (id string, dryRun bool, err error) {
 		case id == "" && !strings.HasPrefix(a, "-"):
 			id = a
 		default:
-			return "", false, &unexpectedArgError{arg: a}
+			return "", false, &unexpectedArgError{Arg: a}
 		}
 	}
 	return id, dryRun, nil
