@@ -46,7 +46,7 @@ func (r *run) implement(ctx context.Context, tc taskContext) error {
 		r.out.Branch = branch // it was on the remote before this run; a new one is named once pushed
 	}
 	st := &implState{task: task, elig: elig, branch: branch, base: base, scope: policy.Scope(task.WriteFiles), outOfScope: map[string]policy.ScopeRefusal{}, modes: map[string]string{},
-		needsPullEarly: reviewEnabled(task), goalBudget: rr.goalBudget}
+		needsPullEarly: reviewEnabled(task), goalBudget: rr.goalBudget, thread: threadState{steers: rr.steers}}
 	r.impl = st
 	if err := r.branchWork(ctx, st); err != nil {
 		return err

@@ -128,6 +128,9 @@ func (r *run) closeLive(ctx context.Context, w *live.Window) error {
 type stopRequested struct{ stop live.Stop }
 
 func (e *stopRequested) Error() string {
+	if e.stop.Login == "" {
+		return e.stop.Action + " by the run's time budget"
+	}
 	return fmt.Sprintf("%s by @%s", e.stop.Action, e.stop.Login)
 }
 
@@ -142,11 +145,12 @@ func (r *run) reportStopped(ctx context.Context, s live.Stop) error {
 	if s.Action == policy.ControlPause {
 		verdict, label = "paused", policy.StatusAwaitingApproval
 	}
-	r.st.Set(status.StepCodex, status.StepFailed, texts.DetailStoppedBy(verdict, s.Login))
+	by := texts.StoppedBy(s.Login, r.cfg.MaxRunTime)
+	r.st.Set(status.StepCodex, status.StepFailed, texts.DetailStoppedBy(verdict, by))
 	r.st.Set(status.StepVerdict, status.StepDone, texts.VerdictDetail(verdict))
 	r.st.Verdict = verdict
-	r.st.Summary = texts.WithNote(r.st.Summary, texts.StoppedNote(verdict, s.Login, saved))
-	if !status.ContainsID(r.st.Handled, s.CommentID) {
+	r.st.Summary = texts.WithNote(r.st.Summary, texts.StoppedNote(verdict, by, saved))
+	if s.CommentID != 0 && !status.ContainsID(r.st.Handled, s.CommentID) {
 		r.st.Handled = append(r.st.Handled, s.CommentID)
 	}
 	r.out.Status, r.out.Summary = verdict, r.st.Summary

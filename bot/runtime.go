@@ -71,6 +71,8 @@ type implState struct {
 	// goalBudget, when positive, runs each writing call as a goal with this token budget (a
 	// profile agent's execution_mode "goal", on the app-server engine).
 	goalBudget int64
+	// thread is the agent's kept conversation as this run found and left it (thread_flow.go).
+	thread threadState
 }
 
 // runLifecycle runs implement -> verify -> review -> bounded fix passes (seed §9.3) with the
@@ -100,6 +102,7 @@ func (r *run) runLifecycle(ctx context.Context, st *implState, routes routing.Ro
 	if r.spawn != nil {
 		plan.OutputSchema = policy.DelegationSchema
 	}
+	r.resumeThread(ctx, st, &plan)
 	if st.readOnly {
 		// The report is the deliverable: there is no change to verify, review or fix.
 		plan.MaxFixPasses, plan.Verify = 0, nil
@@ -148,6 +151,8 @@ func (r *run) runLifecycle(ctx context.Context, st *implState, routes routing.Ro
 	// the run itself goes on to keep the work and say so (reportStopped).
 	lctx, stopLifecycle := context.WithCancel(ctx)
 	defer stopLifecycle()
+	budgetSpent, releaseBudget := r.timeBudget(stopLifecycle)
+	defer releaseBudget()
 	if win != nil {
 		win.OnStop = func(live.Stop) { stopLifecycle() }
 		// A steer may come on the task's pull request: an earlier run's, or this run's once open.
@@ -172,6 +177,11 @@ func (r *run) runLifecycle(ctx context.Context, st *implState, routes routing.Ro
 			err = &stopRequested{stop: *s}
 		}
 	}
+	if stop := (*stopRequested)(nil); !errors.As(err, &stop) && budgetSpent() && ctx.Err() == nil {
+		// The run's own time budget: it pauses, as a writer's pause would, before the job is cut.
+		err = &stopRequested{stop: live.Stop{Action: policy.ControlPause, At: r.cfg.Now()}}
+	}
+	r.keepThread(ctx, st, out, lifecycleEnd(ctx, out, err))
 	return out, err
 }
 

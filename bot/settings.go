@@ -56,6 +56,10 @@ type Settings struct {
 	// MaxTokens is the `max-tokens` input: input plus output tokens a run may use, checked before
 	// each Codex call (a call can overshoot it); 0 means no bound.
 	MaxTokens int
+	// MaxRunTime is the `max-minutes` input: the run's own time budget, counted from the event's
+	// start; when it is spent the agent is interrupted, its work pushed, its thread kept and the
+	// task paused, before the job's timeout-minutes cuts it off. 0 means none.
+	MaxRunTime time.Duration
 	// GuidanceDir receives compiled profile guidance, outside the workspace (RUNNER_TEMP).
 	GuidanceDir string
 	// ConstrainedSandbox runs writing phases in Codex's workspace-write sandbox (no network, .git
@@ -193,6 +197,8 @@ type eventBot struct {
 	derived derived
 	// spend is the event's budget and ledger entry (spend_run.go).
 	spend *eventSpend
+	// started is when the event's handling began: max-minutes counts from it.
+	started time.Time
 }
 
 // New returns a Bot with defaults filled in.

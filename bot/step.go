@@ -70,6 +70,8 @@ type rendered struct {
 	// goalBudget is the token budget of each writing call's goal, for a profile agent run as a
 	// goal on the app-server engine; 0: one turn per call.
 	goalBudget int64
+	// steers are the kept steering notes the prompt carries, for a continuing turn's input.
+	steers []string
 }
 
 // render resolves the role's model route and renders its prompts with any compiled guidance.
@@ -96,6 +98,7 @@ func (r *run) render(ctx context.Context, tc taskContext, review, fix bool) (ren
 	// Notes `/studio steer` left are read by this pass, once.
 	if len(r.st.Steer) > 0 {
 		prepared.Prompt += texts.SteeringSection(r.st.Steer)
+		rr.steers = r.st.Steer
 		r.st.History = append(r.st.History, texts.SteeringReadEntry(r.cfg.Now(), len(r.st.Steer)))
 		r.st.Steer = nil
 	}

@@ -16,7 +16,7 @@ import (
 )
 
 // The controls of a delegated child task (issue #14): `/studio steer <text>`, `/studio pause`,
-// `/studio continue`, `/studio stop`, on the child's issue, by writers, and only where the
+// `/studio continue` (verb_continue.go), `/studio stop`, on the child's issue, by writers, and only where the
 // profile's control graph lets the child's parent (the agent that asked for it) use them
 // (policy.DecideControl). Each answers with the child's new state.
 
@@ -24,15 +24,17 @@ import (
 type ControlOptions struct{ Text string }
 
 func init() {
-	for i, c := range []struct{ name, what string }{
-		{policy.ControlSteer, "steers the task's agent: a live run (the app-server engine) delivers the text into its running turn within seconds, otherwise the task's next pass reads it; on a delegated child, only along the profile's control graph"},
-		{policy.ControlPause, "pauses a task's live run: the turn in flight is interrupted, the in-scope work pushed, and the task held (awaiting-approval); on a delegated child, along the profile's control graph, it cancels the child's workflow run (its evidence is kept), gives back its slot and locks, and holds it until `continue`"},
-		{policy.ControlContinue, "resumes a paused child task: it is ready again and its orchestration starts it"},
-		{policy.ControlStop, "stops a task's live run: the turn in flight is interrupted, the in-scope work pushed, and the task marked cancelled with no review or further pass; on a delegated child, along the profile's control graph, it cancels the child's run and the tasks that depend on it are skipped"},
+	for _, c := range []struct {
+		order      int
+		name, what string
+	}{
+		{60, policy.ControlSteer, "steers the task's agent: a live run (the app-server engine) delivers the text into its running turn within seconds, otherwise the task's next pass reads it; on a delegated child, only along the profile's control graph"},
+		{61, policy.ControlPause, "pauses a task's live run: the turn in flight is interrupted, the in-scope work pushed, and the task held (awaiting-approval); on a delegated child, along the profile's control graph, it cancels the child's workflow run (its evidence is kept), gives back its slot and locks, and holds it until `continue`"},
+		{63, policy.ControlStop, "stops a task's live run: the turn in flight is interrupted, the in-scope work pushed, and the task marked cancelled with no review or further pass; on a delegated child, along the profile's control graph, it cancels the child's run and the tasks that depend on it are skipped"},
 	} {
 		name := c.name
 		v := &verb{
-			name: name, order: 60 + i, where: "on a delegated child task, along the profile's control graph",
+			name: name, order: c.order, where: "on a delegated child task, along the profile's control graph",
 			what: c.what, served: always,
 			onIssue: func(ctx context.Context, r *run) error { return r.control(ctx, name) },
 		}

@@ -67,8 +67,8 @@ func (c CLI) runAppServer(ctx context.Context, req Request) Result {
 	_ = os.Remove(filepath.Join(home, "config.toml"))
 	if req.Thread != nil {
 		if err := placeRollout(home, req.Thread); err != nil {
-			res.Err = err
-			return res
+			// A kept thread is content: one that cannot be placed starts a new thread, said.
+			res.ResumeNote, req.Thread = err.Error(), nil
 		}
 	}
 	var schema json.RawMessage
@@ -150,7 +150,7 @@ func (c CLI) runAppServer(ctx context.Context, req Request) Result {
 		case <-setupCtx.Done():
 		}
 	}()
-	setupErr := c.startTurn(setupCtx, client, req, schema)
+	setupErr := c.startTurn(setupCtx, client, req, schema, &res)
 	cancelSetup()
 	canceled := false
 	if setupErr == nil {
@@ -255,7 +255,9 @@ func (c CLI) runAppServer(ctx context.Context, req Request) Result {
 }
 
 // startTurn is the handshake, a fresh thread and the call's turn.
-func (c CLI) startTurn(ctx context.Context, client *AppServerClient, req Request, schema json.RawMessage) error {
+// A kept thread that thread/resume refuses (a rollout that does not parse) is not the call's
+// failure: the call starts a new thread and res.ResumeNote says why.
+func (c CLI) startTurn(ctx context.Context, client *AppServerClient, req Request, schema json.RawMessage, res *Result) error {
 	if err := client.Initialize(ctx); err != nil {
 		return err
 	}
@@ -265,13 +267,21 @@ func (c CLI) startTurn(ctx context.Context, client *AppServerClient, req Request
 	}
 	opts := ThreadOptions{Cwd: req.Workdir, Model: req.Model.Model, Sandbox: sandbox, Ephemeral: !req.KeepThread}
 	if req.Thread != nil {
-		if err := client.ResumeThread(ctx, req.Thread.ID, opts); err != nil {
+		err := client.ResumeThread(ctx, req.Thread.ID, opts)
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
 			return err
+		default:
+			res.ResumeNote, req.Thread = err.Error(), nil
 		}
-	} else if _, err := client.StartThread(ctx, opts); err != nil {
+	}
+	if req.Thread == nil {
 		// Ephemeral unless kept, as the exec engine's --ephemeral: no rollout is left for
 		// another call to read.
-		return err
+		if _, err := client.StartThread(ctx, opts); err != nil {
+			return err
+		}
 	}
 	if req.Goal != nil {
 		if err := client.SetGoal(ctx, *req.Goal); err != nil {

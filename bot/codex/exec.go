@@ -76,6 +76,8 @@ type Result struct {
 	// be kept (ThreadNote says why).
 	Thread     *Thread
 	ThreadNote string
+	// ResumeNote says why the Request's Thread was not resumed (the call started a new one).
+	ResumeNote string
 	// InterruptedIn, with EngineAppServer, is how long the turn took to stop after turn/interrupt
 	// (at its timeout or when the caller canceled); 0 when it was not interrupted or did not stop.
 	InterruptedIn time.Duration

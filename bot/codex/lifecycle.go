@@ -87,6 +87,10 @@ type Plan struct {
 	// Goal, when set, runs every writing call as a goal of the implementer's thread with its
 	// token budget (a profile agent's execution_mode "goal"); nil: each call is one turn.
 	Goal *Goal
+	// Thread, when set, is a thread an earlier run kept (EngineAppServer): the implementation
+	// goes on in it as its next turn, with Prompt as the turn's input. One that cannot be resumed
+	// starts a new thread, and the lines say so (Outcome.ResumeNote).
+	Thread *Thread
 }
 
 // Hooks let the bot act between steps. Every hook is optional.
@@ -138,6 +142,21 @@ type Outcome struct {
 	// at once with FinalStatus "error", and Reason says the same.
 	Refusal *APIRefusal `json:"refusal,omitempty"`
 	Lines   []string    `json:"-"`
+	// Thread is the implementer's thread as its last writing call left it, however the run
+	// ended; nil when it could not be kept (or the engine keeps none).
+	Thread *Thread `json:"-"`
+	// ResumeNote says why Plan.Thread was not resumed ("" when it was, or none was given).
+	ResumeNote string `json:"resumeNote,omitempty"`
+}
+
+// ThreadTurns counts the turns of the implementer's thread this run made: the implementation's
+// and each fix pass's.
+func (o Outcome) ThreadTurns() int {
+	n := o.Implementation.Result.Events.Turns
+	for _, p := range o.FixPasses {
+		n += p.Execution.Result.Events.Turns
+	}
+	return n
 }
 
 // Leftovers counts the processes every Codex call and verification of the run left running
@@ -270,9 +289,10 @@ func (l *Lifecycle) Run(ctx context.Context, p Plan) (Outcome, error) {
 		scratch.Evidence = &Evidence{Dir: tmp, Redactor: l.Redactor}
 		l = &scratch
 	}
-	r := &run{l: l, p: p, out: Outcome{FixPasses: []FixPass{}}, meter: NewMeter(l.Runner, max(p.MaxTokens, 0)).WithBudget(p.Budget)}
+	r := &run{l: l, p: p, out: Outcome{FixPasses: []FixPass{}}, meter: NewMeter(l.Runner, max(p.MaxTokens, 0)).WithBudget(p.Budget), thread: p.Thread}
 	err := r.execute(ctx)
 	r.out.Usage = r.meter.Used()
+	r.out.Thread = r.thread
 	if err != nil {
 		r.out.FinalStatus = StatusBlocked
 		if r.out.Reason == "" {
@@ -507,6 +527,10 @@ func (r *run) codex(ctx context.Context, phase, label, sandbox string, route rou
 		step.Thread, step.KeepThread, step.Goal = r.thread, true, r.p.Goal
 	}
 	exe, dir := RunStep(ctx, step)
+	if onThread && exe.Result.ResumeNote != "" {
+		r.out.ResumeNote = exe.Result.ResumeNote
+		r.line(fmt.Sprintf("%s: the kept thread could not be resumed (%s); a new thread started", label, exe.Result.ResumeNote))
+	}
 	switch {
 	case !onThread:
 	case exe.Result.Thread != nil:

@@ -62,6 +62,9 @@ type Status struct {
 	// Usage is the line on the tokens this run's Codex calls used (codex.UsageLine); empty
 	// before the first call.
 	Usage string
+	// Thread is the section on the agent's kept thread and the task's chain of runs
+	// (texts.ThreadKept); empty when the engine keeps none.
+	Thread string
 
 	// The run that writes the comment (status_run.go): its id and attempt, when its lock
 	// expires, the history of earlier runs' ends, and Ended once it finished without a verdict.
@@ -125,6 +128,9 @@ func (s *Status) Render() string {
 	}
 	if s.Usage != "" {
 		fmt.Fprintf(&b, "\n%s\n", s.Usage)
+	}
+	if s.Thread != "" {
+		fmt.Fprintf(&b, "\n%s\n", s.Thread)
 	}
 	if s.Containment != "" {
 		fmt.Fprintf(&b, "\n%s\n", s.Containment)

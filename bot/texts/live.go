@@ -141,16 +141,25 @@ func GoalObjective(issue int, title string) string {
 	return fmt.Sprintf("Task #%d: %s. Deliver it as the task block and the prompt of this turn describe it.", issue, OneLine(title, 200))
 }
 
-// DetailStoppedBy is the Codex step's detail of a run a writer stopped or paused.
-func DetailStoppedBy(verdict, login string) string {
-	return fmt.Sprintf("%s by @%s: the turn in flight was interrupted", verdict, login)
+// DetailStoppedBy is the Codex step's detail of a run stopped or paused by someone (StoppedBy).
+func DetailStoppedBy(verdict, by string) string {
+	return fmt.Sprintf("%s by %s: the turn in flight was interrupted", verdict, by)
 }
 
-// StoppedNote says why a run ended early by a writer's command, what was kept, and how to go on.
-func StoppedNote(verdict, login, saved string) string {
-	what := "**Stopped** by @" + login + ": no review and no further pass ran."
+// StoppedBy names who ended a run early: a writer, or (login "") the run's own time budget.
+func StoppedBy(login string, budget time.Duration) string {
+	if login == "" {
+		return fmt.Sprintf("its time budget (`max-minutes: %d`)", int(budget.Round(time.Minute).Minutes()))
+	}
+	return "@" + login
+}
+
+// StoppedNote says why a run ended early (by a writer's command or its time budget), what was
+// kept, and how to go on.
+func StoppedNote(verdict, by, saved string) string {
+	what := "**Stopped** by " + by + ": no review and no further pass ran."
 	if verdict == "paused" {
-		what = "**Paused** by @" + login + ": the task waits (awaiting-approval) until a run goes on with it."
+		what = "**Paused** by " + by + ": the task waits (awaiting-approval) until a run goes on with it."
 	}
 	return what + " " + saved
 }

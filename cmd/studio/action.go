@@ -363,6 +363,7 @@ func runActionOptions(ctx context.Context, act *githubactions.Action, step *step
 		ModelTier:          opts.models.tier,
 		Model:              opts.models.model,
 		MaxTokens:          opts.models.maxTokens,
+		MaxRunTime:         time.Duration(opts.models.maxMinutes) * time.Minute,
 		GuidanceDir:        filepath.Join(env.runnerTemp, "studio-guidance"),
 		DispatchWorkflow:   opts.dispatchWorkflow,
 

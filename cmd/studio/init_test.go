@@ -611,3 +611,30 @@ func TestInitServeWritesTheServedWorkflow(t *testing.T) {
 		}
 	}
 }
+
+// The workflow init writes gives the run a time budget of its own that ends before the job's
+// timeout-minutes, with room for setup and the push: a run pauses itself rather than being cut.
+func TestInitWorkflowTimeBudgetEndsBeforeTheJob(t *testing.T) {
+	var w struct {
+		Jobs map[string]struct {
+			TimeoutMinutes int `yaml:"timeout-minutes"`
+			Steps          []struct {
+				Uses string         `yaml:"uses"`
+				With map[string]any `yaml:"with"`
+			} `yaml:"steps"`
+		} `yaml:"jobs"`
+	}
+	if err := yaml.Unmarshal(examples.Workflow, &w); err != nil {
+		t.Fatal(err)
+	}
+	job := w.Jobs["studio"]
+	budget := 0
+	for _, s := range job.Steps {
+		if strings.HasPrefix(s.Uses, "codex-studio/studio-action@") {
+			budget, _ = s.With["max-minutes"].(int)
+		}
+	}
+	if budget <= 0 || budget+10 > job.TimeoutMinutes {
+		t.Errorf("max-minutes %d against the job's timeout-minutes %d: want a budget that ends 10 or more minutes before the job", budget, job.TimeoutMinutes)
+	}
+}

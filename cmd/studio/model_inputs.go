@@ -21,12 +21,15 @@ type modelSettings struct {
 	model     string // `model`: any model the endpoint serves; wins over every tier
 	tier      string // `model-tier`: sol, terra or luna
 	maxTokens int    // `max-tokens`: input plus output tokens a run may use; 0 means no bound
+	// `max-minutes`: the run's own time budget (bot.Settings.MaxMinutes); 0 means none.
+	maxMinutes int
 	// `max-cost`, `max-cost-per-day`, `max-cost-per-month`: US dollars; 0 means no bound.
 	maxCost float64
 	caps    spend.Caps
 }
 
-// modelInputs reads `model`, `model-tier` and `max-tokens`. Empty means unset for each; a set
+// modelInputs reads `model`, `model-tier`, `max-tokens` and the run's budgets (`max-minutes`,
+// `max-cost`, the caps). Empty means unset for each; a set
 // value that cannot be used is an error naming the input, each its own, before anything runs.
 func modelInputs(input func(string) string) (modelSettings, error) {
 	var s modelSettings
@@ -49,6 +52,14 @@ func modelInputs(input func(string) string) (modelSettings, error) {
 			errs = append(errs, fmt.Errorf("max-tokens %q must be a whole number of tokens above 0 (input plus output, e.g. 2000000), or empty for no bound", v))
 		} else {
 			s.maxTokens = n
+		}
+	}
+	if v := strings.TrimSpace(input("max-minutes")); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			errs = append(errs, fmt.Errorf("max-minutes %q must be a whole number of minutes above 0, below the job's timeout-minutes (e.g. 105 for 120), or empty for no budget", v))
+		} else {
+			s.maxMinutes = n
 		}
 	}
 	for _, in := range []struct {
