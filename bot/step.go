@@ -113,7 +113,7 @@ func (r *run) render(ctx context.Context, tc taskContext, review, fix bool) (ren
 		return rr, true, err
 	}
 	if r.spawn != nil {
-		results, err := r.childResults(ctx, base, r.spawn.profile)
+		results, err := r.family().ChildResults(ctx, base, r.spawn.profile)
 		if err != nil {
 			return rr, true, err
 		}
