@@ -2,7 +2,6 @@ package bot
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -19,55 +18,11 @@ import (
 // (orchestrate.go); on an issue whose orchestration is still running, without tasks named, it
 // resumes it.
 
-// OrchestrateOptions are `orchestrate`'s.
-type OrchestrateOptions struct {
-	Tasks          []int
-	Workflow       string
-	MaxConcurrency int // 0 is the default, 1
-	DryRun         bool
-	// Marks are delegated children's trust marks, shown in the tracking comment.
-	Marks map[int]string
-}
+// OrchestrateOptions are `orchestrate`'s (taskgraph.ParseOrchestrateFlags).
+type OrchestrateOptions = taskgraph.OrchestrateOptions
 
 func parseOrchestrateOptions(args []string) (any, error) {
-	var o OrchestrateOptions
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		value := func() (string, error) {
-			if i+1 >= len(args) {
-				return "", errors.New(texts.NeedsValue(a))
-			}
-			i++
-			return args[i], nil
-		}
-		switch strings.ToLower(a) {
-		case "--dry-run":
-			o.DryRun = true
-		case "--workflow":
-			v, err := value()
-			if err != nil {
-				return nil, err
-			}
-			o.Workflow = v
-		case "--max-concurrency":
-			v, err := value()
-			if err != nil {
-				return nil, err
-			}
-			n, err := policy.ParseMaxConcurrency(v)
-			if err != nil {
-				return nil, errors.New(texts.Sentence(err.Error()))
-			}
-			o.MaxConcurrency = n
-		default:
-			n, ok := issueRef(a)
-			if !ok {
-				return nil, &unexpectedArgError{Arg: a}
-			}
-			o.Tasks = append(o.Tasks, n)
-		}
-	}
-	return o, nil
+	return taskgraph.ParseOrchestrateFlags(args)
 }
 
 // issueRef reads `#12` or `12`.

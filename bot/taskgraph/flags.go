@@ -96,3 +96,55 @@ func ParseTaskFlags(args []string) (policy.NewTask, error) {
 	t.Title = strings.Join(title, " ")
 	return task, nil
 }
+
+// OrchestrateOptions are `orchestrate`'s.
+type OrchestrateOptions struct {
+	Tasks          []int
+	Workflow       string
+	MaxConcurrency int // 0 is the default, 1
+	DryRun         bool
+	// Marks are delegated children's trust marks, shown in the tracking comment.
+	Marks map[int]string
+}
+
+// ParseOrchestrateFlags reads `orchestrate`'s tasks and flags.
+func ParseOrchestrateFlags(args []string) (OrchestrateOptions, error) {
+	var o OrchestrateOptions
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		value := func() (string, error) {
+			if i+1 >= len(args) {
+				return "", errors.New(texts.NeedsValue(a))
+			}
+			i++
+			return args[i], nil
+		}
+		switch strings.ToLower(a) {
+		case "--dry-run":
+			o.DryRun = true
+		case "--workflow":
+			v, err := value()
+			if err != nil {
+				return o, err
+			}
+			o.Workflow = v
+		case "--max-concurrency":
+			v, err := value()
+			if err != nil {
+				return o, err
+			}
+			n, err := policy.ParseMaxConcurrency(v)
+			if err != nil {
+				return o, errors.New(texts.Sentence(err.Error()))
+			}
+			o.MaxConcurrency = n
+		default:
+			n, ok := IssueRef(a)
+			if !ok {
+				return o, &UnexpectedArg{Arg: a}
+			}
+			o.Tasks = append(o.Tasks, n)
+		}
+	}
+	return o, nil
+}
