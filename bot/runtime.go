@@ -151,7 +151,7 @@ func (r *run) runLifecycle(ctx context.Context, st *implState, routes routing.Ro
 	// the run itself goes on to keep the work and say so (reportStopped).
 	lctx, stopLifecycle := context.WithCancel(ctx)
 	defer stopLifecycle()
-	budgetSpent, releaseBudget := r.timeBudget(stopLifecycle)
+	budgetSpent, releaseBudget := live.TimeBudget(r.ev.started, r.cfg.MaxRunTime, r.cfg.Now(), stopLifecycle)
 	defer releaseBudget()
 	if win != nil {
 		win.OnStop = func(live.Stop) { stopLifecycle() }

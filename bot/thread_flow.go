@@ -3,10 +3,8 @@ package bot
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/codex-studio/studio-action/bot/codex"
-	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/bot/threads"
 	"github.com/codex-studio/studio-action/policy"
@@ -18,10 +16,8 @@ import (
 
 // threadState is what a run knows of the task's kept thread.
 type threadState struct {
-	steers  []string       // the kept steers the prompt carries
-	chain   []threads.Link // the task's runs so far
-	resumed bool
-	note    string // why a kept thread was not resumed, for the status comment
+	steers []string // the kept steers the prompt carries
+	threads.Session
 }
 
 // threadStore is the repository's kept threads; nil without a Git data API (a local run) or on
@@ -38,28 +34,10 @@ func (r *run) threadStore() *threads.Store {
 // implementation resumes it, with what changed since and the writer's words as its next input.
 func (r *run) resumeThread(ctx context.Context, st *implState, plan *codex.Plan) {
 	ts := &st.thread
-	var kept *threads.Kept
-	if store := r.threadStore(); store != nil {
-		var err error
-		var u *threads.Unusable
-		kept, err = store.Load(ctx, r.tr.Issue)
-		if errors.As(err, &u) {
-			ts.note = u.Error() + "; a new thread starts"
-		} else if err != nil {
-			ts.note = "the kept thread could not be read (" + hub.Explain(err) + "); a new thread starts"
-		}
-	}
+	ts.Store, ts.Issue = r.threadStore(), r.tr.Issue
 	opts, continuing := r.cmd.Opts.(ContinueOptions)
-	f := policy.ResumeFacts{Continue: continuing, Fresh: r.cmd.runOptions().Fresh, Live: r.threadStore() != nil, Role: st.task.Role}
-	if kept != nil {
-		ts.chain = kept.Record.Chain
-		f.Kept, f.KeptRole, f.LastEnded = kept.Rollout != nil, kept.Record.Role, kept.Record.Last().Ended
-	}
-	resume, why := policy.DecideResume(f)
-	if ts.note == "" {
-		ts.note = why
-	}
-	if !resume {
+	kept := ts.Find(ctx, policy.ResumeFacts{Continue: continuing, Fresh: r.cmd.runOptions().Fresh, Role: st.task.Role})
+	if kept == nil {
 		return
 	}
 	steers := ts.steers
@@ -71,7 +49,6 @@ func (r *run) resumeThread(ctx context.Context, st *implState, plan *codex.Plan)
 	if len(steers) > 0 {
 		plan.Prompt += texts.SteeringSection(steers)
 	}
-	ts.resumed = true
 	r.cfg.logf("resuming the agent's thread %s, kept by run %s", kept.Record.Thread, kept.Record.Last().Run)
 }
 
@@ -79,42 +56,31 @@ func (r *run) resumeThread(ctx context.Context, st *implState, plan *codex.Plan)
 // shows it with the task's chain of runs on the status comment. It writes on its own context: a
 // cancelled job keeps its thread as it keeps its work.
 func (r *run) keepThread(ctx context.Context, st *implState, out codex.Outcome, ended string) {
-	store := r.threadStore()
-	if store == nil {
-		return
-	}
 	ts := &st.thread
-	if out.ResumeNote != "" {
-		ts.note = "the kept thread could not be resumed (" + out.ResumeNote + "); a new one started"
+	if ts.Store == nil {
+		return
 	}
 	u := out.Usage
 	link := threads.Link{Run: r.cfg.RunID, At: r.cfg.Now().UTC(), Turns: out.ThreadTurns(), Tokens: int64(u.InputTokens + u.OutputTokens),
-		CostUSD: r.ev.budget().Bill().USD, Ended: ended, Resumed: ts.resumed && out.ResumeNote == ""}
-	kept := false
+		CostUSD: r.ev.budget().Bill().USD, Ended: ended}
+	var rec threads.Record
+	var rollout []byte
 	if t := out.Thread; t != nil {
-		link.Thread = t.ID
-		rec := threads.Record{Thread: t.ID, Path: t.Path, Role: st.task.Role, Branch: st.branch, Head: st.headSHA, Chain: append(ts.chain, link)}
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelBudget)
-		saved, err := store.Save(sctx, r.tr.Issue, rec, t.Rollout)
-		cancel()
-		if err != nil {
-			r.cfg.logf("::warning::could not keep the agent's thread: %v", err)
-			ts.note = "it could not be stored (" + hub.Explain(err) + ")"
-		} else {
-			ts.chain, kept = saved.Chain, true
-		}
-	} else if ts.note == "" {
-		ts.note = "this run's thread could not be read back; the lifecycle's lines say why"
+		rec = threads.Record{Thread: t.ID, Path: t.Path, Role: st.task.Role, Branch: st.branch, Head: st.headSHA}
+		rollout = t.Rollout
 	}
-	chain := make([]texts.ThreadLink, len(ts.chain))
-	for i, l := range ts.chain {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelBudget)
+	defer cancel()
+	kept := ts.Keep(sctx, link, rec, rollout, out.ResumeNote)
+	chain := make([]texts.ThreadLink, len(ts.Chain))
+	for i, l := range ts.Chain {
 		chain[i] = texts.ThreadLink(l)
 	}
-	r.st.Thread = texts.ThreadKept(r.cfg.TriggerPhrase, threads.Ref(r.tr.Issue), kept, chain, ts.note)
+	r.st.Thread = texts.ThreadKept(r.cfg.TriggerPhrase, threads.Ref(r.tr.Issue), kept, chain, ts.Note)
 }
 
 // lifecycleEnd says how the agent's calls ended, for the thread's chain: a writer's stop or pause,
-// the time budget, the job's cancellation, a refusal, a cap, or Codex's own status.
+// the time budget, the job's cancellation, or the outcome's own end (codex.Outcome.End).
 func lifecycleEnd(ctx context.Context, out codex.Outcome, err error) string {
 	var stop *stopRequested
 	switch {
@@ -126,31 +92,6 @@ func lifecycleEnd(ctx context.Context, out codex.Outcome, err error) string {
 		return "stopped"
 	case ctx.Err() != nil:
 		return "cancelled"
-	case out.Refusal != nil:
-		return "error: " + out.Refusal.Headline()
-	case out.Stopped != nil:
-		return "stopped: budget"
-	case len(out.Limits()) > 0:
-		return "blocked: " + string(out.Limits()[0].Resource) + " limit"
 	}
-	return out.FinalStatus
-}
-
-// timeBudget ends the lifecycle (stop) when the run's max-minutes are spent; spent reports
-// whether it did. The returned func releases the timer.
-func (r *run) timeBudget(stop func()) (spent func() bool, release func()) {
-	if r.cfg.MaxRunTime <= 0 {
-		return func() bool { return false }, func() {}
-	}
-	done := make(chan struct{})
-	left := r.ev.started.Add(r.cfg.MaxRunTime).Sub(r.cfg.Now())
-	t := time.AfterFunc(max(left, 0), func() { close(done); stop() })
-	return func() bool {
-		select {
-		case <-done:
-			return true
-		default:
-			return false
-		}
-	}, func() { t.Stop() }
+	return out.End()
 }

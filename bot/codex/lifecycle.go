@@ -149,6 +149,20 @@ type Outcome struct {
 	ResumeNote string `json:"resumeNote,omitempty"`
 }
 
+// End says how the run's calls ended, in a word or two: a refusal, a budget, a call's limit, or
+// the final status.
+func (o Outcome) End() string {
+	switch {
+	case o.Refusal != nil:
+		return "error: " + o.Refusal.Headline()
+	case o.Stopped != nil:
+		return "stopped: budget"
+	case len(o.Limits()) > 0:
+		return "blocked: " + string(o.Limits()[0].Resource) + " limit"
+	}
+	return o.FinalStatus
+}
+
 // ThreadTurns counts the turns of the implementer's thread this run made: the implementation's
 // and each fix pass's.
 func (o Outcome) ThreadTurns() int {
