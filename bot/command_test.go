@@ -89,7 +89,7 @@ func TestParseCommandUsageErrors(t *testing.T) {
 	}{
 		{"/studio revoke --dry-run", "revoke", []string{"`/studio revoke` does not take the flag `--dry-run`", "Usage: `/studio revoke`"}},
 		{"/studio review --approved-by-user", "review", []string{"does not take the flag `--approved-by-user`", "Usage: `/studio review`"}},
-		{"/studio run --yolo", "run", []string{"`/studio run` does not take the flag `--yolo`", "Usage: `/studio run [--approved-by-user] [--dry-run]`"}},
+		{"/studio run --yolo", "run", []string{"`/studio run` does not take the flag `--yolo`", "Usage: `/studio run [--approved-by-user] [--dry-run] [--fresh]`"}},
 		{"/studio accept --dry-run", "accept", []string{"`/studio accept` does not take the flag `--dry-run`", "Usage: `/studio accept` (on an issue without a task block; takes no flags)."}},
 		{"/studio run now", "run", []string{"does not take the argument `now`"}},
 		{"/studio help run", "help", []string{"`/studio help` does not take the argument `run`.", "Usage: `/studio help` (on any issue or pull request; takes no flags)."}},

@@ -259,7 +259,7 @@ func TestHandleCommentOnIssue(t *testing.T) {
 			name: "help answers with one reply", say: "/studio help", status: "done", budget: 2,
 			check: func(t *testing.T, w *hWorld, n int, tr Trigger, out Outcome) {
 				nothingWritten(t, w, n, tr, 1)
-				hasAll(t, "help", w.replies(n)[0], "- `/studio run [--approved-by-user] [--dry-run]`", "- `/studio accept`", helpMarker(tr.CommentID))
+				hasAll(t, "help", w.replies(n)[0], "- `/studio run [--approved-by-user] [--dry-run] [--fresh]`", "- `/studio accept`", helpMarker(tr.CommentID))
 			},
 		},
 		{

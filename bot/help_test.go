@@ -44,7 +44,7 @@ func TestHelpAnswersAnyoneWithTheVerbTable(t *testing.T) {
 		reply := gh.replies[9][0]
 		for _, want := range []string{
 			"> /studio help\n\n@visitor, ",
-			"- `/studio run [--approved-by-user] [--dry-run]` (on a task issue): runs Codex",
+			"- `/studio run [--approved-by-user] [--dry-run] [--fresh]` (on a task issue): runs Codex",
 			"- `/studio task create --role <role> <title> [--file <path>]",
 			"- `/studio accept` (on an issue without a task block): appends the task block the studio last proposed",
 			"- `/studio revoke` (on a task issue or its studio pull request): withdraws",
@@ -78,7 +78,7 @@ func TestHelpEdges(t *testing.T) {
 	if _, err := b.Handle(context.Background(), tr); err != nil {
 		t.Fatal(err)
 	}
-	if r := gh.replies[3]; len(r) != 1 || !strings.Contains(r[0], "@alice, `/bot help` does not take the argument `run`. The commands") || !strings.Contains(r[0], "- `/bot run [--approved-by-user] [--dry-run]`") {
+	if r := gh.replies[3]; len(r) != 1 || !strings.Contains(r[0], "@alice, `/bot help` does not take the argument `run`. The commands") || !strings.Contains(r[0], "- `/bot run [--approved-by-user] [--dry-run] [--fresh]`") {
 		t.Errorf("replies = %q", r)
 	}
 	tr = Trigger{Kind: TriggerComment, Issue: 4, Actor: Actor{Login: "renovate[bot]", Type: "Bot"}, CommentID: 6, CommentBody: "/bot help"}

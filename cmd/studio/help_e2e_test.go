@@ -41,7 +41,7 @@ func TestHelpCommandAnswersAReader(t *testing.T) {
 		if !strings.Contains(replies[0].Body, "@visitor, the commands, each at the start of a line of its own:") {
 			t.Errorf("%s: the reply does not read on from the mention:\n%s", name, replies[0].Body)
 		}
-		for _, want := range []string{"@visitor", "`/studio run [--approved-by-user] [--dry-run]`", "`/studio revoke`", "`/studio review`", "`/studio help`"} {
+		for _, want := range []string{"@visitor", "`/studio run [--approved-by-user] [--dry-run] [--fresh]`", "`/studio revoke`", "`/studio review`", "`/studio help`"} {
 			if !strings.Contains(replies[0].Body, want) {
 				t.Errorf("%s: reply lacks %q:\n%s", name, want, replies[0].Body)
 			}
