@@ -59,6 +59,9 @@ func TestReadRolloutFollowsNoLink(t *testing.T) {
 		{"the rollout is a link to the studio's secret", func(home string) {
 			link(secret, filepath.Join(home, "sessions/2026/12/05/"+name))
 		}, false},
+		{"a rollout the agent inflated past the bound", func(home string) {
+			write(home, "sessions/2026/12/05/"+name, strings.Repeat("x", MaxRolloutBytes+1))
+		}, false},
 		{"two rollouts of the thread", func(home string) {
 			write(home, "sessions/2026/12/05/"+name, "{}\n")
 			write(home, "sessions/2026/12/06/rollout-2026-12-06T00-00-00-"+testThread+".jsonl", "{}\n")

@@ -112,6 +112,27 @@ func TestCancelledRunPushesItsWorkAndSaysCancelled(t *testing.T) {
 	if refs := w.lockRefs(); len(refs) != 0 {
 		t.Errorf("the cancelled run left its lock: %v", refs)
 	}
+	// The agent's thread was kept as well as its work, and `/studio continue` goes on in it.
+	if refs, err := w.Emu.Refs(sandbox.Owner, sandbox.Repo, "refs/studio/threads/"); err != nil || len(refs) != 1 {
+		t.Fatalf("thread refs after the cancel = %v, %v; want issue %d's", refs, err, n)
+	}
+	if !strings.Contains(status, "**Thread kept:**") || !strings.Contains(status, "| cancelled |") {
+		t.Errorf("the status comment does not say the thread was kept by a cancelled run:\n%s", status)
+	}
+	w.script(fakecodex.Call{Edits: []fakecodex.Edit{{Write: "tests/test_jump.gd", Content: "test\n"}}})
+	_, payload = w.comment(n, sandbox.Writer, "/studio continue finish the jump")
+	if res := w.run("issue_comment", payload, nil); res.code != exitOK || res.outputs["status"] != "done" {
+		t.Fatalf("continue: exit %d status %q\n%s", res.code, res.outputs["status"], res.stdout)
+	}
+	var resumed *fakecodex.Invocation
+	for _, inv := range w.invocations() {
+		if !inv.Review {
+			resumed = &inv
+		}
+	}
+	if resumed == nil || !resumed.Resumed || resumed.History < 1 || !strings.Contains(resumed.Prompt, "finish the jump") {
+		t.Errorf("the continue's writing call = %+v, want the cancelled run's thread resumed with its turn and the writer's words", resumed)
+	}
 }
 
 // A job killed without any chance (SIGKILL) leaves its status comment "running" and its lock.

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,6 +40,7 @@ type AppServer struct {
 	ephemeral bool
 	goal      map[string]any
 	turns     int
+	resumed   bool
 	interrupt chan struct{}
 	exitCode  int
 }
@@ -86,7 +88,8 @@ func (a *AppServer) handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrp
 		a.mu.Lock()
 		a.cwd, a.model, a.sandbox = str("cwd"), str("model"), str("sandbox")
 		a.ephemeral, _ = p["ephemeral"].(bool)
-		if req.Method == "thread/resume" {
+		a.resumed = req.Method == "thread/resume"
+		if a.resumed {
 			a.thread = str("threadId")
 			if _, err := a.rollout(); err != nil {
 				a.mu.Unlock()
@@ -148,9 +151,18 @@ func (a *AppServer) handle(ctx context.Context, conn *jsonrpc2.Conn, req *jsonrp
 // then the answer or the refusal, as notifications.
 func (a *AppServer) play(turn, prompt, effort string, review bool, stop chan struct{}) {
 	a.mu.Lock()
-	inv := Invocation{Args: a.Args, Prompt: prompt, Env: a.Env, Review: review, Engine: "app-server", Model: a.model, Effort: effort, Sandbox: a.sandbox}
+	inv := Invocation{Args: a.Args, Prompt: prompt, Env: a.Env, Review: review, Engine: "app-server", Model: a.model, Effort: effort, Sandbox: a.sandbox,
+		Thread: a.thread, Resumed: a.resumed}
+	if data, err := a.rollout(); err == nil {
+		inv.History = strings.Count(string(data), `"prompt":`)
+	}
 	thread, cwd := a.thread, a.cwd
 	a.mu.Unlock()
+	// Codex records the turn's input in the rollout as the turn starts: an interrupted turn's
+	// thread holds it too.
+	if err := a.keep(map[string]string{"prompt": prompt}); err != nil {
+		fmt.Fprintf(os.Stderr, "fake codex: %v\n", err)
+	}
 	a.notify("turn/started", map[string]any{"threadId": thread, "turn": map[string]any{"id": turn, "status": "inProgress"}})
 	complete := func(status string, turnErr any) {
 		a.notify("turn/completed", map[string]any{"threadId": thread, "turn": map[string]any{"id": turn, "status": status, "error": turnErr}})
@@ -208,7 +220,7 @@ func (a *AppServer) play(turn, prompt, effort string, review bool, stop chan str
 	if goal != nil {
 		a.notify("thread/goal/updated", map[string]any{"goal": goal, "threadId": thread, "turnId": turn})
 	}
-	if err := a.keep(prompt, call.FinalMessage); err != nil {
+	if err := a.keep(map[string]string{"answer": call.FinalMessage}); err != nil {
 		fmt.Fprintf(os.Stderr, "fake codex: %v\n", err)
 	}
 	complete("completed", nil)
@@ -236,8 +248,8 @@ func (a *AppServer) rollout() ([]byte, error) {
 	return os.ReadFile(filepath.Join(a.Home, a.rolloutRel()))
 }
 
-// keep appends the turn to a kept thread's rollout.
-func (a *AppServer) keep(prompt, answer string) error {
+// keep appends a line of the turn to a kept thread's rollout.
+func (a *AppServer) keep(item map[string]string) error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.ephemeral || a.Home == "" {
@@ -251,7 +263,7 @@ func (a *AppServer) keep(prompt, answer string) error {
 	if err != nil {
 		return err
 	}
-	line, _ := json.Marshal(map[string]string{"prompt": prompt, "answer": answer})
+	line, _ := json.Marshal(item)
 	_, err = f.Write(append(line, '\n'))
 	return errors.Join(err, f.Close())
 }

@@ -158,6 +158,11 @@ type Invocation struct {
 	Model   string `json:"model,omitempty"`
 	Effort  string `json:"effort,omitempty"`
 	Sandbox string `json:"sandbox,omitempty"`
+	// Thread is the app server's thread the call ran in; Resumed says it was resumed from a
+	// rollout (thread/resume), whose earlier turns History counts.
+	Thread  string `json:"thread,omitempty"`
+	Resumed bool   `json:"resumed,omitempty"`
+	History int    `json:"history,omitempty"`
 }
 
 // Apply performs a call's edits inside dir, refusing paths that leave it.
