@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/gitops"
 )
 
 // repoReader is what reading the default branch asks of GitHub, and of the event's memo, which
@@ -38,7 +36,7 @@ func (b *eventBot) baseFile(ctx context.Context, path, base string) ([]byte, err
 	if !b.onBase || !b.pristine || b.cfg.WorkDir == "" {
 		return b.gh.FileAtRef(ctx, path, base)
 	}
-	data, err := readRegular(b.cfg.WorkDir, path)
+	data, err := gitops.ReadRegular(b.cfg.WorkDir, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		data, err = nil, hub.ErrNotFound
 	}
@@ -47,25 +45,4 @@ func (b *eventBot) baseFile(ctx context.Context, path, base string) ([]byte, err
 	}
 	b.gh.KnowFile(path, base, data)
 	return data, err
-}
-
-// readRegular reads root/rel only when it and every directory between it and root are what they
-// seem: a symlink anywhere below root is treated as absent.
-func readRegular(root, rel string) ([]byte, error) {
-	parts := strings.Split(filepath.ToSlash(filepath.Clean(rel)), "/")
-	cur := root
-	for i, p := range parts {
-		if p == ".." || p == "" {
-			return nil, fs.ErrNotExist
-		}
-		cur = filepath.Join(cur, p)
-		fi, err := os.Lstat(cur)
-		if err != nil {
-			return nil, err
-		}
-		if fi.Mode()&fs.ModeSymlink != 0 || (i < len(parts)-1 && !fi.IsDir()) || (i == len(parts)-1 && !fi.Mode().IsRegular()) {
-			return nil, fs.ErrNotExist
-		}
-	}
-	return os.ReadFile(cur)
 }

@@ -220,16 +220,21 @@ func (b *eventBot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 	if o, dispatched, err := b.serveDispatch(ctx, tr, cmd, task); dispatched { // serve_mode.go
 		return o, err
 	}
-	if live, err := b.liveVerb(ctx, cmd.Verb, issue); err != nil {
-		return out, err
-	} else if live {
+	if liveVerb(cmd.Verb) {
 		// A live run watching the task carries the command out itself (live_flow.go): this
-		// event must not wait for that run's lock to say so.
+		// event must not wait for that run's lock to say so, nor to refuse it.
 		line, owned, err := b.liveOwns(ctx, issue, cmd.Verb)
 		if err != nil {
 			return out, err
 		}
 		if owned {
+			if refusal, err := b.liveControlRefusal(ctx, task, cmd.Verb); err != nil || refusal != "" {
+				if err == nil {
+					out.Status = "refused"
+					_, err = b.gh.CreateComment(ctx, tr.Issue, texts.ControlRefusal(cmd.Line, tr.Actor.Login, refusal))
+				}
+				return out, err
+			}
 			b.cfg.logf("%s", line)
 			out.Status, out.Summary = "done", line
 			return out, nil

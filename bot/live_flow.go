@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/codex-studio/studio-action/bot/codex"
+	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/live"
 	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
@@ -26,9 +28,10 @@ func (r *run) liveWindow() *live.Window {
 	// The comments handled before the agent started: the window's goroutine reads this copy, never
 	// the status the run goes on changing.
 	handled := slices.Clone(r.st.Handled)
+	allows := r.controlsAllowed()
 	return &live.Window{
 		GitHub: r.ev.gh, Issues: []int{r.tr.Issue}, Since: r.cfg.Now(), Trigger: r.cfg.TriggerPhrase,
-		SteerText: r.steerText, StopAction: r.stopAction(),
+		SteerText: r.steerText(allows), StopAction: r.stopAction(allows),
 		Handled:   func(id int64) bool { return status.ContainsID(handled, id) },
 		Show:      r.showLive,
 		Cost:      r.costSoFar,
@@ -37,32 +40,60 @@ func (r *run) liveWindow() *live.Window {
 	}
 }
 
-// steerText reads a comment as a command: the text of a `/studio steer <text>`.
-func (r *run) steerText(body string) (string, bool) {
-	cmd, ok := ParseCommand(body, r.cfg.TriggerPhrase)
-	if !ok || cmd.Verb != policy.ControlSteer || cmd.Err != nil {
-		return "", false
+// steerText reads a comment as a command: the text of a `/studio steer <text>` the run's task
+// may take (a delegated child only along its profile's control graph).
+func (r *run) steerText(allows func(string) bool) func(body string) (string, bool) {
+	return func(body string) (string, bool) {
+		cmd, ok := ParseCommand(body, r.cfg.TriggerPhrase)
+		if !ok || cmd.Verb != policy.ControlSteer || cmd.Err != nil {
+			return "", false
+		}
+		opts, _ := cmd.Opts.(ControlOptions)
+		return opts.Text, opts.Text != "" && allows(policy.ControlSteer)
 	}
-	opts, _ := cmd.Opts.(ControlOptions)
-	return opts.Text, opts.Text != ""
 }
 
-// stopAction reads a comment as a `/studio stop` or `/studio pause` the live run carries out. A
-// delegated child's stop and pause answer to its profile's control graph instead (verb_control.go),
-// so the task's parent is asked once, when the first such command comes.
-func (r *run) stopAction() func(body string) (string, bool) {
-	var once sync.Once
-	child := true
+// stopAction reads a comment as a `/studio stop` or `/studio pause` the live run carries out.
+func (r *run) stopAction(allows func(string) bool) func(body string) (string, bool) {
 	return func(body string) (string, bool) {
 		cmd, ok := ParseCommand(body, r.cfg.TriggerPhrase)
 		if !ok || cmd.Err != nil || (cmd.Verb != policy.ControlStop && cmd.Verb != policy.ControlPause) {
 			return "", false
 		}
-		once.Do(func() {
-			parent, err := r.ev.gh.ParentIssue(context.Background(), r.tr.Issue)
-			child = err != nil || parent != 0 // fail closed: an unknown parent may hold the graph
-		})
-		return cmd.Verb, !child
+		return cmd.Verb, allows(cmd.Verb)
+	}
+}
+
+// controlsAllowed says which controls reach the run's task: every one on a task that is no
+// delegated child; on a child, those its profile's control graph lets its parent use (asked once
+// per action, from the window's goroutine: the task's issue is a copy, the roles and the profile
+// the ones the run already read). An unknown answer refuses.
+func (r *run) controlsAllowed() func(action string) bool {
+	var mu sync.Mutex
+	parent, known := 0, false
+	decided := map[string]bool{}
+	is := r.issue
+	return func(action string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if !known {
+			p, err := r.ev.gh.ParentIssue(ctx, r.tr.Issue)
+			if err != nil {
+				return false
+			}
+			parent, known = p, true
+		}
+		if parent == 0 {
+			return true
+		}
+		if ok, seen := decided[action]; seen {
+			return ok
+		}
+		d, err := r.ev.decideControl(ctx, is, action, nil)
+		decided[action] = err == nil && d.Refusal == ""
+		return decided[action]
 	}
 }
 
@@ -159,23 +190,31 @@ func (r *run) reportStopped(ctx context.Context, s live.Stop) error {
 			r.cfg.logf("::warning::could not update pull request #%d after the %s: %v", st.pr.Number, s.Action, err)
 		}
 	}
-	if err := r.setStatusLabel(ctx, label); err != nil {
+	why := ""
+	if verdict == "paused" {
+		why = policy.PausedNote // a delegated child's continue reads it back (lastTransitionPaused)
+	}
+	if err := r.moveStatus(ctx, label, why); err != nil {
 		return err
 	}
 	return r.publish(ctx)
 }
 
-// liveVerb reports a command a live run of the task carries out: a steer on any task, a stop or
-// a pause on a task that is no delegated child (a child's answer to its control graph).
-func (b *eventBot) liveVerb(ctx context.Context, verb string, issue int) (bool, error) {
-	switch verb {
-	case policy.ControlSteer:
-		return true, nil
-	case policy.ControlStop, policy.ControlPause:
-		parent, err := b.gh.ParentIssue(ctx, issue)
-		return parent == 0, err
+// liveVerb reports a command a live run of the task carries out: a steer, a stop or a pause (on a
+// delegated child, where its control graph allows it: liveControlRefusal).
+func liveVerb(verb string) bool {
+	return verb == policy.ControlSteer || verb == policy.ControlStop || verb == policy.ControlPause
+}
+
+// liveControlRefusal says why a live run will not take a control on a delegated child (its
+// profile's control graph does not allow it), "" when it will or the task is no child.
+func (b *eventBot) liveControlRefusal(ctx context.Context, task hub.Issue, verb string) (string, error) {
+	parent, err := b.gh.ParentIssue(ctx, task.Number)
+	if err != nil || parent == 0 {
+		return "", err
 	}
-	return false, nil
+	d, err := b.decideControl(ctx, task, verb, nil)
+	return d.Refusal, err
 }
 
 // liveOwns answers a steer whose task has a live run watching its comments: that run delivers

@@ -171,13 +171,18 @@ type labeler interface {
 // setStatusLabel moves the run's task to status (transition) and records the move in the status
 // comment's history.
 func (r *run) setStatusLabel(ctx context.Context, status string) error {
+	return r.moveStatus(ctx, status, "")
+}
+
+// moveStatus is setStatusLabel with the reason its history line gives ("" for none).
+func (r *run) moveStatus(ctx context.Context, status, why string) error {
 	kept, from, changed, err := r.ev.labels().Transition(ctx, r.tr.Issue, r.issue.Labels, status)
 	if err != nil {
 		return err
 	}
 	r.issue.Labels = kept
 	if changed {
-		r.st.History = append(r.st.History, texts.StatusHistoryLine(r.cfg.Now(), from, status, r.cfg.RunID, ""))
+		r.st.History = append(r.st.History, texts.StatusHistoryLine(r.cfg.Now(), from, status, r.cfg.RunID, why))
 	}
 	return nil
 }

@@ -71,12 +71,7 @@ func (r *run) keepThread(ctx context.Context, st *implState, out codex.Outcome, 
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelBudget)
 	defer cancel()
-	kept := ts.Keep(sctx, link, rec, rollout, out.ResumeNote)
-	chain := make([]texts.ThreadLink, len(ts.Chain))
-	for i, l := range ts.Chain {
-		chain[i] = texts.ThreadLink(l)
-	}
-	r.st.Thread = texts.ThreadKept(r.cfg.TriggerPhrase, threads.Ref(r.tr.Issue), kept, chain, ts.Note)
+	r.st.Thread = ts.Section(r.cfg.TriggerPhrase, ts.Keep(sctx, link, rec, rollout, out.ResumeNote))
 }
 
 // lifecycleEnd says how the agent's calls ended, for the thread's chain: a writer's stop or pause,

@@ -18,26 +18,26 @@ type ContinueOptions struct {
 	RunOptions
 }
 
+// parseContinueOptions takes `run`'s flags (parseRunOptions), and every other word as the text.
 func parseContinueOptions(args []string) (any, error) {
-	var o ContinueOptions
-	var words []string
+	var flags, words []string
 	for _, a := range args {
-		switch strings.ToLower(a) {
-		case "--approved-by-user":
-			o.ApprovedByUser = true
-		case "--dry-run":
-			o.DryRun = true
-		default:
+		if strings.HasPrefix(a, "--") {
+			flags = append(flags, a)
+		} else {
 			words = append(words, a)
 		}
 	}
-	o.Text = strings.Join(words, " ")
-	return o, nil
+	o, err := parseRunOptions(flags)
+	if err != nil {
+		return nil, err
+	}
+	return ContinueOptions{Text: strings.Join(words, " "), RunOptions: o.(RunOptions)}, nil
 }
 
 func init() {
 	register(&verb{
-		name: policy.ControlContinue, order: 62, args: "[text]", flags: []string{"--approved-by-user", "--dry-run"}, where: "on a task issue",
+		name: policy.ControlContinue, order: 62, args: "[text]", flags: []string{"--approved-by-user", "--dry-run", "--fresh"}, where: "on a task issue",
 		what:      "goes on with the task in the agent's kept conversation (the app-server engine keeps it after every run, also a stopped, paused or cut-off one), with the text as the agent's next input; a run in every other way. On a paused delegated child, along the profile's control graph, it makes the child ready again",
 		parse:     parseContinueOptions,
 		needsBase: true,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/hub"
@@ -94,6 +93,11 @@ func (r *run) control(ctx context.Context, action string) error {
 		if parent == 0 && action == policy.ControlSteer {
 			return r.keepSteer(ctx)
 		}
+		if parent == 0 && action == policy.ControlStop {
+			if stopped, err := r.stopChildren(ctx); err != nil || stopped {
+				return err
+			}
+		}
 		if parent == 0 {
 			r.out.Status = "refused"
 			_, err := r.ev.gh.CreateComment(ctx, r.tr.Issue, texts.NoLiveRunReply(r.cmd.Line, r.tr.Actor.Login, action))
@@ -105,43 +109,14 @@ func (r *run) control(ctx context.Context, action string) error {
 		_, err := r.ev.gh.CreateComment(ctx, r.tr.Issue, texts.ControlRefusal(r.cmd.Line, r.tr.Actor.Login, reason))
 		return err
 	}
-	base, err := r.ev.gh.DefaultBranch(ctx)
+	d, err := r.ev.decideControl(ctx, r.issue, action, r.st.History)
 	if err != nil {
 		return err
 	}
-	prof, err := r.ev.profileFactsOn(ctx, base)
-	var ge *guidanceError
-	if errors.As(err, &ge) {
-		return refuse(ge.msg)
+	if d.Refusal != "" {
+		return refuse(d.Refusal)
 	}
-	if err != nil {
-		return err
-	}
-	if prof == nil {
-		return refuse(texts.NoControlGraph(roles.ProfilePath))
-	}
-	parent, err := r.ev.gh.ParentIssue(ctx, r.tr.Issue)
-	if err != nil {
-		return err
-	}
-	child := r.ev.graph().Task(ctx, base, r.issue)
-	controller := ""
-	if parent > 0 {
-		pis, err := r.ev.gh.Issue(ctx, parent)
-		if err != nil {
-			return err
-		}
-		controller = r.ev.graph().Task(ctx, base, pis).Role
-	}
-	paused := child.Status == policy.StatusAwaitingApproval && lastTransitionPaused(r.st.History)
-	allowed, answer, next := policy.DecideControl(policy.ControlFacts{
-		Action: action, ControllerRole: controller, ChildRole: child.Role, Profile: *prof,
-		ActorCanWrite: true, // the preamble authorized the actor
-		ChildStatus:   child.Status, ChildPaused: paused,
-	})
-	if !allowed {
-		return refuse(answer)
-	}
+	base, parent, child, answer, next := d.base, d.Parent, d.Child, d.Answer, d.Next
 	switch action {
 	case policy.ControlSteer:
 		opts, _ := r.cmd.Opts.(ControlOptions)
@@ -149,7 +124,7 @@ func (r *run) control(ctx context.Context, action string) error {
 		r.st.History = append(r.st.History, texts.SteeringNoteEntry(r.cfg.Now(), r.tr.Actor.Login))
 	case policy.ControlPause, policy.ControlStop:
 		if child.Status == policy.StatusRunning {
-			if err := r.stopChildRun(ctx, parent); err != nil {
+			if err := r.ev.graph().StopChildRun(ctx, base, parent, r.issue); err != nil {
 				return err
 			}
 		}
@@ -187,6 +162,40 @@ func (r *run) control(ctx context.Context, action string) error {
 	return nil
 }
 
+// controlDecision is the profile's control graph's answer to a control on a delegated child,
+// with the default branch it was read from.
+type controlDecision struct {
+	taskgraph.ControlDecision
+	base string
+}
+
+// decideControl asks the default branch's control graph whether the child's parent may use action
+// on the child issue (taskgraph.Family.DecideControl); history is the child's status history. A
+// profile that cannot be read, or none, refuses. The live run of a child asks it too.
+func (b *eventBot) decideControl(ctx context.Context, is hub.Issue, action string, history []string) (controlDecision, error) {
+	var d controlDecision
+	base, err := b.gh.DefaultBranch(ctx)
+	if err != nil {
+		return d, err
+	}
+	d.base = base
+	prof, err := b.profileFactsOn(ctx, base)
+	var ge *guidanceError
+	switch {
+	case errors.As(err, &ge):
+		d.Refusal = ge.msg
+		return d, nil
+	case err != nil:
+		return d, err
+	case prof == nil:
+		d.Refusal = texts.NoControlGraph(roles.ProfilePath)
+		return d, nil
+	}
+	fam := taskgraph.Family{GitHub: b.gh, Graph: b.graph(), Issue: is.Number}
+	d.ControlDecision, err = fam.DecideControl(ctx, base, *prof, is, action, lastTransitionPaused(history))
+	return d, err
+}
+
 // keepSteer keeps a steer for the task's next pass when no live run watches the task (the steer's
 // job found none before it took the lock): the status record holds it until a run reads it.
 func (r *run) keepSteer(ctx context.Context) error {
@@ -205,57 +214,38 @@ func (r *run) keepSteer(ctx context.Context) error {
 	return nil
 }
 
-// stopChildRun cancels the child's dispatched workflow run (its evidence stays with the run) and
-// gives back its claim, slot and write locks at once: a cancelled run may never get to do it.
-func (r *run) stopChildRun(ctx context.Context, parent int) error {
-	_, st, err := r.ev.graph().Tracking(ctx, parent)
-	if err != nil {
-		return err
-	}
-	if st != nil {
-		if id := st.RunIDs[strconv.Itoa(r.tr.Issue)]; id != 0 {
-			if err := r.ev.gh.CancelWorkflowRun(ctx, id); err != nil {
-				return err
-			}
-		}
-	}
-	base, err := r.ev.gh.DefaultBranch(ctx)
-	if err != nil {
-		return err
-	}
-	for _, key := range r.ev.graph().Task(ctx, base, r.issue).LockKeys() {
-		if _, err := r.ev.graph().Release(ctx, policy.LockRef(key), r.tr.Issue); err != nil {
-			return err
-		}
-	}
-	if _, err := r.ev.graph().Release(ctx, taskgraph.ClaimRef(r.tr.Issue), r.tr.Issue); err != nil {
-		return err
-	}
-	for n := 0; n < policy.MaxConcurrencyLimit; n++ {
-		if _, err := r.ev.graph().Release(ctx, policy.SlotRef(n), r.tr.Issue); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // advanceParent advances the orchestration of the child's parent issue, under its lock.
 func (r *run) advanceParent(ctx context.Context, base string, parent int) error {
 	_, err := r.ev.locked(ctx, parent, fmt.Sprintf("orchestration #%d: control on #%d", parent, r.tr.Issue), r.tr.Actor.Login, func(ctx context.Context) (Outcome, error) {
-		comment, st, err := r.ev.graph().Tracking(ctx, parent)
-		if err != nil || st == nil {
-			return Outcome{}, err
-		}
-		o := &taskgraph.Orchestration{Graph: r.ev.graph(), Base: base, State: st, Comment: comment}
-		defer o.WriteEvidence()
-		o.Event("task.controlled", map[string]any{"taskId": r.tr.Issue, "action": r.cmd.Verb})
-		advErr := o.Advance(ctx)
-		if err := o.Publish(ctx); err != nil {
-			return Outcome{}, err
-		}
-		return Outcome{}, advErr
+		return Outcome{}, r.advance(ctx, base, parent)
 	})
 	return err
+}
+
+// advance advances the orchestration tracked on issue orch, whose lock this event holds.
+func (r *run) advance(ctx context.Context, base string, orch int) error {
+	return r.ev.graph().AdvanceTracked(ctx, base, orch, "task.controlled", map[string]any{"taskId": r.tr.Issue, "action": r.cmd.Verb})
+}
+
+// stopChildren carries a stop on a task no live run works on to its running delegated children,
+// as a stop through the control graph would reach each (taskgraph.Family.StopRunningChildren): a
+// writer who may stop the parent may stop what it started. stopped is false when none ran.
+func (r *run) stopChildren(ctx context.Context) (stopped bool, err error) {
+	base, err := r.ev.gh.DefaultBranch(ctx)
+	if err != nil {
+		return false, err
+	}
+	why := texts.StoppedWithParent(r.cfg.TriggerPhrase, r.tr.Actor.Login, r.tr.Issue)
+	children, err := r.family().StopRunningChildren(ctx, base, why)
+	if err != nil || len(children) == 0 {
+		return false, err
+	}
+	if err := r.advance(ctx, base, r.tr.Issue); err != nil {
+		return false, err
+	}
+	r.out.Status = "done"
+	_, err = r.ev.gh.CreateComment(ctx, r.tr.Issue, texts.ChildrenStoppedReply(r.cmd.Line, r.tr.Actor.Login, children))
+	return true, err
 }
 
 // lastTransitionPaused reports whether the latest status move in a status comment's history was a

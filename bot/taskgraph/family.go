@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/hub"
@@ -117,4 +118,95 @@ func (f Family) ChildResults(ctx context.Context, base string, prof policy.Profi
 		}
 	}
 	return b.String(), nil
+}
+
+// StopChildRun cancels a delegated child's dispatched workflow run (its evidence stays with the
+// run, and the run's cancel path pushes its in-scope work and keeps its thread) and gives back
+// its claim, slot and write locks at once: a cancelled run may never get to do it.
+func (g *Graph) StopChildRun(ctx context.Context, base string, parent int, child hub.Issue) error {
+	_, st, err := g.Tracking(ctx, parent)
+	if err != nil {
+		return err
+	}
+	if st != nil {
+		if id := st.RunIDs[strconv.Itoa(child.Number)]; id != 0 {
+			if err := g.GitHub.CancelWorkflowRun(ctx, id); err != nil {
+				return err
+			}
+		}
+	}
+	for _, key := range g.Task(ctx, base, child).LockKeys() {
+		if _, err := g.Release(ctx, policy.LockRef(key), child.Number); err != nil {
+			return err
+		}
+	}
+	if _, err := g.Release(ctx, ClaimRef(child.Number), child.Number); err != nil {
+		return err
+	}
+	for n := 0; n < policy.MaxConcurrencyLimit; n++ {
+		if _, err := g.Release(ctx, policy.SlotRef(n), child.Number); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ControlDecision is a profile's control graph's answer to a control on a delegated child:
+// Refusal says why not ("" when allowed), Next is the child's status after it.
+type ControlDecision struct {
+	Refusal, Answer, Next string
+	Parent                int
+	Child                 policy.GraphTask
+}
+
+// DecideControl asks prof's control graph whether the family's issue's parent (its controller
+// role) may use action on it (policy.DecideControl); lastPaused says the issue's latest status
+// move was a pause, so an awaiting child is a paused one. The actor was authorized before.
+func (f Family) DecideControl(ctx context.Context, base string, prof policy.ProfileFacts, is hub.Issue, action string, lastPaused bool) (ControlDecision, error) {
+	var d ControlDecision
+	var err error
+	if d.Parent, err = f.GitHub.ParentIssue(ctx, is.Number); err != nil {
+		return d, err
+	}
+	d.Child = f.Graph.Task(ctx, base, is)
+	controller := ""
+	if d.Parent > 0 {
+		pis, err := f.Graph.GitHub.Issue(ctx, d.Parent)
+		if err != nil {
+			return d, err
+		}
+		controller = f.Graph.Task(ctx, base, pis).Role
+	}
+	allowed, answer, next := policy.DecideControl(policy.ControlFacts{
+		Action: action, ControllerRole: controller, ChildRole: d.Child.Role, Profile: prof, ActorCanWrite: true,
+		ChildStatus: d.Child.Status, ChildPaused: d.Child.Status == policy.StatusAwaitingApproval && lastPaused,
+	})
+	d.Answer, d.Next = answer, next
+	if !allowed {
+		d.Refusal = answer
+	}
+	return d, nil
+}
+
+// StopRunningChildren stops the family's running children (StopChildRun) and moves each to
+// cancelled with why; it returns the children it stopped.
+func (f Family) StopRunningChildren(ctx context.Context, base, why string) ([]int, error) {
+	subs, err := f.GitHub.SubIssues(ctx, f.Issue)
+	if err != nil {
+		return nil, err
+	}
+	var stopped []int
+	for _, is := range subs {
+		if is.State == "closed" || f.Graph.Task(ctx, base, is).Status != policy.StatusRunning {
+			continue
+		}
+		if err := f.Graph.StopChildRun(ctx, base, f.Issue, is); err != nil {
+			return stopped, err
+		}
+		if err := f.Graph.SetStatus(ctx, is.Number, policy.StatusCancelled, why); err != nil {
+			return stopped, err
+		}
+		stopped = append(stopped, is.Number)
+	}
+	return stopped, nil
 }

@@ -683,3 +683,20 @@ func RenderTracking(st *State, tasks []policy.GraphTask, runURL string) string {
 	fmt.Fprintf(&b, "\n<!-- studio:orchestration-state %s -->\n", base64.StdEncoding.EncodeToString(data))
 	return b.String()
 }
+
+// AdvanceTracked advances the orchestration tracked on issue orch (whose lock the caller holds)
+// after event (with its fields) happened to one of its tasks, and publishes its tracking comment.
+func (g *Graph) AdvanceTracked(ctx context.Context, base string, orch int, event string, fields map[string]any) error {
+	comment, st, err := g.Tracking(ctx, orch)
+	if err != nil || st == nil {
+		return err
+	}
+	o := &Orchestration{Graph: g, Base: base, State: st, Comment: comment}
+	defer o.WriteEvidence()
+	o.Event(event, fields)
+	advErr := o.Advance(ctx)
+	if err := o.Publish(ctx); err != nil {
+		return err
+	}
+	return advErr
+}

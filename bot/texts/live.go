@@ -164,6 +164,17 @@ func StoppedNote(verdict, by, saved string) string {
 	return what + " " + saved
 }
 
+// StoppedWithParent is a delegated child's history reason when its parent's stop reached it.
+func StoppedWithParent(trigger, login string, parent int) string {
+	return fmt.Sprintf("%s stop by @%s on its parent #%d", trigger, login, parent)
+}
+
+// ChildrenStoppedReply answers a stop on a task whose running delegated children it stopped.
+func ChildrenStoppedReply(line, login string, children []int) string {
+	return fmt.Sprintf("> %s\n\n@%s, no live run works on this task itself, so the stop reached its running %s %s: cancelled, each run pushing its in-scope work and keeping its agent's conversation as it ends, and the tasks that depend on %s skipped.",
+		QuoteLine(line), login, Plural(len(children), "child task", "child tasks"), IssueRefs(children), Plural(len(children), "it", "them"))
+}
+
 // NoLiveRunReply answers a stop or a pause on a task no live run works on.
 func NoLiveRunReply(line, login, action string) string {
 	return fmt.Sprintf("> %s\n\n@%s, no live run of this task is working, so there is nothing to %s. A run on the `exec` engine does not watch its comments: cancel its workflow run instead. Nothing was changed.", QuoteLine(line), login, action)

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
 
@@ -73,4 +74,14 @@ func (s *Session) Keep(ctx context.Context, link Link, rec Record, rollout []byt
 	}
 	s.Chain = saved.Chain
 	return true
+}
+
+// Section is the status comment's section on the thread: where it is kept (kept says this run's
+// was), how to go on, the chain and the note.
+func (s *Session) Section(trigger string, kept bool) string {
+	chain := make([]texts.ThreadLink, len(s.Chain))
+	for i, l := range s.Chain {
+		chain[i] = texts.ThreadLink(l)
+	}
+	return texts.ThreadKept(trigger, Ref(s.Issue), kept, chain, s.Note)
 }
