@@ -92,6 +92,13 @@ func (b *eventBot) serveDispatch(ctx context.Context, tr Trigger, cmd Command, t
 	if b.cfg.Serve == nil || tr.Served != nil || servedHere(cmd) {
 		return Outcome{}, false, nil
 	}
+	if cmd.Verb == policy.ControlContinue {
+		// A delegated child's continue is its control graph's, answered here; a task's own resumes
+		// its agent's thread on a runner.
+		if parent, err := b.gh.ParentIssue(ctx, task.Number); err != nil || parent != 0 {
+			return Outcome{RunID: b.cfg.RunID}, err != nil, err
+		}
+	}
 	inputs := map[string]any{
 		"task":         strconv.Itoa(task.Number),
 		"issue":        strconv.Itoa(tr.Issue),

@@ -27,6 +27,7 @@ func (b *eventBot) runStatus(issue int, sc hub.Comment, has bool) *status.Status
 	}
 	st.History = status.ParseHistory(sc.Body)
 	st.Steer = status.ParseSteer(sc.Body)
+	st.ThreadKept = status.ParseThreadKept(sc.Body)
 	st.Deliveries = status.ParseDeliveries(sc.Body)
 	deadRun := ""
 	if prev, ok := status.ParseRunMarker(sc.Body); ok && prev.State == "running" && (prev.Id != st.RunID || prev.Attempt != st.Attempt) {

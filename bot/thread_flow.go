@@ -34,7 +34,7 @@ func (r *run) threadStore() *threads.Store {
 // implementation resumes it, with what changed since and the writer's words as its next input.
 func (r *run) resumeThread(ctx context.Context, st *implState, plan *codex.Plan) {
 	ts := &st.thread
-	ts.Store, ts.Issue = r.threadStore(), r.tr.Issue
+	ts.Store, ts.Issue, ts.Known = r.threadStore(), r.tr.Issue, r.st.ThreadKept
 	opts, continuing := r.cmd.Opts.(ContinueOptions)
 	kept := ts.Find(ctx, policy.ResumeFacts{Continue: continuing, Fresh: r.cmd.runOptions().Fresh, Role: st.task.Role})
 	if kept == nil {
@@ -71,7 +71,8 @@ func (r *run) keepThread(ctx context.Context, st *implState, out codex.Outcome, 
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelBudget)
 	defer cancel()
-	r.st.Thread = ts.Section(r.cfg.TriggerPhrase, ts.Keep(sctx, link, rec, rollout, out.ResumeNote))
+	kept := ts.Keep(sctx, link, rec, rollout, out.ResumeNote)
+	r.st.Thread, r.st.ThreadKept = ts.Section(r.cfg.TriggerPhrase, kept), r.st.ThreadKept || kept
 }
 
 // lifecycleEnd says how the agent's calls ended, for the thread's chain: a writer's stop or pause,

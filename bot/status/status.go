@@ -65,6 +65,9 @@ type Status struct {
 	// Thread is the section on the agent's kept thread and the task's chain of runs
 	// (texts.ThreadKept); empty when the engine keeps none.
 	Thread string
+	// ThreadKept records that a run kept the agent's thread under the task's thread ref, so a
+	// later run looks for it (and one of a task that never kept one spends no request on it).
+	ThreadKept bool
 
 	// The run that writes the comment (status_run.go): its id and attempt, when its lock
 	// expires, the history of earlier runs' ends, and Ended once it finished without a verdict.

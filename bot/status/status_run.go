@@ -62,6 +62,15 @@ func ParseRunMarker(body string) (RunRecord, bool) {
 	return p, true
 }
 
+// threadMarker records Status.ThreadKept.
+const threadMarker = "<!-- studio:thread kept -->"
+
+// ParseThreadKept reads Status.ThreadKept back from the bot's own record.
+func ParseThreadKept(body string) bool {
+	record, _ := ownRecord(body)
+	return strings.Contains(record, threadMarker)
+}
+
 var steerRE = regexp.MustCompile(`<!-- studio:steer ([A-Za-z0-9+/=]+) -->`)
 
 // parseSteer reads the steering notes `/studio steer` left for the task's next pass.
@@ -107,6 +116,9 @@ func (s *Status) RenderRun() string {
 	}
 	for _, note := range s.Steer {
 		fmt.Fprintf(&b, "\n<!-- studio:steer %s -->", base64.StdEncoding.EncodeToString([]byte(note)))
+	}
+	if s.ThreadKept {
+		b.WriteString("\n" + threadMarker)
 	}
 	if s.RunID != "" {
 		state := "running"

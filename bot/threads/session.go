@@ -19,6 +19,9 @@ type Session struct {
 	Resumed bool
 	// Note says why a kept thread was not resumed, or this run's not kept ("" for neither).
 	Note string
+	// Known says a thread was kept before (the status record says so): only then does Find read
+	// the ref for a plain run, and Keep moves it rather than creating it.
+	Known bool
 }
 
 // Find loads the task's kept thread and returns it when the run resumes it (policy.DecideResume,
@@ -26,10 +29,11 @@ type Session struct {
 // thread, with Note saying why where a person would expect otherwise.
 func (s *Session) Find(ctx context.Context, f policy.ResumeFacts) *Kept {
 	var kept *Kept
-	if s.Store != nil {
+	if s.Store != nil && (s.Known || f.Continue) {
 		var err error
 		var u *Unusable
 		kept, err = s.Store.Load(ctx, s.Issue)
+		s.Known = kept != nil || errors.As(err, &u)
 		switch {
 		case errors.As(err, &u):
 			s.Note = u.Error() + "; a new thread starts"
@@ -67,12 +71,12 @@ func (s *Session) Keep(ctx context.Context, link Link, rec Record, rollout []byt
 		return false
 	}
 	link.Thread, rec.Chain = rec.Thread, append(s.Chain, link)
-	saved, err := s.Store.Save(ctx, s.Issue, rec, rollout)
+	saved, err := s.Store.Save(ctx, s.Issue, rec, rollout, s.Known)
 	if err != nil {
 		s.Note = "it could not be stored (" + hub.Explain(err) + ")"
 		return false
 	}
-	s.Chain = saved.Chain
+	s.Chain, s.Known = saved.Chain, true
 	return true
 }
 

@@ -31,6 +31,9 @@ type Git interface {
 	BlobBytes(ctx context.Context, sha string) ([]byte, error)
 	CreateFileTree(ctx context.Context, name, blob string) (string, error)
 	CreateRecordCommit(ctx context.Context, message, tree string) (string, error)
+	// CreateRef creates ref at sha (hub.ErrRefExists when it is there); SetRef moves it there
+	// whatever it pointed at, creating it when absent.
+	CreateRef(ctx context.Context, ref, sha string) error
 	SetRef(ctx context.Context, ref, sha string) error
 	// LockRecord returns the commit ref points at and its message (hub.ErrNotFound when the ref
 	// does not exist): the ref and the commit, two requests.
@@ -140,8 +143,9 @@ func (s Store) Load(ctx context.Context, issue int) (*Kept, error) {
 }
 
 // Save keeps rollout as the issue's thread with rec (whose Chain the caller extended): the
-// compressed blob, its tree, the record's commit and the ref moved to it.
-func (s Store) Save(ctx context.Context, issue int, rec Record, rollout []byte) (Record, error) {
+// compressed blob, its tree, the record's commit and the ref moved to it, four requests. exists
+// says the ref is there (so it is moved rather than created); a wrong guess costs one more.
+func (s Store) Save(ctx context.Context, issue int, rec Record, rollout []byte, exists bool) (Record, error) {
 	if len(rollout) > MaxRolloutBytes {
 		return rec, fmt.Errorf("the rollout is %d bytes, over the %d a kept thread may hold", len(rollout), MaxRolloutBytes)
 	}
@@ -168,6 +172,11 @@ func (s Store) Save(ctx context.Context, issue int, rec Record, rollout []byte) 
 	commit, err := s.Git.CreateRecordCommit(ctx, Message(rec), tree)
 	if err != nil {
 		return rec, err
+	}
+	if !exists {
+		if err := s.Git.CreateRef(ctx, Ref(issue), commit); !errors.Is(err, hub.ErrRefExists) {
+			return rec, err
+		}
 	}
 	return rec, s.Git.SetRef(ctx, Ref(issue), commit)
 }

@@ -70,6 +70,17 @@ func (g *fakeGit) CreateRecordCommit(_ context.Context, message, tree string) (s
 	return sha, nil
 }
 
+func (g *fakeGit) CreateRef(_ context.Context, ref, sha string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.requests++
+	if _, ok := g.refs[ref]; ok {
+		return hub.ErrRefExists
+	}
+	g.refs[ref] = sha
+	return nil
+}
+
 func (g *fakeGit) SetRef(_ context.Context, ref, sha string) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -106,14 +117,22 @@ func TestSaveThenLoadInThreeRequests(t *testing.T) {
 	for i := 0; i < MaxChain+3; i++ {
 		rec.Chain = append(rec.Chain, Link{Thread: rec.Thread, Run: fmt.Sprint(100 + i), Turns: 1, Ended: "paused"})
 	}
-	saved, err := s.Save(ctx, 4, rec, rollout)
+	before := g.count()
+	saved, err := s.Save(ctx, 4, rec, rollout, false)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if n := g.count() - before; n != 4 {
+		t.Errorf("keeping a thread took %d requests, want 4 (blob, tree, commit, ref)", n)
+	}
+	// Kept again under the same ref with a wrong guess: one request more, the ref moved.
+	if _, err := s.Save(ctx, 4, rec, rollout, false); err != nil {
 		t.Fatal(err)
 	}
 	if len(saved.Chain) != MaxChain || saved.Chain[0].Run != "103" {
 		t.Errorf("chain kept %d runs from %s, want the last %d", len(saved.Chain), saved.Chain[0].Run, MaxChain)
 	}
-	before := g.count()
+	before = g.count()
 	k, err := s.Load(ctx, 4)
 	if err != nil || k == nil {
 		t.Fatalf("load: %+v, %v", k, err)
@@ -127,7 +146,7 @@ func TestSaveThenLoadInThreeRequests(t *testing.T) {
 	if len(g.objects[k.Record.Blob]) >= len(rollout)/10 {
 		t.Errorf("the blob is %d bytes for a %d-byte rollout: not compressed", len(g.objects[k.Record.Blob]), len(rollout))
 	}
-	if _, err := s.Save(ctx, 4, rec, make([]byte, MaxRolloutBytes+1)); err == nil {
+	if _, err := s.Save(ctx, 4, rec, make([]byte, MaxRolloutBytes+1), true); err == nil {
 		t.Error("a rollout over the bound was kept")
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -9,8 +10,13 @@ import (
 )
 
 // The REST requests of a run are deterministic, so their budget is an ordinary test (issue #10):
-// a fast-prototype `/studio run` needs at most 12, one with a review and a fix pass at most 20.
+// a fast-prototype `/studio run` needs 12, one with a review and a fix pass 17, before the ledger
+// and the kept thread.
 // Before the memoized facts (bot/hub/memo.go) the same runs made 35 and 43.
+// threadKeep is what keeping the agent's thread costs a run on the app-server engine (the exec
+// engine keeps none).
+var threadKeep = map[bool]int{true: 0, false: 4}[os.Getenv("STUDIO_TEST_CODEX_ENGINE") == "exec"]
+
 func TestRunStaysInsideItsRequestBudget(t *testing.T) {
 	t.Parallel()
 	edit := func(content string) fakecodex.Call {
@@ -24,12 +30,13 @@ func TestRunStaysInsideItsRequestBudget(t *testing.T) {
 		wantCodex int
 	}{
 		// The counts are exact, so a request added anywhere on the path shows here; each counts the
-		// run's ledger entry too (refs/studio/spend, docs/runtime.md).
-		{"plain run", "runPolicy: {review: false}\n", fakecodex.Script{Calls: []fakecodex.Call{edit("x\n")}}, 12 + ledgerAppend, 1},
+		// run's ledger entry (refs/studio/spend) and its kept thread (refs/studio/threads: blob,
+		// tree, commit, ref; a task that never kept one reads no ref first) too (docs/runtime.md).
+		{"plain run", "runPolicy: {review: false}\n", fakecodex.Script{Calls: []fakecodex.Call{edit("x\n")}}, 12 + ledgerAppend + threadKeep, 1},
 		{"review and one fix pass", "", fakecodex.Script{
 			Calls:   []fakecodex.Call{edit("x\n"), edit("y\n")},
 			Reviews: []fakecodex.Call{{FinalMessage: `{"blockers":["the jump is too high"],"warnings":[],"summary":"no","needsFix":true}`}, {FinalMessage: fakecodex.PassingReview}},
-		}, 17 + ledgerAppend, 4},
+		}, 17 + ledgerAppend + threadKeep, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t, nil)

@@ -23,17 +23,28 @@ func TestPausedRunContinuesInTheSameThreadWithTheRealCLI(t *testing.T) {
 	t.Parallel()
 	bin := codextest.Bin(t)
 	const continueText = "now add the jump test"
+	// The paused run's agent works in 7 s commands (Codex hands a command back after 10 s), so one
+	// is in flight whenever the pause lands; the continued run talks to a model server of its own,
+	// so its script does not depend on how many of them the first run got to.
 	model, err := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{
 		fakemodel.Reply(fakemodel.Exec("c1", "printf 'speed = 2\\n' > src/player/jump.gd; sleep 7")),
-		// The continued run's turns.
-		fakemodel.Reply(fakemodel.Exec("c2", "printf 'test\\n' > tests/test_jump.gd")),
+		fakemodel.Reply(fakemodel.Exec("c2", "sleep 7")),
+		fakemodel.Reply(fakemodel.Exec("c3", "sleep 7")),
+		fakemodel.Reply(fakemodel.Exec("c4", "sleep 7")),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer model.Close()
+	next, err := fakemodel.Start(fakemodel.Script{Turns: []fakemodel.Turn{
+		fakemodel.Reply(fakemodel.Exec("c5", "mkdir -p tests && printf 'test\\n' > tests/test_jump.gd")),
 		fakemodel.Reply(fakemodel.Message("DONE: tests/test_jump.gd")),
 		fakemodel.Reply(fakemodel.Message(fakecodex.PassingReview)),
 	}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer model.Close()
+	defer next.Close()
 	w := newWorld(t, nil)
 	n := w.issue("Make the jump snappier", taskBody)
 	_, payload := w.comment(n, sandbox.Writer, "/studio run")
@@ -58,10 +69,9 @@ func TestPausedRunContinuesInTheSameThreadWithTheRealCLI(t *testing.T) {
 		t.Fatalf("exit %d, outputs %v\n%s\n%s", res.code, res.outputs, w.statusSoFar(n), res.stdout)
 	}
 	mustContain(t, "paused status", w.statusSoFar(n), "**Thread kept:**", "refs/studio/threads/issue-1", "/studio continue [text]")
-	firstRun := len(model.Requests())
-
 	seen := len(w.Emu.Requests())
 	_, payload = w.comment(n, sandbox.Writer, "/studio continue "+continueText)
+	inputs["INPUT_OPENAI-BASE-URL"] = next.URL
 	res = w.run("issue_comment", payload, inputs)
 	if res.code != exitOK || res.outputs["status"] != "done" {
 		t.Fatalf("continue: exit %d, outputs %v\n%s\n%s", res.code, res.outputs, w.statusSoFar(n), res.stdout)
@@ -76,11 +86,10 @@ func TestPausedRunContinuesInTheSameThreadWithTheRealCLI(t *testing.T) {
 	if restore != 2 {
 		t.Errorf("%d reads of the thread's ref and blob, want 2 (with the commit, 3 requests)", restore)
 	}
-	reqs := model.Requests()
-	if len(reqs) <= firstRun {
+	if len(next.Requests()) == 0 {
 		t.Fatalf("the continued run made no model request")
 	}
-	resumed, fresh := reqs[firstRun].Body, reqs[0].Body
+	resumed, fresh := next.Requests()[0].Body, model.Requests()[0].Body
 	t.Logf("first model request: %d bytes fresh, %d bytes continued", len(fresh), len(resumed))
 	for _, want := range []string{"speed = 2", continueText, "goes on with task #1 in this conversation"} {
 		if !bytes.Contains(resumed, []byte(want)) {

@@ -56,7 +56,7 @@ var (
 		"allowed-bots": "", "bot-login": "", "required-approvals": "1", "approval-ttl": "",
 		"constrained-sandbox": "false", "timeout-minutes": "30", "max-fix-passes": "",
 		"verify-command": "", "verify-timeout": "30s", "model-tier": "", "openai-base-url": "", "agent-user": "auto", "agent-sandbox": "auto",
-		"agent-pid-namespace": "true", "agent-memory": "", "agent-pids": "", "model": "", "max-tokens": "", "max-cost": "", "max-cost-per-day": "", "max-cost-per-month": "", "dispatch-workflow": "studio.yml",
+		"agent-pid-namespace": "true", "agent-memory": "", "agent-pids": "", "model": "", "max-tokens": "", "max-minutes": "", "max-cost": "", "max-cost-per-day": "", "max-cost-per-month": "", "dispatch-workflow": "studio.yml",
 		"network": "", "allow-hosts": "",
 	}
 	wantOutputs = []string{"status", "branch", "pull-request", "run-id", "evidence-dir", "usage"}
