@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
-	"time"
 
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/hub"
@@ -64,37 +62,17 @@ func (r *run) stopAction(allows func(string) bool) func(body string) (string, bo
 	}
 }
 
-// controlsAllowed says which controls reach the run's task: every one on a task that is no
-// delegated child; on a child, those its profile's control graph lets its parent use (asked once
-// per action, from the window's goroutine: the task's issue is a copy, the roles and the profile
-// the ones the run already read). An unknown answer refuses.
+// controlsAllowed says which controls reach the run's task (live.Controls): on a delegated
+// child, those its profile's control graph admits (decideControl, on a copy of the issue).
 func (r *run) controlsAllowed() func(action string) bool {
-	var mu sync.Mutex
-	parent, known := 0, false
-	decided := map[string]bool{}
 	is := r.issue
-	return func(action string) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if !known {
-			p, err := r.ev.gh.ParentIssue(ctx, r.tr.Issue)
-			if err != nil {
-				return false
-			}
-			parent, known = p, true
-		}
-		if parent == 0 {
-			return true
-		}
-		if ok, seen := decided[action]; seen {
-			return ok
-		}
+	return live.Controls(func(ctx context.Context) (bool, error) {
+		parent, err := r.ev.gh.ParentIssue(ctx, r.tr.Issue)
+		return parent != 0, err
+	}, func(ctx context.Context, action string) (bool, error) {
 		d, err := r.ev.decideControl(ctx, is, action, nil)
-		decided[action] = err == nil && d.Refusal == ""
-		return decided[action]
-	}
+		return d.Refusal == "", err
+	})
 }
 
 // showLive writes the status comment as last published, with the live section under its

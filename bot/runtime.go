@@ -77,6 +77,9 @@ type implState struct {
 
 // runLifecycle runs implement -> verify -> review -> bounded fix passes (seed §9.3) with the
 // prepared prompts, committing in-scope work after every Codex call and posting every review.
+// Around it: the kept thread resumed and kept again, the live window, and the stops (a writer's,
+// the time budget). It stays one function because the plan, the hooks and the stops share the
+// lifecycle's context and its window, which are only safe read in one place.
 func (r *run) runLifecycle(ctx context.Context, st *implState, routes routing.RoutePlan, prepared *prompts.Prepared, facts prompts.RunFacts) (codex.Outcome, error) {
 	r.ev.pristine = false // the agent may change the workspace from here on
 	ev, err := codex.NewEvidence(r.cfg.RunsDir, r.cfg.RunID, st.task.Role, r.cfg.Redactor)
