@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/threads"
 	"github.com/codex-studio/studio-action/internal/codextest"
 	"github.com/codex-studio/studio-action/internal/fakecodex"
 	"github.com/codex-studio/studio-action/internal/fakemodel"
@@ -104,4 +107,18 @@ func TestPausedRunContinuesInTheSameThreadWithTheRealCLI(t *testing.T) {
 		t.Errorf("the paused run's work on the branch = %q, %v", data, err)
 	}
 	mustContain(t, "continued status", w.statusSoFar(n), "(continued)", "2 runs", "paused")
+	// What is kept holds the conversation and no credential: not the key, not the token.
+	gh, err := hub.NewClient(nil, strings.TrimSuffix(w.Emu.APIURL(), "/"), sandbox.BotToken, sandbox.Owner, sandbox.Repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := threads.Store{Git: gh}.Load(context.Background(), n)
+	if err != nil || kept == nil || !bytes.Contains(kept.Rollout, []byte(continueText)) {
+		t.Fatalf("the kept thread = %+v, %v; want the continued conversation", kept, err)
+	}
+	for _, secret := range []string{sandbox.OpenAIKey, sandbox.BotToken} {
+		if bytes.Contains(kept.Rollout, []byte(secret)) {
+			t.Errorf("the kept thread holds a credential")
+		}
+	}
 }
