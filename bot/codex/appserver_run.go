@@ -231,26 +231,7 @@ func (c CLI) runAppServer(ctx context.Context, req Request) Result {
 	if out.ExitCode != nil {
 		res.ExitCode = *out.ExitCode
 	}
-	switch {
-	case out.StartErr != nil:
-		res.Err = fmt.Errorf("run codex app-server: %w", out.StartErr)
-	case out.Limit != nil:
-		res.Err = &LimitError{Hit: *out.Limit, Call: "the agent's call"}
-	case out.SweepErr != nil:
-		res.Err = out.SweepErr
-	case res.TimedOut:
-		res.Err = fmt.Errorf("codex timed out after %s", req.Timeout)
-	case canceled:
-		res.Err = fmt.Errorf("codex canceled: %w", ctx.Err())
-	case setupErr != nil:
-		res.Err = setupErr
-	case closeErr != nil:
-		res.Err = fmt.Errorf("record codex events: %w", closeErr)
-	default:
-		if p := res.Events.Problem(req.Writing(), res.FinalMessage); p != "" {
-			res.Err = errors.New(p)
-		}
-	}
+	res.Err = callError(ctx, "codex app-server", out, res.TimedOut, canceled, setupErr, closeErr, true, req, &res)
 	return res
 }
 

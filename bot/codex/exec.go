@@ -361,25 +361,7 @@ func (c CLI) Run(ctx context.Context, req Request) Result {
 	if out.ExitCode != nil {
 		res.ExitCode = *out.ExitCode
 	}
-	switch {
-	case out.StartErr != nil:
-		res.Err = fmt.Errorf("run codex: %w", out.StartErr)
-	case out.Limit != nil:
-		// Whatever Codex managed to say, the kernel killed (or starved) the call.
-		res.Err = &LimitError{Hit: *out.Limit, Call: "the agent's call"}
-	case out.SweepErr != nil:
-		res.Err = out.SweepErr
-	case out.TimedOut:
-		res.Err = fmt.Errorf("codex timed out after %s", req.Timeout)
-	case out.Canceled:
-		res.Err = fmt.Errorf("codex canceled: %w", ctx.Err())
-	case closeErr != nil:
-		res.Err = fmt.Errorf("record codex events: %w", closeErr)
-	case res.ExitCode == 0:
-		if p := res.Events.Problem(req.Writing(), res.FinalMessage); p != "" {
-			res.Err = errors.New(p)
-		}
-	}
+	res.Err = callError(ctx, "codex", out, out.TimedOut, out.Canceled, nil, closeErr, res.ExitCode == 0, req, &res)
 	return res
 }
 

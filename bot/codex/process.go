@@ -3,6 +3,7 @@ package codex
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -222,4 +223,34 @@ func (t *tailBuffer) String() string {
 		}
 	}
 	return string(b)
+}
+
+// callError is a call's error from how its process ended, in the order both engines share: a
+// process that did not start, a per-call limit the kernel enforced, agent processes that survived
+// the sweep, the timeout, the caller's cancel, a handshake that failed (the app server's), the
+// events not recorded, and then what Codex's own events say went wrong (checkProblem: the exec
+// engine asks only of a process that exited 0). name is the command, for the start error.
+func callError(ctx context.Context, name string, out procOutcome, timedOut, canceled bool, setupErr, closeErr error, checkProblem bool, req Request, res *Result) error {
+	switch {
+	case out.StartErr != nil:
+		return fmt.Errorf("run %s: %w", name, out.StartErr)
+	case out.Limit != nil:
+		// Whatever Codex managed to say, the kernel killed (or starved) the call.
+		return &LimitError{Hit: *out.Limit, Call: "the agent's call"}
+	case out.SweepErr != nil:
+		return out.SweepErr
+	case timedOut:
+		return fmt.Errorf("codex timed out after %s", req.Timeout)
+	case canceled:
+		return fmt.Errorf("codex canceled: %w", ctx.Err())
+	case setupErr != nil:
+		return setupErr
+	case closeErr != nil:
+		return fmt.Errorf("record codex events: %w", closeErr)
+	case checkProblem:
+		if p := res.Events.Problem(req.Writing(), res.FinalMessage); p != "" {
+			return errors.New(p)
+		}
+	}
+	return nil
 }
