@@ -77,3 +77,50 @@ func TestAppServerPlaysTheScriptForTheStudiosRunner(t *testing.T) {
 		t.Errorf("refusal %+v from %+v", ref, res.Events)
 	}
 }
+
+// A kept thread goes on in a lifecycle of its own (Plan.Thread, a new job's CODEX_HOME): the
+// implementation resumes it with its history; one that thread/resume refuses (a rollout the app
+// server cannot find or parse) is not the run's failure: a new thread starts, and the outcome
+// and the lines say why.
+func TestLifecycleResumesAKeptThreadOrStartsANewOne(t *testing.T) {
+	ctl, home := controlled(t, fakecodex.Script{Calls: []fakecodex.Call{{FinalMessage: "first"}, {FinalMessage: "again"}}})
+	ws := t.TempDir()
+	cli := codex.CLI{Bin: bin, CodexHome: home, Env: []string{"PATH=" + os.Getenv("PATH"), "CODEX_HOME=" + home}, Engine: codex.EngineAppServer, KillGrace: 2 * time.Second}
+	routes, err := routing.ResolveRoutes(routing.ModelChoice{Model: "gpt-5.6-terra", Effort: "medium"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(thread *codex.Thread) codex.Outcome {
+		t.Helper()
+		ev, err := codex.NewEvidence(t.TempDir(), "1", "gameplay-programmer", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := (&codex.Lifecycle{Runner: cli, Evidence: ev}).Run(context.Background(), codex.Plan{
+			Workdir: ws, Sandbox: "danger-full-access", Routes: routes, Prompt: "go on", Thread: thread,
+		})
+		if err != nil || out.FinalStatus != codex.StatusDone {
+			t.Fatalf("run: %v, %s\n%s", err, out.FinalStatus, out.Output())
+		}
+		return out
+	}
+	first := run(nil)
+	if first.Thread == nil || first.ResumeNote != "" {
+		t.Fatalf("the first run kept no thread: %+v", first)
+	}
+	second := run(first.Thread)
+	invs := ctl.Invocations()
+	if last := invs[len(invs)-1]; !last.Resumed || last.Thread != first.Thread.ID || last.History != 1 {
+		t.Errorf("the second run's call = %+v, want thread %s resumed with its one turn", last, first.Thread.ID)
+	}
+	if second.Thread == nil || second.Thread.ID != first.Thread.ID || second.ResumeNote != "" {
+		t.Errorf("the second run left thread %+v (%q)", second.Thread, second.ResumeNote)
+	}
+	// A thread whose rollout is not where the app server looks for it: a new thread.
+	lost := *first.Thread
+	lost.Path = strings.Replace(lost.Path, "sessions/2026/01/01/", "sessions/2026/01/02/", 1)
+	third := run(&lost)
+	if third.ResumeNote == "" || third.Thread == nil || third.Thread.ID == lost.ID || !strings.Contains(third.Output(), "could not be resumed") {
+		t.Errorf("a thread the app server refused: note %q, thread %+v\n%s", third.ResumeNote, third.Thread, third.Output())
+	}
+}
