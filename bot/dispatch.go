@@ -220,9 +220,10 @@ func (b *eventBot) onCommand(ctx context.Context, tr Trigger) (Outcome, error) {
 	if o, dispatched, err := b.serveDispatch(ctx, tr, cmd, task); dispatched { // serve_mode.go
 		return o, err
 	}
-	if liveVerb(cmd.Verb) {
-		// A live run watching the task carries the command out itself (live_flow.go): this
-		// event must not wait for that run's lock to say so, nor to refuse it.
+	if v := cmd.Verb; v == policy.ControlSteer || v == policy.ControlStop || v == policy.ControlPause {
+		// A live run watching the task carries the command out itself (live_flow.go; on a
+		// delegated child, along its control graph): this event must not wait for that run's
+		// lock to say so, nor to refuse it.
 		line, owned, err := b.liveOwns(ctx, issue, cmd.Verb)
 		if err != nil {
 			return out, err

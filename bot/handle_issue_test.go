@@ -2,6 +2,7 @@ package bot
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/codex-studio/studio-action/bot/proposal"
 	"github.com/codex-studio/studio-action/internal/ghemu"
 	"github.com/codex-studio/studio-action/internal/sandbox"
+	"github.com/codex-studio/studio-action/policy"
 )
 
 // `/studio run` on a fast-prototype task: the agent's in-scope edit is committed on the task
@@ -734,5 +736,40 @@ func TestHandleQueuedRunsLeaveOneStatusLabel(t *testing.T) {
 	}
 	if !slices.Equal(status, []string{"studio:status/blocked"}) {
 		t.Errorf("status labels = %v, want only the last run's", status)
+	}
+}
+
+// A recipe's writing step names no writeFiles: its run does not refuse it but proposes them
+// (a read-only pass of the task's own role), keeping everything else the block says; accept puts
+// the completed block in place of the old one, the text around it untouched; then the task runs.
+func TestUnscopedTaskIsCompletedAcceptedAndRun(t *testing.T) {
+	t.Parallel()
+	w := newHWorld(t, nil)
+	dep := w.issue("Design the jump", "Notes.\n\n```studio\nrole: producer\n```\n", "studio:status/done")
+	block := fmt.Sprintf("```studio\nrole: gameplay-programmer\ndependsOn: [\"#%d\"]\npriority: 2\nworkflowId: vertical-slice\ngroupId: vertical-slice-1a2b3c4d\n```", dep)
+	n := w.issue("Build the jump", "Step of the slice.\n\n"+block+"\n\nKeep this line.\n")
+	w.script(nil, hProposal)
+	out, _ := w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "awaiting-approval")
+	hasAll(t, "proposal outcome", out.Summary, "**Task block proposed**", "`src/player/jump.gd`")
+	_, schema := w.agent.requests()
+	if len(schema) != 1 || schema[0].Sandbox != "read-only" || !strings.Contains(schema[0].Prompt, "names no `writeFiles`") {
+		t.Fatalf("the completing pass: %d schema calls %+v", len(schema), schema)
+	}
+	replies := w.replies(n)
+	hasAll(t, "proposal reply", replies[len(replies)-1], "names no `writeFiles`", "accept`, which replaces it", "dependsOn: ['#1']", "priority: 2", "workflowId: vertical-slice", "groupId: vertical-slice-1a2b3c4d")
+
+	w.mustHandle(w.comment(n, sandbox.Writer, "/studio accept"), "done")
+	body := w.issueBody(n)
+	if strings.Count(body, "```studio") != 1 || !strings.HasPrefix(body, "Step of the slice.\n\n```studio\n") || !strings.HasSuffix(body, "```\n\nKeep this line.\n") {
+		t.Fatalf("the block was not replaced in place:\n%s", body)
+	}
+	task, err := policy.ParseTask(body)
+	if err != nil || !slices.Equal(task.WriteFiles, []string{"src/player/jump.gd"}) || task.Priority != 2 || task.WorkflowID != "vertical-slice" ||
+		task.GroupID != "vertical-slice-1a2b3c4d" || !slices.Equal(task.DependsOn, []string{fmt.Sprintf("#%d", dep)}) {
+		t.Fatalf("the completed block = %+v, %v", task, err)
+	}
+	w.script([]agentCall{{write: map[string]string{"src/player/jump.gd": hJump}}})
+	if out, _ := w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "done"); out.PullRequest == 0 {
+		t.Errorf("the completed task did not run: %+v", out)
 	}
 }

@@ -178,12 +178,6 @@ func (r *run) reportStopped(ctx context.Context, s live.Stop) error {
 	return r.publish(ctx)
 }
 
-// liveVerb reports a command a live run of the task carries out: a steer, a stop or a pause (on a
-// delegated child, where its control graph allows it: liveControlRefusal).
-func liveVerb(verb string) bool {
-	return verb == policy.ControlSteer || verb == policy.ControlStop || verb == policy.ControlPause
-}
-
 // liveControlRefusal says why a live run will not take a control on a delegated child (its
 // profile's control graph does not allow it), "" when it will or the task is no child.
 func (b *eventBot) liveControlRefusal(ctx context.Context, task hub.Issue, verb string) (string, error) {

@@ -16,12 +16,15 @@ import (
 // checkout, as the planning role, answers with a task block proposal; a valid one is posted as a
 // reply, a malformed one is reported on the status comment. The issue ends awaiting a writer.
 // It is long because each of its outcomes (a dry run, a failed call, an unusable answer, a
-// proposal) ends the event with its own status and reply.
+// proposal) ends the event with its own status and reply. On a writing task whose block names no
+// writeFiles (tc.unscoped, a recipe's step), the pass is its role's and completes the block.
 func (r *run) propose(ctx context.Context, tc taskContext) error {
 	cfg, base := tc.cfg, tc.base
 	labels := r.labelRoles()
 	planner, labelRole := proposal.Role, ""
 	switch {
+	case tc.unscoped:
+		labelRole, planner = tc.task.Role, tc.task.Role
 	case len(labels) > 1:
 		return r.block(ctx, status.StepTaskParsed, texts.SeveralRoleLabels(labels, proposal.Role))
 	case len(labels) == 1:
@@ -41,6 +44,7 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 		r.out.Status, r.out.Summary = "done", r.st.Summary
 		return r.publish(ctx)
 	}
+	existing := tc.task
 	tc.task = policy.Task{Role: planner, Description: r.issue.Body}
 	// The plan phase's eligibility: read-only, whatever the studio mode or constrained-sandbox say.
 	elig := policy.Evaluate(policy.EligibilityInput{ProjectStage: cfg.Mode, StudioMode: cfg.StudioMode, Phase: policy.PhasePlan})
@@ -53,7 +57,7 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 	if note := prepared.Stripped.Summary(); note != "" {
 		r.st.Set(status.StepTaskParsed, status.StepDone, r.st.Detail(status.StepTaskParsed)+"; "+note)
 	}
-	prompt, _, err := r.withGuidance(ctx, base, planner, route.Implementation, prepared.Prompt+proposal.Instruction(labelRole, prompts.ActiveRolesFor(string(cfg.Mode), cfg.Engine)))
+	prompt, _, err := r.withGuidance(ctx, base, planner, route.Implementation, prepared.Prompt+proposal.Instruction(labelRole, prompts.ActiveRolesFor(string(cfg.Mode), cfg.Engine), tc.unscoped))
 	if err != nil {
 		var ge *guidanceError
 		if errors.As(err, &ge) {
@@ -93,10 +97,15 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 		r.st.Summary = texts.UnusableAnswer(r.cfg.Redactor.Redact(texts.QuotedAnswer(res.FinalMessage)))
 		return r.block(ctx, status.StepCodex, texts.UnusableProposal(perr.Error(), r.cfg.TriggerPhrase))
 	}
+	if tc.unscoped {
+		if p.Block, p.Task, perr = proposal.Complete(existing, p.Task); perr != nil {
+			return perr
+		}
+	}
 	_ = ev.Write("proposal.md", []byte(p.Block+"\n"))
 	r.st.Set(status.StepCodex, status.StepDone, callLine)
 
-	reply := r.cfg.Redactor.Redact(texts.ProposalReply(r.cfg.TriggerPhrase, r.tr.Actor.Login, r.cmd.Line, planner, proposal.Marker(r.tr.Issue), p.Block, p.Summary))
+	reply := r.cfg.Redactor.Redact(texts.ProposalReply(r.cfg.TriggerPhrase, r.tr.Actor.Login, r.cmd.Line, planner, proposal.Marker(r.tr.Issue), p.Block, p.Summary, tc.unscoped))
 	if _, err := r.ev.gh.CreateComment(ctx, r.tr.Issue, reply); err != nil {
 		return err
 	}

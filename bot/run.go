@@ -243,6 +243,10 @@ func (r *run) execute(ctx context.Context) error {
 		if tc, err = r.ev.taskOf(ctx, r.issue, base, r.triggerLabel()); err != nil {
 			return err
 		}
+		if tc.unscoped {
+			// A writing task without writeFiles (a recipe's step): propose them (proposal_flow.go).
+			return r.propose(ctx, tc)
+		}
 		if tc.hashErr == nil && tc.problem != "" {
 			return r.block(ctx, status.StepTaskParsed, tc.problem)
 		}

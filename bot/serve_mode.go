@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/serve"
 	"github.com/codex-studio/studio-action/bot/status"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
@@ -22,42 +23,8 @@ import (
 // requester, but neither reacts again nor takes the comment for a re-delivery: the server already
 // acknowledged it and recorded it on the status comment.
 
-// ServeMode is set (Settings.Serve) when the bot serves webhook deliveries instead of running in
-// a job: it has no workspace and no Codex.
-type ServeMode struct {
-	// ServerURL is GITHUB_SERVER_URL, and Owner and Repo the repository the bot serves, for the
-	// link to a dispatched run.
-	ServerURL, Owner, Repo string
-	// Slot, when set, is waited for before the work after the reaction (the lock, the status
-	// comment, the dispatch) and released after it: the server bounds how many deliveries write
-	// at once, so the acknowledgements of new ones are not queued behind them (and GitHub, which
-	// limits concurrent requests, sees fewer).
-	Slot func(ctx context.Context) (release func(), err error)
-	// Delivery is the X-GitHub-Delivery being served. A dispatch with no comment to record as
-	// handled (a role label, an approval) records it on the task's status comment instead, so
-	// the same delivery to another replica, or again after this one forgot it, dispatches
-	// nothing more.
-	Delivery string
-}
-
-// slot waits for the server's slot; release is never nil.
-func (s *ServeMode) slot(ctx context.Context) (func(), error) {
-	if s.Slot == nil {
-		return func() {}, nil
-	}
-	release, err := s.Slot(ctx)
-	if err != nil {
-		return func() {}, err
-	}
-	return release, nil
-}
-
-func (s *ServeMode) delivery() string {
-	if s == nil || !status.DeliveryID(s.Delivery) {
-		return ""
-	}
-	return s.Delivery
-}
+// ServeMode is set (Settings.Serve) when the bot serves webhook deliveries (bot/serve).
+type ServeMode = serve.Mode
 
 // Served says what a served command's dispatched run carries over from the server (Trigger).
 type Served struct {
@@ -111,7 +78,7 @@ func (b *eventBot) serveDispatch(ctx context.Context, tr Trigger, cmd Command, t
 		inputs[inputCommand] = b.cfg.TriggerPhrase + " run"
 		inputs[inputCommentID] = ""
 	}
-	release, err := b.cfg.Serve.slot(ctx)
+	release, err := b.cfg.Serve.Wait(ctx)
 	defer release()
 	if err != nil {
 		return Outcome{RunID: b.cfg.RunID}, true, err
@@ -147,7 +114,7 @@ func (b *eventBot) serveApproval(ctx context.Context, task hub.Issue, pr int, ap
 		inputPull:  strconv.Itoa(pr),
 		inputActor: approver,
 	}
-	release, err := b.cfg.Serve.slot(ctx)
+	release, err := b.cfg.Serve.Wait(ctx)
 	defer release()
 	if err != nil {
 		return Outcome{RunID: b.cfg.RunID}, true, err
@@ -226,7 +193,7 @@ func (b *eventBot) queue(ctx context.Context, task hub.Issue, actor string, comm
 			return b.cfg.skip(fmt.Sprintf("comment %d was already handled (re-delivered event)", commentID))
 		}
 		r.st.Handled = append(r.st.Handled, commentID)
-	} else if d := b.cfg.Serve.delivery(); d != "" {
+	} else if d := b.cfg.Serve.DeliveryID(); d != "" {
 		if slices.Contains(r.st.Deliveries, d) {
 			return b.cfg.skip(fmt.Sprintf("delivery %s was dispatched already (re-delivered, or delivered to another server too)", d))
 		}

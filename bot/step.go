@@ -56,10 +56,7 @@ func (b *eventBot) resolveRole(ctx context.Context, task policy.Task, base strin
 	}
 	b.derived.count.role.Add(1)
 	rr, err := rs.Resolve(task, b.cfg.LabelPrefix, labels, triggerLabel)
-	if err != nil {
-		return "", err
-	}
-	return rr.ID, nil
+	return rr.ID, err // the role too when only writeFiles is missing (policy.MissingWriteFiles)
 }
 
 // rendered is a run's model route and prompts, rendered from the default branch.

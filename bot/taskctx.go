@@ -35,6 +35,9 @@ type taskContext struct {
 	digest string
 	// problem says why the task cannot be used now ("" when it can): no approval can match then.
 	problem string
+	// unscoped: the only problem is a writing role's block without writeFiles, which a run
+	// proposes (proposal_flow.go).
+	unscoped bool
 	// elig is the run's eligibility once the run decided it (authorizeAndRun, implementApproved).
 	elig policy.Eligibility
 }
@@ -164,6 +167,9 @@ func (b *eventBot) taskOf(ctx context.Context, issue hub.Issue, base, triggerLab
 			tc.problem = texts.TaskBlockUnusable(err)
 		} else if role, err := b.resolveRole(ctx, tc.task, base, issue.Labels, triggerLabel); err != nil {
 			tc.problem = err.Error()
+			if policy.MissingWriteFiles(err) {
+				tc.task.Role, tc.unscoped = role, true
+			}
 		} else {
 			tc.task.Role = role
 			b.identify(&tc)

@@ -11,11 +11,12 @@ import (
 	"github.com/codex-studio/studio-action/policy"
 )
 
-// `accept` on an issue without a task block: appends the studio's last proposal (proposal.go).
+// `accept` on an issue without a task block: appends the studio's last proposal (proposal.go); on
+// one whose writing task names no writeFiles, the proposal that completed it replaces the block.
 func init() {
 	register(&verb{
 		name: "accept", order: 20, served: always, where: "on an issue without a task block",
-		what:    "appends the task block the studio last proposed on the issue to its body; it does not start a run",
+		what:    "appends the task block the studio last proposed on the issue to its body (or, where the issue's block names no writeFiles, puts the completed block in its place); it does not start a run",
 		onIssue: func(ctx context.Context, r *run) error { return r.accept(ctx) },
 	})
 }
@@ -32,12 +33,14 @@ func (r *run) accept(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	switch _, err := policy.ParseTask(issue.Body); {
-	case err == nil:
+	existing, err := policy.ParseTask(issue.Body)
+	switch {
+	case err == nil && len(existing.WriteFiles) > 0:
 		return refuse(texts.AcceptHasBlock(r.cfg.TriggerPhrase))
-	case !errors.Is(err, policy.ErrNoTaskBlock):
+	case err != nil && !errors.Is(err, policy.ErrNoTaskBlock):
 		return refuse(texts.AcceptUnusableBody(err))
 	}
+	completing := err == nil // a block without writeFiles, which the proposal completes in place
 	comments, err := r.ev.gh.Comments(ctx, r.tr.Issue)
 	if err != nil {
 		return err
@@ -58,7 +61,11 @@ func (r *run) accept(ctx context.Context) error {
 	if err != nil {
 		return refuse(texts.AcceptUnusableProposal(c.ID, err, r.cfg.TriggerPhrase))
 	}
-	body := proposal.AppendBlock(issue.Body, block)
+	phase, _ := roles.Lookup(task.Role)
+	body, ok := proposal.Place(issue.Body, block, completing, existing.Role, task.Role, phase.Mutating())
+	if !ok {
+		return refuse(texts.AcceptHasBlock(r.cfg.TriggerPhrase))
+	}
 	if got, err := policy.ParseTask(body); err != nil || !proposal.SameTask(got, task) {
 		return refuse(texts.AcceptUnreadable)
 	}
@@ -68,8 +75,11 @@ func (r *run) accept(ctx context.Context) error {
 	if err := r.ev.gh.EditIssueBody(ctx, r.tr.Issue, body); err != nil {
 		return err
 	}
-	r.cfg.logf("appended the task block of proposal comment %d to the body of #%d", c.ID, r.tr.Issue)
+	r.cfg.logf("put the task block of proposal comment %d in the body of #%d", c.ID, r.tr.Issue)
 	r.st.Set(status.StepTaskParsed, status.StepDone, texts.AcceptedTaskDetail(task))
+	if completing {
+		return r.acceptReply(ctx, "done", texts.AcceptReplaced(c.ID, task, r.cfg.TriggerPhrase))
+	}
 	return r.acceptReply(ctx, "done", texts.AcceptDone(c.ID, task, r.cfg.TriggerPhrase))
 }
 

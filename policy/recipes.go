@@ -12,8 +12,8 @@ import (
 //
 // Recipe tasks name no writeFiles, as in the seed. Under orchestration a task of a writing role
 // without writeFiles takes the project-wide lock (LockKeys), so it runs alone; and in the studio a
-// writing role's run asks for writeFiles (CheckWriteFiles), so a writer adds them to the task's
-// block before it runs. RenderRecipe says so.
+// writing role's first run proposes writeFiles (MissingWriteFiles) for a writer to accept, which
+// completes the task's block in place. RenderRecipe says so.
 
 // RecipeTask is one step of a recipe.
 type RecipeTask struct {
@@ -143,7 +143,7 @@ func RenderRecipe(r Recipe, groupID string, created map[string]int) string {
 		}
 	}
 	if len(unscoped) > 0 {
-		fmt.Fprintf(&b, "Note: %s may change files but name no writeFiles; add them to each task's block before it runs (a writing role's run asks for them, and orchestration gives a task without them the project-wide lock, so it runs alone).\n", strings.Join(unscoped, ", "))
+		fmt.Fprintf(&b, "Note: %s may change files but name no writeFiles: each one's first `run` proposes them (a read-only pass), and `accept` completes its block in place; until then orchestration gives it the project-wide lock, so it runs alone.\n", strings.Join(unscoped, ", "))
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }

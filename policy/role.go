@@ -95,9 +95,10 @@ func ResolveRole(task Task, f RoleFacts) (ResolvedRole, error) {
 		}
 		return ResolvedRole{}, fmt.Errorf("unknown studio role %q", role)
 	}
-	// writeFiles is required of a role that writes; whether it does is known only now.
+	// writeFiles is required of a role that writes; whether it does is known only now. The role
+	// comes back with the error: a run proposes the missing writeFiles (MissingWriteFiles).
 	if err := checkWriteFiles(task, phase.Mutating()); err != nil {
-		return ResolvedRole{}, fmt.Errorf("the task block cannot be used: %w", err)
+		return ResolvedRole{ID: role, Phase: phase}, fmt.Errorf("the task block cannot be used: %w", err)
 	}
 	return ResolvedRole{ID: role, Phase: phase}, nil
 }

@@ -110,10 +110,11 @@ func TestResolveRole(t *testing.T) {
 			want: ResolvedRole{"custom-reviewer", PhaseReview}},
 		{name: "a custom writing role", task: Task{Role: "custom-builder", WriteFiles: writes}, custom: custom,
 			want: ResolvedRole{"custom-builder", PhaseImplement}},
+		// The role comes back with the error: a run proposes the missing writeFiles.
 		{name: "a custom writing role without writeFiles", task: Task{Role: "custom-builder"}, custom: custom,
-			wantError: "the task block cannot be used: `writeFiles`: " + writeFilesRequired},
+			wantError: "the task block cannot be used: `writeFiles`: " + writeFilesRequired, want: ResolvedRole{"custom-builder", PhaseImplement}},
 		{name: "a built-in writing role without writeFiles", task: Task{Role: "gameplay-programmer"},
-			wantError: "the task block cannot be used: `writeFiles`: " + writeFilesRequired},
+			wantError: "the task block cannot be used: `writeFiles`: " + writeFilesRequired, want: ResolvedRole{"gameplay-programmer", PhaseImplement}},
 		{name: "a read-only built-in role needs no writeFiles", task: Task{Role: "qa-playtester"},
 			want: ResolvedRole{"qa-playtester", PhaseReview}},
 	}
@@ -122,7 +123,7 @@ func TestResolveRole(t *testing.T) {
 			got, err := ResolveRole(tt.task, RoleFacts{LabelPrefix: "studio:", Labels: tt.labels, TriggerLabel: tt.trigger,
 				Lookup: testRoles(tt.custom), UnknownMessage: unknownRole})
 			if tt.wantError != "" {
-				if err == nil || err.Error() != tt.wantError || got != (ResolvedRole{}) {
+				if err == nil || err.Error() != tt.wantError || got != tt.want || MissingWriteFiles(err) != (tt.want != ResolvedRole{}) {
 					t.Errorf("ResolveRole = %+v, %v\nwant error %s", got, err, tt.wantError)
 				}
 				return

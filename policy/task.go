@@ -68,6 +68,12 @@ type Task struct {
 	noWriteFiles *TaskError
 }
 
+// WithWriteFiles is the task with writeFiles set (a proposal completing a block that had none).
+func (t Task) WithWriteFiles(paths []string) Task {
+	t.WriteFiles, t.noWriteFiles = paths, nil
+	return t
+}
+
 // RoleWrites reports whether runs of role may change files: its phase (PhaseForRole) is a
 // mutating one. Producer (plan) and qa-playtester (review) never write; their report is the
 // deliverable.
@@ -89,6 +95,14 @@ func checkWriteFiles(task Task, writes bool) error {
 		return &e
 	}
 	return &TaskError{Line: task.Line, Field: "writeFiles", Message: writeFilesRequired}
+}
+
+// MissingWriteFiles reports whether err is a writing role's task block that names no writeFiles
+// (and nothing else wrong with it): a run proposes them for a writer to accept instead of
+// refusing (a recipe's steps are made so).
+func MissingWriteFiles(err error) bool {
+	var te *TaskError
+	return errors.As(err, &te) && te.Field == "writeFiles" && te.Message == writeFilesRequired
 }
 
 const writeFilesRequired = "is required for a role that writes and must list at least one repository path or glob Codex may change (only producer and qa-playtester, which change nothing, may leave it out)"

@@ -271,14 +271,22 @@ type taskBlockYAML struct {
 	Role          string         `yaml:"role"`
 	WriteFiles    []string       `yaml:"writeFiles,flow"`
 	Files         []string       `yaml:"files,omitempty,flow"`
+	DependsOn     []string       `yaml:"dependsOn,omitempty,flow"`
+	Priority      int            `yaml:"priority,omitempty"`
 	Verify        *verifyYAML    `yaml:"verify,omitempty"`
 	ApprovalScope []string       `yaml:"approvalScope,omitempty,flow"`
 	RunPolicy     *runPolicyYAML `yaml:"runPolicy,omitempty"`
+	WorkflowID    string         `yaml:"workflowId,omitempty"`
+	GroupID       string         `yaml:"groupId,omitempty"`
+	AllowHosts    []string       `yaml:"allowHosts,omitempty,flow"`
 }
 
 type runPolicyYAML struct {
-	Review       *bool `yaml:"review,omitempty"`
-	MaxFixPasses *int  `yaml:"maxFixPasses,omitempty"`
+	Review       *bool  `yaml:"review,omitempty"`
+	MaxFixPasses *int   `yaml:"maxFixPasses,omitempty"`
+	ModelTier    string `yaml:"modelTier,omitempty"`
+	// ConstrainedSandbox keeps a block's own choice.
+	ConstrainedSandbox *bool `yaml:"constrainedSandbox,omitempty"`
 }
 
 // TaskBlock writes a task as the ```studio block an issue holds, for a task made outside an
@@ -331,11 +339,16 @@ func Marker(issue int) string { return fmt.Sprintf("<!-- studio:proposal issue=%
 
 var markerRE = regexp.MustCompile(`^<!-- studio:proposal issue=([0-9]+) -->`)
 
-// proposalInstruction closes the planning pass's prompt.
-func Instruction(labelRole string, roles []string) string {
+// Instruction closes the planning pass's prompt. completing: the issue's task block exists but,
+// for a writing role, names no writeFiles (a recipe's step), so the proposal completes it.
+func Instruction(labelRole string, roles []string, completing bool) string {
 	var b strings.Builder
 	b.WriteString("\n\n## Task block proposal\n")
-	b.WriteString("The issue above has no `studio` task block, so nothing can be implemented yet. This is a read-only planning pass: change no file. ")
+	if completing {
+		b.WriteString("The issue's `studio` task block names no `writeFiles`, so nothing can be implemented yet. This is a read-only planning pass: change no file. ")
+	} else {
+		b.WriteString("The issue above has no `studio` task block, so nothing can be implemented yet. This is a read-only planning pass: change no file. ")
+	}
 	b.WriteString("Read the repository as you need to, then propose the task block a writer can add to the issue, as one JSON object matching the output schema:\n\n")
 	if labelRole != "" {
 		fmt.Fprintf(&b, "- `role`: `%s` (the issue's role label names it).\n", labelRole)
@@ -393,6 +406,66 @@ func ProposedBlock(body string, known func(id string) bool) (string, policy.Task
 		return "", policy.Task{}, fmt.Errorf("its role %s is not a studio role", texts.CodeSpan(task.Role))
 	}
 	return text, task, nil
+}
+
+// Complete is the issue's task block (existing, whose only lack is writeFiles) with the
+// proposal's writeFiles, its files added to the block's own and its verification where the block
+// has none: everything else the block says (its dependencies, workflow, group, priority, run
+// policy, hosts) stays as it was.
+func Complete(existing, proposed policy.Task) (string, policy.Task, error) {
+	t := existing.WithWriteFiles(proposed.WriteFiles)
+	for _, f := range proposed.Files {
+		if !slices.Contains(t.Files, f) {
+			t.Files = append(t.Files, f)
+		}
+	}
+	if t.Verify == nil {
+		t.Verify = proposed.Verify
+	}
+	doc := taskBlockYAML{Role: t.Role, WriteFiles: t.WriteFiles, Files: t.Files, ApprovalScope: t.ApprovalScope,
+		DependsOn: t.DependsOn, Priority: t.Priority, WorkflowID: t.WorkflowID, GroupID: t.GroupID, AllowHosts: t.AllowHosts}
+	if t.Verify != nil {
+		doc.Verify = &verifyYAML{Command: t.Verify.Command, Args: t.Verify.Args}
+	}
+	if t.RunPolicy != (policy.RunPolicy{}) {
+		doc.RunPolicy = &runPolicyYAML{Review: t.RunPolicy.Review, MaxFixPasses: t.RunPolicy.MaxFixPasses, ModelTier: t.RunPolicy.ModelTier, ConstrainedSandbox: t.RunPolicy.ConstrainedSandbox}
+	}
+	block, err := encodeBlock(doc)
+	return block, t, err
+}
+
+// ReplaceBlock is the issue body with its one top-level ```studio block replaced by block, the
+// text around it untouched; ok false when the body does not hold exactly one.
+func ReplaceBlock(body, block string) (string, bool) {
+	lines := policy.SplitLines(body)
+	var open, close int
+	for _, f := range policy.ScanMarkdown(body).Fences {
+		if !f.TopLevel || f.Info != "studio" {
+			continue
+		}
+		if open != 0 || f.Close == 0 {
+			return "", false
+		}
+		open, close = f.Open, f.Close
+	}
+	if open == 0 {
+		return "", false
+	}
+	out := append(append(slices.Clone(lines[:open-1]), strings.Split(block, "\n")...), lines[close:]...)
+	return strings.Join(out, "\n"), true
+}
+
+// Place puts an accepted proposal's block in the issue body: after it, or (completing) in place
+// of the block it completes, only when that block is the same writing role's. ok false when it
+// cannot be placed.
+func Place(body, block string, completing bool, blockRole, proposedRole string, writes bool) (string, bool) {
+	if !completing {
+		return AppendBlock(body, block), true
+	}
+	if !writes || (blockRole != "" && blockRole != proposedRole) {
+		return "", false
+	}
+	return ReplaceBlock(body, block)
 }
 
 // appendBlock is the issue body with the block added after it, a blank line between.

@@ -65,7 +65,7 @@ func FuzzParseProposal(f *testing.F) {
 			t.Fatalf("the block appended to a body does not read back: %+v, %v", task, err)
 		}
 
-		reply := texts.ProposalReply("/studio", "alice", "/studio run", "producer", Marker(7), p.Block, p.Summary)
+		reply := texts.ProposalReply("/studio", "alice", "/studio run", "producer", Marker(7), p.Block, p.Summary, false)
 		c, ok := Latest([]hub.Comment{{ID: 1, Author: "bot", Body: reply}}, 7, "bot")
 		if !ok {
 			t.Fatalf("the reply is not found as the proposal for #7:\n%s", reply)

@@ -29,7 +29,7 @@ func TestProposalReplyRendersTheValidatedBlock(t *testing.T) {
 	if err != nil || !SameTask(task, p.Task) || task.Verify == nil || task.Verify.Command != "godot" {
 		t.Fatalf("the block does not read back: %+v, %v\n%s", task, err, p.Block)
 	}
-	reply := texts.ProposalReply("/studio", "alice", "/studio run", "producer", Marker(7), p.Block, p.Summary)
+	reply := texts.ProposalReply("/studio", "alice", "/studio run", "producer", Marker(7), p.Block, p.Summary, false)
 	checkGolden(t, "proposal_reply.md", reply)
 	c, ok := Latest([]hub.Comment{{ID: 1, Author: "github-actions[bot]", Body: reply}}, 7, "github-actions[bot]")
 	if !ok {
@@ -126,8 +126,8 @@ func TestAcceptFindsOnlyTheBotsLatestProposal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	older := texts.ProposalReply("/studio", "alice", "/studio run", "producer", Marker(7), "```studio\nrole: writer\nwriteFiles: [a.md]\n```", "x")
-	newer := texts.ProposalReply("/studio", "alice", "/studio run", "producer", Marker(7), p.Block, p.Summary)
+	older := texts.ProposalReply("/studio", "alice", "/studio run", "producer", Marker(7), "```studio\nrole: writer\nwriteFiles: [a.md]\n```", "x", false)
+	newer := texts.ProposalReply("/studio", "alice", "/studio run", "producer", Marker(7), p.Block, p.Summary, false)
 	comments := []hub.Comment{
 		{ID: 1, Author: "github-actions[bot]", Body: older},
 		{ID: 2, Author: "github-actions[bot]", Body: newer},
@@ -158,5 +158,44 @@ func TestParseProposalReadOnlyRoleNeedsNoWriteFiles(t *testing.T) {
 	p, err := Parse(`{"role":"producer","writeFiles":[],"files":[],"verify":null,"summary":"s"}`, Rules{})
 	if err != nil || p.Task.Role != "producer" || len(p.Task.WriteFiles) != 0 {
 		t.Fatalf("proposal = %+v, %v; want a producer task without writeFiles", p.Task, err)
+	}
+}
+
+// Completing a block keeps every field the block set and takes the proposal's writeFiles; the
+// completed block replaces the old one in place, reads back as the same task, and is placed only
+// for the same writing role.
+func TestCompleteReplacesTheBlockInPlace(t *testing.T) {
+	t.Parallel()
+	body := "Step.\n\n```studio\nrole: gameplay-programmer\ndependsOn: [\"#3\"]\npriority: 2\nfiles: [design/gdd.md]\nworkflowId: bugfix\ngroupId: bugfix-01234567\nrunPolicy: {review: false}\n```\n\nTail.\n"
+	existing, err := policy.ParseTask(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proposed := policy.Task{Role: "gameplay-programmer", WriteFiles: []string{"src/player/jump.gd"}, Files: []string{"design/gdd.md", "src/player/player.gd"},
+		Verify: &policy.Verification{Command: "godot", Args: []string{"--test"}}}
+	block, task, err := Complete(existing, proposed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	placed, ok := Place(body, block, true, existing.Role, task.Role, true)
+	if !ok || !strings.HasPrefix(placed, "Step.\n\n```studio\n") || !strings.HasSuffix(placed, "```\n\nTail.\n") || strings.Count(placed, "```studio") != 1 {
+		t.Fatalf("placed %v:\n%s", ok, placed)
+	}
+	got, err := policy.ParseTask(placed)
+	if err != nil || !SameTask(got, task) {
+		t.Fatalf("read back %+v, %v; want %+v", got, err, task)
+	}
+	if got.Priority != 2 || got.WorkflowID != "bugfix" || got.GroupID != "bugfix-01234567" || len(got.DependsOn) != 1 || got.RunPolicy.Review == nil ||
+		len(got.Files) != 2 || got.Verify == nil || got.Verify.Command != "godot" {
+		t.Errorf("the completed block lost a field: %+v", got)
+	}
+	if _, ok := Place(body, block, true, "technical-artist", task.Role, true); ok {
+		t.Error("placed a proposal over another role's block")
+	}
+	if _, ok := Place(body, block, true, existing.Role, task.Role, false); ok {
+		t.Error("placed a proposal for a role that does not write")
+	}
+	if _, ok := ReplaceBlock("no block here", block); ok {
+		t.Error("replaced a block in a body without one")
 	}
 }

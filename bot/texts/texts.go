@@ -226,18 +226,27 @@ func markerPrefix(line string) string {
 // proposalReply is the reply holding a proposal: the marker, the command quoted, the block, the
 // model's explanation as quoted untrusted text, and what a writer can do next.
 
-func ProposalReply(phrase, actor, cmdLine, planner, marker, block, summary string) string {
+// completing: the issue's block names no writeFiles, and this one completes it.
+func ProposalReply(phrase, actor, cmdLine, planner, marker, block, summary string, completing bool) string {
 	if summary == "" {
 		summary = "(Codex gave no explanation.)"
 	}
 	var b strings.Builder
 	b.WriteString(marker + "\n")
 	fmt.Fprintf(&b, "> %s\n\n", QuoteLine(cmdLine))
-	fmt.Fprintf(&b, "@%s, this issue has no `studio` task block, so a read-only planning pass (`%s`) proposes one:\n\n", actor, planner)
+	if completing {
+		fmt.Fprintf(&b, "@%s, this issue's `studio` task block names no `writeFiles`, which a writing role needs, so a read-only planning pass (`%s`) proposes them; the block below keeps everything else the issue's block says:\n\n", actor, planner)
+	} else {
+		fmt.Fprintf(&b, "@%s, this issue has no `studio` task block, so a read-only planning pass (`%s`) proposes one:\n\n", actor, planner)
+	}
 	b.WriteString(block + "\n\n")
 	b.WriteString("Codex's explanation, model output quoted as untrusted text:\n\n")
 	b.WriteString(Fenced(summary, "text") + "\n\n")
-	fmt.Fprintf(&b, "A writer can paste this block into the issue body, or comment `%s accept`. ", phrase)
+	if completing {
+		fmt.Fprintf(&b, "A writer can put this block in place of the issue's, or comment `%s accept`, which replaces it. ", phrase)
+	} else {
+		fmt.Fprintf(&b, "A writer can paste this block into the issue body, or comment `%s accept`. ", phrase)
+	}
 	fmt.Fprintf(&b, "Nothing was written to the repository (no branch, commit or pull request); once the issue holds the block, comment `%s run` to start.\n", phrase)
 	return b.String()
 }
@@ -356,7 +365,7 @@ func TaskCreatedReply(phrase string, number int, t policy.NewTask, writes bool) 
 		fmt.Fprintf(&b, "comment `%s run` on #%d to start it.", phrase, number)
 	}
 	if len(t.WriteFiles) == 0 && writes {
-		fmt.Fprintf(&b, " Role `%s` changes files and the task names none: add `writeFiles` to its block before it runs.", t.Role)
+		fmt.Fprintf(&b, " Role `%s` changes files and the task names none: its first run proposes `writeFiles` (a read-only pass) for a writer to accept with `%s accept`, or add them to its block.", t.Role, phrase)
 	}
 	return b.String()
 }

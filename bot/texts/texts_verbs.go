@@ -45,6 +45,12 @@ func AcceptDone(comment int64, t policy.Task, phrase string) string {
 		comment, t.Role, strings.Join(QuoteAll(t.WriteFiles), ", "), phrase)
 }
 
+// AcceptReplaced says the proposal completing the issue's task block replaced it in place.
+func AcceptReplaced(comment int64, t policy.Task, phrase string) string {
+	return fmt.Sprintf("the task block the studio proposed (comment %d) replaced the issue's, which named no writeFiles: role `%s`, writeFiles %s, and everything else as the block said. It does not run by itself: comment `%s run` to start.",
+		comment, t.Role, strings.Join(QuoteAll(t.WriteFiles), ", "), phrase)
+}
+
 // `/studio workflow`.
 
 // unknown is prompts.UnknownWorkflowMessage of the id, bounded; custom is where the project's own
