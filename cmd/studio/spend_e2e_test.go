@@ -305,8 +305,11 @@ func TestTwoRealRunsAppendToTheLedgerAtOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
+			// The exec engine keeps no thread, so the ledger's is each run's only ref created at
+			// its end (the app server's kept thread creates one more, which would take the delay).
 			results[i] = w.run("issue_comment", payloads[i], map[string]string{
-				"INPUT_CODEX-PATH": bin, "INPUT_OPENAI-BASE-URL": model.URL, "INPUT_MODEL": "gpt-5.5", "GITHUB_RUN_ID": strconv.Itoa(5001 + i)})
+				"INPUT_CODEX-PATH": bin, "INPUT_OPENAI-BASE-URL": model.URL, "INPUT_MODEL": "gpt-5.5", "GITHUB_RUN_ID": strconv.Itoa(5001 + i),
+				"INPUT_CODEX-ENGINE": "exec"})
 		}()
 	}
 	close(start)
