@@ -138,7 +138,11 @@ type LockRecord struct {
 	// TaskRun is, on a write lock's (or slot's, or claim's) record, the workflow run that works
 	// the task and gives the ref back: the run an orchestration dispatched, once GitHub reported
 	// its id. "" before that, and on a run lock's record, whose Run is its holder.
-	TaskRun  string
+	TaskRun string
+	// Nonce makes each take of a run lock a commit of its own: two takers with the same run id
+	// (the replicas of `studio serve`), event and second would otherwise write the same commit, and
+	// each would take the other's ref for its own.
+	Nonce    string
 	Acquired time.Time
 	Expires  time.Time
 }
@@ -170,6 +174,9 @@ func (l LockRecord) Render() string {
 		fields = [][2]string{
 			{"Issue", strconv.Itoa(l.Task)}, {"Run", l.Run}, {"Attempt", l.Attempt}, {"Run-URL", l.RunURL},
 			{"Event", l.Event}, {"Acquired", formatLockTime(l.Acquired)}, {"Expires", formatLockTime(l.Expires)},
+		}
+		if l.Nonce != "" {
+			fields = append(fields, [2]string{"Nonce", l.Nonce})
 		}
 	} else {
 		fmt.Fprintf(&b, "studio lock: %s for #%d\n\n", recordValue(l.Key), l.Task)
@@ -245,6 +252,8 @@ func parseLockTrailers(msg string) (l LockRecord, haveKey, haveExpiry bool) {
 			l.Event = v
 		case "Task-Run":
 			l.TaskRun = v
+		case "Nonce":
+			l.Nonce = v
 		case "Acquired":
 			l.Acquired, _ = time.Parse(time.RFC3339, v)
 		case "Expires":

@@ -5,6 +5,8 @@ package lock
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -125,7 +127,7 @@ func (l *Locker) Acquire(ctx context.Context, issue int, event string) (*Held, e
 	}
 	ref := Ref(issue)
 	start := l.Now()
-	rec := policy.LockRecord{Task: issue, Run: l.RunID, Attempt: l.RunAttempt, RunURL: l.RunURL, Event: event, Acquired: start, Expires: start.Add(l.TTL)}
+	rec := policy.LockRecord{Task: issue, Run: l.RunID, Attempt: l.RunAttempt, RunURL: l.RunURL, Event: event, Acquired: start, Expires: start.Add(l.TTL), Nonce: nonce()}
 	sha, err := l.Refs.CreateLockCommit(ctx, rec.Render(), "")
 	if err != nil {
 		return nil, err
@@ -295,4 +297,13 @@ func (l *Locker) HeldBy(ctx context.Context, issue int, run, attempt string) (po
 		heldBy = "1"
 	}
 	return holder, readable && holder.Run == run && heldBy == attempt && !holder.Expired(l.Now()), nil
+}
+
+// nonce tells one take of a lock from another (policy.LockRecord.Nonce).
+func nonce() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("lock: no randomness for a lock's nonce: " + err.Error())
+	}
+	return hex.EncodeToString(b[:])
 }

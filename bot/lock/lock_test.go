@@ -198,3 +198,24 @@ func TestHeldByNamesOnlyTheLiveHolder(t *testing.T) {
 		t.Error("an expired lock still counts as held")
 	}
 }
+
+// Two takers with the same run id, event and second (the replicas of `studio serve` serving the
+// same delivery) write lock records Git would make into one commit, were it not for the nonce: the
+// second taker must find the first's lock, not take it for its own.
+func TestTwoReplicasOfOneRunDoNotBothHoldTheLock(t *testing.T) {
+	t.Parallel()
+	refs := fakerefs.NewContentAddressed()
+	at := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	first := newLocker(refs, &fakeClock{now: at}, "studio-serve")
+	second := newLocker(refs, &fakeClock{now: at}, "studio-serve")
+	h, err := first.Acquire(context.Background(), 1, "label studio:role/gameplay-programmer by @octocat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Release(context.Background(), h)
+	_, err = second.Acquire(context.Background(), 1, "label studio:role/gameplay-programmer by @octocat")
+	var busy *BusyError
+	if !errors.As(err, &busy) {
+		t.Fatalf("the second replica's take = %v, want it to wait and find the lock busy", err)
+	}
+}

@@ -6,6 +6,7 @@ package fakerefs
 
 import (
 	"context"
+	"crypto/sha1"
 	"fmt"
 	"strings"
 	"sync"
@@ -19,6 +20,9 @@ type Refs struct {
 	refs    map[string]string
 	commits map[string]commit
 	next    int
+	// content names a commit by what it holds, as Git does: two commits with the same message and
+	// parent are one (the API's commits also carry the same tree and the same second).
+	content bool
 }
 
 type commit struct{ message, parent string }
@@ -26,12 +30,23 @@ type commit struct{ message, parent string }
 // New is an empty repository.
 func New() *Refs { return &Refs{refs: map[string]string{}, commits: map[string]commit{}} }
 
+// NewContentAddressed is an empty repository whose commits are named by their content, as Git's
+// are: the same record written twice is the same commit.
+func NewContentAddressed() *Refs {
+	r := New()
+	r.content = true
+	return r
+}
+
 // CreateLockCommit makes a commit with message and parent ("" for none).
 func (f *Refs) CreateLockCommit(_ context.Context, message, parent string) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.next++
 	sha := fmt.Sprintf("%040x", f.next)
+	if f.content {
+		sha = fmt.Sprintf("%x", sha1.Sum([]byte(parent+"\x00"+message)))
+	}
 	f.commits[sha] = commit{message, parent}
 	return sha, nil
 }
