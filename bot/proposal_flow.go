@@ -37,7 +37,7 @@ func (r *run) propose(ctx context.Context, tc taskContext) error {
 	if _, ok := roles.Lookup(planner); !ok {
 		return r.block(ctx, status.StepTaskParsed, roles.UnknownRoleMessage(planner))
 	}
-	r.st.Set(status.StepTaskParsed, status.StepDone, texts.ProposalTaskDetail(planner))
+	r.st.Set(status.StepTaskParsed, status.StepDone, texts.ProposalTaskDetail(planner, tc.unscoped))
 	if r.cmd.runOptions().DryRun {
 		r.st.Summary = texts.ProposalDryRun(r.cfg.TriggerPhrase, planner)
 		r.st.Set(status.StepCodex, status.StepSkipped, texts.DetailDryRun)

@@ -55,7 +55,11 @@ func WorkflowTaskDetail(id string, t policy.Task) string {
 func AcceptedTaskDetail(t policy.Task) string { return "task block accepted: " + TaskDetail(t) }
 
 // proposalTaskDetail is the Task step of a plain request: a planning pass proposes a block.
-func ProposalTaskDetail(planner string) string {
+// completing: the block exists but names no writeFiles, which the pass proposes.
+func ProposalTaskDetail(planner string, completing bool) string {
+	if completing {
+		return fmt.Sprintf("the task block names no writeFiles: a read-only planning pass (`%s`) proposes them", planner)
+	}
 	return fmt.Sprintf("no task block: a read-only planning pass (`%s`) proposes one", planner)
 }
 

@@ -107,21 +107,26 @@ func TestReadOnlyRoleEditIsRevertedAndBlocks(t *testing.T) {
 	}
 }
 
-// TestWritingRoleStillNeedsWriteFiles: the error moved from the parser to role resolution, so a
-// writing role named only by a label is still refused before Codex runs.
-func TestWritingRoleStillNeedsWriteFiles(t *testing.T) {
+// A writing role named only by a label, whose block names no writeFiles, is told apart from a
+// read-only one at role resolution: its run proposes the writeFiles (issue 35's recipe steps),
+// keeping the block's files, and changes nothing before a writer accepts them.
+func TestWritingRoleWithoutWriteFilesGetsTheirProposal(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, nil)
 	n := w.issue("Jump", "```studio\nfiles: [design/gdd.md]\n```\n", "studio:role/gameplay-programmer")
+	w.scriptWith(fakecodex.Script{Reviews: []fakecodex.Call{{FinalMessage: `{"role":"gameplay-programmer","writeFiles":["src/player/jump.gd"],"files":[],"verify":null,"summary":"The jump lives there."}`}}})
 	_, payload := w.comment(n, sandbox.Writer, "/studio run")
 	res := w.run("issue_comment", payload, nil)
-	if res.code != 0 || res.outputs["status"] != "blocked" {
+	if res.code != 0 || res.outputs["status"] != "awaiting-approval" {
 		t.Fatalf("exit %d, status %q\n%s", res.code, res.outputs["status"], res.stderr)
 	}
-	if len(w.invocations()) != 0 {
-		t.Error("Codex ran for a writing role without writeFiles")
+	// Nothing writes before a writer accepted the scope: one read-only pass proposes it.
+	if invs := w.invocations(); len(invs) != 1 || !invs[0].Review || invs[0].Sandbox != "read-only" {
+		t.Errorf("Codex ran %+v for a writing role without writeFiles, want one read-only proposal pass", invs)
 	}
-	if status := w.botComments(n)[0].Body; !strings.Contains(status, "`writeFiles`: is required for a role that writes") {
-		t.Errorf("status:\n%s", status)
+	comments := w.botComments(n)
+	status, reply := comments[0].Body, comments[len(comments)-1].Body
+	if !strings.Contains(status, "the task block names no writeFiles") || !strings.Contains(reply, "writeFiles: [src/player/jump.gd]") || !strings.Contains(reply, "files: [design/gdd.md]") {
+		t.Errorf("status:\n%s\nreply:\n%s", status, reply)
 	}
 }
