@@ -115,10 +115,7 @@ func TestTimeBudgetPausesAndContinueFinishes(t *testing.T) {
 	t.Parallel()
 	w := newHWorld(t, nil)
 	n := w.issue("Snappier jump", hTask)
-	agent := &liveAgent{wait: 2 * time.Minute, inTurn: make(chan struct{})}
-	agent.calls = []agentCall{{write: map[string]string{"src/player/jump.gd": hJump}}}
-	threadsOf := &threadAgent{}
-	w.runner = &budgetAgent{live: agent, threads: threadsOf}
+	_, threadsOf := liveThreadAgent(w)
 	budget := func(s *Settings) { s.MaxRunTime = 300 * time.Millisecond }
 	w.mustHandle(w.comment(n, sandbox.Writer, "/studio run"), "paused", budget)
 	if got := w.file("studio/task-1", "src/player/jump.gd"); got != hJump {
@@ -137,6 +134,16 @@ func TestTimeBudgetPausesAndContinueFinishes(t *testing.T) {
 	if !strings.Contains(threadsOf.prompts[1], "paused (paused: time budget)") {
 		t.Errorf("the continuing turn does not say how the last run ended:\n%s", threadsOf.prompts[1])
 	}
+}
+
+// liveThreadAgent makes the world's agent a live one that writes the task's file, waits in its
+// turn until it is stopped, and keeps its thread.
+func liveThreadAgent(w *hWorld) (*liveAgent, *threadAgent) {
+	agent := &liveAgent{wait: 2 * time.Minute, inTurn: make(chan struct{})}
+	agent.calls = []agentCall{{write: map[string]string{"src/player/jump.gd": hJump}}}
+	threadsOf := &threadAgent{}
+	w.runner = &budgetAgent{live: agent, threads: threadsOf}
+	return agent, threadsOf
 }
 
 // budgetAgent is a live agent whose calls also keep their thread: it waits in its turn until the
@@ -163,10 +170,7 @@ func TestStoppedRunContinuesInTheSameThread(t *testing.T) {
 	t.Parallel()
 	w := newHWorld(t, nil)
 	n := w.issue("Snappier jump", hTask)
-	agent := &liveAgent{wait: 2 * time.Minute, inTurn: make(chan struct{})}
-	agent.calls = []agentCall{{write: map[string]string{"src/player/jump.gd": hJump}}}
-	threadsOf := &threadAgent{}
-	w.runner = &budgetAgent{live: agent, threads: threadsOf}
+	agent, threadsOf := liveThreadAgent(w)
 	fast := func(s *Settings) { s.LivePollEvery, s.LiveShowEvery = 20*time.Millisecond, 20*time.Millisecond }
 	ran := make(chan Outcome, 1)
 	go func() {

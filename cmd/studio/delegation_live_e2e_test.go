@@ -29,11 +29,7 @@ func runChild(t *testing.T, w *world, child int) <-chan result {
 	go func() {
 		done <- w.run("workflow_dispatch", payload, map[string]string{"GITHUB_RUN_ID": fmt.Sprint(d.RunID)})
 	}()
-	for deadline := time.Now().Add(time.Minute); !strings.Contains(w.statusSoFar(child), "<!-- studio:live "); time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the child's run never showed live:\n%s", w.statusSoFar(child))
-		}
-	}
+	w.awaitStatus(child, time.Minute, "<!-- studio:live ")
 	return done
 }
 

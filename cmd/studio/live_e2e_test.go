@@ -158,13 +158,7 @@ func TestLiveRunStopsWithTheRealCLI(t *testing.T) {
 	done := make(chan result, 1)
 	go func() { done <- w.run("issue_comment", payload, inputs) }()
 	statusBody := func() string { return w.statusSoFar(n) }
-	deadline := time.Now().Add(2 * time.Minute)
-	for !strings.Contains(statusBody(), "sh -lc 'sleep 7") && !strings.Contains(statusBody(), "jump.gd; sleep 7") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the agent's command never showed live:\n%s", statusBody())
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	w.awaitStatus(n, 2*time.Minute, "sh -lc 'sleep 7", "jump.gd; sleep 7")
 	w.comment(n, sandbox.Writer, "/studio stop")
 	posted := time.Now()
 	var res result
@@ -185,6 +179,23 @@ func TestLiveRunStopsWithTheRealCLI(t *testing.T) {
 		t.Errorf("%d model requests: the run went on after the stop", n)
 	}
 	mustContain(t, "status comment", statusBody(), "**Stopped** by @octocat", "**stopped**")
+}
+
+// awaitStatus waits until the issue's status comment holds one of shows (a live run's command in
+// flight, its live section), failing the test after within.
+func (w *world) awaitStatus(issue int, within time.Duration, shows ...string) {
+	w.t.Helper()
+	for deadline := time.Now().Add(within); ; time.Sleep(100 * time.Millisecond) {
+		body := w.statusSoFar(issue)
+		for _, s := range shows {
+			if strings.Contains(body, s) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			w.t.Fatalf("the status comment never showed %q:\n%s", shows, body)
+		}
+	}
 }
 
 // statusSoFar is the issue's status comment, "" before the run wrote one: what a test polls while

@@ -54,13 +54,7 @@ func TestPausedRunContinuesInTheSameThreadWithTheRealCLI(t *testing.T) {
 	inputs := map[string]string{"INPUT_CODEX-PATH": bin, "INPUT_OPENAI-BASE-URL": model.URL, "INPUT_CODEX-ENGINE": "app-server"}
 	done := make(chan result, 1)
 	go func() { done <- w.run("issue_comment", payload, inputs) }()
-	deadline := time.Now().Add(2 * time.Minute)
-	for !strings.Contains(w.statusSoFar(n), "jump.gd; sleep 7") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the agent's command never showed live:\n%s", w.statusSoFar(n))
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	w.awaitStatus(n, 2*time.Minute, "jump.gd; sleep 7")
 	w.comment(n, sandbox.Writer, "/studio pause")
 	var res result
 	select {
