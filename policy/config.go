@@ -51,6 +51,17 @@ type StudioConfig struct {
 	// `allow-hosts` inputs override the mode and add hosts.
 	Network NetworkConfig `json:"network,omitzero"`
 
+	// RequiredApprovals is how many approvals the gate asks (0: unset, the `required-approvals`
+	// input or the organisation's default decides, else 1).
+	RequiredApprovals int `json:"requiredApprovals,omitzero"`
+	// ModelTier is the tier every role of the project runs on unless a task or the `model-tier`
+	// input names another (sol, terra or luna; "": each role's own).
+	ModelTier string `json:"modelTier,omitzero"`
+
+	// Origins say where the settings above came from when the organisation's defaults filled
+	// what this file leaves unset (ApplyOrgDefaults); nil when nothing did.
+	Origins *SettingOrigins `json:"-"`
+
 	// Raw is the file as read, for renderers that show more of the project than policy needs.
 	Raw []byte `json:"-"`
 }
@@ -81,30 +92,36 @@ func ParseStudioConfig(data []byte) (StudioConfig, error) {
 	if _, err := egress.ParseList(cfg.Network.AllowHosts); err != nil {
 		return cfg, fmt.Errorf("studio.json network.allowHosts: %w", err)
 	}
+	if err := checkShared("studio.json", cfg.RequiredApprovals, cfg.ModelTier, cfg.Budget); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
 
 // studioJSONError says where and what a decoding error of studio.json is, in the file's terms:
 // the line and column of a syntax error, the expected kind of a wrong value (`schemaVersion`
 // must be a number), rather than Go's "cannot unmarshal string into Go struct field".
-func studioJSONError(data []byte, err error) error {
+func studioJSONError(data []byte, err error) error { return jsonFileError("studio.json", data, err) }
+
+// jsonFileError is studioJSONError for a JSON file called name.
+func jsonFileError(name string, data []byte, err error) error {
 	var syntax *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
-	case errors.As(err, &syntax) && syntax.Offset >= int64(len(data)):
-		return fmt.Errorf("studio.json is not valid JSON: it ends at line %d before its closing brace", 1+strings.Count(string(data), "\n"))
+	case errors.As(err, &syntax) && strings.HasPrefix(syntax.Error(), "unexpected end"):
+		return fmt.Errorf("%s is not valid JSON: it ends at line %d before its closing brace", name, 1+strings.Count(string(data), "\n"))
 	case errors.As(err, &syntax):
 		// Offset is just past the character the decoder could not take.
 		line, col := lineColumn(data, syntax.Offset-1)
-		return fmt.Errorf("studio.json is not valid JSON: line %d, column %d: %s", line, col, syntax.Error())
+		return fmt.Errorf("%s is not valid JSON: line %d, column %d: %s", name, line, col, syntax.Error())
 	case errors.As(err, &typ) && typ.Field == "":
-		return fmt.Errorf("studio.json must be a JSON object ({...}), not a%s %s", article(typ.Value), typ.Value)
+		return fmt.Errorf("%s must be a JSON object ({...}), not a%s %s", name, article(typ.Value), typ.Value)
 	case errors.As(err, &typ):
 		// Offset is just past the value; its line is the one a person looks at.
 		line, _ := lineColumn(data, typ.Offset)
-		return fmt.Errorf("studio.json %s must be %s, not a%s %s (line %d)", typ.Field, jsonKind(typ.Type.Kind().String()), article(typ.Value), typ.Value, line)
+		return fmt.Errorf("%s %s must be %s, not a%s %s (line %d)", name, typ.Field, jsonKind(typ.Type.Kind().String()), article(typ.Value), typ.Value, line)
 	}
-	return fmt.Errorf("studio.json is not valid JSON: %w", err)
+	return fmt.Errorf("%s is not valid JSON: %w", name, err)
 }
 
 // lineColumn is the 1-based line and column of byte offset in data.
@@ -141,10 +158,10 @@ func article(word string) string {
 }
 
 // studioConfigKeys are the top-level keys of studio.json: the seed's (what `studio init` writes)
-// and the studio's own (`budget`, `network`).
+// and the studio's own (`budget`, `network`, `requiredApprovals`, `modelTier`).
 var studioConfigKeys = []string{"schemaVersion", "product", "name", "slug", "concept", "genre", "platform", "audience",
 	"competitors", "monetization", "timeline", "engine", "engineVersion", "mode", "studioMode", "phase", "status",
-	"currentMilestone", "roles", "activeRoles", "workflows", "budget", "network"}
+	"currentMilestone", "roles", "activeRoles", "workflows", "budget", "network", "requiredApprovals", "modelTier"}
 
 // StudioConfigProblems lists what in a studio.json that parses is most likely a mistake, though
 // the action reads the file anyway: each unknown top-level key (a misspelled one is ignored, so
