@@ -7,6 +7,7 @@ import (
 	"io/fs"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/orgdefaults"
 	"github.com/codex-studio/studio-action/gitops"
 )
 
@@ -17,6 +18,22 @@ type repoReader interface {
 	FileAtRef(ctx context.Context, path, ref string) ([]byte, error)
 	KnownFile(path, ref string) (data []byte, ok bool)
 	KnowFile(path, ref string, data []byte)
+}
+
+// studioFile is baseFile for the studio's own files, which the organisation's defaults
+// repository may stand in for (orgdefaults.Layered: role files and the customization file) when
+// the default branch has none.
+func (b *eventBot) studioFile(ctx context.Context, path, base string) ([]byte, error) {
+	data, err := b.baseFile(ctx, path, base)
+	if errors.Is(err, hub.ErrNotFound) && orgdefaults.Layered(path) {
+		if org, oerr := b.org.Layered(ctx, path); !errors.Is(oerr, hub.ErrNotFound) {
+			if oerr == nil {
+				b.cfg.logf("%s: none on %s, so the organisation's (%s)", path, base, b.org.Where(path))
+			}
+			return org, oerr
+		}
+	}
+	return data, err
 }
 
 // baseFile reads a file of the default branch: from what this event already read, else from the

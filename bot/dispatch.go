@@ -49,7 +49,7 @@ func (b *Bot) Handle(ctx context.Context, tr Trigger) (Outcome, error) {
 func (b *Bot) forEvent(tr Trigger) *eventBot {
 	m := hub.NewMemo(b.GitHub, hub.MemoClock(b.Now), hub.MemoBotLogin(b.BotLogin))
 	m.KnowEvent(tr.DefaultBranch, tr.Snapshot)
-	return &eventBot{cfg: b, gh: m, spend: b.newEventSpend(), started: b.Now()}
+	return &eventBot{cfg: b, gh: m, spend: b.newEventSpend(), started: b.Now(), org: b.OrgDefaults.ForEvent(b.logf)}
 }
 
 // eventGitHub is what one event's steps ask of GitHub: the union of the small interfaces each

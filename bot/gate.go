@@ -47,7 +47,7 @@ func (b *eventBot) gateFacts(ctx context.Context, pr hub.PullRequest, tn taskCon
 		ChangedPaths:          files,
 		ChangedPathsTruncated: len(files) < pr.ChangedFiles,
 		WriteScope:            scope,
-		RequiredApprovals:     b.cfg.RequiredApprovals,
+		RequiredApprovals:     policy.RequiredApprovalsFor(b.cfg.RequiredApprovals, tn.cfg),
 		Approvals:             pa.match,
 		NothingImplemented:    pa.plan.headIsPlan,
 		Draft:                 pr.Draft,

@@ -92,11 +92,11 @@ func TestLayers(t *testing.T) {
 		// forbidden says whether an import is not allowed.
 		forbidden func(imp string) bool
 	}{
-		{"no package under bot/ imports the flow", []string{"bot/texts", "bot/status", "bot/lock", "bot/ledger", "bot/roles", "bot/taskgraph", "bot/proposal", "bot/live", "bot/threads", "bot/serve", "bot/hub", "bot/codex", "bot/jail", "bot/egress", "bot/ghapp", "bot/steplog"},
+		{"no package under bot/ imports the flow", []string{"bot/texts", "bot/status", "bot/lock", "bot/ledger", "bot/roles", "bot/taskgraph", "bot/proposal", "bot/live", "bot/threads", "bot/orgdefaults", "bot/serve", "bot/hub", "bot/codex", "bot/jail", "bot/egress", "bot/ghapp", "bot/steplog"},
 			func(imp string) bool { return imp == "bot" }},
 		{"texts imports nothing of the studio but policy", []string{"bot/texts"},
 			func(imp string) bool { return !under(imp, "policy") }},
-		{"status, lock, ledger, roles, the live window and the kept threads never import the task graph", []string{"bot/status", "bot/lock", "bot/ledger", "bot/roles", "bot/live", "bot/threads"},
+		{"status, lock, ledger, roles, the live window, the kept threads and the organisation's defaults never import the task graph", []string{"bot/status", "bot/lock", "bot/ledger", "bot/roles", "bot/live", "bot/threads", "bot/orgdefaults"},
 			func(imp string) bool { return under(imp, "bot/taskgraph") }},
 		{"the adapter imports nothing of the studio but policy", []string{"bot/hub"},
 			func(imp string) bool { return !under(imp, "policy") }},

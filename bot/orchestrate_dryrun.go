@@ -28,8 +28,11 @@ func (b *eventBot) dryRunDetails(ctx context.Context, o *taskgraph.Orchestration
 			return lines
 		}
 		task := policy.Task{Role: t.Role, WorkflowID: t.WorkflowID, WriteFiles: t.WriteFiles, RunPolicy: policy.RunPolicy{ModelTier: t.ModelTier}}
-		routes, err := rs.RouteForTask(task, func(path string) ([]byte, error) { return b.baseFile(ctx, path, o.Base) },
-			roles.RouteInputs{Model: b.cfg.Model, ModelTier: b.cfg.ModelTier})
+		in := roles.RouteInputs{Model: b.cfg.Model, ModelTier: b.cfg.ModelTier}
+		if o.Cfg != nil {
+			in.ProjectTier = o.Cfg.ModelTier
+		}
+		routes, err := rs.RouteForTask(task, func(path string) ([]byte, error) { return b.studioFile(ctx, path, o.Base) }, in)
 		if err != nil {
 			return append(lines, texts.DryRunCodexLine("", err))
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/jail"
 	"github.com/codex-studio/studio-action/bot/lock"
+	"github.com/codex-studio/studio-action/bot/orgdefaults"
 	"github.com/codex-studio/studio-action/bot/roles"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/policy/spend"
@@ -145,6 +146,9 @@ type Deps struct {
 	// Network is the run's egress proxy (network.go); nil where the Codex runtime has none (a
 	// scripted agent, a run without the model key): calls keep the host's network then.
 	Network Network
+	// OrgDefaults is the organisation's defaults repository (bot/orgdefaults); nil keeps none
+	// (a local run, `org-defaults: none`).
+	OrgDefaults *orgdefaults.Repo
 }
 
 // Outcome is what a handled event produced; cmd turns it into step outputs and the job summary.
@@ -199,6 +203,8 @@ type eventBot struct {
 	spend *eventSpend
 	// started is when the event's handling began: max-minutes counts from it.
 	started time.Time
+	// org is the event's reads of the organisation's defaults (nil: none to read).
+	org *orgdefaults.Read
 }
 
 // New returns a Bot with defaults filled in.

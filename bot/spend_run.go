@@ -63,7 +63,7 @@ func (b *eventBot) noteRole(role string) {
 // refuses the run when the repository's spend reached its daily or monthly cap, in a reply that
 // names the spend so far and the cap. A dry run spends nothing and is not refused.
 func (r *run) spendPreflight(ctx context.Context, cfg policy.StudioConfig, base string) (stop bool, err error) {
-	if data, err := r.ev.baseFile(ctx, prompts.CustomizationPath, base); err == nil {
+	if data, err := r.ev.studioFile(ctx, prompts.CustomizationPath, base); err == nil {
 		if c, err := prompts.ParseCustomization(data); err == nil && len(c.Prices) > 0 {
 			over := spend.Prices{}
 			for m, p := range c.Prices {

@@ -29,7 +29,7 @@ func (b *eventBot) roles(ctx context.Context, base string) (roles.Catalog, error
 	if b.loadedRoles != nil {
 		return *b.loadedRoles, nil
 	}
-	rs, err := roles.Load(func(path string) ([]byte, error) { return b.baseFile(ctx, path, base) })
+	rs, err := roles.Load(func(path string) ([]byte, error) { return b.studioFile(ctx, path, base) })
 	if err != nil {
 		return roles.Catalog{}, fmt.Errorf("`%s` on `%s`: %w", prompts.CustomizationPath, base, err)
 	}
@@ -154,8 +154,8 @@ func (r *run) modelRoute(ctx context.Context, tc taskContext) (routing.RoutePlan
 	if err != nil {
 		return routing.RoutePlan{}, &roles.RouteRefusal{Msg: err.Error()}
 	}
-	return rs.RouteForTask(tc.task, func(path string) ([]byte, error) { return r.ev.baseFile(ctx, path, tc.base) },
-		roles.RouteInputs{Model: r.cfg.Model, ModelTier: r.cfg.ModelTier})
+	return rs.RouteForTask(tc.task, func(path string) ([]byte, error) { return r.ev.studioFile(ctx, path, tc.base) },
+		roles.RouteInputs{Model: r.cfg.Model, ModelTier: r.cfg.ModelTier, ProjectTier: tc.cfg.ModelTier})
 }
 
 // prepareFor renders the prompts of one Codex call for this run's task from the workspace, put on

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/orgdefaults"
 	"github.com/codex-studio/studio-action/bot/texts"
 	"github.com/codex-studio/studio-action/policy"
 )
@@ -111,6 +112,12 @@ func (b *eventBot) config(ctx context.Context, base string) (*studioConfig, erro
 		if c.cfg, err = policy.ParseStudioConfig(data); err != nil {
 			c.err = err
 			c.problem = texts.FileOnBranch(policy.StudioConfigPath, base, err)
+		} else if err := b.applyOrgDefaults(ctx, &c.cfg); err != nil {
+			var ue *orgdefaults.UnusableError
+			if !errors.As(err, &ue) {
+				return nil, err
+			}
+			c.err, c.problem = err, err.Error()
 		}
 		// The prompts' facts and the spend caps are views of c.cfg; without the bytes nothing
 		// after this can decode the file again.
@@ -118,6 +125,27 @@ func (b *eventBot) config(ctx context.Context, base string) (*studioConfig, erro
 	}
 	store(d, &d.configs, base, c)
 	return c, nil
+}
+
+// applyOrgDefaults fills what studio.json leaves unset from the organisation's defaults and says
+// in the log what it took, so "why is the cap $20" has an answer in the run's own log.
+func (b *eventBot) applyOrgDefaults(ctx context.Context, cfg *policy.StudioConfig) error {
+	d, found, err := b.org.Defaults(ctx)
+	if err != nil || !found {
+		return err
+	}
+	where := b.org.Where(policy.OrgDefaultsPath)
+	cfg.ApplyOrgDefaults(d, where)
+	var took []string
+	for _, s := range policy.EffectiveSettings(*cfg, policy.SettingInputs{}) {
+		if s.Origin == policy.FromOrganisation {
+			took = append(took, s.Key+" "+s.Value)
+		}
+	}
+	if len(took) > 0 {
+		b.cfg.logf("organisation defaults (%s): %s", where, strings.Join(took, "; "))
+	}
+	return nil
 }
 
 // taskBlock parses an issue body's task block, once per body and event (policy.ParseTask is

@@ -676,3 +676,26 @@ func (c *Client) CreateReview(ctx context.Context, number int, r NewReview) (Rev
 }
 
 var _ API = (*Client)(nil)
+
+// InRepo is a Client for another repository over the same connection and credentials: the
+// organisation's defaults repository (bot/orgdefaults) is read with the token of the event.
+func (c *Client) InRepo(owner, repo string) *Client {
+	return &Client{gh: c.gh, owner: owner, repo: repo, policy: c.policy, login: c.login}
+}
+
+// DirNames lists the names in a folder of ref ("" for the default branch); ErrNotFound when the
+// folder is absent, or is a file.
+func (c *Client) DirNames(ctx context.Context, path, ref string) ([]string, error) {
+	_, dir, resp, err := c.gh.Repositories.GetContents(ctx, c.owner, c.repo, path, &github.RepositoryContentGetOptions{Ref: ref})
+	if err != nil {
+		return nil, fmt.Errorf("list %s at %s: %w", path, ref, notFound(resp, err))
+	}
+	if dir == nil {
+		return nil, fmt.Errorf("list %s at %s: %w: it is a file", path, ref, ErrNotFound)
+	}
+	names := make([]string, 0, len(dir))
+	for _, e := range dir {
+		names = append(names, e.GetName())
+	}
+	return names, nil
+}

@@ -87,6 +87,9 @@ type RouteInputs struct {
 	Model     string // the `model` input: wins over every tier
 	ModelTier string // the `model-tier` input
 	TaskTier  string // the task's runPolicy.modelTier
+	// ProjectTier is studio.json's modelTier (or the organisation's): a task without a tier of
+	// its own takes it.
+	ProjectTier string
 	// Workflow is the surface of the task's workflow (its workflowId), nil for none: it replaces
 	// the role's agent file or tier, as the seed's workflow registry does (§10.1).
 	Workflow *routing.ModelChoice
@@ -151,6 +154,9 @@ func (rs Catalog) Route(role string, readFile func(path string) ([]byte, error),
 func (rs Catalog) RouteForTask(task policy.Task, readFile func(path string) ([]byte, error), in RouteInputs) (routing.RoutePlan, error) {
 	if task.RunPolicy.ModelTier != "" {
 		in.TaskTier = task.RunPolicy.ModelTier
+	}
+	if in.TaskTier == "" {
+		in.TaskTier = in.ProjectTier
 	}
 	if s, ok := rs.WorkflowSurface(task.WorkflowID); ok && in.Workflow == nil {
 		in.Workflow = &s

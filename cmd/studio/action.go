@@ -18,6 +18,7 @@ import (
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/jail"
+	"github.com/codex-studio/studio-action/bot/orgdefaults"
 	"github.com/codex-studio/studio-action/bot/steplog"
 	"github.com/codex-studio/studio-action/gitops"
 	"github.com/codex-studio/studio-action/policy"
@@ -118,6 +119,10 @@ type actionOptions struct {
 	approvals                approvalSettings
 	jail                     jailSetup
 	network                  networkSettings
+	// orgDefaults is the org-defaults input: the defaults repository's owner/name, "" for the
+	// repository owner's .github, or none (orgDefaultsOff).
+	orgDefaults    string
+	orgDefaultsOff bool
 
 	triggerPhrase, labelPrefix, branchPrefix, dispatchWorkflow string
 	constrainedSandbox                                         bool
@@ -188,6 +193,11 @@ func parseActionOptions(getenv func(string) string) (actionOptions, error) {
 	})
 	fail(err)
 	o.network, err = networkInputs(input("network"), input("allow-hosts"))
+	fail(err)
+	owner, _, _ := strings.Cut(o.env.repository, "/")
+	var on bool
+	o.orgDefaults, on, err = orgdefaults.RepoName(input("org-defaults"), owner)
+	o.orgDefaultsOff = !on
 	fail(err)
 	return o, errors.Join(errs...)
 }
@@ -343,6 +353,8 @@ func runActionOptions(ctx context.Context, act *githubactions.Action, step *step
 		Network:  egressProxy,
 		Now:      over.now,
 		Log:      botLog{Writer: logw, act: act, redactor: redactor},
+		// Read with the run's own token: a private defaults repository needs the App's (docs/studios.md).
+		OrgDefaults: orgDefaultsRepo(opts.orgDefaults, opts.orgDefaultsOff, client),
 	}, bot.Settings{
 		TriggerPhrase:      opts.triggerPhrase,
 		LabelPrefix:        opts.labelPrefix,
@@ -609,6 +621,16 @@ func hiddenPlaces(getenv func(string) string) []string {
 	return out
 }
 
+// orgDefaultsRepo is the organisation's defaults repository a run reads (the org-defaults input),
+// through the run's client; nil when they are off.
+func orgDefaultsRepo(name string, off bool, client *hub.Client) *orgdefaults.Repo {
+	if off {
+		return nil
+	}
+	owner, repo, _ := strings.Cut(name, "/")
+	return orgdefaults.New(name, client.InRepo(owner, repo))
+}
+
 // approvalSettings are the approval inputs, validated.
 type approvalSettings struct {
 	required int
@@ -619,7 +641,9 @@ type approvalSettings struct {
 // require a human approval) and `approval-ttl` (a Go duration such as 72h; empty never expires).
 // Each bad one is its own error.
 func approvalInputs(input func(string) string) (approvalSettings, error) {
-	s := approvalSettings{required: 1}
+	// 0 leaves it to the files: the repository's studio.json, the organisation's defaults, else 1
+	// (policy.RequiredApprovalsFor).
+	s := approvalSettings{}
 	var errs []error
 	if v := strings.TrimSpace(input("required-approvals")); v != "" {
 		n, err := strconv.Atoi(v)

@@ -110,11 +110,17 @@ func TestParseActionOptions(t *testing.T) {
 			want: []string{"/bot", "bot:", "bot/", "bot.yml"}},
 
 		// Approvals.
-		{name: "approvals default", get: func(o actionOptions) any { return o.approvals }, want: approvalSettings{required: 1}},
+		{name: "approvals default", get: func(o actionOptions) any { return o.approvals }, want: approvalSettings{}},
 		{name: "approvals", env: map[string]string{"INPUT_REQUIRED-APPROVALS": "2", "INPUT_APPROVAL-TTL": "72h"},
 			get: func(o actionOptions) any { return o.approvals }, want: approvalSettings{required: 2, ttl: 72 * time.Hour}},
 		{name: "required-approvals zero", env: map[string]string{"INPUT_REQUIRED-APPROVALS": "0"}, wantErr: `required-approvals "0" must be a whole number of at least 1`},
 		{name: "approval-ttl in words", env: map[string]string{"INPUT_APPROVAL-TTL": "3 days"}, wantErr: `approval-ttl "3 days" must be a positive duration such as 72h or 90m`},
+
+		// The organisation's defaults.
+		{name: "org-defaults default", get: func(o actionOptions) any { return []any{o.orgDefaults, o.orgDefaultsOff} }, want: []any{"acme/.github", false}},
+		{name: "org-defaults", env: map[string]string{"INPUT_ORG-DEFAULTS": "acme/studio-policy"}, get: func(o actionOptions) any { return []any{o.orgDefaults, o.orgDefaultsOff} }, want: []any{"acme/studio-policy", false}},
+		{name: "org-defaults none", env: map[string]string{"INPUT_ORG-DEFAULTS": "none"}, get: func(o actionOptions) any { return o.orgDefaultsOff }, want: true},
+		{name: "org-defaults without an owner", env: map[string]string{"INPUT_ORG-DEFAULTS": "studio-policy"}, wantErr: `org-defaults "studio-policy" must be owner/name (a repository), or none`},
 
 		// Containment.
 		{name: "constrained-sandbox default", get: func(o actionOptions) any { return o.constrainedSandbox }, want: false},

@@ -12,7 +12,7 @@ func TestApprovalInputs(t *testing.T) {
 		want          approvalSettings
 		wantErr       bool
 	}{
-		{"", "", approvalSettings{required: 1}, false},
+		{"", "", approvalSettings{}, false}, // the files decide (policy.RequiredApprovalsFor), else 1
 		{"2", "72h", approvalSettings{required: 2, ttl: 72 * time.Hour}, false},
 		{" 1 ", "90m", approvalSettings{required: 1, ttl: 90 * time.Minute}, false},
 		{"0", "", approvalSettings{}, true}, // the gate exists to require a human approval

@@ -31,12 +31,13 @@ func TestRunStaysInsideItsRequestBudget(t *testing.T) {
 	}{
 		// The counts are exact, so a request added anywhere on the path shows here; each counts the
 		// run's ledger entry (refs/studio/spend) and its kept thread (refs/studio/threads: blob,
-		// tree, commit, ref; a task that never kept one reads no ref first) too (docs/runtime.md).
-		{"plain run", "runPolicy: {review: false}\n", fakecodex.Script{Calls: []fakecodex.Call{edit("x\n")}}, 12 + ledgerAppend + threadKeep, 1},
+		// tree, commit, ref; a task that never kept one reads no ref first) too (docs/runtime.md),
+		// and the one listing that finds the organisation keeps no defaults (orgProbe).
+		{"plain run", "runPolicy: {review: false}\n", fakecodex.Script{Calls: []fakecodex.Call{edit("x\n")}}, 12 + ledgerAppend + threadKeep + orgProbe, 1},
 		{"review and one fix pass", "", fakecodex.Script{
 			Calls:   []fakecodex.Call{edit("x\n"), edit("y\n")},
 			Reviews: []fakecodex.Call{{FinalMessage: `{"blockers":["the jump is too high"],"warnings":[],"summary":"no","needsFix":true}`}, {FinalMessage: fakecodex.PassingReview}},
-		}, 17 + ledgerAppend + threadKeep, 4},
+		}, 17 + ledgerAppend + threadKeep + orgProbe, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t, nil)
@@ -61,14 +62,19 @@ func TestRunStaysInsideItsRequestBudget(t *testing.T) {
 				t.Errorf("%d REST requests, want exactly %d:\n%s", len(api), tc.budget, strings.Join(api, "\n"))
 			}
 			for _, r := range api {
-				// What the payload or the run's own checkout already holds is never asked for.
-				if strings.Contains(r, "/contents/") || r == "GET /repos/acme/hop" || strings.HasPrefix(r, "GET /repos/acme/hop/issues/1 ") {
+				// What the payload or the run's own checkout already holds is never asked for (the
+				// organisation's defaults are another repository's).
+				if strings.Contains(r, "/contents/") && !strings.HasPrefix(r, "GET /repos/acme/.github/contents/") || r == "GET /repos/acme/hop" || strings.HasPrefix(r, "GET /repos/acme/hop/issues/1 ") {
 					t.Errorf("asked GitHub for what the run already knows: %s", r)
 				}
 			}
 		})
 	}
 }
+
+// orgProbe is what an event pays to learn its organisation keeps no studio defaults: one listing
+// of `.codex` in `<owner>/.github` (bot/orgdefaults).
+const orgProbe = 1
 
 // ledgerAppend is what a run that spent adds for its ledger entry, the month's first: read the
 // ref, make the commit, create the ref.

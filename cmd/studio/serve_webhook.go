@@ -19,6 +19,8 @@ import (
 	"github.com/codex-studio/studio-action/bot/codex"
 	"github.com/codex-studio/studio-action/bot/ghapp"
 	"github.com/codex-studio/studio-action/bot/hub"
+	"github.com/codex-studio/studio-action/bot/orgdefaults"
+	"github.com/codex-studio/studio-action/policy"
 )
 
 // The bounds of the lock the server takes on a task while it dispatches: it holds it for a few
@@ -241,7 +243,9 @@ func (s *webhookServer) handle(log *slog.Logger, delivery, event string, arrived
 		outcome("error", "err", s.red.Redact(err.Error()))
 		return
 	}
-	b := bot.New(bot.Deps{GitHub: client, Log: &lineWriter{log: log, red: s.red}, Redactor: s.red}, bot.Settings{
+	// The gate counts approvals as the organisation's defaults say, as the action's run does.
+	orgDefaults := orgdefaults.New(owner+"/"+policy.DefaultOrgRepo, client.InRepo(owner, policy.DefaultOrgRepo))
+	b := bot.New(bot.Deps{GitHub: client, Log: &lineWriter{log: log, red: s.red}, Redactor: s.red, OrgDefaults: orgDefaults}, bot.Settings{
 		BotLogin: s.apps.BotLogin(), RunID: serveRunID, DispatchWorkflow: s.cfg.dispatchWorkflow,
 		Serve:        &bot.ServeMode{ServerURL: s.cfg.serverURL, Owner: owner, Repo: repo, Slot: s.writeSlot, Delivery: delivery},
 		LockSettings: serveLocks,
