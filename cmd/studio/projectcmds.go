@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -57,23 +58,28 @@ func newStatusCmd(e env) *cobra.Command {
 	var project string
 	c := &cobra.Command{
 		Use:   "status",
-		Short: "summarize the project: stage, phase, modes, engine, roles, workflows and the project's own pack",
-		Long:  "Prints the project's state from .codex/studio.json and the customization pack. It reads only; nothing is written.",
-		Args:  cobra.NoArgs,
+		Short: "summarize the project: stage, phase, modes, engine, roles, workflows, the pack, and its workflow phase's next steps",
+		Long: `Prints the project's state from .codex/studio.json and the customization pack, then its place in
+the workflow catalog: the first of the phases concept, systems-design, pre-production, production
+and release with a step that is not complete, that phase's steps (workflow, role, complete,
+incomplete or missing, and the document the step writes), each phase's count, and how to run the
+next step. It reads only; nothing is written.`,
+		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			p, err := openProject(c.Context(), e, project)
 			if err != nil {
 				return err
 			}
-			printStatus(e.stdout, p)
-			return nil
+			return printStatus(e.stdout, p)
 		},
 	}
 	c.Flags().StringVar(&project, "project", "", "project root (default $GITHUB_WORKSPACE, then .)")
 	return inProjectGroup(c)
 }
 
-func printStatus(w io.Writer, p projectOpened) {
+// printStatus prints the project's state, then its place in the workflow catalog (the seed's
+// workflow catalog summary: its phase, the phase's steps, how to run the next one).
+func printStatus(w io.Writer, p projectOpened) error {
 	line := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
 	line("Project: %s", orDefault(p.project.Name, "unnamed"))
 	line("Stage: %s", p.cfg.Mode)
@@ -97,7 +103,59 @@ func printStatus(w io.Writer, p projectOpened) {
 	if p.cfg.Status == "frozen" {
 		line("The project is frozen: the action starts no implementation until its status is active again.")
 	}
+	catalog, err := prompts.ReadCatalogStatus(projectDocs(p.root))
+	if err != nil {
+		return failf("workflow catalog: %v", err)
+	}
+	printCatalog(w, catalog)
 	line("Next: `studio resume` suggests a summary run; `studio validate` checks every studio file.")
+	return nil
+}
+
+// printCatalog is the workflow catalog summary: the phase, the state of each of its steps with
+// the step's document, every phase's count, and how to run the phase's first unfinished step.
+func printCatalog(w io.Writer, st prompts.CatalogStatus) {
+	line := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+	cur := st.Current()
+	if st.Done {
+		line("Workflow phase: %s (every step of the five phases is complete)", st.Phase)
+		line("Required next steps: none")
+	} else {
+		line("Workflow phase: %s (%s)", st.Phase, cur.Goal)
+		line("Required next steps:")
+		for _, s := range cur.Steps {
+			doc := s.Document
+			if s.Reason != "" {
+				doc += ": " + s.Reason
+			}
+			line("  - %s (%s): %s (%s)", s.Workflow, s.Role, s.State, doc)
+		}
+	}
+	counts := make([]string, len(st.Phases))
+	for i, p := range st.Phases {
+		counts[i] = fmt.Sprintf("%s %d/%d", p.ID, p.Done(), len(p.Steps))
+	}
+	line("Workflow catalog: %s steps complete", strings.Join(counts, ", "))
+	if next, ok := st.NextStep(); ok {
+		line("Run the next step: comment `/studio workflow %s` on an issue whose `studio` block has `writeFiles: [%s]` (`studio workflow %s` prints its prompt).",
+			next.Workflow, next.Document, next.Workflow)
+	}
+}
+
+// projectDocs reads a catalog document of the checkout at root; anything but a regular file
+// (a directory, a socket) counts as absent, as a document cannot be one.
+func projectDocs(root string) func(string) ([]byte, error) {
+	return func(p string) ([]byte, error) {
+		name := filepath.Join(root, filepath.FromSlash(p))
+		info, err := os.Stat(name)
+		if err != nil {
+			return nil, err
+		}
+		if !info.Mode().IsRegular() {
+			return nil, fs.ErrNotExist
+		}
+		return os.ReadFile(name)
+	}
 }
 
 func newResumeCmd(e env) *cobra.Command {
@@ -111,7 +169,9 @@ func newResumeCmd(e env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			printStatus(e.stdout, p)
+			if err := printStatus(e.stdout, p); err != nil {
+				return err
+			}
 			fmt.Fprintf(e.stdout, "\nTo pick the work up, ask the producer for a summary:\n  studio run producer --project %s \"Summarize current project state\"\n", shellWord(p.root))
 			return nil
 		},
@@ -220,7 +280,9 @@ func newContextCmd(e env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			printStatus(e.stdout, p)
+			if err := printStatus(e.stdout, p); err != nil {
+				return err
+			}
 			sel, err := prompts.SelectContext(c.Context(), p.root, prompts.StudioContextRequests(p.project.Engine), prompts.DefaultBudget())
 			if err != nil {
 				return failf("%v", err)
