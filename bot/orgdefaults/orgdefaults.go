@@ -91,6 +91,27 @@ func (r *Repo) ForEvent(logf func(format string, args ...any)) *Read {
 // Where is how the texts name a file of the defaults repository.
 func (r *Read) Where(p string) string { return r.repo.Name + " " + p }
 
+// Repo is the defaults repository's name (owner/name, or a folder `studio doctor` was given).
+func (r *Read) Repo() string { return r.repo.Name }
+
+// Names lists a folder under `.codex` of the defaults repository (none when it is absent), for
+// `studio doctor`'s account of which role files are whose.
+func (r *Read) Names(ctx context.Context, dir string) ([]string, error) {
+	rest, ok := strings.CutPrefix(dir, codexDir+"/")
+	if !ok {
+		return nil, fmt.Errorf("orgdefaults: %s is not under %s", dir, codexDir)
+	}
+	top, err := r.codexNames(ctx)
+	if err != nil || !slices.Contains(top, strings.Split(rest, "/")[0]) {
+		return nil, err
+	}
+	names, err := r.repo.files.DirNames(ctx, dir, "")
+	if err != nil && !r.absent(err) {
+		return nil, fmt.Errorf("read the organisation's defaults: %w", err)
+	}
+	return names, nil
+}
+
 // Defaults are the organisation's settings; found is false when it keeps none (or the token
 // cannot see them). An unusable file is an error of its own (policy's message, and where).
 func (r *Read) Defaults(ctx context.Context) (d policy.OrgDefaults, found bool, err error) {

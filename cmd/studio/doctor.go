@@ -33,9 +33,10 @@ func (c check) String() string {
 
 const doctorAbout = `Checks a checkout the way the action will read it: the tools (git; a local Codex CLI, which only
 local runs need), the agent's containment on this machine, the workflow that runs the action and
-how it pins it, and every studio file with the action's own parsers (what validate checks). One
-PASS, FAIL or SKIP line per check, then a line that names every failed one. Exit 1 when any
-check fails.`
+how it pins it, where each setting a run gets comes from (the workflow's inputs, the repository's
+.codex/studio.json, the organisation's defaults in <owner>/.github, or the built-in default), and
+every studio file with the action's own parsers (what validate checks). One PASS, FAIL or SKIP
+line per check, then a line that names every failed one. Exit 1 when any check fails.`
 
 // runDoctor checks a checkout the way the action will read it: the tools it needs and every
 // studio file, with the same parsers the action uses, so a broken file is found before a run.
@@ -48,6 +49,8 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	agentSandbox := fs.String("agent-sandbox", string(jail.SandboxAuto), "the agent-sandbox input to check (auto, require or off)")
 	agentMemory := fs.String("agent-memory", "", "the agent-memory input to check (a size such as 4GiB; default: 3/4 of what the studio may use, at most 8 GiB)")
 	agentPids := fs.String("agent-pids", "", fmt.Sprintf("the agent-pids input to check (default %d)", jail.DefaultProcesses))
+	orgDefaults := fs.String("org-defaults", "", "the organisation's defaults to read: owner/name, a folder holding a checkout of it, or none (default: the workflow's org-defaults input, else <owner>/.github, read with GITHUB_TOKEN or GH_TOKEN)")
+	repo := fs.String("repo", "", "the repository, owner/name (default GITHUB_REPOSITORY, else the origin remote): whose owner's .github holds the defaults")
 	if ok, code := parseFlags(fs, args, "studio doctor [flags]", doctorAbout, stdout, stderr); !ok {
 		return code
 	}
@@ -117,6 +120,7 @@ func runDoctor(ctx context.Context, args []string, getenv func(string) string, s
 	}
 
 	checks = append(checks, workflowCheck(root))
+	checks = append(checks, settingsChecks(ctx, root, settingsSource{orgFlag: *orgDefaults, repo: *repo, getenv: getenv, stderr: stderr})...)
 	// The project's files: the same checks as `studio validate`.
 	checks = append(checks, validateProject(ctx, root)...)
 	return printChecks(stdout, "doctor", checks)
@@ -136,21 +140,8 @@ var (
 // sees `/studio run`.
 func workflowCheck(root string) check {
 	const id = "workflow"
-	var files []string
-	for _, pattern := range []string{"*.yml", "*.yaml"} {
-		m, _ := filepath.Glob(filepath.Join(root, ".github", "workflows", pattern))
-		files = append(files, m...)
-	}
-	slices.Sort(files)
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			continue
-		}
+	if f, data := studioWorkflow(root); f != "" {
 		m := actionUses.FindSubmatch(data)
-		if m == nil {
-			continue
-		}
 		ref := string(m[1])
 		kind := "a branch: built from source on the runner, which needs Go; pin a release tag such as @v1 or a commit SHA"
 		switch {
@@ -166,6 +157,23 @@ func workflowCheck(root string) check {
 		return check{"PASS", id, msg + " on issue comments", ""}
 	}
 	return check{"FAIL", id, "no workflow under .github/workflows uses codex-studio/studio-action; `studio init` writes .github/workflows/studio.yml", ""}
+}
+
+// studioWorkflow is the first workflow under .github/workflows that uses the action, and its
+// bytes; "" when none does.
+func studioWorkflow(root string) (string, []byte) {
+	var files []string
+	for _, pattern := range []string{"*.yml", "*.yaml"} {
+		m, _ := filepath.Glob(filepath.Join(root, ".github", "workflows", pattern))
+		files = append(files, m...)
+	}
+	slices.Sort(files)
+	for _, f := range files {
+		if data, err := os.ReadFile(f); err == nil && actionUses.Match(data) {
+			return f, data
+		}
+	}
+	return "", nil
 }
 
 // appServerCheck says whether the Codex CLI answers as an app server (the codex-engine
