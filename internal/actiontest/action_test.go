@@ -53,7 +53,7 @@ var (
 	wantInputs = map[string]string{
 		"github-token": "${{ github.token }}", "app-id": "", "app-private-key": "", "openai-api-key": "", "codex-path": "codex", "codex-engine": "app-server",
 		"trigger-phrase": "/studio", "label-prefix": "studio:", "branch-prefix": "studio/",
-		"allowed-bots": "", "bot-login": "", "required-approvals": "1", "approval-ttl": "",
+		"allowed-bots": "", "bot-login": "", "required-approvals": "", "org-defaults": "", "approval-ttl": "",
 		"constrained-sandbox": "false", "timeout-minutes": "30", "max-fix-passes": "",
 		"verify-command": "", "verify-timeout": "30s", "model-tier": "", "openai-base-url": "", "agent-user": "auto", "agent-sandbox": "auto",
 		"agent-pid-namespace": "true", "agent-memory": "", "agent-pids": "", "model": "", "max-tokens": "", "max-minutes": "", "max-cost": "", "max-cost-per-day": "", "max-cost-per-month": "", "dispatch-workflow": "studio.yml",
