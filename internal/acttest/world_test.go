@@ -4,6 +4,7 @@ package acttest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,6 +60,10 @@ type world struct {
 	// cacheStub is the actions/cache stand-in in the action's copy, not in the checkout, which
 	// the runner user may not be able to read (a clone in a 0700 folder).
 	cacheStub string
+	// event is the event act runs the workflow for; issue_comment when empty. actArgs are more
+	// of act's flags (a workflow file, stand-ins for more actions).
+	event   string
+	actArgs []string
 
 	mu       sync.Mutex
 	releases map[string][]byte // by URL path
@@ -350,7 +355,7 @@ func (w *world) act(payload []byte) actResult {
 // actCommand is act for one event, with its environment, as the test user or the runner user.
 func (w *world) actCommand(ctx context.Context, event, secrets string) *exec.Cmd {
 	w.t.Helper()
-	args := []string{"issue_comment",
+	args := []string{cmp.Or(w.event, "issue_comment"),
 		"-C", w.sw.Workspace, "-e", event,
 		"-P", "ubuntu-latest=-self-hosted",
 		"--action-offline-mode", "--action-cache-path", w.cacheDir, "--no-cache-server",
@@ -366,6 +371,7 @@ func (w *world) actCommand(ctx context.Context, event, secrets string) *exec.Cmd
 		"--env", "FAKE_CODEX_CONTROL_ADDR=" + w.codex.Addr(),
 		"--env", "ACTTEST_OUT=" + w.outDir,
 	}
+	args = append(args, w.actArgs...)
 	var cmd *exec.Cmd
 	env := actEnv(w.hostEnv)
 	if w.path != "" {

@@ -93,6 +93,7 @@ func (s *Server) routes() []route {
 	add("PATCH", "/repos/{owner}/{repo}/pulls/{number}", updatePull)
 	add("GET", "/repos/{owner}/{repo}/pulls/{number}/files", listPullFiles)
 	add("GET", "/repos/{owner}/{repo}/pulls/{number}/commits", listPullCommits)
+	add("PUT", "/repos/{owner}/{repo}/pulls/{number}/merge", mergePullHandler)
 	add("GET", "/repos/{owner}/{repo}/pulls/{number}/comments", listReviewComments)
 	add("GET", "/repos/{owner}/{repo}/pulls/{number}/reviews", listReviews)
 	add("POST", "/repos/{owner}/{repo}/pulls/{number}/reviews", createReview)

@@ -284,7 +284,7 @@ func (s *Server) pullJSON(r *repo, is *issue, full bool) obj {
 		"labels": s.labelsJSON(r, is.labels), "milestone": nil, "assignee": nil, "assignees": []any{},
 		"requested_reviewers": []any{}, "requested_teams": []any{}, "draft": is.pull.draft,
 		"created_at": ts(is.created), "updated_at": ts(is.updated), "closed_at": ts(is.closedAt),
-		"merged_at": mergedAt, "merge_commit_sha": nil, "author_association": authorAssociation(r, is.author),
+		"merged_at": mergedAt, "merge_commit_sha": strOrNil(is.pull.mergeSHA), "author_association": authorAssociation(r, is.author),
 		"auto_merge": nil, "active_lock_reason": nil,
 		"url": api, "html_url": html, "diff_url": html + ".diff", "patch_url": html + ".patch",
 		"issue_url":           issueAPI,
@@ -324,7 +324,7 @@ func (s *Server) pullJSON(r *repo, is *issue, full bool) obj {
 		o["mergeable"] = nil
 		o["rebaseable"] = nil
 		o["mergeable_state"] = "unknown"
-		o["merged_by"] = nil
+		o["merged_by"] = s.userJSON(is.pull.mergedBy)
 		o["comments"] = s.commentCount(r, is)
 		o["review_comments"] = reviewComments
 		o["maintainer_can_modify"] = false

@@ -116,7 +116,10 @@ type Pull struct {
 	Draft   bool
 	State   string
 	Merged  bool
-	Labels  []string
+	// MergeCommitSHA is the commit the merge made on the base branch; MergedBy who merged.
+	MergeCommitSHA string
+	MergedBy       string
+	Labels         []string
 }
 
 // Review is a copy of a pull-request review.
@@ -238,6 +241,9 @@ type pull struct {
 	head, base    string
 	lastHead      string // last resolved head SHA, kept when the branch is deleted
 	draft, merged bool
+	// mergedBy and mergeSHA are who merged it and the commit the merge made (api_merge.go).
+	mergedBy *user
+	mergeSHA string
 }
 
 type comment struct {
@@ -748,7 +754,15 @@ func (s *Server) Pull(owner, name string, number int) (Pull, error) {
 func (s *Server) pullCopy(r *repo, is *issue) Pull {
 	return Pull{Number: is.number, Title: is.title, Body: is.body, Author: is.author.Login,
 		Head: is.pull.head, Base: is.pull.base, HeadSHA: s.headSHA(r, is), BaseSHA: s.baseSHA(r, is),
-		Draft: is.pull.draft, State: is.state, Merged: is.pull.merged, Labels: labelNames(is.labels)}
+		Draft: is.pull.draft, State: is.state, Merged: is.pull.merged, MergeCommitSHA: is.pull.mergeSHA, MergedBy: loginOf(is.pull.mergedBy),
+		Labels: labelNames(is.labels)}
+}
+
+func loginOf(u *user) string {
+	if u == nil {
+		return ""
+	}
+	return u.Login
 }
 
 func sortedIssues(r *repo) []*issue {
