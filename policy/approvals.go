@@ -205,6 +205,10 @@ func MatchApprovals(f ApprovalFacts) ApprovalMatch {
 		var reasons []string
 		latest, hasDeciding := deciding[reviewerKey(r)]
 		switch {
+		case f.BotLogin != "" && strings.EqualFold(r.Author, f.BotLogin):
+			// The studio's own review carries its verdict (the gate's review condition), never
+			// an approval; its state would only read as an approval that fell short.
+			reasons = []string{ownReviewReason}
 		case r.State != ReviewApproved:
 			// The state alone disqualifies; other reasons would only distract from it.
 			reasons = []string{stateReason(r.State)}
@@ -228,6 +232,9 @@ func reviewerKey(r Review) string {
 	}
 	return strings.ToLower(r.Author)
 }
+
+// ownReviewReason is why the studio's own reviews never count.
+const ownReviewReason = "the studio's own review: its verdict is a condition of its own, never an approval"
 
 func stateReason(s ReviewState) string {
 	if s == ReviewDismissed {
@@ -268,7 +275,7 @@ func approverReasons(f ApprovalFacts, r Review) []string {
 	case r.Author == "":
 		reasons = append(reasons, "review has no author (deleted account)")
 	case f.BotLogin != "" && strings.EqualFold(r.Author, f.BotLogin):
-		reasons = append(reasons, "reviews by the bot never count")
+		reasons = append(reasons, ownReviewReason)
 	// Judged by the account type, never by a `[bot]` suffix in the login.
 	case r.AuthorType == AccountBot:
 		reasons = append(reasons, "reviews by bots never count")

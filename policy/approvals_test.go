@@ -80,7 +80,7 @@ func TestMatchApprovalsGitHubCases(t *testing.T) {
 		{"permission lookup error fails closed", baseFacts(ModeGuidedStudio, with(approve(1, "bob", 0), func(r *Review) { r.AuthorPermission = PermissionUnknown })),
 			[]wantDecision{{1, []string{"reviewer bob permission could not be checked; write, maintain or admin is required"}}}},
 		{"the bot itself", baseFacts(ModeGuidedStudio, with(approve(1, "Studio-Bot[bot]", 0), func(r *Review) { r.AuthorType = AccountBot })),
-			[]wantDecision{{1, []string{"reviews by the bot never count"}}}},
+			[]wantDecision{{1, []string{ownReviewReason}}}},
 		{"another bot", baseFacts(ModeGuidedStudio, with(approve(1, "helper", 0), func(r *Review) { r.AuthorType = AccountBot; r.AuthorPermission = PermissionAdmin })),
 			[]wantDecision{{1, []string{"reviews by bots never count"}}}},
 		{"[bot] suffix on a user is judged by type", baseFacts(ModeGuidedStudio, approve(1, "dependabot[bot]", 0)), []wantDecision{{1, nil}}},
