@@ -231,6 +231,9 @@ func TestStrictPlanApproveImplementGate(t *testing.T) {
 	}
 	// ... and so does the status comment where the run ended done.
 	mustContain(t, "status comment", w.statusBody(n), fmt.Sprintf("pull request #%d is still a draft. Mark it ready for review, then approve commit `%s`", pr.Number, impl.HeadSHA[:7]))
+	// ... and the job's summary, which is where a person who opened the run looks.
+	summary, _ := w.Summary()
+	mustContain(t, "job summary", summary, fmt.Sprintf("pull request #%d is still a draft. Mark it ready for review, then approve commit `%s`", pr.Number, impl.HeadSHA[:7]))
 	// A writer approves the implemented commit: that counts for the gate and starts nothing.
 	_, payload = w.approve(pr.Number, reviewer, ghemu.ReviewSpec{})
 	res = w.run("pull_request_review", payload, nil)
