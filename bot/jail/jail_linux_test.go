@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,6 +25,49 @@ func requireRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: the jail switches uids and changes owners (CI runs as root)")
 	}
+}
+
+// asRoot gives a test that needs real root (the uid jail or the sandbox, files of root's) root on
+// a machine where the test user has passwordless sudo, as internal/acttest does: it runs this
+// test binary again through `sudo -n` for this one test, whose result becomes this test's, and
+// returns true (the caller returns: the test ran there). As root it returns false and the test
+// runs here. With neither root nor passwordless sudo it fails, saying what the test needs.
+func asRoot(t *testing.T) bool {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		return false
+	}
+	const need = "needs root: run the tests as root, or as a user with passwordless sudo (scripts/test installs sudo)"
+	if _, err := exec.LookPath("sudo"); err != nil {
+		t.Fatalf("%s: sudo is not installed", need)
+	}
+	if out, err := exec.Command("sudo", "-n", "true").CombinedOutput(); err != nil {
+		t.Fatalf("%s: sudo -n true: %v %s", need, err, bytes.TrimSpace(out))
+	}
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(t.Name(), "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	args := []string{"-n", "--", bin, "-test.run=" + strings.Join(parts, "/"), "-test.count=1", "-test.shuffle=off", "-test.v"}
+	// The root process ends itself before this one's deadline, so its cleanups run and its
+	// failure is reported here rather than lost in this process's timeout.
+	if deadline, ok := t.Deadline(); ok {
+		left := time.Until(deadline)
+		args = append(args, "-test.timeout="+(left-min(left/4, 30*time.Second)).String())
+	}
+	out, err := exec.Command("sudo", args...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("as root through sudo: %v\n%s", err, out)
+	}
+	if !bytes.Contains(out, []byte("--- PASS: "+t.Name()+" ")) {
+		t.Fatalf("as root through sudo, %s did not pass:\n%s", t.Name(), out)
+	}
+	t.Logf("ran as root through sudo -n:\n%s", out)
+	return true
 }
 
 // newJail returns a confined jail with a uid no other test (or test process) uses, so sweeps

@@ -3,9 +3,12 @@ package jail
 import (
 	"bytes"
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -18,11 +21,7 @@ import (
 // and the variables no longer name the runner's folders.
 func TestToolFoldersBringNoHomeBack(t *testing.T) {
 	requireRoot(t)
-	home, err := os.MkdirTemp("/home", "studio-reach-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(home) })
+	home := testHome(t)
 	if err := os.Chmod(home, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -113,11 +112,10 @@ echo "XDG_CONFIG_HOME=$XDG_CONFIG_HOME CARGO_HOME=$CARGO_HOME JAVA_HOME=$JAVA_HO
 // stays closed, and the command's XDG_CONFIG_HOME is the call's own. (A tool directory inside the
 // home would open the home's ancestors: docs/security.md, "What it does not do".)
 func TestUIDJailOpensNoConfigurationFolder(t *testing.T) {
-	home, err := os.MkdirTemp("/home", "studio-reach-test-")
-	if err != nil {
-		t.Fatal(err)
+	if asRoot(t) {
+		return
 	}
-	t.Cleanup(func() { os.RemoveAll(home) })
+	home := testHome(t)
 	mustWrite(t, filepath.Join(home, ".config", "pip", "pip.conf"), "PIP-CONF-TOKEN\n", 0o644)
 	if err := os.Chmod(home, 0o750); err != nil {
 		t.Fatal(err)
@@ -159,5 +157,52 @@ func TestUIDJailOpensNoConfigurationFolder(t *testing.T) {
 	}
 	if strings.Contains(out, "XDG_CONFIG_HOME="+home) {
 		t.Errorf("XDG_CONFIG_HOME still names the runner's:\n%s", out)
+	}
+}
+
+// testHomePrefix names the homes the tests make in /home, followed by the test process's id.
+const testHomePrefix = "studio-reach-test-"
+
+// testHome makes a runner's home in /home, where the jails treat every entry as a home, and
+// removes it when the test ends, passed or failed. A test process that was killed or timed out
+// runs no cleanup: the homes of test processes no longer alive are removed first, so none stays.
+func testHome(t *testing.T) string {
+	t.Helper()
+	removeDeadTestHomes(t)
+	home, err := os.MkdirTemp("/home", testHomePrefix+strconv.Itoa(os.Getpid())+"-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := os.RemoveAll(home); err != nil {
+			t.Errorf("remove the test's home: %v", err)
+		}
+	})
+	return home
+}
+
+// removeDeadTestHomes removes the homes in /home whose test process (the id in the name) is gone.
+// Another test process's, alive, are its own.
+func removeDeadTestHomes(t *testing.T) {
+	t.Helper()
+	entries, err := os.ReadDir("/home")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), testHomePrefix)
+		pid, _, dash := strings.Cut(rest, "-")
+		if !ok || !dash || !e.IsDir() {
+			continue
+		}
+		if n, err := strconv.Atoi(pid); err != nil || n <= 0 {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join("/proc", pid)); !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join("/home", e.Name())); err != nil {
+			t.Errorf("remove a dead test process's home: %v", err)
+		}
 	}
 }

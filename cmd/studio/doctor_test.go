@@ -56,18 +56,32 @@ func TestDoctorPassesAHealthyCheckout(t *testing.T) {
 		t.Fatalf("exit %d\n%s%s", code, out, stderr.String())
 	}
 	for _, want := range []string{"PASS tool.git: git version", "PASS tool.codex: codex-cli 0.171.0", "PASS tool.codex.app-server: `codex app-server` answers (codex-studio/0.171.0", " containment: ", "PASS studio.config: prototype, guided-studio, engine godot", "PASS codex.agent.gameplay-programmer: gpt-5.6-sol (high) (.codex/agents/gameplay-programmer.toml)",
-		"PASS codex.agent.producer: gpt-5.4-mini (medium)", "SKIP codex.profile", "PASS codex.project.AGENTS.md.Rules: present",
-		"PASS containment.network: network namespace (only the studio's egress proxy)"} {
+		"PASS codex.agent.producer: gpt-5.4-mini (medium)", "SKIP codex.profile", "PASS codex.project.AGENTS.md.Rules: present"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out)
 		}
 	}
 	if os.Geteuid() == 0 {
 		// As root (CI), the sandbox is probed for real and names each of its layers.
-		for _, want := range []string{"PASS containment.seccomp: system call filter (no set-id files or file capabilities)", "PASS containment.keyring: kernel keyrings of the call's own"} {
+		for _, want := range []string{"PASS containment: agent runs as ", "PASS containment.network: network namespace (only the studio's egress proxy)",
+			"PASS containment.seccomp: system call filter (no set-id files or file capabilities)", "PASS containment.keyring: kernel keyrings of the call's own"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("doctor output lacks %q:\n%s", want, out)
 			}
+		}
+		return
+	}
+	// Not root (a developer's machine, or scripts/test as a user with sudo): the studio could not
+	// confine the agent, and doctor says so plainly rather than claim a layer it would not have.
+	if want := "SKIP containment: unconfined: the studio is not root, so the agent runs as the studio's own user"; !strings.Contains(out, want) {
+		t.Errorf("doctor output lacks %q:\n%s", want, out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 1 && strings.HasPrefix(f[1], "containment") && f[0] != "SKIP" {
+			t.Errorf("not root, doctor claims containment: %q\n%s", l, out)
+		}
+		if strings.Contains(l, "containment.") {
+			t.Errorf("not root, doctor lists a layer the unconfined agent does not have: %q\n%s", l, out)
 		}
 	}
 }

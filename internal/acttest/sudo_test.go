@@ -81,11 +81,13 @@ func (r *runnerUser) uid() string {
 	return strconv.Itoa(nobodyUID)
 }
 
-// command is act with args as the runner user, and the environment for it.
+// command is act with args as the runner user, and the environment for it: never one naming the
+// test user's folders (runnerEnv), also where the test user is the runner itself, as a runner's
+// service starts its jobs in an environment of its own.
 func (r *runnerUser) command(ctx context.Context, t *testing.T, w *world, act string, args, env []string) (*exec.Cmd, []string) {
 	t.Helper()
 	if r.sudoers == "" {
-		return exec.CommandContext(ctx, act, args...), env
+		return exec.CommandContext(ctx, act, args...), runnerEnv(env)
 	}
 	if err := os.Chown(filepath.Join(w.base, "secrets"), nobodyUID, nobodyUID); err != nil {
 		t.Fatal(err)
