@@ -215,12 +215,15 @@ func (s *webhookServer) verified(signature string, body []byte) bool {
 
 // handle runs one accepted delivery through the bot, as the App's installation on the repository.
 func (s *webhookServer) handle(log *slog.Logger, delivery, event string, arrived time.Time, env envelope, tr bot.Trigger) {
-	defer func() {
+	// The slot is free before the outcome is recorded: whoever sees the outcome (an operator
+	// redelivering after a 503, a test) finds room for the next delivery.
+	free := sync.OnceFunc(func() {
 		<-s.slots
 		s.n.Add(-1)
 		s.m.inFlight.Dec()
-		s.wg.Done()
-	}()
+	})
+	defer s.wg.Done()
+	defer free()
 	owner, repo := env.Repository.Owner.Login, env.Repository.Name
 	log = log.With("repo", owner+"/"+repo)
 	ctx, cancel := context.WithTimeout(s.deliveries, s.cfg.deliveryTimeout)
@@ -228,6 +231,7 @@ func (s *webhookServer) handle(log *slog.Logger, delivery, event string, arrived
 	a := &arrival{delivery: delivery, at: arrived}
 	ctx = context.WithValue(ctx, arrivalKey{}, a)
 	outcome := func(o string, args ...any) {
+		free()
 		s.m.deliveries.WithLabelValues(metricEvent(event), o).Inc()
 		args = append([]any{"outcome", o, "ms", time.Since(arrived).Milliseconds()}, args...)
 		if ack := a.ack.Load(); ack > 0 {
