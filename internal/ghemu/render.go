@@ -324,7 +324,12 @@ func (s *Server) pullJSON(r *repo, is *issue, full bool) obj {
 		o["mergeable"] = nil
 		o["rebaseable"] = nil
 		o["mergeable_state"] = "unknown"
-		o["merged_by"] = s.userJSON(is.pull.mergedBy)
+		// A plain nil, not a nil obj: the payload is also checked as a Go value, where a typed nil
+		// map reads as an object.
+		o["merged_by"] = nil
+		if is.pull.mergedBy != nil {
+			o["merged_by"] = s.userJSON(is.pull.mergedBy)
+		}
 		o["comments"] = s.commentCount(r, is)
 		o["review_comments"] = reviewComments
 		o["maintainer_can_modify"] = false
