@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +18,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/codex-studio/studio-action/internal/codextest"
-	"github.com/codex-studio/studio-action/internal/fakecodex"
 	"github.com/codex-studio/studio-action/internal/fakemodel"
 	"github.com/codex-studio/studio-action/internal/ghemu"
 	"github.com/codex-studio/studio-action/internal/sandbox"
@@ -254,43 +252,15 @@ func TestThreeStepsFromNothingToAMergedPullRequest(t *testing.T) {
 // (the release workflow moves v1 only to a commit whose VERSION names its release).
 func newTeamWorld(t *testing.T) *world {
 	t.Helper()
-	base, err := os.MkdirTemp("", "acttest-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(base) })
-	if err := os.Chmod(base, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	w := &world{t: t, ref: "v1", base: base, actionDir: absRoot(t), releases: map[string][]byte{}, hostEnv: os.Environ()}
 	files := sandbox.DefaultFiles("")
 	delete(files, ".codex/studio.json")
-	w.sw, err = sandbox.New(sandbox.Options{Files: files, Dir: filepath.Join(base, "world")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.sw.Close)
+	// The fake Codex's control is started but nothing calls it: the real CLI runs.
+	w := startWorld(t, "v1", files)
 	if err := w.sw.Emu.AddToken(writerToken, sandbox.Writer); err != nil {
 		t.Fatal(err)
 	}
-	w.server = httptest.NewServer(http.HandlerFunc(w.serve))
-	t.Cleanup(w.server.Close)
-	// Nothing calls it (the real CLI runs); actCommand names its address.
-	if w.codex, err = fakecodex.StartControl(fakecodex.Script{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(w.codex.Close)
-	w.useActionCheckout()
 	if err := os.WriteFile(filepath.Join(w.actionDir, "VERSION"), []byte(strings.TrimPrefix(releaseTag, "v")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
-	}
-	w.cacheStub = filepath.Join(w.actionDir, "internal", "acttest", "testdata", "actions-cache")
-	w.cacheDir = filepath.Join(base, "act-cache")
-	w.outDir = filepath.Join(base, "out")
-	for _, d := range []string{w.cacheDir, w.outDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
 	}
 	return w
 }

@@ -73,6 +73,15 @@ type world struct {
 // newWorld seeds the sandbox's repository with a workflow using the action at ref.
 func newWorld(t *testing.T, ref string) *world {
 	t.Helper()
+	files := sandbox.DefaultFiles("fast-prototype")
+	files[".github/workflows/studio.yml"] = workflow(ref)
+	return startWorld(t, ref, files)
+}
+
+// startWorld is a world whose repository holds files: the emulator, the release server, the fake
+// Codex's control, the action's checkout and the runner's folders.
+func startWorld(t *testing.T, ref string, files map[string]string) *world {
+	t.Helper()
 	base, err := os.MkdirTemp("", "acttest-")
 	if err != nil {
 		t.Fatal(err)
@@ -82,8 +91,6 @@ func newWorld(t *testing.T, ref string) *world {
 		t.Fatal(err)
 	}
 	w := &world{t: t, ref: ref, base: base, actionDir: absRoot(t), releases: map[string][]byte{}, hostEnv: os.Environ()}
-	files := sandbox.DefaultFiles("fast-prototype")
-	files[".github/workflows/studio.yml"] = workflow(ref)
 	w.sw, err = sandbox.New(sandbox.Options{Files: files, Dir: filepath.Join(base, "world")})
 	if err != nil {
 		t.Fatal(err)
