@@ -103,6 +103,13 @@ func runLocalLifecycle(ctx context.Context, lr LocalRun, stdout, stderr io.Write
 	}
 	defer rt.Close()
 
+	// Compiled profile guidance lives for this run only (the action's goes under RUNNER_TEMP).
+	guidanceDir, err := os.MkdirTemp("", "studio-guidance-")
+	if err != nil {
+		return fail("%v", err)
+	}
+	defer os.RemoveAll(guidanceDir)
+
 	// The seed's run id (YYYYMMDDHHmmssSSS-<pid>-<n>, docs/runtime.md); the action uses GITHUB_RUN_ID.
 	runID := codex.RunID(time.Now(), os.Getpid(), 1)
 	runsDir := filepath.Join(os.TempDir(), "studio-runs")
@@ -113,7 +120,7 @@ func runLocalLifecycle(ctx context.Context, lr LocalRun, stdout, stderr io.Write
 	gh := hub.NewLocalGitHub(log, user, botLogin, lr.Root, base, issue)
 	gh.Unprinted = status.IsStatusComment // its verdict is printed once, at the end
 	b := bot.New(bot.Deps{GitHub: gh, Workspace: repo, Codex: rt.CLI, Redactor: rt.Redactor, Log: log}, bot.Settings{
-		BotLogin: botLogin, BranchPrefix: localBranchPrefix, RunID: runID, WorkDir: lr.Root, RunsDir: runsDir,
+		BotLogin: botLogin, BranchPrefix: localBranchPrefix, RunID: runID, WorkDir: lr.Root, RunsDir: runsDir, GuidanceDir: guidanceDir,
 		CodexTimeout: 30 * time.Minute, ModelTier: lr.ModelTier, ConstrainedSandbox: lr.ConstrainedSandbox,
 		// `studio approve` is the local approval: the bot counts it as the plan review it stands for.
 		LocalApproval: func(hash string) (string, time.Time, bool) {
