@@ -112,16 +112,12 @@ func orgDefaultsOf(ctx context.Context, root string, src settingsSource, input s
 	case !on:
 		return nil, check{"SKIP", "org.defaults", "off (org-defaults: none): the repository's files and the built-in defaults apply", ""}
 	}
-	token := src.getenv("GITHUB_TOKEN")
-	if token == "" {
-		token = src.getenv("GH_TOKEN")
-	}
+	token := localToken(src.getenv)
 	if token == "" {
 		return nil, check{"SKIP", "org.defaults", fmt.Sprintf("not read: set GITHUB_TOKEN (or GH_TOKEN) to read %s, or pass --org-defaults with a checkout of it (or none); the lines below leave the organisation out", name), ""}
 	}
-	api := strings.TrimSuffix(orDefault(src.getenv("GITHUB_API_URL"), "https://api.github.com"), "/")
 	o, r, _ := strings.Cut(name, "/")
-	client, err := hub.NewClient(githubHTTP(src.stderr), api, token, o, r)
+	client, err := hub.NewClient(githubHTTP(src.stderr), localAPIURL(src.getenv), token, o, r)
 	if err != nil {
 		return nil, check{"FAIL", "org.defaults", err.Error(), ""}
 	}

@@ -51,22 +51,28 @@ func githubFromEnv(e env, repo, purpose, may string) (*hub.Client, error) {
 	if !ok || owner == "" || name == "" || strings.Contains(name, "/") {
 		return nil, usagef("the repository must be owner/name: give --repo or set GITHUB_REPOSITORY (got %q)", repo)
 	}
-	token := e.getenv("GITHUB_TOKEN")
-	if token == "" {
-		token = e.getenv("GH_TOKEN")
-	}
+	token := localToken(e.getenv)
 	if token == "" {
 		return nil, failf("a GitHub token is needed %s: set GITHUB_TOKEN (or GH_TOKEN) to a token that may %s in %s/%s", purpose, may, owner, name)
 	}
-	api := strings.TrimSuffix(e.getenv("GITHUB_API_URL"), "/")
-	if api == "" {
-		api = "https://api.github.com"
-	}
-	c, err := hub.NewClient(githubHTTP(e.stderr), api, token, owner, name)
+	c, err := hub.NewClient(githubHTTP(e.stderr), localAPIURL(e.getenv), token, owner, name)
 	if err != nil {
 		return nil, failf("%v", err)
 	}
 	return c, nil
+}
+
+// localToken is the token a local command reads GitHub with: GITHUB_TOKEN, else GH_TOKEN.
+func localToken(getenv func(string) string) string {
+	if t := getenv("GITHUB_TOKEN"); t != "" {
+		return t
+	}
+	return getenv("GH_TOKEN")
+}
+
+// localAPIURL is GITHUB_API_URL without its trailing slash, https://api.github.com by default.
+func localAPIURL(getenv func(string) string) string {
+	return strings.TrimSuffix(orDefault(getenv("GITHUB_API_URL"), "https://api.github.com"), "/")
 }
 
 func listLocks(ctx context.Context, client *hub.Client, e env, now time.Time) error {
