@@ -3,6 +3,7 @@ package policy
 import (
 	"github.com/codex-studio/studio-action/policy/egress"
 	"github.com/codex-studio/studio-action/policy/suggest"
+	"slices"
 
 	"bytes"
 	"errors"
@@ -364,7 +365,7 @@ func validateTask(task *Task, lineOf func(key string) int) error {
 	if mp := task.RunPolicy.MaxFixPasses; mp != nil && *mp < 0 {
 		return &TaskError{Line: lineOf("runPolicy"), Field: "runPolicy.maxFixPasses", Message: "must be 0 or more"}
 	}
-	if tier := task.RunPolicy.ModelTier; tier != "" && tier != "sol" && tier != "terra" && tier != "luna" {
+	if tier := task.RunPolicy.ModelTier; tier != "" && !slices.Contains(modelTiers, tier) {
 		return &TaskError{Line: lineOf("runPolicy"), Field: "runPolicy.modelTier", Message: "must be sol, terra or luna"}
 	}
 	if _, err := egress.ParseList(task.AllowHosts); err != nil {
