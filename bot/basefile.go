@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 
 	"github.com/codex-studio/studio-action/bot/hub"
 	"github.com/codex-studio/studio-action/bot/orgdefaults"
@@ -26,8 +27,9 @@ type repoReader interface {
 func (b *eventBot) studioFile(ctx context.Context, path, base string) ([]byte, error) {
 	data, err := b.baseFile(ctx, path, base)
 	if errors.Is(err, hub.ErrNotFound) && orgdefaults.Layered(path) {
+		taken := slices.Contains(b.org.Used(), path)
 		if org, oerr := b.org.Layered(ctx, path); !errors.Is(oerr, hub.ErrNotFound) {
-			if oerr == nil {
+			if oerr == nil && !taken { // said once an event, however often the file is read
 				b.cfg.logf("%s: none on %s, so the organisation's (%s)", path, base, b.org.Where(path))
 			}
 			return org, oerr

@@ -27,6 +27,8 @@ func TestOrganisationDefaultsReachARepositoryThatSaysNothingItself(t *testing.T)
 		".codex/studio-defaults.json": `{"schemaVersion": 1, "requiredApprovals": 2, "budget": {"maxCostPerDay": 50}}`,
 		// The organisation runs its programmers on the small tier.
 		".codex/agents/gameplay-programmer.toml": "name = \"gameplay-programmer\"\nmodel = \"gpt-5.6-luna\"\nmodel_reasoning_effort = \"low\"\n",
+		// Read twice by a run (its roles, its prices): said once.
+		".codex/studio/config.json": `{"schemaVersion": 1, "policy": {"merge": "extend-only"}, "roles": [], "workflows": [], "templates": []}`,
 	})
 	n := w.issue("Make the jump snappier", taskBody)
 	_, payload := w.comment(n, sandbox.Writer, "/studio run")
@@ -48,6 +50,11 @@ func TestOrganisationDefaultsReachARepositoryThatSaysNothingItself(t *testing.T)
 	} {
 		if !strings.Contains(res.stdout, want) {
 			t.Errorf("the run's log lacks %q:\n%s", want, res.stdout)
+		}
+	}
+	for _, p := range []string{".codex/agents/gameplay-programmer.toml", ".codex/studio/config.json"} {
+		if n := strings.Count(res.stdout, "so the organisation's (acme/.github "+p+")"); n != 1 {
+			t.Errorf("the log says %d times that %s is the organisation's, want once", n, p)
 		}
 	}
 	pulls := w.Emu.Pulls(sandbox.Owner, sandbox.Repo)
